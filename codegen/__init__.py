@@ -1,0 +1,1 @@
+"""opgrad's code generator: derivatives.yaml -> generated/ (run ``python -m codegen``)."""

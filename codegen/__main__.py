@@ -1,0 +1,5 @@
+import sys
+
+from .gen import main
+
+sys.exit(main())

@@ -1,0 +1,94 @@
+"""Entry point: render every template from the model into generated/.
+
+``python -m codegen`` writes the files; ``python -m codegen --check`` only
+compares and exits 1 naming the stale ones. Output is deterministic and
+black-formatted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import black
+import jinja2
+
+from . import model as m
+from .views import _metadata_expr, build_context
+
+ROOT = m.ROOT
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+OUTPUTS = {
+    "ops.py": "ops.py.j2",
+    "cpu_kernels.py": "cpu_kernels.py.j2",
+    "nodes.py": "nodes.py.j2",
+    "autograd_kernels.py": "autograd_kernels.py.j2",
+    "inplace_or_view_kernels.py": "inplace_or_view_kernels.py.j2",
+    "registration.py": "registration.py.j2",
+    "python_surface.py": "python_surface.py.j2",
+    "__init__.py": "__init__.py.j2",
+}
+
+
+def render_all(yaml_path: Path) -> Dict[str, str]:
+    """Every generated file's text, from ``yaml_path``."""
+    model = m.load(yaml_path)
+    context = build_context(model)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["metadata_expr"] = lambda kind, arg: _metadata_expr(arg, kind)
+    mode = black.Mode(line_length=100)
+    files = {}
+    for output, template in OUTPUTS.items():
+        text = env.get_template(template).render(template_name=template, **context)
+        try:
+            files[output] = black.format_str(text, mode=mode)
+        except black.InvalidInput as exc:  # a template bug: show the raw text's fault
+            raise SystemExit(f"codegen: {template} rendered invalid Python: {exc}")
+    return files
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail if generated/ is stale")
+    parser.add_argument("--yaml", type=Path, default=ROOT / "derivatives.yaml")
+    parser.add_argument("--out", type=Path, default=ROOT / "generated")
+    args = parser.parse_args(argv)
+    try:
+        files = render_all(args.yaml)
+    except m.ModelError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    stale = []
+    for name, text in files.items():
+        path = args.out / name
+        current = path.read_text() if path.exists() else None
+        if current != text:
+            stale.append(name)
+            if not args.check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    extra = sorted(
+        p.name for p in args.out.glob("*.py") if p.name not in files
+    ) if args.out.exists() else []
+    if args.check:
+        if stale or extra:
+            for name in stale:
+                print(f"stale: generated/{name}", file=sys.stderr)
+            for name in extra:
+                print(f"not made by codegen: generated/{name}", file=sys.stderr)
+            print("run `python -m codegen` and commit the result", file=sys.stderr)
+            return 1
+        print(f"generated/ is up to date ({len(files)} files)")
+        return 0
+    for name in extra:
+        (args.out / name).unlink()
+    print(f"wrote {len(stale)} of {len(files)} files in {args.out}")
+    return 0

@@ -1,0 +1,479 @@
+"""derivatives.yaml -> validated dataclasses: the single parsed model.
+
+Every generator is a function of this model; nothing else reads the YAML.
+Errors name the file and line of the faulty entry:
+``derivatives.yaml:LINE: op: what is wrong``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_schema_module():
+    # The runtime's parser, loaded by path: codegen never imports the opgrad package.
+    spec = importlib.util.spec_from_file_location("_opgrad_schema", ROOT / "runtime" / "schema.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+schema_module = _load_schema_module()
+FunctionSchema = schema_module.FunctionSchema
+parse_schema = schema_module.parse_schema
+SchemaError = schema_module.SchemaError
+
+
+class ModelError(Exception):
+    """A fault in derivatives.yaml, located at ``path:line``."""
+
+    def __init__(self, path: str, line: int, op: str, message: str) -> None:
+        super().__init__(f"{path}:{line}: {op}: {message}")
+
+
+DTYPE_RULES = ("none", "promote", "float", "compare")
+VARIANTS = ("function", "method")
+# Metadata reads a formula may make on a tensor input, saved in place of the tensor.
+METADATA_CALLS = {
+    "sym_sizes": "sym_sizes",
+    "sym_strides": "sym_strides",
+    "sym_numel": "sym_numel",
+    "numel": "numel",
+    "dim": "dim",
+    "scalar_type": "scalar_type",
+}
+#: names formulas may use without declaring them
+BUILTINS = frozenset("None True False len range tuple list int float abs min max isinstance".split())
+KNOWN_KEYS = frozenset(
+    "name cpu dtype composite node inplace out variants output_differentiability".split()
+)
+
+
+@dataclass(frozen=True)
+class Formula:
+    """One backward formula: the inputs it differentiates and its expression."""
+
+    inputs: Tuple[str, ...]
+    text: str
+    expr: str  # rewritten Python source (metadata calls replaced by saved names)
+    names: Tuple[str, ...]  # every name the rewritten expression reads
+
+
+@dataclass(frozen=True)
+class SavedField:
+    """A value a node keeps for backward: ``_saved_<name>``."""
+
+    name: str  # accessor suffix: "self", "self_sym_sizes", "result", "alpha"
+    kind: str  # "tensor", "output", "value", "metadata"
+    source: str  # argument or return it comes from
+    metadata: Optional[str] = None  # sym_sizes, sym_numel, ...
+    #: formulas' differentiable inputs whose need triggers saving (tensors only)
+    needed_by: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One op overload of derivatives.yaml."""
+
+    line: int
+    schema: FunctionSchema
+    cpu: Optional[str]
+    dtype_rule: str
+    composite: Optional[str]
+    formulas: Tuple[Formula, ...]
+    forward_formulas: Tuple[Tuple[str, str], ...]
+    non_differentiable: Tuple[str, ...]
+    output_differentiability: Optional[Tuple[bool, ...]]
+    node_name: Optional[str]
+    variants: Tuple[str, ...]
+    inplace: Optional[FunctionSchema]
+    out: Optional[FunctionSchema]
+    saved: Tuple[SavedField, ...] = ()
+
+    @property
+    def op_name(self) -> str:
+        s = self.schema
+        return f"{s.base_name}.{s.overload_name}" if s.overload_name else s.base_name
+
+    @property
+    def is_differentiable(self) -> bool:
+        return bool(self.formulas)
+
+    @property
+    def differentiable_inputs(self) -> Tuple[str, ...]:
+        """Inputs with a formula, in schema order: one next edge each."""
+        with_formula = {name for f in self.formulas for name in f.inputs}
+        return tuple(a.name for a in self.schema.arguments if a.name in with_formula)
+
+    @property
+    def is_view(self) -> bool:
+        return self.schema.is_view
+
+    @property
+    def is_inplace(self) -> bool:
+        return self.schema.is_inplace
+
+
+@dataclass
+class Model:
+    path: str
+    entries: List[Entry]
+    helpers: Tuple[str, ...]
+
+    def by_name(self) -> Dict[str, Entry]:
+        return {e.op_name: e for e in self.entries}
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A SafeLoader that records each mapping's line in a ``__line__`` key."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    mapping["__line__"] = node.start_mark.line + 1
+    mapping["__key_lines__"] = {k.value: k.start_mark.line + 1 for k, _ in node.value}
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def helper_names(path: Path) -> Tuple[str, ...]:
+    """Top-level public function names of functions_manual.py, read without importing it."""
+    tree = ast.parse(path.read_text())
+    return tuple(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    )
+
+
+def load(path: Path) -> Model:
+    text = path.read_text()
+    name = path.name
+    try:
+        raw = yaml.load(text, Loader=_LineLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise ModelError(name, line, "<yaml>", str(exc).splitlines()[0]) from None
+    if not isinstance(raw, list):
+        raise ModelError(name, 1, "<file>", "expected a list of entries")
+    helpers = helper_names(ROOT / "runtime" / "autograd" / "functions_manual.py")
+
+    entries: List[Entry] = []
+    seen: Dict[str, int] = {}
+    parsed = []
+    for item in raw:
+        if not isinstance(item, dict) or "name" not in item:
+            line = item.get("__line__", 1) if isinstance(item, dict) else 1
+            raise ModelError(name, line, "<entry>", "every entry needs a 'name' (its schema)")
+        line = item["__line__"]
+        try:
+            schema = parse_schema(str(item["name"]))
+        except SchemaError as exc:
+            raise ModelError(name, line, str(item["name"]).split("(")[0], f"bad schema: {exc}")
+        op = f"{schema.base_name}.{schema.overload_name}" if schema.overload_name else schema.base_name
+        variant_schemas = []
+        for key in ("inplace", "out"):
+            if key in item:
+                try:
+                    variant_schemas.append(parse_schema(str(item[key])))
+                except SchemaError as exc:
+                    raise ModelError(name, item["__key_lines__"][key], op, f"bad {key} schema: {exc}")
+        for s in [schema] + variant_schemas:
+            overload = f"{s.base_name}.{s.overload_name}" if s.overload_name else s.base_name
+            if overload in seen:
+                raise ModelError(
+                    name, line, op, f"duplicate overload {overload} (first at line {seen[overload]})"
+                )
+            seen[overload] = line
+        parsed.append((item, line, schema, op, variant_schemas))
+
+    op_functions = set()
+    for item, _, schema, _, _ in parsed:
+        variants = _variants(item)
+        if "function" in variants:
+            op_functions.add(schema.base_name)
+        for key in ("inplace",):
+            if key in item:
+                op_functions.add(parse_schema(str(item[key])).base_name)
+
+    for item, line, schema, op, variant_schemas in parsed:
+        entries.append(_entry(name, item, line, schema, op, variant_schemas, helpers, op_functions))
+    _check_node_names(name, entries)
+    return Model(name, entries, helpers)
+
+
+def _variants(item: dict) -> Tuple[str, ...]:
+    text = str(item.get("variants", "function, method"))
+    if text.strip() == "none":
+        return ()
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions) -> Entry:
+    def fail(message: str, key: Optional[str] = None) -> ModelError:
+        return ModelError(path, item["__key_lines__"].get(key, line), op, message)
+
+    for key in item:
+        if key.startswith("__"):
+            continue
+        if key not in KNOWN_KEYS and key not in {a.name for a in schema.arguments} and not _is_formula_key(key, schema):
+            raise fail(f"unknown key or input '{key}'", key)
+
+    dtype_rule = str(item.get("dtype", "none"))
+    if dtype_rule not in DTYPE_RULES:
+        raise fail(f"dtype must be one of {', '.join(DTYPE_RULES)}, got '{dtype_rule}'", "dtype")
+    variants = _variants(item)
+    for v in variants:
+        if v not in VARIANTS:
+            raise fail(f"unknown variant '{v}'", "variants")
+    cpu = item.get("cpu")
+    composite = item.get("composite")
+    if composite is not None and cpu is not None:
+        raise fail("a composite op has no cpu kernel of its own", "composite")
+    if composite is None and cpu is None:
+        raise fail("needs a 'cpu' kernel or a 'composite' decomposition")
+    if cpu is not None:
+        _check_cpu_expression(str(cpu), schema, fail)
+
+    output_diff = item.get("output_differentiability")
+    if output_diff is not None:
+        if not isinstance(output_diff, list) or not all(isinstance(b, bool) for b in output_diff):
+            raise fail("output_differentiability must be a list of booleans", "output_differentiability")
+        output_diff = tuple(output_diff)
+
+    arg_names = [a.name for a in schema.arguments]
+    tensor_args = [a.name for a in schema.arguments if a.type.base == "Tensor"]
+    return_names = _return_names(schema)
+    formulas, forward, non_diff = [], [], []
+    for key, value in item.items():
+        if key.startswith("__") or key in KNOWN_KEYS:
+            continue
+        key_line = item["__key_lines__"][key]
+        if key in return_names or key.startswith("result"):
+            forward.append((key, str(value)))
+            continue
+        inputs = tuple(k.strip() for k in key.split(","))
+        for inp in inputs:
+            if inp not in arg_names:
+                raise ModelError(path, key_line, op, f"'{inp}' is not an input of {op}")
+            if inp not in tensor_args:
+                raise ModelError(path, key_line, op, f"input '{inp}' is not a Tensor and cannot have a formula")
+        if str(value).strip() == "non_differentiable":
+            non_diff.extend(inputs)
+            continue
+        formulas.append(
+            _formula(path, key_line, op, inputs, str(value), schema, helpers, op_functions, return_names)
+        )
+
+    all_false = output_diff is not None and not any(output_diff)
+    if composite is None and not all_false:
+        covered = {i for f, _ in formulas for i in f.inputs} | set(non_diff)
+        for arg in schema.arguments:
+            if arg.type.base == "Tensor" and not arg.kwarg_only and arg.name not in covered:
+                raise fail(f"input '{arg.name}' has no formula and is not marked non_differentiable")
+        if formulas and not forward:
+            raise fail("differentiable ops need a forward-mode formula ('result: ...')")
+    if all_false and formulas:
+        raise fail("an op whose outputs are all non-differentiable has no backward formulas")
+    for key, text in forward:
+        _check_forward(path, item["__key_lines__"][key], op, text, schema, helpers, op_functions, return_names, non_diff)
+
+    node_name = item.get("node")
+    if node_name is not None and not re.match(r"^[A-Z][A-Za-z0-9]*$", str(node_name)):
+        raise fail(f"bad node name '{node_name}'", "node")
+    inplace = out = None
+    for s in variant_schemas:
+        if s.is_inplace:
+            inplace = s
+        else:
+            out = s
+    entry = Entry(
+        line=line,
+        schema=schema,
+        cpu=str(cpu) if cpu is not None else None,
+        dtype_rule=dtype_rule,
+        composite=str(composite) if composite is not None else None,
+        formulas=tuple(formulas),
+        forward_formulas=tuple(forward),
+        non_differentiable=tuple(non_diff),
+        output_differentiability=output_diff,
+        node_name=str(node_name) if node_name else None,
+        variants=variants,
+        inplace=inplace,
+        out=out,
+    )
+    return _with_saved(entry)
+
+
+def _is_formula_key(key: str, schema) -> bool:
+    names = {a.name for a in schema.arguments}
+    return all(k.strip() in names for k in key.split(",")) or key in _return_names(schema) or key.startswith("result")
+
+
+def _return_names(schema) -> Tuple[str, ...]:
+    if len(schema.returns) == 1:
+        return (schema.returns[0].name or "result",)
+    return tuple(r.name or f"result{i}" for i, r in enumerate(schema.returns))
+
+
+def _check_cpu_expression(text: str, schema, fail) -> None:
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise fail(f"cpu kernel is not a Python expression: {exc.msg}", "cpu")
+
+
+class _MetadataRewriter(ast.NodeTransformer):
+    """``self.sym_sizes()`` -> ``self_sym_sizes``; collects what was rewritten."""
+
+    def __init__(self, tensor_args) -> None:
+        self.tensor_args = set(tensor_args)
+        self.found: Dict[str, Tuple[str, str]] = {}
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.tensor_args
+        ):
+            arg = func.value.id
+            if func.attr in METADATA_CALLS and not node.args:
+                field_name = f"{arg}_{METADATA_CALLS[func.attr]}"
+                self.found[field_name] = (arg, METADATA_CALLS[func.attr])
+                return ast.copy_location(ast.Name(id=field_name, ctx=ast.Load()), node)
+            if func.attr == "sym_size" and len(node.args) == 1 and isinstance(node.args[0], (ast.Constant, ast.UnaryOp)):
+                value = ast.literal_eval(node.args[0])
+                suffix = f"minus_{-value}" if value < 0 else str(value)
+                field_name = f"{arg}_sym_argsize_{suffix}"
+                self.found[field_name] = (arg, f"sym_size:{value}")
+                return ast.copy_location(ast.Name(id=field_name, ctx=ast.Load()), node)
+        return node
+
+
+def _names(tree) -> List[str]:
+    return [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+
+
+def _formula(path, line, op, inputs, text, schema, helpers, op_functions, return_names) -> Formula:
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ModelError(path, line, op, f"formula for {', '.join(inputs)} is not a Python expression: {exc.msg}")
+    tensor_args = [a.name for a in schema.arguments if a.type.base == "Tensor"]
+    rewriter = _MetadataRewriter(tensor_args)
+    tree = ast.fix_missing_locations(rewriter.visit(tree))
+    allowed = (
+        {"grad", "grads"}
+        | {a.name for a in schema.arguments}
+        | set(return_names)
+        | set(rewriter.found)
+        | set(helpers)
+        | op_functions
+        | BUILTINS
+    )
+    names = _names(tree)
+    for n in names:
+        if n not in allowed:
+            raise ModelError(path, line, op, f"unknown name '{n}' in formula for {', '.join(inputs)}")
+    if "grads" in names and "grad" in names:
+        raise ModelError(path, line, op, "a formula uses either 'grad' or 'grads', not both")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "grads":
+            index = node.slice
+            if not isinstance(index, ast.Constant) or not isinstance(index.value, int) or not 0 <= index.value < len(schema.returns):
+                raise ModelError(path, line, op, f"grads[...] index out of range for {len(schema.returns)} outputs")
+    metadata = tuple(sorted(rewriter.found.items()))
+    return Formula(inputs=inputs, text=text.strip(), expr=ast.unparse(tree), names=tuple(dict.fromkeys(names))), metadata
+
+
+def _check_forward(path, line, op, text, schema, helpers, op_functions, return_names, non_diff) -> None:
+    text = text.strip()
+    if text in ("auto_element_wise", "auto_linear"):
+        return
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise ModelError(path, line, op, f"forward formula is not a Python expression: {exc.msg}")
+    allowed = set(return_names) | set(helpers) | op_functions | BUILTINS
+    for a in schema.arguments:
+        differentiable = a.type.base == "Tensor" and a.name not in non_diff
+        allowed |= {f"{a.name}_p", f"{a.name}_t"} if differentiable else {a.name}
+    for n in _names(tree):
+        if n not in allowed:
+            hint = " (use <name>_p for the primal and <name>_t for the tangent)" if n in {a.name for a in schema.arguments} else ""
+            raise ModelError(path, line, op, f"unknown name '{n}' in forward formula{hint}")
+
+
+def _with_saved(entry: Entry) -> Entry:
+    """Decide what the node saves from the names its formulas read."""
+    schema = entry.schema
+    args = {a.name: a for a in schema.arguments}
+    returns = _return_names(schema)
+    fields: Dict[str, SavedField] = {}
+    formulas = []
+    for formula, metadata in entry.formulas:
+        formulas.append(formula)
+        for field_name, (arg, kind) in metadata:
+            fields[field_name] = SavedField(field_name, "metadata", arg, kind)
+        for n in formula.names:
+            if n in args:
+                a = args[n]
+                if a.type.base == "Tensor":
+                    previous = fields.get(n)
+                    needed = (previous.needed_by if previous else ()) + formula.inputs
+                    fields[n] = SavedField(n, "tensor", n, None, tuple(dict.fromkeys(needed)))
+                else:
+                    fields[n] = SavedField(n, "value", n)
+            elif n in returns:
+                fields[n] = SavedField(n, "output", n)
+    saved = tuple(fields[k] for k in sorted(fields))
+    return Entry(**{**entry.__dict__, "formulas": tuple(formulas), "saved": saved})
+
+
+def node_prefix(base_name: str) -> str:
+    """PyTorch's rule: CamelCase of the base name + Backward (``_unsafe_view`` -> UnsafeViewBackward)."""
+    name = base_name.rstrip("_")
+    camel = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+    camel = camel.replace("ForwardBackward", "Backward")
+    return camel + "Backward"
+
+
+def _check_node_names(path, entries: List[Entry]) -> None:
+    seen: Dict[str, int] = {}
+    for e in entries:
+        if not e.is_differentiable:
+            continue
+        name = node_class_name(e, entries)
+        if name in seen:
+            raise ModelError(path, e.line, e.op_name, f"node name {name} already used at line {seen[name]}")
+        seen[name] = e.line
+
+
+def node_class_name(entry: Entry, entries: List[Entry]) -> str:
+    """The explicit ``node:`` or PyTorch's derived name (prefix + file-order counter)."""
+    if entry.node_name:
+        return entry.node_name
+    prefix = node_prefix(entry.schema.base_name)
+    count = 0
+    for e in entries:
+        if e is entry:
+            break
+        if e.is_differentiable and node_prefix(e.schema.base_name) == prefix and not e.node_name:
+            count += 1
+    return f"{prefix}{count}"

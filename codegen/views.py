@@ -1,0 +1,340 @@
+"""The model, shaped for the templates: one small object per thing a template emits.
+
+Templates stay declarative; every decision (names, guards, what is saved,
+how arguments are normalized) is made here, from the model alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from . import model as m
+
+#: Python spelling of a formula's local for an argument name.
+LOCAL_NAMES = {"self": "self_"}
+
+
+def ident(schema) -> str:
+    """Python identifier of an overload: ``mul.Tensor`` -> ``mul_Tensor``, ``exp`` -> ``exp``."""
+    return schema.base_name + (f"_{schema.overload_name}" if schema.overload_name else "")
+
+
+def local(name: str) -> str:
+    return LOCAL_NAMES.get(name, name)
+
+
+def _default_repr(arg) -> str:
+    value = arg.default_value
+    return repr(value)
+
+
+@dataclass
+class Param:
+    name: str
+    type: str  # schema type text
+    default: Optional[str]
+    kwarg_only: bool
+    normalize: Optional[str]  # one statement, or None
+    keys: Optional[str]  # expression of this argument's dispatch keys, if a tensor
+
+
+def _param(arg) -> Param:
+    t = arg.type
+    n = arg.name
+    normalize = keys = None
+    if t.base == "Tensor" and not t.is_list:
+        if t.optional:
+            normalize = f"if {n} is not None and {n}.__class__ is not Tensor: {n} = as_tensor_arg({n})"
+            keys = f"({n}._keys if {n} is not None else 0)"
+        else:
+            normalize = f"if {n}.__class__ is not Tensor: {n} = as_tensor_arg({n})"
+            keys = f"{n}._keys"
+    elif t.base == "Tensor":
+        normalize = f"{n} = tensor_list({n})"
+        keys = f"list_keys({n})"
+    elif t.is_list and t.base in ("int", "SymInt"):
+        call = f"int_list({n}, {t.list_size or 1})"
+        normalize = f"if {n} is not None: {n} = {call}" if t.optional else f"{n} = {call}"
+    elif t.base in ("int", "SymInt"):
+        if t.optional:
+            normalize = f"if {n} is not None and {n}.__class__ is not int: {n} = as_int({n})"
+        else:
+            normalize = f"if {n}.__class__ is not int: {n} = as_int({n})"
+    elif t.base == "Scalar":
+        normalize = f"if isinstance({n}, Tensor): {n} = {n}.item()"
+    default = _default_repr(arg) if arg.has_default else None
+    return Param(n, str(t), default, arg.kwarg_only, normalize, keys)
+
+
+@dataclass
+class Overload:
+    """One OpOverload and its entry function."""
+
+    ident: str
+    schema: str
+    params: List[Param]
+    entry: m.Entry
+    kind: str  # functional | inplace_variant | inplace | composite
+
+    @property
+    def signature(self) -> str:
+        parts, star = [], False
+        for p in self.params:
+            if p.kwarg_only and not star:
+                parts.append("*")
+                star = True
+            parts.append(p.name + (f"={p.default}" if p.default is not None else ""))
+        return ", ".join(parts)
+
+    @property
+    def args(self) -> str:
+        return ", ".join(p.name for p in self.params)
+
+    @property
+    def keyset(self) -> str:
+        keys = [p.keys for p in self.params if p.keys]
+        if not keys:
+            return "_tls.include & _tls.keep"
+        return f"({' | '.join(keys)} | _tls.include) & _tls.keep"
+
+    @property
+    def normalizations(self) -> List[str]:
+        return [p.normalize for p in self.params if p.normalize]
+
+
+def overloads_of(entry: m.Entry) -> List[Overload]:
+    kind = "composite" if entry.composite else ("inplace" if entry.is_inplace else "functional")
+    result = [Overload(ident(entry.schema), str(entry.schema), [_param(a) for a in entry.schema.arguments], entry, kind)]
+    if entry.inplace is not None:
+        s = entry.inplace
+        result.append(Overload(ident(s), str(s), [_param(a) for a in s.arguments], entry, "inplace_variant"))
+    return result
+
+
+# ---- CPU kernels ------------------------------------------------------------------------
+
+
+@dataclass
+class CpuKernel:
+    ident: str
+    doc: str
+    params: str
+    prelude: List[str]
+    expr: str
+    writes: Optional[str]  # "copy" (in-place variant) | "set" (metadata in-place) | None
+
+
+def cpu_kernel(ov: Overload) -> CpuKernel:
+    entry = ov.entry
+    schema_args = entry.schema.arguments
+    tensors = [a.name for a in schema_args if a.type.base == "Tensor" and not a.type.is_list]
+    optional = {a.name for a in schema_args if a.type.optional}
+    promoted = [t for t in tensors if t not in entry.non_differentiable]
+    scalars = [a.name for a in schema_args if a.type.base == "Scalar"]
+    prelude = []
+    writes = None
+    if ov.kind in ("inplace_variant", "inplace"):
+        prelude.append("out = self")
+        writes = "set" if ov.kind == "inplace" else "copy"
+    rule = entry.dtype_rule
+    plain = [t for t in tensors if rule == "none" or t not in promoted]
+    for t in plain:
+        prelude.append(f"{t} = {t}._data" + (f" if {t} is not None else None" if t in optional else ""))
+    if rule != "none" and promoted:
+        lifted = "True" if rule == "float" else "False"
+        if len(promoted) == 1 and not scalars:
+            t = promoted[0]
+            prelude.append(f"{t} = float_array({t})" if rule == "float" else f"{t} = {t}._data")
+        elif len(promoted) == 2 and not scalars:
+            a, b = promoted
+            prelude.append(f"{a}, {b} = promote2({a}, {b}, {lifted})")
+        else:
+            names = ", ".join(promoted)
+            scalar_names = ", ".join(scalars)
+            prelude.append(
+                f"{names}, = promote(({names},), ({scalar_names}{',' if len(scalars) == 1 else ''}), {lifted})"
+            )
+    return CpuKernel(ov.ident, f"CPU kernel of {ov.schema.split('(')[0]}", ov.args, prelude, entry.cpu, writes)
+
+
+# ---- nodes --------------------------------------------------------------------------------
+
+
+class _Rename(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name):
+        return ast.copy_location(ast.Name(id=local(node.id), ctx=node.ctx), node)
+
+
+def _local_expr(expr: str) -> str:
+    tree = ast.parse(expr, mode="eval")
+    return ast.unparse(_Rename().visit(tree))
+
+
+@dataclass
+class SavedSlot:
+    slot: str  # attribute on the node: "self_", "alpha_"
+    accessor: str  # "_saved_self"
+    local: str  # name in apply
+    kind: str  # tensor | output | value | metadata
+    source: str
+    metadata: Optional[str]
+    guard: Optional[str]  # forward-time condition for saving a tensor input
+
+
+@dataclass
+class NodeFormula:
+    inputs: Tuple[str, ...]
+    indices: Tuple[int, ...]  # positions of the inputs among the node's edges
+    expr: str
+    text: str
+
+    @property
+    def index(self) -> int:
+        return self.indices[0]
+
+    @property
+    def needed(self) -> str:
+        return " or ".join(f"needs[{i}]" for i in self.indices)
+
+    @property
+    def targets(self) -> str:
+        return ", ".join(f"grad_{i}" for i in self.inputs)
+
+
+@dataclass
+class NodeClass:
+    name: str
+    doc: str
+    slots: List[SavedSlot]
+    formulas: List[NodeFormula]
+    num_edges: int
+    uses_grads: bool
+    imports: List[str]
+
+    @property
+    def tensor_slots(self) -> List[SavedSlot]:
+        return [s for s in self.slots if s.kind in ("tensor", "output")]
+
+
+def _metadata_expr(arg: str, kind: str) -> str:
+    if kind == "sym_sizes":
+        return f"{arg}._data.shape"
+    if kind == "sym_strides":
+        return f"strides_of({arg})"
+    if kind in ("sym_numel", "numel"):
+        return f"{arg}._data.size"
+    if kind == "dim":
+        return f"{arg}._data.ndim"
+    if kind == "scalar_type":
+        return f"{arg}.dtype"
+    if kind.startswith("sym_size:"):
+        return f"{arg}._data.shape[{kind.split(':')[1]}]"
+    raise ValueError(kind)
+
+
+def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
+    diff_inputs = entry.differentiable_inputs
+    slots = []
+    for f in entry.saved:
+        guard = None
+        if f.kind == "tensor":
+            needing = [i for i in f.needed_by if i in diff_inputs]
+            if set(needing) != set(diff_inputs):
+                guard = " or ".join(f"{i}._rg" for i in needing) or "False"
+        slots.append(SavedSlot(f"{f.name}_", f"_saved_{f.name}", local(f.name), f.kind, f.source, f.metadata, guard))
+    formulas = []
+    used = set()
+    uses_grads = False
+    for formula in entry.formulas:
+        used.update(formula.names)
+        uses_grads = uses_grads or "grads" in formula.names
+        indices = tuple(diff_inputs.index(i) for i in formula.inputs)
+        formulas.append(NodeFormula(formula.inputs, indices, _local_expr(formula.expr), formula.text))
+    formulas.sort(key=lambda f: f.index)
+    imports = sorted(n for n in used if n in helpers or n in functions)
+    return NodeClass(name, str(entry.schema), slots, formulas, len(diff_inputs), uses_grads, imports)
+
+
+# ---- autograd kernels ------------------------------------------------------------------------
+
+
+@dataclass
+class AutogradKernel:
+    ident: str
+    op: str  # the Overload ident whose OpOverload is redispatched
+    params: str
+    node: NodeClass
+    edges: List[str]
+    requires_grad: str
+    kind: str
+
+
+def autograd_kernel(ov: Overload, node: NodeClass) -> AutogradKernel:
+    entry = ov.entry
+    optional = {a.name for a in entry.schema.arguments if a.type.optional}
+    diff = entry.differentiable_inputs
+    checks = [f"({d} is not None and {d}._rg)" if d in optional else f"{d}._rg" for d in diff]
+    edges = [f"gradient_edge({d})" if d not in optional else f"gradient_edge({d}) if {d} is not None else None" for d in diff]
+    return AutogradKernel(ov.ident, ov.ident, ov.args, node, edges, " or ".join(checks), ov.kind)
+
+
+# ---- the whole context ---------------------------------------------------------------------------
+
+
+def build_context(model: m.Model) -> Dict:
+    functions = set()
+    for e in model.entries:
+        if "function" in e.variants:
+            functions.add(e.schema.base_name)
+    overloads: List[Overload] = []
+    cpu_kernels: List[CpuKernel] = []
+    nodes: List[NodeClass] = []
+    autograd: List[AutogradKernel] = []
+    views: List[Overload] = []
+    inplace: List[Overload] = []
+    composites: List[Overload] = []
+    for entry in model.entries:
+        node = None
+        if entry.is_differentiable:
+            node = node_class(entry, m.node_class_name(entry, model.entries), model.helpers, functions)
+            nodes.append(node)
+        for ov in overloads_of(entry):
+            overloads.append(ov)
+            if ov.kind == "composite":
+                composites.append(ov)
+                continue
+            cpu_kernels.append(cpu_kernel(ov))
+            if node is not None:
+                autograd.append(autograd_kernel(ov, node))
+            if ov.kind in ("inplace", "inplace_variant"):
+                inplace.append(ov)
+            elif entry.is_view:
+                views.append(ov)
+
+    # The Python surface: op name -> overloads, for functions and for methods.
+    surface_functions: Dict[str, List[str]] = {}
+    surface_methods: Dict[str, List[str]] = {}
+    for ov in overloads:
+        variants = ov.entry.variants
+        name = ov.schema.split("(")[0].split(".")[0]
+        if ov.kind == "inplace_variant":
+            variants = ("method",) if variants else ()
+        if "function" in variants:
+            surface_functions.setdefault(name, []).append(ov.ident)
+        if "method" in variants and ov.params and ov.params[0].name == "self":
+            surface_methods.setdefault(name, []).append(ov.ident)
+    return dict(
+        overloads=overloads,
+        cpu_kernels=cpu_kernels,
+        nodes=nodes,
+        autograd_kernels=autograd,
+        view_overloads=views,
+        inplace_overloads=inplace,
+        composites=composites,
+        surface_functions=surface_functions,
+        surface_methods=surface_methods,
+        node_helpers=sorted({n for node in nodes for n in node.imports if n in model.helpers}),
+        node_functions=sorted({n for node in nodes for n in node.imports if n not in model.helpers}),
+    )

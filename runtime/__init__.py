@@ -1,0 +1,80 @@
+"""opgrad: PyTorch's autograd, rebuilt in Python on numpy.
+
+A dispatcher-based operator registry whose derivatives are generated from
+derivatives.yaml. ``import opgrad as torch`` runs code that stays inside the
+``torch.autograd`` surface.
+"""
+
+from __future__ import annotations
+
+from . import dtypes as _dtypes
+from .dtypes import bool_ as bool  # noqa: A001 - torch.bool
+from .dtypes import (
+    double,
+    dtype,
+    float,
+    float32,
+    float64,
+    get_default_dtype,
+    int,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+)
+from .tensor import Size, Tensor
+from . import dispatcher as _dispatcher
+from .dispatcher import ops
+from .generated import ops as _aten  # defines every OpOverload
+from .generated.registration import register_all as _register_all
+
+_register_all()
+
+from .generated import python_surface as _surface  # noqa: E402
+from . import _tensor_methods  # noqa: E402
+
+_tensor_methods.install(_surface.METHODS)
+_aten_packets = ops.aten
+
+from ._functions import *  # noqa: E402,F401,F403
+from .factories import (  # noqa: E402
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .random import initial_seed, manual_seed, seed  # noqa: E402
+from . import autograd  # noqa: E402
+from .autograd.grad_mode import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from . import utils  # noqa: E402
+from .utils import _python_dispatch  # noqa: E402,F401
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()

@@ -1,0 +1,10 @@
+"""``opgrad.<op>`` functions: the generated surface plus torch's composite spellings."""
+
+from __future__ import annotations
+
+from .generated.python_surface import FUNCTIONS as _FUNCTIONS
+from .generated import python_surface as _surface
+
+globals().update({name: getattr(_surface, name) for name in _FUNCTIONS})
+
+__all__ = sorted(name for name in _FUNCTIONS if not name.startswith("_"))

@@ -1,0 +1,203 @@
+"""Operators, indexing and conversions on Tensor, mapped onto ops as torch maps them."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .generated import ops as aten
+from .python_arg_parser import method
+from .tensor import Tensor
+
+INT64_MAX = 2**63 - 1
+_NUMBERS = (numbers.Number, np.generic)
+
+
+def _binary(tensor_op, scalar_op=None):
+    def op(self, other):
+        if scalar_op is not None and not isinstance(other, Tensor):
+            return scalar_op(self, other)
+        return tensor_op(self, other)
+
+    return op
+
+
+def _rtruediv(self, other):
+    return aten.reciprocal(self) * other
+
+
+def _pow(self, exponent):
+    if isinstance(exponent, Tensor):
+        return aten.pow_Tensor_Tensor(self, exponent)
+    return aten.pow_Tensor_Scalar(self, exponent)
+
+
+def _rpow(self, base):
+    return aten.pow_Scalar(base, self)
+
+
+def _rsub(self, other):
+    if isinstance(other, Tensor):
+        return aten.rsub_Tensor(self, other)
+    return aten.rsub_Scalar(self, other)
+
+
+def _comparison(tensor_op, scalar_op):
+    def compare(self, other):
+        if isinstance(other, Tensor):
+            return tensor_op(self, other)
+        if isinstance(other, _NUMBERS):
+            return scalar_op(self, other)
+        return NotImplemented
+
+    return compare
+
+
+def _getitem(self, index):
+    """Basic indexing (ints, slices, None, Ellipsis) through select/slice/unsqueeze: a view."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    for item in index:
+        if isinstance(item, (Tensor, list, np.ndarray)) and not (
+            isinstance(item, Tensor) and item.dim() == 0 and item.dtype.is_signed and not item.dtype.is_floating_point and item.dtype.name != "bool"
+        ):
+            raise NotImplementedError("indexing with tensors (advanced indexing) is not supported yet")
+    specified = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if specified > self.dim():
+        raise IndexError(
+            f"too many indices for tensor of dimension {self.dim()}"
+        )
+    result = self
+    dim = 0
+    seen_ellipsis = False
+    for item in index:
+        if item is Ellipsis:
+            if seen_ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            seen_ellipsis = True
+            dim += self.dim() - specified
+        elif item is None:
+            result = aten.unsqueeze(result, dim)
+            dim += 1
+        elif isinstance(item, slice):
+            start = 0 if item.start is None else item.start
+            stop = INT64_MAX if item.stop is None else item.stop
+            step = 1 if item.step is None else item.step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if not (start == 0 and stop == INT64_MAX and step == 1):
+                result = aten.slice_Tensor(result, dim, start, stop, step)
+            dim += 1
+        elif isinstance(item, (bool, np.bool_)):
+            raise NotImplementedError("indexing with booleans is not supported yet")
+        else:
+            result = aten.select_int(result, dim, int(item))
+    if result is self:
+        return aten.alias(self)
+    return result
+
+
+def _to(self, *args, **kwargs):
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    for a in args:
+        if isinstance(a, dtypes.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+    if dtype is None or (dtype.np == self._data.dtype and not copy):
+        return self
+    return aten._to_copy(self, dtype=dtype)
+
+
+def _converter(dtype):
+    def convert(self, memory_format=None):
+        return _to(self, dtype=dtype)
+
+    return convert
+
+
+def _contiguous(self, memory_format=None):
+    if self._data.flags.c_contiguous:
+        return self
+    return aten.clone(self)
+
+
+def _type_as(self, other):
+    return _to(self, dtype=other.dtype)
+
+
+def _view_as(self, other):
+    return self.view(other._data.shape)
+
+
+def _reshape_as(self, other):
+    return self.reshape(other._data.shape)
+
+
+def _T(self):
+    return aten.permute(self, tuple(range(self.dim() - 1, -1, -1)))
+
+
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+    return aten.transpose_int(self, -2, -1)
+
+
+def _new_tensor_factory(name):
+    from . import factories
+
+    factory = getattr(factories, name)
+
+    def new(self, *size, dtype=None, requires_grad=False, **kwargs):
+        return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    return new
+
+
+def install(methods: dict) -> None:
+    """Attach the generated op methods, then the operators, to Tensor."""
+    for name, overloads in methods.items():
+        setattr(Tensor, name, method(name, overloads))
+
+    Tensor.__add__ = Tensor.__radd__ = aten.add_Tensor
+    Tensor.__iadd__ = aten.add__Tensor
+    Tensor.__sub__ = aten.sub_Tensor
+    Tensor.__isub__ = aten.sub__Tensor
+    Tensor.__rsub__ = _rsub
+    Tensor.__mul__ = Tensor.__rmul__ = aten.mul_Tensor
+    Tensor.__imul__ = aten.mul__Tensor
+    Tensor.__truediv__ = aten.div_Tensor
+    Tensor.__itruediv__ = aten.div__Tensor
+    Tensor.__rtruediv__ = _rtruediv
+    Tensor.__pow__ = _pow
+    Tensor.__rpow__ = _rpow
+    Tensor.__neg__ = aten.neg
+    Tensor.__abs__ = aten.abs
+    Tensor.__matmul__ = aten.matmul
+    Tensor.__rmatmul__ = lambda self, other: aten.matmul(other, self)
+    Tensor.__eq__ = _comparison(aten.eq_Tensor, aten.eq_Scalar)
+    Tensor.__ne__ = _comparison(aten.ne_Tensor, aten.ne_Scalar)
+    Tensor.__lt__ = _comparison(aten.lt_Tensor, aten.lt_Scalar)
+    Tensor.__le__ = _comparison(aten.le_Tensor, aten.le_Scalar)
+    Tensor.__gt__ = _comparison(aten.gt_Tensor, aten.gt_Scalar)
+    Tensor.__ge__ = _comparison(aten.ge_Tensor, aten.ge_Scalar)
+    Tensor.__getitem__ = _getitem
+    Tensor.__hash__ = lambda self: id(self)
+    Tensor.to = _to
+    Tensor.float = _converter(dtypes.float32)
+    Tensor.double = _converter(dtypes.float64)
+    Tensor.long = _converter(dtypes.int64)
+    Tensor.int = _converter(dtypes.int32)
+    Tensor.bool = _converter(dtypes.bool_)
+    Tensor.contiguous = _contiguous
+    Tensor.type_as = _type_as
+    Tensor.view_as = _view_as
+    Tensor.reshape_as = _reshape_as
+    Tensor.T = property(_T)
+    Tensor.mT = property(_mT)
+    for name in ("zeros", "ones", "empty", "full"):
+        setattr(Tensor, f"new_{name}", _new_tensor_factory(name))

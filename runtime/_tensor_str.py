@@ -1,0 +1,103 @@
+"""PyTorch-style tensor reprs: ``tensor([1., 2.], grad_fn=<MulBackward0>)``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes
+
+_EDGE_ITEMS = 3
+_THRESHOLD = 1000
+_PRECISION = 4
+
+
+def _float_formatter(values: np.ndarray):
+    finite = values[np.isfinite(values)]
+    nonzero = np.abs(finite[finite != 0])
+    if finite.size == 0 or np.all(finite == np.round(finite)):
+        int_mode = True
+        sci = nonzero.size > 0 and (nonzero.max() > 1e8 or nonzero.max() / nonzero.min() > 1000)
+    else:
+        int_mode = False
+        sci = nonzero.size > 0 and (
+            nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8 or nonzero.min() < 1e-4
+        )
+
+    def fmt(v: float) -> str:
+        if not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        if sci:
+            return f"{v:.{_PRECISION}e}"
+        if int_mode:
+            return f"{v:.0f}."
+        return f"{v:.{_PRECISION}f}"
+
+    return fmt
+
+
+def _formatter(data: np.ndarray):
+    if data.dtype.kind == "b":
+        return lambda v: "True" if v else "False"
+    if data.dtype.kind in "iu":
+        return lambda v: str(int(v))
+    return _float_formatter(data.astype(np.float64).ravel())
+
+
+def _summarized(data: np.ndarray) -> np.ndarray:
+    """The elements shown when a large tensor is summarized (for the width)."""
+    if data.ndim == 0:
+        return data.reshape(1)
+    parts = []
+    if data.shape[0] > 2 * _EDGE_ITEMS:
+        rows = list(data[:_EDGE_ITEMS]) + list(data[-_EDGE_ITEMS:])
+    else:
+        rows = list(data)
+    for row in rows:
+        parts.append(_summarized(np.asarray(row)).ravel())
+    return np.concatenate(parts) if parts else data.ravel()
+
+
+def _render(data: np.ndarray, fmt, width: int, indent: int, summarize: bool) -> str:
+    if data.ndim == 0:
+        return fmt(data.item()).rjust(width)
+    if data.ndim == 1:
+        items = [fmt(v).rjust(width) for v in data.tolist()]
+        if summarize and len(items) > 2 * _EDGE_ITEMS:
+            items = items[:_EDGE_ITEMS] + ["..."] + items[-_EDGE_ITEMS:]
+        per_line = max(1, (80 - indent) // (width + 2))
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = range(data.shape[0])
+    if summarize and data.shape[0] > 2 * _EDGE_ITEMS:
+        rows = list(range(_EDGE_ITEMS)) + [None] + list(range(data.shape[0] - _EDGE_ITEMS, data.shape[0]))
+    parts = [
+        "..." if i is None else _render(data[i], fmt, width, indent + 1, summarize) for i in rows
+    ]
+    separator = "," + "\n" * (data.ndim - 1) + " " * (indent + 1)
+    return "[" + separator.join(parts) + "]"
+
+
+def tensor_repr(t) -> str:
+    data = t._data
+    prefix = "tensor("
+    suffixes = []
+    summarize = data.size > _THRESHOLD
+    if data.size == 0:
+        body = "[]"
+        if data.shape != (0,):
+            suffixes.append(f"size={tuple(data.shape)}")
+    else:
+        shown = _summarized(data) if summarize else data.ravel()
+        fmt = _formatter(shown)
+        width = max(len(fmt(v)) for v in shown.tolist())
+        body = _render(data, fmt, width, len(prefix), summarize)
+    dt = dtypes.from_numpy_dtype(data.dtype)
+    if dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+        suffixes.append(f"dtype={dt!r}")
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
+    elif t._rg:
+        suffixes.append("requires_grad=True")
+    return prefix + ", ".join([body] + suffixes) + ")"

@@ -1,0 +1,23 @@
+"""The one thread-local state object the dispatcher reads per call."""
+
+import threading
+
+from . import dispatch_keys as K
+
+
+class _DispatchState(threading.local):
+    # Class attributes are the defaults every new thread starts from.
+    grad_enabled = True
+    inference_mode = False
+    #: keys added to every call's key set (Python while a mode is pushed)
+    include = K.CPU
+    #: mask applied to every call's key set (clears thread-locally excluded keys)
+    keep = K.ALL
+
+    def __init__(self) -> None:
+        self.mode_stack = []
+        #: ids of gradients the running backward must not store without a copy
+        self.shared_grads = frozenset()
+
+
+state = _DispatchState()

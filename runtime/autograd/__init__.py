@@ -1,0 +1,195 @@
+"""``opgrad.autograd``: reverse-mode differentiation of tensor programs."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+from . import graph
+from .engine import execute
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .node import gradient_edge
+
+__all__ = ["backward", "grad", "graph", "no_grad", "enable_grad", "set_grad_enabled"]
+
+
+def _as_tuple(value) -> tuple:
+    from ..tensor import Tensor
+
+    if value is None:
+        return ()
+    if isinstance(value, Tensor):
+        return (value,)
+    return tuple(value)
+
+
+def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
+    """Check user gradients against outputs; seed scalar outputs with ones."""
+    from ..generated import ops as aten
+    from ..tensor import Tensor
+
+    grads = []
+    for index, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if grad is None:
+            if out._rg:
+                if out._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if out._data.dtype.kind != "f":
+                    raise RuntimeError(
+                        "grad can be implicitly created only for real scalar outputs but got "
+                        f"{out.dtype}"
+                    )
+                grads.append(aten.ones_like(out))
+            else:
+                grads.append(None)
+            continue
+        if not isinstance(grad, Tensor):
+            raise TypeError(
+                "gradients can be either Tensors or None, but got " + type(grad).__name__
+            )
+        if grad._data.shape != out._data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{index}] has a shape of "
+                f"{grad.shape} and output[{index}] has a shape of {out.shape}."
+            )
+        if grad._data.dtype.kind != out._data.dtype.kind and out._data.dtype.kind == "f":
+            raise TypeError(
+                f"For complex Tensors, both grad_output and output are required to have the "
+                f"same dtype. Mismatch in dtype: grad_output[{index}] has a dtype of "
+                f"{grad.dtype} and output[{index}] has a dtype of {out.dtype}."
+            )
+        grads.append(grad)
+    return grads
+
+
+def _root_edges(outputs: tuple) -> list:
+    edges = []
+    for index, out in enumerate(outputs):
+        edge = gradient_edge(out)
+        if edge is None:
+            raise RuntimeError(
+                f"element {index} of tensors does not require grad and does not have a grad_fn"
+            )
+        edges.append(edge)
+    return edges
+
+
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: Optional[bool] = None,
+    create_graph: bool = False,
+    grad_variables=None,
+    inputs=None,
+) -> None:
+    """Accumulate into ``.grad`` of the graph leaves the gradient of ``tensors``."""
+    outputs = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        import warnings
+
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between "
+            "the parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after "
+            "use to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    inputs = _as_tuple(inputs)
+    root_edges = _root_edges(outputs)
+    root_grads = _make_grads(outputs, grads)
+    if not inputs:
+        execute(root_edges, root_grads, retain_graph, create_graph, user_grads=grads)
+        return
+    input_edges = []
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        input_edges.append(gradient_edge(t))
+    captured = execute(
+        root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
+    )
+    from .accumulate import accumulate_grad
+    from .._tls import state as _tls
+
+    previous = _tls.grad_enabled
+    _tls.grad_enabled = create_graph
+    try:
+        for t, g in zip(inputs, captured):
+            if g is not None:
+                accumulate_grad(t, g)
+    finally:
+        _tls.grad_enabled = previous
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: Optional[bool] = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: Optional[bool] = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+):
+    """The gradients of ``outputs`` with respect to ``inputs`` (nothing is accumulated)."""
+    from ..generated import ops as aten
+
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs_tuple = _as_tuple(inputs)
+    grads = (
+        _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    )
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"grad requires one grad_output per output: got {len(grads)} grad_outputs "
+            f"and {len(outputs)} outputs"
+        )
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_edges = []
+    for t in inputs_tuple:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        input_edges.append(gradient_edge(t))
+    root_edges = _root_edges(outputs)
+    root_grads = _make_grads(outputs, grads)
+    captured = execute(
+        root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
+    )
+    result = []
+    for index, (t, g) in enumerate(zip(inputs_tuple, captured)):
+        if g is None:
+            if materialize_grads:
+                g = aten.zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {index} appears to not have been used "
+                    "in the graph. Set allow_unused=True if this is the desired behavior."
+                )
+        result.append(g)
+    return tuple(result)

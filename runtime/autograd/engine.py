@@ -1,0 +1,194 @@
+"""The backward engine: runs a graph task iteratively, newest node first.
+
+1. A GraphRoot node hands out the root gradients.
+2. Dependencies: count, for every reachable node, the edges pointing at it.
+3. With ``inputs=``, mark the nodes on a path to an input (``needed``) and
+   capture the gradients that arrive at the inputs' edges.
+4. A node runs once all its gradients have arrived (input buffers sum them),
+   highest sequence number first, as PyTorch orders its ready queue.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Dict, List, Optional, Sequence
+
+from .._tls import state as _tls
+from .node import GraphRoot, Node
+
+
+def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
+    shape, dtype = target._input_metadata[input_nr]
+    data = grad._data
+    if data.shape != shape:
+        if not _is_expandable_to(shape, data.shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                f"{list(data.shape)} but expected shape compatible with {list(shape)}"
+            )
+        from .functions_manual import sum_to
+
+        grad = sum_to(grad, shape)
+    if grad._data.dtype != dtype:
+        from ..generated import ops as aten
+
+        grad = aten._to_copy(grad, dtype=_opgrad_dtype(dtype))
+    return grad
+
+
+def _opgrad_dtype(npdtype):
+    from ..dtypes import from_numpy_dtype
+
+    return from_numpy_dtype(npdtype)
+
+
+def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``desired``."""
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
+
+
+def _mark_repeated(outputs, shared: set) -> None:
+    seen = set()
+    for grad in outputs:
+        if grad is not None:
+            if id(grad) in seen:
+                shared.add(id(grad))
+            seen.add(id(grad))
+
+
+def _compute_dependencies(root: Node) -> Dict[Node, int]:
+    dependencies: Dict[Node, int] = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for edge in node._next_edges:
+            if edge is not None:
+                target = edge[0]
+                dependencies[target] = dependencies.get(target, 0) + 1
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+    return dependencies
+
+
+def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
+    """Which nodes lie on a path from ``root`` to a capture node (iterative post-order)."""
+    needed: Dict[Node, bool] = {}
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if children_done:
+            result = False
+            for edge in node._next_edges:
+                if edge is not None:
+                    target = edge[0]
+                    if target in capture_nodes or needed.get(target, False):
+                        result = True
+            needed[node] = result
+            continue
+        if node in needed:
+            continue
+        needed[node] = False  # provisional; graphs are acyclic
+        stack.append((node, True))
+        for edge in node._next_edges:
+            if edge is not None and edge[0] not in needed:
+                stack.append((edge[0], False))
+    return needed
+
+
+def execute(
+    root_edges: Sequence,
+    root_grads: Sequence,
+    keep_graph: bool,
+    create_graph: bool,
+    capture_edges: Optional[Sequence] = None,
+    user_grads: Sequence = (),
+) -> List:
+    """Run backward from ``root_edges`` seeded with ``root_grads``.
+
+    With ``capture_edges`` only the nodes leading to them run, and the gradients
+    arriving at each edge are returned in order.
+    """
+    root = GraphRoot(tuple(root_edges), tuple(root_grads))
+    dependencies = _compute_dependencies(root)
+
+    needed = None
+    captures: Dict[Node, list] = {}
+    captured: List = []
+    if capture_edges is not None:
+        captured = [None] * len(capture_edges)
+        for position, edge in enumerate(capture_edges):
+            if edge is not None:
+                captures.setdefault(edge[0], []).append((edge[1], position))
+        needed = _compute_needed(root, set(captures))
+
+    buffers: Dict[Node, list] = {}
+    ready = [(0, 0, root)]
+    counter = 1
+    tls = _tls
+    # Gradients held elsewhere too (the caller's, or one object a node sends
+    # along two edges) are copied, never stolen, when a leaf stores them.
+    shared = {id(g) for g in user_grads if g is not None}
+    previous_grad_mode, previous_shared = tls.grad_enabled, tls.shared_grads
+    tls.grad_enabled = create_graph
+    tls.shared_grads = shared
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node, None) if node is not root else ()
+            if needed is not None:
+                targets = captures.get(node)
+                if targets is not None:
+                    for input_nr, position in targets:
+                        captured[position] = grads[input_nr]
+                if not needed.get(node, False) and node is not root:
+                    continue
+                needs = tuple(
+                    e is not None and (e[0] in captures or needed.get(e[0], False))
+                    for e in node._next_edges
+                )
+            else:
+                # An edge is truthy exactly when its input needs a gradient.
+                needs = node._next_edges
+
+            outputs = node.apply(grads, needs)
+            if not keep_graph:
+                node.release_variables()
+
+            edges = node._next_edges
+            if len(outputs) > 1:
+                _mark_repeated(outputs, shared)
+            if len(outputs) != len(edges):
+                raise RuntimeError(
+                    f"function {node.name()} returned an incorrect number of gradients "
+                    f"(expected {len(edges)}, got {len(outputs)})"
+                )
+            for index, edge in enumerate(edges):
+                if edge is None:
+                    continue
+                target, input_nr = edge
+                if not needs[index]:
+                    continue
+                grad = outputs[index]
+                if grad is not None:
+                    grad = _validate_output(node, index, grad, target, input_nr)
+                buffer = buffers.get(target)
+                if buffer is None:
+                    buffer = buffers[target] = [None] * len(target._input_metadata)
+                if grad is not None:
+                    previous = buffer[input_nr]
+                    buffer[input_nr] = grad if previous is None else previous + grad
+                remaining = dependencies[target] - 1
+                dependencies[target] = remaining
+                if remaining == 0:
+                    heapq.heappush(ready, (-target._seq, counter, target))
+                    counter += 1
+    finally:
+        tls.grad_enabled, tls.shared_grads = previous_grad_mode, previous_shared
+    return captured

@@ -1,0 +1,151 @@
+"""Helpers that derivatives.yaml formulas call (PyTorch's FunctionsManual).
+
+Every helper is built from dispatched ops, so formulas stay differentiable
+(create_graph) and a dispatch mode sees each aten call they make. Codegen
+reads this file's top-level function names to validate formulas.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..generated import ops as aten
+
+
+def _wrap(dim: int, ndim: int) -> int:
+    return dim + ndim if dim < 0 else dim
+
+
+def sum_to(grad, shape: Sequence[int]):
+    """Sum ``grad`` down to ``shape`` (the reverse of broadcasting)."""
+    shape = tuple(shape)
+    sizes = grad._data.shape
+    if sizes == shape:
+        return grad
+    leading = len(sizes) - len(shape)
+    reduce_dims = list(range(leading))
+    for i, size in enumerate(shape):
+        if size == 1 and sizes[leading + i] != 1:
+            reduce_dims.append(leading + i)
+    if reduce_dims:
+        grad = aten.sum_dim_IntList(grad, reduce_dims, True)
+    if leading > 0:
+        grad = aten.view(grad, shape)
+    return grad
+
+
+def maybe_multiply(t, scalar):
+    """``t * scalar``, skipped when the scalar is 1."""
+    if scalar == 1 and not isinstance(scalar, bool):
+        return t
+    return aten.mul_Scalar(t, scalar)
+
+
+def _unsqueeze_multiple(t, dims: Sequence[int], ndim: int):
+    for dim in sorted(_wrap(d, ndim) for d in dims):
+        t = aten.unsqueeze(t, dim)
+    return t
+
+
+def sum_backward(grad, sizes: Sequence[int], dims: Optional[Sequence[int]], keepdim: bool):
+    if not keepdim and sizes:
+        if dims is None or len(dims) == 0:
+            return aten.expand(grad, sizes)
+        if len(dims) == 1:
+            return aten.expand(aten.unsqueeze(grad, dims[0]), sizes)
+        return aten.expand(_unsqueeze_multiple(grad, dims, len(sizes)), sizes)
+    return aten.expand(grad, sizes)
+
+
+def mean_backward(grad, sizes, dims, numel: int, keepdim: bool):
+    if dims is None or len(dims) == 0:
+        count = numel
+    else:
+        count = 1
+        for d in dims:
+            count *= sizes[_wrap(d, len(sizes))]
+    return aten.div_Scalar(sum_backward(grad, sizes, dims, keepdim), count)
+
+
+def pow_backward(grad, self, exponent):
+    if exponent == 0:
+        return aten.zeros_like(self)
+    return grad * aten.mul_Scalar(aten.pow_Tensor_Scalar(self, exponent - 1), exponent)
+
+
+def pow_backward_self(grad, self, exponent):
+    zero = aten.zeros_like(grad)
+    nonzero = grad * (exponent * aten.pow_Tensor_Tensor(self, exponent - 1))
+    return aten.where_self(aten.eq_Scalar(exponent, 0), zero, nonzero)
+
+
+def pow_backward_exponent(grad, self, exponent, result):
+    from ..tensor import Tensor
+
+    if isinstance(self, Tensor):
+        log_base = aten.log(self)
+        cond = aten.logical_and(aten.eq_Scalar(self, 0), aten.ge_Scalar(exponent, 0))
+        out = aten.where_self(cond, aten.zeros_like(result), result * log_base)
+        return grad * out
+    import math
+
+    if self == 0:
+        cond = aten.ge_Scalar(exponent, 0)
+        return grad * aten.where_self(cond, aten.zeros_like(result), result * float("-inf"))
+    return grad * aten.mul_Scalar(result, math.log(self))
+
+
+def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
+    return maybe_multiply(aten.mm(grad, aten.t(mat2)), alpha)
+
+
+def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
+    return maybe_multiply(aten.mm(aten.t(mat1), grad), alpha)
+
+
+def unsqueeze_to(grad, dim_or_sizes, sizes=None):
+    """Undo a squeeze: put back the size-1 dims that ``sizes`` had."""
+    if sizes is None:
+        sizes = dim_or_sizes
+        for dim, size in enumerate(sizes):
+            if size == 1:
+                grad = aten.unsqueeze(grad, dim)
+        return grad
+    dim = _wrap(dim_or_sizes, len(sizes))
+    if len(sizes) == 0 or sizes[dim] != 1:
+        return grad
+    return aten.unsqueeze(grad, dim)
+
+
+def permute_backwards(grad, dims: Sequence[int]):
+    ndim = len(dims)
+    inverse = [0] * ndim
+    for i, d in enumerate(dims):
+        inverse[_wrap(d, ndim)] = i
+    return aten.permute(grad, inverse)
+
+
+def clamp_backward(grad, self, min, max):
+    if min is None and max is None:
+        return grad
+    zero = aten.zeros_like(grad)
+    if min is None:
+        return aten.where_self(aten.le_Scalar(self, max), grad, zero)
+    if max is None:
+        return aten.where_self(aten.ge_Scalar(self, min), grad, zero)
+    keep = aten.logical_and(aten.ge_Scalar(self, min), aten.le_Scalar(self, max))
+    return aten.where_self(keep, grad, zero)
+
+
+def maximum_backward(grad, self, other, is_other: bool):
+    """Ties split the gradient evenly, as in PyTorch."""
+    half = aten.div_Scalar(grad, 2)
+    shared = aten.where_self(aten.eq_Tensor(self, other), half, grad)
+    loser = aten.lt_Tensor(other, self) if is_other else aten.lt_Tensor(self, other)
+    return aten.where_self(loser, aten.zeros_like(grad), shared)
+
+
+def to_copy_backward(grad, dtype):
+    if grad._data.dtype == dtype.np:
+        return grad
+    return aten._to_copy(grad, dtype=dtype)

@@ -1,0 +1,151 @@
+"""Graph nodes: the base class of every grad_fn, AccumulateGrad and the engine's root."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Optional, Tuple
+
+_sequence = itertools.count()
+#: PyTorch gives AccumulateGrad the largest sequence number (UINT64_MAX).
+ACCUMULATE_GRAD_SEQUENCE_NR = 2**64 - 1
+
+
+class Node:
+    """A function of the backward graph (``opgrad.autograd.graph.Node``).
+
+    ``_next_edges`` holds, per differentiable forward input, ``(node, input_nr)``
+    or None when that input needs no gradient; ``_input_metadata`` holds, per
+    forward output, the ``(shape, numpy dtype)`` its incoming gradient must have.
+    """
+
+    __slots__ = ("_next_edges", "_input_metadata", "_seq", "_hooks", "_metadata", "__weakref__")
+
+    #: names of the slots holding SavedVariables (generated per class)
+    _saved_tensor_slots: Tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self._seq = next(_sequence)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self._hooks = None
+        self._metadata = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._next_edges)
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def apply(self, grads: tuple, needs: tuple) -> tuple:
+        """Gradients for each next edge from the gradients of this node's outputs."""
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        needs = tuple(e is not None for e in self._next_edges)
+        return self.apply(grads, needs)
+
+    def release_variables(self) -> None:
+        for slot in self._saved_tensor_slots:
+            saved = getattr(self, slot)
+            if saved is not None:
+                saved.reset()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+class AccumulateGrad(Node):
+    """Sink of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable) -> None:
+        self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
+        self._next_edges = ()
+        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
+        self._hooks = None
+        self._metadata = None
+        self.variable = variable
+
+    def name(self) -> str:
+        return "opgrad::autograd::AccumulateGrad"
+
+    def apply(self, grads: tuple, needs: tuple) -> tuple:
+        from .accumulate import accumulate_grad
+
+        new_grad = grads[0]
+        if new_grad is not None:
+            accumulate_grad(self.variable, new_grad)
+        return ()
+
+
+class GraphRoot(Node):
+    """The engine's entry node: hands out the root gradients."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, edges: tuple, grads: tuple) -> None:
+        self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
+        self._next_edges = edges
+        self._input_metadata = ()
+        self._hooks = None
+        self._metadata = None
+        self.grads = grads
+
+    def name(self) -> str:
+        return "GraphRoot"
+
+    def apply(self, grads: tuple, needs: tuple) -> tuple:
+        return self.grads
+
+
+def grad_accumulator(tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, weakly cached on the tensor as in PyTorch."""
+    ref = tensor._grad_acc
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._grad_acc = weakref.ref(node)
+    return node
+
+
+def gradient_edge(tensor) -> Optional[tuple]:
+    """``(node, input_nr)`` through which a gradient reaches ``tensor``, or None."""
+    fn = tensor._grad_fn
+    if fn is not None:
+        return (fn, tensor._output_nr)
+    if tensor._rg:
+        return (grad_accumulator(tensor), 0)
+    return None
+
+
+def set_history(result, grad_fn: Node) -> None:
+    """Make ``result`` the single output of ``grad_fn`` (integral results get no history)."""
+    if result._data.dtype.kind != "f":
+        return
+    result._grad_fn = grad_fn
+    result._output_nr = 0
+    result._rg = True
+    grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+
+
+def set_history_multi(results, grad_fn: Node, differentiable) -> None:
+    metadata = []
+    for nr, (result, is_diff) in enumerate(zip(results, differentiable)):
+        if is_diff and result._data.dtype.kind == "f":
+            result._grad_fn = grad_fn
+            result._output_nr = nr
+            result._rg = True
+        metadata.append((result._data.shape, result._data.dtype))
+    grad_fn._input_metadata = tuple(metadata)

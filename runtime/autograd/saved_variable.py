@@ -1,0 +1,160 @@
+"""SavedVariable: a tensor saved for backward, with its version and hooks."""
+
+from __future__ import annotations
+
+from .._tls import state as _tls
+from ..tensor import _make
+
+ERR_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+ERR_HOOKS_FREED = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+    "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need "
+    "to access saved variables after calling backward."
+)
+
+_TYPE_NAMES = {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}
+
+
+def _legacy_type(data) -> str:
+    return f"opgrad.{_TYPE_NAMES.get(data.dtype.str[1:], 'Float')}Tensor"
+
+
+class SavedVariable:
+    """Holds an input (the tensor itself) or an output (its data, without the
+    owning grad_fn, so that no output <-> grad_fn reference cycle forms)."""
+
+    __slots__ = (
+        "_tensor",
+        "_version",
+        "_is_output",
+        "_output_nr",
+        "_released",
+        "_packed",
+        "_unpack_hook",
+        "_grad_fn_name",
+    )
+
+    def __init__(self, tensor, is_output: bool) -> None:
+        self._version = tensor._vc[0]
+        self._is_output = is_output
+        self._released = False
+        self._packed = None
+        self._unpack_hook = None
+        if is_output:
+            self._output_nr = tensor._output_nr
+            self._grad_fn_name = None
+            if _tls.mode_stack:
+                from ..generated import ops as aten
+
+                alias = aten.detach(tensor)  # a dispatch mode sees this save
+            else:
+                alias = _make(tensor._data)
+                alias._base = tensor._base
+            alias._vc = tensor._vc
+            self._tensor = alias
+        else:
+            self._output_nr = tensor._output_nr
+            self._grad_fn_name = None
+            self._tensor = tensor
+
+    def unpack(self, grad_fn=None):
+        if self._released:
+            raise RuntimeError(ERR_FREED)
+        if self._unpack_hook is not None:
+            result = self._unpack_hook(self._packed)
+            if not hasattr(result, "_data"):
+                raise TypeError(
+                    "Output of saved tensor unpack_hook expected to be a Tensor but got result "
+                    f"of type {type(result).__name__}"
+                )
+            return result
+        tensor = self._tensor
+        if tensor._vc[0] != self._version:
+            self._raise_version_error(tensor, grad_fn)
+        if not self._is_output:
+            return tensor
+        if _tls.mode_stack:
+            from ..generated import ops as aten
+
+            out = aten.detach(tensor)
+        else:
+            out = _make(tensor._data)
+            out._base = tensor._base
+        out._vc = tensor._vc
+        if grad_fn is not None:
+            out._grad_fn = grad_fn
+            out._output_nr = self._output_nr
+            out._rg = True
+        return out
+
+    def _raise_version_error(self, tensor, grad_fn) -> None:
+        data = tensor._data
+        where = ""
+        producer = grad_fn if self._is_output else tensor._grad_fn
+        if producer is not None:
+            where = f", which is output {self._output_nr} of {producer.name()},"
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{_legacy_type(data)} [{', '.join(map(str, data.shape))}]]"
+            f"{where} is at version {tensor._vc[0]}; expected version {self._version} instead. "
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with opgrad.autograd.set_detect_anomaly(True)."
+        )
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        if self._released:
+            raise RuntimeError(ERR_HOOKS_FREED)
+        if self._unpack_hook is not None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time."
+            )
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("pack_hook and unpack_hook must be callables")
+        self._packed = pack_hook(self._tensor)
+        self._unpack_hook = unpack_hook
+        self._tensor = None
+
+    def reset(self) -> None:
+        self._released = True
+        self._tensor = None
+        self._packed = None
+
+
+class SavedTensor:
+    """What ``grad_fn._raw_saved_<name>`` returns: a handle on one SavedVariable."""
+
+    __slots__ = ("_saved", "_grad_fn")
+
+    def __init__(self, saved: SavedVariable, grad_fn) -> None:
+        self._saved = saved
+        self._grad_fn = grad_fn
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        self._saved.register_hooks(pack_hook, unpack_hook)
+
+    def unpack(self):
+        return self._saved.unpack(self._grad_fn)
+
+    def __repr__(self) -> str:
+        return "<opgrad._C._autograd.SavedTensor object>"
+
+
+def unpack_saved(saved, grad_fn):
+    """``_saved_<name>``: None when nothing was saved."""
+    if saved is None:
+        return None
+    return saved.unpack(grad_fn)
+
+
+def raw_saved(saved, grad_fn):
+    if saved is None:
+        return None
+    return SavedTensor(saved, grad_fn)

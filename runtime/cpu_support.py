@@ -1,0 +1,71 @@
+"""Typing and wrapping around the numpy expressions of CPU kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Tensor, _make, _wrap_array, wrap_scalar
+
+wrap_array = _wrap_array
+
+
+def float_array(t: Tensor) -> np.ndarray:
+    """The array of a one-input float op: integral inputs lifted to the default float."""
+    data = t._data
+    return data if data.dtype.kind == "f" else data.astype(dtypes.get_default_dtype().np)
+
+
+def promote2(a: Tensor, b: Tensor, to_float: bool):
+    """Both arrays cast to PyTorch's result type of ``a`` and ``b``."""
+    x, y = a._data, b._data
+    if x.dtype is y.dtype and (not to_float or x.dtype.kind == "f"):
+        return x, y
+    dt = dtypes.float_result_type(a, b) if to_float else dtypes.result_type(a, b)
+    return x.astype(dt, copy=False), y.astype(dt, copy=False)
+
+
+def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
+    """Arrays of ``tensors`` cast to the result type of the tensors and Python scalars."""
+    operands = list(tensors)
+    operands.extend(wrap_scalar(s) for s in scalars if s is not None)
+    dt = dtypes.float_result_type(*operands) if to_float else dtypes.result_type(*operands)
+    return tuple(t._data.astype(dt, copy=False) for t in tensors)
+
+
+_KIND_NAMES = {"f": "Float", "i": "Long", "b": "Bool"}
+
+
+def _type_name(dt: np.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[
+        dt.name
+    ]
+
+
+def copy_into(out: Tensor, result) -> Tensor:
+    """Write an in-place op's result into ``out``'s memory."""
+    target = out._data
+    result = np.asarray(result)
+    if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype, "same_kind"):
+        raise RuntimeError(
+            f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
+            f"{_type_name(target.dtype)}"
+        )
+    if result.shape != target.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    if not target.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    np.copyto(target, result, casting="unsafe")
+    return out
+
+
+def set_data(out: Tensor, result) -> Tensor:
+    """In-place metadata ops (``squeeze_``): ``out`` now shows ``result``'s view."""
+    out._data = result
+    return out

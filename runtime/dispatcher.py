@@ -1,0 +1,293 @@
+"""Operator registry and dispatch: ``opgrad.ops.aten.mul.Tensor``.
+
+Each OpOverload holds a kernel per dispatch key and a cache from key set to
+the kernel that runs for it. Kernels take ``(keyset, *args)`` with arguments
+in schema order; a kernel continues below its own key by looking up
+``op.kernel_for(keyset & AFTER_<its key>)``. Generated entry functions (one per
+overload, with the real signature) compute the key set and call the kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+from . import dispatch_keys as K
+from ._tls import state as _tls
+from .schema import FunctionSchema, parse_schema
+
+
+class OpOverload:
+    """One overload of an operator, e.g. ``aten.mul.Tensor``."""
+
+    def __init__(self, packet: "OpOverloadPacket", schema: FunctionSchema) -> None:
+        self._schema = schema
+        self.overloadpacket = packet
+        self.namespace = packet.namespace
+        self._opname = schema.base_name
+        self._overloadname = schema.overload_name or "default"
+        self.__name__ = f"{self._opname}.{self._overloadname}"
+        self._kernels: Dict[int, Callable] = {}
+        self._cache: Dict[int, Callable] = {}
+        self._entry: Optional[Callable] = None
+        self.tags = ()
+        args = schema.arguments
+        self._positional = tuple(a for a in args if not a.kwarg_only)
+        self._kwarg_only = tuple(a for a in args if a.kwarg_only)
+
+    # ----- identity ------------------------------------------------------
+    def name(self) -> str:
+        suffix = f".{self._schema.overload_name}" if self._schema.overload_name else ""
+        return f"{self.namespace}::{self._opname}{suffix}"
+
+    def __str__(self) -> str:
+        return f"{self.namespace}.{self._opname}.{self._overloadname}"
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # ----- calling -------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        return self._entry(*args, **kwargs)
+
+    def redispatch(self, keyset: int, *args, **kwargs):
+        """Call the kernel for ``keyset`` (an int bit set) directly."""
+        flat = self._flatten(args, kwargs)
+        return self.kernel_for(keyset)(keyset, *flat)
+
+    def kernel_for(self, keyset: int) -> Callable:
+        kernel = self._cache.get(keyset)
+        if kernel is None:
+            kernel = self._resolve(keyset)
+        return kernel
+
+    def _resolve(self, keyset: int) -> Callable:
+        kernel = None
+        for key in K.ORDER:
+            if not keyset & key:
+                continue
+            kernel = self._kernels.get(key)
+            if kernel is not None:
+                break
+            if key == K.PYTHON:
+                kernel = _python_kernel(self)
+                break
+            if key == K.CPU:
+                kernel = _missing_kernel(self)
+                break
+            # Autograd and ADInplaceOrView fall through for ops without a kernel there.
+        if kernel is None:
+            kernel = _missing_kernel(self)
+        self._cache[keyset] = kernel
+        return kernel
+
+    def _flatten(self, args, kwargs) -> tuple:
+        """Arguments in schema order, defaults filled in (for boxed callers)."""
+        schema_args = self._schema.arguments
+        if len(args) > len(self._positional):
+            raise TypeError(f"{self}: expected at most {len(self._positional)} positional arguments")
+        flat = list(args)
+        for arg in schema_args[len(args) :]:
+            if arg.name in kwargs:
+                flat.append(kwargs.pop(arg.name))
+            elif arg.has_default:
+                flat.append(arg.default_value)
+            else:
+                raise TypeError(f"{self}: missing required argument '{arg.name}'")
+        if kwargs:
+            raise TypeError(f"{self}: unexpected keyword argument '{next(iter(kwargs))}'")
+        return tuple(flat)
+
+    def _unflatten(self, flat: tuple):
+        """Split schema-ordered arguments into (args, kwargs) as PyTorch hands them to modes:
+        trailing positional defaults dropped, keyword-only defaults omitted."""
+        n = len(self._positional)
+        positional = list(flat[:n])
+        while positional and self._positional[len(positional) - 1].has_default:
+            arg = self._positional[len(positional) - 1]
+            if not _same(positional[-1], arg.default_value):
+                break
+            positional.pop()
+        kwargs = {}
+        for arg, value in zip(self._kwarg_only, flat[n:]):
+            if not (arg.has_default and _same(value, arg.default_value)):
+                kwargs[arg.name] = value
+        return tuple(positional), kwargs
+
+    # ----- registration ---------------------------------------------------
+    def register_kernel(self, key: int, kernel: Callable) -> None:
+        for bit in K.ORDER:
+            if key & bit:
+                self._kernels[bit] = kernel
+        self._cache.clear()
+
+    def remove_kernel(self, key: int) -> None:
+        for bit in K.ORDER:
+            if key & bit:
+                self._kernels.pop(bit, None)
+        self._cache.clear()
+
+    def has_kernel_for_dispatch_key(self, name: str) -> bool:
+        return K.BY_NAME[name] in self._kernels
+
+
+def _same(value, default) -> bool:
+    if isinstance(value, (list, tuple)) and isinstance(default, tuple):
+        return tuple(value) == default
+    return type(value) is type(default) and value == default if value is not None else default is None
+
+
+def _missing_kernel(op: OpOverload) -> Callable:
+    def kernel(keyset, *args):
+        raise NotImplementedError(
+            f"Could not run '{op.name()}' with arguments from the "
+            f"'{K.NAMES[K.ORDER[-1]] if keyset & K.CPU else 'Undefined'}' backend. This could be "
+            "because the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build)."
+        )
+
+    return kernel
+
+
+def _python_kernel(op: OpOverload) -> Callable:
+    def kernel(keyset, *flat):
+        return call_dispatch_mode(op, flat)
+
+    return kernel
+
+
+def call_dispatch_mode(op: OpOverload, flat: tuple):
+    """The Python key: hand the call to the innermost TorchDispatchMode.
+
+    The mode is popped while its handler runs, and the keys above Python are
+    excluded, so ``func(*args)`` inside goes to the next mode or the backend
+    and records nothing.
+    """
+    tls = _tls
+    stack = tls.mode_stack
+    if not stack:
+        # A Python key without a mode (a stale cache entry): go to the backend.
+        return op.kernel_for(K.CPU)(K.CPU, *flat)
+    mode = stack.pop()
+    saved_keep, saved_include = tls.keep, tls.include
+    tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
+    if not stack:
+        tls.include = saved_include & ~K.PYTHON
+    try:
+        args, kwargs = op._unflatten(flat)
+        result = mode.__torch_dispatch__(op, (), args, kwargs)
+        if result is NotImplemented:
+            result = op(*args, **kwargs)
+        return result
+    finally:
+        stack.append(mode)
+        tls.keep, tls.include = saved_keep, saved_include
+
+
+class OpOverloadPacket:
+    """All overloads of one operator name: ``opgrad.ops.aten.mul``."""
+
+    def __init__(self, namespace: str, name: str) -> None:
+        self.namespace = namespace
+        self._qualified_op_name = f"{namespace}::{name}"
+        self.__name__ = name
+        self._overload_names: list = []
+
+    def overloads(self) -> list:
+        return list(self._overload_names)
+
+    def _add(self, overload: OpOverload) -> None:
+        name = overload._overloadname
+        if name in self._overload_names:
+            raise RuntimeError(f"overload {overload} registered twice")
+        self._overload_names.append(name)
+        setattr(self, name, overload)
+
+    def __call__(self, *args, **kwargs):
+        from .python_arg_parser import resolve_overload
+
+        overloads = [getattr(self, n) for n in self._overload_names]
+        overload, flat = resolve_overload(overloads, args, kwargs)
+        return overload(*flat)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}.{self.__name__}"
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{self.namespace}.{self.__name__}')>"
+
+    def __getattr__(self, name: str):
+        raise AttributeError(f"'{self}' has no overload '{name}'")
+
+
+class _Namespace:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, name: str) -> OpOverloadPacket:
+        raise AttributeError(f"'_OpNamespace' '{self._name}' object has no attribute '{name}'")
+
+
+class _Ops:
+    """``opgrad.ops``: namespaces of operator packets."""
+
+    def __getattr__(self, name: str) -> _Namespace:
+        namespace = _Namespace(name)
+        setattr(self, name, namespace)
+        return namespace
+
+
+ops = _Ops()
+
+
+def define(schema_text: str, namespace: str = "aten") -> OpOverload:
+    """Create (or return) the OpOverload for a schema string."""
+    schema = parse_schema(schema_text)
+    if schema.namespace:
+        namespace = schema.namespace
+    ns = getattr(ops, namespace)
+    packet = ns.__dict__.get(schema.base_name)
+    if packet is None:
+        packet = OpOverloadPacket(namespace, schema.base_name)
+        setattr(ns, schema.base_name, packet)
+    overload = OpOverload(packet, schema)
+    packet._add(overload)
+    return overload
+
+
+def lookup(qualified: str) -> OpOverload:
+    """``"aten::mul.Tensor"`` -> the OpOverload."""
+    namespace, _, rest = qualified.partition("::")
+    name, _, overload = rest.partition(".")
+    return getattr(getattr(getattr(ops, namespace), name), overload or "default")
+
+
+def compute_keyset(*tensors) -> int:
+    """The key set of a call with these tensor arguments (for boxed callers)."""
+    keys = 0
+    for t in tensors:
+        if t is not None:
+            keys |= t._keys
+    return (keys | _tls.include) & _tls.keep
+
+
+def boxed_entry(op: OpOverload) -> Callable:
+    """A generic entry for ops defined at runtime: flatten, compute keys, call."""
+    from .tensor import Tensor
+
+    def entry(*args, **kwargs):
+        flat = op._flatten(args, kwargs)
+        keys = 0
+        for value in flat:
+            if isinstance(value, Tensor):
+                keys |= value._keys
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, Tensor):
+                        keys |= item._keys
+        keyset = (keys | _tls.include) & _tls.keep
+        return op.kernel_for(keyset)(keyset, *flat)
+
+    return entry

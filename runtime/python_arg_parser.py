@@ -1,0 +1,187 @@
+"""Argument handling for op entries and the Python surface.
+
+Entries normalize arguments (numbers where a Tensor is expected become
+wrapped 0-dim tensors, ints become int lists). Names with several overloads
+pick one per call as PyTorch's parser does: first an exact match on types,
+then one that accepts numbers for Tensor arguments.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Callable, Dict, Sequence, Tuple
+
+import numpy as np
+
+from .tensor import Size, Tensor, wrap_scalar
+
+
+def as_tensor_arg(value) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, np.generic)):
+        return wrap_scalar(value)
+    raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
+
+
+def as_int(value) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"an integer is required (got type {type(value).__name__})") from None
+
+
+def int_list(value, size: int = 1) -> tuple:
+    if isinstance(value, (tuple, list, Size)):
+        return tuple(operator.index(v) for v in value)
+    if isinstance(value, Tensor) and value.dim() == 1:
+        return tuple(value.tolist())
+    return (as_int(value),) * size
+
+
+def tensor_list(value) -> tuple:
+    if isinstance(value, Tensor):
+        raise TypeError("expected a sequence of Tensors, but got a Tensor")
+    return tuple(as_tensor_arg(v) for v in value)
+
+
+def list_keys(tensors: Sequence[Tensor]) -> int:
+    keys = 0
+    for t in tensors:
+        if t is not None:
+            keys |= t._keys
+    return keys
+
+
+# ---- overload resolution -------------------------------------------------------------
+
+_NUMBER = (bool, int, float, np.number, np.bool_)
+
+
+def _accepts(arg, value, lenient: bool) -> bool:
+    t = arg.type
+    if value is None:
+        return t.optional
+    if t.is_list:
+        if t.base == "Tensor":
+            return isinstance(value, (list, tuple))
+        if isinstance(value, (list, tuple, Size)):
+            return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+        return t.base in ("int", "SymInt") and isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    base = t.base
+    if base == "Tensor":
+        return isinstance(value, Tensor) or (lenient and isinstance(value, _NUMBER))
+    if base == "Scalar":
+        return isinstance(value, _NUMBER) or (lenient and isinstance(value, Tensor) and value.dim() == 0)
+    if base in ("int", "SymInt"):
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if base == "float":
+        return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+    if base == "bool":
+        return isinstance(value, (bool, np.bool_))
+    if base == "str":
+        return isinstance(value, str)
+    return True  # ScalarType, Layout, Device, MemoryFormat, Generator: checked by kernels
+
+
+def _collapse_varargs(op, args: tuple, varargs: bool) -> bool:
+    """Whether ``x.view(2, 3)`` must be read as ``x.view((2, 3))``."""
+    positional = op._positional
+    return (
+        varargs
+        and len(positional) >= 2
+        and positional[1].type.is_list
+        and positional[1].type.base in ("int", "SymInt")
+        and len(args) > 2
+        and all(isinstance(v, (int, np.integer)) for v in args[1:])
+    )
+
+
+def _bind(op, args: tuple, kwargs: dict, lenient: bool, varargs: bool):
+    schema_args = op._schema.arguments
+    positional = op._positional
+    if _collapse_varargs(op, args, varargs):
+        args = (args[0], tuple(args[1:]))
+    if len(args) > len(positional):
+        return None
+    bound = []
+    kwargs = dict(kwargs)
+    for index, arg in enumerate(schema_args):
+        if index < len(args) and not arg.kwarg_only:
+            value = args[index]
+        elif arg.name in kwargs:
+            value = kwargs.pop(arg.name)
+        elif index == 0 and "input" in kwargs:
+            value = kwargs.pop("input")
+        elif arg.has_default:
+            bound.append(arg.default_value)
+            continue
+        else:
+            return None
+        if not _accepts(arg, value, lenient):
+            return None
+        bound.append(value)
+    if kwargs:
+        return None
+    return tuple(bound)
+
+
+def resolve_overload(overloads, args: tuple, kwargs: dict, varargs: bool = False):
+    """The first overload whose schema accepts the call, and the bound arguments."""
+    for lenient in (False, True):
+        for op in overloads:
+            bound = _bind(op, args, kwargs, lenient, varargs)
+            if bound is not None:
+                return op, bound
+    names = ", ".join(str(op._schema) for op in overloads)
+    given = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    raise TypeError(
+        f"{overloads[0]._opname}() received an invalid combination of arguments - got ({given}), "
+        f"but expected one of: {names}"
+    )
+
+
+def _call_bound(op, bound: tuple):
+    n = len(op._positional)
+    kw = {a.name: v for a, v in zip(op._kwarg_only, bound[n:])}
+    return op._entry(*bound[:n], **kw)
+
+
+def function(name: str, overloads: tuple) -> Callable:
+    """``opgrad.<name>``: the entry itself for one overload, else a resolving wrapper."""
+    if len(overloads) == 1:
+        entry = overloads[0]._entry
+        return entry
+    return _overloaded(name, overloads, varargs=False)
+
+
+def _overloaded(name: str, overloads: tuple, varargs: bool) -> Callable:
+    # Calls with the same argument classes and keyword names pick the same
+    # overload: remember it, and call its entry with the arguments as given.
+    cache: Dict[tuple, tuple] = {}
+
+    def call(*args, **kwargs):
+        key = (tuple([a.__class__ for a in args]), tuple(kwargs))
+        hit = cache.get(key)
+        if hit is not None:
+            op, collapse = hit
+            if collapse:
+                args = (args[0], tuple(args[1:]))
+            return op._entry(*args, **kwargs)
+        op, bound = resolve_overload(overloads, args, kwargs, varargs)
+        if "input" not in kwargs:
+            cache[key] = (op, _collapse_varargs(op, args, varargs))
+        return _call_bound(op, bound)
+
+    call.__name__ = name
+    call.__qualname__ = name
+    return call
+
+
+def method(name: str, overloads: tuple) -> Callable:
+    """A Tensor method: as ``function``, also accepting ``x.view(2, 3)`` varargs."""
+    first = overloads[0]._positional
+    takes_varargs = len(first) >= 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
+    if len(overloads) == 1 and not takes_varargs:
+        return overloads[0]._entry
+    return _overloaded(name, overloads, varargs=True)

@@ -1,0 +1,312 @@
+"""The Tensor: a numpy array plus autograd metadata.
+
+Ops are not defined here: generated code attaches the op methods
+(``python_surface.install``), and operators map onto them. What lives here is
+the state every op reads (slots kept few for a short per-op path) and the
+non-op API: properties, conversions, ``backward``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional
+
+import numpy as np
+
+from . import dispatch_keys as K
+from . import dtypes
+from ._tls import state as _tls
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``opgrad.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"opgrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    __slots__ = (
+        "_data",  # numpy array holding the values
+        "_rg",  # requires_grad
+        "_grad_fn",
+        "_output_nr",
+        "_vc",  # version counter: a one-element list shared with views
+        "_base",  # the tensor this one is a view of, if any
+        "_keys",  # dispatch key bits
+        "_wrapped",  # a 0-dim tensor made from a Python scalar
+        "_grad",
+        "_grad_acc",  # weakref to this leaf's AccumulateGrad node
+        "_meta",  # rarely used autograd metadata (hooks, retains_grad), or None
+        "__weakref__",
+    )
+
+    # ----- construction -------------------------------------------------
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("use opgrad.tensor(...) or a factory function to create tensors")
+
+    # ----- autograd metadata ---------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self._grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        if self._grad_fn is None:
+            self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def grad(self) -> Optional["Tensor"]:
+        if self._grad_fn is not None and not (self._meta and self._meta.retains_grad):
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Optional["Tensor"]) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def data(self) -> "Tensor":
+        # Shares memory but not the version counter (PyTorch's escape hatch).
+        return _make(self._data)
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # ----- metadata ------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: Optional[int] = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def stride(self, dim: Optional[int] = None):
+        item = self._data.itemsize
+        strides = tuple(s // item for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.FROM_NUMPY[self._data.dtype]
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def nelement(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    # ----- conversions ---------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._data.item())
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter([self[i] for i in range(self._data.shape[0])])
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("pickling opgrad tensors is not supported yet")
+
+    # ----- autograd entry points -----------------------------------------
+    def backward(
+        self,
+        gradient: Optional["Tensor"] = None,
+        retain_graph: Optional[bool] = None,
+        create_graph: bool = False,
+        inputs=None,
+    ) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves (see ``opgrad.autograd.backward``)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach_(self) -> "Tensor":
+        self._grad_fn = None
+        self._rg = False
+        self._output_nr = 0
+        return self
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim + n if dim < 0 else dim
+
+
+def _make(data: np.ndarray) -> Tensor:
+    """A fresh tensor owning nothing but ``data`` (no autograd history)."""
+    t = _new(Tensor)
+    t._data = data
+    t._rg = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._keys = K.DEFAULT_TENSOR_KEYS if not _tls.inference_mode else K.INFERENCE_TENSOR_KEYS
+    t._wrapped = False
+    t._grad = None
+    t._grad_acc = None
+    t._meta = None
+    return t
+
+
+def _wrap_array(result) -> Tensor:
+    """Wrap a numpy kernel's result; numpy hands back scalars for 0-dim results."""
+    if result.__class__ is not np.ndarray:
+        result = np.asarray(result)
+    return _make(result)
+
+
+_SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+def wrap_scalar(value: Any) -> Tensor:
+    """A Python number as PyTorch's 0-dim "wrapped number" tensor."""
+    if isinstance(value, Tensor):
+        return value
+    npdt = _SCALAR_DTYPES.get(type(value))
+    if npdt is None:
+        if isinstance(value, (np.generic, np.ndarray)):
+            return _make(np.asarray(value))
+        if isinstance(value, (bool, int, float)):
+            npdt = _SCALAR_DTYPES[bool if isinstance(value, bool) else int if isinstance(value, int) else float]
+        else:
+            raise TypeError(f"expected Tensor as element, but got {type(value).__name__}")
+    t = _make(np.array(value, dtype=npdt))
+    t._wrapped = True
+    return t
