@@ -450,8 +450,8 @@ def node_prefix(base_name: str) -> str:
     """PyTorch's rule: CamelCase of the base name + Backward (``_unsafe_view`` -> UnsafeViewBackward)."""
     name = base_name.rstrip("_")
     camel = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
-    camel = camel.replace("ForwardBackward", "Backward")
-    return camel + "Backward"
+    camel += "Backward"
+    return camel.replace("ForwardBackward", "Backward")
 
 
 def _check_node_names(path, entries: List[Entry]) -> None:

@@ -132,7 +132,8 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     tensors = [a.name for a in schema_args if a.type.base == "Tensor" and not a.type.is_list]
     optional = {a.name for a in schema_args if a.type.optional}
     promoted = [t for t in tensors if t not in entry.non_differentiable]
-    scalars = [a.name for a in schema_args if a.type.base == "Scalar"]
+    # ``alpha`` scales an operand; like PyTorch, it takes no part in type promotion.
+    scalars = [a.name for a in schema_args if a.type.base == "Scalar" and a.name != "alpha"]
     prelude = []
     writes = None
     if ov.kind in ("inplace_variant", "inplace"):

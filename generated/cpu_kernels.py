@@ -15,101 +15,51 @@ from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_da
 
 def add_Tensor(keyset, self, other, alpha):
     """CPU kernel of add.Tensor"""
-    (
-        self,
-        other,
-    ) = promote(
-        (
-            self,
-            other,
-        ),
-        (alpha,),
-        False,
-    )
+    self, other = promote2(self, other, False)
     return wrap_array(k.add(self, other, alpha))
 
 
 def add__Tensor(keyset, self, other, alpha):
     """CPU kernel of add_.Tensor"""
     out = self
-    (
-        self,
-        other,
-    ) = promote(
-        (
-            self,
-            other,
-        ),
-        (alpha,),
-        False,
-    )
+    self, other = promote2(self, other, False)
     return copy_into(out, k.add(self, other, alpha))
 
 
 def add_Scalar(keyset, self, other, alpha):
     """CPU kernel of add.Scalar"""
-    (self,) = promote((self,), (other, alpha), False)
+    (self,) = promote((self,), (other,), False)
     return wrap_array(k.add(self, other, alpha))
 
 
 def sub_Tensor(keyset, self, other, alpha):
     """CPU kernel of sub.Tensor"""
-    (
-        self,
-        other,
-    ) = promote(
-        (
-            self,
-            other,
-        ),
-        (alpha,),
-        False,
-    )
+    self, other = promote2(self, other, False)
     return wrap_array(k.sub(self, other, alpha))
 
 
 def sub__Tensor(keyset, self, other, alpha):
     """CPU kernel of sub_.Tensor"""
     out = self
-    (
-        self,
-        other,
-    ) = promote(
-        (
-            self,
-            other,
-        ),
-        (alpha,),
-        False,
-    )
+    self, other = promote2(self, other, False)
     return copy_into(out, k.sub(self, other, alpha))
 
 
 def sub_Scalar(keyset, self, other, alpha):
     """CPU kernel of sub.Scalar"""
-    (self,) = promote((self,), (other, alpha), False)
+    (self,) = promote((self,), (other,), False)
     return wrap_array(k.sub(self, other, alpha))
 
 
 def rsub_Tensor(keyset, self, other, alpha):
     """CPU kernel of rsub.Tensor"""
-    (
-        self,
-        other,
-    ) = promote(
-        (
-            self,
-            other,
-        ),
-        (alpha,),
-        False,
-    )
+    self, other = promote2(self, other, False)
     return wrap_array(k.sub(other, self, alpha))
 
 
 def rsub_Scalar(keyset, self, other, alpha):
     """CPU kernel of rsub.Scalar"""
-    (self,) = promote((self,), (other, alpha), False)
+    (self,) = promote((self,), (other,), False)
     return wrap_array(k.sub(other, self, alpha))
 
 

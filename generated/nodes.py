@@ -43,7 +43,7 @@ class AddBackward0(Node):
     """Backward of ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``."""
 
     __slots__ = ("alpha_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -75,7 +75,7 @@ class AddBackward1(Node):
     """Backward of ``add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -93,7 +93,7 @@ class SubBackward0(Node):
     """Backward of ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``."""
 
     __slots__ = ("alpha_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -125,7 +125,7 @@ class SubBackward1(Node):
     """Backward of ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -143,7 +143,7 @@ class RsubBackward0(Node):
     """Backward of ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``."""
 
     __slots__ = ("alpha_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -175,7 +175,7 @@ class RsubBackward1(Node):
     """Backward of ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``."""
 
     __slots__ = ("alpha_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -202,7 +202,7 @@ class MulBackward0(Node):
         "other_",
         "self_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "other_",
         "self_",
     )
@@ -251,7 +251,7 @@ class MulBackward1(Node):
     """Backward of ``mul.Scalar(Tensor self, Scalar other) -> Tensor``."""
 
     __slots__ = ("other_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -278,7 +278,7 @@ class DivBackward0(Node):
         "other_",
         "self_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "other_",
         "self_",
     )
@@ -327,7 +327,7 @@ class DivBackward1(Node):
     """Backward of ``div.Scalar(Tensor self, Scalar other) -> Tensor``."""
 
     __slots__ = ("other_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -351,7 +351,7 @@ class ReciprocalBackward0(Node):
     """Backward of ``reciprocal(Tensor self) -> Tensor``."""
 
     __slots__ = ("result_",)
-    _saved_tensor_slots = ("result_",)
+    _releasable_slots = ("result_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -379,7 +379,7 @@ class NegBackward0(Node):
     """Backward of ``neg(Tensor self) -> Tensor``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -397,7 +397,7 @@ class ExpBackward0(Node):
     """Backward of ``exp(Tensor self) -> Tensor``."""
 
     __slots__ = ("result_",)
-    _saved_tensor_slots = ("result_",)
+    _releasable_slots = ("result_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -425,7 +425,7 @@ class LogBackward0(Node):
     """Backward of ``log(Tensor self) -> Tensor``."""
 
     __slots__ = ("self_",)
-    _saved_tensor_slots = ("self_",)
+    _releasable_slots = ("self_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -453,7 +453,7 @@ class SinBackward0(Node):
     """Backward of ``sin(Tensor self) -> Tensor``."""
 
     __slots__ = ("self_",)
-    _saved_tensor_slots = ("self_",)
+    _releasable_slots = ("self_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -481,7 +481,7 @@ class CosBackward0(Node):
     """Backward of ``cos(Tensor self) -> Tensor``."""
 
     __slots__ = ("self_",)
-    _saved_tensor_slots = ("self_",)
+    _releasable_slots = ("self_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -509,7 +509,7 @@ class TanhBackward0(Node):
     """Backward of ``tanh(Tensor self) -> Tensor``."""
 
     __slots__ = ("result_",)
-    _saved_tensor_slots = ("result_",)
+    _releasable_slots = ("result_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -540,7 +540,7 @@ class TanhBackwardBackward0(Node):
         "grad_output_",
         "output_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "grad_output_",
         "output_",
     )
@@ -589,7 +589,7 @@ class SigmoidBackward0(Node):
     """Backward of ``sigmoid(Tensor self) -> Tensor``."""
 
     __slots__ = ("result_",)
-    _saved_tensor_slots = ("result_",)
+    _releasable_slots = ("result_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -620,7 +620,7 @@ class SigmoidBackwardBackward0(Node):
         "grad_output_",
         "output_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "grad_output_",
         "output_",
     )
@@ -669,7 +669,7 @@ class ReluBackward0(Node):
     """Backward of ``relu(Tensor self) -> Tensor``."""
 
     __slots__ = ("result_",)
-    _saved_tensor_slots = ("result_",)
+    _releasable_slots = ("result_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -700,7 +700,7 @@ class ThresholdBackwardBackward0(Node):
         "self_",
         "threshold_",
     )
-    _saved_tensor_slots = ("self_",)
+    _releasable_slots = ("self_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -745,7 +745,7 @@ class PowBackward0(Node):
         "exponent_",
         "self_",
     )
-    _saved_tensor_slots = ("self_",)
+    _releasable_slots = ("self_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -783,7 +783,7 @@ class PowBackward1(Node):
         "result_",
         "self_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "exponent_",
         "result_",
         "self_",
@@ -847,7 +847,7 @@ class PowBackward2(Node):
         "result_",
         "self_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "exponent_",
         "result_",
     )
@@ -894,7 +894,7 @@ class SqrtBackward0(Node):
     """Backward of ``sqrt(Tensor self) -> Tensor``."""
 
     __slots__ = ("result_",)
-    _saved_tensor_slots = ("result_",)
+    _releasable_slots = ("result_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -922,7 +922,7 @@ class AbsBackward0(Node):
     """Backward of ``abs(Tensor self) -> Tensor``."""
 
     __slots__ = ("self_",)
-    _saved_tensor_slots = ("self_",)
+    _releasable_slots = ("self_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -950,7 +950,7 @@ class SgnBackward0(Node):
     """Backward of ``sgn(Tensor self) -> Tensor``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -968,7 +968,7 @@ class SignBackward0(Node):
     """Backward of ``sign(Tensor self) -> Tensor``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -990,7 +990,7 @@ class ClampBackward1(Node):
         "min_",
         "self_",
     )
-    _saved_tensor_slots = ("self_",)
+    _releasable_slots = ("self_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -1033,7 +1033,7 @@ class MaximumBackward0(Node):
         "other_",
         "self_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "other_",
         "self_",
     )
@@ -1082,7 +1082,7 @@ class WhereBackward0(Node):
     """Backward of ``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor``."""
 
     __slots__ = ("condition_",)
-    _saved_tensor_slots = ("condition_",)
+    _releasable_slots = ("condition_",)
 
     def __init__(self):
         Node.__init__(self)
@@ -1118,7 +1118,7 @@ class SumBackward0(Node):
     """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``."""
 
     __slots__ = ("self_sym_sizes_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1146,7 +1146,7 @@ class SumBackward1(Node):
         "keepdim_",
         "self_sym_sizes_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1185,7 +1185,7 @@ class MeanBackward0(Node):
         "self_sym_numel_",
         "self_sym_sizes_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1222,7 +1222,7 @@ class MeanBackward1(Node):
         "self_sym_numel_",
         "self_sym_sizes_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1273,7 +1273,7 @@ class MmBackward0(Node):
         "self_sym_sizes_",
         "self_sym_strides_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "mat2_",
         "self_",
     )
@@ -1353,7 +1353,7 @@ class BmmBackward0(Node):
         "mat2_",
         "self_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "mat2_",
         "self_",
     )
@@ -1405,7 +1405,7 @@ class DotBackward0(Node):
         "self_",
         "tensor_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "self_",
         "tensor_",
     )
@@ -1457,7 +1457,7 @@ class MvBackward0(Node):
         "self_",
         "vec_",
     )
-    _saved_tensor_slots = (
+    _releasable_slots = (
         "self_",
         "vec_",
     )
@@ -1506,7 +1506,7 @@ class TBackward0(Node):
     """Backward of ``t(Tensor(a) self) -> Tensor(a)``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1527,7 +1527,7 @@ class TransposeBackward0(Node):
         "dim0_",
         "dim1_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1557,7 +1557,7 @@ class PermuteBackward0(Node):
     """Backward of ``permute(Tensor(a) self, int[] dims) -> Tensor(a)``."""
 
     __slots__ = ("dims_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1581,7 +1581,7 @@ class ViewBackward0(Node):
     """Backward of ``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``."""
 
     __slots__ = ("self_sym_sizes_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1605,7 +1605,7 @@ class UnsafeViewBackward0(Node):
     """Backward of ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``."""
 
     __slots__ = ("self_sym_sizes_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1629,7 +1629,7 @@ class ExpandBackward0(Node):
     """Backward of ``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``."""
 
     __slots__ = ("self_sym_sizes_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1653,7 +1653,7 @@ class UnsqueezeBackward0(Node):
     """Backward of ``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``."""
 
     __slots__ = ("dim_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1677,7 +1677,7 @@ class SqueezeBackward0(Node):
     """Backward of ``squeeze(Tensor(a) self) -> Tensor(a)``."""
 
     __slots__ = ("self_sym_sizes_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1704,7 +1704,7 @@ class SqueezeBackward1(Node):
         "dim_",
         "self_sym_sizes_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1737,7 +1737,7 @@ class SqueezeBackward4(Node):
         "dim_",
         "self_sym_sizes_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1771,7 +1771,7 @@ class SelectBackward0(Node):
         "index_",
         "self_sym_sizes_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1810,7 +1810,7 @@ class SelectBackwardBackward0(Node):
         "dim_",
         "index_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1846,7 +1846,7 @@ class SliceBackward0(Node):
         "start_",
         "step_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1901,7 +1901,7 @@ class SliceBackwardBackward0(Node):
         "start_",
         "step_",
     )
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1943,7 +1943,7 @@ class AliasBackward0(Node):
     """Backward of ``alias(Tensor(a) self) -> Tensor(a)``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1961,7 +1961,7 @@ class CloneBackward0(Node):
     """Backward of ``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``."""
 
     __slots__ = ()
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)
@@ -1979,7 +1979,7 @@ class ToCopyBackward0(Node):
     """Backward of ``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``."""
 
     __slots__ = ("self_scalar_type_",)
-    _saved_tensor_slots = ()
+    _releasable_slots = ()
 
     def __init__(self):
         Node.__init__(self)

@@ -268,7 +268,17 @@ def expand(a, size):
                 f"{_shape_str(a.shape)}"
             )
         target.append(s)
-    return np.broadcast_to(a, tuple(target))
+    target = tuple(target)
+    if a.flags.c_contiguous and a.size:
+        # Build the stride-0 view directly: np.broadcast_to costs ~10x more.
+        strides = (0,) * lead + tuple(
+            0 if own == 1 and want != 1 else stride
+            for own, want, stride in zip(a.shape, target[lead:], a.strides)
+        )
+        view = np.ndarray(target, a.dtype, a, 0, strides)
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(a, target)
 
 
 def _tensor_type(a) -> str:
@@ -394,7 +404,12 @@ def _fill_dtype(value, dtype) -> np.dtype:
 
 
 def full_like(a, value, dtype):
-    return np.full(a.shape, value, dtype=_np_dtype(dtype, a.dtype))
+    dt = a.dtype if dtype is None else dtype.np
+    if value == 1:
+        return np.ones(a.shape, dt)
+    if value == 0:
+        return np.zeros(a.shape, dt)
+    return np.full(a.shape, value, dtype=dt)
 
 
 def _check_size(size) -> tuple:

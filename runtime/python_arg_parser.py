@@ -184,4 +184,14 @@ def method(name: str, overloads: tuple) -> Callable:
     takes_varargs = len(first) >= 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
     if len(overloads) == 1 and not takes_varargs:
         return overloads[0]._entry
+    if len(overloads) == 1:
+        entry = overloads[0]._entry
+
+        def varargs_method(self, *args, **kwargs):
+            if len(args) > 1 or (args and args[0].__class__ is int):
+                args = (args,)
+            return entry(self, *args, **kwargs)
+
+        varargs_method.__name__ = varargs_method.__qualname__ = name
+        return varargs_method
     return _overloaded(name, overloads, varargs=True)

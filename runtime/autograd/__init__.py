@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
+from ..generated import ops as aten
+from ..tensor import Tensor
 from . import graph
 from .engine import execute
 from .grad_mode import (
@@ -20,8 +22,6 @@ __all__ = ["backward", "grad", "graph", "no_grad", "enable_grad", "set_grad_enab
 
 
 def _as_tuple(value) -> tuple:
-    from ..tensor import Tensor
-
     if value is None:
         return ()
     if isinstance(value, Tensor):
@@ -31,8 +31,6 @@ def _as_tuple(value) -> tuple:
 
 def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
     """Check user gradients against outputs; seed scalar outputs with ones."""
-    from ..generated import ops as aten
-    from ..tensor import Tensor
 
     grads = []
     for index, (out, grad) in enumerate(zip(outputs, grad_outputs)):
@@ -150,7 +148,6 @@ def grad(
     materialize_grads: bool = False,
 ):
     """The gradients of ``outputs`` with respect to ``inputs`` (nothing is accumulated)."""
-    from ..generated import ops as aten
 
     if materialize_grads and allow_unused is False:
         raise ValueError(

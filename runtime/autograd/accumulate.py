@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._tls import state as _tls
+from ..generated import ops as aten
 
 
 def _can_steal(grad) -> bool:
@@ -19,8 +20,6 @@ def _can_steal(grad) -> bool:
 
 
 def accumulate_grad(variable, new_grad) -> None:
-    from ..generated import ops as aten
-
     grad = variable._grad
     if grad is None:
         if not _tls.grad_enabled and _can_steal(new_grad):

@@ -129,8 +129,8 @@ def execute(
         needed = _compute_needed(root, set(captures))
 
     buffers: Dict[Node, list] = {}
-    ready = [(0, 0, root)]
-    counter = 1
+    ready: list = []
+    counter = 0
     tls = _tls
     # Gradients held elsewhere too (the caller's, or one object a node sends
     # along two edges) are copied, never stolen, when a leaf stores them.
@@ -138,57 +138,75 @@ def execute(
     previous_grad_mode, previous_shared = tls.grad_enabled, tls.shared_grads
     tls.grad_enabled = create_graph
     tls.shared_grads = shared
+    heappush, heappop = heapq.heappush, heapq.heappop
+    node = root
+    outputs = root.grads
     try:
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node, None) if node is not root else ()
-            if needed is not None:
-                targets = captures.get(node)
-                if targets is not None:
-                    for input_nr, position in targets:
-                        captured[position] = grads[input_nr]
-                if not needed.get(node, False) and node is not root:
-                    continue
-                needs = tuple(
-                    e is not None and (e[0] in captures or needed.get(e[0], False))
-                    for e in node._next_edges
-                )
-            else:
-                # An edge is truthy exactly when its input needs a gradient.
-                needs = node._next_edges
-
-            outputs = node.apply(grads, needs)
-            if not keep_graph:
-                node.release_variables()
-
+        while True:
+            # Route this node's outputs along its edges; a target whose last
+            # gradient arrived becomes ready.
             edges = node._next_edges
-            if len(outputs) > 1:
-                _mark_repeated(outputs, shared)
-            if len(outputs) != len(edges):
+            if needed is None:
+                needs = edges  # an edge is truthy exactly when its input needs a gradient
+            else:
+                needs = [
+                    e is not None and (e[0] in captures or needed.get(e[0], False)) for e in edges
+                ]
+            count = len(outputs)
+            if count != len(edges):
                 raise RuntimeError(
                     f"function {node.name()} returned an incorrect number of gradients "
-                    f"(expected {len(edges)}, got {len(outputs)})"
+                    f"(expected {len(edges)}, got {count})"
                 )
+            if count == 2:
+                if outputs[0] is outputs[1] and outputs[0] is not None:
+                    shared.add(id(outputs[0]))
+            elif count > 2:
+                _mark_repeated(outputs, shared)
             for index, edge in enumerate(edges):
-                if edge is None:
-                    continue
-                target, input_nr = edge
                 if not needs[index]:
                     continue
+                target, input_nr = edge
                 grad = outputs[index]
-                if grad is not None:
-                    grad = _validate_output(node, index, grad, target, input_nr)
                 buffer = buffers.get(target)
                 if buffer is None:
                     buffer = buffers[target] = [None] * len(target._input_metadata)
                 if grad is not None:
+                    data = grad._data
+                    shape, dtype = target._input_metadata[input_nr]
+                    if data.shape != shape or data.dtype != dtype:
+                        grad = _validate_output(node, index, grad, target, input_nr)
                     previous = buffer[input_nr]
                     buffer[input_nr] = grad if previous is None else previous + grad
                 remaining = dependencies[target] - 1
                 dependencies[target] = remaining
                 if remaining == 0:
-                    heapq.heappush(ready, (-target._seq, counter, target))
+                    heappush(ready, (-target._seq, counter, target))
                     counter += 1
+
+            # Run the next ready node: the most recently created one first.
+            while True:
+                if not ready:
+                    return captured
+                node = heappop(ready)[2]
+                grads = buffers.pop(node)
+                if needed is None:
+                    break
+                targets = captures.get(node)
+                if targets is not None:
+                    for input_nr, position in targets:
+                        captured[position] = grads[input_nr]
+                if needed.get(node, False):
+                    break
+            if needed is None:
+                outputs = node.apply(grads, node._next_edges)
+            else:
+                outputs = node.apply(
+                    grads,
+                    [e is not None and (e[0] in captures or needed.get(e[0], False)) for e in node._next_edges],
+                )
+            if not keep_graph and node._releasable_slots:
+                node.release_variables()
     finally:
         tls.grad_enabled, tls.shared_grads = previous_grad_mode, previous_shared
-    return captured
+

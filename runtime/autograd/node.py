@@ -6,6 +6,8 @@ import itertools
 import weakref
 from typing import Optional, Tuple
 
+from .accumulate import accumulate_grad
+
 _sequence = itertools.count()
 #: PyTorch gives AccumulateGrad the largest sequence number (UINT64_MAX).
 ACCUMULATE_GRAD_SEQUENCE_NR = 2**64 - 1
@@ -22,7 +24,7 @@ class Node:
     __slots__ = ("_next_edges", "_input_metadata", "_seq", "_hooks", "_metadata", "__weakref__")
 
     #: names of the slots holding SavedVariables (generated per class)
-    _saved_tensor_slots: Tuple[str, ...] = ()
+    _releasable_slots: Tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._seq = next(_sequence)
@@ -56,7 +58,7 @@ class Node:
         return self.apply(grads, needs)
 
     def release_variables(self) -> None:
-        for slot in self._saved_tensor_slots:
+        for slot in self._releasable_slots:
             saved = getattr(self, slot)
             if saved is not None:
                 saved.reset()
@@ -82,8 +84,6 @@ class AccumulateGrad(Node):
         return "opgrad::autograd::AccumulateGrad"
 
     def apply(self, grads: tuple, needs: tuple) -> tuple:
-        from .accumulate import accumulate_grad
-
         new_grad = grads[0]
         if new_grad is not None:
             accumulate_grad(self.variable, new_grad)

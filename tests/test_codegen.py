@@ -1,0 +1,246 @@
+"""codegen: validation errors located at derivatives.yaml:LINE, --check, determinism."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("yaml")
+pytest.importorskip("jinja2")
+pytest.importorskip("black")
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from codegen import gen  # noqa: E402
+from codegen import model as m  # noqa: E402
+
+GOOD_ENTRY = """\
+- name: neg(Tensor self) -> Tensor
+  cpu: np.negative(self)
+  self: grad.neg()
+  result: auto_linear
+"""
+
+
+def load_text(tmp_path: Path, text: str) -> m.Model:
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(textwrap.dedent(text))
+    return m.load(path)
+
+
+def error_of(tmp_path: Path, text: str) -> str:
+    with pytest.raises(m.ModelError) as info:
+        load_text(tmp_path, text)
+    return str(info.value)
+
+
+def test_a_good_entry_loads(tmp_path):
+    model = load_text(tmp_path, GOOD_ENTRY)
+    (entry,) = model.entries
+    assert entry.op_name == "neg"
+    assert entry.differentiable_inputs == ("self",)
+    assert m.node_class_name(entry, model.entries) == "NegBackward0"
+
+
+def test_unknown_name_in_formula_is_located(tmp_path):
+    text = GOOD_ENTRY + """\
+
+- name: exp(Tensor self) -> Tensor
+  cpu: np.exp(self)
+  self: grad * reslt
+  result: auto_element_wise
+"""
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:8: exp: unknown name 'reslt' in formula for self"
+    )
+
+
+def test_input_without_formula_is_an_error(tmp_path):
+    text = """\
+- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  cpu: np.multiply(self, other)
+  self: grad * other
+  result: self_t * other_p
+"""
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:1: mul.Tensor: input 'other' has no formula and is not marked "
+        "non_differentiable"
+    )
+
+
+def test_non_differentiable_input_needs_no_formula(tmp_path):
+    text = """\
+- name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+  cpu: np.where(condition, self, other)
+  condition: non_differentiable
+  self: where(condition, grad, 0)
+  other: where(condition, 0, grad)
+  result: where(condition, self_t, other_t)
+"""
+    (entry,) = load_text(tmp_path, text).entries
+    assert entry.differentiable_inputs == ("self", "other")
+    assert [f.name for f in entry.saved] == ["condition"]
+
+
+def test_bad_schema_is_located(tmp_path):
+    text = GOOD_ENTRY + """\
+
+- name: exp(Tensr self) -> Tensor
+  cpu: np.exp(self)
+"""
+    message = error_of(tmp_path, text)
+    assert message.startswith("derivatives.yaml:6: exp: bad schema: unknown type 'Tensr'")
+
+
+def test_duplicate_overload_is_located(tmp_path):
+    text = GOOD_ENTRY + "\n" + GOOD_ENTRY
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:6: neg: duplicate overload neg (first at line 1)"
+    )
+
+
+def test_duplicate_through_an_inplace_variant(tmp_path):
+    text = """\
+- name: neg(Tensor self) -> Tensor
+  cpu: np.negative(self)
+  self: grad.neg()
+  result: auto_linear
+  inplace: neg_(Tensor(a!) self) -> Tensor(a!)
+
+- name: neg_(Tensor(a!) self) -> Tensor(a!)
+  cpu: np.negative(self)
+  self: grad.neg()
+  result: auto_linear
+"""
+    assert "duplicate overload neg_" in error_of(tmp_path, text)
+
+
+def test_forward_formula_is_required(tmp_path):
+    text = """\
+- name: neg(Tensor self) -> Tensor
+  cpu: np.negative(self)
+  self: grad.neg()
+"""
+    assert "need a forward-mode formula" in error_of(tmp_path, text)
+
+
+def test_forward_formula_rejects_bare_differentiable_names(tmp_path):
+    text = """\
+- name: neg(Tensor self) -> Tensor
+  cpu: np.negative(self)
+  self: grad.neg()
+  result: -self
+"""
+    assert "unknown name 'self' in forward formula (use <name>_p" in error_of(tmp_path, text)
+
+
+def test_formula_for_a_non_input(tmp_path):
+    text = """\
+- name: neg(Tensor self) -> Tensor
+  cpu: np.negative(self)
+  self: grad.neg()
+  other: grad
+  result: auto_linear
+"""
+    assert error_of(tmp_path, text).startswith("derivatives.yaml:4: neg: unknown key or input 'other'")
+
+
+def test_metadata_reads_save_metadata_not_tensors(tmp_path):
+    text = """\
+- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  cpu: k.sum(self, None, False, dtype)
+  self: grad.expand(self.sym_sizes())
+  result: auto_linear
+"""
+    (entry,) = load_text(tmp_path, text).entries
+    assert [(f.name, f.kind) for f in entry.saved] == [("self_sym_sizes", "metadata")]
+
+
+def test_saved_inputs_are_guarded_by_the_inputs_that_need_them(tmp_path):
+    text = """\
+- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  cpu: np.multiply(self, other)
+  self: grad * other
+  other: grad * self
+  result: other_t * self_p + self_t * other_p
+"""
+    (entry,) = load_text(tmp_path, text).entries
+    assert {f.name: f.needed_by for f in entry.saved} == {"other": ("self",), "self": ("other",)}
+
+
+def test_node_numbering_counts_differentiable_entries_in_file_order(tmp_path):
+    text = """\
+- name: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+  cpu: np.power(self, exponent)
+  self: grad * exponent
+  result: auto_element_wise
+
+- name: pow.Scalar(Scalar self, Tensor exponent) -> Tensor
+  cpu: np.power(self, exponent)
+  exponent: grad * result
+  result: auto_element_wise
+
+- name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+  cpu: np.clip(self, min, max)
+  node: ClampBackward1
+  self: grad
+  result: auto_element_wise
+"""
+    model = load_text(tmp_path, text)
+    names = [m.node_class_name(e, model.entries) for e in model.entries]
+    assert names == ["PowBackward0", "PowBackward1", "ClampBackward1"]
+
+
+def test_node_prefix_follows_pytorch():
+    assert m.node_prefix("_unsafe_view") == "UnsafeViewBackward"
+    assert m.node_prefix("nll_loss_forward") == "NllLossBackward"
+    assert m.node_prefix("squeeze_") == "SqueezeBackward"
+
+
+def test_codegen_cli_reports_errors_with_location(tmp_path):
+    bad = tmp_path / "derivatives.yaml"
+    bad.write_text("- name: exp(Tensor self) -> Tensor\n  cpu: np.exp(self)\n  self: grad * nope\n  result: auto_element_wise\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "--yaml", str(bad), "--out", str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    assert "derivatives.yaml:3: exp: unknown name 'nope' in formula for self" in proc.stderr
+
+
+def test_check_names_stale_files_and_exits_1(tmp_path):
+    out = tmp_path / "generated"
+    cmd = [sys.executable, "-m", "codegen", "--out", str(out)]
+    assert subprocess.run(cmd, cwd=ROOT, capture_output=True).returncode == 0
+    (out / "nodes.py").write_text("# edited by hand\n")
+    proc = subprocess.run(cmd + ["--check"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "stale: generated/nodes.py" in proc.stderr
+    assert "ops.py" not in proc.stderr
+
+
+def test_checked_in_generated_code_is_current():
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_output_is_deterministic():
+    first = gen.render_all(ROOT / "derivatives.yaml")
+    second = gen.render_all(ROOT / "derivatives.yaml")
+    assert first == second
+
+
+def test_codegen_does_not_import_opgrad():
+    code = (
+        "import sys; from codegen import gen; gen.render_all(gen.ROOT / 'derivatives.yaml'); "
+        "print(any(m == 'opgrad' or m.startswith('opgrad.') for m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.stdout.strip() == "False", proc.stderr
