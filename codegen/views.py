@@ -173,6 +173,10 @@ def _local_expr(expr: str) -> str:
     return ast.unparse(_Rename().visit(tree))
 
 
+#: saved metadata PyTorch keeps without a Python getter
+NO_ACCESSOR = frozenset({"scalar_type"})
+
+
 @dataclass
 class SavedSlot:
     slot: str  # attribute on the node: "self_", "alpha_"
@@ -181,7 +185,12 @@ class SavedSlot:
     kind: str  # tensor | output | value | metadata
     source: str
     metadata: Optional[str]
-    guard: Optional[str]  # forward-time condition for saving a tensor input
+    guard: Optional[str]  # forward-time condition for saving it
+    default: str = "None"  # its value when not saved
+
+    @property
+    def has_accessor(self) -> bool:
+        return self.metadata not in NO_ACCESSOR
 
 
 @dataclass
@@ -240,11 +249,16 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
     slots = []
     for f in entry.saved:
         guard = None
-        if f.kind == "tensor":
-            needing = [i for i in f.needed_by if i in diff_inputs]
-            if set(needing) != set(diff_inputs):
-                guard = " or ".join(f"{i}._rg" for i in needing) or "False"
-        slots.append(SavedSlot(f"{f.name}_", f"_saved_{f.name}", local(f.name), f.kind, f.source, f.metadata, guard))
+        default = "None"
+        needing = [i for i in f.needed_by if i in diff_inputs]
+        if f.kind == "tensor" and set(needing) != set(diff_inputs):
+            guard = " or ".join(f"{i}._rg" for i in needing) or "False"
+        if f.metadata == "sym_strides":
+            # PyTorch reads strides only in their own input's formula, saved when it needs grad.
+            guard, default = f"{f.source}._rg", "()"
+        slots.append(
+            SavedSlot(f"{f.name}_", f"_saved_{f.name}", local(f.name), f.kind, f.source, f.metadata, guard, default)
+        )
     formulas = []
     used = set()
     uses_grads = False

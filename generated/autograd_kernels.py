@@ -776,11 +776,13 @@ def mm(keyset, self, mat2):
         if self._rg:
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes_ = mat2._data.shape
-        grad_fn.mat2_sym_strides_ = strides_of(mat2)
+        if mat2._rg:
+            grad_fn.mat2_sym_strides_ = strides_of(mat2)
         if mat2._rg:
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn.self_sym_strides_ = strides_of(self)
+        if self._rg:
+            grad_fn.self_sym_strides_ = strides_of(self)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._mm_cache.get(keyset) or ops.mm_op._resolve(keyset)
     result = redispatch(keyset, self, mat2)

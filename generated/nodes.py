@@ -1282,10 +1282,10 @@ class MmBackward0(Node):
         Node.__init__(self)
         self.mat2_ = None
         self.mat2_sym_sizes_ = None
-        self.mat2_sym_strides_ = None
+        self.mat2_sym_strides_ = ()
         self.self_ = None
         self.self_sym_sizes_ = None
-        self.self_sym_strides_ = None
+        self.self_sym_strides_ = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1993,7 +1993,3 @@ class ToCopyBackward0(Node):
         # self: to_copy_backward(grad, self.scalar_type())
         grad_self = to_copy_backward(grad, self_scalar_type) if needs[0] else None
         return (grad_self,)
-
-    @property
-    def _saved_self_scalar_type(self):
-        return self.self_scalar_type_

@@ -7,6 +7,12 @@ derivatives.yaml. ``import opgrad as torch`` runs code that stays inside the
 
 from __future__ import annotations
 
+import warnings as _warnings
+
+# numpy warns where PyTorch silently gives nan/inf (log(-1), 0/0): not in our kernels.
+for _module in (r"opgrad\.generated\.cpu_kernels", r"opgrad\.numpy_kernels"):
+    _warnings.filterwarnings("ignore", category=RuntimeWarning, module=_module)
+
 from . import dtypes as _dtypes
 from .dtypes import bool_ as bool  # noqa: A001 - torch.bool
 from .dtypes import (

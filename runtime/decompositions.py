@@ -56,7 +56,11 @@ def square(self):
 
 
 def matmul(self, other):
-    """PyTorch's matmul: dot, mv, mm, folding into mm, or batched bmm."""
+    """PyTorch's matmul: dot, mv, mm, a fold into mm/mv, or a batched bmm.
+
+    The choice of path (and so the ops a dispatch mode sees and the last node)
+    follows PyTorch 2.13 case by case.
+    """
     dim1, dim2 = self._data.ndim, other._data.ndim
     if dim1 == 0 or dim2 == 0:
         raise RuntimeError(
@@ -70,39 +74,88 @@ def matmul(self, other):
         return aten.squeeze__dim(aten.mm(aten.unsqueeze(self, 0), other), 0)
     if dim1 == 2 and dim2 == 2:
         return aten.mm(self, other)
-    if dim1 >= 3 and dim2 <= 2:
-        # Fold the batch dims of self into its rows: one mm, then restore them.
-        shape = self._data.shape
-        folded = aten.reshape(self, (-1, shape[-1]))
-        if dim2 == 1:
-            out = aten.mv(folded, other)
-            return aten._unsafe_view(out, shape[:-1])
-        out = aten.mm(folded, other)
-        return aten._unsafe_view(out, shape[:-1] + (other._data.shape[-1],))
+    if dim1 == 3 and dim2 == 3:
+        # A batch of one on exactly one side broadcasts: drop it and fold.
+        single1, single2 = self._data.shape[0] == 1, other._data.shape[0] == 1
+        if single1 and not single2:
+            return matmul(aten.squeeze_dim(self, 0), other)
+        if single2 and not single1:
+            return matmul(self, aten.squeeze_dim(other, 0))
+    if _should_fold(self, other):
+        return _folded_matmul(self, other)
     return _batched_matmul(self, other)
 
 
-def _batched_matmul(self, other):
+def _should_fold(tensor1, tensor2) -> bool:
+    """Whether the larger operand folds into a matrix for one mm/mv without a copy."""
+    larger_first = tensor1._data.ndim >= tensor2._data.ndim
+    t1 = tensor1 if larger_first else aten.transpose_int(tensor2, -2, -1)
+    small = tensor2 if larger_first else tensor1
+    if not (t1._data.ndim >= 3 and small._data.ndim <= 2):
+        return False
+    if small._rg:
+        # Folding spares backward a large transposed copy of the batched operand.
+        return True
+    if tensor1._data.ndim == 2:
+        return False
+    if t1._data.size == 0:
+        return True
+    shape, strides = t1._data.shape, t1._data.strides
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t1._data.ndim - 2))
+
+
+def _folded_matmul(tensor1, tensor2):
+    transpose = tensor2._data.ndim > tensor1._data.ndim
+    if transpose:
+        t1 = aten.transpose_int(tensor2, -2, -1)
+        t2 = aten.t(tensor1) if tensor1._data.ndim == 2 else tensor1
+    else:
+        t1, t2 = tensor1, tensor2
+    sizes = t1._data.shape
+    output_shape = sizes[:-1]
+    folded = 1
+    for s in output_shape:
+        folded *= s
+    t1_folded = aten.reshape(t1, (folded, sizes[-1]))
+    if t2._data.ndim == 2:
+        output = aten._unsafe_view(aten.mm(t1_folded, t2), output_shape + (t2._data.shape[1],))
+        if transpose:
+            return aten.clone(aten.transpose_int(output, -2, -1))
+        return output
+    return aten._unsafe_view(aten.mv(t1_folded, t2), output_shape)
+
+
+def _batched_matmul(tensor1, tensor2):
     import numpy as np
 
-    dim1, dim2 = self._data.ndim, other._data.ndim
-    a = aten.unsqueeze(self, 0) if dim1 == 1 else self
-    b = aten.unsqueeze(other, -1) if dim2 == 1 else other
-    n, m1 = a._data.shape[-2:]
-    m2, p = b._data.shape[-2:]
+    shape1, shape2 = tensor1._data.shape, tensor2._data.shape
+    dim1, dim2 = len(shape1), len(shape2)
+    n = shape1[-2] if dim1 > 1 else 1
+    m1 = shape1[-1]
+    m2 = shape2[-2] if dim2 > 1 else shape2[0]
+    p = shape2[-1] if dim2 > 1 else 1
+    try:
+        batch = tuple(np.broadcast_shapes(shape1[: max(dim1 - 2, 0)], shape2[: max(dim2 - 2, 0)]))
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a must match the size of tensor b at non-singleton dimension"
+        ) from None
+    count = 1
+    for s in batch:
+        count *= s
+    t1 = aten.reshape(aten.expand(tensor1, batch + (n, m1)), (count, n, m1))
+    vector_rhs = dim2 == 1
+    if vector_rhs:
+        t2 = aten.unsqueeze(aten.reshape(aten.expand(tensor2, batch + (m2,)), (count, m2)), 2)
+    else:
+        t2 = aten.reshape(aten.expand(tensor2, batch + (m2, p)), (count, m2, p))
     if m1 != m2:
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{int(np.prod(a._data.shape[:-2]))}, {m1}] but got: "
-            f"[{int(np.prod(b._data.shape[:-2]))}, {m2}]."
+            f"Expected size for first two dimensions of batch2 tensor to be: [{count}, {m1}] but "
+            f"got: [{count}, {m2}]."
         )
-    batch = tuple(np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2]))
-    count = int(np.prod(batch)) if batch else 1
-    a3 = aten.reshape(aten.expand(a, batch + (n, m1)), (count, n, m1))
-    b3 = aten.reshape(aten.expand(b, batch + (m2, p)), (count, m2, p))
-    out = aten.view(aten.bmm(a3, b3), batch + (n, p))
-    if dim1 == 1:
-        out = aten.squeeze_dim(out, -2)
-    if dim2 == 1:
+    output_shape = batch + ((n,) if dim1 > 1 else ()) + ((p,) if dim2 > 1 else ())
+    out = aten.bmm(t1, t2)
+    if vector_rhs:
         out = aten.squeeze_dim(out, -1)
-    return out
+    return aten._unsafe_view(out, output_shape)

@@ -176,6 +176,8 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     if not stack:
         tls.include = saved_include & ~K.PYTHON
     try:
+        # Modes see wrapped numbers as the Python scalars they came from.
+        flat = tuple(a.item() if getattr(a, "_wrapped", False) else a for a in flat)
         args, kwargs = op._unflatten(flat)
         result = mode.__torch_dispatch__(op, (), args, kwargs)
         if result is NotImplemented:

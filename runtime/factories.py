@@ -21,7 +21,7 @@ def _size(size) -> tuple:
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
 
 

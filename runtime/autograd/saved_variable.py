@@ -138,10 +138,14 @@ class SavedTensor:
         self._grad_fn = grad_fn
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:
+        if self._saved is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden"
+            )
         self._saved.register_hooks(pack_hook, unpack_hook)
 
     def unpack(self):
-        return self._saved.unpack(self._grad_fn)
+        return None if self._saved is None else self._saved.unpack(self._grad_fn)
 
     def __repr__(self) -> str:
         return "<opgrad._C._autograd.SavedTensor object>"
@@ -155,6 +159,5 @@ def unpack_saved(saved, grad_fn):
 
 
 def raw_saved(saved, grad_fn):
-    if saved is None:
-        return None
+    """``_raw_saved_<name>``: a SavedTensor handle, even when nothing was saved."""
     return SavedTensor(saved, grad_fn)
