@@ -75,9 +75,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not args.check:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
-    extra = sorted(
-        p.name for p in args.out.glob("*.py") if p.name not in files
-    ) if args.out.exists() else []
+    extra = (
+        sorted(p.name for p in args.out.glob("*.py") if p.name not in files)
+        if args.out.exists()
+        else []
+    )
     if args.check:
         if stale or extra:
             for name in stale:

@@ -54,7 +54,9 @@ METADATA_CALLS = {
     "scalar_type": "scalar_type",
 }
 #: names formulas may use without declaring them
-BUILTINS = frozenset("None True False len range tuple list int float abs min max isinstance".split())
+BUILTINS = frozenset(
+    "None True False len range tuple list int float abs min max isinstance".split()
+)
 KNOWN_KEYS = frozenset(
     "name cpu dtype composite node inplace out variants output_differentiability".split()
 )
@@ -184,19 +186,28 @@ def load(path: Path) -> Model:
             schema = parse_schema(str(item["name"]))
         except SchemaError as exc:
             raise ModelError(name, line, str(item["name"]).split("(")[0], f"bad schema: {exc}")
-        op = f"{schema.base_name}.{schema.overload_name}" if schema.overload_name else schema.base_name
+        op = (
+            f"{schema.base_name}.{schema.overload_name}"
+            if schema.overload_name
+            else schema.base_name
+        )
         variant_schemas = []
         for key in ("inplace", "out"):
             if key in item:
                 try:
                     variant_schemas.append(parse_schema(str(item[key])))
                 except SchemaError as exc:
-                    raise ModelError(name, item["__key_lines__"][key], op, f"bad {key} schema: {exc}")
+                    raise ModelError(
+                        name, item["__key_lines__"][key], op, f"bad {key} schema: {exc}"
+                    )
         for s in [schema] + variant_schemas:
             overload = f"{s.base_name}.{s.overload_name}" if s.overload_name else s.base_name
             if overload in seen:
                 raise ModelError(
-                    name, line, op, f"duplicate overload {overload} (first at line {seen[overload]})"
+                    name,
+                    line,
+                    op,
+                    f"duplicate overload {overload} (first at line {seen[overload]})",
                 )
             seen[overload] = line
         parsed.append((item, line, schema, op, variant_schemas))
@@ -230,7 +241,11 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
     for key in item:
         if key.startswith("__"):
             continue
-        if key not in KNOWN_KEYS and key not in {a.name for a in schema.arguments} and not _is_formula_key(key, schema):
+        if (
+            key not in KNOWN_KEYS
+            and key not in {a.name for a in schema.arguments}
+            and not _is_formula_key(key, schema)
+        ):
             raise fail(f"unknown key or input '{key}'", key)
 
     dtype_rule = str(item.get("dtype", "none"))
@@ -252,7 +267,9 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
     output_diff = item.get("output_differentiability")
     if output_diff is not None:
         if not isinstance(output_diff, list) or not all(isinstance(b, bool) for b in output_diff):
-            raise fail("output_differentiability must be a list of booleans", "output_differentiability")
+            raise fail(
+                "output_differentiability must be a list of booleans", "output_differentiability"
+            )
         output_diff = tuple(output_diff)
 
     arg_names = [a.name for a in schema.arguments]
@@ -271,12 +288,16 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
             if inp not in arg_names:
                 raise ModelError(path, key_line, op, f"'{inp}' is not an input of {op}")
             if inp not in tensor_args:
-                raise ModelError(path, key_line, op, f"input '{inp}' is not a Tensor and cannot have a formula")
+                raise ModelError(
+                    path, key_line, op, f"input '{inp}' is not a Tensor and cannot have a formula"
+                )
         if str(value).strip() == "non_differentiable":
             non_diff.extend(inputs)
             continue
         formulas.append(
-            _formula(path, key_line, op, inputs, str(value), schema, helpers, op_functions, return_names)
+            _formula(
+                path, key_line, op, inputs, str(value), schema, helpers, op_functions, return_names
+            )
         )
 
     all_false = output_diff is not None and not any(output_diff)
@@ -284,13 +305,25 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
         covered = {i for f, _ in formulas for i in f.inputs} | set(non_diff)
         for arg in schema.arguments:
             if arg.type.base == "Tensor" and not arg.kwarg_only and arg.name not in covered:
-                raise fail(f"input '{arg.name}' has no formula and is not marked non_differentiable")
+                raise fail(
+                    f"input '{arg.name}' has no formula and is not marked non_differentiable"
+                )
         if formulas and not forward:
             raise fail("differentiable ops need a forward-mode formula ('result: ...')")
     if all_false and formulas:
         raise fail("an op whose outputs are all non-differentiable has no backward formulas")
     for key, text in forward:
-        _check_forward(path, item["__key_lines__"][key], op, text, schema, helpers, op_functions, return_names, non_diff)
+        _check_forward(
+            path,
+            item["__key_lines__"][key],
+            op,
+            text,
+            schema,
+            helpers,
+            op_functions,
+            return_names,
+            non_diff,
+        )
 
     node_name = item.get("node")
     if node_name is not None and not re.match(r"^[A-Z][A-Za-z0-9]*$", str(node_name)):
@@ -321,7 +354,11 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
 
 def _is_formula_key(key: str, schema) -> bool:
     names = {a.name for a in schema.arguments}
-    return all(k.strip() in names for k in key.split(",")) or key in _return_names(schema) or key.startswith("result")
+    return (
+        all(k.strip() in names for k in key.split(","))
+        or key in _return_names(schema)
+        or key.startswith("result")
+    )
 
 
 def _return_names(schema) -> Tuple[str, ...]:
@@ -357,7 +394,11 @@ class _MetadataRewriter(ast.NodeTransformer):
                 field_name = f"{arg}_{METADATA_CALLS[func.attr]}"
                 self.found[field_name] = (arg, METADATA_CALLS[func.attr])
                 return ast.copy_location(ast.Name(id=field_name, ctx=ast.Load()), node)
-            if func.attr == "sym_size" and len(node.args) == 1 and isinstance(node.args[0], (ast.Constant, ast.UnaryOp)):
+            if (
+                func.attr == "sym_size"
+                and len(node.args) == 1
+                and isinstance(node.args[0], (ast.Constant, ast.UnaryOp))
+            ):
                 value = ast.literal_eval(node.args[0])
                 suffix = f"minus_{-value}" if value < 0 else str(value)
                 field_name = f"{arg}_sym_argsize_{suffix}"
@@ -374,7 +415,9 @@ def _formula(path, line, op, inputs, text, schema, helpers, op_functions, return
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise ModelError(path, line, op, f"formula for {', '.join(inputs)} is not a Python expression: {exc.msg}")
+        raise ModelError(
+            path, line, op, f"formula for {', '.join(inputs)} is not a Python expression: {exc.msg}"
+        )
     tensor_args = [a.name for a in schema.arguments if a.type.base == "Tensor"]
     rewriter = _MetadataRewriter(tensor_args)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
@@ -390,19 +433,44 @@ def _formula(path, line, op, inputs, text, schema, helpers, op_functions, return
     names = _names(tree)
     for n in names:
         if n not in allowed:
-            raise ModelError(path, line, op, f"unknown name '{n}' in formula for {', '.join(inputs)}")
+            raise ModelError(
+                path, line, op, f"unknown name '{n}' in formula for {', '.join(inputs)}"
+            )
     if "grads" in names and "grad" in names:
         raise ModelError(path, line, op, "a formula uses either 'grad' or 'grads', not both")
     for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "grads":
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "grads"
+        ):
             index = node.slice
-            if not isinstance(index, ast.Constant) or not isinstance(index.value, int) or not 0 <= index.value < len(schema.returns):
-                raise ModelError(path, line, op, f"grads[...] index out of range for {len(schema.returns)} outputs")
+            if (
+                not isinstance(index, ast.Constant)
+                or not isinstance(index.value, int)
+                or not 0 <= index.value < len(schema.returns)
+            ):
+                raise ModelError(
+                    path,
+                    line,
+                    op,
+                    f"grads[...] index out of range for {len(schema.returns)} outputs",
+                )
     metadata = tuple(sorted(rewriter.found.items()))
-    return Formula(inputs=inputs, text=text.strip(), expr=ast.unparse(tree), names=tuple(dict.fromkeys(names))), metadata
+    return (
+        Formula(
+            inputs=inputs,
+            text=text.strip(),
+            expr=ast.unparse(tree),
+            names=tuple(dict.fromkeys(names)),
+        ),
+        metadata,
+    )
 
 
-def _check_forward(path, line, op, text, schema, helpers, op_functions, return_names, non_diff) -> None:
+def _check_forward(
+    path, line, op, text, schema, helpers, op_functions, return_names, non_diff
+) -> None:
     text = text.strip()
     if text in ("auto_element_wise", "auto_linear"):
         return
@@ -416,7 +484,11 @@ def _check_forward(path, line, op, text, schema, helpers, op_functions, return_n
         allowed |= {f"{a.name}_p", f"{a.name}_t"} if differentiable else {a.name}
     for n in _names(tree):
         if n not in allowed:
-            hint = " (use <name>_p for the primal and <name>_t for the tangent)" if n in {a.name for a in schema.arguments} else ""
+            hint = (
+                " (use <name>_p for the primal and <name>_t for the tangent)"
+                if n in {a.name for a in schema.arguments}
+                else ""
+            )
             raise ModelError(path, line, op, f"unknown name '{n}' in forward formula{hint}")
 
 
@@ -461,7 +533,9 @@ def _check_node_names(path, entries: List[Entry]) -> None:
             continue
         name = node_class_name(e, entries)
         if name in seen:
-            raise ModelError(path, e.line, e.op_name, f"node name {name} already used at line {seen[name]}")
+            raise ModelError(
+                path, e.line, e.op_name, f"node name {name} already used at line {seen[name]}"
+            )
         seen[name] = e.line
 
 

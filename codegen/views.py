@@ -46,7 +46,9 @@ def _param(arg) -> Param:
     normalize = keys = None
     if t.base == "Tensor" and not t.is_list:
         if t.optional:
-            normalize = f"if {n} is not None and {n}.__class__ is not Tensor: {n} = as_tensor_arg({n})"
+            normalize = (
+                f"if {n} is not None and {n}.__class__ is not Tensor: {n} = as_tensor_arg({n})"
+            )
             keys = f"({n}._keys if {n} is not None else 0)"
         else:
             normalize = f"if {n}.__class__ is not Tensor: {n} = as_tensor_arg({n})"
@@ -106,10 +108,20 @@ class Overload:
 
 def overloads_of(entry: m.Entry) -> List[Overload]:
     kind = "composite" if entry.composite else ("inplace" if entry.is_inplace else "functional")
-    result = [Overload(ident(entry.schema), str(entry.schema), [_param(a) for a in entry.schema.arguments], entry, kind)]
+    result = [
+        Overload(
+            ident(entry.schema),
+            str(entry.schema),
+            [_param(a) for a in entry.schema.arguments],
+            entry,
+            kind,
+        )
+    ]
     if entry.inplace is not None:
         s = entry.inplace
-        result.append(Overload(ident(s), str(s), [_param(a) for a in s.arguments], entry, "inplace_variant"))
+        result.append(
+            Overload(ident(s), str(s), [_param(a) for a in s.arguments], entry, "inplace_variant")
+        )
     return result
 
 
@@ -142,7 +154,9 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     rule = entry.dtype_rule
     plain = [t for t in tensors if rule == "none" or t not in promoted]
     for t in plain:
-        prelude.append(f"{t} = {t}._data" + (f" if {t} is not None else None" if t in optional else ""))
+        prelude.append(
+            f"{t} = {t}._data" + (f" if {t} is not None else None" if t in optional else "")
+        )
     if rule != "none" and promoted:
         lifted = "True" if rule == "float" else "False"
         if len(promoted) == 1 and not scalars:
@@ -157,7 +171,9 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             prelude.append(
                 f"{names}, = promote(({names},), ({scalar_names}{',' if len(scalars) == 1 else ''}), {lifted})"
             )
-    return CpuKernel(ov.ident, f"CPU kernel of {ov.schema.split('(')[0]}", ov.args, prelude, entry.cpu, writes)
+    return CpuKernel(
+        ov.ident, f"CPU kernel of {ov.schema.split('(')[0]}", ov.args, prelude, entry.cpu, writes
+    )
 
 
 # ---- nodes --------------------------------------------------------------------------------
@@ -257,7 +273,16 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
             # PyTorch reads strides only in their own input's formula, saved when it needs grad.
             guard, default = f"{f.source}._rg", "()"
         slots.append(
-            SavedSlot(f"{f.name}_", f"_saved_{f.name}", local(f.name), f.kind, f.source, f.metadata, guard, default)
+            SavedSlot(
+                f"{f.name}_",
+                f"_saved_{f.name}",
+                local(f.name),
+                f.kind,
+                f.source,
+                f.metadata,
+                guard,
+                default,
+            )
         )
     formulas = []
     used = set()
@@ -266,10 +291,14 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
         used.update(formula.names)
         uses_grads = uses_grads or "grads" in formula.names
         indices = tuple(diff_inputs.index(i) for i in formula.inputs)
-        formulas.append(NodeFormula(formula.inputs, indices, _local_expr(formula.expr), formula.text))
+        formulas.append(
+            NodeFormula(formula.inputs, indices, _local_expr(formula.expr), formula.text)
+        )
     formulas.sort(key=lambda f: f.index)
     imports = sorted(n for n in used if n in helpers or n in functions)
-    return NodeClass(name, str(entry.schema), slots, formulas, len(diff_inputs), uses_grads, imports)
+    return NodeClass(
+        name, str(entry.schema), slots, formulas, len(diff_inputs), uses_grads, imports
+    )
 
 
 # ---- autograd kernels ------------------------------------------------------------------------
@@ -291,7 +320,14 @@ def autograd_kernel(ov: Overload, node: NodeClass) -> AutogradKernel:
     optional = {a.name for a in entry.schema.arguments if a.type.optional}
     diff = entry.differentiable_inputs
     checks = [f"({d} is not None and {d}._rg)" if d in optional else f"{d}._rg" for d in diff]
-    edges = [f"gradient_edge({d})" if d not in optional else f"gradient_edge({d}) if {d} is not None else None" for d in diff]
+    edges = [
+        (
+            f"gradient_edge({d})"
+            if d not in optional
+            else f"gradient_edge({d}) if {d} is not None else None"
+        )
+        for d in diff
+    ]
     return AutogradKernel(ov.ident, ov.ident, ov.args, node, edges, " or ".join(checks), ov.kind)
 
 
@@ -313,7 +349,9 @@ def build_context(model: m.Model) -> Dict:
     for entry in model.entries:
         node = None
         if entry.is_differentiable:
-            node = node_class(entry, m.node_class_name(entry, model.entries), model.helpers, functions)
+            node = node_class(
+                entry, m.node_class_name(entry, model.entries), model.helpers, functions
+            )
             nodes.append(node)
         for ov in overloads_of(entry):
             overloads.append(ov)
@@ -351,5 +389,7 @@ def build_context(model: m.Model) -> Dict:
         surface_functions=surface_functions,
         surface_methods=surface_methods,
         node_helpers=sorted({n for node in nodes for n in node.imports if n in model.helpers}),
-        node_functions=sorted({n for node in nodes for n in node.imports if n not in model.helpers}),
+        node_functions=sorted(
+            {n for node in nodes for n in node.imports if n not in model.helpers}
+        ),
     )

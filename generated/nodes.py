@@ -23,7 +23,7 @@ from opgrad.autograd.functions_manual import (
     to_copy_backward,
     unsqueeze_to,
 )
-from opgrad.autograd.node import Node
+from opgrad.autograd.node import Node, sequence_nr_counter
 from opgrad.autograd.saved_variable import raw_saved, unpack_saved
 from opgrad.generated.python_surface import (
     div,
@@ -46,7 +46,9 @@ class AddBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -78,7 +80,9 @@ class AddBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -96,7 +100,9 @@ class SubBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -128,7 +134,9 @@ class SubBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -146,7 +154,9 @@ class RsubBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -178,7 +188,9 @@ class RsubBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -208,7 +220,9 @@ class MulBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.other_ = None
         self.self_ = None
 
@@ -254,7 +268,9 @@ class MulBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.other_ = None
 
     def apply(self, grads, needs):
@@ -284,7 +300,9 @@ class DivBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.other_ = None
         self.self_ = None
 
@@ -330,7 +348,9 @@ class DivBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.other_ = None
 
     def apply(self, grads, needs):
@@ -354,7 +374,9 @@ class ReciprocalBackward0(Node):
     _releasable_slots = ("result_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -382,7 +404,9 @@ class NegBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -400,7 +424,9 @@ class ExpBackward0(Node):
     _releasable_slots = ("result_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -428,7 +454,9 @@ class LogBackward0(Node):
     _releasable_slots = ("self_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -456,7 +484,9 @@ class SinBackward0(Node):
     _releasable_slots = ("self_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -484,7 +514,9 @@ class CosBackward0(Node):
     _releasable_slots = ("self_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -512,7 +544,9 @@ class TanhBackward0(Node):
     _releasable_slots = ("result_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -546,7 +580,9 @@ class TanhBackwardBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.grad_output_ = None
         self.output_ = None
 
@@ -592,7 +628,9 @@ class SigmoidBackward0(Node):
     _releasable_slots = ("result_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -626,7 +664,9 @@ class SigmoidBackwardBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.grad_output_ = None
         self.output_ = None
 
@@ -672,7 +712,9 @@ class ReluBackward0(Node):
     _releasable_slots = ("result_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -703,7 +745,9 @@ class ThresholdBackwardBackward0(Node):
     _releasable_slots = ("self_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_ = None
         self.threshold_ = None
 
@@ -748,7 +792,9 @@ class PowBackward0(Node):
     _releasable_slots = ("self_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.exponent_ = None
         self.self_ = None
 
@@ -790,7 +836,9 @@ class PowBackward1(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.exponent_ = None
         self.result_ = None
         self.self_ = None
@@ -853,7 +901,9 @@ class PowBackward2(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.exponent_ = None
         self.result_ = None
         self.self_ = None
@@ -897,7 +947,9 @@ class SqrtBackward0(Node):
     _releasable_slots = ("result_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -925,7 +977,9 @@ class AbsBackward0(Node):
     _releasable_slots = ("self_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -953,7 +1007,9 @@ class SgnBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -971,7 +1027,9 @@ class SignBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -993,7 +1051,9 @@ class ClampBackward1(Node):
     _releasable_slots = ("self_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.max_ = None
         self.min_ = None
         self.self_ = None
@@ -1039,7 +1099,9 @@ class MaximumBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.other_ = None
         self.self_ = None
 
@@ -1085,7 +1147,9 @@ class WhereBackward0(Node):
     _releasable_slots = ("condition_",)
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.condition_ = None
 
     def apply(self, grads, needs):
@@ -1121,7 +1185,9 @@ class SumBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1149,7 +1215,9 @@ class SumBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.keepdim_ = None
         self.self_sym_sizes_ = None
@@ -1188,7 +1256,9 @@ class MeanBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_sym_numel_ = None
         self.self_sym_sizes_ = None
 
@@ -1225,7 +1295,9 @@ class MeanBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.keepdim_ = None
         self.self_sym_numel_ = None
@@ -1279,7 +1351,9 @@ class MmBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.mat2_ = None
         self.mat2_sym_sizes_ = None
         self.mat2_sym_strides_ = ()
@@ -1359,7 +1433,9 @@ class BmmBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.mat2_ = None
         self.self_ = None
 
@@ -1411,7 +1487,9 @@ class DotBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_ = None
         self.tensor_ = None
 
@@ -1463,7 +1541,9 @@ class MvBackward0(Node):
     )
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_ = None
         self.vec_ = None
 
@@ -1509,7 +1589,9 @@ class TBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1530,7 +1612,9 @@ class TransposeBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim0_ = None
         self.dim1_ = None
 
@@ -1560,7 +1644,9 @@ class PermuteBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dims_ = None
 
     def apply(self, grads, needs):
@@ -1584,7 +1670,9 @@ class ViewBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1608,7 +1696,9 @@ class UnsafeViewBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1632,7 +1722,9 @@ class ExpandBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1656,7 +1748,9 @@ class UnsqueezeBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
 
     def apply(self, grads, needs):
@@ -1680,7 +1774,9 @@ class SqueezeBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1707,7 +1803,9 @@ class SqueezeBackward1(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.self_sym_sizes_ = None
 
@@ -1740,7 +1838,9 @@ class SqueezeBackward4(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.self_sym_sizes_ = None
 
@@ -1774,7 +1874,9 @@ class SelectBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.index_ = None
         self.self_sym_sizes_ = None
@@ -1813,7 +1915,9 @@ class SelectBackwardBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.index_ = None
 
@@ -1849,7 +1953,9 @@ class SliceBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.end_ = None
         self.self_sym_sizes_ = None
@@ -1904,7 +2010,9 @@ class SliceBackwardBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.dim_ = None
         self.end_ = None
         self.start_ = None
@@ -1946,7 +2054,9 @@ class AliasBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1964,7 +2074,9 @@ class CloneBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1982,7 +2094,9 @@ class ToCopyBackward0(Node):
     _releasable_slots = ()
 
     def __init__(self):
-        Node.__init__(self)
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
         self.self_scalar_type_ = None
 
     def apply(self, grads, needs):

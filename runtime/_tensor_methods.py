@@ -61,14 +61,18 @@ def _getitem(self, index):
         index = (index,)
     for item in index:
         if isinstance(item, (Tensor, list, np.ndarray)) and not (
-            isinstance(item, Tensor) and item.dim() == 0 and item.dtype.is_signed and not item.dtype.is_floating_point and item.dtype.name != "bool"
+            isinstance(item, Tensor)
+            and item.dim() == 0
+            and item.dtype.is_signed
+            and not item.dtype.is_floating_point
+            and item.dtype.name != "bool"
         ):
-            raise NotImplementedError("indexing with tensors (advanced indexing) is not supported yet")
+            raise NotImplementedError(
+                "indexing with tensors (advanced indexing) is not supported yet"
+            )
     specified = sum(1 for i in index if i is not None and i is not Ellipsis)
     if specified > self.dim():
-        raise IndexError(
-            f"too many indices for tensor of dimension {self.dim()}"
-        )
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     result = self
     dim = 0
     seen_ellipsis = False
@@ -143,7 +147,9 @@ def _T(self):
 
 def _mT(self):
     if self.dim() < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+        raise RuntimeError(
+            f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor."
+        )
     return aten.transpose_int(self, -2, -1)
 
 

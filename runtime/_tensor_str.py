@@ -71,7 +71,11 @@ def _render(data: np.ndarray, fmt, width: int, indent: int, summarize: bool) -> 
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     rows = range(data.shape[0])
     if summarize and data.shape[0] > 2 * _EDGE_ITEMS:
-        rows = list(range(_EDGE_ITEMS)) + [None] + list(range(data.shape[0] - _EDGE_ITEMS, data.shape[0]))
+        rows = (
+            list(range(_EDGE_ITEMS))
+            + [None]
+            + list(range(data.shape[0] - _EDGE_ITEMS, data.shape[0]))
+        )
     parts = [
         "..." if i is None else _render(data[i], fmt, width, indent + 1, summarize) for i in rows
     ]

@@ -27,6 +27,10 @@ def promote2(a: Tensor, b: Tensor, to_float: bool):
 
 def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
     """Arrays of ``tensors`` cast to the result type of the tensors and Python scalars."""
+    first = tensors[0]._data.dtype
+    if first.kind == "f" and all(t._data.dtype is first for t in tensors):
+        # Floating tensors of one dtype: no Python scalar can change the result type.
+        return tuple(t._data for t in tensors)
     operands = list(tensors)
     operands.extend(wrap_scalar(s) for s in scalars if s is not None)
     dt = dtypes.float_result_type(*operands) if to_float else dtypes.result_type(*operands)
@@ -37,9 +41,13 @@ _KIND_NAMES = {"f": "Float", "i": "Long", "b": "Bool"}
 
 
 def _type_name(dt: np.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}[
-        dt.name
-    ]
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "int64": "Long",
+        "int32": "Int",
+        "bool": "Bool",
+    }[dt.name]
 
 
 def copy_into(out: Tensor, result) -> Tensor:

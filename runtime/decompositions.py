@@ -45,9 +45,7 @@ def narrow(self, dim: int, start: int, length: int):
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
-        )
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return aten.slice_Tensor(self, dim, start, start + length, 1)
 
 

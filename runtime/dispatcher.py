@@ -43,7 +43,9 @@ class OpOverload:
         return f"{self.namespace}.{self._opname}.{self._overloadname}"
 
     def __repr__(self) -> str:
-        return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+        return (
+            f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+        )
 
     def __hash__(self) -> int:
         return id(self)
@@ -87,7 +89,9 @@ class OpOverload:
         """Arguments in schema order, defaults filled in (for boxed callers)."""
         schema_args = self._schema.arguments
         if len(args) > len(self._positional):
-            raise TypeError(f"{self}: expected at most {len(self._positional)} positional arguments")
+            raise TypeError(
+                f"{self}: expected at most {len(self._positional)} positional arguments"
+            )
         flat = list(args)
         for arg in schema_args[len(args) :]:
             if arg.name in kwargs:
@@ -136,7 +140,9 @@ class OpOverload:
 def _same(value, default) -> bool:
     if isinstance(value, (list, tuple)) and isinstance(default, tuple):
         return tuple(value) == default
-    return type(value) is type(default) and value == default if value is not None else default is None
+    return (
+        type(value) is type(default) and value == default if value is not None else default is None
+    )
 
 
 def _missing_kernel(op: OpOverload) -> Callable:

@@ -64,7 +64,13 @@ def _to_nested(data):
     return data
 
 
-def tensor(data, dtype: Optional[dtypes.dtype] = None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def tensor(
+    data,
+    dtype: Optional[dtypes.dtype] = None,
+    device=None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """A new leaf tensor holding a copy of ``data``."""
     if isinstance(data, np.ndarray):
         np_dtype = dtypes.from_numpy_dtype(data.dtype).np if dtype is None else dtype.np
@@ -99,7 +105,16 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def _factory(op_entry):
-    def factory(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
+    def factory(
+        *size,
+        out=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
+        memory_format=None,
+    ):
         return _finish(op_entry(_size(size), dtype=dtype), requires_grad)
 
     return factory
@@ -119,23 +134,55 @@ zeros.__name__, ones.__name__, empty.__name__, rand.__name__, randn.__name__ = (
 )
 
 
-def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+def full(
+    size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
     return _finish(aten.full(int_list(size), fill_value, dtype=dtype), requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+def arange(
+    start,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     return _finish(aten.arange_start_step(start, end, step, dtype=dtype), requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+def eye(
+    n,
+    m=None,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
     return _finish(aten.eye_m(n, n if m is None else m, dtype=dtype), requires_grad)
 
 
 def _like(op_entry):
-    def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, pin_memory=None):
+    def like(
+        input,
+        *,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        memory_format=None,
+        pin_memory=None,
+    ):
         return _finish(op_entry(input, dtype=dtype), requires_grad)
 
     return like
@@ -146,7 +193,17 @@ ones_like = _like(aten.ones_like)
 empty_like = _like(aten.empty_like)
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, pin_memory=None) -> Tensor:
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=None,
+) -> Tensor:
     return _finish(aten.full_like(input, fill_value, dtype=dtype), requires_grad)
 
 

@@ -47,7 +47,12 @@ def add(a, b, alpha):
 
 
 def sub(a, b, alpha):
-    if isinstance(a, np.ndarray) and a.dtype == np.bool_ or isinstance(b, np.ndarray) and b.dtype == np.bool_:
+    if (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.bool_
+        or isinstance(b, np.ndarray)
+        and b.dtype == np.bool_
+    ):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
             "or `logical_xor()` operator instead."
@@ -114,7 +119,10 @@ def mean(a, dim, keepdim: bool, dtype):
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {legacy}"
         )
-    return np.mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim, dtype=out_dtype)
+    axis = _dims(dim, a.ndim)
+    count = a.size if axis is None else math.prod(a.shape[d] for d in axis)
+    total = np.add.reduce(a, axis=axis, keepdims=keepdim, dtype=out_dtype)
+    return np.true_divide(total, count, dtype=out_dtype)
 
 
 # ---- linear algebra -----------------------------------------------------------------
@@ -178,9 +186,7 @@ def dot(a, b):
 
 def mv(a, v):
     if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(
-            f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}"
-        )
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     if a.shape[1] != v.shape[0]:
         raise RuntimeError(
             f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), "
@@ -233,8 +239,10 @@ def can_view(a, size) -> bool:
 
 
 def reshape_copy(a, size):
-    return np.reshape(a, infer_size(size, a.size)).copy() if not a.flags.c_contiguous else np.reshape(
-        a, infer_size(size, a.size)
+    return (
+        np.reshape(a, infer_size(size, a.size)).copy()
+        if not a.flags.c_contiguous
+        else np.reshape(a, infer_size(size, a.size))
     )
 
 
@@ -372,8 +380,6 @@ def slice(a, dim: int, start, end, step: int):
     return a[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)]
 
 
-
-
 def slice_backward(grad, input_sizes, dim: int, start, end, step: int):
     out = np.zeros(tuple(input_sizes), dtype=grad.dtype)
     dim = _wrap_dim(dim, len(input_sizes))
@@ -416,7 +422,9 @@ def _check_size(size) -> tuple:
     size = tuple(size)
     for s in size:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {_shape_str(size)}")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {_shape_str(size)}"
+            )
     return size
 
 
@@ -441,16 +449,24 @@ def arange(start, end, step, dtype):
     else:
         np_dtype = dtype.np
     count = max(0, math.ceil((end - start) / step))
-    return (start + step * np.arange(count, dtype=np.float64 if np_dtype.kind == "f" else np.int64)).astype(np_dtype)
+    return (
+        start + step * np.arange(count, dtype=np.float64 if np_dtype.kind == "f" else np.int64)
+    ).astype(np_dtype)
 
 
 def rand(size, dtype):
-    return generator().random(_check_size(size)).astype(_np_dtype(dtype, dtypes.get_default_dtype().np))
+    return (
+        generator()
+        .random(_check_size(size))
+        .astype(_np_dtype(dtype, dtypes.get_default_dtype().np))
+    )
 
 
 def randn(size, dtype):
-    return generator().standard_normal(_check_size(size)).astype(
-        _np_dtype(dtype, dtypes.get_default_dtype().np)
+    return (
+        generator()
+        .standard_normal(_check_size(size))
+        .astype(_np_dtype(dtype, dtypes.get_default_dtype().np))
     )
 
 

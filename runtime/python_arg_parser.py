@@ -32,6 +32,8 @@ def as_int(value) -> int:
 
 
 def int_list(value, size: int = 1) -> tuple:
+    if value.__class__ is tuple:
+        return value
     if isinstance(value, (tuple, list, Size)):
         return tuple(operator.index(v) for v in value)
     if isinstance(value, Tensor) and value.dim() == 1:
@@ -67,12 +69,18 @@ def _accepts(arg, value, lenient: bool) -> bool:
             return isinstance(value, (list, tuple))
         if isinstance(value, (list, tuple, Size)):
             return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
-        return t.base in ("int", "SymInt") and isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        return (
+            t.base in ("int", "SymInt")
+            and isinstance(value, (int, np.integer))
+            and not isinstance(value, bool)
+        )
     base = t.base
     if base == "Tensor":
         return isinstance(value, Tensor) or (lenient and isinstance(value, _NUMBER))
     if base == "Scalar":
-        return isinstance(value, _NUMBER) or (lenient and isinstance(value, Tensor) and value.dim() == 0)
+        return isinstance(value, _NUMBER) or (
+            lenient and isinstance(value, Tensor) and value.dim() == 0
+        )
     if base in ("int", "SymInt"):
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     if base == "float":
@@ -134,7 +142,9 @@ def resolve_overload(overloads, args: tuple, kwargs: dict, varargs: bool = False
             if bound is not None:
                 return op, bound
     names = ", ".join(str(op._schema) for op in overloads)
-    given = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    given = ", ".join(
+        [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    )
     raise TypeError(
         f"{overloads[0]._opname}() received an invalid combination of arguments - got ({given}), "
         f"but expected one of: {names}"
@@ -181,7 +191,9 @@ def _overloaded(name: str, overloads: tuple, varargs: bool) -> Callable:
 def method(name: str, overloads: tuple) -> Callable:
     """A Tensor method: as ``function``, also accepting ``x.view(2, 3)`` varargs."""
     first = overloads[0]._positional
-    takes_varargs = len(first) >= 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
+    takes_varargs = (
+        len(first) >= 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
+    )
     if len(overloads) == 1 and not takes_varargs:
         return overloads[0]._entry
     if len(overloads) == 1:

@@ -34,20 +34,24 @@ class Size(tuple):
 
 
 class Tensor:
+    # The attributes every op reads or sets are slots; rarely set ones live in
+    # the instance dict, falling back to the class-level defaults below, so a
+    # new tensor costs only four stores.
     __slots__ = (
         "_data",  # numpy array holding the values
         "_rg",  # requires_grad
         "_grad_fn",
-        "_output_nr",
         "_vc",  # version counter: a one-element list shared with views
-        "_base",  # the tensor this one is a view of, if any
-        "_keys",  # dispatch key bits
-        "_wrapped",  # a 0-dim tensor made from a Python scalar
-        "_grad",
-        "_grad_acc",  # weakref to this leaf's AccumulateGrad node
-        "_meta",  # rarely used autograd metadata (hooks, retains_grad), or None
+        "__dict__",
         "__weakref__",
     )
+    _output_nr = 0
+    _base = None  # the tensor this one is a view of, if any
+    _keys = K.DEFAULT_TENSOR_KEYS  # dispatch key bits
+    _wrapped = False  # a 0-dim tensor made from a Python scalar
+    _grad = None
+    _grad_acc = None  # weakref to this leaf's AccumulateGrad node
+    _meta = None  # rarely used autograd metadata (hooks, retains_grad)
 
     # ----- construction -------------------------------------------------
     def __new__(cls, *args, **kwargs):
@@ -215,9 +219,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
-            )
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.item())
 
     def __array__(self, dtype=None, copy=None):
@@ -257,7 +259,7 @@ class Tensor:
     def detach_(self) -> "Tensor":
         self._grad_fn = None
         self._rg = False
-        self._output_nr = 0
+        self.__dict__.pop("_output_nr", None)
         return self
 
 
@@ -276,14 +278,9 @@ def _make(data: np.ndarray) -> Tensor:
     t._data = data
     t._rg = False
     t._grad_fn = None
-    t._output_nr = 0
     t._vc = [0]
-    t._base = None
-    t._keys = K.DEFAULT_TENSOR_KEYS if not _tls.inference_mode else K.INFERENCE_TENSOR_KEYS
-    t._wrapped = False
-    t._grad = None
-    t._grad_acc = None
-    t._meta = None
+    if _tls.inference_mode:
+        t._keys = K.INFERENCE_TENSOR_KEYS
     return t
 
 
@@ -306,7 +303,9 @@ def wrap_scalar(value: Any) -> Tensor:
         if isinstance(value, (np.generic, np.ndarray)):
             return _make(np.asarray(value))
         if isinstance(value, (bool, int, float)):
-            npdt = _SCALAR_DTYPES[bool if isinstance(value, bool) else int if isinstance(value, int) else float]
+            npdt = _SCALAR_DTYPES[
+                bool if isinstance(value, bool) else int if isinstance(value, int) else float
+            ]
         else:
             raise TypeError(f"expected Tensor as element, but got {type(value).__name__}")
     t = _make(np.array(value, dtype=npdt))

@@ -145,7 +145,9 @@ def test_formula_for_a_non_input(tmp_path):
   other: grad
   result: auto_linear
 """
-    assert error_of(tmp_path, text).startswith("derivatives.yaml:4: neg: unknown key or input 'other'")
+    assert error_of(tmp_path, text).startswith(
+        "derivatives.yaml:4: neg: unknown key or input 'other'"
+    )
 
 
 def test_metadata_reads_save_metadata_not_tensors(tmp_path):
@@ -202,7 +204,9 @@ def test_node_prefix_follows_pytorch():
 
 def test_codegen_cli_reports_errors_with_location(tmp_path):
     bad = tmp_path / "derivatives.yaml"
-    bad.write_text("- name: exp(Tensor self) -> Tensor\n  cpu: np.exp(self)\n  self: grad * nope\n  result: auto_element_wise\n")
+    bad.write_text(
+        "- name: exp(Tensor self) -> Tensor\n  cpu: np.exp(self)\n  self: grad * nope\n  result: auto_element_wise\n"
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "codegen", "--yaml", str(bad), "--out", str(tmp_path / "out")],
         cwd=ROOT,

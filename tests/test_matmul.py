@@ -76,5 +76,7 @@ def test_matmul_of_0d_is_an_error():
 
 
 def test_matmul_shape_mismatch_is_an_error():
-    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"):
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"
+    ):
         og.ones(2, 3) @ og.ones(4, 5)

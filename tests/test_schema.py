@@ -53,7 +53,9 @@ def test_named_returns_and_namespace():
 
 
 def test_defaults_become_python_values():
-    s = parse_schema("f(int[2] stride=1, int[] pad=[0, 1], float eps=1e-05, str mode='none') -> Tensor")
+    s = parse_schema(
+        "f(int[2] stride=1, int[] pad=[0, 1], float eps=1e-05, str mode='none') -> Tensor"
+    )
     assert [a.default_value for a in s.arguments] == [(1, 1), (0, 1), 1e-05, "none"]
 
 

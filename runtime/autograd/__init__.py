@@ -158,9 +158,7 @@ def grad(
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_tuple = _as_tuple(inputs)
-    grads = (
-        _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    )
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(
             f"grad requires one grad_output per output: got {len(grads)} grad_outputs "

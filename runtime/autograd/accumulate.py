@@ -12,11 +12,7 @@ def _can_steal(grad) -> bool:
     # only (not the caller's own gradient, not also sent elsewhere) and it is
     # no broadcast view.
     data = grad._data
-    return (
-        data.flags.c_contiguous
-        and data.flags.writeable
-        and id(grad) not in _tls.shared_grads
-    )
+    return data.flags.c_contiguous and data.flags.writeable and id(grad) not in _tls.shared_grads
 
 
 def accumulate_grad(variable, new_grad) -> None:

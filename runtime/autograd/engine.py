@@ -203,10 +203,12 @@ def execute(
             else:
                 outputs = node.apply(
                     grads,
-                    [e is not None and (e[0] in captures or needed.get(e[0], False)) for e in node._next_edges],
+                    [
+                        e is not None and (e[0] in captures or needed.get(e[0], False))
+                        for e in node._next_edges
+                    ],
                 )
             if not keep_graph and node._releasable_slots:
                 node.release_variables()
     finally:
         tls.grad_enabled, tls.shared_grads = previous_grad_mode, previous_shared
-

@@ -29,14 +29,16 @@ def saved_original(tensor):
     copy = _make(tensor._data.copy())
     copy._rg = tensor._rg
     copy._grad_fn = tensor._grad_fn
-    copy._output_nr = tensor._output_nr
+    if tensor._output_nr:
+        copy._output_nr = tensor._output_nr
     return copy
 
 
 def rebase_history(tensor, grad_fn) -> None:
     """After an in-place op, ``tensor`` is the output of ``grad_fn``."""
     tensor._grad_fn = grad_fn
-    tensor._output_nr = 0
+    if tensor._output_nr:
+        tensor._output_nr = 0
     tensor._rg = True
     grad_fn._input_metadata = ((tensor._data.shape, tensor._data.dtype),)
 

@@ -3,5 +3,6 @@
 
 def strides_of(tensor) -> tuple:
     """Strides in elements, as PyTorch counts them."""
-    itemsize = tensor._data.itemsize
-    return tuple(s // itemsize for s in tensor._data.strides)
+    data = tensor._data
+    itemsize = data.itemsize
+    return tuple([s // itemsize for s in data.strides])

@@ -8,7 +8,9 @@ from typing import Optional, Tuple
 
 from .accumulate import accumulate_grad
 
-_sequence = itertools.count()
+#: the thread-shared counter behind every node's sequence number
+sequence_nr_counter = itertools.count()
+_sequence = sequence_nr_counter
 #: PyTorch gives AccumulateGrad the largest sequence number (UINT64_MAX).
 ACCUMULATE_GRAD_SEQUENCE_NR = 2**64 - 1
 
@@ -21,7 +23,9 @@ class Node:
     forward output, the ``(shape, numpy dtype)`` its incoming gradient must have.
     """
 
-    __slots__ = ("_next_edges", "_input_metadata", "_seq", "_hooks", "_metadata", "__weakref__")
+    __slots__ = ("_next_edges", "_input_metadata", "_seq", "__dict__", "__weakref__")
+    _hooks = None
+    _metadata = None
 
     #: names of the slots holding SavedVariables (generated per class)
     _releasable_slots: Tuple[str, ...] = ()
@@ -30,8 +34,6 @@ class Node:
         self._seq = next(_sequence)
         self._next_edges = ()
         self._input_metadata = ()
-        self._hooks = None
-        self._metadata = None
 
     def name(self) -> str:
         return type(self).__name__
@@ -76,8 +78,6 @@ class AccumulateGrad(Node):
         self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         self._next_edges = ()
         self._input_metadata = ((variable._data.shape, variable._data.dtype),)
-        self._hooks = None
-        self._metadata = None
         self.variable = variable
 
     def name(self) -> str:
@@ -99,8 +99,6 @@ class GraphRoot(Node):
         self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         self._next_edges = edges
         self._input_metadata = ()
-        self._hooks = None
-        self._metadata = None
         self.grads = grads
 
     def name(self) -> str:
@@ -134,8 +132,7 @@ def set_history(result, grad_fn: Node) -> None:
     """Make ``result`` the single output of ``grad_fn`` (integral results get no history)."""
     if result._data.dtype.kind != "f":
         return
-    result._grad_fn = grad_fn
-    result._output_nr = 0
+    result._grad_fn = grad_fn  # a fresh result: its output_nr is already 0
     result._rg = True
     grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
 
@@ -145,7 +142,8 @@ def set_history_multi(results, grad_fn: Node, differentiable) -> None:
     for nr, (result, is_diff) in enumerate(zip(results, differentiable)):
         if is_diff and result._data.dtype.kind == "f":
             result._grad_fn = grad_fn
-            result._output_nr = nr
+            if nr:
+                result._output_nr = nr
             result._rg = True
         metadata.append((result._data.shape, result._data.dtype))
     grad_fn._input_metadata = tuple(metadata)

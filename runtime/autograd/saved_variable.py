@@ -30,52 +30,41 @@ class SavedVariable:
     """Holds an input (the tensor itself) or an output (its data, without the
     owning grad_fn, so that no output <-> grad_fn reference cycle forms)."""
 
-    __slots__ = (
-        "_tensor",
-        "_version",
-        "_is_output",
-        "_output_nr",
-        "_released",
-        "_packed",
-        "_unpack_hook",
-        "_grad_fn_name",
-    )
+    __slots__ = ("_tensor", "_version", "_is_output", "_hooks")
 
     def __init__(self, tensor, is_output: bool) -> None:
         self._version = tensor._vc[0]
         self._is_output = is_output
-        self._released = False
-        self._packed = None
-        self._unpack_hook = None
+        self._hooks = None  # (packed value, unpack hook) once hooks are registered
         if is_output:
-            self._output_nr = tensor._output_nr
-            self._grad_fn_name = None
             if _tls.mode_stack:
                 from ..generated import ops as aten
 
                 alias = aten.detach(tensor)  # a dispatch mode sees this save
             else:
                 alias = _make(tensor._data)
-                alias._base = tensor._base
+                if tensor._base is not None:
+                    alias._base = tensor._base
             alias._vc = tensor._vc
+            if tensor._output_nr:
+                alias._output_nr = tensor._output_nr
             self._tensor = alias
         else:
-            self._output_nr = tensor._output_nr
-            self._grad_fn_name = None
             self._tensor = tensor
 
     def unpack(self, grad_fn=None):
-        if self._released:
-            raise RuntimeError(ERR_FREED)
-        if self._unpack_hook is not None:
-            result = self._unpack_hook(self._packed)
+        tensor = self._tensor
+        if tensor is None:
+            if self._hooks is None:
+                raise RuntimeError(ERR_FREED)
+            packed, unpack_hook = self._hooks
+            result = unpack_hook(packed)
             if not hasattr(result, "_data"):
                 raise TypeError(
                     "Output of saved tensor unpack_hook expected to be a Tensor but got result "
                     f"of type {type(result).__name__}"
                 )
             return result
-        tensor = self._tensor
         if tensor._vc[0] != self._version:
             self._raise_version_error(tensor, grad_fn)
         if not self._is_output:
@@ -86,11 +75,13 @@ class SavedVariable:
             out = aten.detach(tensor)
         else:
             out = _make(tensor._data)
-            out._base = tensor._base
+            if tensor._base is not None:
+                out._base = tensor._base
         out._vc = tensor._vc
         if grad_fn is not None:
             out._grad_fn = grad_fn
-            out._output_nr = self._output_nr
+            if tensor._output_nr:
+                out._output_nr = tensor._output_nr
             out._rg = True
         return out
 
@@ -99,7 +90,7 @@ class SavedVariable:
         where = ""
         producer = grad_fn if self._is_output else tensor._grad_fn
         if producer is not None:
-            where = f", which is output {self._output_nr} of {producer.name()},"
+            where = f", which is output {tensor._output_nr} of {producer.name()},"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{_legacy_type(data)} [{', '.join(map(str, data.shape))}]]"
@@ -109,23 +100,22 @@ class SavedVariable:
         )
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:
-        if self._released:
+        if self._tensor is None and self._hooks is None:
             raise RuntimeError(ERR_HOOKS_FREED)
-        if self._unpack_hook is not None:
+        if self._hooks is not None:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor whose hooks have already been set. "
                 "Hint: only one pair of hooks is allowed at a time."
             )
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("pack_hook and unpack_hook must be callables")
-        self._packed = pack_hook(self._tensor)
-        self._unpack_hook = unpack_hook
+        self._hooks = (pack_hook(self._tensor), unpack_hook)
         self._tensor = None
 
     def reset(self) -> None:
-        self._released = True
+        """Free the saved data (after a backward without retain_graph)."""
         self._tensor = None
-        self._packed = None
+        self._hooks = None
 
 
 class SavedTensor:

@@ -1,0 +1,22 @@
+"""Shared pytest setup: the ``torch`` oracle fixture.
+
+``torch_oracle.require_torch`` is the single place that decides what happens
+without PyTorch: skip on a user's machine, fail under ``CI=true``.
+"""
+
+import os
+import sys
+
+import pytest
+
+# The helpers module sits next to the tests; make it importable whatever
+# pytest's import mode is.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from torch_oracle import require_torch  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def torch():
+    """Real PyTorch, the oracle (skips without it, fails under CI=true)."""
+    return require_torch()

@@ -1,0 +1,137 @@
+"""Helpers for checking opgrad against real PyTorch.
+
+PyTorch is the oracle these tests compare against, never a dependency of
+opgrad. Every test that needs it goes through :func:`require_torch` (or the
+``torch`` fixture in conftest.py, which calls it): without torch the test is
+skipped on a user's machine, but fails when the environment variable ``CI``
+is ``"true"``, because CI installs ``torch==2.13.0`` and must run them.
+
+Most helpers take ``lib``, the module under test (``opgrad``) or the oracle
+(``torch``), so one expression can be evaluated by both.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import zlib
+
+import numpy as np
+import pytest
+
+_INT64_SIGN = 2**63
+_UINT64_WRAP = 2**64
+
+
+def require_torch():
+    """Return the ``torch`` module, or skip (fail under ``CI=true``) without it."""
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but PyTorch, the test oracle, is missing: {exc}")
+        pytest.skip("PyTorch (the test oracle) is not installed")
+    return torch
+
+
+def torch_signed(value):
+    """Undo PyTorch's unsigned read-back of saved negative ints.
+
+    PyTorch's ``_saved_*`` getters return ``dim=-1`` as 18446744073709551615;
+    opgrad keeps the sign (design §1). Tuples are converted element-wise.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value >= _INT64_SIGN:
+        return value - _UINT64_WRAP
+    if isinstance(value, tuple):
+        return tuple(torch_signed(v) for v in value)
+    return value
+
+
+def dtype_name(dtype) -> str:
+    """``torch.float32`` / ``opgrad.float32`` -> ``'float32'``."""
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def to_opgrad_text(text: str) -> str:
+    """PyTorch's text as opgrad prints it (``torch.Size`` -> ``opgrad.Size``)."""
+    return text.replace("torch.", "opgrad.")
+
+
+def is_tensor(lib, value) -> bool:
+    return isinstance(value, lib.Tensor)
+
+
+def as_numpy(tensor) -> np.ndarray:
+    """A tensor's values as a numpy array, whatever its requires_grad."""
+    tensor = tensor.detach()
+    try:
+        return np.asarray(tensor.numpy())
+    except RuntimeError:
+        # torch returns some all-zero gradients as ZeroTensors, which numpy()
+        # only converts when forced.
+        return np.asarray(tensor.numpy(force=True))
+
+
+def assert_same_tensor(got, expected, *, rtol=1e-7, atol=1e-10, what="tensor"):
+    """``got`` (opgrad) equals ``expected`` (torch): shape, dtype and values."""
+    assert tuple(got.shape) == tuple(
+        expected.shape
+    ), f"{what}: shape {tuple(got.shape)} != torch's {tuple(expected.shape)}"
+    assert dtype_name(got.dtype) == dtype_name(
+        expected.dtype
+    ), f"{what}: dtype {got.dtype} != torch's {expected.dtype}"
+    got_np, exp_np = as_numpy(got), as_numpy(expected)
+    if exp_np.dtype.kind in "fc":
+        np.testing.assert_allclose(got_np, exp_np, rtol=rtol, atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got_np, exp_np, err_msg=what)
+
+
+def rng_for(*key) -> np.random.Generator:
+    """A numpy generator seeded from a readable key (stable across runs)."""
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def saved_attribute_names(grad_fn) -> set:
+    """Every ``_saved_*`` and ``_raw_saved_*`` name that ``dir(grad_fn)`` lists."""
+    return {n for n in dir(grad_fn) if n.startswith(("_saved_", "_raw_saved_"))}
+
+
+def node_type_name(node):
+    """The class name of a graph node (``'MulBackward0'``), None for None."""
+    return None if node is None else type(node).__name__
+
+
+def next_function_names(grad_fn):
+    """``grad_fn.next_functions`` with nodes replaced by their class names."""
+    return [(node_type_name(node), nr) for node, nr in grad_fn.next_functions]
+
+
+def dispatch_module(lib):
+    """``lib.utils._python_dispatch`` (imported explicitly: torch loads it lazily)."""
+    return importlib.import_module(lib.__name__ + ".utils._python_dispatch")
+
+
+def logging_mode_class(lib):
+    """A TorchDispatchMode subclass for ``lib`` that records ``str(func)``."""
+    base = dispatch_module(lib).TorchDispatchMode
+
+    class LoggingMode(base):
+        def __init__(self):
+            super().__init__()
+            self.log = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.log.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return LoggingMode
+
+
+def aten_log(lib, fn):
+    """The aten ops a LoggingMode sees while ``fn()`` runs."""
+    with logging_mode_class(lib)() as mode:
+        fn()
+    return mode.log

@@ -1,0 +1,390 @@
+"""Benchmark opgrad against hand-written numpy and PyTorch, in one run.
+
+Every case is timed three ways:
+
+* numpy  -- the same forward *and* backward math written out by hand with
+            numpy arrays: the floor for a numpy-based autograd, since opgrad
+            does this work plus its bookkeeping (tensors, nodes, dispatch);
+* torch  -- PyTorch eager with autograd ("n/a" when torch is not installed);
+* opgrad -- the identical autograd code as torch, with ``og`` for ``torch``.
+
+Cases (``--case`` takes the name or the letter):
+
+  a scalar  ``(x * w + b).sum().backward()`` on 1 float64 element: pure
+            per-op overhead (dispatch, node creation, engine);
+  b vec1k   the same on 1,000 float64 elements;
+  c mlp     one training step (forward + backward) of an MLP 784-256-128-10,
+            batch 64, float32, MSE loss: mostly BLAS time;
+  d chain   a chain of 10,000 ``y = y * 1.0001`` on 100 float64 elements,
+            then ``y.sum().backward()``: engine cost on a long graph.
+
+Leaf gradients are set to None between iterations, as a training loop does.
+Before timing, each autograd library's gradients are compared once with the
+numpy ones (``np.allclose``, rtol 1e-4), so that the times compare equal work.
+
+Why one thread: numpy's BLAS and torch's intra-op pool would otherwise use
+different thread counts, and on a 2-core machine thread start-up and
+contention dominate small ops. With exactly one thread on every side the
+ratios measure library overhead, not scheduling. The *_NUM_THREADS variables
+are set before numpy is imported, torch.set_num_threads(1) is called, and
+threadpoolctl (when installed) confirms what the loaded libraries use.
+
+Timing is timeit-style: a warm-up call, a calibrated loop count per repeat,
+and the minimum per-call time over the repeats (the least disturbed run).
+The garbage collector stays enabled, as it is in a real training loop.
+
+Usage:  python tools/bench.py [--quick] [--case NAME ...] [--traceback]
+
+OPGRAD_BENCH_FAKE=torch runs the "opgrad" column with torch imported as og;
+it exists only to test this script while opgrad is not importable.
+"""
+
+import os
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+for _var in _THREAD_VARS:
+    os.environ[_var] = "1"  # must happen before numpy (and torch) load BLAS
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+else:
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)  # CPU backward runs on the caller anyway
+
+OG_IMPORT_ERROR = None
+if os.environ.get("OPGRAD_BENCH_FAKE") == "torch":
+    og = torch  # testing this script only
+else:
+    try:
+        import opgrad as og
+    except Exception as exc:  # report, and still run numpy and torch
+        og = None
+        OG_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+
+RTOL = 1e-4
+
+
+def to_numpy(t):
+    return t.detach().numpy()
+
+
+def check_grads(label, got, expected):
+    """Raise AssertionError unless every gradient matches the numpy one."""
+    for name, g, ref in zip(label, got, expected):
+        if g is None:
+            raise AssertionError(f"{name}.grad is None")
+        g = to_numpy(g)
+        if g.shape != ref.shape or g.dtype != ref.dtype:
+            raise AssertionError(
+                f"{name}.grad is {g.shape} {g.dtype}, expected {ref.shape} {ref.dtype}"
+            )
+        # atol scaled to the gradient's size: float32 sums that cancel to ~0
+        # differ in the last bits between summation orders.
+        atol = 1e-6 * float(np.abs(ref).max())
+        if not np.allclose(g, ref, rtol=RTOL, atol=atol):
+            err = float(np.abs(g - ref).max())
+            raise AssertionError(f"{name}.grad differs from numpy (max |diff| {err:g})")
+
+
+class AffineCase:
+    """(x * w + b).sum().backward() on n float64 elements."""
+
+    def __init__(self, n):
+        rng = np.random.default_rng(0)
+        self.x, self.w, self.b = (rng.standard_normal(n) for _ in range(3))
+
+    def numpy_step(self):
+        x, w, b = self.x, self.w, self.b
+
+        def step():
+            out = x * w + b
+            out.sum()
+            g = np.ones_like(out)  # d sum / d out
+            return g * w, g * x, g  # grads of x, w, b
+
+        return step
+
+    def autograd_step(self, mod):
+        x, w, b = (mod.tensor(a, requires_grad=True) for a in (self.x, self.w, self.b))
+
+        def step():
+            x.grad = None
+            w.grad = None
+            b.grad = None
+            (x * w + b).sum().backward()
+
+        step.check = lambda: check_grads("xwb", (x.grad, w.grad, b.grad), self.numpy_step()())
+        return step
+
+
+class MLPCase:
+    """One SGD-free training step of a 784-256-128-10 MLP, batch 64, float32."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        f32 = np.float32
+        self.x = rng.standard_normal((64, 784), dtype=f32)
+        self.y = rng.standard_normal((64, 10), dtype=f32)
+        self.params = []
+        for fan_in, fan_out in ((784, 256), (256, 128), (128, 10)):
+            scale = f32(1.0 / np.sqrt(fan_in))
+            self.params.append(rng.standard_normal((fan_in, fan_out), dtype=f32) * scale)
+            self.params.append(rng.standard_normal(fan_out, dtype=f32) * scale)
+
+    def numpy_step(self):
+        x, y = self.x, self.y
+        W1, b1, W2, b2, W3, b3 = self.params
+
+        def step():
+            z1 = x @ W1 + b1
+            h1 = np.maximum(z1, 0)
+            z2 = h1 @ W2 + b2
+            h2 = np.maximum(z2, 0)
+            out = h2 @ W3 + b3
+            diff = out - y
+            (diff**2).mean()
+            g_out = diff * (2 / diff.size)
+            gW3, gb3, g_h2 = h2.T @ g_out, g_out.sum(0), g_out @ W3.T
+            g_z2 = g_h2 * (z2 > 0)
+            gW2, gb2, g_h1 = h1.T @ g_z2, g_z2.sum(0), g_z2 @ W2.T
+            g_z1 = g_h1 * (z1 > 0)
+            gW1, gb1 = x.T @ g_z1, g_z1.sum(0)
+            return gW1, gb1, gW2, gb2, gW3, gb3
+
+        return step
+
+    def autograd_step(self, mod):
+        x, y = mod.tensor(self.x), mod.tensor(self.y)
+        params = [mod.tensor(p, requires_grad=True) for p in self.params]
+        W1, b1, W2, b2, W3, b3 = params
+
+        def step():
+            for p in params:
+                p.grad = None
+            h1 = (x @ W1 + b1).relu()
+            h2 = (h1 @ W2 + b2).relu()
+            out = h2 @ W3 + b3
+            loss = ((out - y) ** 2).mean()
+            loss.backward()
+
+        step.check = lambda: check_grads(
+            ("W1", "b1", "W2", "b2", "W3", "b3"),
+            [p.grad for p in params],
+            self.numpy_step()(),
+        )
+        return step
+
+
+class ChainCase:
+    """A chain of 10,000 multiplications on 100 float64 elements."""
+
+    LENGTH = 10_000
+    FACTOR = 1.0001
+
+    def __init__(self):
+        self.x = np.random.default_rng(0).standard_normal(100)
+
+    def numpy_step(self):
+        x, c, length = self.x, self.FACTOR, self.LENGTH
+
+        def step():
+            y = x
+            for _ in range(length):
+                y = y * c
+            y.sum()
+            g = np.ones_like(y)
+            for _ in range(length):  # d(y * c)/dy = c, once per link
+                g = g * c
+            return (g,)
+
+        return step
+
+    def autograd_step(self, mod):
+        x = mod.tensor(self.x, requires_grad=True)
+        c, length = self.FACTOR, self.LENGTH
+
+        def step():
+            x.grad = None
+            y = x
+            for _ in range(length):
+                y = y * c
+            y.sum().backward()
+
+        step.check = lambda: check_grads("x", (x.grad,), self.numpy_step()())
+        return step
+
+
+CASES = {
+    # name: (letter, label, factory)
+    "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
+    "vec1k": ("b", "b  (x*w+b).sum() bwd, 1000 f64", lambda: AffineCase(1000)),
+    "mlp": ("c", "c  MLP 784-256-128-10 b64 f32 step", MLPCase),
+    "chain": ("d", "d  10k-op mul chain fwd+bwd", ChainCase),
+}
+
+
+def measure(fn, budget, repeats, min_repeats):
+    """Min per-call seconds of fn over `repeats` timed loops, ~budget s total."""
+    gc.collect()
+    fn()  # warm-up: first-call caches, lazy imports
+    number, elapsed = 1, 0.0
+    while True:  # calibrate on loops of >= 20 ms, like timeit.autorange
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= 0.02:
+            break
+        number *= 2
+    per_call = elapsed / number
+    per_repeat = budget / repeats
+    if per_call > per_repeat:  # slow case: one call per repeat, fewer repeats
+        number, repeats = 1, max(min_repeats, int(budget / per_call))
+    else:
+        number = max(1, int(per_repeat / per_call))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def fmt_time(seconds):
+    if seconds is None:
+        return "n/a"
+    if isinstance(seconds, str):
+        return seconds
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def fmt_ratio(num, den):
+    if not isinstance(num, float) or not isinstance(den, float):
+        return "n/a"
+    return f"{num / den:.1f}x"
+
+
+def print_environment():
+    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus")
+    blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
+    print(f"numpy {np.__version__}, BLAS {blas.get('name', '?')} {blas.get('version', '')}")
+    if torch is None:
+        print("torch: not installed (its column shows n/a)")
+    else:
+        print(
+            f"torch {torch.__version__}, intra-op threads {torch.get_num_threads()},"
+            f" inter-op threads {torch.get_num_interop_threads()}"
+        )
+    if os.environ.get("OPGRAD_BENCH_FAKE") == "torch":
+        print("opgrad: FAKE -- torch imported as og (OPGRAD_BENCH_FAKE=torch)")
+    elif og is None:
+        print(f"opgrad: not importable ({OG_IMPORT_ERROR}); its column shows n/a")
+    else:
+        version = getattr(og, "__version__", "?")
+        print(f"opgrad {version} from {os.path.dirname(getattr(og, '__file__', '?'))}")
+    print("env: " + ", ".join(f"{v}={os.environ[v]}" for v in _THREAD_VARS))
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        value = os.environ.get(var)
+        print(f"env: {var} {'is set: ' + value if value is not None else 'is not set'}")
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        print("threadpoolctl not installed: thread-count check skipped")
+        return
+    pools = threadpool_info()
+    for pool in pools:
+        lib = os.path.basename(pool.get("filepath", "?"))
+        print(f"threadpool: {pool['internal_api']} {lib}: {pool['num_threads']} thread(s)")
+    if any(pool["num_threads"] != 1 for pool in pools):
+        print("WARNING: a thread pool is not single-threaded; ratios are unreliable")
+
+
+def run_case(name, args):
+    _, label, factory = CASES[name]
+    case = factory()
+    budget, repeats, min_repeats = (0.4, 3, 1) if args.quick else (2.0, 5, 3)
+    times, notes = {}, []
+    times["numpy"] = measure(case.numpy_step(), budget, repeats, min_repeats)
+    for column, mod in (("torch", torch), ("opgrad", og)):
+        if mod is None:
+            times[column] = None
+            continue
+        try:
+            step = case.autograd_step(mod)
+            step()
+            step.check()
+            times[column] = measure(step, budget, repeats, min_repeats)
+        except AssertionError as exc:
+            times[column] = "WRONG"
+            notes.append(f"{column}: gradient check failed: {exc}")
+        except Exception as exc:
+            times[column] = "error"
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            where = f"{os.path.relpath(frame.filename)}:{frame.lineno}"
+            notes.append(f"{column}: {type(exc).__name__}: {exc}  (at {where})")
+            if args.traceback:
+                traceback.print_exc()
+    return label, times, notes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
+    parser.add_argument("--traceback", action="store_true", help="print full tracebacks of errors")
+    choices = sorted(set(CASES) | {letter for letter, _, _ in CASES.values()})
+    parser.add_argument(
+        "--case",
+        action="append",
+        choices=choices,
+        metavar="NAME",
+        help=f"run only this case (repeatable): {', '.join(choices)}",
+    )
+    args = parser.parse_args()
+    letters = {letter: name for name, (letter, _, _) in CASES.items()}
+    names = [letters.get(c, c) for c in args.case] if args.case else list(CASES)
+
+    print_environment()
+    print()
+    header = ("case", "numpy", "torch", "opgrad", "opgrad/numpy", "opgrad/torch")
+    widths = (36, 10, 10, 10, 12, 12)
+    row = "  ".join(f"{{:<{widths[0]}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    print(row.format(*header))
+    print(row.format(*("-" * w for w in widths)))
+    all_notes = []
+    for name in dict.fromkeys(names):
+        label, t, notes = run_case(name, args)
+        cells = (
+            label,
+            fmt_time(t["numpy"]),
+            fmt_time(t["torch"]),
+            fmt_time(t["opgrad"]),
+            fmt_ratio(t["opgrad"], t["numpy"]),
+            fmt_ratio(t["opgrad"], t["torch"]),
+        )
+        print(row.format(*cells), flush=True)
+        all_notes += [f"{label.split()[0]}: {note}" for note in notes]
+    if all_notes:
+        print()
+        print("\n".join(all_notes))
+    print("\ntimes: min over repeats, per call; one thread everywhere")
+    return 1 if all_notes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
