@@ -99,6 +99,11 @@ def clamp(a, min, max):
 def _dims(dim, ndim: int):
     if dim is None or len(dim) == 0:
         return None
+    if len(dim) == 1:
+        d = dim[0]
+        if 0 <= d < ndim:
+            return (d,)
+        return (_wrap_dim(d, ndim),)
     dims = tuple(_wrap_dim(d, ndim) for d in dim)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
@@ -106,8 +111,11 @@ def _dims(dim, ndim: int):
 
 
 def sum(a, dim, keepdim: bool, dtype):
+    axis = _dims(dim, a.ndim)
+    if dtype is None and a.dtype.kind == "f":
+        return np.add.reduce(a, axis, None, None, keepdim)
     out_dtype = _np_dtype(dtype, a.dtype if a.dtype.kind == "f" else np.dtype(np.int64))
-    return np.add.reduce(a, axis=_dims(dim, a.ndim), keepdims=keepdim, dtype=out_dtype)
+    return np.add.reduce(a, axis, out_dtype, None, keepdim)
 
 
 def mean(a, dim, keepdim: bool, dtype):
@@ -220,6 +228,8 @@ def infer_size(size: Sequence[int], numel: int) -> tuple:
 
 
 def view(a, size):
+    if a.flags.c_contiguous and -1 not in size and math.prod(size) == a.size:
+        return a.reshape(size)  # a contiguous array always reshapes without a copy
     shape = infer_size(size, a.size)
     try:
         return np.reshape(a, shape, copy=False)
@@ -248,42 +258,41 @@ def reshape_copy(a, size):
 
 def expand(a, size):
     size = tuple(size)
-    if len(size) < a.ndim:
+    shape = a.shape
+    lead = len(size) - len(shape)
+    if lead < 0:
         raise RuntimeError(
-            f"expand({_tensor_type(a)}{{{_shape_str(a.shape)}}}, size={_shape_str(size)}): the "
-            "number of sizes provided "
-            f"({len(size)}) must be greater or equal to the number of dimensions in the tensor "
-            f"({a.ndim})"
+            f"expand({_tensor_type(a)}{{{_shape_str(shape)}}}, size={_shape_str(size)}): the "
+            f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(shape)})"
         )
-    lead = len(size) - a.ndim
-    target = []
-    for i, s in enumerate(size):
+    target = list(size)
+    strides = [0] * len(size)
+    for i in range(len(size)):
+        want = size[i]
         if i < lead:
-            if s < 0:
+            if want < 0:
                 raise RuntimeError(
-                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
+                    f"The expanded size of the tensor ({want}) isn't allowed in a leading, "
                     "non-existing dimension 0"
                 )
-            target.append(s)
             continue
-        own = a.shape[i - lead]
-        if s == -1:
-            s = own
-        elif own != s and own != 1:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
-                f"non-singleton dimension {i}.  Target sizes: {_shape_str(size)}.  Tensor sizes: "
-                f"{_shape_str(a.shape)}"
-            )
-        target.append(s)
+        own = shape[i - lead]
+        if want == -1:
+            target[i] = own
+        elif own != want:
+            if own != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({want}) must match the existing size "
+                    f"({own}) at non-singleton dimension {i}.  Target sizes: "
+                    f"{_shape_str(size)}.  Tensor sizes: {_shape_str(shape)}"
+                )
+            continue
+        strides[i] = a.strides[i - lead]
     target = tuple(target)
     if a.flags.c_contiguous and a.size:
         # Build the stride-0 view directly: np.broadcast_to costs ~10x more.
-        strides = (0,) * lead + tuple(
-            0 if own == 1 and want != 1 else stride
-            for own, want, stride in zip(a.shape, target[lead:], a.strides)
-        )
-        view = np.ndarray(target, a.dtype, a, 0, strides)
+        view = np.ndarray(target, a.dtype, a, 0, tuple(strides))
         view.flags.writeable = False
         return view
     return np.broadcast_to(a, target)

@@ -17,6 +17,9 @@ from .tensor import Size, Tensor, wrap_scalar
 
 
 def as_tensor_arg(value) -> Tensor:
+    cls = value.__class__
+    if cls is float or cls is int or cls is bool:
+        return wrap_scalar(value)
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, np.generic)):

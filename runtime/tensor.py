@@ -42,11 +42,11 @@ class Tensor:
         "_rg",  # requires_grad
         "_grad_fn",
         "_vc",  # version counter: a one-element list shared with views
+        "_base",  # the tensor this one is a view of, if any
         "__dict__",
         "__weakref__",
     )
     _output_nr = 0
-    _base = None  # the tensor this one is a view of, if any
     _keys = K.DEFAULT_TENSOR_KEYS  # dispatch key bits
     _wrapped = False  # a 0-dim tensor made from a Python scalar
     _grad = None
@@ -279,6 +279,7 @@ def _make(data: np.ndarray) -> Tensor:
     t._rg = False
     t._grad_fn = None
     t._vc = [0]
+    t._base = None
     if _tls.inference_mode:
         t._keys = K.INFERENCE_TENSOR_KEYS
     return t
@@ -291,23 +292,37 @@ def _wrap_array(result) -> Tensor:
     return _make(result)
 
 
+class _WrappedNumber(Tensor):
+    """A 0-dim tensor made from a Python scalar: it loses type promotion to
+    dimensioned tensors of the same category, as in PyTorch."""
+
+    __slots__ = ()
+    _wrapped = True
+
+
 _SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
 
 
 def wrap_scalar(value: Any) -> Tensor:
     """A Python number as PyTorch's 0-dim "wrapped number" tensor."""
-    if isinstance(value, Tensor):
-        return value
-    npdt = _SCALAR_DTYPES.get(type(value))
+    npdt = _SCALAR_DTYPES.get(value.__class__)
     if npdt is None:
+        if isinstance(value, Tensor):
+            return value
         if isinstance(value, (np.generic, np.ndarray)):
             return _make(np.asarray(value))
-        if isinstance(value, (bool, int, float)):
-            npdt = _SCALAR_DTYPES[
-                bool if isinstance(value, bool) else int if isinstance(value, int) else float
-            ]
+        if isinstance(value, bool):
+            npdt = _SCALAR_DTYPES[bool]
+        elif isinstance(value, int):
+            npdt = _SCALAR_DTYPES[int]
+        elif isinstance(value, float):
+            npdt = _SCALAR_DTYPES[float]
         else:
             raise TypeError(f"expected Tensor as element, but got {type(value).__name__}")
-    t = _make(np.array(value, dtype=npdt))
-    t._wrapped = True
+    t = _new(_WrappedNumber)
+    t._data = np.array(value, npdt)
+    t._rg = False
+    t._grad_fn = None
+    t._vc = [0]
+    t._base = None
     return t

@@ -28,7 +28,7 @@ def sum_to(grad, shape: Sequence[int]):
         if size == 1 and sizes[leading + i] != 1:
             reduce_dims.append(leading + i)
     if reduce_dims:
-        grad = aten.sum_dim_IntList(grad, reduce_dims, True)
+        grad = aten.sum_dim_IntList(grad, tuple(reduce_dims), True)
     if leading > 0:
         grad = aten.view(grad, shape)
     return grad

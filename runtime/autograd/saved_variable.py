@@ -43,8 +43,7 @@ class SavedVariable:
                 alias = aten.detach(tensor)  # a dispatch mode sees this save
             else:
                 alias = _make(tensor._data)
-                if tensor._base is not None:
-                    alias._base = tensor._base
+                alias._base = tensor._base
             alias._vc = tensor._vc
             if tensor._output_nr:
                 alias._output_nr = tensor._output_nr
@@ -75,8 +74,7 @@ class SavedVariable:
             out = aten.detach(tensor)
         else:
             out = _make(tensor._data)
-            if tensor._base is not None:
-                out._base = tensor._base
+            out._base = tensor._base
         out._vc = tensor._vc
         if grad_fn is not None:
             out._grad_fn = grad_fn
