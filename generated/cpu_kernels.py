@@ -8,15 +8,19 @@ computes the result.
 """
 
 import numpy as np
+from numpy import asarray, ndarray
 
 from opgrad import numpy_kernels as k
-from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data, wrap_array
+from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data
+from opgrad.tensor import _make as make_tensor
 
 
 def add_Tensor(keyset, self, other, alpha):
     """CPU kernel of add.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(k.add(self, other, alpha))
+    result = k.add(self, other, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def add__Tensor(keyset, self, other, alpha):
@@ -29,13 +33,17 @@ def add__Tensor(keyset, self, other, alpha):
 def add_Scalar(keyset, self, other, alpha):
     """CPU kernel of add.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(k.add(self, other, alpha))
+    result = k.add(self, other, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sub_Tensor(keyset, self, other, alpha):
     """CPU kernel of sub.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(k.sub(self, other, alpha))
+    result = k.sub(self, other, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sub__Tensor(keyset, self, other, alpha):
@@ -48,25 +56,33 @@ def sub__Tensor(keyset, self, other, alpha):
 def sub_Scalar(keyset, self, other, alpha):
     """CPU kernel of sub.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(k.sub(self, other, alpha))
+    result = k.sub(self, other, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def rsub_Tensor(keyset, self, other, alpha):
     """CPU kernel of rsub.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(k.sub(other, self, alpha))
+    result = k.sub(other, self, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def rsub_Scalar(keyset, self, other, alpha):
     """CPU kernel of rsub.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(k.sub(other, self, alpha))
+    result = k.sub(other, self, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def mul_Tensor(keyset, self, other):
     """CPU kernel of mul.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.multiply(self, other))
+    result = np.multiply(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def mul__Tensor(keyset, self, other):
@@ -79,13 +95,17 @@ def mul__Tensor(keyset, self, other):
 def mul_Scalar(keyset, self, other):
     """CPU kernel of mul.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(np.multiply(self, other))
+    result = np.multiply(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def div_Tensor(keyset, self, other):
     """CPU kernel of div.Tensor"""
     self, other = promote2(self, other, True)
-    return wrap_array(np.true_divide(self, other))
+    result = np.true_divide(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def div__Tensor(keyset, self, other):
@@ -98,19 +118,25 @@ def div__Tensor(keyset, self, other):
 def div_Scalar(keyset, self, other):
     """CPU kernel of div.Scalar"""
     (self,) = promote((self,), (other,), True)
-    return wrap_array(np.true_divide(self, other))
+    result = np.true_divide(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def reciprocal(keyset, self):
     """CPU kernel of reciprocal"""
     self = float_array(self)
-    return wrap_array(np.reciprocal(self))
+    result = np.reciprocal(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def neg(keyset, self):
     """CPU kernel of neg"""
     self = self._data
-    return wrap_array(np.negative(self))
+    result = np.negative(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def neg_(keyset, self):
@@ -123,7 +149,9 @@ def neg_(keyset, self):
 def exp(keyset, self):
     """CPU kernel of exp"""
     self = float_array(self)
-    return wrap_array(np.exp(self))
+    result = np.exp(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def exp_(keyset, self):
@@ -136,25 +164,33 @@ def exp_(keyset, self):
 def log(keyset, self):
     """CPU kernel of log"""
     self = float_array(self)
-    return wrap_array(np.log(self))
+    result = np.log(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sin(keyset, self):
     """CPU kernel of sin"""
     self = float_array(self)
-    return wrap_array(np.sin(self))
+    result = np.sin(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def cos(keyset, self):
     """CPU kernel of cos"""
     self = float_array(self)
-    return wrap_array(np.cos(self))
+    result = np.cos(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def tanh(keyset, self):
     """CPU kernel of tanh"""
     self = float_array(self)
-    return wrap_array(np.tanh(self))
+    result = np.tanh(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def tanh_(keyset, self):
@@ -167,13 +203,17 @@ def tanh_(keyset, self):
 def tanh_backward(keyset, grad_output, output):
     """CPU kernel of tanh_backward"""
     grad_output, output = promote2(grad_output, output, False)
-    return wrap_array(k.tanh_backward(grad_output, output))
+    result = k.tanh_backward(grad_output, output)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sigmoid(keyset, self):
     """CPU kernel of sigmoid"""
     self = float_array(self)
-    return wrap_array(k.sigmoid(self))
+    result = k.sigmoid(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sigmoid_(keyset, self):
@@ -186,13 +226,17 @@ def sigmoid_(keyset, self):
 def sigmoid_backward(keyset, grad_output, output):
     """CPU kernel of sigmoid_backward"""
     grad_output, output = promote2(grad_output, output, False)
-    return wrap_array(k.sigmoid_backward(grad_output, output))
+    result = k.sigmoid_backward(grad_output, output)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def relu(keyset, self):
     """CPU kernel of relu"""
     self = self._data
-    return wrap_array(np.maximum(self, 0))
+    result = np.maximum(self, 0)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def relu_(keyset, self):
@@ -215,13 +259,17 @@ def threshold_backward(keyset, grad_output, self, threshold):
         (threshold,),
         False,
     )
-    return wrap_array(np.where(self <= threshold, 0, grad_output))
+    result = np.where(self <= threshold, 0, grad_output)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def pow_Tensor_Scalar(keyset, self, exponent):
     """CPU kernel of pow.Tensor_Scalar"""
     (self,) = promote((self,), (exponent,), False)
-    return wrap_array(k.power(self, exponent))
+    result = k.power(self, exponent)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def pow__Scalar(keyset, self, exponent):
@@ -234,43 +282,57 @@ def pow__Scalar(keyset, self, exponent):
 def pow_Tensor_Tensor(keyset, self, exponent):
     """CPU kernel of pow.Tensor_Tensor"""
     self, exponent = promote2(self, exponent, False)
-    return wrap_array(k.power(self, exponent))
+    result = k.power(self, exponent)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def pow_Scalar(keyset, self, exponent):
     """CPU kernel of pow.Scalar"""
     (exponent,) = promote((exponent,), (self,), False)
-    return wrap_array(k.power(self, exponent))
+    result = k.power(self, exponent)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sqrt(keyset, self):
     """CPU kernel of sqrt"""
     self = float_array(self)
-    return wrap_array(np.sqrt(self))
+    result = np.sqrt(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def abs(keyset, self):
     """CPU kernel of abs"""
     self = self._data
-    return wrap_array(np.abs(self))
+    result = np.abs(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sgn(keyset, self):
     """CPU kernel of sgn"""
     self = self._data
-    return wrap_array(np.sign(self))
+    result = np.sign(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sign(keyset, self):
     """CPU kernel of sign"""
     self = self._data
-    return wrap_array(np.sign(self))
+    result = np.sign(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def clamp(keyset, self, min, max):
     """CPU kernel of clamp"""
     (self,) = promote((self,), (min, max), False)
-    return wrap_array(k.clamp(self, min, max))
+    result = k.clamp(self, min, max)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def clamp_(keyset, self, min, max):
@@ -283,199 +345,263 @@ def clamp_(keyset, self, min, max):
 def maximum(keyset, self, other):
     """CPU kernel of maximum"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.maximum(self, other))
+    result = np.maximum(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def where_self(keyset, condition, self, other):
     """CPU kernel of where.self"""
     condition = condition._data
     self, other = promote2(self, other, False)
-    return wrap_array(np.where(condition, self, other))
+    result = np.where(condition, self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def eq_Tensor(keyset, self, other):
     """CPU kernel of eq.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.equal(self, other))
+    result = np.equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def eq_Scalar(keyset, self, other):
     """CPU kernel of eq.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(np.equal(self, other))
+    result = np.equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def ne_Tensor(keyset, self, other):
     """CPU kernel of ne.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.not_equal(self, other))
+    result = np.not_equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def ne_Scalar(keyset, self, other):
     """CPU kernel of ne.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(np.not_equal(self, other))
+    result = np.not_equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def lt_Tensor(keyset, self, other):
     """CPU kernel of lt.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.less(self, other))
+    result = np.less(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def lt_Scalar(keyset, self, other):
     """CPU kernel of lt.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(np.less(self, other))
+    result = np.less(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def le_Tensor(keyset, self, other):
     """CPU kernel of le.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.less_equal(self, other))
+    result = np.less_equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def le_Scalar(keyset, self, other):
     """CPU kernel of le.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(np.less_equal(self, other))
+    result = np.less_equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def gt_Tensor(keyset, self, other):
     """CPU kernel of gt.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.greater(self, other))
+    result = np.greater(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def gt_Scalar(keyset, self, other):
     """CPU kernel of gt.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(np.greater(self, other))
+    result = np.greater(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def ge_Tensor(keyset, self, other):
     """CPU kernel of ge.Tensor"""
     self, other = promote2(self, other, False)
-    return wrap_array(np.greater_equal(self, other))
+    result = np.greater_equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def ge_Scalar(keyset, self, other):
     """CPU kernel of ge.Scalar"""
     (self,) = promote((self,), (other,), False)
-    return wrap_array(np.greater_equal(self, other))
+    result = np.greater_equal(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def logical_and(keyset, self, other):
     """CPU kernel of logical_and"""
     self = self._data
     other = other._data
-    return wrap_array(np.logical_and(self, other))
+    result = np.logical_and(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sum(keyset, self, dtype):
     """CPU kernel of sum"""
     self = self._data
-    return wrap_array(k.sum(self, None, False, dtype))
+    result = k.sum(self, None, False, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sum_dim_IntList(keyset, self, dim, keepdim, dtype):
     """CPU kernel of sum.dim_IntList"""
     self = self._data
-    return wrap_array(k.sum(self, dim, keepdim, dtype))
+    result = k.sum(self, dim, keepdim, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def mean(keyset, self, dtype):
     """CPU kernel of mean"""
     self = self._data
-    return wrap_array(k.mean(self, None, False, dtype))
+    result = k.mean(self, None, False, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def mean_dim(keyset, self, dim, keepdim, dtype):
     """CPU kernel of mean.dim"""
     self = self._data
-    return wrap_array(k.mean(self, dim, keepdim, dtype))
+    result = k.mean(self, dim, keepdim, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def mm(keyset, self, mat2):
     """CPU kernel of mm"""
     self = self._data
     mat2 = mat2._data
-    return wrap_array(k.mm(self, mat2))
+    result = k.mm(self, mat2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def bmm(keyset, self, mat2):
     """CPU kernel of bmm"""
     self = self._data
     mat2 = mat2._data
-    return wrap_array(k.bmm(self, mat2))
+    result = k.bmm(self, mat2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def dot(keyset, self, tensor):
     """CPU kernel of dot"""
     self = self._data
     tensor = tensor._data
-    return wrap_array(k.dot(self, tensor))
+    result = k.dot(self, tensor)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def mv(keyset, self, vec):
     """CPU kernel of mv"""
     self = self._data
     vec = vec._data
-    return wrap_array(k.mv(self, vec))
+    result = k.mv(self, vec)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def t(keyset, self):
     """CPU kernel of t"""
     self = self._data
-    return wrap_array(k.t(self))
+    result = k.t(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def transpose_int(keyset, self, dim0, dim1):
     """CPU kernel of transpose.int"""
     self = self._data
-    return wrap_array(k.transpose(self, dim0, dim1))
+    result = k.transpose(self, dim0, dim1)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def permute(keyset, self, dims):
     """CPU kernel of permute"""
     self = self._data
-    return wrap_array(k.permute(self, dims))
+    result = k.permute(self, dims)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def view(keyset, self, size):
     """CPU kernel of view"""
     self = self._data
-    return wrap_array(k.view(self, size))
+    result = k.view(self, size)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def _unsafe_view(keyset, self, size):
     """CPU kernel of _unsafe_view"""
     self = self._data
-    return wrap_array(k.reshape_copy(self, size))
+    result = k.reshape_copy(self, size)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def expand(keyset, self, size, implicit):
     """CPU kernel of expand"""
     self = self._data
-    return wrap_array(k.expand(self, size))
+    result = k.expand(self, size)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def unsqueeze(keyset, self, dim):
     """CPU kernel of unsqueeze"""
     self = self._data
-    return wrap_array(k.unsqueeze(self, dim))
+    result = k.unsqueeze(self, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def squeeze(keyset, self):
     """CPU kernel of squeeze"""
     self = self._data
-    return wrap_array(k.squeeze(self, None))
+    result = k.squeeze(self, None)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def squeeze_dim(keyset, self, dim):
     """CPU kernel of squeeze.dim"""
     self = self._data
-    return wrap_array(k.squeeze(self, dim))
+    result = k.squeeze(self, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def squeeze__dim(keyset, self, dim):
@@ -488,110 +614,150 @@ def squeeze__dim(keyset, self, dim):
 def select_int(keyset, self, dim, index):
     """CPU kernel of select.int"""
     self = self._data
-    return wrap_array(k.select(self, dim, index))
+    result = k.select(self, dim, index)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def select_backward(keyset, grad_output, input_sizes, dim, index):
     """CPU kernel of select_backward"""
     grad_output = grad_output._data
-    return wrap_array(k.select_backward(grad_output, input_sizes, dim, index))
+    result = k.select_backward(grad_output, input_sizes, dim, index)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def slice_Tensor(keyset, self, dim, start, end, step):
     """CPU kernel of slice.Tensor"""
     self = self._data
-    return wrap_array(k.slice(self, dim, start, end, step))
+    result = k.slice(self, dim, start, end, step)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
     """CPU kernel of slice_backward"""
     grad_output = grad_output._data
-    return wrap_array(k.slice_backward(grad_output, input_sizes, dim, start, end, step))
+    result = k.slice_backward(grad_output, input_sizes, dim, start, end, step)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def alias(keyset, self):
     """CPU kernel of alias"""
     self = self._data
-    return wrap_array(self.view())
+    result = self.view()
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def clone(keyset, self, memory_format):
     """CPU kernel of clone"""
     self = self._data
-    return wrap_array(k.clone(self))
+    result = k.clone(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def detach(keyset, self):
     """CPU kernel of detach"""
     self = self._data
-    return wrap_array(self)
+    result = self
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
     """CPU kernel of _to_copy"""
     self = self._data
-    return wrap_array(k.to_copy(self, dtype))
+    result = k.to_copy(self, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of ones_like"""
     self = self._data
-    return wrap_array(k.full_like(self, 1, dtype))
+    result = k.full_like(self, 1, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def zeros_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of zeros_like"""
     self = self._data
-    return wrap_array(k.full_like(self, 0, dtype))
+    result = k.full_like(self, 0, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def empty_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of empty_like"""
     self = self._data
-    return wrap_array(k.full_like(self, 0, dtype))
+    result = k.full_like(self, 0, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def full_like(keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of full_like"""
     self = self._data
-    return wrap_array(k.full_like(self, fill_value, dtype))
+    result = k.full_like(self, fill_value, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def zeros(keyset, size, dtype, layout, device, pin_memory):
     """CPU kernel of zeros"""
-    return wrap_array(k.constant(size, 0, dtype))
+    result = k.constant(size, 0, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def ones(keyset, size, dtype, layout, device, pin_memory):
     """CPU kernel of ones"""
-    return wrap_array(k.constant(size, 1, dtype))
+    result = k.constant(size, 1, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def empty_memory_format(keyset, size, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of empty.memory_format"""
-    return wrap_array(k.constant(size, 0, dtype))
+    result = k.constant(size, 0, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def full(keyset, size, fill_value, dtype, layout, device, pin_memory):
     """CPU kernel of full"""
-    return wrap_array(k.full(size, fill_value, dtype))
+    result = k.full(size, fill_value, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def arange_start_step(keyset, start, end, step, dtype, layout, device, pin_memory):
     """CPU kernel of arange.start_step"""
-    return wrap_array(k.arange(start, end, step, dtype))
+    result = k.arange(start, end, step, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def rand(keyset, size, dtype, layout, device, pin_memory):
     """CPU kernel of rand"""
-    return wrap_array(k.rand(size, dtype))
+    result = k.rand(size, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def randn(keyset, size, dtype, layout, device, pin_memory):
     """CPU kernel of randn"""
-    return wrap_array(k.randn(size, dtype))
+    result = k.randn(size, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def eye_m(keyset, n, m, dtype, layout, device, pin_memory):
     """CPU kernel of eye.m"""
-    return wrap_array(k.eye(n, m, dtype))
+    result = k.eye(n, m, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from .._tls import state as _tls
+from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
+from ..tensor import _make
 
 
 def _can_steal(grad) -> bool:
@@ -15,11 +17,21 @@ def _can_steal(grad) -> bool:
     return data.flags.c_contiguous and data.flags.writeable and id(grad) not in _tls.shared_grads
 
 
+def _detach(grad):
+    # Without a Python key in play nobody can observe the aten.detach call,
+    # so make its result directly.
+    if (grad._keys | _tls.include) & PYTHON:
+        return aten.detach(grad)
+    alias = _make(grad._data)
+    alias._vc = grad._vc
+    return alias
+
+
 def accumulate_grad(variable, new_grad) -> None:
     grad = variable._grad
     if grad is None:
         if not _tls.grad_enabled and _can_steal(new_grad):
-            variable._grad = aten.detach(new_grad)
+            variable._grad = _detach(new_grad)
         else:
             variable._grad = aten.clone(new_grad)
     elif _tls.grad_enabled:
