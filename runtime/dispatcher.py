@@ -214,11 +214,11 @@ class OpOverloadPacket:
         setattr(self, name, overload)
 
     def __call__(self, *args, **kwargs):
-        from .python_arg_parser import resolve_overload
+        from .python_arg_parser import call_bound, resolve_overload
 
         overloads = [getattr(self, n) for n in self._overload_names]
         overload, flat = resolve_overload(overloads, args, kwargs)
-        return overload(*flat)
+        return call_bound(overload, flat)
 
     def __str__(self) -> str:
         return f"{self.namespace}.{self.__name__}"
@@ -299,3 +299,50 @@ def boxed_entry(op: OpOverload) -> Callable:
         return op.kernel_for(keyset)(keyset, *flat)
 
     return entry
+
+
+class _KeyGuard:
+    """Base of the thread-local include/exclude guards (restores on exit)."""
+
+    def __init__(self, keys: int) -> None:
+        self.keys = keys
+
+    def __exit__(self, *exc) -> None:
+        _tls.include, _tls.keep = self._saved
+
+
+class ExcludeDispatchKeyGuard(_KeyGuard):
+    """Remove ``keys`` from every call's key set inside the block (this thread)."""
+
+    def __enter__(self) -> "ExcludeDispatchKeyGuard":
+        self._saved = (_tls.include, _tls.keep)
+        _tls.keep = _tls.keep & ~self.keys
+        return self
+
+
+class IncludeDispatchKeyGuard(_KeyGuard):
+    """Add ``keys`` to every call's key set inside the block (this thread)."""
+
+    def __enter__(self) -> "IncludeDispatchKeyGuard":
+        self._saved = (_tls.include, _tls.keep)
+        _tls.include = _tls.include | self.keys
+        return self
+
+
+class AutoDispatchBelowAutograd(ExcludeDispatchKeyGuard):
+    """Calls inside the block skip the Autograd key: they record no graph."""
+
+    def __init__(self) -> None:
+        super().__init__(K.AUTOGRAD)
+
+
+class AutoDispatchBelowADInplaceOrView(ExcludeDispatchKeyGuard):
+    """Calls inside the block skip Autograd and ADInplaceOrView."""
+
+    def __init__(self) -> None:
+        super().__init__(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
+
+
+def local_keys() -> tuple:
+    """This thread's (included, excluded) dispatch key bits."""
+    return _tls.include, K.ALL & ~_tls.keep

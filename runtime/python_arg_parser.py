@@ -154,7 +154,7 @@ def resolve_overload(overloads, args: tuple, kwargs: dict, varargs: bool = False
     )
 
 
-def _call_bound(op, bound: tuple):
+def call_bound(op, bound: tuple):
     n = len(op._positional)
     kw = {a.name: v for a, v in zip(op._kwarg_only, bound[n:])}
     return op._entry(*bound[:n], **kw)
@@ -184,7 +184,7 @@ def _overloaded(name: str, overloads: tuple, varargs: bool) -> Callable:
         op, bound = resolve_overload(overloads, args, kwargs, varargs)
         if "input" not in kwargs:
             cache[key] = (op, _collapse_varargs(op, args, varargs))
-        return _call_bound(op, bound)
+        return call_bound(op, bound)
 
     call.__name__ = name
     call.__qualname__ = name
