@@ -23,8 +23,8 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1):
     ndim = self._data.ndim
     if ndim == 0:
         return aten.reshape(self, (1,))
-    start = k._wrap_dim(start_dim, ndim)
-    end = k._wrap_dim(end_dim, ndim)
+    start = k.wrap_dim(start_dim, ndim)
+    end = k.wrap_dim(end_dim, ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
@@ -41,7 +41,7 @@ def expand_as(self, other):
 
 
 def narrow(self, dim: int, start: int, length: int):
-    size = self._data.shape[k._wrap_dim(dim, self._data.ndim)]
+    size = self._data.shape[k.wrap_dim(dim, self._data.ndim)]
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:

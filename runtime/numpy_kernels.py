@@ -24,7 +24,8 @@ def _shape_str(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _wrap_dim(dim: int, ndim: int) -> int:
+def wrap_dim(dim: int, ndim: int) -> int:
+    """``dim`` as a non-negative index, PyTorch's IndexError if out of range."""
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(
@@ -103,8 +104,8 @@ def _dims(dim, ndim: int):
         d = dim[0]
         if 0 <= d < ndim:
             return (d,)
-        return (_wrap_dim(d, ndim),)
-    dims = tuple(_wrap_dim(d, ndim) for d in dim)
+        return (wrap_dim(d, ndim),)
+    dims = tuple(wrap_dim(d, ndim) for d in dim)
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
     return dims
@@ -312,9 +313,9 @@ def t(a):
 
 def transpose(a, dim0: int, dim1: int):
     if a.ndim == 0:
-        _wrap_dim(dim0, 0), _wrap_dim(dim1, 0)
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
         return a.view()
-    return np.swapaxes(a, _wrap_dim(dim0, a.ndim), _wrap_dim(dim1, a.ndim))
+    return np.swapaxes(a, wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim))
 
 
 def permute(a, dims):
@@ -324,23 +325,23 @@ def permute(a, dims):
             f"length of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not "
             f"equal to len(dims) = {len(dims)}"
         )
-    wrapped = [_wrap_dim(d, a.ndim) for d in dims]
+    wrapped = [wrap_dim(d, a.ndim) for d in dims]
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return np.transpose(a, wrapped)
 
 
 def unsqueeze(a, dim: int):
-    return np.expand_dims(a, _wrap_dim(dim, a.ndim + 1))
+    return np.expand_dims(a, wrap_dim(dim, a.ndim + 1))
 
 
 def squeeze(a, dim: Optional[int]):
     if dim is None:
         return a.reshape(tuple(s for s in a.shape if s != 1)) if a.ndim else a.view()
     if a.ndim == 0:
-        _wrap_dim(dim, 0)
+        wrap_dim(dim, 0)
         return a.view()
-    dim = _wrap_dim(dim, a.ndim)
+    dim = wrap_dim(dim, a.ndim)
     if a.shape[dim] != 1:
         return a.view()
     return np.squeeze(a, dim)
@@ -349,7 +350,7 @@ def squeeze(a, dim: Optional[int]):
 def select(a, dim: int, index: int):
     if a.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim = _wrap_dim(dim, a.ndim)
+    dim = wrap_dim(dim, a.ndim)
     size = a.shape[dim]
     if not -size <= index < size:
         raise IndexError(
@@ -362,7 +363,7 @@ def select(a, dim: int, index: int):
 
 def select_backward(grad, input_sizes, dim: int, index: int):
     out = np.zeros(tuple(input_sizes), dtype=grad.dtype)
-    dim = _wrap_dim(dim, len(input_sizes))
+    dim = wrap_dim(dim, len(input_sizes))
     out[(builtins_slice(None),) * dim + (index, Ellipsis)] = grad
     return out
 
@@ -384,14 +385,14 @@ def _slice_bounds(size: int, start, end, step):
 def slice(a, dim: int, start, end, step: int):
     if a.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    dim = _wrap_dim(dim, a.ndim)
+    dim = wrap_dim(dim, a.ndim)
     lo, hi = _slice_bounds(a.shape[dim], start, end, step)
     return a[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)]
 
 
 def slice_backward(grad, input_sizes, dim: int, start, end, step: int):
     out = np.zeros(tuple(input_sizes), dtype=grad.dtype)
-    dim = _wrap_dim(dim, len(input_sizes))
+    dim = wrap_dim(dim, len(input_sizes))
     lo, hi = _slice_bounds(input_sizes[dim], start, end, step)
     out[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)] = grad
     return out

@@ -16,6 +16,7 @@ import numpy as np
 from . import dispatch_keys as K
 from . import dtypes
 from ._tls import state as _tls
+from .numpy_kernels import wrap_dim as _wrap_dim
 
 _new = object.__new__
 
@@ -261,15 +262,6 @@ class Tensor:
         self._rg = False
         self.__dict__.pop("_output_nr", None)
         return self
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
-        )
-    return dim + n if dim < 0 else dim
 
 
 def _make(data: np.ndarray) -> Tensor:

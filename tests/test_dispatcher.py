@@ -15,18 +15,12 @@ from opgrad.dispatcher import (
     local_keys,
 )
 from opgrad.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+from torch_oracle import logging_mode_class
 
 aten = og.ops.aten
 
 
-class Recorder(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.calls.append(str(func))
-        return func(*args, **(kwargs or {}))
+Recorder = logging_mode_class(og)
 
 
 def test_overload_objects_look_like_torch_ops():
@@ -136,7 +130,7 @@ def test_mode_sees_ops_after_autograd_and_the_node_exists():
     m = og.ones(2, 2)
     with Recorder() as mode:
         y = og.matmul(m, x)
-    assert mode.calls == ["aten.mv.default"]
+    assert mode.log == ["aten.mv.default"]
     assert type(y.grad_fn).__name__ == "MvBackward0"
 
 
@@ -162,13 +156,13 @@ def test_modes_are_thread_local():
     def work():
         with Recorder() as inner:
             og.ones(1) * 2
-        other_thread_calls.extend(inner.calls)
+        other_thread_calls.extend(inner.log)
 
     with Recorder() as mode:
         thread = threading.Thread(target=work)
         thread.start()
         thread.join()
-    assert mode.calls == []
+    assert mode.log == []
     assert other_thread_calls == ["aten.ones.default", "aten.mul.Tensor"]
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from opgrad.utils._python_dispatch import TorchDispatchMode
+from torch_oracle import logging_mode_class
 
 SHAPES = [
     ((3,), (3,)),
@@ -31,38 +31,23 @@ SHAPES = [
 GRADS = [(True, True), (True, False), (False, True)]
 
 
-def _logging_mode(base):
-    class Log(base):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    return Log
-
-
-def _run(lib, mode, a, b, grads):
+def _run(lib, a, b, grads):
     ta = lib.tensor(a, requires_grad=grads[0])
     tb = lib.tensor(b, requires_grad=grads[1])
-    with mode() as log:
+    with logging_mode_class(lib)() as mode:
         out = ta @ tb
     out.sum().backward()
     got = [t.grad.numpy() for t in (ta, tb) if t.requires_grad]
-    return log.ops, type(out.grad_fn).__name__, out.detach().numpy(), got
+    return mode.log, type(out.grad_fn).__name__, out.detach().numpy(), got
 
 
 @pytest.mark.parametrize("grads", GRADS, ids=lambda g: "rg" + "".join("1" if x else "0" for x in g))
 @pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: f"{s[0]}@{s[1]}".replace(" ", ""))
 def test_matmul_follows_pytorch(torch, shapes, grads):
-    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
-
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
-    ops, node, value, got = _run(og, _logging_mode(TorchDispatchMode), a, b, grads)
-    t_ops, t_node, t_value, expected = _run(torch, _logging_mode(TorchMode), a, b, grads)
+    ops, node, value, got = _run(og, a, b, grads)
+    t_ops, t_node, t_value, expected = _run(torch, a, b, grads)
     assert ops == t_ops
     assert node == t_node
     np.testing.assert_allclose(value, t_value, rtol=1e-12)

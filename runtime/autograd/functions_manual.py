@@ -10,10 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..generated import ops as aten
-
-
-def _wrap(dim: int, ndim: int) -> int:
-    return dim + ndim if dim < 0 else dim
+from ..numpy_kernels import wrap_dim
 
 
 def sum_to(grad, shape: Sequence[int]):
@@ -42,7 +39,7 @@ def maybe_multiply(t, scalar):
 
 
 def _unsqueeze_multiple(t, dims: Sequence[int], ndim: int):
-    for dim in sorted(_wrap(d, ndim) for d in dims):
+    for dim in sorted(wrap_dim(d, ndim) for d in dims):
         t = aten.unsqueeze(t, dim)
     return t
 
@@ -63,7 +60,7 @@ def mean_backward(grad, sizes, dims, numel: int, keepdim: bool):
     else:
         count = 1
         for d in dims:
-            count *= sizes[_wrap(d, len(sizes))]
+            count *= sizes[wrap_dim(d, len(sizes))]
     return aten.div_Scalar(sum_backward(grad, sizes, dims, keepdim), count)
 
 
@@ -111,7 +108,7 @@ def unsqueeze_to(grad, dim_or_sizes, sizes=None):
             if size == 1:
                 grad = aten.unsqueeze(grad, dim)
         return grad
-    dim = _wrap(dim_or_sizes, len(sizes))
+    dim = wrap_dim(dim_or_sizes, len(sizes))
     if len(sizes) == 0 or sizes[dim] != 1:
         return grad
     return aten.unsqueeze(grad, dim)
@@ -121,7 +118,7 @@ def permute_backwards(grad, dims: Sequence[int]):
     ndim = len(dims)
     inverse = [0] * ndim
     for i, d in enumerate(dims):
-        inverse[_wrap(d, ndim)] = i
+        inverse[wrap_dim(d, ndim)] = i
     return aten.permute(grad, inverse)
 
 
