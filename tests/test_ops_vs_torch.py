@@ -108,6 +108,9 @@ CASES = [
     Case("sub_scalar", lambda T, a: a - 1.5, (N(2, 3),)),
     Case("sub_alpha", lambda T, a, b: T.sub(a, b, alpha=2), (N(2, 3), N(2, 3))),
     Case("rsub_scalar", lambda T, a: 2 - a, (N(2, 3),)),
+    Case("rsub_tensor", lambda T, a, b: T.rsub(a, b, alpha=2), (N(2, 3), N(2, 3))),
+    Case("add_scalar_overload", lambda T, a: T.ops.aten.add.Scalar(a, 2, 3), (N(2, 3),)),
+    Case("sub_scalar_overload", lambda T, a: T.ops.aten.sub.Scalar(a, 2.5), (N(2, 3),)),
     # mul / div / reciprocal / neg
     Case("mul", lambda T, a, b: a * b, (N(2, 3), N(2, 3))),
     Case("mul_same_input", lambda T, a: a * a, (N(2, 3),)),
@@ -202,6 +205,8 @@ CASES = [
         differentiable=False,
     ),
     Case("gt_scalar", lambda T, a: a > 0, (N(2, 3),), differentiable=False),
+    Case("lt_scalar", lambda T, a: a < 0.5, (N(2, 3),), differentiable=False),
+    Case("ne_scalar", lambda T, a: a != 0.5, (N(2, 3),), differentiable=False),
     Case("le_scalar", lambda T, a: a <= 0.5, (N(2, 3),), differentiable=False),
     Case("lt_scalar_reflected", lambda T, a: 0 < a, (N(2, 3),), differentiable=False),
     Case(

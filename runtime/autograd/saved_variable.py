@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .._tls import state as _tls
 from ..tensor import _make
 
@@ -88,7 +90,9 @@ class SavedVariable:
         where = ""
         producer = grad_fn if self._is_output else tensor._grad_fn
         if producer is not None:
-            where = f", which is output {tensor._output_nr} of {producer.name()},"
+            # PyTorch names the op, not the node: "output 0 of Exp".
+            op = re.sub(r"Backward\d*$", "", producer.name())
+            where = f", which is output {tensor._output_nr} of {op},"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{_legacy_type(data)} [{', '.join(map(str, data.shape))}]]"

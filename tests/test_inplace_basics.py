@@ -1,0 +1,111 @@
+"""In-place variants declared with `inplace:` in derivatives.yaml, compared with PyTorch.
+
+Views of tensors that require grad (CopySlices) belong to the views work;
+here: in-place ops on non-leaf tensors, version counters and the leaf errors.
+"""
+
+import numpy as np
+import pytest
+
+import opgrad as og
+
+INPLACE = [
+    ("add_", lambda t, o: t.add_(o, alpha=2), "AddBackward0"),
+    ("sub_", lambda t, o: t.sub_(o), "SubBackward0"),
+    ("mul_", lambda t, o: t.mul_(o), "MulBackward0"),
+    ("div_", lambda t, o: t.div_(o + 3), "DivBackward0"),
+    ("neg_", lambda t, o: t.neg_(), "NegBackward0"),
+    ("exp_", lambda t, o: t.exp_(), "ExpBackward0"),
+    ("tanh_", lambda t, o: t.tanh_(), "TanhBackward0"),
+    ("sigmoid_", lambda t, o: t.sigmoid_(), "SigmoidBackward0"),
+    ("relu_", lambda t, o: t.relu_(), "ReluBackward0"),
+    ("pow_", lambda t, o: t.pow_(2), "PowBackward0"),
+    ("clamp_", lambda t, o: t.clamp_(-0.5, 0.5), "ClampBackward1"),
+    ("iadd", lambda t, o: t.__iadd__(o), "AddBackward0"),
+    ("imul", lambda t, o: t.__imul__(2), "MulBackward0"),
+]
+
+VALUES = np.array([[0.3, -1.2, 0.8], [1.5, -0.1, 0.05]])
+OTHER = np.array([[0.7, 0.2, -0.4], [0.1, 0.9, -1.1]])
+
+
+def _run(lib, fn):
+    x = lib.tensor(VALUES, requires_grad=True)
+    o = lib.tensor(OTHER, requires_grad=True)
+    t = x * 1.0
+    result = fn(t, o)
+    version = t._version
+    (t * t).sum().backward()
+    return result is t, result, version, x.grad, o.grad
+
+
+@pytest.mark.parametrize("name, fn, node", INPLACE, ids=[c[0] for c in INPLACE])
+def test_inplace_op_matches_torch(torch, name, fn, node):
+    same, result, version, x_grad, o_grad = _run(og, fn)
+    t_same, t_result, t_version, t_x_grad, t_o_grad = _run(torch, fn)
+    assert same and t_same
+    assert type(result.grad_fn).__name__ == node == type(t_result.grad_fn).__name__
+    assert version == t_version == 1
+    np.testing.assert_allclose(result.detach().numpy(), t_result.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x_grad.numpy(), t_x_grad.numpy(), rtol=1e-12)
+    if t_o_grad is None:
+        assert o_grad is None
+    else:
+        np.testing.assert_allclose(o_grad.numpy(), t_o_grad.numpy(), rtol=1e-12)
+
+
+def test_inplace_on_a_leaf_that_requires_grad_raises_and_changes_nothing():
+    x = og.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation.",
+    ):
+        x.mul_(2)
+    assert x.tolist() == [1.0, 2.0] and x._version == 0
+
+
+def test_inplace_on_a_view_of_such_a_leaf_raises():
+    x = og.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x[0].mul_(2)
+    assert x.tolist() == [1.0, 2.0]
+
+
+def test_inplace_on_a_leaf_is_allowed_under_no_grad_and_bumps_the_version():
+    x = og.tensor([1.0, 2.0], requires_grad=True)
+    with og.no_grad():
+        x.mul_(2)
+    assert x.tolist() == [2.0, 4.0] and x._version == 1 and x.grad_fn is None
+
+
+def test_every_inplace_op_bumps_the_shared_version_counter():
+    base = og.zeros(2, 3)
+    row = base[0]
+    base.add_(1)
+    row.mul_(3)
+    assert base._version == row._version == 2
+    assert base.tolist() == [[3.0, 3.0, 3.0], [1.0, 1.0, 1.0]]
+
+
+def test_float_result_cannot_be_written_into_an_integer_tensor(torch):
+    for lib in (og, torch):
+        x = lib.tensor([1, 2])
+        with pytest.raises(
+            RuntimeError, match="result type Float can't be cast to the desired output type Long"
+        ):
+            x.mul_(1.5)
+        assert x.tolist() == [1, 2]
+
+
+def test_modifying_a_saved_tensor_is_caught_at_backward(torch):
+    messages = []
+    for lib, name in ((og, "opgrad"), (torch, "torch")):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.exp()
+        z = y * 2
+        y.add_(1)  # y was saved by ExpBackward0 as its result
+        with pytest.raises(RuntimeError) as info:
+            z.sum().backward()
+        messages.append(str(info.value).replace(name, "LIB"))
+    assert "is at version 1; expected version 0 instead" in messages[0]
+    assert messages[0].split(" Hint")[0] == messages[1].split(" Hint")[0]

@@ -1,0 +1,95 @@
+"""Every op in derivatives.yaml is exercised by the PyTorch comparison tests.
+
+The cases of test_ops_vs_torch run (forward, first and second derivative)
+under a recording mode; every overload must show up there, or in the short
+list below of ops that other test files compare with PyTorch. A new YAML
+entry without a test makes this fail.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import opgrad as og
+from opgrad import decompositions
+from torch_oracle import logging_mode_class
+
+import test_ops_vs_torch as cases
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: overloads compared with PyTorch elsewhere, with the file that does it
+TESTED_ELSEWHERE = {
+    "aten.ones.default": "test_tensor_api.py",
+    "aten.zeros.default": "test_tensor_api.py",
+    "aten.empty.memory_format": "test_tensor_api.py",
+    "aten.full.default": "test_tensor_api.py",
+    "aten.arange.start_step": "test_tensor_api.py",
+    "aten.rand.default": "test_tensor_api.py",
+    "aten.randn.default": "test_tensor_api.py",
+    "aten.eye.m": "test_tensor_api.py",
+    "aten.empty_like.default": "test_tensor_api.py",
+    "aten.full_like.default": "test_tensor_api.py",
+    "aten.add_.Tensor": "test_dispatch_mode.py (AccumulateGrad) and test_engine.py",
+    "aten.sub_.Tensor": "test_inplace_basics.py",
+    "aten.mul_.Tensor": "test_grad_fn_table.py (x.clone().mul_(2))",
+    "aten.div_.Tensor": "test_inplace_basics.py",
+    "aten.neg_.default": "test_inplace_basics.py",
+    "aten.exp_.default": "test_inplace_basics.py",
+    "aten.tanh_.default": "test_inplace_basics.py",
+    "aten.sigmoid_.default": "test_inplace_basics.py",
+    "aten.relu_.default": "test_inplace_basics.py",
+    "aten.pow_.Scalar": "test_inplace_basics.py",
+    "aten.clamp_.default": "test_inplace_basics.py",
+    "aten.squeeze_.dim": "test_matmul.py (1-D @ 2-D)",
+    "aten.alias.default": "test_tensor_api.py (x[:])",
+}
+
+
+def _all_overloads():
+    from codegen import model
+
+    loaded = model.load(ROOT / "derivatives.yaml")
+    names = {}
+    for entry in loaded.entries:
+        for schema in (entry.schema, entry.inplace, entry.out):
+            if schema is not None:
+                overload = schema.overload_name or "default"
+                names[f"aten.{schema.base_name}.{overload}"] = entry
+    return names
+
+
+def _seen_overloads(monkeypatch):
+    seen = set()
+    for name in dir(decompositions):
+        fn = getattr(decompositions, name)
+        if callable(fn) and not name.startswith("_") and fn.__module__ == decompositions.__name__:
+
+            def record(*args, _fn=fn, _name=name, **kwargs):
+                seen.add(_name)
+                return _fn(*args, **kwargs)
+
+            monkeypatch.setattr(decompositions, name, record)
+    with logging_mode_class(og)() as mode:
+        for case in cases.CASES:
+            cases.run(og, case)
+            if case.differentiable:
+                cases.second_gradients(og, case)
+    return set(mode.log), seen
+
+
+def test_every_yaml_overload_is_compared_with_pytorch(monkeypatch):
+    pytest.importorskip("yaml")
+    overloads = _all_overloads()
+    logged, composites_called = _seen_overloads(monkeypatch)
+    missing = []
+    for name, entry in overloads.items():
+        if (
+            entry.composite
+            and name == f"aten.{entry.schema.base_name}.{entry.schema.overload_name or 'default'}"
+        ):
+            if entry.composite not in composites_called:
+                missing.append(name)
+        elif name not in logged and name not in TESTED_ELSEWHERE:
+            missing.append(name)
+    assert missing == [], f"ops without a PyTorch comparison test: {missing}"
