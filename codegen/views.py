@@ -32,6 +32,7 @@ def _default_repr(arg) -> str:
 
 @dataclass
 class Param:
+    alias_write: bool
     name: str
     type: str  # schema type text
     default: Optional[str]
@@ -67,7 +68,7 @@ def _param(arg) -> Param:
     elif t.base == "Scalar":
         normalize = f"if isinstance({n}, Tensor): {n} = {n}.item()"
     default = _default_repr(arg) if arg.has_default else None
-    return Param(n, str(t), default, arg.kwarg_only, normalize, keys)
+    return Param(arg.is_write, n, str(t), default, arg.kwarg_only, normalize, keys)
 
 
 @dataclass
@@ -78,7 +79,12 @@ class Overload:
     schema: str
     params: List[Param]
     entry: m.Entry
-    kind: str  # functional | inplace_variant | inplace | composite
+    kind: str  # functional | inplace_variant | inplace | out_variant | composite
+
+    @property
+    def written(self) -> Optional[str]:
+        """The argument an in-place or out= overload writes (``self`` or ``out``)."""
+        return next((p.name for p in self.params if p.alias_write), None)
 
     @property
     def signature(self) -> str:
@@ -117,11 +123,10 @@ def overloads_of(entry: m.Entry) -> List[Overload]:
             kind,
         )
     ]
-    if entry.inplace is not None:
-        s = entry.inplace
-        result.append(
-            Overload(ident(s), str(s), [_param(a) for a in s.arguments], entry, "inplace_variant")
-        )
+    for variant, kind in ((entry.inplace, "inplace_variant"), (entry.out, "out_variant")):
+        if variant is not None:
+            params = [_param(a) for a in variant.arguments]
+            result.append(Overload(ident(variant), str(variant), params, entry, kind))
     return result
 
 
@@ -135,7 +140,8 @@ class CpuKernel:
     params: str
     prelude: List[str]
     expr: str
-    writes: Optional[str]  # "copy" (in-place variant) | "set" (metadata in-place) | None
+    #: "copy" (in-place variant), "set" (metadata in-place), "out" (out= variant) or None
+    writes: Optional[str]
 
 
 def cpu_kernel(ov: Overload) -> CpuKernel:
@@ -148,9 +154,9 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     scalars = [a.name for a in schema_args if a.type.base == "Scalar" and a.name != "alpha"]
     prelude = []
     writes = None
-    if ov.kind in ("inplace_variant", "inplace"):
-        prelude.append("out = self")
-        writes = "set" if ov.kind == "inplace" else "copy"
+    if ov.kind in ("inplace_variant", "inplace", "out_variant"):
+        prelude.append(f"target = {ov.written}")
+        writes = {"inplace": "set", "inplace_variant": "copy", "out_variant": "out"}[ov.kind]
     rule = entry.dtype_rule
     plain = [t for t in tensors if rule == "none" or t not in promoted]
     for t in plain:
@@ -346,6 +352,7 @@ def build_context(model: m.Model) -> Dict:
     views: List[Overload] = []
     inplace: List[Overload] = []
     composites: List[Overload] = []
+    out_autograd: List[Overload] = []
     for entry in model.entries:
         node = None
         if entry.is_differentiable:
@@ -359,9 +366,12 @@ def build_context(model: m.Model) -> Dict:
                 composites.append(ov)
                 continue
             cpu_kernels.append(cpu_kernel(ov))
-            if node is not None:
+            if ov.kind == "out_variant":
+                if entry.is_differentiable:
+                    out_autograd.append(ov)
+            elif node is not None:
                 autograd.append(autograd_kernel(ov, node))
-            if ov.kind in ("inplace", "inplace_variant"):
+            if ov.kind in ("inplace", "inplace_variant", "out_variant"):
                 inplace.append(ov)
             elif entry.is_view:
                 views.append(ov)
@@ -374,6 +384,8 @@ def build_context(model: m.Model) -> Dict:
         name = ov.schema.split("(")[0].split(".")[0]
         if ov.kind == "inplace_variant":
             variants = ("method",) if variants else ()
+        elif ov.kind == "out_variant":
+            variants = ("function",) if "function" in variants else ()
         if "function" in variants:
             surface_functions.setdefault(name, []).append(ov.ident)
         if "method" in variants and ov.params and ov.params[0].name == "self":
@@ -383,6 +395,7 @@ def build_context(model: m.Model) -> Dict:
         cpu_kernels=cpu_kernels,
         nodes=nodes,
         autograd_kernels=autograd,
+        out_autograd_kernels=out_autograd,
         view_overloads=views,
         inplace_overloads=inplace,
         composites=composites,

@@ -11,7 +11,7 @@ the history of ``self``).
 from opgrad._tls import state as _tls
 from opgrad.autograd.node import gradient_edge, set_history
 from opgrad.autograd.saved_variable import SavedVariable
-from opgrad.autograd.inplace import check_inplace, rebase_history, saved_original
+from opgrad.autograd.inplace import check_inplace, check_out, rebase_history, saved_original
 from opgrad.autograd.metadata import strides_of
 from opgrad.dispatch_keys import AFTER_AUTOGRAD
 from opgrad.generated import nodes
@@ -1100,3 +1100,153 @@ def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memo
     if grad_fn is not None:
         set_history(result, grad_fn)
     return result
+
+
+def add_out(keyset, self, other, alpha, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "add",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._add_out_cache.get(keyset) or ops.add_out_op._resolve(keyset)
+    return redispatch(keyset, self, other, alpha, out)
+
+
+def sub_out(keyset, self, other, alpha, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sub",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._sub_out_cache.get(keyset) or ops.sub_out_op._resolve(keyset)
+    return redispatch(keyset, self, other, alpha, out)
+
+
+def mul_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "mul",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._mul_out_cache.get(keyset) or ops.mul_out_op._resolve(keyset)
+    return redispatch(keyset, self, other, out)
+
+
+def div_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "div",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._div_out_cache.get(keyset) or ops.div_out_op._resolve(keyset)
+    return redispatch(keyset, self, other, out)
+
+
+def neg_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "neg",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._neg_out_cache.get(keyset) or ops.neg_out_op._resolve(keyset)
+    return redispatch(keyset, self, out)
+
+
+def exp_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "exp",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._exp_out_cache.get(keyset) or ops.exp_out_op._resolve(keyset)
+    return redispatch(keyset, self, out)
+
+
+def tanh_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "tanh",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._tanh_out_cache.get(keyset) or ops.tanh_out_op._resolve(keyset)
+    return redispatch(keyset, self, out)
+
+
+def sigmoid_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sigmoid",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._sigmoid_out_cache.get(keyset) or ops.sigmoid_out_op._resolve(keyset)
+    return redispatch(keyset, self, out)
+
+
+def pow_Tensor_Scalar_out(keyset, self, exponent, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "pow",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._pow_Tensor_Scalar_out_cache.get(
+        keyset
+    ) or ops.pow_Tensor_Scalar_out_op._resolve(keyset)
+    return redispatch(keyset, self, exponent, out)
+
+
+def clamp_out(keyset, self, min, max, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._clamp_out_cache.get(keyset) or ops.clamp_out_op._resolve(keyset)
+    return redispatch(keyset, self, min, max, out)
+
+
+def mm_out(keyset, self, mat2, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "mm",
+            self,
+            mat2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._mm_out_cache.get(keyset) or ops.mm_out_op._resolve(keyset)
+    return redispatch(keyset, self, mat2, out)

@@ -11,7 +11,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from opgrad import numpy_kernels as k
-from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data
+from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data, write_out
 from opgrad.tensor import _make as make_tensor
 
 
@@ -25,9 +25,16 @@ def add_Tensor(keyset, self, other, alpha):
 
 def add__Tensor(keyset, self, other, alpha):
     """CPU kernel of add_.Tensor"""
-    out = self
+    target = self
     self, other = promote2(self, other, False)
-    return copy_into(out, k.add(self, other, alpha))
+    return copy_into(target, k.add(self, other, alpha))
+
+
+def add_out(keyset, self, other, alpha, out):
+    """CPU kernel of add.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    return write_out(target, k.add(self, other, alpha))
 
 
 def add_Scalar(keyset, self, other, alpha):
@@ -48,9 +55,16 @@ def sub_Tensor(keyset, self, other, alpha):
 
 def sub__Tensor(keyset, self, other, alpha):
     """CPU kernel of sub_.Tensor"""
-    out = self
+    target = self
     self, other = promote2(self, other, False)
-    return copy_into(out, k.sub(self, other, alpha))
+    return copy_into(target, k.sub(self, other, alpha))
+
+
+def sub_out(keyset, self, other, alpha, out):
+    """CPU kernel of sub.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    return write_out(target, k.sub(self, other, alpha))
 
 
 def sub_Scalar(keyset, self, other, alpha):
@@ -87,9 +101,16 @@ def mul_Tensor(keyset, self, other):
 
 def mul__Tensor(keyset, self, other):
     """CPU kernel of mul_.Tensor"""
-    out = self
+    target = self
     self, other = promote2(self, other, False)
-    return copy_into(out, np.multiply(self, other))
+    return copy_into(target, np.multiply(self, other))
+
+
+def mul_out(keyset, self, other, out):
+    """CPU kernel of mul.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    return write_out(target, np.multiply(self, other))
 
 
 def mul_Scalar(keyset, self, other):
@@ -110,9 +131,16 @@ def div_Tensor(keyset, self, other):
 
 def div__Tensor(keyset, self, other):
     """CPU kernel of div_.Tensor"""
-    out = self
+    target = self
     self, other = promote2(self, other, True)
-    return copy_into(out, np.true_divide(self, other))
+    return copy_into(target, np.true_divide(self, other))
+
+
+def div_out(keyset, self, other, out):
+    """CPU kernel of div.out"""
+    target = out
+    self, other = promote2(self, other, True)
+    return write_out(target, np.true_divide(self, other))
 
 
 def div_Scalar(keyset, self, other):
@@ -141,9 +169,16 @@ def neg(keyset, self):
 
 def neg_(keyset, self):
     """CPU kernel of neg_"""
-    out = self
+    target = self
     self = self._data
-    return copy_into(out, np.negative(self))
+    return copy_into(target, np.negative(self))
+
+
+def neg_out(keyset, self, out):
+    """CPU kernel of neg.out"""
+    target = out
+    self = self._data
+    return write_out(target, np.negative(self))
 
 
 def exp(keyset, self):
@@ -156,9 +191,16 @@ def exp(keyset, self):
 
 def exp_(keyset, self):
     """CPU kernel of exp_"""
-    out = self
+    target = self
     self = float_array(self)
-    return copy_into(out, np.exp(self))
+    return copy_into(target, np.exp(self))
+
+
+def exp_out(keyset, self, out):
+    """CPU kernel of exp.out"""
+    target = out
+    self = float_array(self)
+    return write_out(target, np.exp(self))
 
 
 def log(keyset, self):
@@ -195,9 +237,16 @@ def tanh(keyset, self):
 
 def tanh_(keyset, self):
     """CPU kernel of tanh_"""
-    out = self
+    target = self
     self = float_array(self)
-    return copy_into(out, np.tanh(self))
+    return copy_into(target, np.tanh(self))
+
+
+def tanh_out(keyset, self, out):
+    """CPU kernel of tanh.out"""
+    target = out
+    self = float_array(self)
+    return write_out(target, np.tanh(self))
 
 
 def tanh_backward(keyset, grad_output, output):
@@ -218,9 +267,16 @@ def sigmoid(keyset, self):
 
 def sigmoid_(keyset, self):
     """CPU kernel of sigmoid_"""
-    out = self
+    target = self
     self = float_array(self)
-    return copy_into(out, k.sigmoid(self))
+    return copy_into(target, k.sigmoid(self))
+
+
+def sigmoid_out(keyset, self, out):
+    """CPU kernel of sigmoid.out"""
+    target = out
+    self = float_array(self)
+    return write_out(target, k.sigmoid(self))
 
 
 def sigmoid_backward(keyset, grad_output, output):
@@ -241,9 +297,9 @@ def relu(keyset, self):
 
 def relu_(keyset, self):
     """CPU kernel of relu_"""
-    out = self
+    target = self
     self = self._data
-    return copy_into(out, np.maximum(self, 0))
+    return copy_into(target, np.maximum(self, 0))
 
 
 def threshold_backward(keyset, grad_output, self, threshold):
@@ -274,9 +330,16 @@ def pow_Tensor_Scalar(keyset, self, exponent):
 
 def pow__Scalar(keyset, self, exponent):
     """CPU kernel of pow_.Scalar"""
-    out = self
+    target = self
     (self,) = promote((self,), (exponent,), False)
-    return copy_into(out, k.power(self, exponent))
+    return copy_into(target, k.power(self, exponent))
+
+
+def pow_Tensor_Scalar_out(keyset, self, exponent, out):
+    """CPU kernel of pow.Tensor_Scalar_out"""
+    target = out
+    (self,) = promote((self,), (exponent,), False)
+    return write_out(target, k.power(self, exponent))
 
 
 def pow_Tensor_Tensor(keyset, self, exponent):
@@ -337,9 +400,16 @@ def clamp(keyset, self, min, max):
 
 def clamp_(keyset, self, min, max):
     """CPU kernel of clamp_"""
-    out = self
+    target = self
     (self,) = promote((self,), (min, max), False)
-    return copy_into(out, k.clamp(self, min, max))
+    return copy_into(target, k.clamp(self, min, max))
+
+
+def clamp_out(keyset, self, min, max, out):
+    """CPU kernel of clamp.out"""
+    target = out
+    (self,) = promote((self,), (min, max), False)
+    return write_out(target, k.clamp(self, min, max))
 
 
 def maximum(keyset, self, other):
@@ -505,6 +575,14 @@ def mm(keyset, self, mat2):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def mm_out(keyset, self, mat2, out):
+    """CPU kernel of mm.out"""
+    target = out
+    self = self._data
+    mat2 = mat2._data
+    return write_out(target, k.mm(self, mat2))
+
+
 def bmm(keyset, self, mat2):
     """CPU kernel of bmm"""
     self = self._data
@@ -606,9 +684,9 @@ def squeeze_dim(keyset, self, dim):
 
 def squeeze__dim(keyset, self, dim):
     """CPU kernel of squeeze_.dim"""
-    out = self
+    target = self
     self = self._data
-    return set_data(out, k.squeeze(self, dim))
+    return set_data(target, k.squeeze(self, dim))
 
 
 def select_int(keyset, self, dim, index):

@@ -93,11 +93,27 @@ def add__Tensor(keyset, self, other, alpha):
     return result
 
 
+def add_out(keyset, self, other, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._add_out_cache.get(keyset) or ops.add_out_op._resolve(keyset)
+    result = redispatch(keyset, self, other, alpha, out)
+    bump_version(out)
+    return result
+
+
 def sub__Tensor(keyset, self, other, alpha):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._sub__Tensor_cache.get(keyset) or ops.sub__Tensor_op._resolve(keyset)
     result = redispatch(keyset, self, other, alpha)
     bump_version(self)
+    return result
+
+
+def sub_out(keyset, self, other, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._sub_out_cache.get(keyset) or ops.sub_out_op._resolve(keyset)
+    result = redispatch(keyset, self, other, alpha, out)
+    bump_version(out)
     return result
 
 
@@ -109,11 +125,27 @@ def mul__Tensor(keyset, self, other):
     return result
 
 
+def mul_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._mul_out_cache.get(keyset) or ops.mul_out_op._resolve(keyset)
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
 def div__Tensor(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._div__Tensor_cache.get(keyset) or ops.div__Tensor_op._resolve(keyset)
     result = redispatch(keyset, self, other)
     bump_version(self)
+    return result
+
+
+def div_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._div_out_cache.get(keyset) or ops.div_out_op._resolve(keyset)
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
     return result
 
 
@@ -125,11 +157,27 @@ def neg_(keyset, self):
     return result
 
 
+def neg_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._neg_out_cache.get(keyset) or ops.neg_out_op._resolve(keyset)
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
 def exp_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._exp__cache.get(keyset) or ops.exp__op._resolve(keyset)
     result = redispatch(keyset, self)
     bump_version(self)
+    return result
+
+
+def exp_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._exp_out_cache.get(keyset) or ops.exp_out_op._resolve(keyset)
+    result = redispatch(keyset, self, out)
+    bump_version(out)
     return result
 
 
@@ -141,11 +189,27 @@ def tanh_(keyset, self):
     return result
 
 
+def tanh_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._tanh_out_cache.get(keyset) or ops.tanh_out_op._resolve(keyset)
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
 def sigmoid_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._sigmoid__cache.get(keyset) or ops.sigmoid__op._resolve(keyset)
     result = redispatch(keyset, self)
     bump_version(self)
+    return result
+
+
+def sigmoid_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._sigmoid_out_cache.get(keyset) or ops.sigmoid_out_op._resolve(keyset)
+    result = redispatch(keyset, self, out)
+    bump_version(out)
     return result
 
 
@@ -165,11 +229,37 @@ def pow__Scalar(keyset, self, exponent):
     return result
 
 
+def pow_Tensor_Scalar_out(keyset, self, exponent, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._pow_Tensor_Scalar_out_cache.get(
+        keyset
+    ) or ops.pow_Tensor_Scalar_out_op._resolve(keyset)
+    result = redispatch(keyset, self, exponent, out)
+    bump_version(out)
+    return result
+
+
 def clamp_(keyset, self, min, max):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._clamp__cache.get(keyset) or ops.clamp__op._resolve(keyset)
     result = redispatch(keyset, self, min, max)
     bump_version(self)
+    return result
+
+
+def clamp_out(keyset, self, min, max, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._clamp_out_cache.get(keyset) or ops.clamp_out_op._resolve(keyset)
+    result = redispatch(keyset, self, min, max, out)
+    bump_version(out)
+    return result
+
+
+def mm_out(keyset, self, mat2, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._mm_out_cache.get(keyset) or ops.mm_out_op._resolve(keyset)
+    result = redispatch(keyset, self, mat2, out)
+    bump_version(out)
     return result
 
 

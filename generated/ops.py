@@ -52,6 +52,29 @@ def add__Tensor(self, other, *, alpha=1):
 add__Tensor_op._entry = add__Tensor
 
 
+add_out_op = define(
+    "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_add_out_cache = add_out_op._cache
+
+
+def add_out(self, other, *, alpha=1, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if other.__class__ is not Tensor:
+        other = as_tensor_arg(other)
+    if isinstance(alpha, Tensor):
+        alpha = alpha.item()
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _add_out_cache.get(keyset) or add_out_op._resolve(keyset)
+    return kernel(keyset, self, other, alpha, out)
+
+
+add_out_op._entry = add_out
+
+
 add_Scalar_op = define("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
 _add_Scalar_cache = add_Scalar_op._cache
 
@@ -109,6 +132,29 @@ def sub__Tensor(self, other, *, alpha=1):
 
 
 sub__Tensor_op._entry = sub__Tensor
+
+
+sub_out_op = define(
+    "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_sub_out_cache = sub_out_op._cache
+
+
+def sub_out(self, other, *, alpha=1, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if other.__class__ is not Tensor:
+        other = as_tensor_arg(other)
+    if isinstance(alpha, Tensor):
+        alpha = alpha.item()
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _sub_out_cache.get(keyset) or sub_out_op._resolve(keyset)
+    return kernel(keyset, self, other, alpha, out)
+
+
+sub_out_op._entry = sub_out
 
 
 sub_Scalar_op = define("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
@@ -202,6 +248,25 @@ def mul__Tensor(self, other):
 mul__Tensor_op._entry = mul__Tensor
 
 
+mul_out_op = define("aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_mul_out_cache = mul_out_op._cache
+
+
+def mul_out(self, other, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if other.__class__ is not Tensor:
+        other = as_tensor_arg(other)
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _mul_out_cache.get(keyset) or mul_out_op._resolve(keyset)
+    return kernel(keyset, self, other, out)
+
+
+mul_out_op._entry = mul_out
+
+
 mul_Scalar_op = define("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor")
 _mul_Scalar_cache = mul_Scalar_op._cache
 
@@ -251,6 +316,25 @@ def div__Tensor(self, other):
 
 
 div__Tensor_op._entry = div__Tensor
+
+
+div_out_op = define("aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_div_out_cache = div_out_op._cache
+
+
+def div_out(self, other, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if other.__class__ is not Tensor:
+        other = as_tensor_arg(other)
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _div_out_cache.get(keyset) or div_out_op._resolve(keyset)
+    return kernel(keyset, self, other, out)
+
+
+div_out_op._entry = div_out
 
 
 div_Scalar_op = define("aten::div.Scalar(Tensor self, Scalar other) -> Tensor")
@@ -315,6 +399,23 @@ def neg_(self):
 neg__op._entry = neg_
 
 
+neg_out_op = define("aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_neg_out_cache = neg_out_op._cache
+
+
+def neg_out(self, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _neg_out_cache.get(keyset) or neg_out_op._resolve(keyset)
+    return kernel(keyset, self, out)
+
+
+neg_out_op._entry = neg_out
+
+
 exp_op = define("aten::exp(Tensor self) -> Tensor")
 _exp_cache = exp_op._cache
 
@@ -343,6 +444,23 @@ def exp_(self):
 
 
 exp__op._entry = exp_
+
+
+exp_out_op = define("aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_exp_out_cache = exp_out_op._cache
+
+
+def exp_out(self, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _exp_out_cache.get(keyset) or exp_out_op._resolve(keyset)
+    return kernel(keyset, self, out)
+
+
+exp_out_op._entry = exp_out
 
 
 log_op = define("aten::log(Tensor self) -> Tensor")
@@ -420,6 +538,23 @@ def tanh_(self):
 tanh__op._entry = tanh_
 
 
+tanh_out_op = define("aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_tanh_out_cache = tanh_out_op._cache
+
+
+def tanh_out(self, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _tanh_out_cache.get(keyset) or tanh_out_op._resolve(keyset)
+    return kernel(keyset, self, out)
+
+
+tanh_out_op._entry = tanh_out
+
+
 tanh_backward_op = define("aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
 _tanh_backward_cache = tanh_backward_op._cache
 
@@ -465,6 +600,23 @@ def sigmoid_(self):
 
 
 sigmoid__op._entry = sigmoid_
+
+
+sigmoid_out_op = define("aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_sigmoid_out_cache = sigmoid_out_op._cache
+
+
+def sigmoid_out(self, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _sigmoid_out_cache.get(keyset) or sigmoid_out_op._resolve(keyset)
+    return kernel(keyset, self, out)
+
+
+sigmoid_out_op._entry = sigmoid_out
 
 
 sigmoid_backward_op = define("aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
@@ -567,6 +719,27 @@ def pow__Scalar(self, exponent):
 
 
 pow__Scalar_op._entry = pow__Scalar
+
+
+pow_Tensor_Scalar_out_op = define(
+    "aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_pow_Tensor_Scalar_out_cache = pow_Tensor_Scalar_out_op._cache
+
+
+def pow_Tensor_Scalar_out(self, exponent, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.item()
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _pow_Tensor_Scalar_out_cache.get(keyset) or pow_Tensor_Scalar_out_op._resolve(keyset)
+    return kernel(keyset, self, exponent, out)
+
+
+pow_Tensor_Scalar_out_op._entry = pow_Tensor_Scalar_out
 
 
 pow_Tensor_Tensor_op = define("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
@@ -701,6 +874,29 @@ def clamp_(self, min=None, max=None):
 
 
 clamp__op._entry = clamp_
+
+
+clamp_out_op = define(
+    "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_out_cache = clamp_out_op._cache
+
+
+def clamp_out(self, min=None, max=None, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if isinstance(min, Tensor):
+        min = min.item()
+    if isinstance(max, Tensor):
+        max = max.item()
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _clamp_out_cache.get(keyset) or clamp_out_op._resolve(keyset)
+    return kernel(keyset, self, min, max, out)
+
+
+clamp_out_op._entry = clamp_out
 
 
 maximum_op = define("aten::maximum(Tensor self, Tensor other) -> Tensor")
@@ -1043,6 +1239,25 @@ def mm(self, mat2):
 
 
 mm_op._entry = mm
+
+
+mm_out_op = define("aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)")
+_mm_out_cache = mm_out_op._cache
+
+
+def mm_out(self, mat2, *, out):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if mat2.__class__ is not Tensor:
+        mat2 = as_tensor_arg(mat2)
+    if out.__class__ is not Tensor:
+        out = as_tensor_arg(out)
+    keyset = (self._keys | mat2._keys | out._keys | _tls.include) & _tls.keep
+    kernel = _mm_out_cache.get(keyset) or mm_out_op._resolve(keyset)
+    return kernel(keyset, self, mat2, out)
+
+
+mm_out_op._entry = mm_out
 
 
 bmm_op = define("aten::bmm(Tensor self, Tensor mat2) -> Tensor")

@@ -10,28 +10,53 @@ from opgrad.generated import ops
 from opgrad.python_arg_parser import function, method
 
 FUNCTIONS = {
-    "add": (ops.add_Tensor_op,),
-    "sub": (ops.sub_Tensor_op,),
+    "add": (
+        ops.add_Tensor_op,
+        ops.add_out_op,
+    ),
+    "sub": (
+        ops.sub_Tensor_op,
+        ops.sub_out_op,
+    ),
     "rsub": (
         ops.rsub_Tensor_op,
         ops.rsub_Scalar_op,
     ),
-    "mul": (ops.mul_Tensor_op,),
-    "div": (ops.div_Tensor_op,),
+    "mul": (
+        ops.mul_Tensor_op,
+        ops.mul_out_op,
+    ),
+    "div": (
+        ops.div_Tensor_op,
+        ops.div_out_op,
+    ),
     "reciprocal": (ops.reciprocal_op,),
-    "neg": (ops.neg_op,),
-    "exp": (ops.exp_op,),
+    "neg": (
+        ops.neg_op,
+        ops.neg_out_op,
+    ),
+    "exp": (
+        ops.exp_op,
+        ops.exp_out_op,
+    ),
     "log": (ops.log_op,),
     "sin": (ops.sin_op,),
     "cos": (ops.cos_op,),
-    "tanh": (ops.tanh_op,),
+    "tanh": (
+        ops.tanh_op,
+        ops.tanh_out_op,
+    ),
     "tanh_backward": (ops.tanh_backward_op,),
-    "sigmoid": (ops.sigmoid_op,),
+    "sigmoid": (
+        ops.sigmoid_op,
+        ops.sigmoid_out_op,
+    ),
     "sigmoid_backward": (ops.sigmoid_backward_op,),
     "relu": (ops.relu_op,),
     "threshold_backward": (ops.threshold_backward_op,),
     "pow": (
         ops.pow_Tensor_Scalar_op,
+        ops.pow_Tensor_Scalar_out_op,
         ops.pow_Tensor_Tensor_op,
         ops.pow_Scalar_op,
     ),
@@ -39,7 +64,10 @@ FUNCTIONS = {
     "abs": (ops.abs_op,),
     "sgn": (ops.sgn_op,),
     "sign": (ops.sign_op,),
-    "clamp": (ops.clamp_op,),
+    "clamp": (
+        ops.clamp_op,
+        ops.clamp_out_op,
+    ),
     "maximum": (ops.maximum_op,),
     "where": (ops.where_self_op,),
     "eq": (
@@ -75,7 +103,10 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
-    "mm": (ops.mm_op,),
+    "mm": (
+        ops.mm_op,
+        ops.mm_out_op,
+    ),
     "bmm": (ops.bmm_op,),
     "dot": (ops.dot_op,),
     "mv": (ops.mv_op,),

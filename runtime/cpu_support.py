@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import dtypes
@@ -37,9 +39,6 @@ def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
     return tuple(t._data.astype(dt, copy=False) for t in tensors)
 
 
-_KIND_NAMES = {"f": "Float", "i": "Long", "b": "Bool"}
-
-
 def _type_name(dt: np.dtype) -> str:
     return {
         "float32": "Float",
@@ -50,15 +49,19 @@ def _type_name(dt: np.dtype) -> str:
     }[dt.name]
 
 
+def _check_cast(result: np.dtype, target: np.dtype) -> None:
+    if result != target and not np.can_cast(result, target, "same_kind"):
+        raise RuntimeError(
+            f"result type {_type_name(result)} can't be cast to the desired output type "
+            f"{_type_name(target)}"
+        )
+
+
 def copy_into(out: Tensor, result) -> Tensor:
     """Write an in-place op's result into ``out``'s memory."""
     target = out._data
     result = np.asarray(result)
-    if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype, "same_kind"):
-        raise RuntimeError(
-            f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
-            f"{_type_name(target.dtype)}"
-        )
+    _check_cast(result.dtype, target.dtype)
     if result.shape != target.shape:
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
@@ -77,3 +80,24 @@ def set_data(out: Tensor, result) -> Tensor:
     """In-place metadata ops (``squeeze_``): ``out`` now shows ``result``'s view."""
     out._data = result
     return out
+
+
+def write_out(out: Tensor, result) -> Tensor:
+    """Write an out= op's result into ``out``, resizing it as PyTorch does."""
+    result = np.asarray(result)
+    shape = out._data.shape
+    if shape != result.shape:
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).",
+                UserWarning,
+                stacklevel=2,
+            )
+        _check_cast(result.dtype, out._data.dtype)  # before anything changes
+        out._data = np.empty(result.shape, dtype=out._data.dtype)
+    return copy_into(out, result)

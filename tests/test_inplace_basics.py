@@ -109,3 +109,59 @@ def test_modifying_a_saved_tensor_is_caught_at_backward(torch):
         messages.append(str(info.value).replace(name, "LIB"))
     assert "is at version 1; expected version 0 instead" in messages[0]
     assert messages[0].split(" Hint")[0] == messages[1].split(" Hint")[0]
+
+
+OUT_VARIANTS = [
+    ("add.out", lambda T, a, b, out: T.add(a, b, alpha=2, out=out)),
+    ("sub.out", lambda T, a, b, out: T.sub(a, b, out=out)),
+    ("mul.out", lambda T, a, b, out: T.mul(a, b, out=out)),
+    ("div.out", lambda T, a, b, out: T.div(a, b, out=out)),
+    ("neg.out", lambda T, a, b, out: T.neg(a, out=out)),
+    ("exp.out", lambda T, a, b, out: T.exp(a, out=out)),
+    ("tanh.out", lambda T, a, b, out: T.tanh(a, out=out)),
+    ("sigmoid.out", lambda T, a, b, out: T.sigmoid(a, out=out)),
+    ("pow.Tensor_Scalar_out", lambda T, a, b, out: T.pow(a, 3, out=out)),
+    ("clamp.out", lambda T, a, b, out: T.clamp(a, -0.5, 0.5, out=out)),
+    ("mm.out", lambda T, a, b, out: T.mm(a, b.t(), out=out)),
+]
+
+
+@pytest.mark.parametrize("name, fn", OUT_VARIANTS, ids=[c[0] for c in OUT_VARIANTS])
+def test_out_variant_writes_into_out_like_torch(torch, name, fn):
+    results = []
+    for lib in (og, torch):
+        out = lib.empty(0, dtype=lib.float64)
+        returned = fn(lib, lib.tensor(VALUES), lib.tensor(OTHER), out)
+        assert returned is out and out._version == 1
+        results.append(out.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def test_out_variant_refuses_inputs_that_require_grad():
+    x = og.ones(2, requires_grad=True)
+    with pytest.raises(
+        RuntimeError,
+        match=r"add\(\): functions with out=... arguments don't support automatic differentiation",
+    ):
+        og.add(x, x, out=og.empty(2))
+    with og.no_grad():
+        assert og.add(x, x, out=og.empty(2)).tolist() == [2.0, 2.0]
+
+
+def test_out_variant_resizes_a_non_empty_out_with_torch_warning():
+    out = og.zeros(2)
+    with pytest.warns(
+        UserWarning,
+        match=r"An output with one or more elements was resized since it had shape \[2\]",
+    ):
+        og.exp(og.zeros(3), out=out)
+    assert out.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_out_variant_keeps_out_dtype_and_refuses_narrowing_casts():
+    out = og.empty(2, dtype=og.int64)
+    with pytest.raises(
+        RuntimeError, match="result type Float can't be cast to the desired output type Long"
+    ):
+        og.mul(og.ones(2), 2, out=out)
+    assert out._version == 0

@@ -44,6 +44,15 @@ TESTED_ELSEWHERE = {
     "aten.squeeze_.dim": "test_matmul.py (1-D @ 2-D)",
     "aten.alias.default": "test_tensor_api.py (x[:])",
 }
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_inplace_basics.py (out= variants)"
+        for name in (
+            "add.out sub.out mul.out div.out neg.out exp.out tanh.out sigmoid.out "
+            "pow.Tensor_Scalar_out clamp.out mm.out"
+        ).split()
+    }
+)
 
 
 def _all_overloads():

@@ -24,6 +24,15 @@ def check_inplace(tensor) -> None:
         )
 
 
+def check_out(op_name: str, *tensors) -> None:
+    """out= variants are not differentiable: no argument may require grad."""
+    if any(t is not None and t._rg for t in tensors):
+        raise RuntimeError(
+            f"{op_name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+
+
 def saved_original(tensor):
     """An in-place op that saves ``self`` keeps its value from before the op."""
     copy = _make(tensor._data.copy())
