@@ -52,14 +52,23 @@ METADATA_CALLS = {
     "numel": "numel",
     "dim": "dim",
     "scalar_type": "scalar_type",
+    "geometry": "geometry",
+}
+# Function calls on an input that save only its metadata (PyTorch's names):
+# zeros_like(values) -> values_info, to_args_sizes(tensors) -> tensors_args_sizes ...
+METADATA_FUNCTIONS = {
+    "zeros_like": ("info", "zeros_like_info"),
+    "to_args_sizes": ("args_sizes", None),
+    "to_args_scalartypes": ("args_scalartypes", None),
 }
 #: names formulas may use without declaring them
 BUILTINS = frozenset(
     "None True False len range tuple list int float abs min max isinstance".split()
 )
 KNOWN_KEYS = frozenset(
-    "name cpu dtype composite node inplace out variants output_differentiability".split()
+    "name cpu dtype composite node inplace out variants output_differentiability tags".split()
 )
+TAGS = frozenset({"inplace_view"})
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,7 @@ class Entry:
     variants: Tuple[str, ...]
     inplace: Optional[FunctionSchema]
     out: Optional[FunctionSchema]
+    tags: Tuple[str, ...] = ()
     saved: Tuple[SavedField, ...] = ()
 
     @property
@@ -325,6 +335,10 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
             non_diff,
         )
 
+    tags = tuple(t.strip() for t in str(item.get("tags", "")).split(",") if t.strip())
+    for tag in tags:
+        if tag not in TAGS:
+            raise fail(f"unknown tag '{tag}'", "tags")
     node_name = item.get("node")
     if node_name is not None and not re.match(r"^[A-Z][A-Za-z0-9]*$", str(node_name)):
         raise fail(f"bad node name '{node_name}'", "node")
@@ -348,6 +362,7 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
         variants=variants,
         inplace=inplace,
         out=out,
+        tags=tags,
     )
     return _with_saved(entry)
 
@@ -384,6 +399,23 @@ class _MetadataRewriter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         func = node.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id in METADATA_FUNCTIONS
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in self.tensor_args
+        ):
+            arg = node.args[0].id
+            suffix, replacement = METADATA_FUNCTIONS[func.id]
+            field_name = f"{arg}_{suffix}"
+            self.found[field_name] = (arg, suffix)
+            new = ast.Name(id=field_name, ctx=ast.Load())
+            if replacement:
+                new = ast.Call(
+                    func=ast.Name(id=replacement, ctx=ast.Load()), args=[new], keywords=[]
+                )
+            return ast.copy_location(new, node)
         if (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
@@ -509,7 +541,8 @@ def _with_saved(entry: Entry) -> Entry:
                 if a.type.base == "Tensor":
                     previous = fields.get(n)
                     needed = (previous.needed_by if previous else ()) + formula.inputs
-                    fields[n] = SavedField(n, "tensor", n, None, tuple(dict.fromkeys(needed)))
+                    kind = "tensor_list" if a.type.is_list else "tensor"
+                    fields[n] = SavedField(n, kind, n, None, tuple(dict.fromkeys(needed)))
                 else:
                     fields[n] = SavedField(n, "value", n)
             elif n in returns:

@@ -142,6 +142,7 @@ class CpuKernel:
     expr: str
     #: "copy" (in-place variant), "set" (metadata in-place), "out" (out= variant) or None
     writes: Optional[str]
+    returns_many: bool = False
 
 
 def cpu_kernel(ov: Overload) -> CpuKernel:
@@ -156,7 +157,13 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     writes = None
     if ov.kind in ("inplace_variant", "inplace", "out_variant"):
         prelude.append(f"target = {ov.written}")
-        writes = {"inplace": "set", "inplace_variant": "copy", "out_variant": "out"}[ov.kind]
+        if ov.kind == "inplace":
+            writes = "set" if "inplace_view" in entry.tags else "copy"
+        else:
+            writes = {"inplace_variant": "copy", "out_variant": "out"}[ov.kind]
+    for a in schema_args:
+        if a.type.base == "Tensor" and a.type.is_list:
+            prelude.append(f"{a.name} = [t._data if t is not None else None for t in {a.name}]")
     rule = entry.dtype_rule
     plain = [t for t in tensors if rule == "none" or t not in promoted]
     for t in plain:
@@ -177,8 +184,16 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             prelude.append(
                 f"{names}, = promote(({names},), ({scalar_names}{',' if len(scalars) == 1 else ''}), {lifted})"
             )
+    returns = entry.schema.returns
+    many = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
     return CpuKernel(
-        ov.ident, f"CPU kernel of {ov.schema.split('(')[0]}", ov.args, prelude, entry.cpu, writes
+        ov.ident,
+        f"CPU kernel of {ov.schema.split('(')[0]}",
+        ov.args,
+        prelude,
+        entry.cpu,
+        writes,
+        many,
     )
 
 
@@ -196,7 +211,7 @@ def _local_expr(expr: str) -> str:
 
 
 #: saved metadata PyTorch keeps without a Python getter
-NO_ACCESSOR = frozenset({"scalar_type"})
+NO_ACCESSOR = frozenset({"scalar_type", "geometry", "info", "args_sizes", "args_scalartypes"})
 
 
 @dataclass
@@ -204,7 +219,7 @@ class SavedSlot:
     slot: str  # attribute on the node: "self_", "alpha_"
     accessor: str  # "_saved_self"
     local: str  # name in apply
-    kind: str  # tensor | output | value | metadata
+    kind: str  # tensor | tensor_list | output | value | metadata
     source: str
     metadata: Optional[str]
     guard: Optional[str]  # forward-time condition for saving it
@@ -245,9 +260,11 @@ class NodeClass:
     uses_grads: bool
     imports: List[str]
 
+    list_input: Optional[str] = None  # the one differentiable Tensor[] input, if any
+
     @property
     def tensor_slots(self) -> List[SavedSlot]:
-        return [s for s in self.slots if s.kind in ("tensor", "output")]
+        return [s for s in self.slots if s.kind in ("tensor", "tensor_list", "output")]
 
 
 def _metadata_expr(arg: str, kind: str) -> str:
@@ -263,6 +280,14 @@ def _metadata_expr(arg: str, kind: str) -> str:
         return f"{arg}.dtype"
     if kind.startswith("sym_size:"):
         return f"{arg}._data.shape[{kind.split(':')[1]}]"
+    if kind == "geometry":
+        return f"geometry({arg})"
+    if kind == "info":
+        return f"({arg}._data.shape, {arg}.dtype)"
+    if kind == "args_sizes":
+        return f"tuple([t._data.shape for t in {arg}])"
+    if kind == "args_scalartypes":
+        return f"tuple([t.dtype for t in {arg}])"
     raise ValueError(kind)
 
 
@@ -302,8 +327,18 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
         )
     formulas.sort(key=lambda f: f.index)
     imports = sorted(n for n in used if n in helpers or n in functions)
+    list_inputs = [
+        a.name for a in entry.schema.arguments if a.type.is_list and a.name in diff_inputs
+    ]
     return NodeClass(
-        name, str(entry.schema), slots, formulas, len(diff_inputs), uses_grads, imports
+        name,
+        str(entry.schema),
+        slots,
+        formulas,
+        len(diff_inputs),
+        uses_grads,
+        imports,
+        list_inputs[0] if list_inputs else None,
     )
 
 
@@ -319,22 +354,30 @@ class AutogradKernel:
     edges: List[str]
     requires_grad: str
     kind: str
+    multi_output: bool  # a tuple or list of results
+    tags: Tuple[str, ...] = ()
 
 
 def autograd_kernel(ov: Overload, node: NodeClass) -> AutogradKernel:
     entry = ov.entry
     optional = {a.name for a in entry.schema.arguments if a.type.optional}
     diff = entry.differentiable_inputs
-    checks = [f"({d} is not None and {d}._rg)" if d in optional else f"{d}._rg" for d in diff]
-    edges = [
-        (
-            f"gradient_edge({d})"
-            if d not in optional
-            else f"gradient_edge({d}) if {d} is not None else None"
-        )
-        for d in diff
-    ]
-    return AutogradKernel(ov.ident, ov.ident, ov.args, node, edges, " or ".join(checks), ov.kind)
+    checks, edges = [], []
+    for d in diff:
+        if d == node.list_input:
+            checks.append(f"any([t._rg for t in {d}])")
+            edges.append(f"*[gradient_edge(t) for t in {d}]")
+        elif d in optional:
+            checks.append(f"({d} is not None and {d}._rg)")
+            edges.append(f"gradient_edge({d}) if {d} is not None else None")
+        else:
+            checks.append(f"{d}._rg")
+            edges.append(f"gradient_edge({d})")
+    returns = entry.schema.returns
+    multi = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
+    return AutogradKernel(
+        ov.ident, ov.ident, ov.args, node, edges, " or ".join(checks), ov.kind, multi, entry.tags
+    )
 
 
 # ---- the whole context ---------------------------------------------------------------------------

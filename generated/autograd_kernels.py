@@ -9,9 +9,10 @@ the history of ``self``).
 """
 
 from opgrad._tls import state as _tls
-from opgrad.autograd.node import gradient_edge, set_history
-from opgrad.autograd.saved_variable import SavedVariable
-from opgrad.autograd.inplace import check_inplace, check_out, rebase_history, saved_original
+from opgrad.autograd.inplace import check_out, saved_original
+from opgrad.autograd.node import gradient_edge, set_history, set_history_multi
+from opgrad.autograd.saved_variable import SavedVariable, save_list
+from opgrad.autograd.views import check_inplace, geometry, rebase_history
 from opgrad.autograd.metadata import strides_of
 from opgrad.dispatch_keys import AFTER_AUTOGRAD
 from opgrad.generated import nodes
@@ -978,6 +979,21 @@ def squeeze_dim(keyset, self, dim):
     return result
 
 
+def squeeze_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SqueezeBackward3()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._squeeze__cache.get(keyset) or ops.squeeze__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn, metadata_only=True)
+    return result
+
+
 def squeeze__dim(keyset, self, dim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -990,7 +1006,52 @@ def squeeze__dim(keyset, self, dim):
     redispatch = ops._squeeze__dim_cache.get(keyset) or ops.squeeze__dim_op._resolve(keyset)
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
-        rebase_history(self, grad_fn)
+        rebase_history(self, grad_fn, metadata_only=True)
+    return result
+
+
+def unsqueeze_(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.UnsqueezeBackward1()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._unsqueeze__cache.get(keyset) or ops.unsqueeze__op._resolve(keyset)
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn, metadata_only=True)
+    return result
+
+
+def t_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.TBackward1()
+        grad_fn._next_edges = (gradient_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._t__cache.get(keyset) or ops.t__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn, metadata_only=True)
+    return result
+
+
+def transpose_(keyset, self, dim0, dim1):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.TransposeBackward1()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim0_ = dim0
+        grad_fn.dim1_ = dim1
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._transpose__cache.get(keyset) or ops.transpose__op._resolve(keyset)
+    result = redispatch(keyset, self, dim0, dim1)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn, metadata_only=True)
     return result
 
 
@@ -1060,6 +1121,168 @@ def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
     return result
 
 
+def as_strided(keyset, self, size, stride, storage_offset):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AsStridedBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_geometry_ = geometry(self)
+        grad_fn.size_ = size
+        grad_fn.storage_offset_ = storage_offset
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._as_strided_cache.get(keyset) or ops.as_strided_op._resolve(keyset)
+    result = redispatch(keyset, self, size, stride, storage_offset)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def diagonal(keyset, self, offset, dim1, dim2):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.DiagonalBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._diagonal_cache.get(keyset) or ops.diagonal_op._resolve(keyset)
+    result = redispatch(keyset, self, offset, dim1, dim2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.DiagonalBackwardBackward0()
+        grad_fn._next_edges = (gradient_edge(grad_output),)
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._diagonal_backward_cache.get(keyset) or ops.diagonal_backward_op._resolve(
+        keyset
+    )
+    result = redispatch(keyset, grad_output, input_sizes, offset, dim1, dim2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def unfold(keyset, self, dimension, size, step):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UnfoldBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dimension_ = dimension
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.size_ = size
+        grad_fn.step_ = step
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._unfold_cache.get(keyset) or ops.unfold_op._resolve(keyset)
+    result = redispatch(keyset, self, dimension, size, step)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_in._rg):
+        grad_fn = nodes.UnfoldBackwardBackward0()
+        grad_fn._next_edges = (gradient_edge(grad_in),)
+        grad_fn.dim_ = dim
+        grad_fn.size_ = size
+        grad_fn.step_ = step
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._unfold_backward_cache.get(keyset) or ops.unfold_backward_op._resolve(keyset)
+    result = redispatch(keyset, grad_in, input_sizes, dim, size, step)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def unbind_int(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UnbindBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._unbind_int_cache.get(keyset) or ops.unbind_int_op._resolve(keyset)
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    return result
+
+
+def split_Tensor(keyset, self, split_size, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SplitBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.split_size_ = split_size
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._split_Tensor_cache.get(keyset) or ops.split_Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, split_size, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    return result
+
+
+def split_with_sizes(keyset, self, split_sizes, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SplitWithSizesBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.split_sizes_ = split_sizes
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._split_with_sizes_cache.get(keyset) or ops.split_with_sizes_op._resolve(keyset)
+    result = redispatch(keyset, self, split_sizes, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    return result
+
+
+def cat(keyset, tensors, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (any([t._rg for t in tensors])):
+        grad_fn = nodes.CatBackward0()
+        grad_fn._next_edges = (*[gradient_edge(t) for t in tensors],)
+        grad_fn.dim_ = dim
+        grad_fn.tensors_args_scalartypes_ = tuple([t.dtype for t in tensors])
+        grad_fn.tensors_args_sizes_ = tuple([t._data.shape for t in tensors])
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cat_cache.get(keyset) or ops.cat_op._resolve(keyset)
+    result = redispatch(keyset, tensors, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def stack(keyset, tensors, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (any([t._rg for t in tensors])):
+        grad_fn = nodes.StackBackward0()
+        grad_fn._next_edges = (*[gradient_edge(t) for t in tensors],)
+        grad_fn.dim_ = dim
+        grad_fn.tensors_args_scalartypes_ = tuple([t.dtype for t in tensors])
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._stack_cache.get(keyset) or ops.stack_op._resolve(keyset)
+    result = redispatch(keyset, tensors, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def alias(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -1099,6 +1322,195 @@ def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memo
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    return result
+
+
+def copy_(keyset, self, src, non_blocking):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        check_inplace(self)
+        grad_fn = nodes.CopyBackwards()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(src),
+        )
+        grad_fn.src_scalar_type_ = src.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._copy__cache.get(keyset) or ops.copy__op._resolve(keyset)
+    result = redispatch(keyset, self, src, non_blocking)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def zero_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ZeroBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._zero__cache.get(keyset) or ops.zero__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def fill__Scalar(keyset, self, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.FillBackward2()
+        grad_fn._next_edges = (gradient_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._fill__Scalar_cache.get(keyset) or ops.fill__Scalar_op._resolve(keyset)
+    result = redispatch(keyset, self, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def fill__Tensor(keyset, self, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or value._rg):
+        check_inplace(self)
+        grad_fn = nodes.FillBackward3()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(value),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._fill__Tensor_cache.get(keyset) or ops.fill__Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def masked_fill_Scalar(keyset, self, mask, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaskedFillBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.mask_ = SavedVariable(mask, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._masked_fill_Scalar_cache.get(keyset) or ops.masked_fill_Scalar_op._resolve(
+        keyset
+    )
+    result = redispatch(keyset, self, mask, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def masked_fill__Scalar(keyset, self, mask, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.MaskedFillBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.mask_ = SavedVariable(mask, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._masked_fill__Scalar_cache.get(keyset) or ops.masked_fill__Scalar_op._resolve(
+        keyset
+    )
+    result = redispatch(keyset, self, mask, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def masked_fill_Tensor(keyset, self, mask, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or value._rg):
+        grad_fn = nodes.MaskedFillBackward1()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(value),
+        )
+        grad_fn.mask_ = SavedVariable(mask, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._masked_fill_Tensor_cache.get(keyset) or ops.masked_fill_Tensor_op._resolve(
+        keyset
+    )
+    result = redispatch(keyset, self, mask, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def masked_fill__Tensor(keyset, self, mask, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or value._rg):
+        check_inplace(self)
+        grad_fn = nodes.MaskedFillBackward1()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(value),
+        )
+        grad_fn.mask_ = SavedVariable(mask, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._masked_fill__Tensor_cache.get(keyset) or ops.masked_fill__Tensor_op._resolve(
+        keyset
+    )
+    result = redispatch(keyset, self, mask, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def index_Tensor(keyset, self, indices):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.IndexBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.indices_ = save_list(indices)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._index_Tensor_cache.get(keyset) or ops.index_Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def index_put(keyset, self, indices, values, accumulate):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or values._rg):
+        grad_fn = nodes.IndexPutBackward0()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(values),
+        )
+        grad_fn.accumulate_ = accumulate
+        grad_fn.indices_ = save_list(indices)
+        grad_fn.values_info_ = (values._data.shape, values.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._index_put_cache.get(keyset) or ops.index_put_op._resolve(keyset)
+    result = redispatch(keyset, self, indices, values, accumulate)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def index_put_(keyset, self, indices, values, accumulate):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or values._rg):
+        check_inplace(self)
+        grad_fn = nodes.IndexPutBackward0()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(values),
+        )
+        grad_fn.accumulate_ = accumulate
+        grad_fn.indices_ = save_list(indices)
+        grad_fn.values_info_ = (values._data.shape, values.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._index_put__cache.get(keyset) or ops.index_put__op._resolve(keyset)
+    result = redispatch(keyset, self, indices, values, accumulate)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
     return result
 
 

@@ -682,11 +682,39 @@ def squeeze_dim(keyset, self, dim):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def squeeze_(keyset, self):
+    """CPU kernel of squeeze_"""
+    target = self
+    self = self._data
+    return set_data(target, k.squeeze(self, None))
+
+
 def squeeze__dim(keyset, self, dim):
     """CPU kernel of squeeze_.dim"""
     target = self
     self = self._data
     return set_data(target, k.squeeze(self, dim))
+
+
+def unsqueeze_(keyset, self, dim):
+    """CPU kernel of unsqueeze_"""
+    target = self
+    self = self._data
+    return set_data(target, k.unsqueeze(self, dim))
+
+
+def t_(keyset, self):
+    """CPU kernel of t_"""
+    target = self
+    self = self._data
+    return set_data(target, k.t(self))
+
+
+def transpose_(keyset, self, dim0, dim1):
+    """CPU kernel of transpose_"""
+    target = self
+    self = self._data
+    return set_data(target, k.transpose(self, dim0, dim1))
 
 
 def select_int(keyset, self, dim, index):
@@ -717,6 +745,80 @@ def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
     """CPU kernel of slice_backward"""
     grad_output = grad_output._data
     result = k.slice_backward(grad_output, input_sizes, dim, start, end, step)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def as_strided(keyset, self, size, stride, storage_offset):
+    """CPU kernel of as_strided"""
+    self = self._data
+    result = k.as_strided(self, size, stride, storage_offset)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def diagonal(keyset, self, offset, dim1, dim2):
+    """CPU kernel of diagonal"""
+    self = self._data
+    result = k.diagonal(self, offset, dim1, dim2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
+    """CPU kernel of diagonal_backward"""
+    grad_output = grad_output._data
+    result = k.diagonal_backward(grad_output, input_sizes, offset, dim1, dim2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def unfold(keyset, self, dimension, size, step):
+    """CPU kernel of unfold"""
+    self = self._data
+    result = k.unfold(self, dimension, size, step)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
+    """CPU kernel of unfold_backward"""
+    grad_in = grad_in._data
+    result = k.unfold_backward(grad_in, input_sizes, dim, size, step)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def unbind_int(keyset, self, dim):
+    """CPU kernel of unbind.int"""
+    self = self._data
+    return tuple([make_tensor(asarray(r)) for r in k.unbind(self, dim)])
+
+
+def split_Tensor(keyset, self, split_size, dim):
+    """CPU kernel of split.Tensor"""
+    self = self._data
+    return tuple([make_tensor(asarray(r)) for r in k.split(self, split_size, dim)])
+
+
+def split_with_sizes(keyset, self, split_sizes, dim):
+    """CPU kernel of split_with_sizes"""
+    self = self._data
+    return tuple([make_tensor(asarray(r)) for r in k.split_with_sizes(self, split_sizes, dim)])
+
+
+def cat(keyset, tensors, dim):
+    """CPU kernel of cat"""
+    tensors = [t._data if t is not None else None for t in tensors]
+    result = k.cat(tensors, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def stack(keyset, tensors, dim):
+    """CPU kernel of stack"""
+    tensors = [t._data if t is not None else None for t in tensors]
+    result = k.stack(tensors, dim)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -753,6 +855,100 @@ def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memo
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def copy_(keyset, self, src, non_blocking):
+    """CPU kernel of copy_"""
+    target = self
+    self = self._data
+    src = src._data
+    return copy_into(target, k.copy(self, src))
+
+
+def zero_(keyset, self):
+    """CPU kernel of zero_"""
+    target = self
+    self = self._data
+    return copy_into(target, np.zeros_like(self))
+
+
+def fill__Scalar(keyset, self, value):
+    """CPU kernel of fill_.Scalar"""
+    target = self
+    self = self._data
+    return copy_into(target, k.fill(self, value))
+
+
+def fill__Tensor(keyset, self, value):
+    """CPU kernel of fill_.Tensor"""
+    target = self
+    self = self._data
+    value = value._data
+    return copy_into(target, k.fill(self, value))
+
+
+def masked_fill_Scalar(keyset, self, mask, value):
+    """CPU kernel of masked_fill.Scalar"""
+    self = self._data
+    mask = mask._data
+    result = k.masked_fill(self, mask, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def masked_fill__Scalar(keyset, self, mask, value):
+    """CPU kernel of masked_fill_.Scalar"""
+    target = self
+    self = self._data
+    mask = mask._data
+    return copy_into(target, k.masked_fill(self, mask, value))
+
+
+def masked_fill_Tensor(keyset, self, mask, value):
+    """CPU kernel of masked_fill.Tensor"""
+    self = self._data
+    mask = mask._data
+    value = value._data
+    result = k.masked_fill(self, mask, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def masked_fill__Tensor(keyset, self, mask, value):
+    """CPU kernel of masked_fill_.Tensor"""
+    target = self
+    self = self._data
+    mask = mask._data
+    value = value._data
+    return copy_into(target, k.masked_fill(self, mask, value))
+
+
+def index_Tensor(keyset, self, indices):
+    """CPU kernel of index.Tensor"""
+    indices = [t._data if t is not None else None for t in indices]
+    self = self._data
+    result = k.index(self, indices)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_put(keyset, self, indices, values, accumulate):
+    """CPU kernel of index_put"""
+    indices = [t._data if t is not None else None for t in indices]
+    self = self._data
+    values = values._data
+    result = k.index_put(self, indices, values, accumulate)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_put_(keyset, self, indices, values, accumulate):
+    """CPU kernel of index_put_"""
+    target = self
+    indices = [t._data if t is not None else None for t in indices]
+    self = self._data
+    values = values._data
+    return copy_into(target, k.index_put(self, indices, values, accumulate))
+
+
 def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of ones_like"""
     self = self._data
@@ -781,6 +977,22 @@ def full_like(keyset, self, fill_value, dtype, layout, device, pin_memory, memor
     """CPU kernel of full_like"""
     self = self._data
     result = k.full_like(self, fill_value, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def new_zeros(keyset, self, size, dtype, layout, device, pin_memory):
+    """CPU kernel of new_zeros"""
+    self = self._data
+    result = np.zeros(tuple(size), self.dtype if dtype is None else dtype.np)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def new_empty_strided(keyset, self, size, stride, dtype, layout, device, pin_memory):
+    """CPU kernel of new_empty_strided"""
+    self = self._data
+    result = k.empty_strided(size, stride, self.dtype if dtype is None else dtype.np)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

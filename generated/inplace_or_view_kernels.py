@@ -7,7 +7,8 @@ its views; view ops make their result share its base's counter and record
 ``_base``. Every other op falls through this key.
 """
 
-from opgrad.autograd.inplace import as_view, bump_version, share_version
+from opgrad.autograd.inplace import bump_version, share_version
+from opgrad.autograd.views import as_view, as_views
 from opgrad.dispatch_keys import AFTER_AD_INPLACE_OR_VIEW
 from opgrad.generated import ops
 
@@ -70,6 +71,42 @@ def slice_Tensor(keyset, self, dim, start, end, step):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._slice_Tensor_cache.get(keyset) or ops.slice_Tensor_op._resolve(keyset)
     return as_view(self, redispatch(keyset, self, dim, start, end, step))
+
+
+def as_strided(keyset, self, size, stride, storage_offset):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._as_strided_cache.get(keyset) or ops.as_strided_op._resolve(keyset)
+    return as_view(self, redispatch(keyset, self, size, stride, storage_offset))
+
+
+def diagonal(keyset, self, offset, dim1, dim2):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._diagonal_cache.get(keyset) or ops.diagonal_op._resolve(keyset)
+    return as_view(self, redispatch(keyset, self, offset, dim1, dim2))
+
+
+def unfold(keyset, self, dimension, size, step):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._unfold_cache.get(keyset) or ops.unfold_op._resolve(keyset)
+    return as_view(self, redispatch(keyset, self, dimension, size, step))
+
+
+def unbind_int(keyset, self, dim):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._unbind_int_cache.get(keyset) or ops.unbind_int_op._resolve(keyset)
+    return as_views(self, redispatch(keyset, self, dim))
+
+
+def split_Tensor(keyset, self, split_size, dim):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._split_Tensor_cache.get(keyset) or ops.split_Tensor_op._resolve(keyset)
+    return as_views(self, redispatch(keyset, self, split_size, dim))
+
+
+def split_with_sizes(keyset, self, split_sizes, dim):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._split_with_sizes_cache.get(keyset) or ops.split_with_sizes_op._resolve(keyset)
+    return as_views(self, redispatch(keyset, self, split_sizes, dim))
 
 
 def alias(keyset, self):
@@ -263,9 +300,101 @@ def mm_out(keyset, self, mat2, out):
     return result
 
 
+def squeeze_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._squeeze__cache.get(keyset) or ops.squeeze__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
 def squeeze__dim(keyset, self, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._squeeze__dim_cache.get(keyset) or ops.squeeze__dim_op._resolve(keyset)
     result = redispatch(keyset, self, dim)
+    bump_version(self)
+    return result
+
+
+def unsqueeze_(keyset, self, dim):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._unsqueeze__cache.get(keyset) or ops.unsqueeze__op._resolve(keyset)
+    result = redispatch(keyset, self, dim)
+    bump_version(self)
+    return result
+
+
+def t_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._t__cache.get(keyset) or ops.t__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def transpose_(keyset, self, dim0, dim1):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._transpose__cache.get(keyset) or ops.transpose__op._resolve(keyset)
+    result = redispatch(keyset, self, dim0, dim1)
+    bump_version(self)
+    return result
+
+
+def copy_(keyset, self, src, non_blocking):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._copy__cache.get(keyset) or ops.copy__op._resolve(keyset)
+    result = redispatch(keyset, self, src, non_blocking)
+    bump_version(self)
+    return result
+
+
+def zero_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._zero__cache.get(keyset) or ops.zero__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def fill__Scalar(keyset, self, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._fill__Scalar_cache.get(keyset) or ops.fill__Scalar_op._resolve(keyset)
+    result = redispatch(keyset, self, value)
+    bump_version(self)
+    return result
+
+
+def fill__Tensor(keyset, self, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._fill__Tensor_cache.get(keyset) or ops.fill__Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, value)
+    bump_version(self)
+    return result
+
+
+def masked_fill__Scalar(keyset, self, mask, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._masked_fill__Scalar_cache.get(keyset) or ops.masked_fill__Scalar_op._resolve(
+        keyset
+    )
+    result = redispatch(keyset, self, mask, value)
+    bump_version(self)
+    return result
+
+
+def masked_fill__Tensor(keyset, self, mask, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._masked_fill__Tensor_cache.get(keyset) or ops.masked_fill__Tensor_op._resolve(
+        keyset
+    )
+    result = redispatch(keyset, self, mask, value)
+    bump_version(self)
+    return result
+
+
+def index_put_(keyset, self, indices, values, accumulate):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._index_put__cache.get(keyset) or ops.index_put__op._resolve(keyset)
+    result = redispatch(keyset, self, indices, values, accumulate)
     bump_version(self)
     return result

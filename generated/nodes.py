@@ -8,7 +8,10 @@ saved fields as PyTorch does.
 """
 
 from opgrad.autograd.functions_manual import (
+    as_strided_backward,
+    cat_tensors_backward,
     clamp_backward,
+    index_backward,
     maximum_backward,
     maybe_multiply,
     mean_backward,
@@ -18,15 +21,28 @@ from opgrad.autograd.functions_manual import (
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    split_backward,
+    split_with_sizes_backward,
+    stack_tensors_backward,
     sum_backward,
     sum_to,
     to_copy_backward,
+    unbind_backward,
     unsqueeze_to,
+    zeros_like_info,
 )
 from opgrad.autograd.node import Node, sequence_nr_counter
-from opgrad.autograd.saved_variable import raw_saved, unpack_saved
+from opgrad.autograd.saved_variable import (
+    raw_saved,
+    raw_saved_list,
+    unpack_saved,
+    unpack_saved_list,
+)
 from opgrad.generated.python_surface import (
+    diagonal_backward,
     div,
+    index,
+    index_put,
     mul,
     select_backward,
     sigmoid_backward,
@@ -34,6 +50,7 @@ from opgrad.generated.python_surface import (
     slice_backward,
     tanh_backward,
     threshold_backward,
+    unfold_backward,
     where,
     zeros_like,
 )
@@ -1828,6 +1845,32 @@ class SqueezeBackward1(Node):
         return self.self_sym_sizes_
 
 
+class SqueezeBackward3(Node):
+    """Backward of ``squeeze_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ("self_sym_sizes_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: unsqueeze_to(grad, self.sym_sizes())
+        grad_self = unsqueeze_to(grad, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
 class SqueezeBackward4(Node):
     """Backward of ``squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)``."""
 
@@ -1861,6 +1904,87 @@ class SqueezeBackward4(Node):
     @property
     def _saved_self_sym_sizes(self):
         return self.self_sym_sizes_
+
+
+class UnsqueezeBackward1(Node):
+    """Backward of ``unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)``."""
+
+    __slots__ = ("dim_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        # self: grad.squeeze(dim)
+        grad_self = grad.squeeze(dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+
+class TBackward1(Node):
+    """Backward of ``t_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: grad.t()
+        grad_self = grad.t() if needs[0] else None
+        return (grad_self,)
+
+
+class TransposeBackward1(Node):
+    """Backward of ``transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "dim0_",
+        "dim1_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim0_ = None
+        self.dim1_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim0 = self.dim0_
+        dim1 = self.dim1_
+        # self: grad.transpose(dim0, dim1)
+        grad_self = grad.transpose(dim0, dim1) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim0(self):
+        return self.dim0_
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
 
 
 class SelectBackward0(Node):
@@ -2047,6 +2171,413 @@ class SliceBackwardBackward0(Node):
         return self.step_
 
 
+class AsStridedBackward0(Node):
+    """Backward of ``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``."""
+
+    __slots__ = (
+        "self_geometry_",
+        "size_",
+        "storage_offset_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.self_geometry_ = None
+        self.size_ = None
+        self.storage_offset_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_geometry = self.self_geometry_
+        size = self.size_
+        storage_offset = self.storage_offset_
+        stride = self.stride_
+        # self: as_strided_backward(grad, self.geometry(), size, stride, storage_offset)
+        grad_self = (
+            as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_storage_offset(self):
+        return self.storage_offset_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class DiagonalBackward0(Node):
+    """Backward of ``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``."""
+
+    __slots__ = (
+        "dim1_",
+        "dim2_",
+        "offset_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim1_ = None
+        self.dim2_ = None
+        self.offset_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        offset = self.offset_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+        grad_self = (
+            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+    @property
+    def _saved_dim2(self):
+        return self.dim2_
+
+    @property
+    def _saved_offset(self):
+        return self.offset_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class DiagonalBackwardBackward0(Node):
+    """Backward of ``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``."""
+
+    __slots__ = (
+        "dim1_",
+        "dim2_",
+        "offset_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim1_ = None
+        self.dim2_ = None
+        self.offset_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        offset = self.offset_
+        # grad_output: grad.diagonal(offset, dim1, dim2)
+        grad_grad_output = grad.diagonal(offset, dim1, dim2) if needs[0] else None
+        return (grad_grad_output,)
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+    @property
+    def _saved_dim2(self):
+        return self.dim2_
+
+    @property
+    def _saved_offset(self):
+        return self.offset_
+
+
+class UnfoldBackward0(Node):
+    """Backward of ``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``."""
+
+    __slots__ = (
+        "dimension_",
+        "self_sym_sizes_",
+        "size_",
+        "step_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dimension_ = None
+        self.self_sym_sizes_ = None
+        self.size_ = None
+        self.step_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dimension = self.dimension_
+        self_sym_sizes = self.self_sym_sizes_
+        size = self.size_
+        step = self.step_
+        # self: unfold_backward(grad, self.sym_sizes(), dimension, size, step)
+        grad_self = (
+            unfold_backward(grad, self_sym_sizes, dimension, size, step) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dimension(self):
+        return self.dimension_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_step(self):
+        return self.step_
+
+
+class UnfoldBackwardBackward0(Node):
+    """Backward of ``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "size_",
+        "step_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim_ = None
+        self.size_ = None
+        self.step_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        size = self.size_
+        step = self.step_
+        # grad_in: grad.unfold(dim, size, step)
+        grad_grad_in = grad.unfold(dim, size, step) if needs[0] else None
+        return (grad_grad_in,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_step(self):
+        return self.step_
+
+
+class UnbindBackward0(Node):
+    """Backward of ``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``."""
+
+    __slots__ = ("dim_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim_ = None
+
+    def apply(self, grads, needs):
+        dim = self.dim_
+        # self: unbind_backward(grads, dim)
+        grad_self = unbind_backward(grads, dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+
+class SplitBackward0(Node):
+    """Backward of ``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+        "split_size_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+        self.split_size_ = None
+
+    def apply(self, grads, needs):
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        split_size = self.split_size_
+        # self: split_backward(grads, split_size, dim, self.sym_sizes())
+        grad_self = split_backward(grads, split_size, dim, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_split_size(self):
+        return self.split_size_
+
+
+class SplitWithSizesBackward0(Node):
+    """Backward of ``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+        "split_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+        self.split_sizes_ = None
+
+    def apply(self, grads, needs):
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        split_sizes = self.split_sizes_
+        # self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes())
+        grad_self = (
+            split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_split_sizes(self):
+        return self.split_sizes_
+
+
+class CatBackward0(Node):
+    """Backward of ``cat(Tensor[] tensors, int dim=0) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "tensors_args_scalartypes_",
+        "tensors_args_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim_ = None
+        self.tensors_args_scalartypes_ = None
+        self.tensors_args_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,) * len(self._next_edges)
+        dim = self.dim_
+        tensors_args_scalartypes = self.tensors_args_scalartypes_
+        tensors_args_sizes = self.tensors_args_sizes_
+        # tensors: cat_tensors_backward(grad, to_args_sizes(tensors), to_args_scalartypes(tensors), dim)
+        if any(needs):
+            return tuple(
+                cat_tensors_backward(grad, tensors_args_sizes, tensors_args_scalartypes, dim)
+            )
+        return (None,) * len(self._next_edges)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+
+class StackBackward0(Node):
+    """Backward of ``stack(Tensor[] tensors, int dim=0) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "tensors_args_scalartypes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.dim_ = None
+        self.tensors_args_scalartypes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,) * len(self._next_edges)
+        dim = self.dim_
+        tensors_args_scalartypes = self.tensors_args_scalartypes_
+        # tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))
+        if any(needs):
+            return tuple(stack_tensors_backward(grad, dim, tensors_args_scalartypes))
+        return (None,) * len(self._next_edges)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+
 class AliasBackward0(Node):
     """Backward of ``alias(Tensor(a) self) -> Tensor(a)``."""
 
@@ -2107,3 +2638,264 @@ class ToCopyBackward0(Node):
         # self: to_copy_backward(grad, self.scalar_type())
         grad_self = to_copy_backward(grad, self_scalar_type) if needs[0] else None
         return (grad_self,)
+
+
+class CopyBackwards(Node):
+    """Backward of ``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``."""
+
+    __slots__ = ("src_scalar_type_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.src_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        src_scalar_type = self.src_scalar_type_
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        # src: to_copy_backward(grad, src.scalar_type())
+        grad_src = to_copy_backward(grad, src_scalar_type) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+
+class ZeroBackward0(Node):
+    """Backward of ``zero_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class FillBackward2(Node):
+    """Backward of ``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class FillBackward3(Node):
+    """Backward of ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        # value: grad.sum()
+        grad_value = grad.sum() if needs[1] else None
+        return (
+            grad_self,
+            grad_value,
+        )
+
+
+class MaskedFillBackward0(Node):
+    """Backward of ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``."""
+
+    __slots__ = ("mask_",)
+    _releasable_slots = ("mask_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.mask_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        mask = unpack_saved(self.mask_, self)
+        # self: grad.masked_fill(mask, 0)
+        grad_self = grad.masked_fill(mask, 0) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self.mask_, self)
+
+
+class MaskedFillBackward1(Node):
+    """Backward of ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``."""
+
+    __slots__ = ("mask_",)
+    _releasable_slots = ("mask_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.mask_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        mask = unpack_saved(self.mask_, self)
+        # self: grad.masked_fill(mask, 0)
+        grad_self = grad.masked_fill(mask, 0) if needs[0] else None
+        # value: where(mask, grad, 0).sum()
+        grad_value = where(mask, grad, 0).sum() if needs[1] else None
+        return (
+            grad_self,
+            grad_value,
+        )
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self.mask_, self)
+
+
+class IndexBackward0(Node):
+    """Backward of ``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.indices_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        indices = unpack_saved_list(self.indices_, self)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: index_backward(grad.new_zeros(self.sym_sizes()), indices, grad)
+        grad_self = (
+            index_backward(grad.new_zeros(self_sym_sizes), indices, grad) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved_list(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved_list(self.indices_, self)
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class IndexPutBackward0(Node):
+    """Backward of ``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``."""
+
+    __slots__ = (
+        "accumulate_",
+        "indices_",
+        "values_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._input_metadata = ()
+        self.accumulate_ = None
+        self.indices_ = None
+        self.values_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        accumulate = self.accumulate_
+        indices = unpack_saved_list(self.indices_, self)
+        values_info = self.values_info_
+        # self: grad if accumulate else index_put(grad, indices, zeros_like(values), False)
+        grad_self = (
+            grad
+            if accumulate
+            else index_put(grad, indices, zeros_like_info(values_info), False) if needs[0] else None
+        )
+        # values: index(grad, indices)
+        grad_values = index(grad, indices) if needs[1] else None
+        return (
+            grad_self,
+            grad_values,
+        )
+
+    @property
+    def _saved_accumulate(self):
+        return self.accumulate_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved_list(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved_list(self.indices_, self)

@@ -1531,6 +1531,21 @@ def squeeze_dim(self, dim):
 squeeze_dim_op._entry = squeeze_dim
 
 
+squeeze__op = define("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)")
+_squeeze__cache = squeeze__op._cache
+
+
+def squeeze_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _squeeze__cache.get(keyset) or squeeze__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+squeeze__op._entry = squeeze_
+
+
 squeeze__dim_op = define("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)")
 _squeeze__dim_cache = squeeze__dim_op._cache
 
@@ -1546,6 +1561,57 @@ def squeeze__dim(self, dim):
 
 
 squeeze__dim_op._entry = squeeze__dim
+
+
+unsqueeze__op = define("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)")
+_unsqueeze__cache = unsqueeze__op._cache
+
+
+def unsqueeze_(self, dim):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _unsqueeze__cache.get(keyset) or unsqueeze__op._resolve(keyset)
+    return kernel(keyset, self, dim)
+
+
+unsqueeze__op._entry = unsqueeze_
+
+
+t__op = define("aten::t_(Tensor(a!) self) -> Tensor(a!)")
+_t__cache = t__op._cache
+
+
+def t_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _t__cache.get(keyset) or t__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+t__op._entry = t_
+
+
+transpose__op = define("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
+_transpose__cache = transpose__op._cache
+
+
+def transpose_(self, dim0, dim1):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if dim0.__class__ is not int:
+        dim0 = as_int(dim0)
+    if dim1.__class__ is not int:
+        dim1 = as_int(dim1)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _transpose__cache.get(keyset) or transpose__op._resolve(keyset)
+    return kernel(keyset, self, dim0, dim1)
+
+
+transpose__op._entry = transpose_
 
 
 select_int_op = define("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
@@ -1638,6 +1704,228 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
 
 slice_backward_op._entry = slice_backward
+
+
+as_strided_op = define(
+    "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"
+)
+_as_strided_cache = as_strided_op._cache
+
+
+def as_strided(self, size, stride, storage_offset=None):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    size = int_list(size, 1)
+    stride = int_list(stride, 1)
+    if storage_offset is not None and storage_offset.__class__ is not int:
+        storage_offset = as_int(storage_offset)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _as_strided_cache.get(keyset) or as_strided_op._resolve(keyset)
+    return kernel(keyset, self, size, stride, storage_offset)
+
+
+as_strided_op._entry = as_strided
+
+
+diagonal_op = define(
+    "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"
+)
+_diagonal_cache = diagonal_op._cache
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if offset.__class__ is not int:
+        offset = as_int(offset)
+    if dim1.__class__ is not int:
+        dim1 = as_int(dim1)
+    if dim2.__class__ is not int:
+        dim2 = as_int(dim2)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _diagonal_cache.get(keyset) or diagonal_op._resolve(keyset)
+    return kernel(keyset, self, offset, dim1, dim2)
+
+
+diagonal_op._entry = diagonal
+
+
+diagonal_backward_op = define(
+    "aten::diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"
+)
+_diagonal_backward_cache = diagonal_backward_op._cache
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    if grad_output.__class__ is not Tensor:
+        grad_output = as_tensor_arg(grad_output)
+    input_sizes = int_list(input_sizes, 1)
+    if offset.__class__ is not int:
+        offset = as_int(offset)
+    if dim1.__class__ is not int:
+        dim1 = as_int(dim1)
+    if dim2.__class__ is not int:
+        dim2 = as_int(dim2)
+    keyset = (grad_output._keys | _tls.include) & _tls.keep
+    kernel = _diagonal_backward_cache.get(keyset) or diagonal_backward_op._resolve(keyset)
+    return kernel(keyset, grad_output, input_sizes, offset, dim1, dim2)
+
+
+diagonal_backward_op._entry = diagonal_backward
+
+
+unfold_op = define("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)")
+_unfold_cache = unfold_op._cache
+
+
+def unfold(self, dimension, size, step):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if dimension.__class__ is not int:
+        dimension = as_int(dimension)
+    if size.__class__ is not int:
+        size = as_int(size)
+    if step.__class__ is not int:
+        step = as_int(step)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _unfold_cache.get(keyset) or unfold_op._resolve(keyset)
+    return kernel(keyset, self, dimension, size, step)
+
+
+unfold_op._entry = unfold
+
+
+unfold_backward_op = define(
+    "aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"
+)
+_unfold_backward_cache = unfold_backward_op._cache
+
+
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    if grad_in.__class__ is not Tensor:
+        grad_in = as_tensor_arg(grad_in)
+    input_sizes = int_list(input_sizes, 1)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    if size.__class__ is not int:
+        size = as_int(size)
+    if step.__class__ is not int:
+        step = as_int(step)
+    keyset = (grad_in._keys | _tls.include) & _tls.keep
+    kernel = _unfold_backward_cache.get(keyset) or unfold_backward_op._resolve(keyset)
+    return kernel(keyset, grad_in, input_sizes, dim, size, step)
+
+
+unfold_backward_op._entry = unfold_backward
+
+
+unbind_int_op = define("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
+_unbind_int_cache = unbind_int_op._cache
+
+
+def unbind_int(self, dim=0):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _unbind_int_cache.get(keyset) or unbind_int_op._resolve(keyset)
+    return kernel(keyset, self, dim)
+
+
+unbind_int_op._entry = unbind_int
+
+
+split_Tensor_op = define(
+    "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"
+)
+_split_Tensor_cache = split_Tensor_op._cache
+
+
+def split_Tensor(self, split_size, dim=0):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if split_size.__class__ is not int:
+        split_size = as_int(split_size)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _split_Tensor_cache.get(keyset) or split_Tensor_op._resolve(keyset)
+    return kernel(keyset, self, split_size, dim)
+
+
+split_Tensor_op._entry = split_Tensor
+
+
+split_with_sizes_op = define(
+    "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"
+)
+_split_with_sizes_cache = split_with_sizes_op._cache
+
+
+def split_with_sizes(self, split_sizes, dim=0):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    split_sizes = int_list(split_sizes, 1)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _split_with_sizes_cache.get(keyset) or split_with_sizes_op._resolve(keyset)
+    return kernel(keyset, self, split_sizes, dim)
+
+
+split_with_sizes_op._entry = split_with_sizes
+
+
+chunk_op = define("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]")
+_chunk_cache = chunk_op._cache
+
+
+def chunk(self, chunks, dim=0):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if chunks.__class__ is not int:
+        chunks = as_int(chunks)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _chunk_cache.get(keyset) or chunk_op._resolve(keyset)
+    return kernel(keyset, self, chunks, dim)
+
+
+chunk_op._entry = chunk
+
+
+cat_op = define("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
+_cat_cache = cat_op._cache
+
+
+def cat(tensors, dim=0):
+    tensors = tensor_list(tensors)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    keyset = (list_keys(tensors) | _tls.include) & _tls.keep
+    kernel = _cat_cache.get(keyset) or cat_op._resolve(keyset)
+    return kernel(keyset, tensors, dim)
+
+
+cat_op._entry = cat
+
+
+stack_op = define("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
+_stack_cache = stack_op._cache
+
+
+def stack(tensors, dim=0):
+    tensors = tensor_list(tensors)
+    if dim.__class__ is not int:
+        dim = as_int(dim)
+    keyset = (list_keys(tensors) | _tls.include) & _tls.keep
+    kernel = _stack_cache.get(keyset) or stack_op._resolve(keyset)
+    return kernel(keyset, tensors, dim)
+
+
+stack_op._entry = stack
 
 
 alias_op = define("aten::alias(Tensor(a) self) -> Tensor(a)")
@@ -1734,6 +2022,212 @@ def _to_copy(
 _to_copy_op._entry = _to_copy
 
 
+copy__op = define("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
+_copy__cache = copy__op._cache
+
+
+def copy_(self, src, non_blocking=False):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if src.__class__ is not Tensor:
+        src = as_tensor_arg(src)
+    keyset = (self._keys | src._keys | _tls.include) & _tls.keep
+    kernel = _copy__cache.get(keyset) or copy__op._resolve(keyset)
+    return kernel(keyset, self, src, non_blocking)
+
+
+copy__op._entry = copy_
+
+
+zero__op = define("aten::zero_(Tensor(a!) self) -> Tensor(a!)")
+_zero__cache = zero__op._cache
+
+
+def zero_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _zero__cache.get(keyset) or zero__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+zero__op._entry = zero_
+
+
+fill__Scalar_op = define("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
+_fill__Scalar_cache = fill__Scalar_op._cache
+
+
+def fill__Scalar(self, value):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if isinstance(value, Tensor):
+        value = value.item()
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _fill__Scalar_cache.get(keyset) or fill__Scalar_op._resolve(keyset)
+    return kernel(keyset, self, value)
+
+
+fill__Scalar_op._entry = fill__Scalar
+
+
+fill__Tensor_op = define("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
+_fill__Tensor_cache = fill__Tensor_op._cache
+
+
+def fill__Tensor(self, value):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if value.__class__ is not Tensor:
+        value = as_tensor_arg(value)
+    keyset = (self._keys | value._keys | _tls.include) & _tls.keep
+    kernel = _fill__Tensor_cache.get(keyset) or fill__Tensor_op._resolve(keyset)
+    return kernel(keyset, self, value)
+
+
+fill__Tensor_op._entry = fill__Tensor
+
+
+masked_fill_Scalar_op = define(
+    "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"
+)
+_masked_fill_Scalar_cache = masked_fill_Scalar_op._cache
+
+
+def masked_fill_Scalar(self, mask, value):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if mask.__class__ is not Tensor:
+        mask = as_tensor_arg(mask)
+    if isinstance(value, Tensor):
+        value = value.item()
+    keyset = (self._keys | mask._keys | _tls.include) & _tls.keep
+    kernel = _masked_fill_Scalar_cache.get(keyset) or masked_fill_Scalar_op._resolve(keyset)
+    return kernel(keyset, self, mask, value)
+
+
+masked_fill_Scalar_op._entry = masked_fill_Scalar
+
+
+masked_fill__Scalar_op = define(
+    "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"
+)
+_masked_fill__Scalar_cache = masked_fill__Scalar_op._cache
+
+
+def masked_fill__Scalar(self, mask, value):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if mask.__class__ is not Tensor:
+        mask = as_tensor_arg(mask)
+    if isinstance(value, Tensor):
+        value = value.item()
+    keyset = (self._keys | mask._keys | _tls.include) & _tls.keep
+    kernel = _masked_fill__Scalar_cache.get(keyset) or masked_fill__Scalar_op._resolve(keyset)
+    return kernel(keyset, self, mask, value)
+
+
+masked_fill__Scalar_op._entry = masked_fill__Scalar
+
+
+masked_fill_Tensor_op = define(
+    "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"
+)
+_masked_fill_Tensor_cache = masked_fill_Tensor_op._cache
+
+
+def masked_fill_Tensor(self, mask, value):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if mask.__class__ is not Tensor:
+        mask = as_tensor_arg(mask)
+    if value.__class__ is not Tensor:
+        value = as_tensor_arg(value)
+    keyset = (self._keys | mask._keys | value._keys | _tls.include) & _tls.keep
+    kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
+    return kernel(keyset, self, mask, value)
+
+
+masked_fill_Tensor_op._entry = masked_fill_Tensor
+
+
+masked_fill__Tensor_op = define(
+    "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"
+)
+_masked_fill__Tensor_cache = masked_fill__Tensor_op._cache
+
+
+def masked_fill__Tensor(self, mask, value):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    if mask.__class__ is not Tensor:
+        mask = as_tensor_arg(mask)
+    if value.__class__ is not Tensor:
+        value = as_tensor_arg(value)
+    keyset = (self._keys | mask._keys | value._keys | _tls.include) & _tls.keep
+    kernel = _masked_fill__Tensor_cache.get(keyset) or masked_fill__Tensor_op._resolve(keyset)
+    return kernel(keyset, self, mask, value)
+
+
+masked_fill__Tensor_op._entry = masked_fill__Tensor
+
+
+index_Tensor_op = define("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
+_index_Tensor_cache = index_Tensor_op._cache
+
+
+def index_Tensor(self, indices):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    indices = tensor_list(indices)
+    keyset = (self._keys | list_keys(indices) | _tls.include) & _tls.keep
+    kernel = _index_Tensor_cache.get(keyset) or index_Tensor_op._resolve(keyset)
+    return kernel(keyset, self, indices)
+
+
+index_Tensor_op._entry = index_Tensor
+
+
+index_put_op = define(
+    "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"
+)
+_index_put_cache = index_put_op._cache
+
+
+def index_put(self, indices, values, accumulate=False):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    indices = tensor_list(indices)
+    if values.__class__ is not Tensor:
+        values = as_tensor_arg(values)
+    keyset = (self._keys | list_keys(indices) | values._keys | _tls.include) & _tls.keep
+    kernel = _index_put_cache.get(keyset) or index_put_op._resolve(keyset)
+    return kernel(keyset, self, indices, values, accumulate)
+
+
+index_put_op._entry = index_put
+
+
+index_put__op = define(
+    "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"
+)
+_index_put__cache = index_put__op._cache
+
+
+def index_put_(self, indices, values, accumulate=False):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    indices = tensor_list(indices)
+    if values.__class__ is not Tensor:
+        values = as_tensor_arg(values)
+    keyset = (self._keys | list_keys(indices) | values._keys | _tls.include) & _tls.keep
+    kernel = _index_put__cache.get(keyset) or index_put__op._resolve(keyset)
+    return kernel(keyset, self, indices, values, accumulate)
+
+
+index_put__op._entry = index_put_
+
+
 square_op = define("aten::square(Tensor self) -> Tensor")
 _square_cache = square_op._cache
 
@@ -1819,6 +2313,43 @@ def full_like(
 
 
 full_like_op._entry = full_like
+
+
+new_zeros_op = define(
+    "aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_new_zeros_cache = new_zeros_op._cache
+
+
+def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    size = int_list(size, 1)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _new_zeros_cache.get(keyset) or new_zeros_op._resolve(keyset)
+    return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+
+
+new_zeros_op._entry = new_zeros
+
+
+new_empty_strided_op = define(
+    "aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_new_empty_strided_cache = new_empty_strided_op._cache
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    size = int_list(size, 1)
+    stride = int_list(stride, 1)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _new_empty_strided_cache.get(keyset) or new_empty_strided_op._resolve(keyset)
+    return kernel(keyset, self, size, stride, dtype, layout, device, pin_memory)
+
+
+new_empty_strided_op._entry = new_empty_strided
 
 
 zeros_op = define(

@@ -126,11 +126,32 @@ FUNCTIONS = {
     "select_backward": (ops.select_backward_op,),
     "slice": (ops.slice_Tensor_op,),
     "slice_backward": (ops.slice_backward_op,),
+    "as_strided": (ops.as_strided_op,),
+    "diagonal": (ops.diagonal_op,),
+    "diagonal_backward": (ops.diagonal_backward_op,),
+    "unfold_backward": (ops.unfold_backward_op,),
+    "unbind": (ops.unbind_int_op,),
+    "split": (ops.split_Tensor_op,),
+    "split_with_sizes": (ops.split_with_sizes_op,),
+    "chunk": (ops.chunk_op,),
+    "cat": (ops.cat_op,),
+    "stack": (ops.stack_op,),
     "alias": (ops.alias_op,),
     "narrow": (ops.narrow_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
     "_to_copy": (ops._to_copy_op,),
+    "zero_": (ops.zero__op,),
+    "fill_": (
+        ops.fill__Scalar_op,
+        ops.fill__Tensor_op,
+    ),
+    "masked_fill": (
+        ops.masked_fill_Scalar_op,
+        ops.masked_fill_Tensor_op,
+    ),
+    "index": (ops.index_Tensor_op,),
+    "index_put": (ops.index_put_op,),
     "square": (ops.square_op,),
     "ones_like": (ops.ones_like_op,),
     "zeros_like": (ops.zeros_like_op,),
@@ -228,12 +249,44 @@ METHODS = {
         ops.squeeze_op,
         ops.squeeze_dim_op,
     ),
-    "squeeze_": (ops.squeeze__dim_op,),
+    "squeeze_": (
+        ops.squeeze__op,
+        ops.squeeze__dim_op,
+    ),
+    "unsqueeze_": (ops.unsqueeze__op,),
+    "t_": (ops.t__op,),
+    "transpose_": (ops.transpose__op,),
     "select": (ops.select_int_op,),
+    "as_strided": (ops.as_strided_op,),
+    "diagonal": (ops.diagonal_op,),
+    "unfold": (ops.unfold_op,),
+    "unbind": (ops.unbind_int_op,),
+    "split": (ops.split_Tensor_op,),
+    "split_with_sizes": (ops.split_with_sizes_op,),
+    "chunk": (ops.chunk_op,),
     "narrow": (ops.narrow_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
+    "copy_": (ops.copy__op,),
+    "zero_": (ops.zero__op,),
+    "fill_": (
+        ops.fill__Scalar_op,
+        ops.fill__Tensor_op,
+    ),
+    "masked_fill": (
+        ops.masked_fill_Scalar_op,
+        ops.masked_fill_Tensor_op,
+    ),
+    "masked_fill_": (
+        ops.masked_fill__Scalar_op,
+        ops.masked_fill__Tensor_op,
+    ),
+    "index": (ops.index_Tensor_op,),
+    "index_put": (ops.index_put_op,),
+    "index_put_": (ops.index_put__op,),
     "square": (ops.square_op,),
+    "new_zeros": (ops.new_zeros_op,),
+    "new_empty_strided": (ops.new_empty_strided_op,),
 }
 add = function("add", FUNCTIONS["add"])
 sub = function("sub", FUNCTIONS["sub"])
@@ -286,11 +339,26 @@ select = function("select", FUNCTIONS["select"])
 select_backward = function("select_backward", FUNCTIONS["select_backward"])
 slice = function("slice", FUNCTIONS["slice"])
 slice_backward = function("slice_backward", FUNCTIONS["slice_backward"])
+as_strided = function("as_strided", FUNCTIONS["as_strided"])
+diagonal = function("diagonal", FUNCTIONS["diagonal"])
+diagonal_backward = function("diagonal_backward", FUNCTIONS["diagonal_backward"])
+unfold_backward = function("unfold_backward", FUNCTIONS["unfold_backward"])
+unbind = function("unbind", FUNCTIONS["unbind"])
+split = function("split", FUNCTIONS["split"])
+split_with_sizes = function("split_with_sizes", FUNCTIONS["split_with_sizes"])
+chunk = function("chunk", FUNCTIONS["chunk"])
+cat = function("cat", FUNCTIONS["cat"])
+stack = function("stack", FUNCTIONS["stack"])
 alias = function("alias", FUNCTIONS["alias"])
 narrow = function("narrow", FUNCTIONS["narrow"])
 clone = function("clone", FUNCTIONS["clone"])
 detach = function("detach", FUNCTIONS["detach"])
 _to_copy = function("_to_copy", FUNCTIONS["_to_copy"])
+zero_ = function("zero_", FUNCTIONS["zero_"])
+fill_ = function("fill_", FUNCTIONS["fill_"])
+masked_fill = function("masked_fill", FUNCTIONS["masked_fill"])
+index = function("index", FUNCTIONS["index"])
+index_put = function("index_put", FUNCTIONS["index_put"])
 square = function("square", FUNCTIONS["square"])
 ones_like = function("ones_like", FUNCTIONS["ones_like"])
 zeros_like = function("zeros_like", FUNCTIONS["zeros_like"])

@@ -8,3 +8,7 @@ from .generated import python_surface as _surface
 globals().update({name: getattr(_surface, name) for name in _FUNCTIONS})
 
 __all__ = sorted(name for name in _FUNCTIONS if not name.startswith("_"))
+
+from ._tensor_methods import split  # noqa: E402  (torch.split picks split or split_with_sizes)
+
+__all__.append("split")

@@ -55,26 +55,41 @@ def _comparison(tensor_op, scalar_op):
     return compare
 
 
-def _getitem(self, index):
-    """Basic indexing (ints, slices, None, Ellipsis) through select/slice/unsqueeze: a view."""
+def _as_index_tensor(item):
+    """A tensor, list or array used as an index, as the tensor torch would make of it."""
+    if isinstance(item, Tensor):
+        return item
+    from .factories import tensor
+
+    return tensor(item)
+
+
+def _is_advanced(item) -> bool:
+    if isinstance(item, Tensor):
+        # A 0-dim integer tensor indexes like an int.
+        return item.dim() > 0 or item._data.dtype.kind == "b"
+    return isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_))
+
+
+def _apply_index(self, index):
+    """PyTorch's indexing: basic items become select/slice/unsqueeze views; advanced
+    items (tensors, lists, masks) are returned as the index list of aten.index."""
     if not isinstance(index, tuple):
         index = (index,)
+    specified = 0
     for item in index:
-        if isinstance(item, (Tensor, list, np.ndarray)) and not (
-            isinstance(item, Tensor)
-            and item.dim() == 0
-            and item.dtype.is_signed
-            and not item.dtype.is_floating_point
-            and item.dtype.name != "bool"
-        ):
-            raise NotImplementedError(
-                "indexing with tensors (advanced indexing) is not supported yet"
-            )
-    specified = sum(1 for i in index if i is not None and i is not Ellipsis)
+        if item is None or item is Ellipsis:
+            continue
+        if _is_advanced(item):
+            t = _as_index_tensor(item) if not isinstance(item, (bool, np.bool_)) else None
+            specified += t.dim() if t is not None and t._data.dtype.kind == "b" else 1
+        else:
+            specified += 1
     if specified > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     result = self
     dim = 0
+    advanced = {}
     seen_ellipsis = False
     for item in index:
         if item is Ellipsis:
@@ -95,12 +110,55 @@ def _getitem(self, index):
                 result = aten.slice_Tensor(result, dim, start, stop, step)
             dim += 1
         elif isinstance(item, (bool, np.bool_)):
-            raise NotImplementedError("indexing with booleans is not supported yet")
+            raise NotImplementedError("indexing with a Python bool is not supported")
+        elif _is_advanced(item):
+            tensor_index = _as_index_tensor(item)
+            advanced[dim] = tensor_index
+            dim += tensor_index.dim() if tensor_index._data.dtype.kind == "b" else 1
         else:
             result = aten.select_int(result, dim, int(item))
+    indices = None
+    if advanced:
+        indices, position = [], 0
+        for start in sorted(advanced):
+            while position < start:
+                indices.append(None)
+                position += 1
+            t = advanced[start]
+            indices.append(t)
+            position += t.dim() if t._data.dtype.kind == "b" else 1
+    return result, indices
+
+
+def _getitem(self, index):
+    result, indices = _apply_index(self, index)
+    if indices is not None:
+        return aten.index_Tensor(result, indices)
     if result is self:
         return aten.alias(self)
     return result
+
+
+def _setitem(self, index, value) -> None:
+    """``x[index] = value``: fill_/copy_ into the indexed view, or index_put_."""
+    from .factories import tensor
+
+    view, indices = _apply_index(self, index)
+    if not isinstance(value, Tensor):
+        value = tensor(value, dtype=self.dtype)
+    if indices is not None:
+        aten.index_put_(view, indices, value)
+    elif value.dim() == 0:
+        aten.fill__Tensor(view, value)
+    else:
+        aten.copy_(view, value)
+
+
+def split(tensor, split_size_or_sections, dim: int = 0):
+    """torch.split: equal chunks for an int, the given sizes for a list."""
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        return aten.split_Tensor(tensor, split_size_or_sections, dim)
+    return aten.split_with_sizes(tensor, list(split_size_or_sections), dim)
 
 
 def _to(self, *args, **kwargs):
@@ -191,7 +249,9 @@ def install(methods: dict) -> None:
     Tensor.__le__ = _comparison(aten.le_Tensor, aten.le_Scalar)
     Tensor.__gt__ = _comparison(aten.gt_Tensor, aten.gt_Scalar)
     Tensor.__ge__ = _comparison(aten.ge_Tensor, aten.ge_Scalar)
+    Tensor.split = split
     Tensor.__getitem__ = _getitem
+    Tensor.__setitem__ = _setitem
     Tensor.__hash__ = lambda self: id(self)
     Tensor.to = _to
     Tensor.float = _converter(dtypes.float32)
@@ -205,5 +265,5 @@ def install(methods: dict) -> None:
     Tensor.reshape_as = _reshape_as
     Tensor.T = property(_T)
     Tensor.mT = property(_mT)
-    for name in ("zeros", "ones", "empty", "full"):
+    for name in ("ones", "empty", "full"):
         setattr(Tensor, f"new_{name}", _new_tensor_factory(name))

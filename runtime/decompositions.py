@@ -49,6 +49,16 @@ def narrow(self, dim: int, start: int, length: int):
     return aten.slice_Tensor(self, dim, start, start + length, 1)
 
 
+def chunk(self, chunks: int, dim: int = 0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    length = self._data.shape[k.wrap_dim(dim, self._data.ndim)]
+    split_size = (length + chunks - 1) // chunks
+    if split_size == 0 and length == 0:
+        return aten.split_with_sizes(self, [0] * chunks, dim)
+    return aten.split_Tensor(self, split_size, dim)
+
+
 def square(self):
     return aten.pow_Tensor_Scalar(self, 2)
 

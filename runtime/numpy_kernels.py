@@ -14,8 +14,9 @@ import numpy as np
 from . import dtypes
 from .random import generator
 
-# ``slice`` below is the op's kernel; keep Python's slice at hand.
+# ``slice`` and ``sum`` below are op kernels; keep Python's at hand.
 builtins_slice = slice
+_py_sum = sum
 
 INT64_MAX = 2**63 - 1
 
@@ -484,3 +485,299 @@ def eye(n: int, m: int, dtype):
     if n < 0 or m < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
     return np.eye(n, m, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
+
+
+# ---- strided views, copies and fills ----------------------------------------------------
+
+
+def _owner_and_offset(a):
+    owner = a
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    start = owner.__array_interface__["data"][0]
+    return owner, (a.__array_interface__["data"][0] - start) // a.itemsize
+
+
+def as_strided(a, size, stride, storage_offset):
+    """A view of ``a``'s memory with the given element strides (PyTorch's as_strided)."""
+    owner, own_offset = _owner_and_offset(a)
+    offset = own_offset if storage_offset is None else storage_offset
+    if offset < 0 or any(s < 0 for s in size) or any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{list(stride)}"
+            if any(s < 0 for s in stride)
+            else f"Trying to create tensor with negative dimension or storage offset {offset}"
+        )
+    item = a.itemsize
+    last = offset + _py_sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else offset
+    start = owner.__array_interface__["data"][0]
+    # the owner's memory, as a flat run of elements from its first address
+    extent = (owner.__array_interface__["data"][0] - start) // item + _extent(owner)
+    if all(size) and last >= extent:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            f"and itemsize {item} requiring a storage size of {(last + 1) * item} are out of "
+            f"bounds for storage of size {extent * item}"
+        )
+    flat = np.lib.stride_tricks.as_strided(owner, shape=(extent,), strides=(item,))
+    return np.lib.stride_tricks.as_strided(
+        flat[offset:],
+        shape=tuple(size),
+        strides=tuple(st * item for st in stride),
+        writeable=a.flags.writeable,
+    )
+
+
+def _extent(a) -> int:
+    """Elements spanned by ``a`` from its first address (positive strides)."""
+    if a.size == 0:
+        return 0
+    return 1 + _py_sum((n - 1) * st for n, st in zip(a.shape, a.strides)) // a.itemsize
+
+
+def empty_strided(size, stride, dtype):
+    extent = 1 + _py_sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0
+    storage = np.zeros(max(extent, 1), dtype=dtype)
+    item = storage.itemsize
+    return np.lib.stride_tricks.as_strided(
+        storage, shape=tuple(size), strides=tuple(st * item for st in stride), writeable=True
+    )
+
+
+def copy(self, src):
+    """copy_'s values: ``src`` broadcast to ``self``'s shape, cast to its dtype."""
+    try:
+        values = np.broadcast_to(src, self.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must match the size "
+            f"of tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
+            f"{self.ndim - 1}"
+        ) from None
+    return values.astype(self.dtype, copy=False)
+
+
+def fill(self, value):
+    if isinstance(value, np.ndarray):
+        if value.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
+        value = value.item()
+    return np.full(self.shape, value, dtype=self.dtype)
+
+
+def masked_fill(self, mask, value):
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{dtypes.from_numpy_dtype(mask.dtype).name}"
+        )
+    if isinstance(value, np.ndarray):
+        if value.ndim:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        value = value.item()
+    return np.where(mask, np.asarray(value, dtype=self.dtype), self)
+
+
+# ---- advanced indexing ---------------------------------------------------------------------
+
+
+def _index_tuple(self, indices):
+    """PyTorch's index list (None = a full slice; a bool mask spans its ndim dims) as a numpy key."""
+    dims = _py_sum(i.ndim if i is not None and i.dtype == np.bool_ else 1 for i in indices)
+    if dims > self.ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {self.ndim} (got {len(indices)})"
+        )
+    key = []
+    dim = 0
+    for position, index in enumerate(indices):
+        if index is None:
+            key.append(builtins_slice(None))
+            dim += 1
+            continue
+        if index.dtype.kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if index.dtype == np.bool_:
+            expected = self.shape[dim : dim + index.ndim]
+            if index.shape != expected:
+                raise IndexError(
+                    f"The shape of the mask {list(index.shape)} at index {position} does not "
+                    f"match the shape of the indexed tensor {list(self.shape)} at index {dim}"
+                )
+            dim += index.ndim
+        else:
+            size = self.shape[dim]
+            if index.size and (index.max() >= size or index.min() < -size):
+                bad = index.max() if index.max() >= size else index.min()
+                raise IndexError(
+                    f"index {bad} is out of bounds for dimension {dim} with size {size}"
+                )
+            dim += 1
+        key.append(index)
+    return tuple(key)
+
+
+def index(self, indices):
+    return self[_index_tuple(self, indices)]
+
+
+def index_put(self, indices, values, accumulate: bool):
+    out = self.copy()
+    key = _index_tuple(self, indices)
+    values = values.astype(self.dtype, copy=False)
+    if accumulate:
+        np.add.at(out, key, values)
+    else:
+        out[key] = values
+    return out
+
+
+# ---- more views: diagonal, unfold, unbind, split ------------------------------------------
+
+
+def diagonal(a, offset: int, dim1: int, dim2: int):
+    d1, d2 = wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    # np.diagonal gives a read-only view; build a writable one from strides.
+    n1, n2 = a.shape[d1], a.shape[d2]
+    if offset >= 0:
+        length = max(0, min(n1, n2 - offset))
+        start = offset * a.strides[d2] if length else 0
+    else:
+        length = max(0, min(n1 + offset, n2))
+        start = -offset * a.strides[d1] if length else 0
+    keep = [i for i in range(a.ndim) if i not in (d1, d2)]
+    shape = tuple(a.shape[i] for i in keep) + (length,)
+    strides = tuple(a.strides[i] for i in keep) + (a.strides[d1] + a.strides[d2],)
+    return np.lib.stride_tricks.as_strided(
+        _shift(a, start), shape=shape, strides=strides, writeable=a.flags.writeable
+    )
+
+
+def _shift(a, nbytes: int):
+    """``a`` seen from ``nbytes`` further into its memory (for building strided views)."""
+    if nbytes == 0:
+        return a
+    item = a.itemsize
+    owner, offset = _owner_and_offset(a)
+    extent = offset + _extent(a)
+    flat = np.lib.stride_tricks.as_strided(owner, shape=(max(extent, 1),), strides=(item,))
+    return flat[offset + nbytes // item :]
+
+
+def diagonal_backward(grad, input_sizes, offset: int, dim1: int, dim2: int):
+    out = np.zeros(tuple(input_sizes), dtype=grad.dtype)
+    diagonal(out, offset, dim1, dim2)[...] = grad
+    return out
+
+
+def unfold(a, dimension: int, size: int, step: int):
+    d = wrap_dim(dimension, a.ndim) if a.ndim else 0
+    length = a.shape[d] if a.ndim else 1
+    if size > length:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {d} is {length} but size is {size}"
+        )
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (length - size) // step + 1
+    shape = a.shape[:d] + (count,) + a.shape[d + 1 :] + (size,)
+    stride_d = a.strides[d] if a.ndim else a.itemsize
+    strides = a.strides[:d] + (stride_d * step,) + a.strides[d + 1 :] + (stride_d,)
+    return np.lib.stride_tricks.as_strided(
+        a, shape=shape, strides=strides, writeable=a.flags.writeable
+    )
+
+
+def unfold_backward(grad, input_sizes, dim: int, size: int, step: int):
+    out = np.zeros(tuple(input_sizes), dtype=grad.dtype)
+    # Windows may overlap: scatter-add every window element to its source position.
+    flat_index = np.arange(out.size).reshape(out.shape)
+    positions = unfold(flat_index, dim, size, step)
+    np.add.at(out.reshape(-1), positions.reshape(-1), grad.reshape(-1))
+    return out
+
+
+def unbind(a, dim: int):
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, a.ndim)
+    return [a[(builtins_slice(None),) * d + (i, Ellipsis)] for i in range(a.shape[d])]
+
+
+def split(a, split_size: int, dim: int):
+    if a.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if split_size < 0:
+        raise RuntimeError(
+            f"split expects split_size be non-negative, but got split_size={split_size}"
+        )
+    d = wrap_dim(dim, a.ndim)
+    length = a.shape[d]
+    if split_size == 0:
+        if length != 0:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {length}"
+            )
+        return [a]
+    bounds = list(range(0, length, split_size)) or [0]
+    return [a[(builtins_slice(None),) * d + (builtins_slice(b, b + split_size),)] for b in bounds]
+
+
+def split_with_sizes(a, split_sizes, dim: int):
+    d = wrap_dim(dim, a.ndim)
+    if _py_sum(split_sizes) != a.shape[d]:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {a.shape[d]} (input tensor's "
+            f"size at dimension {dim}), but got split_sizes={list(split_sizes)}"
+        )
+    out, start = [], 0
+    for size in split_sizes:
+        out.append(a[(builtins_slice(None),) * d + (builtins_slice(start, start + size),)])
+        start += size
+    return out
+
+
+def cat(tensors, dim: int):
+    arrays = [t for t in tensors if not (t.ndim == 1 and t.size == 0)]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    if not arrays:
+        return tensors[0].copy()
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(dim, ndim)
+    for i, t in enumerate(arrays[1:], 1):
+        if t.ndim != ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {ndim} and {t.ndim}"
+            )
+        for k in range(ndim):
+            if k != d and t.shape[k] != arrays[0].shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{arrays[0].shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                )
+    dtype = max((t.dtype for t in arrays), key=lambda dt: dtypes.from_numpy_dtype(dt).rank)
+    return np.concatenate([t.astype(dtype, copy=False) for t in arrays], axis=d)
+
+
+def stack(tensors, dim: int):
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
+                f"at entry 0 and {list(t.shape)} at entry {i}"
+            )
+    return np.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))

@@ -47,7 +47,7 @@ def int_list(value, size: int = 1) -> tuple:
 def tensor_list(value) -> tuple:
     if isinstance(value, Tensor):
         raise TypeError("expected a sequence of Tensors, but got a Tensor")
-    return tuple(as_tensor_arg(v) for v in value)
+    return tuple([as_tensor_arg(v) if v is not None else None for v in value])
 
 
 def list_keys(tensors: Sequence[Tensor]) -> int:
@@ -203,7 +203,8 @@ def method(name: str, overloads: tuple) -> Callable:
         entry = overloads[0]._entry
 
         def varargs_method(self, *args, **kwargs):
-            if len(args) > 1 or (args and args[0].__class__ is int):
+            # x.view(2, 3) means x.view((2, 3)): only when every argument is an int
+            if args and all([a.__class__ is int for a in args]):
                 args = (args,)
             return entry(self, *args, **kwargs)
 

@@ -284,6 +284,46 @@ def _wrap_array(result) -> Tensor:
     return _make(result)
 
 
+_rg_slot = Tensor.__dict__["_rg"]
+_grad_fn_slot = Tensor.__dict__["_grad_fn"]
+
+
+class _View(Tensor):
+    """A tensor that views the memory of ``_base``.
+
+    Its ``requires_grad`` follows its base, and its grad_fn is regenerated
+    (AsStridedBackward0 from the base) when the base or another view was
+    modified in place since it was last computed, as PyTorch's
+    DifferentiableViewMeta does. Plain tensors pay nothing for this.
+    """
+
+    __slots__ = ()
+
+    @property
+    def _rg(self) -> bool:
+        return _rg_slot.__get__(self) or self._base._rg
+
+    @_rg.setter
+    def _rg(self, value: bool) -> None:
+        _rg_slot.__set__(self, value)
+
+    @property
+    def _grad_fn(self):
+        if self._vc[0] != self.__dict__["_attr_version"]:
+            from .autograd.views import refresh_view_grad_fn
+
+            refresh_view_grad_fn(self)
+        return _grad_fn_slot.__get__(self)
+
+    @_grad_fn.setter
+    def _grad_fn(self, value) -> None:
+        _grad_fn_slot.__set__(self, value)
+        self.__dict__["_attr_version"] = self._vc[0]
+
+
+_View.__name__ = _View.__qualname__ = "Tensor"
+
+
 class _WrappedNumber(Tensor):
     """A 0-dim tensor made from a Python scalar: it loses type promotion to
     dimensioned tensors of the same category, as in PyTorch."""

@@ -23,6 +23,21 @@ INPLACE = [
     ("clamp_", lambda t, o: t.clamp_(-0.5, 0.5), "ClampBackward1"),
     ("iadd", lambda t, o: t.__iadd__(o), "AddBackward0"),
     ("imul", lambda t, o: t.__imul__(2), "MulBackward0"),
+    ("zero_", lambda t, o: t.zero_(), "ZeroBackward0"),
+    ("fill_", lambda t, o: t.fill_(2.5), "FillBackward2"),
+    ("fill_tensor", lambda t, o: t.fill_(o.sum()), "FillBackward3"),
+    ("copy_", lambda t, o: t.copy_(o), "CopyBackwards"),
+    ("copy_broadcast", lambda t, o: t.copy_(o[0]), "CopyBackwards"),
+    ("masked_fill_", lambda t, o: t.masked_fill_(o > 0, 0.5), "MaskedFillBackward0"),
+    ("masked_fill_tensor", lambda t, o: t.masked_fill_(o > 0, o.sum()), "MaskedFillBackward1"),
+    (
+        "index_put_",
+        lambda t, o: t.index_put_(((o[0] > 100).long(),), o[1], accumulate=True),
+        "IndexPutBackward0",
+    ),
+    ("unsqueeze_", lambda t, o: t.unsqueeze_(0), "UnsqueezeBackward1"),
+    ("t_", lambda t, o: t.t_(), "TBackward1"),
+    ("transpose_", lambda t, o: t.transpose_(0, 1), "TransposeBackward1"),
 ]
 
 VALUES = np.array([[0.3, -1.2, 0.8], [1.5, -0.1, 0.05]])
@@ -52,6 +67,21 @@ def test_inplace_op_matches_torch(torch, name, fn, node):
         assert o_grad is None
     else:
         np.testing.assert_allclose(o_grad.numpy(), t_o_grad.numpy(), rtol=1e-12)
+
+
+def test_squeeze_inplace_matches_torch(torch):
+    results = []
+    for lib in (og, torch):
+        x = lib.tensor(VALUES, requires_grad=True)
+        t = (x * 1.0).unsqueeze(0).unsqueeze(2)
+        t.squeeze_()
+        names = [type(t.grad_fn).__name__]
+        t.unsqueeze_(1).squeeze_(1)
+        names.append(type(t.grad_fn).__name__)
+        (t * t).sum().backward()
+        results.append((names, tuple(t.shape), t._version, x.grad.numpy()))
+    assert results[0][:3] == results[1][:3]
+    np.testing.assert_allclose(results[0][3], results[1][3])
 
 
 def test_inplace_on_a_leaf_that_requires_grad_raises_and_changes_nothing():

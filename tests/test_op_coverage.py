@@ -42,6 +42,18 @@ TESTED_ELSEWHERE = {
     "aten.pow_.Scalar": "test_inplace_basics.py",
     "aten.clamp_.default": "test_inplace_basics.py",
     "aten.squeeze_.dim": "test_matmul.py (1-D @ 2-D)",
+    "aten.squeeze_.default": "test_inplace_basics.py",
+    "aten.unsqueeze_.default": "test_inplace_basics.py",
+    "aten.t_.default": "test_inplace_basics.py",
+    "aten.transpose_.default": "test_inplace_basics.py",
+    "aten.copy_.default": "test_inplace_basics.py",
+    "aten.zero_.default": "test_inplace_basics.py",
+    "aten.fill_.Scalar": "test_inplace_basics.py",
+    "aten.fill_.Tensor": "test_inplace_basics.py",
+    "aten.masked_fill_.Scalar": "test_inplace_basics.py",
+    "aten.masked_fill_.Tensor": "test_inplace_basics.py",
+    "aten.index_put_.default": "test_inplace_basics.py",
+    "aten.new_empty_strided.default": "test_inplace_views.py (CopySlices)",
     "aten.alias.default": "test_tensor_api.py (x[:])",
 }
 TESTED_ELSEWHERE.update(

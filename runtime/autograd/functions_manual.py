@@ -146,3 +146,87 @@ def to_copy_backward(grad, dtype):
     if grad._data.dtype == dtype.np:
         return grad
     return aten._to_copy(grad, dtype=dtype)
+
+
+def zeros_like_info(info):
+    """Zeros of a saved (shape, dtype): formulas' ``zeros_like(x)`` where only x's metadata is kept."""
+    shape, dtype = info
+    return aten.zeros(shape, dtype=dtype)
+
+
+def as_strided_backward(grad, input_geometry, size, stride, storage_offset):
+    """Gradient of as_strided: scatter-add ``grad`` into the input's storage."""
+    import numpy as np
+
+    from ..tensor import _make
+
+    sizes, strides, input_offset = input_geometry
+    if storage_offset is None:
+        storage_offset = input_offset
+    relative = storage_offset - input_offset
+    positions = np.full(tuple(size), relative, dtype=np.int64)
+    for dim, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[dim] = n
+        positions = positions + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    extent = 1 + sum((n - 1) * st for n, st in zip(sizes, strides)) if all(sizes) else 1
+    if positions.size:
+        extent = max(extent, int(positions.max()) + 1)
+    storage = aten.new_zeros(grad, (extent,))
+    storage = aten.index_put(
+        storage, (_make(positions.reshape(-1)),), aten.reshape(grad, (-1,)), True
+    )
+    return aten.as_strided(storage, sizes, strides, 0)
+
+
+def unbind_backward(grads, dim: int):
+    """Stack the outputs' gradients back (zeros for outputs that got none)."""
+    reference = next(g for g in grads if g is not None)
+    filled = [g if g is not None else aten.zeros_like(reference) for g in grads]
+    return aten.stack(filled, dim)
+
+
+def split_with_sizes_backward(grads, split_sizes, dim: int, sizes):
+    ndim = len(sizes)
+    d = wrap_dim(dim, ndim)
+    reference = next(g for g in grads if g is not None)
+    filled = []
+    for g, length in zip(grads, split_sizes):
+        if g is None:
+            shape = tuple(sizes[:d]) + (length,) + tuple(sizes[d + 1 :])
+            g = aten.zeros(shape, dtype=reference.dtype)
+        filled.append(g)
+    return aten.cat(filled, d)
+
+
+def split_backward(grads, split_size: int, dim: int, sizes):
+    length = sizes[wrap_dim(dim, len(sizes))]
+    split_sizes = [min(split_size, length - start) for start in range(0, length, split_size)] or [0]
+    return split_with_sizes_backward(grads, split_sizes, dim, sizes)
+
+
+def cat_tensors_backward(grad, sizes, dtypes_, dim: int):
+    """The slice of ``grad`` each input of cat contributed (empty 1-D inputs get zeros)."""
+    d = None
+    result = []
+    start = 0
+    for shape, dtype in zip(sizes, dtypes_):
+        if len(shape) == 1 and shape[0] == 0:
+            result.append(aten.zeros((0,), dtype=dtype))
+            continue
+        if d is None:
+            d = wrap_dim(dim, len(shape))
+        length = shape[d]
+        piece = aten.slice_Tensor(grad, d, start, start + length, 1)
+        result.append(to_copy_backward(piece, dtype))
+        start += length
+    return result
+
+
+def stack_tensors_backward(grad, dim: int, dtypes_):
+    pieces = aten.unbind_int(grad, dim)
+    return [to_copy_backward(p, dtype) for p, dtype in zip(pieces, dtypes_)]
+
+
+def index_backward(zeros, indices, grad):
+    return aten.index_put(zeros, indices, grad, True)

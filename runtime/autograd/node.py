@@ -62,7 +62,11 @@ class Node:
     def release_variables(self) -> None:
         for slot in self._releasable_slots:
             saved = getattr(self, slot)
-            if saved is not None:
+            if saved.__class__ is tuple:
+                for item in saved:
+                    if item is not None:
+                        item.reset()
+            elif saved is not None:
                 saved.reset()
 
     def __repr__(self) -> str:
@@ -137,8 +141,11 @@ def set_history(result, grad_fn: Node) -> None:
     grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
 
 
-def set_history_multi(results, grad_fn: Node, differentiable) -> None:
+def set_history_multi(results, grad_fn: Node, differentiable=None) -> None:
+    """Make each of ``results`` an output of ``grad_fn`` (output_nr = its position)."""
     metadata = []
+    if differentiable is None:
+        differentiable = (True,) * len(results)
     for nr, (result, is_diff) in enumerate(zip(results, differentiable)):
         if is_diff and result._data.dtype.kind == "f":
             result._grad_fn = grad_fn

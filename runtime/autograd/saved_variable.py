@@ -153,3 +153,20 @@ def unpack_saved(saved, grad_fn):
 def raw_saved(saved, grad_fn):
     """``_raw_saved_<name>``: a SavedTensor handle, even when nothing was saved."""
     return SavedTensor(saved, grad_fn)
+
+
+def save_list(tensors) -> tuple:
+    """A Tensor[] / Tensor?[] input saved element by element (None stays None)."""
+    return tuple([SavedVariable(t, False) if t is not None else None for t in tensors])
+
+
+def unpack_saved_list(saved, grad_fn):
+    if saved is None:
+        return None
+    return tuple([s.unpack(grad_fn) if s is not None else None for s in saved])
+
+
+def raw_saved_list(saved, grad_fn):
+    if saved is None:
+        return None
+    return tuple([SavedTensor(s, grad_fn) for s in saved])

@@ -1,0 +1,172 @@
+"""Views and in-place ops on them: creation metadata, checks, CopySlices, regeneration.
+
+A view records its root base (``_base``), shares the base's version counter,
+and remembers how it was created (PyTorch's CreationMeta). An in-place op on
+a view rewrites the base's history with a CopySlices node; a view whose base
+changed in place gets an AsStridedBackward0 grad_fn from the base the next
+time its grad_fn is read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tls import state as _tls
+from ..tensor import _View
+from .node import Node, gradient_edge
+
+# PyTorch's CreationMeta values.
+DEFAULT = 0
+IN_CUSTOM_FUNCTION = 1
+MULTI_OUTPUT_NODE = 2
+NO_GRAD_MODE = 3
+INFERENCE_MODE = 4
+
+
+# ---- geometry ---------------------------------------------------------------------------
+
+
+def _memory_owner(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def storage_offset(array: np.ndarray) -> int:
+    """Elements between the start of the memory ``array`` lives in and its first element."""
+    owner = _memory_owner(array)
+    start = owner.__array_interface__["data"][0]
+    return (array.__array_interface__["data"][0] - start) // array.itemsize
+
+
+def geometry(tensor) -> tuple:
+    """PyTorch's TensorGeometry: (sizes, strides in elements, storage offset)."""
+    data = tensor._data
+    itemsize = data.itemsize
+    return (data.shape, tuple(s // itemsize for s in data.strides), storage_offset(data))
+
+
+# ---- creating views ----------------------------------------------------------------------
+
+
+def as_view(base, view, creation_meta: int = DEFAULT):
+    """Make ``view`` a view of ``base``'s root, sharing its version counter."""
+    root = base._base
+    if root is None:
+        root = base
+    elif creation_meta == DEFAULT:
+        # A view of a view inherits a non-default creation meta.
+        creation_meta = base.__dict__.get("_creation_meta", DEFAULT)
+    if not _tls.grad_enabled and creation_meta != MULTI_OUTPUT_NODE:
+        creation_meta = INFERENCE_MODE if _tls.inference_mode else NO_GRAD_MODE
+    view.__class__ = _View
+    view._base = root
+    view._vc = base._vc
+    state = view.__dict__
+    state["_attr_version"] = base._vc[0]
+    if creation_meta != DEFAULT:
+        state["_creation_meta"] = creation_meta
+    return view
+
+
+def as_views(base, views, creation_meta: int = MULTI_OUTPUT_NODE):
+    """The outputs of a multi-output view op (unbind, split)."""
+    return tuple(as_view(base, v, creation_meta) for v in views)
+
+
+def refresh_view_grad_fn(view) -> None:
+    """The base changed in place since ``view``'s grad_fn was computed: redo it from the base."""
+    state = view.__dict__
+    state["_attr_version"] = view._vc[0]
+    base = view._base
+    if state.get("_creation_meta", DEFAULT) in (NO_GRAD_MODE, INFERENCE_MODE):
+        return
+    if not base._rg:
+        return
+    from ..generated import nodes
+
+    fn = nodes.AsStridedBackward0()
+    size, stride, offset = geometry(view)
+    fn.self_geometry_ = geometry(base)
+    fn.size_ = size
+    fn.stride_ = stride
+    fn.storage_offset_ = offset
+    fn._next_edges = (gradient_edge(base),)
+    fn._input_metadata = ((size, view._data.dtype),)
+    view._grad_fn = fn  # the setter records the current version
+    view._rg = True
+    if view.__dict__.get("_output_nr"):
+        del view.__dict__["_output_nr"]
+
+
+# ---- in-place ops ------------------------------------------------------------------------
+
+
+def _op_name(node) -> str:
+    import re
+
+    return re.sub(r"Backward\d*$", "", node.name()) if node is not None else "unknown"
+
+
+def check_inplace(tensor) -> None:
+    """PyTorch's checks before an in-place op records history on ``tensor``."""
+    base = tensor._base
+    if base is not None:
+        meta = tensor.__dict__.get("_creation_meta", DEFAULT)
+        if meta == MULTI_OUTPUT_NODE:
+            raise RuntimeError(
+                f"Output {tensor._output_nr} of {_op_name(tensor._grad_fn)} is a view and is "
+                "being modified inplace. This view is the output of a function that returns "
+                "multiple views. Such functions do not allow the output views to be modified "
+                "inplace. You should replace the inplace operation by an out-of-place one."
+            )
+        if meta == NO_GRAD_MODE:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad "
+                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked)."
+            )
+        if meta == INFERENCE_MODE:
+            raise RuntimeError(
+                "A view was created in inference mode and is being modified inplace in normal "
+                "mode."
+            )
+        if base._grad_fn is None and base._rg:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+    elif tensor._grad_fn is None and tensor._rg:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def rebase_history(tensor, grad_fn, metadata_only: bool = False) -> None:
+    """After an in-place op, ``tensor`` is the output of ``grad_fn``.
+
+    On a view, the base's history is rewritten instead: its new grad_fn is a
+    CopySlices wrapping ``grad_fn``, and the view's grad_fn is regenerated
+    from it. In-place view ops (``squeeze_``) change only metadata: the
+    view's own history grows, the base's is untouched.
+    """
+    base = tensor._base
+    if base is not None and not metadata_only:
+        from .copy_slices import CopySlices
+
+        copy_slices = CopySlices(base, tensor, grad_fn)
+        base._grad_fn = copy_slices
+        base._rg = True
+        if base._output_nr:
+            base._output_nr = 0
+        # Force the view's grad_fn to be rebuilt from the new base history.
+        tensor.__dict__["_attr_version"] = -1
+        refresh_view_grad_fn(tensor)
+        return
+    tensor._grad_fn = grad_fn
+    if tensor._output_nr:
+        tensor._output_nr = 0
+    tensor._rg = True
+    grad_fn._input_metadata = ((tensor._data.shape, tensor._data.dtype),)
