@@ -143,6 +143,8 @@ class CpuKernel:
     #: "copy" (in-place variant), "set" (metadata in-place), "out" (out= variant) or None
     writes: Optional[str]
     returns_many: bool = False
+    #: tensor inputs that broadcast together (their shapes name a broadcast error)
+    broadcasts: Tuple[str, ...] = ()
 
 
 def cpu_kernel(ov: Overload) -> CpuKernel:
@@ -186,6 +188,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             )
     returns = entry.schema.returns
     many = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
+    broadcasts = tuple(t for t in tensors) if rule != "none" and len(tensors) > 1 else ()
     return CpuKernel(
         ov.ident,
         f"CPU kernel of {ov.schema.split('(')[0]}",
@@ -194,6 +197,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         entry.cpu,
         writes,
         many,
+        broadcasts,
     )
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from opgrad import numpy_kernels as k
+from opgrad.numpy_kernels import broadcast_error
 from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data, write_out
 from opgrad.tensor import _make as make_tensor
 
@@ -18,7 +19,15 @@ from opgrad.tensor import _make as make_tensor
 def add_Tensor(keyset, self, other, alpha):
     """CPU kernel of add.Tensor"""
     self, other = promote2(self, other, False)
-    result = k.add(self, other, alpha)
+    try:
+        result = k.add(self, other, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -27,14 +36,32 @@ def add__Tensor(keyset, self, other, alpha):
     """CPU kernel of add_.Tensor"""
     target = self
     self, other = promote2(self, other, False)
-    return copy_into(target, k.add(self, other, alpha))
+    try:
+        result = k.add(self, other, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
 
 
 def add_out(keyset, self, other, alpha, out):
     """CPU kernel of add.out"""
     target = out
     self, other = promote2(self, other, False)
-    return write_out(target, k.add(self, other, alpha))
+    try:
+        result = k.add(self, other, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
 
 
 def add_Scalar(keyset, self, other, alpha):
@@ -48,7 +75,15 @@ def add_Scalar(keyset, self, other, alpha):
 def sub_Tensor(keyset, self, other, alpha):
     """CPU kernel of sub.Tensor"""
     self, other = promote2(self, other, False)
-    result = k.sub(self, other, alpha)
+    try:
+        result = k.sub(self, other, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -57,14 +92,32 @@ def sub__Tensor(keyset, self, other, alpha):
     """CPU kernel of sub_.Tensor"""
     target = self
     self, other = promote2(self, other, False)
-    return copy_into(target, k.sub(self, other, alpha))
+    try:
+        result = k.sub(self, other, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
 
 
 def sub_out(keyset, self, other, alpha, out):
     """CPU kernel of sub.out"""
     target = out
     self, other = promote2(self, other, False)
-    return write_out(target, k.sub(self, other, alpha))
+    try:
+        result = k.sub(self, other, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
 
 
 def sub_Scalar(keyset, self, other, alpha):
@@ -78,7 +131,15 @@ def sub_Scalar(keyset, self, other, alpha):
 def rsub_Tensor(keyset, self, other, alpha):
     """CPU kernel of rsub.Tensor"""
     self, other = promote2(self, other, False)
-    result = k.sub(other, self, alpha)
+    try:
+        result = k.sub(other, self, alpha)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -94,7 +155,15 @@ def rsub_Scalar(keyset, self, other, alpha):
 def mul_Tensor(keyset, self, other):
     """CPU kernel of mul.Tensor"""
     self, other = promote2(self, other, False)
-    result = np.multiply(self, other)
+    try:
+        result = np.multiply(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -103,14 +172,32 @@ def mul__Tensor(keyset, self, other):
     """CPU kernel of mul_.Tensor"""
     target = self
     self, other = promote2(self, other, False)
-    return copy_into(target, np.multiply(self, other))
+    try:
+        result = np.multiply(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
 
 
 def mul_out(keyset, self, other, out):
     """CPU kernel of mul.out"""
     target = out
     self, other = promote2(self, other, False)
-    return write_out(target, np.multiply(self, other))
+    try:
+        result = np.multiply(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
 
 
 def mul_Scalar(keyset, self, other):
@@ -124,7 +211,15 @@ def mul_Scalar(keyset, self, other):
 def div_Tensor(keyset, self, other):
     """CPU kernel of div.Tensor"""
     self, other = promote2(self, other, True)
-    result = np.true_divide(self, other)
+    try:
+        result = np.true_divide(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -133,14 +228,32 @@ def div__Tensor(keyset, self, other):
     """CPU kernel of div_.Tensor"""
     target = self
     self, other = promote2(self, other, True)
-    return copy_into(target, np.true_divide(self, other))
+    try:
+        result = np.true_divide(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
 
 
 def div_out(keyset, self, other, out):
     """CPU kernel of div.out"""
     target = out
     self, other = promote2(self, other, True)
-    return write_out(target, np.true_divide(self, other))
+    try:
+        result = np.true_divide(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
 
 
 def div_Scalar(keyset, self, other):
@@ -171,14 +284,16 @@ def neg_(keyset, self):
     """CPU kernel of neg_"""
     target = self
     self = self._data
-    return copy_into(target, np.negative(self))
+    result = np.negative(self)
+    return copy_into(target, result)
 
 
 def neg_out(keyset, self, out):
     """CPU kernel of neg.out"""
     target = out
     self = self._data
-    return write_out(target, np.negative(self))
+    result = np.negative(self)
+    return write_out(target, result)
 
 
 def exp(keyset, self):
@@ -193,14 +308,16 @@ def exp_(keyset, self):
     """CPU kernel of exp_"""
     target = self
     self = float_array(self)
-    return copy_into(target, np.exp(self))
+    result = np.exp(self)
+    return copy_into(target, result)
 
 
 def exp_out(keyset, self, out):
     """CPU kernel of exp.out"""
     target = out
     self = float_array(self)
-    return write_out(target, np.exp(self))
+    result = np.exp(self)
+    return write_out(target, result)
 
 
 def log(keyset, self):
@@ -239,20 +356,30 @@ def tanh_(keyset, self):
     """CPU kernel of tanh_"""
     target = self
     self = float_array(self)
-    return copy_into(target, np.tanh(self))
+    result = np.tanh(self)
+    return copy_into(target, result)
 
 
 def tanh_out(keyset, self, out):
     """CPU kernel of tanh.out"""
     target = out
     self = float_array(self)
-    return write_out(target, np.tanh(self))
+    result = np.tanh(self)
+    return write_out(target, result)
 
 
 def tanh_backward(keyset, grad_output, output):
     """CPU kernel of tanh_backward"""
     grad_output, output = promote2(grad_output, output, False)
-    result = k.tanh_backward(grad_output, output)
+    try:
+        result = k.tanh_backward(grad_output, output)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                output.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -269,20 +396,30 @@ def sigmoid_(keyset, self):
     """CPU kernel of sigmoid_"""
     target = self
     self = float_array(self)
-    return copy_into(target, k.sigmoid(self))
+    result = k.sigmoid(self)
+    return copy_into(target, result)
 
 
 def sigmoid_out(keyset, self, out):
     """CPU kernel of sigmoid.out"""
     target = out
     self = float_array(self)
-    return write_out(target, k.sigmoid(self))
+    result = k.sigmoid(self)
+    return write_out(target, result)
 
 
 def sigmoid_backward(keyset, grad_output, output):
     """CPU kernel of sigmoid_backward"""
     grad_output, output = promote2(grad_output, output, False)
-    result = k.sigmoid_backward(grad_output, output)
+    try:
+        result = k.sigmoid_backward(grad_output, output)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                output.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -299,7 +436,8 @@ def relu_(keyset, self):
     """CPU kernel of relu_"""
     target = self
     self = self._data
-    return copy_into(target, np.maximum(self, 0))
+    result = np.maximum(self, 0)
+    return copy_into(target, result)
 
 
 def threshold_backward(keyset, grad_output, self, threshold):
@@ -315,7 +453,15 @@ def threshold_backward(keyset, grad_output, self, threshold):
         (threshold,),
         False,
     )
-    result = np.where(self <= threshold, 0, grad_output)
+    try:
+        result = np.where(self <= threshold, 0, grad_output)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -332,20 +478,30 @@ def pow__Scalar(keyset, self, exponent):
     """CPU kernel of pow_.Scalar"""
     target = self
     (self,) = promote((self,), (exponent,), False)
-    return copy_into(target, k.power(self, exponent))
+    result = k.power(self, exponent)
+    return copy_into(target, result)
 
 
 def pow_Tensor_Scalar_out(keyset, self, exponent, out):
     """CPU kernel of pow.Tensor_Scalar_out"""
     target = out
     (self,) = promote((self,), (exponent,), False)
-    return write_out(target, k.power(self, exponent))
+    result = k.power(self, exponent)
+    return write_out(target, result)
 
 
 def pow_Tensor_Tensor(keyset, self, exponent):
     """CPU kernel of pow.Tensor_Tensor"""
     self, exponent = promote2(self, exponent, False)
-    result = k.power(self, exponent)
+    try:
+        result = k.power(self, exponent)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                exponent.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -402,20 +558,30 @@ def clamp_(keyset, self, min, max):
     """CPU kernel of clamp_"""
     target = self
     (self,) = promote((self,), (min, max), False)
-    return copy_into(target, k.clamp(self, min, max))
+    result = k.clamp(self, min, max)
+    return copy_into(target, result)
 
 
 def clamp_out(keyset, self, min, max, out):
     """CPU kernel of clamp.out"""
     target = out
     (self,) = promote((self,), (min, max), False)
-    return write_out(target, k.clamp(self, min, max))
+    result = k.clamp(self, min, max)
+    return write_out(target, result)
 
 
 def maximum(keyset, self, other):
     """CPU kernel of maximum"""
     self, other = promote2(self, other, False)
-    result = np.maximum(self, other)
+    try:
+        result = np.maximum(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -424,7 +590,16 @@ def where_self(keyset, condition, self, other):
     """CPU kernel of where.self"""
     condition = condition._data
     self, other = promote2(self, other, False)
-    result = np.where(condition, self, other)
+    try:
+        result = np.where(condition, self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                condition.shape,
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -432,7 +607,15 @@ def where_self(keyset, condition, self, other):
 def eq_Tensor(keyset, self, other):
     """CPU kernel of eq.Tensor"""
     self, other = promote2(self, other, False)
-    result = np.equal(self, other)
+    try:
+        result = np.equal(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -448,7 +631,15 @@ def eq_Scalar(keyset, self, other):
 def ne_Tensor(keyset, self, other):
     """CPU kernel of ne.Tensor"""
     self, other = promote2(self, other, False)
-    result = np.not_equal(self, other)
+    try:
+        result = np.not_equal(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -464,7 +655,15 @@ def ne_Scalar(keyset, self, other):
 def lt_Tensor(keyset, self, other):
     """CPU kernel of lt.Tensor"""
     self, other = promote2(self, other, False)
-    result = np.less(self, other)
+    try:
+        result = np.less(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -480,7 +679,15 @@ def lt_Scalar(keyset, self, other):
 def le_Tensor(keyset, self, other):
     """CPU kernel of le.Tensor"""
     self, other = promote2(self, other, False)
-    result = np.less_equal(self, other)
+    try:
+        result = np.less_equal(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -496,7 +703,15 @@ def le_Scalar(keyset, self, other):
 def gt_Tensor(keyset, self, other):
     """CPU kernel of gt.Tensor"""
     self, other = promote2(self, other, False)
-    result = np.greater(self, other)
+    try:
+        result = np.greater(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -512,7 +727,15 @@ def gt_Scalar(keyset, self, other):
 def ge_Tensor(keyset, self, other):
     """CPU kernel of ge.Tensor"""
     self, other = promote2(self, other, False)
-    result = np.greater_equal(self, other)
+    try:
+        result = np.greater_equal(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -580,7 +803,8 @@ def mm_out(keyset, self, mat2, out):
     target = out
     self = self._data
     mat2 = mat2._data
-    return write_out(target, k.mm(self, mat2))
+    result = k.mm(self, mat2)
+    return write_out(target, result)
 
 
 def bmm(keyset, self, mat2):
@@ -686,35 +910,40 @@ def squeeze_(keyset, self):
     """CPU kernel of squeeze_"""
     target = self
     self = self._data
-    return set_data(target, k.squeeze(self, None))
+    result = k.squeeze(self, None)
+    return set_data(target, result)
 
 
 def squeeze__dim(keyset, self, dim):
     """CPU kernel of squeeze_.dim"""
     target = self
     self = self._data
-    return set_data(target, k.squeeze(self, dim))
+    result = k.squeeze(self, dim)
+    return set_data(target, result)
 
 
 def unsqueeze_(keyset, self, dim):
     """CPU kernel of unsqueeze_"""
     target = self
     self = self._data
-    return set_data(target, k.unsqueeze(self, dim))
+    result = k.unsqueeze(self, dim)
+    return set_data(target, result)
 
 
 def t_(keyset, self):
     """CPU kernel of t_"""
     target = self
     self = self._data
-    return set_data(target, k.t(self))
+    result = k.t(self)
+    return set_data(target, result)
 
 
 def transpose_(keyset, self, dim0, dim1):
     """CPU kernel of transpose_"""
     target = self
     self = self._data
-    return set_data(target, k.transpose(self, dim0, dim1))
+    result = k.transpose(self, dim0, dim1)
+    return set_data(target, result)
 
 
 def select_int(keyset, self, dim, index):
@@ -792,19 +1021,22 @@ def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
 def unbind_int(keyset, self, dim):
     """CPU kernel of unbind.int"""
     self = self._data
-    return tuple([make_tensor(asarray(r)) for r in k.unbind(self, dim)])
+    result = k.unbind(self, dim)
+    return tuple([make_tensor(asarray(r)) for r in result])
 
 
 def split_Tensor(keyset, self, split_size, dim):
     """CPU kernel of split.Tensor"""
     self = self._data
-    return tuple([make_tensor(asarray(r)) for r in k.split(self, split_size, dim)])
+    result = k.split(self, split_size, dim)
+    return tuple([make_tensor(asarray(r)) for r in result])
 
 
 def split_with_sizes(keyset, self, split_sizes, dim):
     """CPU kernel of split_with_sizes"""
     self = self._data
-    return tuple([make_tensor(asarray(r)) for r in k.split_with_sizes(self, split_sizes, dim)])
+    result = k.split_with_sizes(self, split_sizes, dim)
+    return tuple([make_tensor(asarray(r)) for r in result])
 
 
 def cat(keyset, tensors, dim):
@@ -860,21 +1092,24 @@ def copy_(keyset, self, src, non_blocking):
     target = self
     self = self._data
     src = src._data
-    return copy_into(target, k.copy(self, src))
+    result = k.copy(self, src)
+    return copy_into(target, result)
 
 
 def zero_(keyset, self):
     """CPU kernel of zero_"""
     target = self
     self = self._data
-    return copy_into(target, np.zeros_like(self))
+    result = np.zeros_like(self)
+    return copy_into(target, result)
 
 
 def fill__Scalar(keyset, self, value):
     """CPU kernel of fill_.Scalar"""
     target = self
     self = self._data
-    return copy_into(target, k.fill(self, value))
+    result = k.fill(self, value)
+    return copy_into(target, result)
 
 
 def fill__Tensor(keyset, self, value):
@@ -882,7 +1117,8 @@ def fill__Tensor(keyset, self, value):
     target = self
     self = self._data
     value = value._data
-    return copy_into(target, k.fill(self, value))
+    result = k.fill(self, value)
+    return copy_into(target, result)
 
 
 def masked_fill_Scalar(keyset, self, mask, value):
@@ -899,7 +1135,8 @@ def masked_fill__Scalar(keyset, self, mask, value):
     target = self
     self = self._data
     mask = mask._data
-    return copy_into(target, k.masked_fill(self, mask, value))
+    result = k.masked_fill(self, mask, value)
+    return copy_into(target, result)
 
 
 def masked_fill_Tensor(keyset, self, mask, value):
@@ -918,7 +1155,8 @@ def masked_fill__Tensor(keyset, self, mask, value):
     self = self._data
     mask = mask._data
     value = value._data
-    return copy_into(target, k.masked_fill(self, mask, value))
+    result = k.masked_fill(self, mask, value)
+    return copy_into(target, result)
 
 
 def index_Tensor(keyset, self, indices):
@@ -946,7 +1184,8 @@ def index_put_(keyset, self, indices, values, accumulate):
     indices = [t._data if t is not None else None for t in indices]
     self = self._data
     values = values._data
-    return copy_into(target, k.index_put(self, indices, values, accumulate))
+    result = k.index_put(self, indices, values, accumulate)
+    return copy_into(target, result)
 
 
 def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):

@@ -71,11 +71,25 @@ def _is_advanced(item) -> bool:
     return isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_))
 
 
-def _apply_index(self, index):
+_VALID_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+    "indices (got {})"
+)
+
+
+def _apply_index(self, index, for_setitem: bool = False):
     """PyTorch's indexing: basic items become select/slice/unsqueeze views; advanced
     items (tensors, lists, masks) are returned as the index list of aten.index."""
+    single_slice = isinstance(index, slice) and not for_setitem
     if not isinstance(index, tuple):
         index = (index,)
+    for item in index:
+        if not (
+            item is None
+            or item is Ellipsis
+            or isinstance(item, (slice, int, np.integer, Tensor, list, np.ndarray, np.bool_))
+        ):
+            raise IndexError(_VALID_INDEX.format(type(item).__name__))
     specified = 0
     for item in index:
         if item is None or item is Ellipsis:
@@ -106,7 +120,8 @@ def _apply_index(self, index):
             step = 1 if item.step is None else item.step
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            if not (start == 0 and stop == INT64_MAX and step == 1):
+            # A lone ':' still slices (x[:] is a SliceBackward0 view); in a tuple it is skipped.
+            if single_slice or not (start == 0 and stop == INT64_MAX and step == 1):
                 result = aten.slice_Tensor(result, dim, start, stop, step)
             dim += 1
         elif isinstance(item, (bool, np.bool_)):
@@ -116,6 +131,12 @@ def _apply_index(self, index):
             advanced[dim] = tensor_index
             dim += tensor_index.dim() if tensor_index._data.dtype.kind == "b" else 1
         else:
+            if for_setitem:
+                size = result._data.shape[dim] if dim < result.dim() else 0
+                if not -size <= int(item) < size:
+                    raise IndexError(
+                        f"index {int(item)} is out of bounds for dimension {dim} with size {size}"
+                    )
             result = aten.select_int(result, dim, int(item))
     indices = None
     if advanced:
@@ -139,11 +160,18 @@ def _getitem(self, index):
     return result
 
 
+def _legacy_name(t) -> str:
+    names = {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}
+    return f"opgrad.{names[t._data.dtype.str[1:]]}Tensor"
+
+
 def _setitem(self, index, value) -> None:
     """``x[index] = value``: fill_/copy_ into the indexed view, or index_put_."""
     from .factories import tensor
 
-    view, indices = _apply_index(self, index)
+    if not isinstance(value, (Tensor, bool, int, float, np.number, np.bool_)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_name(self)}")
+    view, indices = _apply_index(self, index, for_setitem=True)
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=self.dtype)
     if indices is not None:
@@ -151,6 +179,8 @@ def _setitem(self, index, value) -> None:
     elif value.dim() == 0:
         aten.fill__Tensor(view, value)
     else:
+        if value._data.shape != view._data.shape:
+            value = aten.expand(value, view._data.shape)
         aten.copy_(view, value)
 
 

@@ -100,8 +100,13 @@ def tensor_repr(t) -> str:
     dt = dtypes.from_numpy_dtype(data.dtype)
     if dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
         suffixes.append(f"dtype={dt!r}")
-    if t._grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
-    elif t._rg:
+    try:
+        grad_fn = t._grad_fn
+    except RuntimeError:  # a view whose history can no longer be rebuilt
+        suffixes.append("grad_fn=<Invalid>")
+        grad_fn = False
+    if grad_fn:
+        suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
+    elif grad_fn is None and t._rg:
         suffixes.append("requires_grad=True")
     return prefix + ", ".join([body] + suffixes) + ")"

@@ -490,12 +490,28 @@ def eye(n: int, m: int, dtype):
 # ---- strided views, copies and fills ----------------------------------------------------
 
 
-def _owner_and_offset(a):
+def memory_owner(a: np.ndarray) -> np.ndarray:
+    """The array that owns the memory ``a`` views (through as_strided's wrappers too)."""
     owner = a
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
+    while True:
+        base = owner.base
+        if isinstance(base, np.ndarray):
+            owner = base
+        elif base is not None and isinstance(getattr(base, "base", None), np.ndarray):
+            owner = base.base  # np.lib.stride_tricks.as_strided wraps its source
+        else:
+            return owner
+
+
+def _owner_and_offset(a):
+    owner = memory_owner(a)
     start = owner.__array_interface__["data"][0]
     return owner, (a.__array_interface__["data"][0] - start) // a.itemsize
+
+
+def storage_offset(a: np.ndarray) -> int:
+    """Elements between the start of the memory ``a`` lives in and its first element."""
+    return _owner_and_offset(a)[1]
 
 
 def as_strided(a, size, stride, storage_offset):
@@ -546,16 +562,41 @@ def empty_strided(size, stride, dtype):
 
 
 def copy(self, src):
-    """copy_'s values: ``src`` broadcast to ``self``'s shape, cast to its dtype."""
-    try:
-        values = np.broadcast_to(src, self.shape)
-    except ValueError:
-        raise RuntimeError(
-            f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must match the size "
-            f"of tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
-            f"{self.ndim - 1}"
-        ) from None
-    return values.astype(self.dtype, copy=False)
+    """copy_'s values: ``src`` expanded to ``self``'s shape, cast to its dtype."""
+    if src is not self and np.may_share_memory(self, src) and np.shares_memory(self, src):
+        if not (
+            src.shape == self.shape
+            and src.strides == self.strides
+            and src.__array_interface__["data"][0] == self.__array_interface__["data"][0]
+        ):
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation."
+            )
+        src = src.copy()
+    if src.shape != self.shape:
+        try:
+            src = np.broadcast_to(src, self.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(self.shape, src.shape)) from None
+    return src.astype(self.dtype, copy=False)
+
+
+def broadcast_error(*shapes) -> str:
+    """PyTorch's message for shapes that do not broadcast together (first clash, a vs b)."""
+    for i, a_shape in enumerate(shapes):
+        for b_shape in shapes[i + 1 :]:
+            ndim = max(len(a_shape), len(b_shape))
+            for k in range(1, ndim + 1):
+                a = a_shape[-k] if k <= len(a_shape) else 1
+                b = b_shape[-k] if k <= len(b_shape) else 1
+                if a != b and a != 1 and b != 1:
+                    return (
+                        f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                        f"non-singleton dimension {ndim - k}"
+                    )
+    return f"shapes {[list(s) for s in shapes]} do not broadcast"
 
 
 def fill(self, value):
@@ -629,6 +670,13 @@ def index(self, indices):
 
 
 def index_put(self, indices, values, accumulate: bool):
+    if values.dtype != self.dtype:
+        names = {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{names[self.dtype.str[1:]]} for the destination and {names[values.dtype.str[1:]]} "
+            "for the source."
+        )
     out = self.copy()
     key = _index_tuple(self, indices)
     values = values.astype(self.dtype, copy=False)

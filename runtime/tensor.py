@@ -117,20 +117,55 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}"
                 )
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size"
+                )
+            if value._data.dtype != self._data.dtype:
+                names = {
+                    "f4": ("float", "Float"),
+                    "f8": ("double", "Double"),
+                    "i8": ("long int", "Long"),
+                    "i4": ("int", "Int"),
+                    "b1": ("bool", "Bool"),
+                }
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{names[value._data.dtype.str[1:]][0]}' "
+                    f"to a tensor with grad_dtype '{names[self._data.dtype.str[1:]][1]}'. The "
+                    "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). "
+                    "You can set the tensor's grad_dtype attribute with a specific dtype, or None to "
+                    "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match."
+                )
         self._grad = value
 
     @property
     def _version(self) -> int:
+        if self._keys == K.INFERENCE_TENSOR_KEYS:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0]
+
+    def is_inference(self) -> bool:
+        return self._keys == K.INFERENCE_TENSOR_KEYS
 
     @property
     def data(self) -> "Tensor":
         # Shares memory but not the version counter (PyTorch's escape hatch).
         return _make(self._data)
+
+    @data.setter
+    def data(self, new: "Tensor") -> None:
+        if not isinstance(new, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if self._rg and new._data.dtype.kind != "f":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                "dtype"
+            )
+        # Same tensor object, flags and version counter; the new values' memory.
+        self._data = new._data
 
     def _is_view(self) -> bool:
         return self._base is not None
@@ -144,6 +179,11 @@ class Tensor:
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        from .numpy_kernels import storage_offset
+
+        return storage_offset(self._data)
 
     def stride(self, dim: Optional[int] = None):
         item = self._data.itemsize
@@ -258,6 +298,14 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach_(self) -> "Tensor":
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be called "
+                "on these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                "function in torch/optim/optimizer.py as the solution."
+            )
         self._grad_fn = None
         self._rg = False
         self.__dict__.pop("_output_nr", None)

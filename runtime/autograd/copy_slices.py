@@ -34,6 +34,10 @@ class CopySlices(Node):
     def apply(self, grads: tuple, needs) -> tuple:
         from ..generated import ops as aten
 
+        if self.fn is None:
+            from .saved_variable import ERR_FREED
+
+            raise RuntimeError(ERR_FREED)
         grad = grads[0]
         if grad is None:
             return (None,) * len(self._next_edges)
@@ -41,17 +45,20 @@ class CopySlices(Node):
         aten.copy_(result, grad)
         size, stride, offset = self.view_geometry
         grad_slice = aten.as_strided(result, size, stride, offset - self.base_offset)
-        fn_needs = (True,) + tuple(bool(n) for n in needs[1:])
+        # The view's own slot is needed exactly when the base's old history is.
+        fn_needs = tuple(bool(n) for n in needs)
         outputs = self.fn.apply((aten.clone(grad_slice),), fn_needs)
+        if not fn_needs[0]:
+            return (None,) + tuple(outputs[1:])
         if outputs[0] is None:
             aten.zero_(grad_slice)
         else:
             aten.copy_(grad_slice, outputs[0])
         return (result,) + tuple(outputs[1:])
 
-    def release_variables(self) -> None:
-        self.fn.release_variables()
+    # Releasing drops fn; fn's own saved tensors stay alive for any saved
+    # output that still points at it, and are freed when fn itself runs.
+    _releasable_slots = ("fn",)
 
-    @property
-    def _releasable_slots(self):
-        return self.fn._releasable_slots or ("fn",)
+    def release_variables(self) -> None:
+        self.fn = None

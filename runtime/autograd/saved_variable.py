@@ -98,7 +98,7 @@ class SavedVariable:
             f"inplace operation: [{_legacy_type(data)} [{', '.join(map(str, data.shape))}]]"
             f"{where} is at version {tensor._vc[0]}; expected version {self._version} instead. "
             "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with opgrad.autograd.set_detect_anomaly(True)."
+            "gradient, with opgrad.autograd.set_detect_anomaly(True, check_nan=False)."
         )
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:

@@ -9,9 +9,8 @@ time its grad_fn is read.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._tls import state as _tls
+from ..numpy_kernels import storage_offset
 from ..tensor import _View
 from .node import Node, gradient_edge
 
@@ -24,19 +23,6 @@ INFERENCE_MODE = 4
 
 
 # ---- geometry ---------------------------------------------------------------------------
-
-
-def _memory_owner(array: np.ndarray) -> np.ndarray:
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
-
-
-def storage_offset(array: np.ndarray) -> int:
-    """Elements between the start of the memory ``array`` lives in and its first element."""
-    owner = _memory_owner(array)
-    start = owner.__array_interface__["data"][0]
-    return (array.__array_interface__["data"][0] - start) // array.itemsize
 
 
 def geometry(tensor) -> tuple:
@@ -77,12 +63,13 @@ def as_views(base, views, creation_meta: int = MULTI_OUTPUT_NODE):
 def refresh_view_grad_fn(view) -> None:
     """The base changed in place since ``view``'s grad_fn was computed: redo it from the base."""
     state = view.__dict__
-    state["_attr_version"] = view._vc[0]
     base = view._base
-    if state.get("_creation_meta", DEFAULT) in (NO_GRAD_MODE, INFERENCE_MODE):
-        return
     if not base._rg:
+        state["_attr_version"] = view._vc[0]
         return
+    meta = state.get("_creation_meta", DEFAULT)
+    if meta != DEFAULT:
+        raise RuntimeError(_modified_view_message(view, meta, indirect=True))
     from ..generated import nodes
 
     fn = nodes.AsStridedBackward0()
@@ -95,8 +82,40 @@ def refresh_view_grad_fn(view) -> None:
     fn._input_metadata = ((size, view._data.dtype),)
     view._grad_fn = fn  # the setter records the current version
     view._rg = True
-    if view.__dict__.get("_output_nr"):
-        del view.__dict__["_output_nr"]
+    if state.get("_output_nr"):
+        del state["_output_nr"]
+
+
+def _modified_view_message(view, meta: int, indirect: bool) -> str:
+    how = "its base or another view of its base has been modified inplace"
+    if meta == MULTI_OUTPUT_NODE:
+        from ..tensor import _grad_fn_slot
+
+        op = _op_name(_grad_fn_slot.__get__(view))
+        start = f"Output {view._output_nr} of {op} is a view and " + (
+            f"{how}." if indirect else "is being modified inplace."
+        )
+        return (
+            start + " This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should replace "
+            "the inplace operation by an out-of-place one."
+        )
+    if meta == INFERENCE_MODE:
+        start = "A view was created in inference mode and " + (
+            f"{how} in normal mode." if indirect else "is being modified inplace in normal mode."
+        )
+        return start
+    start = "A view was created in no_grad mode and " + (
+        f"{how} with grad mode enabled."
+        if indirect
+        else "is being modified inplace with grad mode enabled."
+    )
+    return (
+        start + " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+        "clarify your code by moving both the view and the inplace either both inside the "
+        "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+        "want the inplace to be tracked)."
+    )
 
 
 # ---- in-place ops ------------------------------------------------------------------------
@@ -113,26 +132,8 @@ def check_inplace(tensor) -> None:
     base = tensor._base
     if base is not None:
         meta = tensor.__dict__.get("_creation_meta", DEFAULT)
-        if meta == MULTI_OUTPUT_NODE:
-            raise RuntimeError(
-                f"Output {tensor._output_nr} of {_op_name(tensor._grad_fn)} is a view and is "
-                "being modified inplace. This view is the output of a function that returns "
-                "multiple views. Such functions do not allow the output views to be modified "
-                "inplace. You should replace the inplace operation by an out-of-place one."
-            )
-        if meta == NO_GRAD_MODE:
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad "
-                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
-                "forbidden. You can clarify your code by moving both the view and the inplace "
-                "either both inside the no_grad block (if you don't want the inplace to be "
-                "tracked) or both outside (if you want the inplace to be tracked)."
-            )
-        if meta == INFERENCE_MODE:
-            raise RuntimeError(
-                "A view was created in inference mode and is being modified inplace in normal "
-                "mode."
-            )
+        if meta != DEFAULT:
+            raise RuntimeError(_modified_view_message(tensor, meta, indirect=False))
         if base._grad_fn is None and base._rg:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place "
