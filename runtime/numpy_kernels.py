@@ -511,6 +511,8 @@ def _owner_and_offset(a):
 
 def storage_offset(a: np.ndarray) -> int:
     """Elements between the start of the memory ``a`` lives in and its first element."""
+    if a.base is None:
+        return 0  # owns its memory
     return _owner_and_offset(a)[1]
 
 

@@ -17,6 +17,8 @@ Cases (``--case`` takes the name or the letter):
             batch 64, float32, MSE loss: mostly BLAS time;
   d chain   a chain of 10,000 ``y = y * 1.0001`` on 100 float64 elements,
             then ``y.sum().backward()``: engine cost on a long graph.
+  e rows    ``a[i] = tanh(0.5 * a[i-1])`` row by row over a 1000x8 clone of a
+            leaf, then backward: in-place writes through views (CopySlices).
 
 Leaf gradients are set to None between iterations, as a training loop does.
 Before timing, each autograd library's gradients are compared once with the
@@ -225,12 +227,57 @@ class ChainCase:
         return step
 
 
+class RowsCase:
+    """In place, row by row: ``a[i] = tanh(0.5 * a[i-1])`` over 1,000 rows, then backward.
+
+    Every assignment writes through a view of ``a``, so autograd rewrites the
+    history of ``a`` each time (CopySlices) and backward runs 999 of them.
+    """
+
+    ROWS, COLS = 1000, 8
+
+    def __init__(self):
+        self.x = np.random.default_rng(0).standard_normal((self.ROWS, self.COLS))
+
+    def numpy_step(self):
+        x = self.x
+
+        def step():
+            a = x.copy()
+            for i in range(1, len(a)):
+                a[i] = np.tanh(0.5 * a[i - 1])
+            a.sum()
+            # dL/da[i] = 1 + dL/da[i+1] * d a[i+1] / d a[i]; rows >= 1 of x are overwritten
+            g = np.ones(a.shape[1])
+            for i in range(len(a) - 1, 0, -1):
+                g = 1 + g * 0.5 * (1 - a[i] * a[i])
+            grad = np.zeros_like(x)
+            grad[0] = g
+            return (grad,)
+
+        return step
+
+    def autograd_step(self, mod):
+        x = mod.tensor(self.x, requires_grad=True)
+
+        def step():
+            x.grad = None
+            a = x.clone()
+            for i in range(1, self.ROWS):
+                a[i] = (a[i - 1] * 0.5).tanh()
+            a.sum().backward()
+
+        step.check = lambda: check_grads("x", (x.grad,), self.numpy_step()())
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
     "vec1k": ("b", "b  (x*w+b).sum() bwd, 1000 f64", lambda: AffineCase(1000)),
     "mlp": ("c", "c  MLP 784-256-128-10 b64 f32 step", MLPCase),
     "chain": ("d", "d  10k-op mul chain fwd+bwd", ChainCase),
+    "rows": ("e", "e  a[i] = f(a[i-1]), 1000 rows, bwd", RowsCase),
 }
 
 

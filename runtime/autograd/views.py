@@ -162,9 +162,8 @@ def rebase_history(tensor, grad_fn, metadata_only: bool = False) -> None:
         base._rg = True
         if base._output_nr:
             base._output_nr = 0
-        # Force the view's grad_fn to be rebuilt from the new base history.
+        # The view's grad_fn is rebuilt from the new base history when next read.
         tensor.__dict__["_attr_version"] = -1
-        refresh_view_grad_fn(tensor)
         return
     tensor._grad_fn = grad_fn
     if tensor._output_nr:
