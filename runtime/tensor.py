@@ -44,6 +44,9 @@ class Tensor:
         "_grad_fn",
         "_vc",  # version counter: a one-element list shared with views
         "_base",  # the tensor this one is a view of, if any
+        # set on views only (never read on other tensors):
+        "_attr_version",  # the version at which the view's grad_fn was computed
+        "_creation_meta",  # how the view was made (views.DEFAULT, NO_GRAD_MODE, ...)
         "__dict__",
         "__weakref__",
     )
@@ -357,7 +360,7 @@ class _View(Tensor):
 
     @property
     def _grad_fn(self):
-        if self._vc[0] != self.__dict__["_attr_version"]:
+        if self._vc[0] != self._attr_version:
             from .autograd.views import refresh_view_grad_fn
 
             refresh_view_grad_fn(self)
@@ -366,7 +369,7 @@ class _View(Tensor):
     @_grad_fn.setter
     def _grad_fn(self, value) -> None:
         _grad_fn_slot.__set__(self, value)
-        self.__dict__["_attr_version"] = self._vc[0]
+        self._attr_version = self._vc[0]
 
 
 _View.__name__ = _View.__qualname__ = "Tensor"

@@ -42,16 +42,14 @@ def as_view(base, view, creation_meta: int = DEFAULT):
         root = base
     elif creation_meta == DEFAULT:
         # A view of a view inherits a non-default creation meta.
-        creation_meta = base.__dict__.get("_creation_meta", DEFAULT)
+        creation_meta = base._creation_meta
     if not _tls.grad_enabled and creation_meta != MULTI_OUTPUT_NODE:
         creation_meta = INFERENCE_MODE if _tls.inference_mode else NO_GRAD_MODE
     view.__class__ = _View
     view._base = root
     view._vc = base._vc
-    state = view.__dict__
-    state["_attr_version"] = base._vc[0]
-    if creation_meta != DEFAULT:
-        state["_creation_meta"] = creation_meta
+    view._attr_version = base._vc[0]
+    view._creation_meta = creation_meta
     return view
 
 
@@ -62,12 +60,11 @@ def as_views(base, views, creation_meta: int = MULTI_OUTPUT_NODE):
 
 def refresh_view_grad_fn(view) -> None:
     """The base changed in place since ``view``'s grad_fn was computed: redo it from the base."""
-    state = view.__dict__
     base = view._base
     if not base._rg:
-        state["_attr_version"] = view._vc[0]
+        view._attr_version = view._vc[0]
         return
-    meta = state.get("_creation_meta", DEFAULT)
+    meta = view._creation_meta
     if meta != DEFAULT:
         raise RuntimeError(_modified_view_message(view, meta, indirect=True))
     from ..generated import nodes
@@ -82,8 +79,7 @@ def refresh_view_grad_fn(view) -> None:
     fn._input_metadata = ((size, view._data.dtype),)
     view._grad_fn = fn  # the setter records the current version
     view._rg = True
-    if state.get("_output_nr"):
-        del state["_output_nr"]
+    view.__dict__.pop("_output_nr", None)
 
 
 def _modified_view_message(view, meta: int, indirect: bool) -> str:
@@ -131,7 +127,7 @@ def check_inplace(tensor) -> None:
     """PyTorch's checks before an in-place op records history on ``tensor``."""
     base = tensor._base
     if base is not None:
-        meta = tensor.__dict__.get("_creation_meta", DEFAULT)
+        meta = tensor._creation_meta
         if meta != DEFAULT:
             raise RuntimeError(_modified_view_message(tensor, meta, indirect=False))
         if base._grad_fn is None and base._rg:
@@ -163,7 +159,7 @@ def rebase_history(tensor, grad_fn, metadata_only: bool = False) -> None:
         if base._output_nr:
             base._output_nr = 0
         # The view's grad_fn is rebuilt from the new base history when next read.
-        tensor.__dict__["_attr_version"] = -1
+        tensor._attr_version = -1
         return
     tensor._grad_fn = grad_fn
     if tensor._output_nr:
