@@ -160,17 +160,14 @@ def _getitem(self, index):
     return result
 
 
-def _legacy_name(t) -> str:
-    names = {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}
-    return f"opgrad.{names[t._data.dtype.str[1:]]}Tensor"
-
-
 def _setitem(self, index, value) -> None:
     """``x[index] = value``: fill_/copy_ into the indexed view, or index_put_."""
     from .factories import tensor
 
     if not isinstance(value, (Tensor, bool, int, float, np.number, np.bool_)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a {_legacy_name(self)}")
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a {dtypes.legacy_tensor_type(self._data.dtype)}"
+        )
     view, indices = _apply_index(self, index, for_setitem=True)
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=self.dtype)

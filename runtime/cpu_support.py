@@ -39,21 +39,11 @@ def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
     return tuple(t._data.astype(dt, copy=False) for t in tensors)
 
 
-def _type_name(dt: np.dtype) -> str:
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "int64": "Long",
-        "int32": "Int",
-        "bool": "Bool",
-    }[dt.name]
-
-
 def _check_cast(result: np.dtype, target: np.dtype) -> None:
     if result != target and not np.can_cast(result, target, "same_kind"):
         raise RuntimeError(
-            f"result type {_type_name(result)} can't be cast to the desired output type "
-            f"{_type_name(target)}"
+            f"result type {dtypes.scalar_type_name(result)} can't be cast to the desired output type "
+            f"{dtypes.scalar_type_name(target)}"
         )
 
 

@@ -98,6 +98,31 @@ def to_numpy_dtype(d) -> np.dtype:
     raise TypeError(f"expected an opgrad dtype, got {d!r}")
 
 
+# PyTorch's ScalarType names ("Float") and C++ type names ("float"), for error messages.
+_SCALAR_TYPE_NAMES = {
+    "float32": ("Float", "float"),
+    "float64": ("Double", "double"),
+    "int64": ("Long", "long int"),
+    "int32": ("Int", "int"),
+    "bool": ("Bool", "bool"),
+}
+
+
+def scalar_type_name(npdtype) -> str:
+    """``Float`` for float32: how PyTorch's messages name a dtype."""
+    return _SCALAR_TYPE_NAMES[np.dtype(npdtype).name][0]
+
+
+def cpp_type_name(npdtype) -> str:
+    """``float`` for float32, ``long int`` for int64: PyTorch's C++ spelling."""
+    return _SCALAR_TYPE_NAMES[np.dtype(npdtype).name][1]
+
+
+def legacy_tensor_type(npdtype) -> str:
+    """``opgrad.FloatTensor`` for float32 (torch.FloatTensor in PyTorch)."""
+    return f"opgrad.{scalar_type_name(npdtype)}Tensor"
+
+
 def promote_types(a: dtype, b: dtype) -> dtype:
     return a if a.rank >= b.rank else b
 

@@ -137,14 +137,12 @@ def mean(a, dim, keepdim: bool, dtype):
 
 # ---- linear algebra -----------------------------------------------------------------
 
-_LEGACY = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "b1": "bool"}
-
 
 def _same_dtype(a, b, what: str) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError(
             f"expected {what} to have the same dtype, but got: "
-            f"{_LEGACY[a.dtype.str[1:]]} != {_LEGACY[b.dtype.str[1:]]}"
+            f"{dtypes.cpp_type_name(a.dtype)} != {dtypes.cpp_type_name(b.dtype)}"
         )
 
 
@@ -673,11 +671,10 @@ def index(self, indices):
 
 def index_put(self, indices, values, accumulate: bool):
     if values.dtype != self.dtype:
-        names = {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
-            f"{names[self.dtype.str[1:]]} for the destination and {names[values.dtype.str[1:]]} "
-            "for the source."
+            f"{dtypes.scalar_type_name(self.dtype)} for the destination and "
+            f"{dtypes.scalar_type_name(values.dtype)} for the source."
         )
     out = self.copy()
     key = _index_tuple(self, indices)

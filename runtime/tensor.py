@@ -127,16 +127,9 @@ class Tensor:
                     "and the tensor are the same size"
                 )
             if value._data.dtype != self._data.dtype:
-                names = {
-                    "f4": ("float", "Float"),
-                    "f8": ("double", "Double"),
-                    "i8": ("long int", "Long"),
-                    "i4": ("int", "Int"),
-                    "b1": ("bool", "Bool"),
-                }
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{names[value._data.dtype.str[1:]][0]}' "
-                    f"to a tensor with grad_dtype '{names[self._data.dtype.str[1:]][1]}'. The "
+                    f"attempting to assign a gradient with dtype '{dtypes.cpp_type_name(value._data.dtype)}' "
+                    f"to a tensor with grad_dtype '{dtypes.scalar_type_name(self._data.dtype)}'. The "
                     "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). "
                     "You can set the tensor's grad_dtype attribute with a specific dtype, or None to "
                     "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .._tls import state as _tls
+from ..dtypes import legacy_tensor_type
 from ..tensor import _make
 
 ERR_FREED = (
@@ -20,12 +21,6 @@ ERR_HOOKS_FREED = (
     "retain_graph=True if you need to backward through the graph a second time or if you need "
     "to access saved variables after calling backward."
 )
-
-_TYPE_NAMES = {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}
-
-
-def _legacy_type(data) -> str:
-    return f"opgrad.{_TYPE_NAMES.get(data.dtype.str[1:], 'Float')}Tensor"
 
 
 class SavedVariable:
@@ -95,7 +90,7 @@ class SavedVariable:
             where = f", which is output {tensor._output_nr} of {op},"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{_legacy_type(data)} [{', '.join(map(str, data.shape))}]]"
+            f"inplace operation: [{legacy_tensor_type(data.dtype)} [{', '.join(map(str, data.shape))}]]"
             f"{where} is at version {tensor._vc[0]}; expected version {self._version} instead. "
             "Hint: enable anomaly detection to find the operation that failed to compute its "
             "gradient, with opgrad.autograd.set_detect_anomaly(True, check_nan=False)."
