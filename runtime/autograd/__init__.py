@@ -7,6 +7,7 @@ from typing import Optional, Sequence, Union
 from ..generated import ops as aten
 from ..tensor import Tensor
 from . import graph
+from .gradcheck import gradcheck, gradgradcheck
 from .engine import execute
 from .grad_mode import (
     enable_grad,
@@ -18,7 +19,16 @@ from .grad_mode import (
 )
 from .node import gradient_edge
 
-__all__ = ["backward", "grad", "graph", "no_grad", "enable_grad", "set_grad_enabled"]
+__all__ = [
+    "backward",
+    "grad",
+    "graph",
+    "gradcheck",
+    "gradgradcheck",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+]
 
 
 def _as_tuple(value) -> tuple:
