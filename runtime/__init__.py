@@ -73,6 +73,10 @@ from .autograd.grad_mode import (  # noqa: E402
     set_grad_enabled,
 )
 from . import utils  # noqa: E402
+from . import _C  # noqa: E402
+from .autograd.engine import ExecutionEngine as _ExecutionEngine  # noqa: E402
+
+Tensor._execution_engine = _ExecutionEngine()
 from .utils import _python_dispatch  # noqa: E402,F401
 
 __version__ = "0.1.0"

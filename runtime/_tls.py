@@ -18,6 +18,10 @@ class _DispatchState(threading.local):
         self.mode_stack = []
         #: ids of gradients the running backward must not store without a copy
         self.shared_grads = frozenset()
+        #: saved_tensors_hooks: the (pack, unpack) pairs in force, innermost last
+        self.saved_hooks = []
+        #: disable_saved_tensors_hooks: the error message while disabled, else None
+        self.saved_hooks_disabled = None
 
 
 state = _DispatchState()

@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from ._tls import state as _tls
+from .dispatch_keys import INFERENCE_TENSOR_KEYS
 from .tensor import Tensor, _make, _wrap_array, wrap_scalar
 
 wrap_array = _wrap_array
@@ -47,8 +49,18 @@ def _check_cast(result: np.dtype, target: np.dtype) -> None:
         )
 
 
+def _check_inference(out: Tensor) -> None:
+    if out._keys == INFERENCE_TENSOR_KEYS and not _tls.inference_mode:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+            "a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+
+
 def copy_into(out: Tensor, result) -> Tensor:
     """Write an in-place op's result into ``out``'s memory."""
+    _check_inference(out)
     target = out._data
     result = np.asarray(result)
     _check_cast(result.dtype, target.dtype)
@@ -68,12 +80,14 @@ def copy_into(out: Tensor, result) -> Tensor:
 
 def set_data(out: Tensor, result) -> Tensor:
     """In-place metadata ops (``squeeze_``): ``out`` now shows ``result``'s view."""
+    _check_inference(out)
     out._data = result
     return out
 
 
 def write_out(out: Tensor, result) -> Tensor:
     """Write an out= op's result into ``out``, resizing it as PyTorch does."""
+    _check_inference(out)
     result = np.asarray(result)
     shape = out._data.shape
     if shape != result.shape:

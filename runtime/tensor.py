@@ -75,6 +75,11 @@ class Tensor:
 
     def _set_requires_grad(self, requires_grad: bool, what: str) -> "Tensor":
         # torch words this error three ways depending on the entry point.
+        if requires_grad and self._keys == K.INFERENCE_TENSOR_KEYS and not _tls.inference_mode:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
+            )
         if self._grad_fn is not None and not requires_grad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use "
@@ -292,6 +297,29 @@ class Tensor:
         from .autograd import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ----- hooks ----------------------------------------------------------------
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a new one."""
+        from .autograd.hooks import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs on a leaf after its ``.grad`` was updated."""
+        from .autograd.hooks import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
+
+    def retain_grad(self) -> None:
+        """Populate ``.grad`` of this non-leaf tensor during backward."""
+        from .autograd.hooks import retain_grad
+
+        retain_grad(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._grad_fn is not None and self._meta is not None and self._meta.retains_grad
 
     def detach_(self) -> "Tensor":
         if self._base is not None:

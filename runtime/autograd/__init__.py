@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
+from ..dtypes import from_numpy_dtype
 from ..generated import ops as aten
 from ..tensor import Tensor
+
+#: torch.autograd.Variable: the Tensor class under its old name
+Variable = Tensor
 from . import graph
+from .anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .gradcheck import gradcheck, gradgradcheck
 from .engine import execute
 from .grad_mode import (
@@ -76,6 +86,15 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
     return grads
 
 
+def _input_edge(t) -> tuple:
+    """Where the gradient of a requested input is captured: a tensor's edge, or a GradientEdge."""
+    if isinstance(t, graph.GradientEdge):
+        return (t.node, t.output_nr)
+    if not t._rg:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return gradient_edge(t)
+
+
 def _root_edges(outputs: tuple) -> list:
     edges = []
     for index, out in enumerate(outputs):
@@ -125,11 +144,7 @@ def backward(
     if not inputs:
         execute(root_edges, root_grads, retain_graph, create_graph, user_grads=grads)
         return
-    input_edges = []
-    for t in inputs:
-        if not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        input_edges.append(gradient_edge(t))
+    input_edges = [_input_edge(t) for t in inputs]
     captured = execute(
         root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
     )
@@ -176,11 +191,7 @@ def grad(
         )
     if retain_graph is None:
         retain_graph = create_graph
-    input_edges = []
-    for t in inputs_tuple:
-        if not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        input_edges.append(gradient_edge(t))
+    input_edges = [_input_edge(t) for t in inputs_tuple]
     root_edges = _root_edges(outputs)
     root_grads = _make_grads(outputs, grads)
     captured = execute(
@@ -190,7 +201,11 @@ def grad(
     for index, (t, g) in enumerate(zip(inputs_tuple, captured)):
         if g is None:
             if materialize_grads:
-                g = aten.zeros_like(t)
+                if isinstance(t, graph.GradientEdge):
+                    shape, dtype = t.node._input_metadata[t.output_nr]
+                    g = aten.zeros(shape, dtype=from_numpy_dtype(dtype))
+                else:
+                    g = aten.zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {index} appears to not have been used "

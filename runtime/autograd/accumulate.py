@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
@@ -27,7 +29,16 @@ def _detach(grad):
     return alias
 
 
+_lock = threading.Lock()
+
+
 def accumulate_grad(variable, new_grad) -> None:
+    # Backward may run in several threads on graphs that share leaves.
+    with _lock:
+        _accumulate(variable, new_grad)
+
+
+def _accumulate(variable, new_grad) -> None:
     grad = variable._grad
     if grad is None:
         if not _tls.grad_enabled and _can_steal(new_grad):

@@ -14,6 +14,8 @@ import heapq
 from typing import Dict, List, Optional, Sequence
 
 from .._tls import state as _tls
+from . import anomaly
+from .hooks import run_post_hooks, run_pre_hooks, run_tensor_pre_hooks
 from .node import GraphRoot, Node
 
 
@@ -102,6 +104,41 @@ def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
     return needed
 
 
+class GraphTask:
+    """One backward call: what the engine knows while it runs (callbacks, the
+    current node, which nodes it will execute)."""
+
+    __slots__ = ("dependencies", "needed", "captures", "callbacks", "current_node", "ran")
+
+    def __init__(self, dependencies, needed, captures) -> None:
+        self.dependencies = dependencies
+        self.needed = needed
+        self.captures = captures
+        self.callbacks: list = []
+        self.current_node = None
+        self.ran: set = set()
+
+    def will_execute(self, node) -> bool:
+        """Whether ``node`` runs in this task (PyTorch's _will_engine_execute_node)."""
+        if node not in self.dependencies:
+            return False
+        if self.needed is None:
+            return True
+        return self.needed.get(node, False) or node in self.captures
+
+
+def current_graph_task():
+    stack = _tls.__dict__.get("graph_tasks")
+    return stack[-1] if stack else None
+
+
+def queue_callback(callback) -> None:
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task.callbacks.append(callback)
+
+
 def execute(
     root_edges: Sequence,
     root_grads: Sequence,
@@ -128,6 +165,7 @@ def execute(
                 captures.setdefault(edge[0], []).append((edge[1], position))
         needed = _compute_needed(root, set(captures))
 
+    task = GraphTask(dependencies, needed, captures)
     buffers: Dict[Node, list] = {}
     ready: list = []
     counter = 0
@@ -136,6 +174,8 @@ def execute(
     # along two edges) are copied, never stolen, when a leaf stores them.
     shared = {id(g) for g in user_grads if g is not None}
     previous_grad_mode, previous_shared = tls.grad_enabled, tls.shared_grads
+    tasks = tls.__dict__.setdefault("graph_tasks", [])
+    tasks.append(task)
     tls.grad_enabled = create_graph
     tls.shared_grads = shared
     heappush, heappop = heapq.heappush, heapq.heappop
@@ -187,9 +227,13 @@ def execute(
             # Run the next ready node: the most recently created one first.
             while True:
                 if not ready:
+                    for callback in task.callbacks:
+                        callback()
                     return captured
                 node = heappop(ready)[2]
                 grads = buffers.pop(node)
+                if node._hooks is not None:
+                    grads = run_tensor_pre_hooks(node, grads)
                 if needed is None:
                     break
                 targets = captures.get(node)
@@ -198,17 +242,41 @@ def execute(
                         captured[position] = grads[input_nr]
                 if needed.get(node, False):
                     break
+            task.current_node = node
             if needed is None:
-                outputs = node.apply(grads, node._next_edges)
+                node_needs = node._next_edges
             else:
-                outputs = node.apply(
-                    grads,
-                    [
-                        e is not None and (e[0] in captures or needed.get(e[0], False))
-                        for e in node._next_edges
-                    ],
-                )
+                node_needs = [
+                    e is not None and (e[0] in captures or needed.get(e[0], False))
+                    for e in node._next_edges
+                ]
+            if node._hooks is None:
+                outputs = node.apply(grads, node_needs)
+            else:
+                grads = run_pre_hooks(node, grads)
+                outputs = run_post_hooks(node, node.apply(grads, node_needs), grads)
+            if anomaly.enabled:
+                anomaly.check_outputs(node, outputs)
             if not keep_graph and node._releasable_slots:
                 node.release_variables()
+    except BaseException as error:
+        if anomaly.enabled and task.current_node is not None:
+            anomaly.report(task.current_node, error)
+        raise
     finally:
+        tasks.pop()
         tls.grad_enabled, tls.shared_grads = previous_grad_mode, previous_shared
+
+
+class ExecutionEngine:
+    """``Variable._execution_engine``: the engine's queries PyTorch exposes."""
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        queue_callback(callback)
+
+
+def current_node():
+    """The node the engine is running on this thread (None outside backward)."""
+    task = current_graph_task()
+    return task.current_node if task is not None else None

@@ -64,7 +64,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Usable as ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disable gradient recording inside the block or function."""
 
     def __init__(self) -> None:
@@ -78,7 +87,7 @@ class no_grad(_DecoratorContextManager):
         _tls.grad_enabled = self.prev
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enable gradient recording inside the block, even within no_grad."""
 
     def __init__(self) -> None:

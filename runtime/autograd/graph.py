@@ -1,8 +1,42 @@
 """``opgrad.autograd.graph``: the graph API (Node and friends)."""
 
-from .node import Node
+from __future__ import annotations
 
-__all__ = ["Node", "increment_version"]
+import threading
+from typing import Any, Callable, NamedTuple, Optional, Sequence
+
+from .node import Node, gradient_edge
+
+__all__ = [
+    "Node",
+    "GradientEdge",
+    "get_gradient_edge",
+    "increment_version",
+    "register_multi_grad_hook",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+    "allow_mutation_on_saved_tensors",
+]
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the backward graph: gradients flowing into ``node`` at ``output_nr``."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Optional[Any] = None
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge through which ``tensor``'s gradient is computed (its grad_fn or AccumulateGrad)."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    node, nr = gradient_edge(tensor)
+    return GradientEdge(node, nr)
 
 
 def increment_version(tensor) -> None:
@@ -13,3 +47,137 @@ def increment_version(tensor) -> None:
     for t in tensors:
         if not t.is_inference():
             t._vc[0] += 1
+
+
+class _MultiHandle:
+    def __init__(self, handles) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Sequence, fn: Callable, *, mode: str = "all"):
+    """Call ``fn`` once per backward when the gradients of ``tensors`` are computed.
+
+    ``mode="all"``: ``fn(grads)`` after every tensor that takes part in this
+    backward got its gradient (None for the others). ``mode="any"``: ``fn(grad)``
+    with the first gradient computed.
+    """
+    from .engine import current_graph_task
+
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+    # per running graph task: the gradients seen so far, and whether fn ran
+    state: dict = {}
+
+    if mode == "any":
+
+        def make_hook(index):
+            def hook(grad):
+                task = current_graph_task()
+                with lock:
+                    if state.get(id(task)):
+                        return
+                    state[id(task)] = True
+                    _forget_when_done(task, state)
+                fn(grad)
+
+            return hook
+
+    else:
+
+        def make_hook(index):
+            def hook(grad):
+                task = current_graph_task()
+                with lock:
+                    entry = state.get(id(task))
+                    if entry is None:
+                        expected = sum(
+                            1
+                            for t in tensors
+                            if t.requires_grad and task.will_execute(gradient_edge(t)[0])
+                        )
+                        entry = state[id(task)] = [[None] * len(tensors), expected]
+                        _forget_when_done(task, state)
+                    entry[0][index] = grad
+                    entry[1] -= 1
+                    done = entry[1] == 0
+                if done:
+                    fn(tuple(entry[0]))
+
+            return hook
+
+    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t.requires_grad]
+    return _MultiHandle(handles)
+
+
+def _forget_when_done(task, state: dict) -> None:
+    key = id(task)
+    task.callbacks.append(lambda: state.pop(key, None))
+
+
+class saved_tensors_hooks:
+    """Pack every tensor saved for backward inside the block with ``pack_hook``; unpack
+    it with ``unpack_hook`` when backward (or ``_saved_*``) needs it."""
+
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> "saved_tensors_hooks":
+        from .._tls import state
+
+        if state.saved_hooks_disabled is not None:
+            raise RuntimeError(state.saved_hooks_disabled)
+        state.saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from .._tls import state
+
+        state.saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep saved tensors in host memory (a copy), and bring them back on unpack."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        from ..tensor import _make
+
+        def pack(tensor):
+            return _make(tensor._data.copy())
+
+        def unpack(packed):
+            return packed
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Inside the block, using saved_tensors_hooks raises RuntimeError(error_message)."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        from .._tls import state
+
+        self.prev = state.saved_hooks_disabled
+        if state.saved_hooks:
+            raise RuntimeError(self.error_message)
+        state.saved_hooks_disabled = self.error_message
+
+    def __exit__(self, *exc: Any) -> None:
+        from .._tls import state
+
+        state.saved_hooks_disabled = self.prev

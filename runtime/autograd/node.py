@@ -6,7 +6,9 @@ import itertools
 import weakref
 from typing import Optional, Tuple
 
+from . import anomaly
 from .accumulate import accumulate_grad
+from .hooks import run_post_accumulate_hooks
 
 #: the thread-shared counter behind every node's sequence number
 sequence_nr_counter = itertools.count()
@@ -72,6 +74,22 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return new grad_inputs."""
+        from .hooks import register_node_hook
+
+        return register_node_hook(self, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before the node; it may return new grad_outputs."""
+        from .hooks import register_node_prehook
+
+        return register_node_prehook(self, fn)
+
+    @property
+    def requires_grad(self) -> bool:
+        return True
+
 
 class AccumulateGrad(Node):
     """Sink of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
@@ -91,6 +109,8 @@ class AccumulateGrad(Node):
         new_grad = grads[0]
         if new_grad is not None:
             accumulate_grad(self.variable, new_grad)
+            if self.variable._meta is not None:
+                run_post_accumulate_hooks(self.variable)
         return ()
 
 
@@ -118,6 +138,8 @@ def grad_accumulator(tensor) -> AccumulateGrad:
     node = ref() if ref is not None else None
     if node is None:
         node = AccumulateGrad(tensor)
+        if tensor._meta is not None:
+            node._hooks = True  # the leaf's tensor or post-accumulate hooks
         tensor._grad_acc = weakref.ref(node)
     return node
 
@@ -139,6 +161,8 @@ def set_history(result, grad_fn: Node) -> None:
     result._grad_fn = grad_fn  # a fresh result: its output_nr is already 0
     result._rg = True
     grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+    if anomaly.enabled:
+        anomaly.record_forward(grad_fn)
 
 
 def set_history_multi(results, grad_fn: Node, differentiable=None) -> None:
@@ -154,3 +178,5 @@ def set_history_multi(results, grad_fn: Node, differentiable=None) -> None:
             result._rg = True
         metadata.append((result._data.shape, result._data.dtype))
     grad_fn._input_metadata = tuple(metadata)
+    if anomaly.enabled:
+        anomaly.record_forward(grad_fn)

@@ -6,6 +6,7 @@ import re
 
 from .._tls import state as _tls
 from ..dtypes import legacy_tensor_type
+from ..dispatch_keys import INFERENCE_TENSOR_KEYS
 from ..tensor import _make
 
 ERR_FREED = (
@@ -14,6 +15,12 @@ ERR_FREED = (
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
+)
+ERR_INFERENCE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
 )
 ERR_HOOKS_FREED = (
     "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
@@ -27,12 +34,28 @@ class SavedVariable:
     """Holds an input (the tensor itself) or an output (its data, without the
     owning grad_fn, so that no output <-> grad_fn reference cycle forms)."""
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_hooks")
+    __slots__ = ("_tensor", "_version", "_is_output", "_hooks", "_origin")
 
     def __init__(self, tensor, is_output: bool) -> None:
+        if tensor._keys == INFERENCE_TENSOR_KEYS:
+            raise RuntimeError(ERR_INFERENCE)
         self._version = tensor._vc[0]
         self._is_output = is_output
         self._hooks = None  # (packed value, unpack hook) once hooks are registered
+        default_hooks = _tls.saved_hooks
+        if default_hooks:
+            # saved_tensors_hooks: pack now (an output is handed over as itself).
+            pack, unpack = default_hooks[-1]
+            self._tensor = None
+            self._hooks = (pack(tensor), unpack)
+            # Enough to give the unpacked tensor its history back, without keeping the
+            # tensor itself (an output must not keep its own grad_fn alive).
+            self._origin = (
+                tensor._grad_fn if not is_output else None,
+                tensor._output_nr,
+                tensor._grad_acc if tensor._rg and tensor._grad_fn is None else None,
+            )
+            return
         if is_output:
             if _tls.mode_stack:
                 from ..generated import ops as aten
@@ -60,7 +83,7 @@ class SavedVariable:
                     "Output of saved tensor unpack_hook expected to be a Tensor but got result "
                     f"of type {type(result).__name__}"
                 )
-            return result
+            return self._with_history(result, grad_fn)
         if tensor._vc[0] != self._version:
             self._raise_version_error(tensor, grad_fn)
         if not self._is_output:
@@ -78,6 +101,28 @@ class SavedVariable:
             if tensor._output_nr:
                 out._output_nr = tensor._output_nr
             out._rg = True
+        return out
+
+    def _with_history(self, data, grad_fn):
+        """An unpack hook's tensor, given back the autograd history of what was saved."""
+        origin = getattr(self, "_origin", None)
+        if origin is None:
+            return data  # hooks registered on this one SavedVariable: returned as is
+        source_fn, output_nr, accumulator = origin
+        history = grad_fn if self._is_output else source_fn
+        if data._grad_fn is not None and data._grad_fn is history:
+            return data
+        if history is None and accumulator is None:
+            return data
+        out = _make(data._data)
+        out._vc = data._vc
+        out._rg = True
+        if history is not None:
+            out._grad_fn = history
+            if output_nr:
+                out._output_nr = output_nr
+        else:
+            out._grad_acc = accumulator  # gradients reach the saved leaf's .grad
         return out
 
     def _raise_version_error(self, tensor, grad_fn) -> None:

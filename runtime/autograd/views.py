@@ -12,6 +12,8 @@ from __future__ import annotations
 from .._tls import state as _tls
 from ..numpy_kernels import storage_offset
 from ..tensor import _View
+from . import anomaly
+from .hooks import move_retains_grad
 from .node import Node, gradient_edge
 
 # PyTorch's CreationMeta values.
@@ -154,6 +156,8 @@ def rebase_history(tensor, grad_fn, metadata_only: bool = False) -> None:
         from .copy_slices import CopySlices
 
         copy_slices = CopySlices(base, tensor, grad_fn)
+        if anomaly.enabled:
+            anomaly.record_forward(copy_slices)
         base._grad_fn = copy_slices
         base._rg = True
         if base._output_nr:
@@ -166,3 +170,7 @@ def rebase_history(tensor, grad_fn, metadata_only: bool = False) -> None:
         tensor._output_nr = 0
     tensor._rg = True
     grad_fn._input_metadata = ((tensor._data.shape, tensor._data.dtype),)
+    if tensor._meta is not None:
+        move_retains_grad(tensor, grad_fn)
+    if anomaly.enabled:
+        anomaly.record_forward(grad_fn)

@@ -1,0 +1,22 @@
+"""Private engine queries that torch exposes under ``torch._C``."""
+
+from .autograd.engine import current_graph_task, current_node
+
+
+def _current_autograd_node():
+    """The Node being executed by the backward running on this thread, or None."""
+    return current_node()
+
+
+def _will_engine_execute_node(node) -> bool:
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError(
+            "_will_engine_execute_node should only be called during the backward pass"
+        )
+    return task.will_execute(node)
+
+
+def _current_graph_task_id() -> int:
+    task = current_graph_task()
+    return -1 if task is None else id(task)

@@ -1,0 +1,103 @@
+"""Anomaly mode: forward tracebacks on nodes, NaN checks on backward outputs.
+
+Like PyTorch's, the switch is process-wide (not thread-local).
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from typing import Any
+
+enabled = False
+check_nan = True
+
+
+class detect_anomaly:
+    """Context manager / decorator turning anomaly detection on (PyTorch's detect_anomaly)."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+    def __enter__(self) -> None:
+        self.prev = (enabled, check_nan)
+        set_detect_anomaly(True, self.check_nan)
+
+    def __exit__(self, *exc: Any) -> None:
+        set_detect_anomaly(*self.prev)
+
+    def __call__(self, func):
+        import functools
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.__class__(self.check_nan):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+class set_detect_anomaly:
+    """Set anomaly detection on or off; as a context manager, restore it on exit."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = (enabled, globals()["check_nan"])
+        _set(mode, check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        _set(*self.prev)
+
+
+def _set(mode: bool, nan: bool) -> None:
+    global enabled, check_nan
+    enabled = bool(mode)
+    check_nan = bool(nan)
+
+
+def is_anomaly_enabled() -> bool:
+    return enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return check_nan
+
+
+def record_forward(node) -> None:
+    """Keep the forward traceback of the op that created ``node``."""
+    node.metadata["traceback_"] = traceback.format_stack()[:-3]
+
+
+def check_outputs(node, outputs) -> None:
+    if not check_nan:
+        return
+    import numpy as np
+
+    for index, grad in enumerate(outputs):
+        if grad is not None and grad._data.dtype.kind == "f" and np.isnan(grad._data).any():
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan values in its {index}th output."
+            )
+
+
+def report(node, error: BaseException) -> None:
+    """Warn with, and attach to the error, the forward traceback of the failing node."""
+    stack = node.__dict__.get("_metadata") or {}
+    lines = stack.get("traceback_") if isinstance(stack, dict) else None
+    if not lines:
+        return
+    text = "".join(lines)
+    message = (
+        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{text}"
+    )
+    warnings.warn(message, UserWarning, stacklevel=2)
+    if hasattr(error, "add_note"):
+        error.add_note(message)
