@@ -42,7 +42,7 @@ class Tensor:
         "_data",  # numpy array holding the values
         "_rg",  # requires_grad
         "_grad_fn",
-        "_vc",  # version counter: a one-element list shared with views
+        "_vc",  # version counter: a one-element list shared with views (None until needed)
         "_base",  # the tensor this one is a view of, if any
         # set on views only (never read on other tensors):
         "_attr_version",  # the version at which the view's grad_fn was computed
@@ -146,7 +146,8 @@ class Tensor:
     def _version(self) -> int:
         if self._keys == K.INFERENCE_TENSOR_KEYS:
             raise RuntimeError("Inference tensors do not track version counter.")
-        return self._vc[0]
+        vc = self._vc
+        return vc[0] if vc is not None else 0
 
     def is_inference(self) -> bool:
         return self._keys == K.INFERENCE_TENSOR_KEYS
@@ -336,13 +337,21 @@ class Tensor:
         return self
 
 
+def version_counter(t: Tensor) -> list:
+    """``t``'s version counter, created on first need (most tensors never need one)."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    return vc
+
+
 def _make(data: np.ndarray) -> Tensor:
     """A fresh tensor owning nothing but ``data`` (no autograd history)."""
     t = _new(Tensor)
     t._data = data
     t._rg = False
     t._grad_fn = None
-    t._vc = [0]
+    t._vc = None  # created on first in-place op, view or save of an output
     t._base = None
     if _tls.inference_mode:
         t._keys = K.INFERENCE_TENSOR_KEYS
@@ -427,6 +436,6 @@ def wrap_scalar(value: Any) -> Tensor:
     t._data = np.array(value, npdt)
     t._rg = False
     t._grad_fn = None
-    t._vc = [0]
+    t._vc = None
     t._base = None
     return t

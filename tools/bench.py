@@ -390,8 +390,61 @@ def run_case(name, args):
     return label, times, notes
 
 
+# ---- the 1,000,000-op chain: time and peak memory, each library in its own process ----
+
+LONG_CHAIN = 1_000_000
+_LONG_CHAIN_CHILD = """
+import resource, sys, time
+lib = sys.argv[1]
+if lib == "torch":
+    import torch as m
+    torch_threads = m.set_num_threads(1)
+else:
+    import opgrad as m
+x = m.tensor([1.0], dtype=m.float64, requires_grad=True)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+y = x
+for _ in range({n}):
+    y = y * 1.0000001
+mid = time.perf_counter()
+y.sum().backward()
+end = time.perf_counter()
+del y
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(mid - start, end - mid, (peak - base) / 1024.0, float(x.grad))
+"""
+
+
+def long_chain(n: int = LONG_CHAIN) -> None:
+    """Print forward/backward time and peak RSS growth of an n-op chain, per library."""
+    import subprocess
+
+    print(f"\n{n:,}-op chain (y = y * c on one float64 element), one process per library:")
+    print(f"  {'library':<8} {'forward':>10} {'backward':>10} {'peak RSS growth':>16}")
+    for lib in ("torch", "opgrad"):
+        if lib == "torch" and torch is None:
+            print(f"  {lib:<8} {'n/a':>10}")
+            continue
+        proc = subprocess.run(
+            [sys.executable, "-c", _LONG_CHAIN_CHILD.format(n=n), lib],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            print(f"  {lib:<8} error: {proc.stderr.strip().splitlines()[-1]}")
+            continue
+        fwd, bwd, mib, _ = (float(v) for v in proc.stdout.split())
+        print(f"  {lib:<8} {fwd:>9.2f}s {bwd:>9.2f}s {mib:>13.0f} MiB")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--long-chain",
+        action="store_true",
+        help=f"also run the {LONG_CHAIN:,}-op chain (time and peak memory; ~1 min)",
+    )
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
     parser.add_argument("--traceback", action="store_true", help="print full tracebacks of errors")
     choices = sorted(set(CASES) | {letter for letter, _, _ in CASES.values()})
@@ -430,6 +483,8 @@ def main():
         print()
         print("\n".join(all_notes))
     print("\ntimes: min over repeats, per call; one thread everywhere")
+    if args.long_chain:
+        long_chain()
     return 1 if all_notes else 0
 
 

@@ -7,7 +7,7 @@ import threading
 from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
-from ..tensor import _make
+from ..tensor import _make, version_counter
 
 
 def _can_steal(grad) -> bool:
@@ -25,7 +25,7 @@ def _detach(grad):
     if (grad._keys | _tls.include) & PYTHON:
         return aten.detach(grad)
     alias = _make(grad._data)
-    alias._vc = grad._vc
+    alias._vc = version_counter(grad)
     return alias
 
 

@@ -360,7 +360,7 @@ def _warn_bc_breaking() -> None:
         "feature is enabled by default, but it may break existing callers "
         "of this function. If this is true for you, you can call this "
         'function with "check_undefined_grad=False" to disable the feature',
-        stacklevel=4,
+        stacklevel=5,
     )
 
 

@@ -41,12 +41,12 @@ def get_gradient_edge(tensor) -> GradientEdge:
 
 def increment_version(tensor) -> None:
     """Bump the version counter of ``tensor`` (shared with its views), as an in-place op would."""
-    from ..tensor import Tensor
+    from ..tensor import Tensor, version_counter
 
     tensors = [tensor] if isinstance(tensor, Tensor) else list(tensor)
     for t in tensors:
         if not t.is_inference():
-            t._vc[0] += 1
+            version_counter(t)[0] += 1
 
 
 class _MultiHandle:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..tensor import _make
+from ..tensor import _make, version_counter
 
 
 def check_out(op_name: str, *tensors) -> None:
@@ -25,9 +25,9 @@ def saved_original(tensor):
 
 
 def bump_version(tensor) -> None:
-    tensor._vc[0] += 1
+    version_counter(tensor)[0] += 1
 
 
 def share_version(source, alias):
-    alias._vc = source._vc
+    alias._vc = version_counter(source)
     return alias

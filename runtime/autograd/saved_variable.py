@@ -7,7 +7,7 @@ import re
 from .._tls import state as _tls
 from ..dtypes import legacy_tensor_type
 from ..dispatch_keys import INFERENCE_TENSOR_KEYS
-from ..tensor import _make
+from ..tensor import _make, version_counter
 
 ERR_FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -39,7 +39,8 @@ class SavedVariable:
     def __init__(self, tensor, is_output: bool) -> None:
         if tensor._keys == INFERENCE_TENSOR_KEYS:
             raise RuntimeError(ERR_INFERENCE)
-        self._version = tensor._vc[0]
+        vc = tensor._vc if not is_output else version_counter(tensor)
+        self._version = vc[0] if vc is not None else 0
         self._is_output = is_output
         self._hooks = None  # (packed value, unpack hook) once hooks are registered
         default_hooks = _tls.saved_hooks
@@ -84,7 +85,8 @@ class SavedVariable:
                     f"of type {type(result).__name__}"
                 )
             return self._with_history(result, grad_fn)
-        if tensor._vc[0] != self._version:
+        vc = tensor._vc
+        if (vc[0] if vc is not None else 0) != self._version:
             self._raise_version_error(tensor, grad_fn)
         if not self._is_output:
             return tensor
@@ -136,7 +138,7 @@ class SavedVariable:
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{legacy_tensor_type(data.dtype)} [{', '.join(map(str, data.shape))}]]"
-            f"{where} is at version {tensor._vc[0]}; expected version {self._version} instead. "
+            f"{where} is at version {tensor._version}; expected version {self._version} instead. "
             "Hint: enable anomaly detection to find the operation that failed to compute its "
             "gradient, with opgrad.autograd.set_detect_anomaly(True, check_nan=False)."
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .._tls import state as _tls
 from ..numpy_kernels import storage_offset
-from ..tensor import _View
+from ..tensor import _View, version_counter
 from . import anomaly
 from .hooks import move_retains_grad
 from .node import Node, gradient_edge
@@ -49,8 +49,8 @@ def as_view(base, view, creation_meta: int = DEFAULT):
         creation_meta = INFERENCE_MODE if _tls.inference_mode else NO_GRAD_MODE
     view.__class__ = _View
     view._base = root
-    view._vc = base._vc
-    view._attr_version = base._vc[0]
+    vc = view._vc = version_counter(base)
+    view._attr_version = vc[0]
     view._creation_meta = creation_meta
     return view
 
