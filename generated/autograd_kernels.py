@@ -268,6 +268,21 @@ def reciprocal(keyset, self):
     return result
 
 
+def reciprocal_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ReciprocalBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._reciprocal__cache.get(keyset) or ops.reciprocal__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
 def neg(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -338,6 +353,21 @@ def log(keyset, self):
     return result
 
 
+def log_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.LogBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._log__cache.get(keyset) or ops.log__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
 def sin(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -352,6 +382,21 @@ def sin(keyset, self):
     return result
 
 
+def sin_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SinBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._sin__cache.get(keyset) or ops.sin__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
 def cos(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -363,6 +408,21 @@ def cos(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    return result
+
+
+def cos_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.CosBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._cos__cache.get(keyset) or ops.cos__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
     return result
 
 
@@ -596,6 +656,21 @@ def sqrt(keyset, self):
     return result
 
 
+def sqrt_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SqrtBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._sqrt__cache.get(keyset) or ops.sqrt__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
 def abs(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -607,6 +682,21 @@ def abs(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    return result
+
+
+def abs_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AbsBackward0()
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._abs__cache.get(keyset) or ops.abs__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
     return result
 
 

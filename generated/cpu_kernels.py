@@ -272,6 +272,14 @@ def reciprocal(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def reciprocal_(keyset, self):
+    """CPU kernel of reciprocal_"""
+    target = self
+    self = float_array(self)
+    result = np.reciprocal(self)
+    return copy_into(target, result)
+
+
 def neg(keyset, self):
     """CPU kernel of neg"""
     self = self._data
@@ -328,6 +336,14 @@ def log(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def log_(keyset, self):
+    """CPU kernel of log_"""
+    target = self
+    self = float_array(self)
+    result = np.log(self)
+    return copy_into(target, result)
+
+
 def sin(keyset, self):
     """CPU kernel of sin"""
     self = float_array(self)
@@ -336,12 +352,28 @@ def sin(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def sin_(keyset, self):
+    """CPU kernel of sin_"""
+    target = self
+    self = float_array(self)
+    result = np.sin(self)
+    return copy_into(target, result)
+
+
 def cos(keyset, self):
     """CPU kernel of cos"""
     self = float_array(self)
     result = np.cos(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def cos_(keyset, self):
+    """CPU kernel of cos_"""
+    target = self
+    self = float_array(self)
+    result = np.cos(self)
+    return copy_into(target, result)
 
 
 def tanh(keyset, self):
@@ -522,12 +554,28 @@ def sqrt(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def sqrt_(keyset, self):
+    """CPU kernel of sqrt_"""
+    target = self
+    self = float_array(self)
+    result = np.sqrt(self)
+    return copy_into(target, result)
+
+
 def abs(keyset, self):
     """CPU kernel of abs"""
     self = self._data
     result = np.abs(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def abs_(keyset, self):
+    """CPU kernel of abs_"""
+    target = self
+    self = self._data
+    result = np.abs(self)
+    return copy_into(target, result)
 
 
 def sgn(keyset, self):

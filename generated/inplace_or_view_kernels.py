@@ -186,6 +186,14 @@ def div_out(keyset, self, other, out):
     return result
 
 
+def reciprocal_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._reciprocal__cache.get(keyset) or ops.reciprocal__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
 def neg_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._neg__cache.get(keyset) or ops.neg__op._resolve(keyset)
@@ -215,6 +223,30 @@ def exp_out(keyset, self, out):
     redispatch = ops._exp_out_cache.get(keyset) or ops.exp_out_op._resolve(keyset)
     result = redispatch(keyset, self, out)
     bump_version(out)
+    return result
+
+
+def log_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._log__cache.get(keyset) or ops.log__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def sin_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._sin__cache.get(keyset) or ops.sin__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def cos_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._cos__cache.get(keyset) or ops.cos__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
     return result
 
 
@@ -273,6 +305,22 @@ def pow_Tensor_Scalar_out(keyset, self, exponent, out):
     ) or ops.pow_Tensor_Scalar_out_op._resolve(keyset)
     result = redispatch(keyset, self, exponent, out)
     bump_version(out)
+    return result
+
+
+def sqrt_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._sqrt__cache.get(keyset) or ops.sqrt__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def abs_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._abs__cache.get(keyset) or ops.abs__op._resolve(keyset)
+    result = redispatch(keyset, self)
+    bump_version(self)
     return result
 
 

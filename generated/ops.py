@@ -369,6 +369,21 @@ def reciprocal(self):
 reciprocal_op._entry = reciprocal
 
 
+reciprocal__op = define("aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)")
+_reciprocal__cache = reciprocal__op._cache
+
+
+def reciprocal_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _reciprocal__cache.get(keyset) or reciprocal__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+reciprocal__op._entry = reciprocal_
+
+
 neg_op = define("aten::neg(Tensor self) -> Tensor")
 _neg_cache = neg_op._cache
 
@@ -478,6 +493,21 @@ def log(self):
 log_op._entry = log
 
 
+log__op = define("aten::log_(Tensor(a!) self) -> Tensor(a!)")
+_log__cache = log__op._cache
+
+
+def log_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _log__cache.get(keyset) or log__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+log__op._entry = log_
+
+
 sin_op = define("aten::sin(Tensor self) -> Tensor")
 _sin_cache = sin_op._cache
 
@@ -493,6 +523,21 @@ def sin(self):
 sin_op._entry = sin
 
 
+sin__op = define("aten::sin_(Tensor(a!) self) -> Tensor(a!)")
+_sin__cache = sin__op._cache
+
+
+def sin_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _sin__cache.get(keyset) or sin__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+sin__op._entry = sin_
+
+
 cos_op = define("aten::cos(Tensor self) -> Tensor")
 _cos_cache = cos_op._cache
 
@@ -506,6 +551,21 @@ def cos(self):
 
 
 cos_op._entry = cos
+
+
+cos__op = define("aten::cos_(Tensor(a!) self) -> Tensor(a!)")
+_cos__cache = cos__op._cache
+
+
+def cos_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _cos__cache.get(keyset) or cos__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+cos__op._entry = cos_
 
 
 tanh_op = define("aten::tanh(Tensor self) -> Tensor")
@@ -791,6 +851,21 @@ def sqrt(self):
 sqrt_op._entry = sqrt
 
 
+sqrt__op = define("aten::sqrt_(Tensor(a!) self) -> Tensor(a!)")
+_sqrt__cache = sqrt__op._cache
+
+
+def sqrt_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _sqrt__cache.get(keyset) or sqrt__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+sqrt__op._entry = sqrt_
+
+
 abs_op = define("aten::abs(Tensor self) -> Tensor")
 _abs_cache = abs_op._cache
 
@@ -804,6 +879,21 @@ def abs(self):
 
 
 abs_op._entry = abs
+
+
+abs__op = define("aten::abs_(Tensor(a!) self) -> Tensor(a!)")
+_abs__cache = abs__op._cache
+
+
+def abs_(self):
+    if self.__class__ is not Tensor:
+        self = as_tensor_arg(self)
+    keyset = (self._keys | _tls.include) & _tls.keep
+    kernel = _abs__cache.get(keyset) or abs__op._resolve(keyset)
+    return kernel(keyset, self)
+
+
+abs__op._entry = abs_
 
 
 sgn_op = define("aten::sgn(Tensor self) -> Tensor")

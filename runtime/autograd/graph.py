@@ -181,3 +181,124 @@ class disable_saved_tensors_hooks:
         from .._tls import state
 
         state.saved_hooks_disabled = self.prev
+
+
+# ---- allow_mutation_on_saved_tensors -------------------------------------------------------
+
+_mutation_allowed = False
+_OUTSIDE_CONTEXT = (
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+    "in which the graph was originally recorded."
+)
+
+
+class _Handle:
+    """What a saved tensor is packed into: the key of its original or its clone."""
+
+
+def _storage_id(tensor) -> int:
+    from ..numpy_kernels import memory_owner
+
+    return memory_owner(tensor._data).__array_interface__["data"][0]
+
+
+def _tensor_id(tensor) -> tuple:
+    return (id(tensor), tensor._data.__array_interface__["data"][0], tensor._version)
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one allow_mutation_on_saved_tensors block."""
+
+    def __init__(self) -> None:
+        import weakref
+        from collections import defaultdict
+
+        self.cloned = weakref.WeakKeyDictionary()
+        self.original = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid = defaultdict(set)
+
+    def clear(self) -> None:
+        self.cloned.clear()
+        self.original.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+
+class _swap_with_cloned(saved_tensors_hooks):
+    """Saved tensors are packed into handles; unpack returns the clone if one was made."""
+
+    def __init__(self, ctx: _AllowMutationOnSavedContext) -> None:
+        def pack(tensor):
+            tid, sid = _tensor_id(tensor), _storage_id(tensor)
+            ctx.sid_to_tid[sid].add(tid)
+            handle = ctx.tid_to_weakhandle.get(tid)
+            if handle is None:
+                handle = _Handle()
+                ctx.tid_to_weakhandle[tid] = handle
+                ctx.original[handle] = tensor
+            return handle
+
+        def unpack(handle):
+            if not _mutation_allowed:
+                raise AssertionError(_OUTSIDE_CONTEXT)
+            if handle in ctx.cloned:
+                return ctx.cloned[handle]
+            if handle not in ctx.original:
+                raise AssertionError(_OUTSIDE_CONTEXT)
+            return ctx.original[handle]
+
+        super().__init__(pack, unpack)
+
+
+def _clone_before_mutate_mode(ctx: _AllowMutationOnSavedContext):
+    from ..utils._python_dispatch import TorchDispatchMode
+
+    class CloneArgBeforeMutate(TorchDispatchMode):
+        """Before an op writes a tensor whose memory holds a saved tensor, clone that one."""
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            for index, arg in enumerate(func._schema.arguments):
+                if arg.is_write:
+                    value = kwargs.get(arg.name) if arg.kwarg_only else args[index]
+                    if value is not None:
+                        self._maybe_clone(value)
+            return func(*args, **kwargs)
+
+        @staticmethod
+        def _maybe_clone(tensor) -> None:
+            for tid in ctx.sid_to_tid.get(_storage_id(tensor), ()):
+                handle = ctx.tid_to_weakhandle.get(tid)
+                if handle is None or handle in ctx.cloned:
+                    continue  # freed by a backward already, or cloned before
+                ctx.cloned[handle] = ctx.original[handle].clone()
+                del ctx.original[handle]
+
+    return CloneArgBeforeMutate()
+
+
+class allow_mutation_on_saved_tensors:
+    """Inside the block, mutating a tensor saved for backward first clones it, so backward
+    still sees the saved value. Run forward and backward inside the same block."""
+
+    def __enter__(self) -> _AllowMutationOnSavedContext:
+        global _mutation_allowed
+        if _mutation_allowed:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        self.ctx = _AllowMutationOnSavedContext()
+        self.hooks = _swap_with_cloned(self.ctx)
+        self.mode = _clone_before_mutate_mode(self.ctx)
+        self.hooks.__enter__()
+        self.mode.__enter__()
+        _mutation_allowed = True
+        return self.ctx
+
+    def __exit__(self, *exc: Any) -> None:
+        global _mutation_allowed
+        try:
+            self.mode.__exit__(*exc)
+            self.hooks.__exit__(*exc)
+        finally:
+            self.ctx.clear()
+            _mutation_allowed = False
