@@ -71,9 +71,20 @@ def is_anomaly_check_nan_enabled() -> bool:
     return check_nan
 
 
+def _internal_dirs() -> tuple:
+    import os
+
+    from .. import generated
+
+    runtime = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return (runtime + os.sep, os.path.dirname(os.path.abspath(generated.__file__)) + os.sep)
+
+
 def record_forward(node) -> None:
-    """Keep the forward traceback of the op that created ``node``."""
-    node.metadata["traceback_"] = traceback.format_stack()[:-3]
+    """Keep the forward traceback (user frames only) of the op that created ``node``."""
+    internal = _internal_dirs()
+    frames = [f for f in traceback.extract_stack() if not f.filename.startswith(internal)]
+    node.metadata["traceback_"] = traceback.format_list(frames)
 
 
 def check_outputs(node, outputs) -> None:
