@@ -2419,6 +2419,8 @@ class UnbindBackward0(Node):
         self.dim_ = None
 
     def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
         dim = self.dim_
         # self: unbind_backward(grads, dim)
         grad_self = unbind_backward(grads, dim) if needs[0] else None
@@ -2448,6 +2450,8 @@ class SplitBackward0(Node):
         self.split_size_ = None
 
     def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
         dim = self.dim_
         self_sym_sizes = self.self_sym_sizes_
         split_size = self.split_size_
@@ -2487,6 +2491,8 @@ class SplitWithSizesBackward0(Node):
         self.split_sizes_ = None
 
     def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
         dim = self.dim_
         self_sym_sizes = self.self_sym_sizes_
         split_sizes = self.split_sizes_

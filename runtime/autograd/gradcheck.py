@@ -201,13 +201,13 @@ def _numerical_jacobians(func, inputs, eps) -> list:
 
 
 def _numerical_jvps(func, inputs, all_u, eps) -> list:
-    """``[input][output]`` directional derivatives ``J u`` (flat numpy, None if not float)."""
+    """``[input][output]`` directional derivatives ``J u`` (flat numpy arrays)."""
     jvps = []
     for (_, inp), u in zip(_checked_inputs(inputs), all_u):
         values = inp.data.numpy()
         delta = (u * eps).reshape(values.shape)
         columns = _central_difference(func, inputs, values, Ellipsis, delta, eps)
-        jvps.append([c.numpy() if c.is_floating_point() else None for c in columns])
+        jvps.append([c.numpy() for c in columns])
     return jvps
 
 
@@ -317,7 +317,7 @@ def _fast_check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dty
     jvps = _numerical_jvps(func, inputs, all_u, eps)
     if not outputs:
         for jvp in (j for per_out in jvps for j in per_out):
-            if jvp is not None and jvp.size and np.abs(jvp).max() > nondet_tol:
+            if jvp.size and np.abs(jvp).max() > nondet_tol:
                 raise GradcheckError("Numerical gradient for function expected to be zero")
         return
     positions = [k for k, o in enumerate(_as_tuple(func_out)) if o.requires_grad]
