@@ -143,6 +143,7 @@ class CpuKernel:
     #: "copy" (in-place variant), "set" (metadata in-place), "out" (out= variant) or None
     writes: Optional[str]
     returns_many: bool = False
+    is_view: bool = False
     #: tensor inputs that broadcast together (their shapes name a broadcast error)
     broadcasts: Tuple[str, ...] = ()
 
@@ -189,6 +190,9 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     returns = entry.schema.returns
     many = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
     broadcasts = tuple(t for t in tensors) if rule != "none" and len(tensors) > 1 else ()
+    is_view = entry.is_view and ov.kind == "functional" and not many
+    if is_view:
+        prelude.insert(0, f"source = {tensors[0]}")
     return CpuKernel(
         ov.ident,
         f"CPU kernel of {ov.schema.split('(')[0]}",
@@ -196,8 +200,9 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         prelude,
         entry.cpu,
         writes,
-        many,
-        broadcasts,
+        returns_many=many,
+        broadcasts=broadcasts,
+        is_view=is_view,
     )
 
 

@@ -12,7 +12,15 @@ from numpy import asarray, ndarray
 
 from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
-from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data, write_out
+from opgrad.cpu_support import (
+    copy_into,
+    float_array,
+    promote,
+    promote2,
+    same_keys,
+    set_data,
+    write_out,
+)
 from opgrad.tensor import _make as make_tensor
 
 
@@ -884,34 +892,46 @@ def mv(keyset, self, vec):
 
 def t(keyset, self):
     """CPU kernel of t"""
+    source = self
     self = self._data
     result = k.t(self)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def transpose_int(keyset, self, dim0, dim1):
     """CPU kernel of transpose.int"""
+    source = self
     self = self._data
     result = k.transpose(self, dim0, dim1)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def permute(keyset, self, dims):
     """CPU kernel of permute"""
+    source = self
     self = self._data
     result = k.permute(self, dims)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def view(keyset, self, size):
     """CPU kernel of view"""
+    source = self
     self = self._data
     result = k.view(self, size)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def _unsafe_view(keyset, self, size):
@@ -924,34 +944,46 @@ def _unsafe_view(keyset, self, size):
 
 def expand(keyset, self, size, implicit):
     """CPU kernel of expand"""
+    source = self
     self = self._data
     result = k.expand(self, size)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def unsqueeze(keyset, self, dim):
     """CPU kernel of unsqueeze"""
+    source = self
     self = self._data
     result = k.unsqueeze(self, dim)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def squeeze(keyset, self):
     """CPU kernel of squeeze"""
+    source = self
     self = self._data
     result = k.squeeze(self, None)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def squeeze_dim(keyset, self, dim):
     """CPU kernel of squeeze.dim"""
+    source = self
     self = self._data
     result = k.squeeze(self, dim)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def squeeze_(keyset, self):
@@ -996,10 +1028,13 @@ def transpose_(keyset, self, dim0, dim1):
 
 def select_int(keyset, self, dim, index):
     """CPU kernel of select.int"""
+    source = self
     self = self._data
     result = k.select(self, dim, index)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def select_backward(keyset, grad_output, input_sizes, dim, index):
@@ -1012,10 +1047,13 @@ def select_backward(keyset, grad_output, input_sizes, dim, index):
 
 def slice_Tensor(keyset, self, dim, start, end, step):
     """CPU kernel of slice.Tensor"""
+    source = self
     self = self._data
     result = k.slice(self, dim, start, end, step)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
@@ -1028,18 +1066,24 @@ def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
 
 def as_strided(keyset, self, size, stride, storage_offset):
     """CPU kernel of as_strided"""
+    source = self
     self = self._data
     result = k.as_strided(self, size, stride, storage_offset)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def diagonal(keyset, self, offset, dim1, dim2):
     """CPU kernel of diagonal"""
+    source = self
     self = self._data
     result = k.diagonal(self, offset, dim1, dim2)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
@@ -1052,10 +1096,13 @@ def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
 
 def unfold(keyset, self, dimension, size, step):
     """CPU kernel of unfold"""
+    source = self
     self = self._data
     result = k.unfold(self, dimension, size, step)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
@@ -1105,10 +1152,13 @@ def stack(keyset, tensors, dim):
 
 def alias(keyset, self):
     """CPU kernel of alias"""
+    source = self
     self = self._data
     result = self.view()
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def clone(keyset, self, memory_format):
@@ -1121,10 +1171,13 @@ def clone(keyset, self, memory_format):
 
 def detach(keyset, self):
     """CPU kernel of detach"""
+    source = self
     self = self._data
     result = self
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+    # a view of an inference tensor is an inference tensor
+    return same_keys(
+        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
+    )
 
 
 def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format):

@@ -65,7 +65,7 @@ class AddBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -99,7 +99,7 @@ class AddBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -119,7 +119,7 @@ class SubBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -153,7 +153,7 @@ class SubBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -173,7 +173,7 @@ class RsubBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -207,7 +207,7 @@ class RsubBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.alpha_ = None
 
     def apply(self, grads, needs):
@@ -239,7 +239,7 @@ class MulBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.other_ = None
         self.self_ = None
 
@@ -287,7 +287,7 @@ class MulBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.other_ = None
 
     def apply(self, grads, needs):
@@ -319,7 +319,7 @@ class DivBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.other_ = None
         self.self_ = None
 
@@ -367,7 +367,7 @@ class DivBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.other_ = None
 
     def apply(self, grads, needs):
@@ -393,7 +393,7 @@ class ReciprocalBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -423,7 +423,7 @@ class NegBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -443,7 +443,7 @@ class ExpBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -473,7 +473,7 @@ class LogBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -503,7 +503,7 @@ class SinBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -533,7 +533,7 @@ class CosBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -563,7 +563,7 @@ class TanhBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -599,7 +599,7 @@ class TanhBackwardBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.grad_output_ = None
         self.output_ = None
 
@@ -647,7 +647,7 @@ class SigmoidBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -683,7 +683,7 @@ class SigmoidBackwardBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.grad_output_ = None
         self.output_ = None
 
@@ -731,7 +731,7 @@ class ReluBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -764,7 +764,7 @@ class ThresholdBackwardBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_ = None
         self.threshold_ = None
 
@@ -811,7 +811,7 @@ class PowBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.exponent_ = None
         self.self_ = None
 
@@ -855,7 +855,7 @@ class PowBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.exponent_ = None
         self.result_ = None
         self.self_ = None
@@ -920,7 +920,7 @@ class PowBackward2(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.exponent_ = None
         self.result_ = None
         self.self_ = None
@@ -966,7 +966,7 @@ class SqrtBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.result_ = None
 
     def apply(self, grads, needs):
@@ -996,7 +996,7 @@ class AbsBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_ = None
 
     def apply(self, grads, needs):
@@ -1026,7 +1026,7 @@ class SgnBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1046,7 +1046,7 @@ class SignBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1070,7 +1070,7 @@ class ClampBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.max_ = None
         self.min_ = None
         self.self_ = None
@@ -1118,7 +1118,7 @@ class MaximumBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.other_ = None
         self.self_ = None
 
@@ -1166,7 +1166,7 @@ class WhereBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.condition_ = None
 
     def apply(self, grads, needs):
@@ -1204,7 +1204,7 @@ class SumBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1234,7 +1234,7 @@ class SumBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.keepdim_ = None
         self.self_sym_sizes_ = None
@@ -1275,7 +1275,7 @@ class MeanBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_sym_numel_ = None
         self.self_sym_sizes_ = None
 
@@ -1314,7 +1314,7 @@ class MeanBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.keepdim_ = None
         self.self_sym_numel_ = None
@@ -1370,7 +1370,7 @@ class MmBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.mat2_ = None
         self.mat2_sym_sizes_ = None
         self.mat2_sym_strides_ = ()
@@ -1452,7 +1452,7 @@ class BmmBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.mat2_ = None
         self.self_ = None
 
@@ -1506,7 +1506,7 @@ class DotBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_ = None
         self.tensor_ = None
 
@@ -1560,7 +1560,7 @@ class MvBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_ = None
         self.vec_ = None
 
@@ -1608,7 +1608,7 @@ class TBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1631,7 +1631,7 @@ class TransposeBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim0_ = None
         self.dim1_ = None
 
@@ -1663,7 +1663,7 @@ class PermuteBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dims_ = None
 
     def apply(self, grads, needs):
@@ -1689,7 +1689,7 @@ class ViewBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1715,7 +1715,7 @@ class UnsafeViewBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1741,7 +1741,7 @@ class ExpandBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1767,7 +1767,7 @@ class UnsqueezeBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
 
     def apply(self, grads, needs):
@@ -1793,7 +1793,7 @@ class SqueezeBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1822,7 +1822,7 @@ class SqueezeBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.self_sym_sizes_ = None
 
@@ -1854,7 +1854,7 @@ class SqueezeBackward3(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_sym_sizes_ = None
 
     def apply(self, grads, needs):
@@ -1883,7 +1883,7 @@ class SqueezeBackward4(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.self_sym_sizes_ = None
 
@@ -1915,7 +1915,7 @@ class UnsqueezeBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
 
     def apply(self, grads, needs):
@@ -1941,7 +1941,7 @@ class TBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -1964,7 +1964,7 @@ class TransposeBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim0_ = None
         self.dim1_ = None
 
@@ -2000,7 +2000,7 @@ class SelectBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.index_ = None
         self.self_sym_sizes_ = None
@@ -2041,7 +2041,7 @@ class SelectBackwardBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.index_ = None
 
@@ -2079,7 +2079,7 @@ class SliceBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.end_ = None
         self.self_sym_sizes_ = None
@@ -2136,7 +2136,7 @@ class SliceBackwardBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.end_ = None
         self.start_ = None
@@ -2185,7 +2185,7 @@ class AsStridedBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_geometry_ = None
         self.size_ = None
         self.storage_offset_ = None
@@ -2234,7 +2234,7 @@ class DiagonalBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim1_ = None
         self.dim2_ = None
         self.offset_ = None
@@ -2284,7 +2284,7 @@ class DiagonalBackwardBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim1_ = None
         self.dim2_ = None
         self.offset_ = None
@@ -2327,7 +2327,7 @@ class UnfoldBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dimension_ = None
         self.self_sym_sizes_ = None
         self.size_ = None
@@ -2377,7 +2377,7 @@ class UnfoldBackwardBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.size_ = None
         self.step_ = None
@@ -2415,7 +2415,7 @@ class UnbindBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
 
     def apply(self, grads, needs):
@@ -2444,7 +2444,7 @@ class SplitBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.self_sym_sizes_ = None
         self.split_size_ = None
@@ -2485,7 +2485,7 @@ class SplitWithSizesBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.self_sym_sizes_ = None
         self.split_sizes_ = None
@@ -2528,7 +2528,7 @@ class CatBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.tensors_args_scalartypes_ = None
         self.tensors_args_sizes_ = None
@@ -2564,7 +2564,7 @@ class StackBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.dim_ = None
         self.tensors_args_scalartypes_ = None
 
@@ -2593,7 +2593,7 @@ class AliasBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -2613,7 +2613,7 @@ class CloneBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -2633,7 +2633,7 @@ class ToCopyBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.self_scalar_type_ = None
 
     def apply(self, grads, needs):
@@ -2655,7 +2655,7 @@ class CopyBackwards(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.src_scalar_type_ = None
 
     def apply(self, grads, needs):
@@ -2685,7 +2685,7 @@ class ZeroBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -2705,7 +2705,7 @@ class FillBackward2(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -2725,7 +2725,7 @@ class FillBackward3(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def apply(self, grads, needs):
         grad = grads[0]
@@ -2753,7 +2753,7 @@ class MaskedFillBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.mask_ = None
 
     def apply(self, grads, needs):
@@ -2783,7 +2783,7 @@ class MaskedFillBackward1(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.mask_ = None
 
     def apply(self, grads, needs):
@@ -2824,7 +2824,7 @@ class IndexBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.indices_ = None
         self.self_sym_sizes_ = None
 
@@ -2866,7 +2866,7 @@ class IndexPutBackward0(Node):
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
         self.accumulate_ = None
         self.indices_ = None
         self.values_info_ = None

@@ -44,16 +44,25 @@ __all__ = [
 def _as_tuple(value) -> tuple:
     if value is None:
         return ()
-    if isinstance(value, Tensor):
+    if isinstance(value, (Tensor, graph.GradientEdge)):
         return (value,)
     return tuple(value)
 
 
 def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
     """Check user gradients against outputs; seed scalar outputs with ones."""
-
     grads = []
     for index, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(out, graph.GradientEdge):
+            shape, dtype = out.node._in_meta[out.output_nr]
+            if grad is None:
+                if _numel(shape) != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                grads.append(aten.ones(shape, dtype=from_numpy_dtype(dtype)))
+                continue
+            out_shape = shape
+        else:
+            out_shape = out._data.shape
         if grad is None:
             if out._rg:
                 if out._data.size != 1:
@@ -71,19 +80,37 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
             raise TypeError(
                 "gradients can be either Tensors or None, but got " + type(grad).__name__
             )
-        if grad._data.shape != out._data.shape:
+        if grad._data.shape != out_shape:
+            from ..tensor import Size
+
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{index}] has a shape of "
-                f"{grad.shape} and output[{index}] has a shape of {out.shape}."
-            )
-        if grad._data.dtype.kind != out._data.dtype.kind and out._data.dtype.kind == "f":
-            raise TypeError(
-                f"For complex Tensors, both grad_output and output are required to have the "
-                f"same dtype. Mismatch in dtype: grad_output[{index}] has a dtype of "
-                f"{grad.dtype} and output[{index}] has a dtype of {out.dtype}."
+                f"{grad.shape} and output[{index}] has a shape of {Size(out_shape)}."
             )
         grads.append(grad)
     return grads
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _root_edges(outputs: tuple) -> list:
+    edges = []
+    for index, out in enumerate(outputs):
+        if isinstance(out, graph.GradientEdge):
+            edges.append((out.node, out.output_nr))
+            continue
+        edge = gradient_edge(out)
+        if edge is None:
+            raise RuntimeError(
+                f"element {index} of tensors does not require grad and does not have a grad_fn"
+            )
+        edges.append(edge)
+    return edges
 
 
 def _input_edge(t) -> tuple:
@@ -95,16 +122,13 @@ def _input_edge(t) -> tuple:
     return gradient_edge(t)
 
 
-def _root_edges(outputs: tuple) -> list:
-    edges = []
-    for index, out in enumerate(outputs):
-        edge = gradient_edge(out)
-        if edge is None:
-            raise RuntimeError(
-                f"element {index} of tensors does not require grad and does not have a grad_fn"
-            )
-        edges.append(edge)
-    return edges
+_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak."
+)
 
 
 def backward(
@@ -115,7 +139,13 @@ def backward(
     grad_variables=None,
     inputs=None,
 ) -> None:
-    """Accumulate into ``.grad`` of the graph leaves the gradient of ``tensors``."""
+    """Accumulate into ``.grad`` of the graph leaves the gradient of ``tensors``.
+
+    With ``inputs``, only those tensors' ``.grad`` change (a non-leaf among them
+    retains its grad), and only the graph leading to them runs.
+    """
+    import warnings
+
     outputs = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -125,40 +155,35 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        import warnings
-
-        warnings.warn(
-            "Using backward() with create_graph=True will create a reference cycle between "
-            "the parameter and its gradient which can cause a memory leak. We recommend using "
-            "autograd.grad when creating the graph to avoid this. If you have to use this "
-            "function, make sure to reset the .grad fields of your parameters to None after "
-            "use to break the cycle and avoid the leak.",
-            UserWarning,
-            stacklevel=3,
-        )
+        warnings.warn(_CYCLE_WARNING, UserWarning, stacklevel=3)
     if inputs is not None and len(_as_tuple(inputs)) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     inputs = _as_tuple(inputs)
     root_edges = _root_edges(outputs)
     root_grads = _make_grads(outputs, grads)
     if not inputs:
         execute(root_edges, root_grads, retain_graph, create_graph, user_grads=grads)
         return
-    input_edges = [_input_edge(t) for t in inputs]
-    captured = execute(
-        root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
+    run_edges, capture_edges = [], []
+    for t in inputs:
+        if isinstance(t, graph.GradientEdge):
+            run_edges.append((t.node, t.output_nr))
+        elif not t._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        elif t._grad_fn is None:
+            run_edges.append(gradient_edge(t))
+        else:
+            t.retain_grad()  # the engine stores its gradient through the retains_grad hook
+            capture_edges.append(gradient_edge(t))
+    execute(
+        root_edges,
+        root_grads,
+        retain_graph,
+        create_graph,
+        capture_edges,
+        user_grads=grads,
+        run_edges=run_edges,
     )
-    from .accumulate import accumulate_grad
-    from .._tls import state as _tls
-
-    previous = _tls.grad_enabled
-    _tls.grad_enabled = create_graph
-    try:
-        for t, g in zip(inputs, captured):
-            if g is not None:
-                accumulate_grad(t, g)
-    finally:
-        _tls.grad_enabled = previous
 
 
 def grad(
@@ -173,7 +198,6 @@ def grad(
     materialize_grads: bool = False,
 ):
     """The gradients of ``outputs`` with respect to ``inputs`` (nothing is accumulated)."""
-
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -182,7 +206,15 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
-    inputs_tuple = _as_tuple(inputs)
+    as_dict = isinstance(inputs, dict)
+    keys = list(inputs.keys()) if as_dict else None
+    inputs_tuple = tuple(inputs.values()) if as_dict else _as_tuple(inputs)
+    if not inputs_tuple:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if materialize_grads and any(isinstance(t, graph.GradientEdge) for t in inputs_tuple):
+        raise RuntimeError(
+            "materialize_grads cannot be used when the given input is a GradientEdge"
+        )
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(
@@ -191,8 +223,8 @@ def grad(
         )
     if retain_graph is None:
         retain_graph = create_graph
-    input_edges = [_input_edge(t) for t in inputs_tuple]
     root_edges = _root_edges(outputs)
+    input_edges = [_input_edge(t) for t in inputs_tuple]
     root_grads = _make_grads(outputs, grads)
     captured = execute(
         root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
@@ -201,15 +233,15 @@ def grad(
     for index, (t, g) in enumerate(zip(inputs_tuple, captured)):
         if g is None:
             if materialize_grads:
-                if isinstance(t, graph.GradientEdge):
-                    shape, dtype = t.node._input_metadata[t.output_nr]
-                    g = aten.zeros(shape, dtype=from_numpy_dtype(dtype))
-                else:
-                    g = aten.zeros_like(t)
+                g = aten.zeros_like(t)
+                if create_graph:
+                    g.requires_grad_()
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {index} appears to not have been used "
                     "in the graph. Set allow_unused=True if this is the desired behavior."
                 )
         result.append(g)
+    if as_dict:
+        return dict(zip(keys, result))
     return tuple(result)

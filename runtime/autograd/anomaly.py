@@ -103,12 +103,16 @@ def report(node, error: BaseException) -> None:
     """Warn with, and attach to the error, the forward traceback of the failing node."""
     stack = node.__dict__.get("_metadata") or {}
     lines = stack.get("traceback_") if isinstance(stack, dict) else None
-    if not lines:
-        return
-    text = "".join(lines)
-    message = (
-        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{text}"
-    )
+    if lines:
+        message = (
+            f"Error detected in {node.name()}. Traceback of forward call that caused the "
+            f"error:\n{''.join(lines)}"
+        )
+    else:
+        message = (
+            f"Error detected in {node.name()}. No forward pass information available. Enable "
+            "detect anomaly during forward pass for more information."
+        )
     warnings.warn(message, UserWarning, stacklevel=2)
     if hasattr(error, "add_note"):
         error.add_note(message)

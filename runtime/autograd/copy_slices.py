@@ -25,8 +25,8 @@ class CopySlices(Node):
         self.view_geometry = geometry(view)
         # Edge 0 is the base's history before the op; the rest are fn's other inputs.
         self._next_edges = (gradient_edge(base),) + tuple(fn._next_edges[1:])
-        self._input_metadata = ((base._data.shape, base._data.dtype),)
-        fn._input_metadata = ((view._data.shape, view._data.dtype),)
+        self._in_meta = ((base._data.shape, base._data.dtype),)
+        fn._in_meta = ((view._data.shape, view._data.dtype),)
 
     def name(self) -> str:
         return "opgrad::autograd::CopySlices"

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 from typing import Dict, List, Optional, Sequence
 
 from .._tls import state as _tls
@@ -20,7 +21,7 @@ from .node import GraphRoot, Node
 
 
 def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
-    shape, dtype = target._input_metadata[input_nr]
+    shape, dtype = target._in_meta[input_nr]
     data = grad._data
     if data.shape != shape:
         if not _is_expandable_to(shape, data.shape):
@@ -104,11 +105,14 @@ def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
     return needed
 
 
+_task_ids = itertools.count()
+
+
 class GraphTask:
     """One backward call: what the engine knows while it runs (callbacks, the
     current node, which nodes it will execute)."""
 
-    __slots__ = ("dependencies", "needed", "captures", "callbacks", "current_node", "ran")
+    __slots__ = ("dependencies", "needed", "captures", "callbacks", "current_node", "id")
 
     def __init__(self, dependencies, needed, captures) -> None:
         self.dependencies = dependencies
@@ -116,7 +120,7 @@ class GraphTask:
         self.captures = captures
         self.callbacks: list = []
         self.current_node = None
-        self.ran: set = set()
+        self.id = next(_task_ids)
 
     def will_execute(self, node) -> bool:
         """Whether ``node`` runs in this task (PyTorch's _will_engine_execute_node)."""
@@ -146,11 +150,15 @@ def execute(
     create_graph: bool,
     capture_edges: Optional[Sequence] = None,
     user_grads: Sequence = (),
+    run_edges: Optional[Sequence] = None,
 ) -> List:
     """Run backward from ``root_edges`` seeded with ``root_grads``.
 
-    With ``capture_edges`` only the nodes leading to them run, and the gradients
-    arriving at each edge are returned in order.
+    With ``capture_edges`` (autograd.grad's inputs) only the nodes leading to
+    them run, and the gradients arriving at each edge are returned in order;
+    their nodes run only their tensor hooks. With ``run_edges`` (backward's
+    leaf inputs) the nodes leading to them run, those nodes included; the
+    capture edges of backward (non-leaf inputs) also run their node pre-hooks.
     """
     root = GraphRoot(tuple(root_edges), tuple(root_grads))
     dependencies = _compute_dependencies(root)
@@ -158,12 +166,17 @@ def execute(
     needed = None
     captures: Dict[Node, list] = {}
     captured: List = []
-    if capture_edges is not None:
+    if capture_edges is not None or run_edges is not None:
+        capture_edges = capture_edges or ()
         captured = [None] * len(capture_edges)
         for position, edge in enumerate(capture_edges):
             if edge is not None:
                 captures.setdefault(edge[0], []).append((edge[1], position))
-        needed = _compute_needed(root, set(captures))
+        targets = set(captures) | {edge[0] for edge in run_edges or ()}
+        needed = _compute_needed(root, targets)
+        for edge in run_edges or ():
+            needed[edge[0]] = True
+    prehooks_on_captures = run_edges is not None
 
     task = GraphTask(dependencies, needed, captures)
     buffers: Dict[Node, list] = {}
@@ -210,10 +223,10 @@ def execute(
                 grad = outputs[index]
                 buffer = buffers.get(target)
                 if buffer is None:
-                    buffer = buffers[target] = [None] * len(target._input_metadata)
+                    buffer = buffers[target] = [None] * len(target._in_meta)
                 if grad is not None:
                     data = grad._data
-                    shape, dtype = target._input_metadata[input_nr]
+                    shape, dtype = target._in_meta[input_nr]
                     if data.shape != shape or data.dtype != dtype:
                         grad = _validate_output(node, index, grad, target, input_nr)
                     previous = buffer[input_nr]
@@ -232,6 +245,7 @@ def execute(
                     return captured
                 node = heappop(ready)[2]
                 grads = buffers.pop(node)
+                task.current_node = node
                 if node._hooks is not None:
                     grads = run_tensor_pre_hooks(node, grads)
                 if needed is None:
@@ -242,7 +256,8 @@ def execute(
                         captured[position] = grads[input_nr]
                 if needed.get(node, False):
                     break
-            task.current_node = node
+                if prehooks_on_captures and node._hooks is not None and targets is not None:
+                    run_pre_hooks(node, grads)
             if needed is None:
                 node_needs = node._next_edges
             else:

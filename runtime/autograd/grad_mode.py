@@ -16,7 +16,18 @@ class _DecoratorContextManager:
 
     def __call__(self, func: Callable) -> Callable:
         if inspect.isclass(func):
-            raise RuntimeError("Torch decorator used on a class")
+            import warnings
+
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            func.__init__ = self(func.__init__)
+            return func
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 
@@ -105,6 +116,11 @@ class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode now; as a context manager, restore it on exit."""
 
     def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(
+                "set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                f"{type(mode).__name__}"
+            )
         self.prev = _tls.grad_enabled
         self.mode = bool(mode)
         _tls.grad_enabled = self.mode
@@ -141,6 +157,7 @@ class inference_mode(_DecoratorContextManager):
             _tls.inference_mode = True
             _tls.keep = _tls.keep & ~K.AUTOGRAD
         else:
+            _tls.grad_enabled = True
             _tls.inference_mode = False
             _tls.keep = _tls.keep | K.AUTOGRAD
 

@@ -86,9 +86,9 @@ def register_multi_grad_hook(tensors: Sequence, fn: Callable, *, mode: str = "al
             def hook(grad):
                 task = current_graph_task()
                 with lock:
-                    if state.get(id(task)):
+                    if state.get(task.id):
                         return
-                    state[id(task)] = True
+                    state[task.id] = True
                     _forget_when_done(task, state)
                 fn(grad)
 
@@ -100,14 +100,14 @@ def register_multi_grad_hook(tensors: Sequence, fn: Callable, *, mode: str = "al
             def hook(grad):
                 task = current_graph_task()
                 with lock:
-                    entry = state.get(id(task))
+                    entry = state.get(task.id)
                     if entry is None:
                         expected = sum(
                             1
                             for t in tensors
                             if t.requires_grad and task.will_execute(gradient_edge(t)[0])
                         )
-                        entry = state[id(task)] = [[None] * len(tensors), expected]
+                        entry = state[task.id] = [[None] * len(tensors), expected]
                         _forget_when_done(task, state)
                     entry[0][index] = grad
                     entry[1] -= 1
@@ -122,7 +122,7 @@ def register_multi_grad_hook(tensors: Sequence, fn: Callable, *, mode: str = "al
 
 
 def _forget_when_done(task, state: dict) -> None:
-    key = id(task)
+    key = task.id
     task.callbacks.append(lambda: state.pop(key, None))
 
 

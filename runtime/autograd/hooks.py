@@ -18,9 +18,10 @@ from ..utils.hooks import RemovableHandle
 class TensorMeta:
     """Rarely used per-tensor autograd state (PyTorch's AutogradMeta extras)."""
 
-    __slots__ = ("hooks", "post_accumulate_hooks", "retains_grad")
+    __slots__ = ("hooks", "post_accumulate_hooks", "retains_grad", "retains_grad_at")
 
     def __init__(self) -> None:
+        self.retains_grad_at = None  # (node, output_nr) holding the retains_grad hook
         # OrderedDicts, not dicts: handles keep weak references to them
         self.hooks: dict = OrderedDict()
         self.post_accumulate_hooks: dict = OrderedDict()
@@ -96,6 +97,13 @@ def retain_grad(tensor) -> None:
 
 
 def _install_retains_grad(tensor, node) -> None:
+    meta = tensor._meta
+    if meta.retains_grad_at is not None:
+        old_node, old_nr = meta.retains_grad_at
+        old = old_node.__dict__.get("_retains_grad_hooks")
+        if old is not None:
+            old.pop(old_nr, None)
+    meta.retains_grad_at = (node, tensor._output_nr)
     ref = weakref.ref(tensor)
 
     def retain(grad) -> None:
@@ -137,11 +145,34 @@ def register_node_prehook(node, fn: Callable) -> RemovableHandle:
 
 
 def _checked(fn, value, old) -> object:
+    """A hook's replacement gradient, checked as PyTorch checks it."""
     if value is None:
         return old
-    if old is not None and value._data.shape != old._data.shape:
+    if not hasattr(value, "_data"):
+        raise TypeError(f"expected Variable, but hook returned '{type(value).__name__}'")
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if value._data.shape != old._data.shape:
         raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+    if value._data.dtype != old._data.dtype:
+        from ..dtypes import legacy_tensor_type
+
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has changed the type of value (was "
+            f"{legacy_tensor_type(old._data.dtype)} got {legacy_tensor_type(value._data.dtype)})"
+        )
     return value
+
+
+def _checked_tuple(fn, result, expected: int) -> tuple:
+    if not isinstance(result, (tuple, list)):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != expected:
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got "
+            f"{len(result)}, but expected {expected})"
+        )
+    return tuple(result)
 
 
 def tensor_pre_hooks(node) -> dict:
@@ -168,11 +199,7 @@ def run_pre_hooks(node, grads: list) -> list:
         result = fn(tuple(grads))
         if result is None:
             continue
-        if len(result) != len(grads):
-            raise RuntimeError(
-                f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got "
-                f"{len(result)}, but expected {len(grads)})"
-            )
+        result = _checked_tuple(fn, result, len(grads))
         grads = [_checked(fn, new, old) for new, old in zip(result, grads)]
     return grads
 
@@ -182,11 +209,7 @@ def run_post_hooks(node, outputs: tuple, grads: list) -> tuple:
         result = fn(tuple(outputs), tuple(grads))
         if result is None:
             continue
-        if len(result) != len(outputs):
-            raise RuntimeError(
-                f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got "
-                f"{len(result)}, but expected {len(outputs)})"
-            )
+        result = _checked_tuple(fn, result, len(outputs))
         outputs = tuple(_checked(fn, new, old) for new, old in zip(result, outputs))
     return tuple(outputs)
 
@@ -195,4 +218,5 @@ def run_post_accumulate_hooks(variable) -> None:
     meta = variable._meta
     if meta is not None:
         for fn in list(meta.post_accumulate_hooks.values()):
-            fn(variable)
+            if fn(variable) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")

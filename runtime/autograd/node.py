@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 from . import anomaly
 from .accumulate import accumulate_grad
@@ -17,15 +17,20 @@ _sequence = sequence_nr_counter
 ACCUMULATE_GRAD_SEQUENCE_NR = 2**64 - 1
 
 
+class InputMetadata(NamedTuple):
+    shape: tuple
+    dtype: object
+
+
 class Node:
     """A function of the backward graph (``opgrad.autograd.graph.Node``).
 
     ``_next_edges`` holds, per differentiable forward input, ``(node, input_nr)``
-    or None when that input needs no gradient; ``_input_metadata`` holds, per
+    or None when that input needs no gradient; ``_in_meta`` holds, per
     forward output, the ``(shape, numpy dtype)`` its incoming gradient must have.
     """
 
-    __slots__ = ("_next_edges", "_input_metadata", "_seq", "__dict__", "__weakref__")
+    __slots__ = ("_next_edges", "_in_meta", "_seq", "__dict__", "__weakref__")
     _hooks = None
     _metadata = None
 
@@ -35,13 +40,23 @@ class Node:
     def __init__(self) -> None:
         self._seq = next(_sequence)
         self._next_edges = ()
-        self._input_metadata = ()
+        self._in_meta = ()
 
     def name(self) -> str:
         return type(self).__name__
 
     def _sequence_nr(self) -> int:
         return self._seq
+
+    @property
+    def _input_metadata(self) -> list:
+        """Shape and dtype each incoming gradient must have (one per forward output)."""
+        from ..dtypes import from_numpy_dtype
+        from ..tensor import Size
+
+        return [
+            InputMetadata(Size(shape), from_numpy_dtype(dtype)) for shape, dtype in self._in_meta
+        ]
 
     @property
     def next_functions(self) -> tuple:
@@ -58,8 +73,12 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
+        expected = len(self._in_meta)
+        if len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
         needs = tuple(e is not None for e in self._next_edges)
-        return self.apply(grads, needs)
+        result = self.apply(list(grads), needs)
+        return result[0] if len(result) == 1 else tuple(result)
 
     def release_variables(self) -> None:
         for slot in self._releasable_slots:
@@ -99,7 +118,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable) -> None:
         self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         self._next_edges = ()
-        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
+        self._in_meta = ((variable._data.shape, variable._data.dtype),)
         self.variable = variable
 
     def name(self) -> str:
@@ -122,7 +141,7 @@ class GraphRoot(Node):
     def __init__(self, edges: tuple, grads: tuple) -> None:
         self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         self._next_edges = edges
-        self._input_metadata = ()
+        self._in_meta = ()
         self.grads = grads
 
     def name(self) -> str:
@@ -160,7 +179,7 @@ def set_history(result, grad_fn: Node) -> None:
         return
     result._grad_fn = grad_fn  # a fresh result: its output_nr is already 0
     result._rg = True
-    grad_fn._input_metadata = ((result._data.shape, result._data.dtype),)
+    grad_fn._in_meta = ((result._data.shape, result._data.dtype),)
     if anomaly.enabled:
         anomaly.record_forward(grad_fn)
 
@@ -177,6 +196,6 @@ def set_history_multi(results, grad_fn: Node, differentiable=None) -> None:
                 result._output_nr = nr
             result._rg = True
         metadata.append((result._data.shape, result._data.dtype))
-    grad_fn._input_metadata = tuple(metadata)
+    grad_fn._in_meta = tuple(metadata)
     if anomaly.enabled:
         anomaly.record_forward(grad_fn)

@@ -8,6 +8,7 @@ from .._tls import state as _tls
 from ..dtypes import legacy_tensor_type
 from ..dispatch_keys import INFERENCE_TENSOR_KEYS
 from ..tensor import _make, version_counter
+from . import anomaly
 
 ERR_FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -21,6 +22,16 @@ ERR_INFERENCE = (
     "inference mode in computation tracked by autograd. To work around this, you can make a "
     "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
     "`torch.inference_mode()`."
+)
+ERR_PACK_MUTATES = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "
+    "pack hook cannot be modified by in-place operations as this can lead to unexpected "
+    "side-effects. Please open an issue if you need to perform in-place operations on the input "
+    "to a pack hook."
+)
+ERR_DETACHED = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
+    "is not supported, please use out-of-place `.detach()` instead"
 )
 ERR_HOOKS_FREED = (
     "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
@@ -49,6 +60,8 @@ class SavedVariable:
             pack, unpack = default_hooks[-1]
             self._tensor = None
             self._hooks = (pack(tensor), unpack)
+            if tensor._version != self._version:
+                raise RuntimeError(ERR_PACK_MUTATES)
             # Enough to give the unpacked tensor its history back, without keeping the
             # tensor itself (an output must not keep its own grad_fn alive).
             self._origin = (
@@ -71,6 +84,8 @@ class SavedVariable:
             self._tensor = alias
         else:
             self._tensor = tensor
+            if tensor._grad_fn is not None:
+                self._origin = True  # a non-leaf: detaching it in place is an error
 
     def unpack(self, grad_fn=None):
         tensor = self._tensor
@@ -89,6 +104,8 @@ class SavedVariable:
         if (vc[0] if vc is not None else 0) != self._version:
             self._raise_version_error(tensor, grad_fn)
         if not self._is_output:
+            if tensor._grad_fn is None and getattr(self, "_origin", None) is True:
+                raise RuntimeError(ERR_DETACHED)
             return tensor
         if _tls.mode_stack:
             from ..generated import ops as aten
@@ -139,8 +156,15 @@ class SavedVariable:
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{legacy_tensor_type(data.dtype)} [{', '.join(map(str, data.shape))}]]"
             f"{where} is at version {tensor._version}; expected version {self._version} instead. "
-            "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with opgrad.autograd.set_detect_anomaly(True, check_nan=False)."
+            + (
+                "Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!"
+                if anomaly.enabled
+                else "Hint: enable anomaly detection to find the operation that failed to "
+                "compute its gradient, with opgrad.autograd.set_detect_anomaly(True, "
+                "check_nan=False)."
+            )
         )
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:

@@ -48,6 +48,8 @@ def as_view(base, view, creation_meta: int = DEFAULT):
     if not _tls.grad_enabled and creation_meta != MULTI_OUTPUT_NODE:
         creation_meta = INFERENCE_MODE if _tls.inference_mode else NO_GRAD_MODE
     view.__class__ = _View
+    if view._keys != base._keys:
+        view._keys = base._keys  # a view made in inference mode is as normal as its base
     view._base = root
     vc = view._vc = version_counter(base)
     view._attr_version = vc[0]
@@ -78,10 +80,12 @@ def refresh_view_grad_fn(view) -> None:
     fn.stride_ = stride
     fn.storage_offset_ = offset
     fn._next_edges = (gradient_edge(base),)
-    fn._input_metadata = ((size, view._data.dtype),)
+    fn._in_meta = ((size, view._data.dtype),)
     view._grad_fn = fn  # the setter records the current version
     view._rg = True
     view.__dict__.pop("_output_nr", None)
+    if view._meta is not None:
+        move_retains_grad(view, fn)
 
 
 def _modified_view_message(view, meta: int, indirect: bool) -> str:
@@ -169,7 +173,7 @@ def rebase_history(tensor, grad_fn, metadata_only: bool = False) -> None:
     if tensor._output_nr:
         tensor._output_nr = 0
     tensor._rg = True
-    grad_fn._input_metadata = ((tensor._data.shape, tensor._data.dtype),)
+    grad_fn._in_meta = ((tensor._data.shape, tensor._data.dtype),)
     if tensor._meta is not None:
         move_retains_grad(tensor, grad_fn)
     if anomaly.enabled:
