@@ -18,6 +18,8 @@ from .anomaly import (
     set_detect_anomaly,
 )
 from .gradcheck import gradcheck, gradgradcheck
+from . import function
+from .function import Function
 from .engine import execute
 from .grad_mode import (
     enable_grad,

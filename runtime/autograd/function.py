@@ -1,0 +1,338 @@
+"""``opgrad.autograd.Function``: autograd from Python, with forward and backward written by hand.
+
+``MyFn.apply(*args)`` runs ``forward`` with grad mode off, then records one node
+of class ``MyFnBackward`` whose ``apply`` calls ``MyFn.backward``. As in
+PyTorch, that node is also the ``ctx`` both methods receive.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional, Tuple
+
+from .._tls import state as _tls
+from ..tensor import Tensor
+from . import anomaly
+from .node import Node, gradient_edge
+from .saved_variable import SavedVariable, unpack_saved
+from .views import check_inplace, rebase_history
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+
+
+class FunctionCtx:
+    """What ``forward``/``setup_context`` use to talk to ``backward``."""
+
+    def save_for_backward(self, *tensors) -> None:
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+    def mark_shared_storage(self, *pairs) -> None:
+        raise RuntimeError(
+            "mark_shared_storage is deprecated. Tensors with shared storages are automatically "
+            "tracked. Note that calls to `set_()` are not tracked"
+        )
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node (and ctx) of one call of a Function."""
+
+    _forward_cls = None
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        self.materialize_grads = True
+        self._saved = None
+        self.needs_input_grad = ()
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def saved_tensors(self) -> Tuple:
+        saved = self._saved
+        if saved is None:
+            to_save = getattr(self, "to_save", None)
+            if to_save is not None and getattr(self, "_released", False):
+                from .saved_variable import ERR_FREED
+
+                raise RuntimeError(ERR_FREED)
+            return tuple(to_save) if to_save is not None else ()
+        return tuple(unpack_saved(s, self) for s in saved)
+
+    @property
+    def saved_variables(self):
+        raise AttributeError("'saved_variables' is deprecated; use 'saved_tensors'")
+
+    def release_variables(self) -> None:
+        if self._saved is not None:
+            for s in self._saved:
+                if s is not None:
+                    s.reset()
+        self._released = True
+
+    _releasable_slots = ("_saved",)
+
+    def apply(self, grads, needs) -> tuple:
+        cls = self._forward_cls
+        grads = list(grads)
+        if self.materialize_grads:
+            from ..generated import ops as aten
+            from ..dtypes import from_numpy_dtype
+
+            for i, g in enumerate(grads):
+                shape, dtype = self._in_meta[i]
+                if g is None and dtype is not None:  # not for non-tensor outputs
+                    grads[i] = aten.zeros(shape, dtype=from_numpy_dtype(dtype))
+        result = cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        expected = len(self._input_is_tensor)
+        if len(result) > expected and all(r is None for r in result[expected:]):
+            result = result[:expected]
+        if len(result) != expected:
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients (expected "
+                f"{expected}, got {len(result)})"
+            )
+        per_edge = []
+        for index, (grad, is_tensor) in enumerate(zip(result, self._input_is_tensor)):
+            if is_tensor:
+                per_edge.append(grad)
+            elif grad is not None:
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at position "
+                    f"{index + 1}, but the corresponding forward input was not a Variable"
+                )
+        return tuple(per_edge)
+
+
+class FunctionMeta(type):
+    """Gives every Function subclass its own node class, ``<Name>Backward``."""
+
+    def __init__(cls, name, bases, attrs) -> None:
+        backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        cls._backward_cls = backward_cls
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Base class of custom autograd operations (``MyFn.apply(...)``)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        import warnings
+
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: Tuple[Any, ...], output: Any) -> Any:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        return _apply(cls, args, kwargs)
+
+
+def _apply(cls, args: tuple, kwargs: dict):
+    node = cls._backward_cls()
+    is_tensor = tuple(isinstance(a, Tensor) for a in args)
+    tensor_inputs = [a for a in args if isinstance(a, Tensor)]
+    record = _tls.grad_enabled and any(t._rg for t in tensor_inputs)
+    node._input_is_tensor = is_tensor
+    node.needs_input_grad = tuple(
+        isinstance(a, Tensor) and a._rg and _tls.grad_enabled for a in args
+    )
+    uses_setup_context = cls.setup_context is not Function.setup_context
+
+    previous = _tls.grad_enabled
+    _tls.grad_enabled = False
+    try:
+        if uses_setup_context:
+            output = cls.forward(*args, **kwargs)
+        else:
+            output = cls.forward(node, *args, **kwargs)
+    finally:
+        _tls.grad_enabled = previous
+    if uses_setup_context:
+        cls.setup_context(node, args, output)
+
+    return _wrap_outputs(node, args, tensor_inputs, output, record)
+
+
+def _wrap_outputs(node, args, tensor_inputs, output, record: bool):
+    is_tuple = isinstance(output, tuple)
+    outputs = output if is_tuple else (output,)
+    dirty = getattr(node, "dirty_tensors", ()) or ()
+    dirty_ids = {id(t) for t in dirty}
+    output_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
+    if any(id(t) not in output_ids for t in dirty):
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as "
+            "output. The inputs that are modified inplace must all be outputs of the Function."
+        )
+    non_diff = {id(t) for t in (getattr(node, "non_differentiable", ()) or ())}
+    input_ids = {id(t) for t in tensor_inputs}
+
+    if record:
+        node._next_edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor))
+        for t in dirty:
+            check_inplace(t)
+
+    from ..generated import ops as aten
+
+    results = []
+    metadata = []
+    for nr, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            results.append(out)
+            continue
+        if id(out) in input_ids and id(out) not in dirty_ids:
+            # An input returned as is becomes a new alias that carries this node.
+            with _no_grad():
+                out = aten.view(out, out._data.shape)
+        metadata.append((out._data.shape, out._data.dtype))
+        if record and id(out) not in non_diff and out._data.dtype.kind == "f":
+            if id(out) in dirty_ids:
+                rebase_history(out, node) if out._base is None else _rebase_view(out, node, nr)
+            else:
+                out._grad_fn = node
+                out._rg = True
+            if nr:
+                out._output_nr = nr
+        elif id(out) in non_diff and not (id(out) in dirty_ids):
+            out._rg = False
+        results.append(out)
+    node._in_meta = tuple(
+        (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in results
+    )
+    if record and anomaly.enabled:
+        anomaly.record_forward(node)
+    _save(node, results, record)
+    return tuple(results) if is_tuple else results[0]
+
+
+def _rebase_view(out, node, nr) -> None:
+    rebase_history(out, node)
+
+
+class _no_grad:
+    def __enter__(self):
+        self.prev = _tls.grad_enabled
+        _tls.grad_enabled = False
+
+    def __exit__(self, *exc):
+        _tls.grad_enabled = self.prev
+
+
+def _save(node, outputs, record: bool) -> None:
+    to_save = getattr(node, "to_save", None)
+    if to_save is None or not record:
+        return
+    output_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
+    node._saved = tuple(
+        None if t is None else SavedVariable(t, id(t) in output_ids) for t in to_save
+    )
+    node.to_save = None
+
+
+def once_differentiable(fn):
+    """Mark a Function's backward as not differentiable: its results refuse double backward."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with _no_grad():
+            outputs = fn(ctx, *args)
+        if not _tls.grad_enabled:
+            return outputs
+        requires_grad = any(isinstance(a, Tensor) and a._rg for a in args)
+        if not requires_grad:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outputs_tuple = (outputs,) if single else outputs
+        err_node = _DelayedError(
+            "trying to differentiate twice a function that was marked with " "@once_differentiable",
+            [a for a in args if isinstance(a, Tensor)],
+        )
+        wrapped = []
+        for out in outputs_tuple:
+            if isinstance(out, Tensor):
+                from ..generated import ops as aten
+
+                with _no_grad():
+                    out = aten.alias(out)
+                out._grad_fn = err_node
+                out._rg = True
+            wrapped.append(out)
+        err_node._in_meta = tuple(
+            (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in wrapped
+        )
+        return wrapped[0] if single else tuple(wrapped)
+
+    return wrapper
+
+
+class _DelayedError(Node):
+    """A node that raises when backward reaches it."""
+
+    def __init__(self, message: str, inputs) -> None:
+        Node.__init__(self)
+        self.message = message
+        self._next_edges = tuple(gradient_edge(t) for t in inputs)
+
+    def name(self) -> str:
+        return "DelayedError"
+
+    def apply(self, grads, needs):
+        raise RuntimeError(self.message)
