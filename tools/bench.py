@@ -19,6 +19,9 @@ Cases (``--case`` takes the name or the letter):
             then ``y.sum().backward()``: engine cost on a long graph.
   e rows    ``a[i] = tanh(0.5 * a[i-1])`` row by row over a 1000x8 clone of a
             leaf, then backward: in-place writes through views (CopySlices).
+  f mode    case a inside an empty TorchDispatchMode; its "numpy" column is
+            opgrad's case a without the mode, so opgrad/numpy is the cost of
+            the mode (every forward and backward aten call goes through Python).
 
 Leaf gradients are set to None between iterations, as a training loop does.
 Before timing, each autograd library's gradients are compared once with the
@@ -48,6 +51,7 @@ for _var in _THREAD_VARS:
     os.environ[_var] = "1"  # must happen before numpy (and torch) load BLAS
 
 import argparse  # noqa: E402
+import importlib  # noqa: E402
 import gc  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
@@ -271,6 +275,41 @@ class RowsCase:
         return step
 
 
+class ModeCase(AffineCase):
+    """Case a under an empty TorchDispatchMode: what a Python mode adds per op.
+
+    The "numpy" column is case a without the mode, so opgrad/numpy reads as
+    the slowdown an empty mode causes; torch's column runs torch's own mode.
+    """
+
+    def __init__(self):
+        super().__init__(1)
+
+    def numpy_step(self):
+        import opgrad as og
+
+        step = super().autograd_step(og)
+        step.check = lambda: None
+        return step
+
+    def autograd_step(self, mod):
+        dispatch = importlib.import_module(mod.__name__ + ".utils._python_dispatch")
+
+        class Empty(dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        inner = super().autograd_step(mod)
+        mode = Empty()
+
+        def step():
+            with mode:
+                inner()
+
+        step.check = lambda: None  # the gradients are those of case a, checked there
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
@@ -278,6 +317,7 @@ CASES = {
     "mlp": ("c", "c  MLP 784-256-128-10 b64 f32 step", MLPCase),
     "chain": ("d", "d  10k-op mul chain fwd+bwd", ChainCase),
     "rows": ("e", "e  a[i] = f(a[i-1]), 1000 rows, bwd", RowsCase),
+    "mode": ("f", "f  case a inside an empty dispatch mode", ModeCase),
 }
 
 
