@@ -76,6 +76,12 @@ class OpOverload:
             if key == K.PYTHON:
                 kernel = _python_kernel(self)
                 break
+            if key == K.AUTOGRAD and self.namespace != "aten":
+                # A library op without an autograd kernel: backward through it must fail loudly.
+                from .library import autograd_not_implemented_kernel
+
+                kernel = autograd_not_implemented_kernel(self)
+                break
             if key == K.CPU:
                 kernel = _missing_kernel(self)
                 break
