@@ -171,7 +171,8 @@ def _python_kernel(op: OpOverload) -> Callable:
 
 
 def call_dispatch_mode(op: OpOverload, flat: tuple):
-    """The Python key: hand the call to the innermost TorchDispatchMode.
+    """The Python key: hand the call to the innermost TorchDispatchMode, or else to the
+    ``__torch_dispatch__`` of a tensor subclass among the arguments.
 
     The mode is popped while its handler runs, and the keys above Python are
     excluded, so ``func(*args)`` inside goes to the next mode or the backend
@@ -179,25 +180,46 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     """
     tls = _tls
     stack = tls.mode_stack
-    if not stack:
-        # A Python key without a mode (a stale cache entry): go to the backend.
-        return op.kernel_for(K.CPU)(K.CPU, *flat)
-    mode = stack.pop()
     saved_keep, saved_include = tls.keep, tls.include
+    raw = flat
+    # Modes see wrapped numbers as the Python scalars they came from.
+    flat = tuple(a.item() if getattr(a, "_wrapped", False) else a for a in flat)
+    args, kwargs = op._unflatten(flat)
     tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
-    if not stack:
-        tls.include = saved_include & ~K.PYTHON
+    if stack:
+        mode = stack.pop()
+        if not stack:
+            tls.include = saved_include & ~K.PYTHON
+        try:
+            result = mode.__torch_dispatch__(op, _subclass_types(flat), args, kwargs)
+            if result is NotImplemented:
+                result = op(*args, **kwargs)
+            return result
+        finally:
+            stack.append(mode)
+            tls.keep, tls.include = saved_keep, saved_include
     try:
-        # Modes see wrapped numbers as the Python scalars they came from.
-        flat = tuple(a.item() if getattr(a, "_wrapped", False) else a for a in flat)
-        args, kwargs = op._unflatten(flat)
-        result = mode.__torch_dispatch__(op, (), args, kwargs)
-        if result is NotImplemented:
-            result = op(*args, **kwargs)
-        return result
+        for cls in _subclass_types(flat):
+            result = cls.__torch_dispatch__(op, _subclass_types(flat), args, kwargs)
+            if result is not NotImplemented:
+                return result
+        # No handler took it: the backend runs the op.
+        return op.kernel_for(K.CPU)(K.CPU, *raw)
     finally:
-        stack.append(mode)
         tls.keep, tls.include = saved_keep, saved_include
+
+
+def _subclass_types(flat: tuple) -> tuple:
+    """Tensor subclasses with their own __torch_dispatch__ among the arguments, in order."""
+    found = []
+    for value in flat:
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for item in items:
+            cls = type(item)
+            if getattr(cls, "__torch_dispatch__", None) is not None and cls not in found:
+                if getattr(item, "_keys", 0) & K.PYTHON:
+                    found.append(cls)
+    return tuple(found)
 
 
 class OpOverloadPacket:

@@ -61,6 +61,40 @@ class Tensor:
     def __new__(cls, *args, **kwargs):
         raise TypeError("use opgrad.tensor(...) or a factory function to create tensors")
 
+    @staticmethod
+    def _make_wrapper_subclass(
+        cls,
+        size,
+        strides=None,
+        storage_offset=None,
+        memory_format=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        pin_memory=False,
+        requires_grad=False,
+        **kwargs,
+    ) -> "Tensor":
+        """A tensor of subclass ``cls`` with metadata (shape, dtype) and no data of its own.
+
+        Its dispatch keys include Python, so every aten call on it reaches
+        ``cls.__torch_dispatch__`` (after autograd has run on it).
+        """
+        from . import dtypes
+
+        np_dtype = (dtype or dtypes.get_default_dtype()).np
+        t = _new(cls)
+        # metadata only: a stride-0 view of one zero
+        t._data = np.broadcast_to(np.zeros((), np_dtype), tuple(size))
+        t._rg = False
+        t._grad_fn = None
+        t._vc = None
+        t._base = None
+        t._keys = K.DEFAULT_TENSOR_KEYS | K.PYTHON
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
     # ----- autograd metadata ---------------------------------------------
     @property
     def requires_grad(self) -> bool:
@@ -281,7 +315,8 @@ class Tensor:
 
         return tensor_repr(self)
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return self.__repr__()  # a subclass's __repr__ serves print() too
 
     def __reduce_ex__(self, protocol):
         raise TypeError("pickling opgrad tensors is not supported yet")

@@ -15,7 +15,8 @@ from ..tensor import Tensor
 from . import anomaly
 from .node import Node, gradient_edge
 from .saved_variable import SavedVariable, unpack_saved
-from .views import check_inplace, rebase_history
+from .inplace import bump_version
+from .views import IN_CUSTOM_FUNCTION, check_inplace, rebase_history
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
@@ -24,11 +25,11 @@ class FunctionCtx:
     """What ``forward``/``setup_context`` use to talk to ``backward``."""
 
     def save_for_backward(self, *tensors) -> None:
-        for t in tensors:
+        for index, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
                     "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                    f"{index} is of type {type(t).__name__}"
                 )
         self.to_save = tensors
 
@@ -79,7 +80,12 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_variables(self):
-        raise AttributeError("'saved_variables' is deprecated; use 'saved_tensors'")
+        import warnings
+
+        warnings.warn(
+            "'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2
+        )
+        return self.saved_tensors
 
     def release_variables(self) -> None:
         if self._saved is not None:
@@ -97,11 +103,13 @@ class BackwardCFunction(Node, FunctionCtx):
             from ..generated import ops as aten
             from ..dtypes import from_numpy_dtype
 
+            non_diff = getattr(self, "_non_diff_outputs", ())
+            keep_none = not getattr(self, "_materialize_non_diff_grads", True)
             for i, g in enumerate(grads):
                 shape, dtype = self._in_meta[i]
-                if g is None and dtype is not None:  # not for non-tensor outputs
+                if g is None and dtype is not None and not (keep_none and i in non_diff):
                     grads[i] = aten.zeros(shape, dtype=from_numpy_dtype(dtype))
-        result = cls.backward(self, *grads)
+        result = _user_backward(cls)(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         expected = len(self._input_is_tensor)
@@ -114,6 +122,8 @@ class BackwardCFunction(Node, FunctionCtx):
             )
         per_edge = []
         for index, (grad, is_tensor) in enumerate(zip(result, self._input_is_tensor)):
+            if grad is not None and not isinstance(grad, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
             if is_tensor:
                 per_edge.append(grad)
             elif grad is not None:
@@ -122,6 +132,16 @@ class BackwardCFunction(Node, FunctionCtx):
                     f"{index + 1}, but the corresponding forward input was not a Variable"
                 )
         return tuple(per_edge)
+
+
+def _user_backward(cls):
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them."
+        )
+    return vjp if vjp is not Function.vjp else backward
 
 
 class FunctionMeta(type):
@@ -171,7 +191,21 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             "autograd.Function to use it with backward mode AD."
         )
 
-    vjp = backward
+    @staticmethod
+    def vjp(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
+        )
 
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
@@ -185,28 +219,51 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         return _apply(cls, args, kwargs)
 
 
+def _bind_inputs(cls, args: tuple, kwargs: dict, uses_setup_context: bool) -> tuple:
+    """The forward inputs in signature order: keyword arguments (and then the defaults)
+    count as inputs, as torch binds them; setup_context always sees the defaults."""
+    if not kwargs and not uses_setup_context:
+        return args
+    import inspect
+
+    signature = inspect.signature(cls.forward)
+    params = list(signature.parameters.values())
+    if not uses_setup_context:
+        params = params[1:]  # ctx
+    bound = inspect.Signature(params).bind(*args, **kwargs)
+    bound.apply_defaults()
+    inputs = []
+    for param in params:
+        value = bound.arguments.get(param.name)
+        if param.kind == inspect.Parameter.VAR_POSITIONAL:
+            inputs.extend(value or ())
+        elif param.kind == inspect.Parameter.VAR_KEYWORD:
+            inputs.extend((value or {}).values())
+        else:
+            inputs.append(value)
+    return tuple(inputs)
+
+
 def _apply(cls, args: tuple, kwargs: dict):
     node = cls._backward_cls()
+    uses_setup_context = cls.setup_context is not Function.setup_context
+    args = _bind_inputs(cls, args, kwargs, uses_setup_context)
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     tensor_inputs = [a for a in args if isinstance(a, Tensor)]
     record = _tls.grad_enabled and any(t._rg for t in tensor_inputs)
     node._input_is_tensor = is_tensor
-    node.needs_input_grad = tuple(
-        isinstance(a, Tensor) and a._rg and _tls.grad_enabled for a in args
-    )
-    uses_setup_context = cls.setup_context is not Function.setup_context
+    node.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
 
     previous = _tls.grad_enabled
     _tls.grad_enabled = False
     try:
         if uses_setup_context:
-            output = cls.forward(*args, **kwargs)
+            output = cls.forward(*args)
+            cls.setup_context(node, args, output)
         else:
-            output = cls.forward(node, *args, **kwargs)
+            output = cls.forward(node, *args)
     finally:
         _tls.grad_enabled = previous
-    if uses_setup_context:
-        cls.setup_context(node, args, output)
 
     return _wrap_outputs(node, args, tensor_inputs, output, record)
 
@@ -224,11 +281,43 @@ def _wrap_outputs(node, args, tensor_inputs, output, record: bool):
         )
     non_diff = {id(t) for t in (getattr(node, "non_differentiable", ()) or ())}
     input_ids = {id(t) for t in tensor_inputs}
+    for t in dirty:
+        if id(t) not in input_ids:
+            import warnings
 
+            if t._base is not None:
+                raise RuntimeError(
+                    "ctx.mark_dirty() received a tensor that was not an input. Only input "
+                    "Tensors that have been mutated should be passed to ctx.mark_dirty()."
+                )
+            warnings.warn(
+                "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+                "that have been mutated should be passed to ctx.mark_dirty().",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    tensor_outputs = sum(1 for o in outputs if isinstance(o, Tensor))
+    if any(t._base is not None for t in dirty) and tensor_outputs > 1 and record:
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your "
+            "Function cannot return more than one Tensor. This is not supported by the current "
+            "autograd engine. You should either make sure the input is not a view (using "
+            ".clone() for example) or make your Function only return one Tensor (potentially "
+            "splitting it into two Functions: one doing the inplace that returns a single Tensor "
+            "and a second one that does the other operations). You can ask on the forum "
+            "https://discuss.pytorch.org/ if you need help to do this change."
+        )
     if record:
         node._next_edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor))
         for t in dirty:
+            if t._grad_fn is None and t._rg and t._base is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
             check_inplace(t)
+    for t in dirty:
+        bump_version(t)  # as torch does for inputs marked dirty
 
     from ..generated import ops as aten
 
@@ -253,6 +342,13 @@ def _wrap_outputs(node, args, tensor_inputs, output, record: bool):
                 out._output_nr = nr
         elif id(out) in non_diff and not (id(out) in dirty_ids):
             out._rg = False
+        if out._base is not None and id(out) not in dirty_ids:
+            # In-place ops on views made inside a Function would bypass its backward.
+            out.__dict__["_from_custom_function"] = True
+            if record:  # made while forward ran with grad off, but recorded here
+                out._creation_meta = IN_CUSTOM_FUNCTION
+        if id(out) in non_diff:
+            node._non_diff_outputs = getattr(node, "_non_diff_outputs", ()) + (nr,)
         results.append(out)
     node._in_meta = tuple(
         (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in results

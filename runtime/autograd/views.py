@@ -88,8 +88,36 @@ def refresh_view_grad_fn(view) -> None:
         move_retains_grad(view, fn)
 
 
+_CUSTOM_FUNCTION_VIEW = (
+    " This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function."
+)
+
+
 def _modified_view_message(view, meta: int, indirect: bool) -> str:
     how = "its base or another view of its base has been modified inplace"
+    in_function = view.__dict__.get("_from_custom_function", False)
+    if meta == IN_CUSTOM_FUNCTION:
+        from ..tensor import _grad_fn_slot
+
+        op = _op_name(_grad_fn_slot.__get__(view))
+        return (
+            f"Output {view._output_nr} of {op} is a view and "
+            + (f"{how}." if indirect else "is being modified inplace.")
+            + _CUSTOM_FUNCTION_VIEW
+        )
+    if meta == NO_GRAD_MODE and in_function:
+        return (
+            "A view was created in no_grad mode and "
+            + (
+                f"{how} with grad mode enabled."
+                if indirect
+                else "is being modified inplace with grad mode enabled."
+            )
+            + _CUSTOM_FUNCTION_VIEW
+        )
     if meta == MULTI_OUTPUT_NODE:
         from ..tensor import _grad_fn_slot
 
