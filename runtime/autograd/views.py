@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .._tls import state as _tls
 from ..numpy_kernels import storage_offset
-from ..tensor import _View, version_counter
+from ..tensor import Tensor, _View, version_counter
 from . import anomaly
 from .hooks import move_retains_grad
 from .node import Node, gradient_edge
@@ -47,7 +47,8 @@ def as_view(base, view, creation_meta: int = DEFAULT):
         creation_meta = base._creation_meta
     if not _tls.grad_enabled and creation_meta != MULTI_OUTPUT_NODE:
         creation_meta = INFERENCE_MODE if _tls.inference_mode else NO_GRAD_MODE
-    view.__class__ = _View
+    if type(view) is Tensor:
+        view.__class__ = _View  # tensor subclasses keep their own class
     if view._keys != base._keys:
         view._keys = base._keys  # a view made in inference mode is as normal as its base
     view._base = root
