@@ -52,7 +52,7 @@ def _param(arg) -> Param:
             )
             keys = f"({n}._keys if {n} is not None else 0)"
         else:
-            normalize = f"if {n}.__class__ is not Tensor: {n} = as_tensor_arg({n})"
+            normalize = f"if {n}.__class__ not in TENSOR_CLASSES: {n} = as_tensor_arg({n})"
             keys = f"{n}._keys"
     elif t.base == "Tensor":
         normalize = f"{n} = tensor_list({n})"

@@ -12,15 +12,7 @@ from numpy import asarray, ndarray
 
 from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
-from opgrad.cpu_support import (
-    copy_into,
-    float_array,
-    promote,
-    promote2,
-    same_keys,
-    set_data,
-    write_out,
-)
+from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data, write_out
 from opgrad.tensor import _make as make_tensor
 
 
@@ -895,10 +887,10 @@ def t(keyset, self):
     source = self
     self = self._data
     result = k.t(self)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def transpose_int(keyset, self, dim0, dim1):
@@ -906,10 +898,10 @@ def transpose_int(keyset, self, dim0, dim1):
     source = self
     self = self._data
     result = k.transpose(self, dim0, dim1)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def permute(keyset, self, dims):
@@ -917,10 +909,10 @@ def permute(keyset, self, dims):
     source = self
     self = self._data
     result = k.permute(self, dims)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def view(keyset, self, size):
@@ -928,10 +920,10 @@ def view(keyset, self, size):
     source = self
     self = self._data
     result = k.view(self, size)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def _unsafe_view(keyset, self, size):
@@ -947,10 +939,10 @@ def expand(keyset, self, size, implicit):
     source = self
     self = self._data
     result = k.expand(self, size)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def unsqueeze(keyset, self, dim):
@@ -958,10 +950,10 @@ def unsqueeze(keyset, self, dim):
     source = self
     self = self._data
     result = k.unsqueeze(self, dim)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def squeeze(keyset, self):
@@ -969,10 +961,10 @@ def squeeze(keyset, self):
     source = self
     self = self._data
     result = k.squeeze(self, None)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def squeeze_dim(keyset, self, dim):
@@ -980,10 +972,10 @@ def squeeze_dim(keyset, self, dim):
     source = self
     self = self._data
     result = k.squeeze(self, dim)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def squeeze_(keyset, self):
@@ -1031,10 +1023,10 @@ def select_int(keyset, self, dim, index):
     source = self
     self = self._data
     result = k.select(self, dim, index)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def select_backward(keyset, grad_output, input_sizes, dim, index):
@@ -1050,10 +1042,10 @@ def slice_Tensor(keyset, self, dim, start, end, step):
     source = self
     self = self._data
     result = k.slice(self, dim, start, end, step)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
@@ -1069,10 +1061,10 @@ def as_strided(keyset, self, size, stride, storage_offset):
     source = self
     self = self._data
     result = k.as_strided(self, size, stride, storage_offset)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def diagonal(keyset, self, offset, dim1, dim2):
@@ -1080,10 +1072,10 @@ def diagonal(keyset, self, offset, dim1, dim2):
     source = self
     self = self._data
     result = k.diagonal(self, offset, dim1, dim2)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
@@ -1099,10 +1091,10 @@ def unfold(keyset, self, dimension, size, step):
     source = self
     self = self._data
     result = k.unfold(self, dimension, size, step)
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
@@ -1155,10 +1147,10 @@ def alias(keyset, self):
     source = self
     self = self._data
     result = self.view()
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def clone(keyset, self, memory_format):
@@ -1174,10 +1166,10 @@ def detach(keyset, self):
     source = self
     self = self._data
     result = self
-    # a view of an inference tensor is an inference tensor
-    return same_keys(
-        source, make_tensor(result if result.__class__ is ndarray else asarray(result))
-    )
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
 
 
 def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format):

@@ -10,16 +10,16 @@ arguments, computes the call's dispatch key set and runs the kernel for it.
 from opgrad._tls import state as _tls
 from opgrad.dispatcher import define
 from opgrad.python_arg_parser import as_int, as_tensor_arg, int_list, list_keys, tensor_list
-from opgrad.tensor import Tensor
+from opgrad.tensor import TENSOR_CLASSES, Tensor
 
 add_Tensor_op = define("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
 _add_Tensor_cache = add_Tensor_op._cache
 
 
 def add_Tensor(self, other, *, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
@@ -38,9 +38,9 @@ _add__Tensor_cache = add__Tensor_op._cache
 
 
 def add__Tensor(self, other, *, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
@@ -59,13 +59,13 @@ _add_out_cache = add_out_op._cache
 
 
 def add_out(self, other, *, alpha=1, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
     kernel = _add_out_cache.get(keyset) or add_out_op._resolve(keyset)
@@ -80,7 +80,7 @@ _add_Scalar_cache = add_Scalar_op._cache
 
 
 def add_Scalar(self, other, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -99,9 +99,9 @@ _sub_Tensor_cache = sub_Tensor_op._cache
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
@@ -120,9 +120,9 @@ _sub__Tensor_cache = sub__Tensor_op._cache
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
@@ -141,13 +141,13 @@ _sub_out_cache = sub_out_op._cache
 
 
 def sub_out(self, other, *, alpha=1, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
     kernel = _sub_out_cache.get(keyset) or sub_out_op._resolve(keyset)
@@ -162,7 +162,7 @@ _sub_Scalar_cache = sub_Scalar_op._cache
 
 
 def sub_Scalar(self, other, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -181,9 +181,9 @@ _rsub_Tensor_cache = rsub_Tensor_op._cache
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
@@ -200,7 +200,7 @@ _rsub_Scalar_cache = rsub_Scalar_op._cache
 
 
 def rsub_Scalar(self, other, alpha=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -219,9 +219,9 @@ _mul_Tensor_cache = mul_Tensor_op._cache
 
 
 def mul_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _mul_Tensor_cache.get(keyset) or mul_Tensor_op._resolve(keyset)
@@ -236,9 +236,9 @@ _mul__Tensor_cache = mul__Tensor_op._cache
 
 
 def mul__Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _mul__Tensor_cache.get(keyset) or mul__Tensor_op._resolve(keyset)
@@ -253,11 +253,11 @@ _mul_out_cache = mul_out_op._cache
 
 
 def mul_out(self, other, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
     kernel = _mul_out_cache.get(keyset) or mul_out_op._resolve(keyset)
@@ -272,7 +272,7 @@ _mul_Scalar_cache = mul_Scalar_op._cache
 
 
 def mul_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -289,9 +289,9 @@ _div_Tensor_cache = div_Tensor_op._cache
 
 
 def div_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _div_Tensor_cache.get(keyset) or div_Tensor_op._resolve(keyset)
@@ -306,9 +306,9 @@ _div__Tensor_cache = div__Tensor_op._cache
 
 
 def div__Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _div__Tensor_cache.get(keyset) or div__Tensor_op._resolve(keyset)
@@ -323,11 +323,11 @@ _div_out_cache = div_out_op._cache
 
 
 def div_out(self, other, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
     kernel = _div_out_cache.get(keyset) or div_out_op._resolve(keyset)
@@ -342,7 +342,7 @@ _div_Scalar_cache = div_Scalar_op._cache
 
 
 def div_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -359,7 +359,7 @@ _reciprocal_cache = reciprocal_op._cache
 
 
 def reciprocal(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _reciprocal_cache.get(keyset) or reciprocal_op._resolve(keyset)
@@ -374,7 +374,7 @@ _reciprocal__cache = reciprocal__op._cache
 
 
 def reciprocal_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _reciprocal__cache.get(keyset) or reciprocal__op._resolve(keyset)
@@ -389,7 +389,7 @@ _neg_cache = neg_op._cache
 
 
 def neg(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _neg_cache.get(keyset) or neg_op._resolve(keyset)
@@ -404,7 +404,7 @@ _neg__cache = neg__op._cache
 
 
 def neg_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _neg__cache.get(keyset) or neg__op._resolve(keyset)
@@ -419,9 +419,9 @@ _neg_out_cache = neg_out_op._cache
 
 
 def neg_out(self, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | out._keys | _tls.include) & _tls.keep
     kernel = _neg_out_cache.get(keyset) or neg_out_op._resolve(keyset)
@@ -436,7 +436,7 @@ _exp_cache = exp_op._cache
 
 
 def exp(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _exp_cache.get(keyset) or exp_op._resolve(keyset)
@@ -451,7 +451,7 @@ _exp__cache = exp__op._cache
 
 
 def exp_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _exp__cache.get(keyset) or exp__op._resolve(keyset)
@@ -466,9 +466,9 @@ _exp_out_cache = exp_out_op._cache
 
 
 def exp_out(self, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | out._keys | _tls.include) & _tls.keep
     kernel = _exp_out_cache.get(keyset) or exp_out_op._resolve(keyset)
@@ -483,7 +483,7 @@ _log_cache = log_op._cache
 
 
 def log(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _log_cache.get(keyset) or log_op._resolve(keyset)
@@ -498,7 +498,7 @@ _log__cache = log__op._cache
 
 
 def log_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _log__cache.get(keyset) or log__op._resolve(keyset)
@@ -513,7 +513,7 @@ _sin_cache = sin_op._cache
 
 
 def sin(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sin_cache.get(keyset) or sin_op._resolve(keyset)
@@ -528,7 +528,7 @@ _sin__cache = sin__op._cache
 
 
 def sin_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sin__cache.get(keyset) or sin__op._resolve(keyset)
@@ -543,7 +543,7 @@ _cos_cache = cos_op._cache
 
 
 def cos(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _cos_cache.get(keyset) or cos_op._resolve(keyset)
@@ -558,7 +558,7 @@ _cos__cache = cos__op._cache
 
 
 def cos_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _cos__cache.get(keyset) or cos__op._resolve(keyset)
@@ -573,7 +573,7 @@ _tanh_cache = tanh_op._cache
 
 
 def tanh(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _tanh_cache.get(keyset) or tanh_op._resolve(keyset)
@@ -588,7 +588,7 @@ _tanh__cache = tanh__op._cache
 
 
 def tanh_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _tanh__cache.get(keyset) or tanh__op._resolve(keyset)
@@ -603,9 +603,9 @@ _tanh_out_cache = tanh_out_op._cache
 
 
 def tanh_out(self, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | out._keys | _tls.include) & _tls.keep
     kernel = _tanh_out_cache.get(keyset) or tanh_out_op._resolve(keyset)
@@ -620,9 +620,9 @@ _tanh_backward_cache = tanh_backward_op._cache
 
 
 def tanh_backward(grad_output, output):
-    if grad_output.__class__ is not Tensor:
+    if grad_output.__class__ not in TENSOR_CLASSES:
         grad_output = as_tensor_arg(grad_output)
-    if output.__class__ is not Tensor:
+    if output.__class__ not in TENSOR_CLASSES:
         output = as_tensor_arg(output)
     keyset = (grad_output._keys | output._keys | _tls.include) & _tls.keep
     kernel = _tanh_backward_cache.get(keyset) or tanh_backward_op._resolve(keyset)
@@ -637,7 +637,7 @@ _sigmoid_cache = sigmoid_op._cache
 
 
 def sigmoid(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sigmoid_cache.get(keyset) or sigmoid_op._resolve(keyset)
@@ -652,7 +652,7 @@ _sigmoid__cache = sigmoid__op._cache
 
 
 def sigmoid_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sigmoid__cache.get(keyset) or sigmoid__op._resolve(keyset)
@@ -667,9 +667,9 @@ _sigmoid_out_cache = sigmoid_out_op._cache
 
 
 def sigmoid_out(self, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | out._keys | _tls.include) & _tls.keep
     kernel = _sigmoid_out_cache.get(keyset) or sigmoid_out_op._resolve(keyset)
@@ -684,9 +684,9 @@ _sigmoid_backward_cache = sigmoid_backward_op._cache
 
 
 def sigmoid_backward(grad_output, output):
-    if grad_output.__class__ is not Tensor:
+    if grad_output.__class__ not in TENSOR_CLASSES:
         grad_output = as_tensor_arg(grad_output)
-    if output.__class__ is not Tensor:
+    if output.__class__ not in TENSOR_CLASSES:
         output = as_tensor_arg(output)
     keyset = (grad_output._keys | output._keys | _tls.include) & _tls.keep
     kernel = _sigmoid_backward_cache.get(keyset) or sigmoid_backward_op._resolve(keyset)
@@ -701,7 +701,7 @@ _relu_cache = relu_op._cache
 
 
 def relu(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _relu_cache.get(keyset) or relu_op._resolve(keyset)
@@ -716,7 +716,7 @@ _relu__cache = relu__op._cache
 
 
 def relu_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _relu__cache.get(keyset) or relu__op._resolve(keyset)
@@ -733,9 +733,9 @@ _threshold_backward_cache = threshold_backward_op._cache
 
 
 def threshold_backward(grad_output, self, threshold):
-    if grad_output.__class__ is not Tensor:
+    if grad_output.__class__ not in TENSOR_CLASSES:
         grad_output = as_tensor_arg(grad_output)
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(threshold, Tensor):
         threshold = threshold.item()
@@ -752,7 +752,7 @@ _pow_Tensor_Scalar_cache = pow_Tensor_Scalar_op._cache
 
 
 def pow_Tensor_Scalar(self, exponent):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(exponent, Tensor):
         exponent = exponent.item()
@@ -769,7 +769,7 @@ _pow__Scalar_cache = pow__Scalar_op._cache
 
 
 def pow__Scalar(self, exponent):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(exponent, Tensor):
         exponent = exponent.item()
@@ -788,11 +788,11 @@ _pow_Tensor_Scalar_out_cache = pow_Tensor_Scalar_out_op._cache
 
 
 def pow_Tensor_Scalar_out(self, exponent, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(exponent, Tensor):
         exponent = exponent.item()
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | out._keys | _tls.include) & _tls.keep
     kernel = _pow_Tensor_Scalar_out_cache.get(keyset) or pow_Tensor_Scalar_out_op._resolve(keyset)
@@ -807,9 +807,9 @@ _pow_Tensor_Tensor_cache = pow_Tensor_Tensor_op._cache
 
 
 def pow_Tensor_Tensor(self, exponent):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if exponent.__class__ is not Tensor:
+    if exponent.__class__ not in TENSOR_CLASSES:
         exponent = as_tensor_arg(exponent)
     keyset = (self._keys | exponent._keys | _tls.include) & _tls.keep
     kernel = _pow_Tensor_Tensor_cache.get(keyset) or pow_Tensor_Tensor_op._resolve(keyset)
@@ -826,7 +826,7 @@ _pow_Scalar_cache = pow_Scalar_op._cache
 def pow_Scalar(self, exponent):
     if isinstance(self, Tensor):
         self = self.item()
-    if exponent.__class__ is not Tensor:
+    if exponent.__class__ not in TENSOR_CLASSES:
         exponent = as_tensor_arg(exponent)
     keyset = (exponent._keys | _tls.include) & _tls.keep
     kernel = _pow_Scalar_cache.get(keyset) or pow_Scalar_op._resolve(keyset)
@@ -841,7 +841,7 @@ _sqrt_cache = sqrt_op._cache
 
 
 def sqrt(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sqrt_cache.get(keyset) or sqrt_op._resolve(keyset)
@@ -856,7 +856,7 @@ _sqrt__cache = sqrt__op._cache
 
 
 def sqrt_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sqrt__cache.get(keyset) or sqrt__op._resolve(keyset)
@@ -871,7 +871,7 @@ _abs_cache = abs_op._cache
 
 
 def abs(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _abs_cache.get(keyset) or abs_op._resolve(keyset)
@@ -886,7 +886,7 @@ _abs__cache = abs__op._cache
 
 
 def abs_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _abs__cache.get(keyset) or abs__op._resolve(keyset)
@@ -901,7 +901,7 @@ _sgn_cache = sgn_op._cache
 
 
 def sgn(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sgn_cache.get(keyset) or sgn_op._resolve(keyset)
@@ -916,7 +916,7 @@ _sign_cache = sign_op._cache
 
 
 def sign(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sign_cache.get(keyset) or sign_op._resolve(keyset)
@@ -931,7 +931,7 @@ _clamp_cache = clamp_op._cache
 
 
 def clamp(self, min=None, max=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(min, Tensor):
         min = min.item()
@@ -952,7 +952,7 @@ _clamp__cache = clamp__op._cache
 
 
 def clamp_(self, min=None, max=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(min, Tensor):
         min = min.item()
@@ -973,13 +973,13 @@ _clamp_out_cache = clamp_out_op._cache
 
 
 def clamp_out(self, min=None, max=None, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(min, Tensor):
         min = min.item()
     if isinstance(max, Tensor):
         max = max.item()
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | out._keys | _tls.include) & _tls.keep
     kernel = _clamp_out_cache.get(keyset) or clamp_out_op._resolve(keyset)
@@ -994,9 +994,9 @@ _maximum_cache = maximum_op._cache
 
 
 def maximum(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _maximum_cache.get(keyset) or maximum_op._resolve(keyset)
@@ -1011,11 +1011,11 @@ _where_self_cache = where_self_op._cache
 
 
 def where_self(condition, self, other):
-    if condition.__class__ is not Tensor:
+    if condition.__class__ not in TENSOR_CLASSES:
         condition = as_tensor_arg(condition)
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (condition._keys | self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _where_self_cache.get(keyset) or where_self_op._resolve(keyset)
@@ -1030,9 +1030,9 @@ _eq_Tensor_cache = eq_Tensor_op._cache
 
 
 def eq_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _eq_Tensor_cache.get(keyset) or eq_Tensor_op._resolve(keyset)
@@ -1047,7 +1047,7 @@ _eq_Scalar_cache = eq_Scalar_op._cache
 
 
 def eq_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -1064,9 +1064,9 @@ _ne_Tensor_cache = ne_Tensor_op._cache
 
 
 def ne_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _ne_Tensor_cache.get(keyset) or ne_Tensor_op._resolve(keyset)
@@ -1081,7 +1081,7 @@ _ne_Scalar_cache = ne_Scalar_op._cache
 
 
 def ne_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -1098,9 +1098,9 @@ _lt_Tensor_cache = lt_Tensor_op._cache
 
 
 def lt_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _lt_Tensor_cache.get(keyset) or lt_Tensor_op._resolve(keyset)
@@ -1115,7 +1115,7 @@ _lt_Scalar_cache = lt_Scalar_op._cache
 
 
 def lt_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -1132,9 +1132,9 @@ _le_Tensor_cache = le_Tensor_op._cache
 
 
 def le_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _le_Tensor_cache.get(keyset) or le_Tensor_op._resolve(keyset)
@@ -1149,7 +1149,7 @@ _le_Scalar_cache = le_Scalar_op._cache
 
 
 def le_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -1166,9 +1166,9 @@ _gt_Tensor_cache = gt_Tensor_op._cache
 
 
 def gt_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _gt_Tensor_cache.get(keyset) or gt_Tensor_op._resolve(keyset)
@@ -1183,7 +1183,7 @@ _gt_Scalar_cache = gt_Scalar_op._cache
 
 
 def gt_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -1200,9 +1200,9 @@ _ge_Tensor_cache = ge_Tensor_op._cache
 
 
 def ge_Tensor(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _ge_Tensor_cache.get(keyset) or ge_Tensor_op._resolve(keyset)
@@ -1217,7 +1217,7 @@ _ge_Scalar_cache = ge_Scalar_op._cache
 
 
 def ge_Scalar(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(other, Tensor):
         other = other.item()
@@ -1234,9 +1234,9 @@ _logical_and_cache = logical_and_op._cache
 
 
 def logical_and(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _logical_and_cache.get(keyset) or logical_and_op._resolve(keyset)
@@ -1251,7 +1251,7 @@ _sum_cache = sum_op._cache
 
 
 def sum(self, *, dtype=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _sum_cache.get(keyset) or sum_op._resolve(keyset)
@@ -1268,7 +1268,7 @@ _sum_dim_IntList_cache = sum_dim_IntList_op._cache
 
 
 def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim is not None:
         dim = int_list(dim, 1)
@@ -1285,7 +1285,7 @@ _mean_cache = mean_op._cache
 
 
 def mean(self, *, dtype=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _mean_cache.get(keyset) or mean_op._resolve(keyset)
@@ -1302,7 +1302,7 @@ _mean_dim_cache = mean_dim_op._cache
 
 
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim is not None:
         dim = int_list(dim, 1)
@@ -1319,9 +1319,9 @@ _mm_cache = mm_op._cache
 
 
 def mm(self, mat2):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if mat2.__class__ is not Tensor:
+    if mat2.__class__ not in TENSOR_CLASSES:
         mat2 = as_tensor_arg(mat2)
     keyset = (self._keys | mat2._keys | _tls.include) & _tls.keep
     kernel = _mm_cache.get(keyset) or mm_op._resolve(keyset)
@@ -1336,11 +1336,11 @@ _mm_out_cache = mm_out_op._cache
 
 
 def mm_out(self, mat2, *, out):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if mat2.__class__ is not Tensor:
+    if mat2.__class__ not in TENSOR_CLASSES:
         mat2 = as_tensor_arg(mat2)
-    if out.__class__ is not Tensor:
+    if out.__class__ not in TENSOR_CLASSES:
         out = as_tensor_arg(out)
     keyset = (self._keys | mat2._keys | out._keys | _tls.include) & _tls.keep
     kernel = _mm_out_cache.get(keyset) or mm_out_op._resolve(keyset)
@@ -1355,9 +1355,9 @@ _bmm_cache = bmm_op._cache
 
 
 def bmm(self, mat2):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if mat2.__class__ is not Tensor:
+    if mat2.__class__ not in TENSOR_CLASSES:
         mat2 = as_tensor_arg(mat2)
     keyset = (self._keys | mat2._keys | _tls.include) & _tls.keep
     kernel = _bmm_cache.get(keyset) or bmm_op._resolve(keyset)
@@ -1372,9 +1372,9 @@ _dot_cache = dot_op._cache
 
 
 def dot(self, tensor):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if tensor.__class__ is not Tensor:
+    if tensor.__class__ not in TENSOR_CLASSES:
         tensor = as_tensor_arg(tensor)
     keyset = (self._keys | tensor._keys | _tls.include) & _tls.keep
     kernel = _dot_cache.get(keyset) or dot_op._resolve(keyset)
@@ -1389,9 +1389,9 @@ _mv_cache = mv_op._cache
 
 
 def mv(self, vec):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if vec.__class__ is not Tensor:
+    if vec.__class__ not in TENSOR_CLASSES:
         vec = as_tensor_arg(vec)
     keyset = (self._keys | vec._keys | _tls.include) & _tls.keep
     kernel = _mv_cache.get(keyset) or mv_op._resolve(keyset)
@@ -1406,9 +1406,9 @@ _matmul_cache = matmul_op._cache
 
 
 def matmul(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _matmul_cache.get(keyset) or matmul_op._resolve(keyset)
@@ -1423,7 +1423,7 @@ _t_cache = t_op._cache
 
 
 def t(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _t_cache.get(keyset) or t_op._resolve(keyset)
@@ -1438,7 +1438,7 @@ _transpose_int_cache = transpose_int_op._cache
 
 
 def transpose_int(self, dim0, dim1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim0.__class__ is not int:
         dim0 = as_int(dim0)
@@ -1457,7 +1457,7 @@ _permute_cache = permute_op._cache
 
 
 def permute(self, dims):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     dims = int_list(dims, 1)
     keyset = (self._keys | _tls.include) & _tls.keep
@@ -1473,7 +1473,7 @@ _view_cache = view_op._cache
 
 
 def view(self, size):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     size = int_list(size, 1)
     keyset = (self._keys | _tls.include) & _tls.keep
@@ -1489,7 +1489,7 @@ __unsafe_view_cache = _unsafe_view_op._cache
 
 
 def _unsafe_view(self, size):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     size = int_list(size, 1)
     keyset = (self._keys | _tls.include) & _tls.keep
@@ -1505,7 +1505,7 @@ _reshape_cache = reshape_op._cache
 
 
 def reshape(self, shape):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     shape = int_list(shape, 1)
     keyset = (self._keys | _tls.include) & _tls.keep
@@ -1523,7 +1523,7 @@ _flatten_using_ints_cache = flatten_using_ints_op._cache
 
 
 def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if start_dim.__class__ is not int:
         start_dim = as_int(start_dim)
@@ -1544,7 +1544,7 @@ _expand_cache = expand_op._cache
 
 
 def expand(self, size, *, implicit=False):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     size = int_list(size, 1)
     keyset = (self._keys | _tls.include) & _tls.keep
@@ -1560,9 +1560,9 @@ _expand_as_cache = expand_as_op._cache
 
 
 def expand_as(self, other):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if other.__class__ is not Tensor:
+    if other.__class__ not in TENSOR_CLASSES:
         other = as_tensor_arg(other)
     keyset = (self._keys | other._keys | _tls.include) & _tls.keep
     kernel = _expand_as_cache.get(keyset) or expand_as_op._resolve(keyset)
@@ -1577,7 +1577,7 @@ _unsqueeze_cache = unsqueeze_op._cache
 
 
 def unsqueeze(self, dim):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -1594,7 +1594,7 @@ _squeeze_cache = squeeze_op._cache
 
 
 def squeeze(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _squeeze_cache.get(keyset) or squeeze_op._resolve(keyset)
@@ -1609,7 +1609,7 @@ _squeeze_dim_cache = squeeze_dim_op._cache
 
 
 def squeeze_dim(self, dim):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -1626,7 +1626,7 @@ _squeeze__cache = squeeze__op._cache
 
 
 def squeeze_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _squeeze__cache.get(keyset) or squeeze__op._resolve(keyset)
@@ -1641,7 +1641,7 @@ _squeeze__dim_cache = squeeze__dim_op._cache
 
 
 def squeeze__dim(self, dim):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -1658,7 +1658,7 @@ _unsqueeze__cache = unsqueeze__op._cache
 
 
 def unsqueeze_(self, dim):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -1675,7 +1675,7 @@ _t__cache = t__op._cache
 
 
 def t_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _t__cache.get(keyset) or t__op._resolve(keyset)
@@ -1690,7 +1690,7 @@ _transpose__cache = transpose__op._cache
 
 
 def transpose_(self, dim0, dim1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim0.__class__ is not int:
         dim0 = as_int(dim0)
@@ -1709,7 +1709,7 @@ _select_int_cache = select_int_op._cache
 
 
 def select_int(self, dim, index):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -1730,7 +1730,7 @@ _select_backward_cache = select_backward_op._cache
 
 
 def select_backward(grad_output, input_sizes, dim, index):
-    if grad_output.__class__ is not Tensor:
+    if grad_output.__class__ not in TENSOR_CLASSES:
         grad_output = as_tensor_arg(grad_output)
     input_sizes = int_list(input_sizes, 1)
     if dim.__class__ is not int:
@@ -1752,7 +1752,7 @@ _slice_Tensor_cache = slice_Tensor_op._cache
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -1777,7 +1777,7 @@ _slice_backward_cache = slice_backward_op._cache
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    if grad_output.__class__ is not Tensor:
+    if grad_output.__class__ not in TENSOR_CLASSES:
         grad_output = as_tensor_arg(grad_output)
     input_sizes = int_list(input_sizes, 1)
     if dim.__class__ is not int:
@@ -1803,7 +1803,7 @@ _as_strided_cache = as_strided_op._cache
 
 
 def as_strided(self, size, stride, storage_offset=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     size = int_list(size, 1)
     stride = int_list(stride, 1)
@@ -1824,7 +1824,7 @@ _diagonal_cache = diagonal_op._cache
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if offset.__class__ is not int:
         offset = as_int(offset)
@@ -1847,7 +1847,7 @@ _diagonal_backward_cache = diagonal_backward_op._cache
 
 
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    if grad_output.__class__ is not Tensor:
+    if grad_output.__class__ not in TENSOR_CLASSES:
         grad_output = as_tensor_arg(grad_output)
     input_sizes = int_list(input_sizes, 1)
     if offset.__class__ is not int:
@@ -1869,7 +1869,7 @@ _unfold_cache = unfold_op._cache
 
 
 def unfold(self, dimension, size, step):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dimension.__class__ is not int:
         dimension = as_int(dimension)
@@ -1892,7 +1892,7 @@ _unfold_backward_cache = unfold_backward_op._cache
 
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
-    if grad_in.__class__ is not Tensor:
+    if grad_in.__class__ not in TENSOR_CLASSES:
         grad_in = as_tensor_arg(grad_in)
     input_sizes = int_list(input_sizes, 1)
     if dim.__class__ is not int:
@@ -1914,7 +1914,7 @@ _unbind_int_cache = unbind_int_op._cache
 
 
 def unbind_int(self, dim=0):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -1933,7 +1933,7 @@ _split_Tensor_cache = split_Tensor_op._cache
 
 
 def split_Tensor(self, split_size, dim=0):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if split_size.__class__ is not int:
         split_size = as_int(split_size)
@@ -1954,7 +1954,7 @@ _split_with_sizes_cache = split_with_sizes_op._cache
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     split_sizes = int_list(split_sizes, 1)
     if dim.__class__ is not int:
@@ -1972,7 +1972,7 @@ _chunk_cache = chunk_op._cache
 
 
 def chunk(self, chunks, dim=0):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if chunks.__class__ is not int:
         chunks = as_int(chunks)
@@ -2023,7 +2023,7 @@ _alias_cache = alias_op._cache
 
 
 def alias(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _alias_cache.get(keyset) or alias_op._resolve(keyset)
@@ -2040,7 +2040,7 @@ _narrow_cache = narrow_op._cache
 
 
 def narrow(self, dim, start, length):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if dim.__class__ is not int:
         dim = as_int(dim)
@@ -2061,7 +2061,7 @@ _clone_cache = clone_op._cache
 
 
 def clone(self, *, memory_format=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _clone_cache.get(keyset) or clone_op._resolve(keyset)
@@ -2076,7 +2076,7 @@ _detach_cache = detach_op._cache
 
 
 def detach(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _detach_cache.get(keyset) or detach_op._resolve(keyset)
@@ -2102,7 +2102,7 @@ def _to_copy(
     non_blocking=False,
     memory_format=None
 ):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = __to_copy_cache.get(keyset) or _to_copy_op._resolve(keyset)
@@ -2117,9 +2117,9 @@ _copy__cache = copy__op._cache
 
 
 def copy_(self, src, non_blocking=False):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if src.__class__ is not Tensor:
+    if src.__class__ not in TENSOR_CLASSES:
         src = as_tensor_arg(src)
     keyset = (self._keys | src._keys | _tls.include) & _tls.keep
     kernel = _copy__cache.get(keyset) or copy__op._resolve(keyset)
@@ -2134,7 +2134,7 @@ _zero__cache = zero__op._cache
 
 
 def zero_(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _zero__cache.get(keyset) or zero__op._resolve(keyset)
@@ -2149,7 +2149,7 @@ _fill__Scalar_cache = fill__Scalar_op._cache
 
 
 def fill__Scalar(self, value):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(value, Tensor):
         value = value.item()
@@ -2166,9 +2166,9 @@ _fill__Tensor_cache = fill__Tensor_op._cache
 
 
 def fill__Tensor(self, value):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if value.__class__ is not Tensor:
+    if value.__class__ not in TENSOR_CLASSES:
         value = as_tensor_arg(value)
     keyset = (self._keys | value._keys | _tls.include) & _tls.keep
     kernel = _fill__Tensor_cache.get(keyset) or fill__Tensor_op._resolve(keyset)
@@ -2185,9 +2185,9 @@ _masked_fill_Scalar_cache = masked_fill_Scalar_op._cache
 
 
 def masked_fill_Scalar(self, mask, value):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if mask.__class__ is not Tensor:
+    if mask.__class__ not in TENSOR_CLASSES:
         mask = as_tensor_arg(mask)
     if isinstance(value, Tensor):
         value = value.item()
@@ -2206,9 +2206,9 @@ _masked_fill__Scalar_cache = masked_fill__Scalar_op._cache
 
 
 def masked_fill__Scalar(self, mask, value):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if mask.__class__ is not Tensor:
+    if mask.__class__ not in TENSOR_CLASSES:
         mask = as_tensor_arg(mask)
     if isinstance(value, Tensor):
         value = value.item()
@@ -2227,11 +2227,11 @@ _masked_fill_Tensor_cache = masked_fill_Tensor_op._cache
 
 
 def masked_fill_Tensor(self, mask, value):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if mask.__class__ is not Tensor:
+    if mask.__class__ not in TENSOR_CLASSES:
         mask = as_tensor_arg(mask)
-    if value.__class__ is not Tensor:
+    if value.__class__ not in TENSOR_CLASSES:
         value = as_tensor_arg(value)
     keyset = (self._keys | mask._keys | value._keys | _tls.include) & _tls.keep
     kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
@@ -2248,11 +2248,11 @@ _masked_fill__Tensor_cache = masked_fill__Tensor_op._cache
 
 
 def masked_fill__Tensor(self, mask, value):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
-    if mask.__class__ is not Tensor:
+    if mask.__class__ not in TENSOR_CLASSES:
         mask = as_tensor_arg(mask)
-    if value.__class__ is not Tensor:
+    if value.__class__ not in TENSOR_CLASSES:
         value = as_tensor_arg(value)
     keyset = (self._keys | mask._keys | value._keys | _tls.include) & _tls.keep
     kernel = _masked_fill__Tensor_cache.get(keyset) or masked_fill__Tensor_op._resolve(keyset)
@@ -2267,7 +2267,7 @@ _index_Tensor_cache = index_Tensor_op._cache
 
 
 def index_Tensor(self, indices):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     indices = tensor_list(indices)
     keyset = (self._keys | list_keys(indices) | _tls.include) & _tls.keep
@@ -2285,10 +2285,10 @@ _index_put_cache = index_put_op._cache
 
 
 def index_put(self, indices, values, accumulate=False):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     indices = tensor_list(indices)
-    if values.__class__ is not Tensor:
+    if values.__class__ not in TENSOR_CLASSES:
         values = as_tensor_arg(values)
     keyset = (self._keys | list_keys(indices) | values._keys | _tls.include) & _tls.keep
     kernel = _index_put_cache.get(keyset) or index_put_op._resolve(keyset)
@@ -2305,10 +2305,10 @@ _index_put__cache = index_put__op._cache
 
 
 def index_put_(self, indices, values, accumulate=False):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     indices = tensor_list(indices)
-    if values.__class__ is not Tensor:
+    if values.__class__ not in TENSOR_CLASSES:
         values = as_tensor_arg(values)
     keyset = (self._keys | list_keys(indices) | values._keys | _tls.include) & _tls.keep
     kernel = _index_put__cache.get(keyset) or index_put__op._resolve(keyset)
@@ -2323,7 +2323,7 @@ _square_cache = square_op._cache
 
 
 def square(self):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _square_cache.get(keyset) or square_op._resolve(keyset)
@@ -2340,7 +2340,7 @@ _ones_like_cache = ones_like_op._cache
 
 
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _ones_like_cache.get(keyset) or ones_like_op._resolve(keyset)
@@ -2357,7 +2357,7 @@ _zeros_like_cache = zeros_like_op._cache
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _zeros_like_cache.get(keyset) or zeros_like_op._resolve(keyset)
@@ -2374,7 +2374,7 @@ _empty_like_cache = empty_like_op._cache
 
 
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     keyset = (self._keys | _tls.include) & _tls.keep
     kernel = _empty_like_cache.get(keyset) or empty_like_op._resolve(keyset)
@@ -2393,7 +2393,7 @@ _full_like_cache = full_like_op._cache
 def full_like(
     self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
 ):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
@@ -2412,7 +2412,7 @@ _new_zeros_cache = new_zeros_op._cache
 
 
 def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     size = int_list(size, 1)
     keyset = (self._keys | _tls.include) & _tls.keep
@@ -2430,7 +2430,7 @@ _new_empty_strided_cache = new_empty_strided_op._cache
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    if self.__class__ is not Tensor:
+    if self.__class__ not in TENSOR_CLASSES:
         self = as_tensor_arg(self)
     size = int_list(size, 1)
     stride = int_list(stride, 1)

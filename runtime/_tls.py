@@ -22,6 +22,8 @@ class _DispatchState(threading.local):
         self.saved_hooks = []
         #: disable_saved_tensors_hooks: the error message while disabled, else None
         self.saved_hooks_disabled = None
+        #: the backward calls running on this thread, innermost last
+        self.graph_tasks = []
 
 
 state = _DispatchState()

@@ -105,10 +105,3 @@ def write_out(out: Tensor, result) -> Tensor:
         _check_cast(result.dtype, out._data.dtype)  # before anything changes
         out._data = np.empty(result.shape, dtype=out._data.dtype)
     return copy_into(out, result)
-
-
-def same_keys(source: Tensor, view: Tensor) -> Tensor:
-    """A view carries its source's dispatch keys (inference tensors stay inference)."""
-    if source._keys != view._keys:
-        view._keys = source._keys
-    return view

@@ -132,7 +132,7 @@ class GraphTask:
 
 
 def current_graph_task():
-    stack = _tls.__dict__.get("graph_tasks")
+    stack = _tls.graph_tasks
     return stack[-1] if stack else None
 
 
@@ -187,7 +187,7 @@ def execute(
     # along two edges) are copied, never stolen, when a leaf stores them.
     shared = {id(g) for g in user_grads if g is not None}
     previous_grad_mode, previous_shared = tls.grad_enabled, tls.shared_grads
-    tasks = tls.__dict__.setdefault("graph_tasks", [])
+    tasks = tls.graph_tasks
     tasks.append(task)
     tls.grad_enabled = create_graph
     tls.shared_grads = shared

@@ -49,10 +49,13 @@ def as_view(base, view, creation_meta: int = DEFAULT):
         creation_meta = INFERENCE_MODE if _tls.inference_mode else NO_GRAD_MODE
     if type(view) is Tensor:
         view.__class__ = _View  # tensor subclasses keep their own class
-    if view._keys != base._keys:
+    if view._keys is not base._keys:
         view._keys = base._keys  # a view made in inference mode is as normal as its base
     view._base = root
-    vc = view._vc = version_counter(base)
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = [0]
+    view._vc = vc
     view._attr_version = vc[0]
     view._creation_meta = creation_meta
     return view
