@@ -22,17 +22,13 @@ import warnings
 import pytest
 
 import opgrad as og
+from torch_oracle import vals, message, outcome, assert_same  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # Helpers
 
 THIS_FILE = os.path.basename(__file__)
 FRAME = re.compile(r'File "([^"]*)", line (\d+), in (\S+)')
-
-
-def vals(t):
-    """A tensor's values as nested lists (None stays None)."""
-    return None if t is None else t.detach().tolist()
 
 
 @pytest.fixture(autouse=True)
@@ -55,26 +51,6 @@ def fresh_global_modes(torch):
     reset()
     yield
     reset()
-
-
-def message(exc):
-    """An exception's text with the library name normalised."""
-    return str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
-
-
-def outcome(fn):
-    """``('ok', result)`` or ``(exception type name, normalised message)``."""
-    try:
-        return ("ok", fn())
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return (type(exc).__name__, message(exc))
-
-
-def assert_same(torch, scenario):
-    """Run ``scenario(lib)`` with both libraries; the results must be equal."""
-    expected = scenario(torch)
-    got = scenario(og)
-    assert got == expected
 
 
 def recorded(fn):

@@ -26,14 +26,10 @@ import weakref
 import pytest
 
 import opgrad as og
+from torch_oracle import vals, message, outcome, assert_same, assert_same_error  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # Helpers
-
-
-def vals(t):
-    """A tensor's values as nested lists (None stays None)."""
-    return None if t is None else t.detach().tolist()
 
 
 @pytest.fixture(autouse=True)
@@ -56,33 +52,6 @@ def fresh_global_modes(torch):
     reset()
     yield
     reset()
-
-
-def message(exc):
-    """An exception's text with the library name normalised."""
-    return str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
-
-
-def outcome(fn):
-    """``('ok', result)`` or ``(exception type name, normalised message)``."""
-    try:
-        return ("ok", fn())
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return (type(exc).__name__, message(exc))
-
-
-def assert_same(torch, scenario):
-    """Run ``scenario(lib)`` with both libraries; the results must be equal."""
-    expected = scenario(torch)
-    got = scenario(og)
-    assert got == expected
-
-
-def assert_same_error(torch, scenario, exc_type, phrase):
-    """Both libraries raise ``exc_type`` with the same text, which contains ``phrase``."""
-    expected = outcome(lambda: scenario(torch))
-    assert expected[0] == exc_type.__name__ and phrase in expected[1], expected
-    assert outcome(lambda: scenario(og)) == expected
 
 
 def leaf(lib, values=(1.0, 2.0, 3.0)):

@@ -135,3 +135,42 @@ def aten_log(lib, fn):
     with logging_mode_class(lib)() as mode:
         fn()
     return mode.log
+
+
+# ---- comparing one scenario run by opgrad and by torch ------------------------------
+
+
+def vals(t):
+    """A tensor's values as nested lists (None stays None)."""
+    return None if t is None else t.detach().tolist()
+
+
+def message(exc):
+    """An exception's text with the library name normalised."""
+    return str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
+
+
+def outcome(fn):
+    """``('ok', result)`` or ``(exception type name, normalised message)``."""
+    try:
+        return ("ok", fn())
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return (type(exc).__name__, message(exc))
+
+
+def assert_same(torch, scenario):
+    """Run ``scenario(lib)`` with both libraries; the results must be equal."""
+    expected = scenario(torch)
+    import opgrad as og
+
+    got = scenario(og)
+    assert got == expected
+
+
+def assert_same_error(torch, scenario, exc_type, phrase):
+    """Both libraries raise ``exc_type`` with the same text, which contains ``phrase``."""
+    expected = outcome(lambda: scenario(torch))
+    assert expected[0] == exc_type.__name__ and phrase in expected[1], expected
+    import opgrad as og
+
+    assert outcome(lambda: scenario(og)) == expected
