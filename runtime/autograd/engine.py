@@ -55,12 +55,13 @@ def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
     return True
 
 
-def _mark_repeated(outputs, shared: set) -> None:
+def _mark_repeated(outputs, edges, shared: set, keep: list) -> None:
     seen = set()
-    for grad in outputs:
-        if grad is not None:
+    for grad, edge in zip(outputs, edges):
+        if grad is not None and edge is not None:
             if id(grad) in seen:
                 shared.add(id(grad))
+                keep.append(grad)
             seen.add(id(grad))
 
 
@@ -186,6 +187,7 @@ def execute(
     # Gradients held elsewhere too (the caller's, or one object a node sends
     # along two edges) are copied, never stolen, when a leaf stores them.
     shared = {id(g) for g in user_grads if g is not None}
+    keep: list = []
     previous_grad_mode, previous_shared = tls.grad_enabled, tls.shared_grads
     tasks = tls.graph_tasks
     tasks.append(task)
@@ -212,10 +214,13 @@ def execute(
                     f"(expected {len(edges)}, got {count})"
                 )
             if count == 2:
-                if outputs[0] is outputs[1] and outputs[0] is not None:
-                    shared.add(id(outputs[0]))
+                grad = outputs[0]
+                if grad is not None and grad is outputs[1] and edges[0] and edges[1]:
+                    # Kept alive for the task, so that its id is not reused by another tensor.
+                    shared.add(id(grad))
+                    keep.append(grad)
             elif count > 2:
-                _mark_repeated(outputs, shared)
+                _mark_repeated(outputs, edges, shared, keep)
             for index, edge in enumerate(edges):
                 if not needs[index]:
                     continue
