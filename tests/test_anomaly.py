@@ -22,7 +22,7 @@ import warnings
 import pytest
 
 import opgrad as og
-from torch_oracle import vals, message, outcome, assert_same  # noqa: F401
+from torch_oracle import vals, message, outcome, assert_same, reset_global_modes  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -33,24 +33,10 @@ FRAME = re.compile(r'File "([^"]*)", line (\d+), in (\S+)')
 
 @pytest.fixture(autouse=True)
 def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries,
-    so that one test leaking a mode cannot fail the tests after it."""
-
-    def reset():
-        for switch in (og.set_grad_enabled, torch.set_grad_enabled):
-            try:
-                switch(True)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-        for lib in (og, torch):
-            try:
-                lib.autograd.set_detect_anomaly(False)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-
-    reset()
+    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
+    reset_global_modes(torch)
     yield
-    reset()
+    reset_global_modes(torch)
 
 
 def recorded(fn):

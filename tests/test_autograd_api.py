@@ -23,7 +23,14 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import vals, message, outcome, assert_same, assert_same_error  # noqa: F401
+from torch_oracle import (
+    vals,
+    message,
+    outcome,
+    assert_same,
+    assert_same_error,
+    reset_global_modes,
+)  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -38,24 +45,10 @@ def close(values, digits=6):
 
 @pytest.fixture(autouse=True)
 def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries,
-    so that one test leaking a mode cannot fail the tests after it."""
-
-    def reset():
-        for switch in (og.set_grad_enabled, torch.set_grad_enabled):
-            try:
-                switch(True)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-        for lib in (og, torch):
-            try:
-                lib.autograd.set_detect_anomaly(False)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-
-    reset()
+    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
+    reset_global_modes(torch)
     yield
-    reset()
+    reset_global_modes(torch)
 
 
 def t64(lib, values, requires_grad=False):

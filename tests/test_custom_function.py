@@ -32,6 +32,7 @@ import warnings
 import pytest
 
 import opgrad as og
+from torch_oracle import reset_global_modes
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -118,23 +119,10 @@ def const(lib, values=(0.5, -1.0, 2.0)):
 
 @pytest.fixture(autouse=True)
 def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries,
-    so that one test leaking a mode cannot fail the tests after it."""
-
-    def reset():
-        for lib in (og, torch):
-            try:
-                lib.set_grad_enabled(True)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-            try:
-                lib.autograd.set_detect_anomaly(False)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-
-    reset()
+    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
+    reset_global_modes(torch)
     yield
-    reset()
+    reset_global_modes(torch)
 
 
 # Small Functions shared by several scenarios (built per library).

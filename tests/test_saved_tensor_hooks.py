@@ -23,7 +23,14 @@ import weakref
 import pytest
 
 import opgrad as og
-from torch_oracle import vals, message, outcome, assert_same, assert_same_error  # noqa: F401
+from torch_oracle import (
+    vals,
+    message,
+    outcome,
+    assert_same,
+    assert_same_error,
+    reset_global_modes,
+)  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -35,24 +42,10 @@ def rounded(t, digits=5):
 
 @pytest.fixture(autouse=True)
 def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries,
-    so that one test leaking a mode cannot fail the tests after it."""
-
-    def reset():
-        for switch in (og.set_grad_enabled, torch.set_grad_enabled):
-            try:
-                switch(True)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-        for lib in (og, torch):
-            try:
-                lib.autograd.set_detect_anomaly(False)
-            except Exception:  # noqa: BLE001 - a broken switch fails its own tests
-                pass
-
-    reset()
+    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
+    reset_global_modes(torch)
     yield
-    reset()
+    reset_global_modes(torch)
 
 
 def leaf(lib, values=(1.0, 2.0, 3.0), dtype=None):

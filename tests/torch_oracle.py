@@ -174,3 +174,20 @@ def assert_same_error(torch, scenario, exc_type, phrase):
     import opgrad as og
 
     assert outcome(lambda: scenario(og)) == expected
+
+
+def reset_global_modes(torch) -> None:
+    """Grad mode on and anomaly mode off in both libraries (a leaked mode must not fail
+    the tests after the one that leaked it)."""
+    import opgrad as og
+
+    for switch in (og.set_grad_enabled, torch.set_grad_enabled):
+        try:
+            switch(True)
+        except Exception:  # noqa: BLE001 - a broken switch fails its own tests
+            pass
+    for lib in (og, torch):
+        try:
+            lib.autograd.set_detect_anomaly(False)
+        except Exception:  # noqa: BLE001 - a broken switch fails its own tests
+            pass
