@@ -68,7 +68,7 @@ BUILTINS = frozenset(
 KNOWN_KEYS = frozenset(
     "name cpu dtype composite node inplace out variants output_differentiability tags".split()
 )
-TAGS = frozenset({"inplace_view"})
+TAGS = frozenset({"inplace_view", "not_a_view"})
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ def alias(keyset, self):
 def detach(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._detach_cache.get(keyset) or ops.detach_op._resolve(keyset)
-    # detach aliases without being a view: it shares only the version counter.
+    # an alias that is no view: it shares only the version counter
     return share_version(self, redispatch(keyset, self))
 
 

@@ -9,9 +9,7 @@ import numpy as np
 from . import dtypes
 from ._tls import state as _tls
 from .dispatch_keys import INFERENCE_TENSOR_KEYS
-from .tensor import Tensor, _make, _wrap_array, wrap_scalar
-
-wrap_array = _wrap_array
+from .tensor import Tensor, wrap_scalar
 
 
 def float_array(t: Tensor) -> np.ndarray:

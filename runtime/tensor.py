@@ -393,13 +393,6 @@ def _make(data: np.ndarray) -> Tensor:
     return t
 
 
-def _wrap_array(result) -> Tensor:
-    """Wrap a numpy kernel's result; numpy hands back scalars for 0-dim results."""
-    if result.__class__ is not np.ndarray:
-        result = np.asarray(result)
-    return _make(result)
-
-
 _rg_slot = Tensor.__dict__["_rg"]
 _grad_fn_slot = Tensor.__dict__["_grad_fn"]
 

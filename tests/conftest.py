@@ -13,10 +13,19 @@ import pytest
 # pytest's import mode is.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from torch_oracle import require_torch  # noqa: E402
+from torch_oracle import require_torch, reset_global_modes  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def torch():
     """Real PyTorch, the oracle (skips without it, fails under CI=true)."""
     return require_torch()
+
+
+@pytest.fixture
+def fresh_global_modes(torch):
+    """Grad mode on and anomaly mode off in both libraries before and after a test, so a
+    test that leaks a mode cannot fail the ones after it (opt in with usefixtures)."""
+    reset_global_modes(torch)
+    yield
+    reset_global_modes(torch)

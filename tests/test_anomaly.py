@@ -22,7 +22,7 @@ import warnings
 import pytest
 
 import opgrad as og
-from torch_oracle import vals, message, outcome, assert_same, reset_global_modes  # noqa: F401
+from torch_oracle import vals, message, outcome, assert_same  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -31,12 +31,8 @@ THIS_FILE = os.path.basename(__file__)
 FRAME = re.compile(r'File "([^"]*)", line (\d+), in (\S+)')
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
-    reset_global_modes(torch)
-    yield
-    reset_global_modes(torch)
+# grad mode on and anomaly mode off around every test, in both libraries
+pytestmark = pytest.mark.usefixtures("fresh_global_modes")
 
 
 def recorded(fn):

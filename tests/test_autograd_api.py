@@ -29,7 +29,6 @@ from torch_oracle import (
     outcome,
     assert_same,
     assert_same_error,
-    reset_global_modes,
 )  # noqa: F401
 
 # ---------------------------------------------------------------------------
@@ -43,12 +42,8 @@ def close(values, digits=6):
     return np.round(np.asarray(values, dtype=np.float64), digits).tolist()
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
-    reset_global_modes(torch)
-    yield
-    reset_global_modes(torch)
+# grad mode on and anomaly mode off around every test, in both libraries
+pytestmark = pytest.mark.usefixtures("fresh_global_modes")
 
 
 def t64(lib, values, requires_grad=False):

@@ -32,7 +32,6 @@ import warnings
 import pytest
 
 import opgrad as og
-from torch_oracle import reset_global_modes
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -117,12 +116,8 @@ def const(lib, values=(0.5, -1.0, 2.0)):
     return lib.tensor(list(values))
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
-    reset_global_modes(torch)
-    yield
-    reset_global_modes(torch)
+# grad mode on and anomaly mode off around every test, in both libraries
+pytestmark = pytest.mark.usefixtures("fresh_global_modes")
 
 
 # Small Functions shared by several scenarios (built per library).

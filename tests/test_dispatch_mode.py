@@ -377,3 +377,32 @@ def test_calls_through_opoverload_objects_reach_the_mode():
     x = og.tensor([1.0, 2.0])
     log = aten_log(og, lambda: og.ops.aten.mul.Tensor(x, x))
     assert log == ["aten.mul.Tensor"]
+
+
+def test_mlp_step_log_matches_torch_leaf_grads_stored_without_copies(torch):
+    """A 3-layer MLP step: every leaf gradient, biases included, is stored with a detach
+    (stolen), not a clone, and the whole aten sequence equals torch's."""
+
+    def step(lib):
+        lib.manual_seed(0)
+        x, y = lib.ones(8, 5), lib.zeros(8, 2)
+        params = [
+            lib.full((5, 4), 0.1, requires_grad=True),
+            lib.full((4,), 0.2, requires_grad=True),
+            lib.full((4, 3), -0.1, requires_grad=True),
+            lib.full((3,), 0.3, requires_grad=True),
+            lib.full((3, 2), 0.05, requires_grad=True),
+            lib.full((2,), 0.1, requires_grad=True),
+        ]
+        w1, b1, w2, b2, w3, b3 = params
+
+        def run():
+            h = (x @ w1 + b1).relu()
+            h = (h @ w2 + b2).relu()
+            ((h @ w3 + b3 - y) ** 2).mean().backward()
+
+        return aten_log(lib, run)
+
+    got, expected = step(og), step(torch)
+    assert got == expected
+    assert "aten.clone.default" not in got

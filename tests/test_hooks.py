@@ -32,19 +32,14 @@ from torch_oracle import (
     outcome,
     assert_same,
     assert_same_error,
-    reset_global_modes,
 )  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # Helpers
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
-    reset_global_modes(torch)
-    yield
-    reset_global_modes(torch)
+# grad mode on and anomaly mode off around every test, in both libraries
+pytestmark = pytest.mark.usefixtures("fresh_global_modes")
 
 
 def leaf(lib, values=(1.0, 2.0, 3.0)):

@@ -29,7 +29,6 @@ from torch_oracle import (
     outcome,
     assert_same,
     assert_same_error,
-    reset_global_modes,
 )  # noqa: F401
 
 # ---------------------------------------------------------------------------
@@ -40,12 +39,8 @@ def rounded(t, digits=5):
     return [round(v, digits) for v in vals(t)]
 
 
-@pytest.fixture(autouse=True)
-def fresh_global_modes(torch):
-    """Start and end every test with grad mode on and anomaly mode off in both libraries."""
-    reset_global_modes(torch)
-    yield
-    reset_global_modes(torch)
+# grad mode on and anomaly mode off around every test, in both libraries
+pytestmark = pytest.mark.usefixtures("fresh_global_modes")
 
 
 def leaf(lib, values=(1.0, 2.0, 3.0), dtype=None):

@@ -334,7 +334,7 @@ def _wrap_outputs(node, args, tensor_inputs, output, record: bool):
         metadata.append((out._data.shape, out._data.dtype))
         if record and id(out) not in non_diff and out._data.dtype.kind == "f":
             if id(out) in dirty_ids:
-                rebase_history(out, node) if out._base is None else _rebase_view(out, node, nr)
+                rebase_history(out, node)
             else:
                 out._grad_fn = node
                 out._rg = True
@@ -357,10 +357,6 @@ def _wrap_outputs(node, args, tensor_inputs, output, record: bool):
         anomaly.record_forward(node)
     _save(node, results, record)
     return tuple(results) if is_tuple else results[0]
-
-
-def _rebase_view(out, node, nr) -> None:
-    rebase_history(out, node)
 
 
 class _no_grad:
