@@ -486,7 +486,7 @@ def threshold_backward(keyset, grad_output, self, threshold):
         False,
     )
     try:
-        result = np.where(self <= threshold, 0, grad_output)
+        result = k.threshold_backward(grad_output, self, threshold)
     except ValueError:
         raise RuntimeError(
             broadcast_error(

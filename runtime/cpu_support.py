@@ -29,10 +29,18 @@ def promote2(a: Tensor, b: Tensor, to_float: bool):
 
 def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
     """Arrays of ``tensors`` cast to the result type of the tensors and Python scalars."""
-    first = tensors[0]._data.dtype
-    if first.kind == "f" and all(t._data.dtype is first for t in tensors):
+    first = tensors[0]._data
+    if first.dtype.kind == "f":
         # Floating tensors of one dtype: no Python scalar can change the result type.
-        return tuple(t._data for t in tensors)
+        if len(tensors) == 1:
+            return (first,)
+        arrays = [t._data for t in tensors]
+        dtype = first.dtype
+        for data in arrays:
+            if data.dtype is not dtype:
+                break
+        else:
+            return arrays
     operands = list(tensors)
     operands.extend(wrap_scalar(s) for s in scalars if s is not None)
     dt = dtypes.float_result_type(*operands) if to_float else dtypes.result_type(*operands)

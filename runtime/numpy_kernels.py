@@ -85,6 +85,18 @@ def tanh_backward(grad_output, output):
     return grad_output * (1 - output * output)
 
 
+def threshold_backward(grad, a, threshold):
+    """``where(a <= threshold, 0, grad)``, computed as a product with the mask:
+    np.where's data-dependent branches cost 2-3x more on a relu's mask."""
+    if grad.dtype.kind != "f" or not np.isfinite(grad).all():  # inf * 0 would be nan
+        return np.where(a <= threshold, 0, grad)
+    keep = np.less_equal(a, threshold)
+    np.logical_not(keep, out=keep)  # not `a > threshold`: NaN inputs keep their grad
+    result = np.multiply(grad, keep)
+    np.add(result, 0.0, out=result)  # -0.0 * False is -0.0; where() gives +0.0
+    return result
+
+
 def clamp(a, min, max):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

@@ -67,17 +67,18 @@ def _mark_repeated(outputs, edges, shared: set, keep: list) -> None:
 
 def _compute_dependencies(root: Node) -> Dict[Node, int]:
     dependencies: Dict[Node, int] = {}
-    seen = {root}
     stack = [root]
     while stack:
         node = stack.pop()
         for edge in node._next_edges:
             if edge is not None:
                 target = edge[0]
-                dependencies[target] = dependencies.get(target, 0) + 1
-                if target not in seen:
-                    seen.add(target)
+                count = dependencies.get(target)
+                if count is None:  # first visit (the root is never a target)
+                    dependencies[target] = 1
                     stack.append(target)
+                else:
+                    dependencies[target] = count + 1
     return dependencies
 
 
@@ -193,7 +194,8 @@ def execute(
     tasks.append(task)
     tls.grad_enabled = create_graph
     tls.shared_grads = shared
-    heappush, heappop = heapq.heappush, heapq.heappop
+    heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
+    upcoming = None  # a ready entry not (yet) pushed onto the heap
     node = root
     outputs = root.grads
     try:
@@ -226,30 +228,51 @@ def execute(
                     continue
                 target, input_nr = edge
                 grad = outputs[index]
-                buffer = buffers.get(target)
-                if buffer is None:
-                    buffer = buffers[target] = [None] * len(target._in_meta)
                 if grad is not None:
                     data = grad._data
                     shape, dtype = target._in_meta[input_nr]
                     if data.shape != shape or data.dtype != dtype:
                         grad = _validate_output(node, index, grad, target, input_nr)
-                    previous = buffer[input_nr]
-                    buffer[input_nr] = grad if previous is None else previous + grad
                 remaining = dependencies[target] - 1
                 dependencies[target] = remaining
-                if remaining == 0:
-                    heappush(ready, (-target._seq, counter, target))
-                    counter += 1
+                if remaining == 0 and input_nr == 0 and len(target._in_meta) == 1:
+                    # The common case: a single-input node gets its only gradient.
+                    buffer = buffers.pop(target, None)
+                    if buffer is None:
+                        buffer = [grad]
+                    elif grad is not None:
+                        previous = buffer[0]
+                        buffer[0] = grad if previous is None else previous + grad
+                else:
+                    buffer = buffers.get(target)
+                    if buffer is None:
+                        buffer = buffers[target] = [None] * len(target._in_meta)
+                    if grad is not None:
+                        previous = buffer[input_nr]
+                        buffer[input_nr] = grad if previous is None else previous + grad
+                    if remaining:
+                        continue
+                    del buffers[target]
+                entry = (-target._seq, counter, target, buffer)
+                counter += 1
+                if upcoming is None:
+                    upcoming = entry  # most steps make one node ready: skip the heap
+                else:
+                    heappush(ready, entry)
 
             # Run the next ready node: the most recently created one first.
             while True:
-                if not ready:
+                if upcoming is not None:
+                    if ready and ready[0] < upcoming:
+                        upcoming = heapreplace(ready, upcoming)
+                    _, _, node, grads = upcoming
+                    upcoming = None
+                elif ready:
+                    _, _, node, grads = heappop(ready)
+                else:
                     for callback in task.callbacks:
                         callback()
                     return captured
-                node = heappop(ready)[2]
-                grads = buffers.pop(node)
                 task.current_node = node
                 if node._hooks is not None:
                     grads = run_tensor_pre_hooks(node, grads)

@@ -1,0 +1,59 @@
+"""CPU kernels that take a fast path must give PyTorch's bits on edge values.
+
+threshold_backward multiplies by a mask instead of calling np.where; these
+cases pin what that must not change: the sign of masked zeros, non-finite
+gradients at masked positions, NaN inputs, integral gradients.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+
+def _bits(values):
+    return [(math.copysign(1.0, v), v) if not math.isnan(v) else ("nan",) for v in values]
+
+
+GRADS = [-1.0, 2.0, float("nan"), float("inf"), -float("inf"), -0.0, 3.0]
+INPUTS = [0.0, 1.0, 0.0, -2.0, 5.0, 1.0, float("nan")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("threshold", [0, 0.5, -1.0])
+def test_threshold_backward_edge_values(torch, dtype, threshold):
+    import opgrad as og
+
+    grad, inputs = np.array(GRADS, dtype=dtype), np.array(INPUTS, dtype=dtype)
+    expected = torch.ops.aten.threshold_backward.default(
+        torch.from_numpy(grad), torch.from_numpy(inputs), threshold
+    )
+    got = og.ops.aten.threshold_backward.default(
+        og.from_numpy(grad), og.from_numpy(inputs), threshold
+    )
+    assert _bits(got.tolist()) == _bits(expected.tolist())
+    assert str(got.dtype) == str(expected.dtype).replace("torch", "opgrad")
+
+
+def test_threshold_backward_all_finite_fast_path_keeps_positive_zeros(torch):
+    import opgrad as og
+
+    grad = np.array([-1.0, -2.0, 3.0], dtype="float32")
+    inputs = np.array([0.0, 1.0, 0.0], dtype="float32")
+    got = og.ops.aten.threshold_backward.default(og.from_numpy(grad), og.from_numpy(inputs), 0)
+    expected = torch.ops.aten.threshold_backward.default(
+        torch.from_numpy(grad), torch.from_numpy(inputs), 0
+    )
+    assert _bits(got.tolist()) == _bits(expected.tolist())
+    assert repr(got) == repr(expected).replace("torch", "opgrad")
+
+
+def test_threshold_backward_integral(torch):
+    import opgrad as og
+
+    grad, inputs = np.array([1, -2, 3]), np.array([0, 1, -1])
+    got = og.ops.aten.threshold_backward.default(og.from_numpy(grad), og.from_numpy(inputs), 0)
+    expected = torch.ops.aten.threshold_backward.default(
+        torch.from_numpy(grad), torch.from_numpy(inputs), 0
+    )
+    assert got.tolist() == expected.tolist()
