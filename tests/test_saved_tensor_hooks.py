@@ -716,3 +716,18 @@ def test_an_input_the_formula_does_not_need_is_not_kept(torch, no_gc):
         return ref() is None, b.requires_grad
 
     assert_same(torch, scenario)
+
+
+def test_pack_hook_never_sees_a_wrapped_number(torch):
+    """``z * 2`` saves ``other`` (the wrapped number 2) without packing it."""
+
+    def scenario(lib):
+        x = leaf(lib)
+        packed = []
+        with hooks_of(lib)(lambda t: packed.append(list(t.shape)) or t, lambda t: t):
+            out = x.sin() * 2
+        other = vals(out.grad_fn._saved_other)
+        out.sum().backward()
+        return packed, other, rounded(x.grad)
+
+    assert_same(torch, scenario)

@@ -55,7 +55,7 @@ class SavedVariable:
         self._is_output = is_output
         self._hooks = None  # (packed value, unpack hook) once hooks are registered
         default_hooks = _tls.saved_hooks
-        if default_hooks:
+        if default_hooks and not tensor._wrapped:  # PyTorch never shows hooks a wrapped number
             # saved_tensors_hooks: pack now (an output is handed over as itself).
             pack, unpack = default_hooks[-1]
             self._tensor = None
