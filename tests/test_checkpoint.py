@@ -912,3 +912,20 @@ def test_errors(torch, name):
     assert got[0] == expected[0]
     if name != "nested exec groups":  # that one names the group object
         assert got == expected
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_a_dispatch_mode_sees_the_same_ops(torch, use_reentrant):
+    """Forward, recomputation (with the pack hook's detaches) and backward, op by op."""
+    from torch_oracle import aten_log
+
+    def scenario(lib):
+        a = values(lib, 2, requires_grad=True)
+
+        def run():
+            out = cp(lib).checkpoint(lambda x: x.sin().exp(), a, use_reentrant=use_reentrant)
+            out.sum().backward()
+
+        return aten_log(lib, run)
+
+    assert_same(torch, scenario)

@@ -731,3 +731,26 @@ def test_pack_hook_never_sees_a_wrapped_number(torch):
         return packed, other, rounded(x.grad)
 
     assert_same(torch, scenario)
+
+
+def test_unpack_through_hooks_gives_a_new_tensor_and_a_mode_sees_its_detach(torch):
+    from torch_oracle import aten_log
+
+    def scenario(lib):
+        a = leaf(lib)
+        b = a * 1
+        with hooks_of(lib)(lambda t: t, lambda t: t):
+            y = a.exp()
+            w = b.sin()
+        identities = [y.grad_fn._saved_result is y, w.grad_fn._saved_self is b]
+
+        c = leaf(lib)
+
+        def backward():
+            with hooks_of(lib)(lambda t: t, lambda t: t):
+                out = c.sin().exp()
+            out.sum().backward()
+
+        return identities, aten_log(lib, backward)
+
+    assert_same(torch, scenario)
