@@ -19,7 +19,7 @@ otherwise through the double backward trick (the same numbers).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Callable, Optional, Tuple, Union
 
 from ..tensor import Tensor
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
