@@ -80,6 +80,7 @@ from .autograd.engine import ExecutionEngine as _ExecutionEngine  # noqa: E402
 
 Tensor._execution_engine = _ExecutionEngine()
 from .utils import _python_dispatch  # noqa: E402,F401
+from .utils import checkpoint as _checkpoint  # noqa: E402,F401 - opgrad.utils.checkpoint
 
 __version__ = "0.1.0"
 

@@ -29,3 +29,17 @@ def seed() -> int:
     new = int(np.random.SeedSequence().entropy) & (2**63 - 1)
     manual_seed(new)
     return new
+
+
+def get_rng_state():
+    """A snapshot of the generator's state, for :func:`set_rng_state` (a plain object, not
+    PyTorch's uint8 tensor: numpy's state is what there is to keep)."""
+    return (_state["seed"], _state["generator"].bit_generator.state)
+
+
+def set_rng_state(state) -> None:
+    """Put the generator back in a state that :func:`get_rng_state` returned."""
+    seed, bit_state = state
+    generator = np.random.default_rng()
+    generator.bit_generator.state = bit_state
+    _state["seed"], _state["generator"] = seed, generator

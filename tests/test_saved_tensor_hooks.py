@@ -716,3 +716,41 @@ def test_an_input_the_formula_does_not_need_is_not_kept(torch, no_gc):
         return ref() is None, b.requires_grad
 
     assert_same(torch, scenario)
+
+
+def test_pack_hook_never_sees_a_wrapped_number(torch):
+    """``z * 2`` saves ``other`` (the wrapped number 2) without packing it."""
+
+    def scenario(lib):
+        x = leaf(lib)
+        packed = []
+        with hooks_of(lib)(lambda t: packed.append(list(t.shape)) or t, lambda t: t):
+            out = x.sin() * 2
+        other = vals(out.grad_fn._saved_other)
+        out.sum().backward()
+        return packed, other, rounded(x.grad)
+
+    assert_same(torch, scenario)
+
+
+def test_unpack_through_hooks_gives_a_new_tensor_and_a_mode_sees_its_detach(torch):
+    from torch_oracle import aten_log
+
+    def scenario(lib):
+        a = leaf(lib)
+        b = a * 1
+        with hooks_of(lib)(lambda t: t, lambda t: t):
+            y = a.exp()
+            w = b.sin()
+        identities = [y.grad_fn._saved_result is y, w.grad_fn._saved_self is b]
+
+        c = leaf(lib)
+
+        def backward():
+            with hooks_of(lib)(lambda t: t, lambda t: t):
+                out = c.sin().exp()
+            out.sum().backward()
+
+        return identities, aten_log(lib, backward)
+
+    assert_same(torch, scenario)

@@ -19,6 +19,7 @@ from .anomaly import (
 )
 from .gradcheck import gradcheck, gradgradcheck
 from . import function
+from . import functional
 from .function import Function
 from .engine import execute
 from .grad_mode import (
@@ -35,6 +36,7 @@ __all__ = [
     "backward",
     "grad",
     "graph",
+    "functional",
     "gradcheck",
     "gradgradcheck",
     "no_grad",

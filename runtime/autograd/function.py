@@ -372,11 +372,13 @@ def _save(node, outputs, record: bool) -> None:
     to_save = getattr(node, "to_save", None)
     if to_save is None or not record:
         return
+    # Cleared first: should a pack hook raise, the node must not keep its outputs alive
+    # (an output -> grad_fn -> to_save -> output cycle).
+    node.to_save = None
     output_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
     node._saved = tuple(
         None if t is None else SavedVariable(t, id(t) in output_ids) for t in to_save
     )
-    node.to_save = None
 
 
 def once_differentiable(fn):

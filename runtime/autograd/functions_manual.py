@@ -19,6 +19,8 @@ def sum_to(grad, shape: Sequence[int]):
     sizes = grad._data.shape
     if sizes == shape:
         return grad
+    if not shape:
+        return aten.sum(grad)  # as PyTorch: a full reduction (SumBackward0), not sum + view
     leading = len(sizes) - len(shape)
     reduce_dims = list(range(leading))
     for i, size in enumerate(shape):

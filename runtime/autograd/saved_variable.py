@@ -55,7 +55,7 @@ class SavedVariable:
         self._is_output = is_output
         self._hooks = None  # (packed value, unpack hook) once hooks are registered
         default_hooks = _tls.saved_hooks
-        if default_hooks:
+        if default_hooks and not tensor._wrapped:  # PyTorch never shows hooks a wrapped number
             # saved_tensors_hooks: pack now (an output is handed over as itself).
             pack, unpack = default_hooks[-1]
             self._tensor = None
@@ -129,11 +129,15 @@ class SavedVariable:
             return data  # hooks registered on this one SavedVariable: returned as is
         source_fn, output_nr, accumulator = origin
         history = grad_fn if self._is_output else source_fn
-        if data._grad_fn is not None and data._grad_fn is history:
-            return data
         if history is None and accumulator is None:
             return data
-        out = _make(data._data)
+        # Always a new tensor, as PyTorch (a dispatch mode sees it as a detach).
+        if _tls.mode_stack:
+            from ..generated import ops as aten
+
+            out = aten.detach(data)
+        else:
+            out = _make(data._data)
         out._vc = data._vc
         out._rg = True
         if history is not None:
