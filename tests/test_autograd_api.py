@@ -732,3 +732,104 @@ def test_backward_accumulates_out_of_place_with_create_graph(torch):
         return result
 
     assert_same(torch, scenario)
+
+
+# ---------------------------------------------------------------------------
+# is_grads_batched (test_grad_batched_grad): one backward per row, rows stacked
+
+
+def _batched_scenario(build):
+    def scenario(lib):
+        lib.manual_seed(0)
+        x = lib.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)
+        z = lib.tensor([0.5, 0.25], requires_grad=True)
+        outputs, inputs, grad_outputs, kwargs = build(lib, x, z)
+        result = lib.autograd.grad(outputs, inputs, grad_outputs, is_grads_batched=True, **kwargs)
+        return [
+            (
+                None
+                if g is None
+                else (close(vals(g)), list(g.shape), str(g.dtype)[-7:], g.requires_grad)
+            )
+            for g in result
+        ]
+
+    return scenario
+
+
+BATCHED = {
+    "clone": lambda T, x, z: (
+        x.clone(),
+        (x,),
+        (T.arange(3).expand(2, 2, 3).transpose(0, 2),),
+        {},
+    ),
+    "scalar_output": lambda T, x, z: (x.sum(), (x,), (T.arange(3),), {}),
+    "two_outputs": lambda T, x, z: (
+        (x * z, (x * x).sum()),
+        (x, z),
+        (T.tensor([[[1.0, 0.0], [0.0, 1.0]]] * 2), T.tensor([1.0, 2.0])),
+        {},
+    ),
+    "unused_allowed": lambda T, x, z: (x * 2, (x, z), (T.ones(4, 2, 2),), {"allow_unused": True}),
+    "unused_materialized": lambda T, x, z: (
+        x * 2,
+        (x, z),
+        (T.ones(4, 2, 2),),
+        {"materialize_grads": True},
+    ),
+    "create_graph": lambda T, x, z: (
+        (x**3).sum(),
+        (x,),
+        (T.tensor([1.0, 2.0]),),
+        {"create_graph": True},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BATCHED))
+def test_grad_batched_matches_torch(torch, name):
+    assert_same(torch, _batched_scenario(BATCHED[name]))
+
+
+@pytest.mark.parametrize(
+    "grad_output",
+    [
+        lambda T: T.ones(2, 2),  # no batch dimension
+        lambda T: T.ones(2, 2, 1),
+        lambda T: T.ones(3, 2, 3),
+    ],
+)
+def test_grad_batched_shape_mismatch_errors(torch, grad_output):
+    def scenario(lib):
+        x = lib.ones(2, 2, requires_grad=True)
+        lib.autograd.grad(x.clone(), (x,), (grad_output(lib),), is_grads_batched=True)
+
+    assert_same_error(torch, scenario, RuntimeError, "If `is_grads_batched=True`, we interpret")
+
+
+def test_grad_batched_scalar_vs_size_one_is_a_mismatch(torch):
+    def scenario(lib):
+        x = lib.ones(2, 2, requires_grad=True)
+        lib.autograd.grad(x.sum(), (x,), (lib.ones(2).unsqueeze(1),), is_grads_batched=True)
+
+    assert_same_error(torch, scenario, RuntimeError, "If `is_grads_batched=True`, we interpret")
+
+
+def test_grad_batched_unused_input_error(torch):
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        z = lib.ones(2, requires_grad=True)
+        lib.autograd.grad(x * 2, (x, z), (lib.ones(3, 2),), is_grads_batched=True)
+
+    assert_same_error(torch, scenario, RuntimeError, "appears to not have been used")
+
+
+def test_grad_batched_frees_the_graph_after_the_last_row(torch):
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x.exp()
+        lib.autograd.grad(y, (x,), (lib.ones(3, 2),), is_grads_batched=True)
+        return outcome(lambda: lib.autograd.grad(y, (x,), (lib.ones(2),)))
+
+    assert_same(torch, scenario)

@@ -227,25 +227,69 @@ def grad(
         )
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        result = _grad_batched(
+            outputs, inputs_tuple, grads, retain_graph, create_graph, allow_unused
+        )
+        return _finish_grad(result, inputs_tuple, keys, create_graph, materialize_grads)
     root_edges = _root_edges(outputs)
     input_edges = [_input_edge(t) for t in inputs_tuple]
     root_grads = _make_grads(outputs, grads)
     captured = execute(
         root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
     )
+    for index, g in enumerate(captured):
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {index} appears to not have been used "
+                "in the graph. Set allow_unused=True if this is the desired behavior."
+            )
+    return _finish_grad(captured, inputs_tuple, keys, create_graph, materialize_grads)
+
+
+def _finish_grad(captured, inputs_tuple, keys, create_graph: bool, materialize_grads: bool):
     result = []
-    for index, (t, g) in enumerate(zip(inputs_tuple, captured)):
-        if g is None:
-            if materialize_grads:
-                g = aten.zeros_like(t)
-                if create_graph:
-                    g.requires_grad_()
-            elif not allow_unused:
-                raise RuntimeError(
-                    f"The differentiated Tensor at index {index} appears to not have been used "
-                    "in the graph. Set allow_unused=True if this is the desired behavior."
-                )
+    for t, g in zip(inputs_tuple, captured):
+        if g is None and materialize_grads:
+            g = aten.zeros_like(t)  # unbatched even with is_grads_batched, as in PyTorch
+            if create_graph:
+                g.requires_grad_()
         result.append(g)
-    if as_dict:
+    if keys is not None:
         return dict(zip(keys, result))
     return tuple(result)
+
+
+def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused) -> list:
+    """``grad`` once per row of the batched ``grads`` (PyTorch vmaps it), rows stacked."""
+    for index, (out, g) in enumerate(zip(outputs, grads)):
+        out_shape = (
+            out.node._in_meta[out.output_nr][0]
+            if isinstance(out, graph.GradientEdge)
+            else out._data.shape
+        )
+        if g is None or g._data.shape[1:] != out_shape:
+            from ..tensor import Size
+
+            shown = Size(g._data.shape[2:]) if g is not None else Size(())
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{index}] has a shape of {shown} and output[{index}] has a "
+                f"shape of {Size(out_shape)}. If you only want some tensors in `grad_output` to "
+                "be considered batched, consider using vmap."
+            )
+    batch = grads[0]._data.shape[0]
+    rows = [
+        grad(
+            outputs,
+            inputs,
+            tuple(g[i] for g in grads),
+            retain_graph=retain_graph if i == batch - 1 else True,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+        )
+        for i in range(batch)
+    ]
+    return [None if column[0] is None else aten.stack(list(column), 0) for column in zip(*rows)]
