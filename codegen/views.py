@@ -433,9 +433,7 @@ class JvpInput:
     def fill(self) -> str:
         n = self.name
         if self.kind == "list":
-            return (
-                f"{n}_t = [g if g is not None else zeros_tangent(t) for g, t in zip({n}_t, {n})]"
-            )
+            return f"{n}_t = [g if g is not None else zeros_tangent(t) for g, t in zip({n}_t, {n})]"
         if self.kind == "optional":
             return f"if {n}_t is None and {n} is not None: {n}_t = zeros_tangent({n})"
         return f"if {n}_t is None: {n}_t = zeros_tangent({n})"
@@ -455,6 +453,17 @@ class JvpKernel:
     multi_output: bool
     is_view: bool  # a view op: views of it know their forward base
     names: Tuple[str, ...] = ()
+    inplace_view: bool = False  # squeeze_ ...: the tangent itself changes shape
+
+    @property
+    def clones_self_tangent(self) -> bool:
+        """In-place ops read self's tangent from a clone while grad mode records
+        (PyTorch's rule): the update in place must not invalidate what the formula saved."""
+        return (
+            self.inplace
+            and not self.inplace_view
+            and any(i.name == "self" and i.used for i in self.inputs)
+        )
 
     @property
     def none_defined(self) -> str:
@@ -538,6 +547,7 @@ def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
         multi,
         entry.is_view and ov.kind == "functional",
         tuple(sorted(names)),
+        "inplace_view" in entry.tags,
     )
 
 

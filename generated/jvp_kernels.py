@@ -63,6 +63,9 @@ def add__Tensor_pre(self, other, alpha):
 def add__Tensor(self, other, alpha, result, tangents):
     # self_t + maybe_multiply(other_t, alpha)
     self_t, other_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     if self_t is None:
         self_t = zeros_tangent(self)
     if other_t is None:
@@ -120,6 +123,9 @@ def sub__Tensor_pre(self, other, alpha):
 def sub__Tensor(self, other, alpha, result, tangents):
     # self_t - maybe_multiply(other_t, alpha)
     self_t, other_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     if self_t is None:
         self_t = zeros_tangent(self)
     if other_t is None:
@@ -205,6 +211,9 @@ def mul__Tensor_pre(self, other):
 def mul__Tensor(self, other, result, tangents):
     # other_t * self_p + self_t * other_p
     self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     if self_t is None:
         self_t = zeros_tangent(self)
     if other_t is None:
@@ -262,6 +271,9 @@ def div__Tensor_pre(self, other):
 def div__Tensor(self, other, result, tangents):
     # (self_t - other_t * result) / other_p
     self_t, other_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     if self_t is None:
         self_t = zeros_tangent(self)
     if other_t is None:
@@ -310,6 +322,9 @@ def reciprocal__pre(self):
 def reciprocal_(self, result, tangents):
     # auto_element_wise
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = -self_t * (result * result)
@@ -341,6 +356,9 @@ def neg__pre(self):
 def neg_(self, result, tangents):
     # auto_linear
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = ops.neg(self_t)
@@ -372,6 +390,9 @@ def exp__pre(self):
 def exp_(self, result, tangents):
     # auto_element_wise
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = self_t * result
@@ -403,6 +424,9 @@ def log__pre(self):
 def log_(self, result, tangents):
     # auto_element_wise
     self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = self_t.div(original_self)
@@ -434,6 +458,9 @@ def sin__pre(self):
 def sin_(self, result, tangents):
     # auto_element_wise
     self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = self_t * original_self.cos()
@@ -465,6 +492,9 @@ def cos__pre(self):
 def cos_(self, result, tangents):
     # auto_element_wise
     self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = self_t * -original_self.sin()
@@ -496,6 +526,9 @@ def tanh__pre(self):
 def tanh_(self, result, tangents):
     # auto_element_wise
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = F.tanh_backward(self_t, result)
@@ -545,6 +578,9 @@ def sigmoid__pre(self):
 def sigmoid_(self, result, tangents):
     # auto_element_wise
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = F.sigmoid_backward(self_t, result)
@@ -596,6 +632,9 @@ def relu__pre(self):
 def relu_(self, result, tangents):
     # auto_element_wise
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = F.threshold_backward(self_t, result, 0)
@@ -643,6 +682,9 @@ def pow__Scalar_pre(self, exponent):
 def pow__Scalar(self, exponent, result, tangents):
     # auto_element_wise
     self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = pow_backward(self_t, original_self, exponent)
@@ -707,6 +749,9 @@ def sqrt__pre(self):
 def sqrt_(self, result, tangents):
     # auto_element_wise
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = self_t / (2 * result)
@@ -738,6 +783,9 @@ def abs__pre(self):
 def abs_(self, result, tangents):
     # auto_element_wise
     self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = self_t * original_self.sgn()
@@ -795,6 +843,9 @@ def clamp__pre(self, min, max):
 def clamp_(self, min, max, result, tangents):
     # auto_element_wise
     self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = clamp_backward(self_t, original_self, min, max)
@@ -1446,6 +1497,9 @@ def zero__pre(self):
 def zero_(self, result, tangents):
     # zeros_like(self_t)
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = F.zeros_like(self_t)
@@ -1464,6 +1518,9 @@ def fill__Scalar_pre(self, value):
 def fill__Scalar(self, value, result, tangents):
     # zeros_like(self_t)
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = F.zeros_like(self_t)
@@ -1486,6 +1543,9 @@ def fill__Tensor_pre(self, value):
 def fill__Tensor(self, value, result, tangents):
     # zeros_like(self_t) + value_t
     self_t, value_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     if self_t is None:
         self_t = zeros_tangent(self)
     if value_t is None:
@@ -1521,6 +1581,9 @@ def masked_fill__Scalar_pre(self, mask, value):
 def masked_fill__Scalar(self, mask, value, result, tangents):
     # self_t.masked_fill(mask, 0)
     (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     _tls.fw_active = False
     try:
         tangent = self_t.masked_fill(mask, 0)
@@ -1561,6 +1624,9 @@ def masked_fill__Tensor_pre(self, mask, value):
 def masked_fill__Tensor(self, mask, value, result, tangents):
     # self_t.masked_fill(mask, value_t)
     self_t, value_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     if self_t is None:
         self_t = zeros_tangent(self)
     if value_t is None:
@@ -1618,6 +1684,9 @@ def index_put__pre(self, indices, values, accumulate):
 def index_put_(self, indices, values, accumulate, result, tangents):
     # index_put(self_t, indices, values_t, accumulate)
     self_t, values_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
     if self_t is None:
         self_t = zeros_tangent(self)
     if values_t is None:

@@ -113,7 +113,8 @@ def unpack_dual(tensor: Tensor, *, level: Optional[int] = None) -> UnpackedDualT
         raise RuntimeError("Invalid level given to _fw_primal")
     from ..generated import ops as aten
 
-    tangent = _fg.fw_grad(tensor)
+    # none while forward AD is off (inside a custom Function's forward)
+    tangent = _fg.fw_grad(tensor) if _tls.fw_active else None
     with _fg.suspended():
         primal = aten.alias(tensor)
     primal._fw_root = True

@@ -157,9 +157,7 @@ def _with_layout_of(tangent, tensor):
     from ..generated import ops as aten
 
     with suspended():
-        copy = aten.new_empty_strided(
-            tangent, tensor._data.shape, _element_strides(tensor._data)
-        )
+        copy = aten.new_empty_strided(tangent, tensor._data.shape, _element_strides(tensor._data))
         return aten.copy_(copy, tangent)
 
 
