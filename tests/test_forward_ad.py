@@ -16,8 +16,6 @@ need no complex numbers or vmap. Every scenario runs with ``lib = opgrad`` and
 ``lib = torch`` and compares plain Python results.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import pytest
 
@@ -1110,3 +1108,43 @@ def test_gradcheck_check_forward_or_backward_only(torch, fast_mode, fwd, bwd, fw
             return type(exc).__name__, str(exc)[:40]
 
     assert_same(torch, scenario)
+
+
+# ---------------------------------------------------------------------------
+# Reprs and library ops
+
+
+def test_repr_shows_the_tangent(torch):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            inside = repr(fwAD.make_dual(lib.ones(2), lib.tensor([1.0, 2.0])))
+        return inside.replace("torch", "LIB").replace("opgrad", "LIB")
+
+    assert_same(torch, scenario)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("with_autograd", [False, True])
+def test_custom_op_under_forward_ad(torch, requires_grad, with_autograd):
+    """A custom op's kernel runs below autograd and sees no tangents; with inputs
+    that require grad its autograd Function has no jvp."""
+    name = f"fwadtest::op_{int(requires_grad)}{int(with_autograd)}"
+
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+
+        @lib.library.custom_op(name, mutates_args=())
+        def op(x: lib.Tensor) -> lib.Tensor:
+            return x.sin()
+
+        if with_autograd:
+            op.register_autograd(lambda ctx, g: g, setup_context=lambda ctx, inputs, output: None)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.ones(2, requires_grad=requires_grad), lib.ones(2))
+            return tangent_of(lib, op(d))
+
+    if requires_grad:
+        assert_same_error(torch, scenario, NotImplementedError, "must implement the jvp function")
+    else:
+        assert_same(torch, scenario)
