@@ -25,6 +25,7 @@ OUTPUTS = {
     "cpu_kernels.py": "cpu_kernels.py.j2",
     "nodes.py": "nodes.py.j2",
     "autograd_kernels.py": "autograd_kernels.py.j2",
+    "jvp_kernels.py": "jvp_kernels.py.j2",
     "inplace_or_view_kernels.py": "inplace_or_view_kernels.py.j2",
     "registration.py": "registration.py.j2",
     "python_surface.py": "python_surface.py.j2",

@@ -365,9 +365,14 @@ class AutogradKernel:
     kind: str
     multi_output: bool  # a tuple or list of results
     tags: Tuple[str, ...] = ()
+    jvp: Optional["JvpKernel"] = None
+
+    @property
+    def saves_output(self) -> bool:
+        return any(s.kind == "output" for s in self.node.slots)
 
 
-def autograd_kernel(ov: Overload, node: NodeClass) -> AutogradKernel:
+def autograd_kernel(ov: Overload, node: NodeClass, functions=frozenset()) -> AutogradKernel:
     entry = ov.entry
     optional = {a.name for a in entry.schema.arguments if a.type.optional}
     diff = entry.differentiable_inputs
@@ -385,7 +390,164 @@ def autograd_kernel(ov: Overload, node: NodeClass) -> AutogradKernel:
     returns = entry.schema.returns
     multi = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
     return AutogradKernel(
-        ov.ident, ov.ident, ov.args, node, edges, " or ".join(checks), ov.kind, multi, entry.tags
+        ov.ident,
+        ov.ident,
+        ov.args,
+        node,
+        edges,
+        " or ".join(checks),
+        ov.kind,
+        multi,
+        entry.tags,
+        jvp_kernel(ov, functions),
+    )
+
+
+# ---- forward-mode (JVP) kernels ---------------------------------------------------------------
+
+
+@dataclass
+class JvpInput:
+    """A differentiable input of a forward-mode kernel and how its tangent is read."""
+
+    name: str
+    kind: str  # tensor | optional | list
+    used: bool  # the formula reads its tangent
+
+    @property
+    def read(self) -> str:
+        n = self.name
+        if self.kind == "list":
+            return f"{n}_t = [fw_grad(t) for t in {n}]"
+        if self.kind == "optional":
+            return f"{n}_t = fw_grad({n}) if {n} is not None else None"
+        return f"{n}_t = fw_grad({n})"
+
+    @property
+    def undefined(self) -> str:
+        if self.kind == "list":
+            return f"all([t is None for t in {self.name}_t])"
+        return f"{self.name}_t is None"
+
+    @property
+    def fill(self) -> str:
+        n = self.name
+        if self.kind == "list":
+            return f"{n}_t = [g if g is not None else zeros_tangent(t) for g, t in zip({n}_t, {n})]"
+        if self.kind == "optional":
+            return f"if {n}_t is None and {n} is not None: {n}_t = zeros_tangent({n})"
+        return f"if {n}_t is None: {n}_t = zeros_tangent({n})"
+
+
+@dataclass
+class JvpKernel:
+    """The forward-mode half of one Autograd kernel: the output tangent from the inputs'."""
+
+    ident: str
+    params: str
+    inputs: List[JvpInput]
+    expr: str  # the tangent, from <input>_t, the inputs and ``result``
+    text: str  # the formula as derivatives.yaml writes it
+    inplace: bool  # self's tangent is updated in place
+    needs_original: bool  # the formula reads self from before an in-place op
+    multi_output: bool
+    is_view: bool  # a view op: views of it know their forward base
+    names: Tuple[str, ...] = ()
+    inplace_view: bool = False  # squeeze_ ...: the tangent itself changes shape
+
+    @property
+    def clones_self_tangent(self) -> bool:
+        """In-place ops read self's tangent from a clone while grad mode records
+        (PyTorch's rule): the update in place must not invalidate what the formula saved."""
+        return (
+            self.inplace
+            and not self.inplace_view
+            and any(i.name == "self" and i.used for i in self.inputs)
+        )
+
+    @property
+    def none_defined(self) -> str:
+        return " and ".join(i.undefined for i in self.inputs)
+
+    @property
+    def tangent_names(self) -> str:
+        names = [f"{i.name}_t" for i in self.inputs]
+        if self.needs_original:
+            names.append("original_self")
+        return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, mapping: Dict[str, str]) -> None:
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name):
+        new = self.mapping.get(node.id)
+        return ast.copy_location(ast.Name(id=new, ctx=node.ctx), node) if new else node
+
+
+def _rename(text: str, mapping: Dict[str, str]) -> str:
+    return ast.unparse(_Renamer(mapping).visit(ast.parse(text.strip(), mode="eval")))
+
+
+def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
+    """PyTorch's rules: an explicit formula reads ``<arg>_p``/``<arg>_t``/``result``;
+    ``auto_element_wise`` is the backward formula with ``grad`` replaced by the tangent;
+    ``auto_linear`` is the op itself applied to the tangents. An in-place variant's
+    formula reads ``self`` from before the op and ``result`` after it."""
+    entry = ov.entry
+    forward = [text for key, text in entry.forward_formulas]
+    if not forward:
+        return None
+    text = forward[0].strip()
+    diff = entry.differentiable_inputs
+    schema = entry.schema
+    if text == "auto_linear":
+        parts = []
+        for a in schema.arguments:
+            value = f"{a.name}_t" if a.name in diff else a.name
+            parts.append(f"{a.name}={value}" if a.kwarg_only else value)
+        expr = f"ops.{ident(schema)}({', '.join(parts)})"
+    elif text == "auto_element_wise":
+        (inp,) = diff
+        backward = next(f for f in entry.formulas if f.inputs == (inp,))
+        expr = _rename(backward.text, {"grad": f"{inp}_t"})
+    else:
+        expr = _rename(text, {f"{a.name}_p": a.name for a in schema.arguments})
+    needs_original = False
+    if ov.kind == "inplace_variant":
+        renamed = _rename(expr, {"self": "original_self"})
+        needs_original = renamed != expr
+        expr = renamed
+    tree = ast.parse(expr, mode="eval")
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    # op functions by module (``F.mm``): the kernels here carry op names themselves
+    locals_ = {a.name for a in schema.arguments} | {"result", "original_self"}
+    expr = _rename(expr, {n: f"F.{n}" for n in (names & set(functions)) - locals_})
+    optional = {a.name for a in schema.arguments if a.type.optional}
+    lists = {a.name for a in schema.arguments if a.type.is_list}
+    inputs = [
+        JvpInput(
+            d,
+            "list" if d in lists else "optional" if d in optional else "tensor",
+            f"{d}_t" in names,
+        )
+        for d in diff
+    ]
+    returns = schema.returns
+    multi = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
+    return JvpKernel(
+        ov.ident,
+        ov.args,
+        inputs,
+        expr,
+        text,
+        ov.kind in ("inplace", "inplace_variant"),
+        needs_original,
+        multi,
+        entry.is_view and ov.kind == "functional",
+        tuple(sorted(names)),
+        "inplace_view" in entry.tags,
     )
 
 
@@ -422,7 +584,7 @@ def build_context(model: m.Model) -> Dict:
                 if entry.is_differentiable:
                     out_autograd.append(ov)
             elif node is not None:
-                autograd.append(autograd_kernel(ov, node))
+                autograd.append(autograd_kernel(ov, node, functions))
             if ov.kind in ("inplace", "inplace_variant", "out_variant"):
                 inplace.append(ov)
             elif entry.is_view:
@@ -442,7 +604,10 @@ def build_context(model: m.Model) -> Dict:
             surface_functions.setdefault(name, []).append(ov.ident)
         if "method" in variants and ov.params and ov.params[0].name == "self":
             surface_methods.setdefault(name, []).append(ov.ident)
+    jvp_names = {n for k in autograd if k.jvp for n in k.jvp.names}
     return dict(
+        jvp_kernels=[k.jvp for k in autograd if k.jvp],
+        jvp_helpers=sorted(jvp_names & set(model.helpers)),
         overloads=overloads,
         cpu_kernels=cpu_kernels,
         nodes=nodes,

@@ -15,6 +15,7 @@ from opgrad.autograd.saved_variable import SavedVariable, save_list
 from opgrad.autograd.views import check_inplace, geometry, rebase_history
 from opgrad.autograd.metadata import strides_of
 from opgrad.dispatch_keys import AFTER_AUTOGRAD
+from opgrad.generated import jvp_kernels
 from opgrad.generated import nodes
 from opgrad.generated import ops
 
@@ -33,6 +34,8 @@ def add_Tensor(keyset, self, other, alpha):
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.add_Tensor(self, other, alpha, result)
     return result
 
 
@@ -46,11 +49,14 @@ def add__Tensor(keyset, self, other, alpha):
             gradient_edge(other),
         )
         grad_fn.alpha_ = alpha
+    tangents = jvp_kernels.add__Tensor_pre(self, other, alpha) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._add__Tensor_cache.get(keyset) or ops.add__Tensor_op._resolve(keyset)
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.add__Tensor(self, other, alpha, result, tangents)
     return result
 
 
@@ -64,6 +70,8 @@ def add_Scalar(keyset, self, other, alpha):
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.add_Scalar(self, other, alpha, result)
     return result
 
 
@@ -81,6 +89,8 @@ def sub_Tensor(keyset, self, other, alpha):
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sub_Tensor(self, other, alpha, result)
     return result
 
 
@@ -94,11 +104,14 @@ def sub__Tensor(keyset, self, other, alpha):
             gradient_edge(other),
         )
         grad_fn.alpha_ = alpha
+    tangents = jvp_kernels.sub__Tensor_pre(self, other, alpha) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sub__Tensor_cache.get(keyset) or ops.sub__Tensor_op._resolve(keyset)
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.sub__Tensor(self, other, alpha, result, tangents)
     return result
 
 
@@ -112,6 +125,8 @@ def sub_Scalar(keyset, self, other, alpha):
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sub_Scalar(self, other, alpha, result)
     return result
 
 
@@ -129,6 +144,8 @@ def rsub_Tensor(keyset, self, other, alpha):
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rsub_Tensor(self, other, alpha, result)
     return result
 
 
@@ -143,6 +160,8 @@ def rsub_Scalar(keyset, self, other, alpha):
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rsub_Scalar(self, other, alpha, result)
     return result
 
 
@@ -163,6 +182,8 @@ def mul_Tensor(keyset, self, other):
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mul_Tensor(self, other, result)
     return result
 
 
@@ -179,11 +200,14 @@ def mul__Tensor(keyset, self, other):
             grad_fn.other_ = SavedVariable(other, False)
         if other._rg:
             grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.mul__Tensor_pre(self, other) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._mul__Tensor_cache.get(keyset) or ops.mul__Tensor_op._resolve(keyset)
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.mul__Tensor(self, other, result, tangents)
     return result
 
 
@@ -198,6 +222,8 @@ def mul_Scalar(keyset, self, other):
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mul_Scalar(self, other, result)
     return result
 
 
@@ -217,6 +243,8 @@ def div_Tensor(keyset, self, other):
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.div_Tensor(self, other, result)
     return result
 
 
@@ -232,11 +260,14 @@ def div__Tensor(keyset, self, other):
         grad_fn.other_ = SavedVariable(other, False)
         if other._rg:
             grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.div__Tensor_pre(self, other) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._div__Tensor_cache.get(keyset) or ops.div__Tensor_op._resolve(keyset)
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.div__Tensor(self, other, result, tangents)
     return result
 
 
@@ -251,6 +282,8 @@ def div_Scalar(keyset, self, other):
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.div_Scalar(self, other, result)
     return result
 
 
@@ -264,7 +297,13 @@ def reciprocal(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.reciprocal(self, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.reciprocal(self, result)
     return result
 
 
@@ -274,12 +313,19 @@ def reciprocal_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.ReciprocalBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.reciprocal__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._reciprocal__cache.get(keyset) or ops.reciprocal__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.reciprocal_(self, result, tangents)
         grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.reciprocal_(self, result, tangents)
     return result
 
 
@@ -293,6 +339,8 @@ def neg(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.neg(self, result)
     return result
 
 
@@ -302,11 +350,14 @@ def neg_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.NegBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.neg__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._neg__cache.get(keyset) or ops.neg__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.neg_(self, result, tangents)
     return result
 
 
@@ -320,7 +371,13 @@ def exp(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.exp(self, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.exp(self, result)
     return result
 
 
@@ -330,12 +387,19 @@ def exp_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.ExpBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.exp__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._exp__cache.get(keyset) or ops.exp__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.exp_(self, result, tangents)
         grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.exp_(self, result, tangents)
     return result
 
 
@@ -350,6 +414,8 @@ def log(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.log(self, result)
     return result
 
 
@@ -360,11 +426,14 @@ def log_(keyset, self):
         grad_fn = nodes.LogBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.log__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._log__cache.get(keyset) or ops.log__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.log_(self, result, tangents)
     return result
 
 
@@ -379,6 +448,8 @@ def sin(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sin(self, result)
     return result
 
 
@@ -389,11 +460,14 @@ def sin_(keyset, self):
         grad_fn = nodes.SinBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.sin__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sin__cache.get(keyset) or ops.sin__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.sin_(self, result, tangents)
     return result
 
 
@@ -408,6 +482,8 @@ def cos(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.cos(self, result)
     return result
 
 
@@ -418,11 +494,14 @@ def cos_(keyset, self):
         grad_fn = nodes.CosBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.cos__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._cos__cache.get(keyset) or ops.cos__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.cos_(self, result, tangents)
     return result
 
 
@@ -436,7 +515,13 @@ def tanh(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.tanh(self, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.tanh(self, result)
     return result
 
 
@@ -446,12 +531,19 @@ def tanh_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.TanhBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.tanh__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._tanh__cache.get(keyset) or ops.tanh__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.tanh_(self, result, tangents)
         grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.tanh_(self, result, tangents)
     return result
 
 
@@ -471,6 +563,8 @@ def tanh_backward(keyset, grad_output, output):
     result = redispatch(keyset, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.tanh_backward(grad_output, output, result)
     return result
 
 
@@ -484,7 +578,13 @@ def sigmoid(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.sigmoid(self, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.sigmoid(self, result)
     return result
 
 
@@ -494,12 +594,19 @@ def sigmoid_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.SigmoidBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.sigmoid__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sigmoid__cache.get(keyset) or ops.sigmoid__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.sigmoid_(self, result, tangents)
         grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.sigmoid_(self, result, tangents)
     return result
 
 
@@ -519,6 +626,8 @@ def sigmoid_backward(keyset, grad_output, output):
     result = redispatch(keyset, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sigmoid_backward(grad_output, output, result)
     return result
 
 
@@ -532,7 +641,13 @@ def relu(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.relu(self, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.relu(self, result)
     return result
 
 
@@ -542,12 +657,19 @@ def relu_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.ReluBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.relu__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._relu__cache.get(keyset) or ops.relu__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.relu_(self, result, tangents)
         grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.relu_(self, result, tangents)
     return result
 
 
@@ -569,6 +691,8 @@ def threshold_backward(keyset, grad_output, self, threshold):
     result = redispatch(keyset, grad_output, self, threshold)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.threshold_backward(grad_output, self, threshold, result)
     return result
 
 
@@ -586,6 +710,8 @@ def pow_Tensor_Scalar(keyset, self, exponent):
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.pow_Tensor_Scalar(self, exponent, result)
     return result
 
 
@@ -597,11 +723,14 @@ def pow__Scalar(keyset, self, exponent):
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.exponent_ = exponent
         grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.pow__Scalar_pre(self, exponent) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._pow__Scalar_cache.get(keyset) or ops.pow__Scalar_op._resolve(keyset)
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.pow__Scalar(self, exponent, result, tangents)
     return result
 
 
@@ -622,7 +751,13 @@ def pow_Tensor_Tensor(keyset, self, exponent):
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.pow_Tensor_Tensor(self, exponent, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.pow_Tensor_Tensor(self, exponent, result)
     return result
 
 
@@ -638,7 +773,13 @@ def pow_Scalar(keyset, self, exponent):
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.pow_Scalar(self, exponent, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.pow_Scalar(self, exponent, result)
     return result
 
 
@@ -652,7 +793,13 @@ def sqrt(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.sqrt(self, result)
         grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.sqrt(self, result)
     return result
 
 
@@ -662,12 +809,19 @@ def sqrt_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.SqrtBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.sqrt__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sqrt__cache.get(keyset) or ops.sqrt__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.sqrt_(self, result, tangents)
         grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.sqrt_(self, result, tangents)
     return result
 
 
@@ -682,6 +836,8 @@ def abs(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.abs(self, result)
     return result
 
 
@@ -692,11 +848,14 @@ def abs_(keyset, self):
         grad_fn = nodes.AbsBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.abs__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._abs__cache.get(keyset) or ops.abs__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.abs_(self, result, tangents)
     return result
 
 
@@ -710,6 +869,8 @@ def sgn(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sgn(self, result)
     return result
 
 
@@ -723,6 +884,8 @@ def sign(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sign(self, result)
     return result
 
 
@@ -739,6 +902,8 @@ def clamp(keyset, self, min, max):
     result = redispatch(keyset, self, min, max)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp(self, min, max, result)
     return result
 
 
@@ -751,11 +916,14 @@ def clamp_(keyset, self, min, max):
         grad_fn.max_ = max
         grad_fn.min_ = min
         grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp__pre(self, min, max) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._clamp__cache.get(keyset) or ops.clamp__op._resolve(keyset)
     result = redispatch(keyset, self, min, max)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp_(self, min, max, result, tangents)
     return result
 
 
@@ -774,6 +942,8 @@ def maximum(keyset, self, other):
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.maximum(self, other, result)
     return result
 
 
@@ -791,6 +961,8 @@ def where_self(keyset, condition, self, other):
     result = redispatch(keyset, condition, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.where_self(condition, self, other, result)
     return result
 
 
@@ -805,6 +977,8 @@ def sum(keyset, self, dtype):
     result = redispatch(keyset, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sum(self, dtype, result)
     return result
 
 
@@ -821,6 +995,8 @@ def sum_dim_IntList(keyset, self, dim, keepdim, dtype):
     result = redispatch(keyset, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sum_dim_IntList(self, dim, keepdim, dtype, result)
     return result
 
 
@@ -836,6 +1012,8 @@ def mean(keyset, self, dtype):
     result = redispatch(keyset, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mean(self, dtype, result)
     return result
 
 
@@ -853,6 +1031,8 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     result = redispatch(keyset, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mean_dim(self, dim, keepdim, dtype, result)
     return result
 
 
@@ -879,6 +1059,8 @@ def mm(keyset, self, mat2):
     result = redispatch(keyset, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mm(self, mat2, result)
     return result
 
 
@@ -899,6 +1081,8 @@ def bmm(keyset, self, mat2):
     result = redispatch(keyset, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.bmm(self, mat2, result)
     return result
 
 
@@ -919,6 +1103,8 @@ def dot(keyset, self, tensor):
     result = redispatch(keyset, self, tensor)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.dot(self, tensor, result)
     return result
 
 
@@ -939,6 +1125,8 @@ def mv(keyset, self, vec):
     result = redispatch(keyset, self, vec)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mv(self, vec, result)
     return result
 
 
@@ -952,6 +1140,8 @@ def t(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.t(self, result)
     return result
 
 
@@ -967,6 +1157,8 @@ def transpose_int(keyset, self, dim0, dim1):
     result = redispatch(keyset, self, dim0, dim1)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.transpose_int(self, dim0, dim1, result)
     return result
 
 
@@ -981,6 +1173,8 @@ def permute(keyset, self, dims):
     result = redispatch(keyset, self, dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.permute(self, dims, result)
     return result
 
 
@@ -995,6 +1189,8 @@ def view(keyset, self, size):
     result = redispatch(keyset, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.view(self, size, result)
     return result
 
 
@@ -1009,6 +1205,8 @@ def _unsafe_view(keyset, self, size):
     result = redispatch(keyset, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._unsafe_view(self, size, result)
     return result
 
 
@@ -1023,6 +1221,8 @@ def expand(keyset, self, size, implicit):
     result = redispatch(keyset, self, size, implicit)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.expand(self, size, implicit, result)
     return result
 
 
@@ -1037,6 +1237,8 @@ def unsqueeze(keyset, self, dim):
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.unsqueeze(self, dim, result)
     return result
 
 
@@ -1051,6 +1253,8 @@ def squeeze(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.squeeze(self, result)
     return result
 
 
@@ -1066,6 +1270,8 @@ def squeeze_dim(keyset, self, dim):
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.squeeze_dim(self, dim, result)
     return result
 
 
@@ -1076,11 +1282,14 @@ def squeeze_(keyset, self):
         grad_fn = nodes.SqueezeBackward3()
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
+    tangents = jvp_kernels.squeeze__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._squeeze__cache.get(keyset) or ops.squeeze__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
+    if tangents is not None:
+        jvp_kernels.squeeze_(self, result, tangents)
     return result
 
 
@@ -1092,11 +1301,14 @@ def squeeze__dim(keyset, self, dim):
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
+    tangents = jvp_kernels.squeeze__dim_pre(self, dim) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._squeeze__dim_cache.get(keyset) or ops.squeeze__dim_op._resolve(keyset)
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
+    if tangents is not None:
+        jvp_kernels.squeeze__dim(self, dim, result, tangents)
     return result
 
 
@@ -1107,11 +1319,14 @@ def unsqueeze_(keyset, self, dim):
         grad_fn = nodes.UnsqueezeBackward1()
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.dim_ = dim
+    tangents = jvp_kernels.unsqueeze__pre(self, dim) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._unsqueeze__cache.get(keyset) or ops.unsqueeze__op._resolve(keyset)
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
+    if tangents is not None:
+        jvp_kernels.unsqueeze_(self, dim, result, tangents)
     return result
 
 
@@ -1121,11 +1336,14 @@ def t_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.TBackward1()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.t__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._t__cache.get(keyset) or ops.t__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
+    if tangents is not None:
+        jvp_kernels.t_(self, result, tangents)
     return result
 
 
@@ -1137,11 +1355,14 @@ def transpose_(keyset, self, dim0, dim1):
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.dim0_ = dim0
         grad_fn.dim1_ = dim1
+    tangents = jvp_kernels.transpose__pre(self, dim0, dim1) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._transpose__cache.get(keyset) or ops.transpose__op._resolve(keyset)
     result = redispatch(keyset, self, dim0, dim1)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
+    if tangents is not None:
+        jvp_kernels.transpose_(self, dim0, dim1, result, tangents)
     return result
 
 
@@ -1158,6 +1379,8 @@ def select_int(keyset, self, dim, index):
     result = redispatch(keyset, self, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.select_int(self, dim, index, result)
     return result
 
 
@@ -1173,6 +1396,8 @@ def select_backward(keyset, grad_output, input_sizes, dim, index):
     result = redispatch(keyset, grad_output, input_sizes, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.select_backward(grad_output, input_sizes, dim, index, result)
     return result
 
 
@@ -1191,6 +1416,8 @@ def slice_Tensor(keyset, self, dim, start, end, step):
     result = redispatch(keyset, self, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.slice_Tensor(self, dim, start, end, step, result)
     return result
 
 
@@ -1208,6 +1435,8 @@ def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
     result = redispatch(keyset, grad_output, input_sizes, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.slice_backward(grad_output, input_sizes, dim, start, end, step, result)
     return result
 
 
@@ -1225,6 +1454,8 @@ def as_strided(keyset, self, size, stride, storage_offset):
     result = redispatch(keyset, self, size, stride, storage_offset)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.as_strided(self, size, stride, storage_offset, result)
     return result
 
 
@@ -1242,6 +1473,8 @@ def diagonal(keyset, self, offset, dim1, dim2):
     result = redispatch(keyset, self, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.diagonal(self, offset, dim1, dim2, result)
     return result
 
 
@@ -1260,6 +1493,8 @@ def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
     result = redispatch(keyset, grad_output, input_sizes, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, result)
     return result
 
 
@@ -1277,6 +1512,8 @@ def unfold(keyset, self, dimension, size, step):
     result = redispatch(keyset, self, dimension, size, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.unfold(self, dimension, size, step, result)
     return result
 
 
@@ -1293,6 +1530,8 @@ def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
     result = redispatch(keyset, grad_in, input_sizes, dim, size, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.unfold_backward(grad_in, input_sizes, dim, size, step, result)
     return result
 
 
@@ -1307,6 +1546,8 @@ def unbind_int(keyset, self, dim):
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.unbind_int(self, dim, result)
     return result
 
 
@@ -1323,6 +1564,8 @@ def split_Tensor(keyset, self, split_size, dim):
     result = redispatch(keyset, self, split_size, dim)
     if grad_fn is not None:
         set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.split_Tensor(self, split_size, dim, result)
     return result
 
 
@@ -1339,6 +1582,8 @@ def split_with_sizes(keyset, self, split_sizes, dim):
     result = redispatch(keyset, self, split_sizes, dim)
     if grad_fn is not None:
         set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.split_with_sizes(self, split_sizes, dim, result)
     return result
 
 
@@ -1355,6 +1600,8 @@ def cat(keyset, tensors, dim):
     result = redispatch(keyset, tensors, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.cat(tensors, dim, result)
     return result
 
 
@@ -1370,6 +1617,8 @@ def stack(keyset, tensors, dim):
     result = redispatch(keyset, tensors, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.stack(tensors, dim, result)
     return result
 
 
@@ -1383,6 +1632,8 @@ def alias(keyset, self):
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.alias(self, result)
     return result
 
 
@@ -1396,6 +1647,8 @@ def clone(keyset, self, memory_format):
     result = redispatch(keyset, self, memory_format)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clone(self, memory_format, result)
     return result
 
 
@@ -1412,6 +1665,10 @@ def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memo
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._to_copy(
+            self, dtype, layout, device, pin_memory, non_blocking, memory_format, result
+        )
     return result
 
 
@@ -1425,11 +1682,14 @@ def copy_(keyset, self, src, non_blocking):
             gradient_edge(src),
         )
         grad_fn.src_scalar_type_ = src.dtype
+    tangents = jvp_kernels.copy__pre(self, src, non_blocking) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._copy__cache.get(keyset) or ops.copy__op._resolve(keyset)
     result = redispatch(keyset, self, src, non_blocking)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.copy_(self, src, non_blocking, result, tangents)
     return result
 
 
@@ -1439,11 +1699,14 @@ def zero_(keyset, self):
         check_inplace(self)
         grad_fn = nodes.ZeroBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.zero__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._zero__cache.get(keyset) or ops.zero__op._resolve(keyset)
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.zero_(self, result, tangents)
     return result
 
 
@@ -1453,11 +1716,14 @@ def fill__Scalar(keyset, self, value):
         check_inplace(self)
         grad_fn = nodes.FillBackward2()
         grad_fn._next_edges = (gradient_edge(self),)
+    tangents = jvp_kernels.fill__Scalar_pre(self, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._fill__Scalar_cache.get(keyset) or ops.fill__Scalar_op._resolve(keyset)
     result = redispatch(keyset, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.fill__Scalar(self, value, result, tangents)
     return result
 
 
@@ -1470,11 +1736,14 @@ def fill__Tensor(keyset, self, value):
             gradient_edge(self),
             gradient_edge(value),
         )
+    tangents = jvp_kernels.fill__Tensor_pre(self, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._fill__Tensor_cache.get(keyset) or ops.fill__Tensor_op._resolve(keyset)
     result = redispatch(keyset, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.fill__Tensor(self, value, result, tangents)
     return result
 
 
@@ -1491,6 +1760,8 @@ def masked_fill_Scalar(keyset, self, mask, value):
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.masked_fill_Scalar(self, mask, value, result)
     return result
 
 
@@ -1501,6 +1772,7 @@ def masked_fill__Scalar(keyset, self, mask, value):
         grad_fn = nodes.MaskedFillBackward0()
         grad_fn._next_edges = (gradient_edge(self),)
         grad_fn.mask_ = SavedVariable(mask, False)
+    tangents = jvp_kernels.masked_fill__Scalar_pre(self, mask, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._masked_fill__Scalar_cache.get(keyset) or ops.masked_fill__Scalar_op._resolve(
         keyset
@@ -1508,6 +1780,8 @@ def masked_fill__Scalar(keyset, self, mask, value):
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.masked_fill__Scalar(self, mask, value, result, tangents)
     return result
 
 
@@ -1527,6 +1801,8 @@ def masked_fill_Tensor(keyset, self, mask, value):
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.masked_fill_Tensor(self, mask, value, result)
     return result
 
 
@@ -1540,6 +1816,7 @@ def masked_fill__Tensor(keyset, self, mask, value):
             gradient_edge(value),
         )
         grad_fn.mask_ = SavedVariable(mask, False)
+    tangents = jvp_kernels.masked_fill__Tensor_pre(self, mask, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._masked_fill__Tensor_cache.get(keyset) or ops.masked_fill__Tensor_op._resolve(
         keyset
@@ -1547,6 +1824,8 @@ def masked_fill__Tensor(keyset, self, mask, value):
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.masked_fill__Tensor(self, mask, value, result, tangents)
     return result
 
 
@@ -1562,6 +1841,8 @@ def index_Tensor(keyset, self, indices):
     result = redispatch(keyset, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.index_Tensor(self, indices, result)
     return result
 
 
@@ -1581,6 +1862,8 @@ def index_put(keyset, self, indices, values, accumulate):
     result = redispatch(keyset, self, indices, values, accumulate)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.index_put(self, indices, values, accumulate, result)
     return result
 
 
@@ -1596,11 +1879,16 @@ def index_put_(keyset, self, indices, values, accumulate):
         grad_fn.accumulate_ = accumulate
         grad_fn.indices_ = save_list(indices)
         grad_fn.values_info_ = (values._data.shape, values.dtype)
+    tangents = (
+        jvp_kernels.index_put__pre(self, indices, values, accumulate) if _tls.fw_active else None
+    )
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._index_put__cache.get(keyset) or ops.index_put__op._resolve(keyset)
     result = redispatch(keyset, self, indices, values, accumulate)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.index_put_(self, indices, values, accumulate, result, tangents)
     return result
 
 

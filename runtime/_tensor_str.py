@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from . import dtypes
+from ._tls import state as _tls
 
 _EDGE_ITEMS = 3
 _THRESHOLD = 1000
@@ -109,4 +110,10 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif grad_fn is None and t._rg:
         suffixes.append("requires_grad=True")
+    if _tls.fw_active:
+        from .autograd.forward_grad import fw_grad
+
+        tangent = fw_grad(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tensor_repr(tangent)}")
     return prefix + ", ".join([body] + suffixes) + ")"

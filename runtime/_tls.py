@@ -13,6 +13,8 @@ class _DispatchState(threading.local):
     include = K.CPU
     #: mask applied to every call's key set (clears thread-locally excluded keys)
     keep = K.ALL
+    #: a forward-AD level is active: ops compute the tangents of their outputs
+    fw_active = False
 
     def __init__(self) -> None:
         self.mode_stack = []

@@ -171,6 +171,15 @@ def _python_kernel(op: OpOverload, fn: Callable, with_keyset: bool) -> Callable:
     return kernel
 
 
+def _below_forward_ad(kernel, keyset, flat):
+    """A Python kernel runs below autograd: the ops it calls compute no tangents
+    (as in PyTorch, where they see the primals only)."""
+    from .autograd.forward_grad import suspended
+
+    with suspended():
+        return kernel(keyset, *flat)
+
+
 def autograd_not_implemented_kernel(op: OpOverload) -> Callable:
     """The Autograd kernel of a library op that has none: run it, and make backward refuse."""
     from .autograd.node import Node, gradient_edge, set_history
@@ -186,7 +195,10 @@ def autograd_not_implemented_kernel(op: OpOverload) -> Callable:
         below = keyset & K.AFTER_AUTOGRAD
         tensors = [a for a in flat if isinstance(a, Tensor)]
         record = _tls.grad_enabled and any(t._rg for t in tensors)
-        result = op.kernel_for(below)(below, *flat)
+        if _tls.fw_active:
+            result = _below_forward_ad(op.kernel_for(below), below, flat)
+        else:
+            result = op.kernel_for(below)(below, *flat)
         if record:
             node = NotImplemented()
             node._next_edges = tuple(gradient_edge(t) for t in tensors)
@@ -368,6 +380,8 @@ class CustomOpDef:
             tensors = [a for a in flat if isinstance(a, Tensor)]
             if not (_tls.grad_enabled and any(t._rg for t in tensors)):
                 below = keyset & K.AFTER_AUTOGRAD
+                if _tls.fw_active:
+                    return _below_forward_ad(op.kernel_for(below), below, flat)
                 return op.kernel_for(below)(below, *flat)
             return Generated.apply(keyset, *flat)
 

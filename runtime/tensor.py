@@ -56,6 +56,8 @@ class Tensor:
     _grad = None
     _grad_acc = None  # weakref to this leaf's AccumulateGrad node
     _meta = None  # rarely used autograd metadata (hooks, retains_grad)
+    _fw_grad = None  # the tangent at the active forward-AD level
+    _fw_root = None  # forward base of a view when it is not _base (forward_grad.py)
 
     # ----- construction -------------------------------------------------
     def __new__(cls, *args, **kwargs):

@@ -276,11 +276,11 @@ def test_inputs_are_restored_and_rng_untouched():
     assert x._version == version and x.grad is None
 
 
-def test_forward_mode_checks_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="forward AD is not implemented yet"):
-        og.autograd.gradcheck(lambda x: x, _leaf(og), check_forward_ad=True)
-    with pytest.raises(NotImplementedError, match="forward AD is not implemented yet"):
-        og.autograd.gradgradcheck(lambda x: x, _leaf(og), check_fwd_over_rev=True)
+def test_batched_forward_checks_are_not_implemented():
+    with pytest.raises(NotImplementedError, match="batched forward gradient checking"):
+        og.autograd.gradcheck(
+            lambda x: x, _leaf(og), check_forward_ad=True, check_batched_forward_grad=True
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -338,3 +338,43 @@ def test_every_op_passes_gradcheck(torch, case, check):
     if (case.id, check) in TORCH_ALSO_FAILS:
         assert _check_case(torch, case, check, raise_exception=False) is False
     assert _check_case(og, case, check) is True
+
+
+def _forward_case_params(check="gradcheck"):
+    out = []
+    for case in cases.DIFFERENTIABLE:
+        marks = []
+        if (case.id, check) in TORCH_ALSO_FAILS:
+            marks.append(
+                pytest.mark.xfail(
+                    reason="non-differentiable point: torch fails too",
+                    strict=True,
+                    raises=GradcheckError,
+                )
+            )
+        out.append(pytest.param(case, id=case.id, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("case", _forward_case_params())
+def test_every_op_passes_forward_ad_gradcheck(torch, case):
+    """Forward mode against finite differences, and undefined input tangents (as zeros)."""
+    kwargs = dict(check_forward_ad=True, check_backward_ad=False)
+    if (case.id, "gradcheck") in TORCH_ALSO_FAILS:
+        assert _check_case(torch, case, "gradcheck", raise_exception=False, **kwargs) is False
+    assert _check_case(og, case, "gradcheck", **kwargs) is True
+
+
+@pytest.mark.parametrize("case", _forward_case_params())
+def test_every_op_passes_forward_ad_fast_gradcheck(case):
+    kwargs = dict(check_forward_ad=True, check_backward_ad=False, fast_mode=True)
+    assert _check_case(og, case, "gradcheck", **kwargs) is True
+
+
+@pytest.mark.parametrize("case", _forward_case_params("gradgradcheck"))
+def test_every_op_passes_forward_over_reverse_gradgradcheck(torch, case):
+    """The jvp of each op's gradient (its backward formulas run on dual tensors)."""
+    kwargs = dict(check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False)
+    if (case.id, "gradgradcheck") in TORCH_ALSO_FAILS:
+        assert _check_case(torch, case, "gradgradcheck", raise_exception=False, **kwargs) is False
+    assert _check_case(og, case, "gradgradcheck", **kwargs) is True

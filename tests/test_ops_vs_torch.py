@@ -4,7 +4,7 @@ For each case of the table below both libraries evaluate the same lambda on
 tensors built from the same numpy arrays; the tests compare the forward
 value, the first gradient of a weighted sum, the second derivative, the
 grad_fn class, the ``_saved_*`` attribute names and their values, and the
-forward-mode tangent (xfail until opgrad has forward AD).
+forward-mode tangent.
 """
 
 from __future__ import annotations
@@ -549,8 +549,7 @@ def test_raw_saved_attributes_are_saved_tensors(torch, case):
             assert type(raw).__name__ == "SavedTensor", f"{case.id}.{name}: {type(raw).__name__}"
 
 
-@pytest.mark.xfail(strict=True, reason="opgrad.autograd.forward_ad is not implemented yet")
-@pytest.mark.parametrize("case", params(DIFFERENTIABLE, with_xfail=False))
+@pytest.mark.parametrize("case", params(DIFFERENTIABLE))
 def test_forward_mode_tangent_matches_torch(torch, case):
     def tangent(lib):
         fwAD = lib.autograd.forward_ad

@@ -19,6 +19,7 @@ from .anomaly import (
 )
 from .gradcheck import gradcheck, gradgradcheck
 from . import function
+from . import forward_ad
 from . import functional
 from .function import Function
 from .engine import execute

@@ -34,6 +34,12 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors) -> None:
+        for t in tensors:
+            if not (isinstance(t, Tensor) or t is None):
+                raise AssertionError(
+                    "save_for_forward expects all arguments to be tensors; you should save "
+                    "non-tensors as attributes on ctx."
+                )
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:
@@ -68,6 +74,9 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self) -> Tuple:
+        if self.__dict__.get("_in_jvp"):
+            # jvp runs before save_for_backward's tensors are saved: it sees only its own
+            return tuple(getattr(self, "saved_for_forward", None) or ())
         saved = self._saved
         if saved is None:
             to_save = getattr(self, "to_save", None)
@@ -254,18 +263,28 @@ def _apply(cls, args: tuple, kwargs: dict):
     node._input_is_tensor = is_tensor
     node.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
 
+    # forward runs with grad mode and forward AD off; its outputs' tangents come from jvp
+    fw_active = _tls.fw_active
     previous = _tls.grad_enabled
     _tls.grad_enabled = False
+    _tls.fw_active = False
     try:
-        if uses_setup_context:
-            output = cls.forward(*args)
-            cls.setup_context(node, args, output)
-        else:
-            output = cls.forward(node, *args)
+        try:
+            if uses_setup_context:
+                output = cls.forward(*args)
+                cls.setup_context(node, args, output)
+            else:
+                output = cls.forward(node, *args)
+        finally:
+            _tls.grad_enabled = previous
+        result = _wrap_outputs(node, args, tensor_inputs, output, record)
     finally:
-        _tls.grad_enabled = previous
+        _tls.fw_active = fw_active
+    if fw_active:
+        from .function_jvp import process_forward_mode
 
-    return _wrap_outputs(node, args, tensor_inputs, output, record)
+        process_forward_mode(cls, node, args, output, result)
+    return result
 
 
 def _wrap_outputs(node, args, tensor_inputs, output, record: bool):

@@ -14,9 +14,11 @@ PyTorch 2.13's checks, messages and defaults, written for opgrad:
   ``grad_outputs`` must be handled (``check_undefined_grad``).
 
 Jacobians have shape ``(input.numel(), output.numel())`` as in PyTorch, so the
-failure messages print the same matrices. Forward-mode AD and vmap (batched
-gradients) do not exist in opgrad yet: asking for those checks raises
-NotImplementedError.
+failure messages print the same matrices. ``check_forward_ad`` builds the
+Jacobian again with forward-mode AD (dual inputs, one tangent direction at a
+time, or ``J u`` in fast mode) and checks undefined input tangents. vmap
+(batched gradients) does not exist in opgrad yet: asking for those checks
+raises NotImplementedError.
 """
 
 from __future__ import annotations
@@ -258,24 +260,133 @@ def _analytical_jacobians(inputs, output, nondet_tol, check_grad_dtypes, seeds=N
     return first
 
 
-def _mismatch_msg(analytical, numerical, output_idx: int, input_idx: int) -> str:
+def _mismatch_msg(analytical, numerical, output_idx: int, input_idx: int, forward=False) -> str:
+    mode = "computed with forward mode " if forward else ""
     return (
-        f"Jacobian mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
-        f"numerical:{numerical}\nanalytical:{analytical}\n"
+        f"Jacobian {mode}mismatch for output {output_idx:d} with respect to input "
+        f"{input_idx:d},\nnumerical:{numerical}\nanalytical:{analytical}\n"
     )
+
+
+# ---------------------------------------------------------------------------
+# Analytical derivatives: forward mode
+
+
+def _dual_inputs(inputs, fwAD):
+    """The checked inputs as detached duals with zero tangents, and those tangents."""
+    duals, tangents = [], []
+    for inp in inputs:
+        if isinstance(inp, Tensor) and inp.requires_grad:
+            inp = fwAD.make_dual(inp.detach(), zeros_like(inp))
+            # read back: the tangent the dual carries (it may be a copy)
+            tangents.append(fwAD.unpack_dual(inp).tangent)
+        duals.append(inp)
+    return duals, tangents
+
+
+def _output_tangents(func, duals, fwAD, positions) -> list:
+    """Per output position, the flat numpy tangent (zeros when it has none)."""
+    outputs = _as_tuple(func(*duals))
+    result = []
+    for k in positions:
+        primal, tangent = fwAD.unpack_dual(outputs[k])
+        if tangent is None:
+            result.append(np.zeros(primal.numel(), primal.dtype.np))
+        else:
+            result.append(tangent.detach().numpy().reshape(-1).copy())
+    return result
+
+
+def _forward_jacobians(func, inputs, positions, all_u=None) -> list:
+    """``[input][output]``: the Jacobian (input.numel(), output.numel()) built one
+    tangent direction at a time, or with ``all_u`` the flat ``J u`` per output."""
+    from . import forward_ad as fwAD
+
+    jacobians = []
+    with fwAD.dual_level():
+        duals, tangents = _dual_inputs(inputs, fwAD)
+        for i, tangent in enumerate(tangents):
+            values = tangent.detach().numpy()
+            if all_u is not None:
+                values[...] = all_u[i].reshape(values.shape)
+                jacobians.append(_output_tangents(func, duals, fwAD, positions))
+                values[...] = 0
+                continue
+            rows = []
+            for idx in itertools.product(*map(range, values.shape)):
+                values[idx] = 1
+                rows.append(_output_tangents(func, duals, fwAD, positions))
+                values[idx] = 0
+            jacobians.append(
+                [
+                    np.stack([r[o] for r in rows]) if rows else np.zeros((0, 0))
+                    for o in range(len(positions))
+                ]
+            )
+    return jacobians
+
+
+def _check_undefined_forward_mode(func, inputs) -> None:
+    """An input without tangent must give the tangents a zero tangent gives."""
+    from . import forward_ad as fwAD
+
+    rng = np.random.default_rng(_DEFAULT_SEED)
+    all_u = [_random_unit_vector(rng, t) for _, t in _checked_inputs(inputs)]
+    with fwAD.dual_level():
+        duals, tangents = _dual_inputs(inputs, fwAD)
+        for tangent, u in zip(tangents, all_u):
+            tangent.detach().numpy()[...] = u.reshape(tuple(tangent.shape))
+        for idx, inp in _checked_inputs(inputs):
+            kept = duals[idx]
+            duals[idx] = fwAD.make_dual(inp.detach(), zeros_like(inp))
+            outs1 = [o for o in _as_tuple(func(*duals)) if _is_float_tensor(o)]
+            duals[idx] = inp.detach()
+            outs2 = [o for o in _as_tuple(func(*duals)) if _is_float_tensor(o)]
+            duals[idx] = kept
+            for index_o, (o1, o2) in enumerate(zip(outs1, outs2)):
+                t1, t2 = fwAD.unpack_dual(o1).tangent, fwAD.unpack_dual(o2).tangent
+                if t1 is not None and t2 is not None:
+                    if not np.allclose(t1.detach().numpy(), t2.detach().numpy()):
+                        raise GradcheckError(
+                            "Mismatch in tangent values for output with index: ",
+                            index_o,
+                            " when input: ",
+                            inp,
+                            " has an undefined tangent value. ",
+                            " Got: ",
+                            t1,
+                            " but expected: ",
+                            t2,
+                        )
+
+
+def _is_float_tensor(x) -> bool:
+    return isinstance(x, Tensor) and x.is_floating_point()
 
 
 # ---------------------------------------------------------------------------
 # The two comparisons: whole Jacobians (slow) and projections (fast_mode)
 
 
-def _slow_check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol):
+def _slow_check(
+    func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol, forward=False
+):
     numerical = _numerical_jacobians(func, inputs, eps)
     if not outputs:
         if any(j is not None and (j != 0).any() for per_out in numerical for j in per_out):
             raise GradcheckError("Numerical gradient for function expected to be zero")
         return
     positions = [k for k, o in enumerate(_as_tuple(func_out)) if o.requires_grad]
+    if forward:
+        analytical = _forward_jacobians(func, inputs, positions)
+        for i, k in enumerate(positions):
+            for j, per_output in enumerate(analytical):
+                a, n = per_output[i], numerical[j][k]
+                if not np.allclose(a.reshape(n.shape), n, rtol, atol):
+                    raise GradcheckError(
+                        _mismatch_msg(_as_tensor(a), _as_tensor(n), i, j, forward=True)
+                    )
+        return
     for i, (k, output) in enumerate(zip(positions, outputs)):
         analytical = _analytical_jacobians(inputs, output, nondet_tol, check_grad_dtypes)
         for j, a in enumerate(analytical):
@@ -290,11 +401,17 @@ def _random_unit_vector(rng: np.random.Generator, tensor: Tensor) -> np.ndarray:
         return vec / np.linalg.norm(vec)
 
 
-def _slow_mode_report(func, inputs, output, position, input_idx, rtol, atol, eps) -> str:
+def _slow_mode_report(
+    func, inputs, output, position, input_idx, rtol, atol, eps, forward=False
+) -> str:
     """After a fast-mode failure: the full Jacobians of the failing pair (``output``
     is ``func``'s output number ``position``)."""
     numerical = _numerical_jacobians(func, inputs, eps)[input_idx][position]
-    analytical = _analytical_jacobians(inputs, output, float("inf"), False)[input_idx]
+    if forward:
+        analytical = _forward_jacobians(func, inputs, [position])[input_idx][0]
+        analytical = analytical.reshape(numerical.shape)
+    else:
+        analytical = _analytical_jacobians(inputs, output, float("inf"), False)[input_idx]
     max_diff = np.abs(numerical - analytical).max()
     msg = (
         "\nThe above quantities relating the numerical and analytical jacobians are computed \n"
@@ -309,10 +426,28 @@ def _slow_mode_report(func, inputs, output, position, input_idx, rtol, atol, eps
     return msg
 
 
-def _fast_check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol):
+def _fast_check(
+    func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol, forward=False
+):
     # A private generator with a fixed seed: reproducible, and the user's RNG is untouched.
     rng = np.random.default_rng(_DEFAULT_SEED)
     all_u = [_random_unit_vector(rng, t) for _, t in _checked_inputs(inputs)]
+    if forward:
+        # forward mode computes J u itself: compared with the numerical J u directly
+        jvps = _numerical_jvps(func, inputs, all_u, eps)
+        positions = [k for k, o in enumerate(_as_tuple(func_out)) if o.requires_grad]
+        analytical = _forward_jacobians(func, inputs, positions, all_u)
+        for j, u in enumerate(all_u):
+            for i, k in enumerate(positions):
+                a, n = analytical[j][i], jvps[j][k]
+                if not np.allclose(a, n, rtol, atol * float(u.sum())):
+                    report = _slow_mode_report(
+                        func, inputs, outputs[i], k, j, rtol, atol, eps, forward=True
+                    )
+                    raise GradcheckError(
+                        _mismatch_msg(_as_tensor(a), _as_tensor(n), i, j, forward=True) + report
+                    )
+        return
     all_v = [_random_unit_vector(rng, o) for o in outputs]
     jvps = _numerical_jvps(func, inputs, all_u, eps)
     if not outputs:
@@ -442,8 +577,8 @@ def gradcheck(
         raise AssertionError(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
         )
-    if check_forward_ad:
-        raise _not_implemented("forward AD")
+    if check_batched_forward_grad:
+        raise _not_implemented("batched forward gradient checking (vmap)")
     if check_batched_grad:
         raise _not_implemented("batched gradient checking (vmap)")
     try:
@@ -458,6 +593,8 @@ def gradcheck(
             check_grad_dtypes,
             fast_mode,
             masked,
+            check_forward_ad,
+            check_backward_ad,
         )
     except GradcheckError:
         if raise_exception:
@@ -467,13 +604,32 @@ def gradcheck(
 
 
 def _run_gradcheck(
-    func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, fast, masked
+    func,
+    inputs,
+    eps,
+    atol,
+    rtol,
+    nondet_tol,
+    check_undefined_grad,
+    check_grad_dtypes,
+    fast,
+    masked,
+    check_forward_ad=False,
+    check_backward_ad=True,
 ) -> None:
     _check_inputs(inputs)
     func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
     check = _fast_check if fast else _slow_check
-    check(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    args = (func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    if check_backward_ad:
+        check(*args)
+    if check_forward_ad:
+        check(*args, forward=True)
+        if check_undefined_grad:
+            _check_undefined_forward_mode(func, inputs)
+    if not check_backward_ad:
+        return
     _check_backward_multiplies_by_grad_output(outputs, inputs, masked)
     if check_undefined_grad:
         _check_undefined_grad(func, inputs)
@@ -541,6 +697,15 @@ def gradgradcheck(
 
     def first_derivatives(*args):
         input_args, grads = args[:n_inputs], args[n_inputs:]
+        # forward mode passes detached duals: restore which inputs require grad
+        input_args = tuple(
+            a.requires_grad_() if i in diff_input_positions and not a.requires_grad else a
+            for i, a in enumerate(input_args)
+        )
+        grads = tuple(
+            g.requires_grad_() if isinstance(g, Tensor) and not g.requires_grad else g
+            for g in grads
+        )
         outputs = _differentiable_outputs(func(*input_args))
         wrt = [input_args[i] for i in diff_input_positions]
         result = _vjp(outputs, wrt, grads, create_graph=True)

@@ -41,6 +41,14 @@ ERR_HOOKS_FREED = (
 )
 
 
+def _keep_tangent(alias, tensor) -> None:
+    """The saved output's tangent, kept (and dropped with it when its level exits)."""
+    from .forward_grad import track
+
+    alias._fw_grad = tensor._fw_grad
+    track(alias)
+
+
 class SavedVariable:
     """Holds an input (the tensor itself) or an output (its data, without the
     owning grad_fn, so that no output <-> grad_fn reference cycle forms)."""
@@ -81,6 +89,8 @@ class SavedVariable:
             alias._vc = tensor._vc
             if tensor._output_nr:
                 alias._output_nr = tensor._output_nr
+            if _tls.fw_active and tensor._fw_grad is not None:
+                _keep_tangent(alias, tensor)  # forward-over-reverse reads it in backward
             self._tensor = alias
         else:
             self._tensor = tensor
@@ -120,6 +130,8 @@ class SavedVariable:
             if tensor._output_nr:
                 out._output_nr = tensor._output_nr
             out._rg = True
+        if _tls.fw_active and tensor._fw_grad is not None:
+            _keep_tangent(out, tensor)
         return out
 
     def _with_history(self, data, grad_fn):
