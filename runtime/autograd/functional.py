@@ -13,8 +13,7 @@ it with respect to them gives the forward product), as PyTorch does.
 ``vectorize=True`` means one batched ``autograd.grad`` call in PyTorch (vmap);
 opgrad has no vmap, so the batch is run one row at a time: same values,
 shapes, dtypes and errors, only slower. ``strategy="forward-mode"`` pushes one
-tangent per input element through ``forward_ad`` when that module exists, and
-otherwise through the double backward trick (the same numbers).
+tangent per input element through ``forward_ad``.
 """
 
 from __future__ import annotations
@@ -458,29 +457,18 @@ def _jacobian_batched(outputs, inputs, create_graph) -> tuple:
 
 def _forward_tangents(func, inputs: tuple, tangents: tuple):
     """``(is the output a tuple, primal outputs, output tangents)`` for one tangent per
-    input, by forward-mode AD when opgrad has it, else by the double backward trick."""
-    try:
-        from . import forward_ad as fwAD
-    except ImportError:
-        fwAD = None
-    if fwAD is not None:
-        with fwAD.dual_level():
-            duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, tangents))
-            outputs_tuple, outs = _tupled(func(*duals), "outputs", None)
-            primals, out_tangents = [], []
-            for out in outs:
-                primal, tangent = fwAD.unpack_dual(out)
-                primals.append(primal)
-                out_tangents.append(_zeros_like(primal) if tangent is None else tangent)
-            return outputs_tuple, tuple(primals), tuple(out_tangents)
-    with enable_grad():
-        fresh = _fresh_inputs(inputs, create_graph=False, need_graph=True)
-        outputs_tuple, outs = _tupled(func(*fresh), "outputs", None)
-        dummies = tuple(_zeros_like(o).requires_grad_() for o in outs)
-        grad_inputs = _grad(outs, fresh, dummies, create_graph=True)
-        grads = _grad(grad_inputs, dummies, tangents)
-    out_tangents = tuple(_zeros_like(o) if g is None else g.detach() for g, o in zip(grads, outs))
-    return outputs_tuple, tuple(o.detach() for o in outs), out_tangents
+    input, by forward-mode AD."""
+    from . import forward_ad as fwAD
+
+    with fwAD.dual_level():
+        duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, tangents))
+        outputs_tuple, outs = _tupled(func(*duals), "outputs", None)
+        primals, out_tangents = [], []
+        for out in outs:
+            primal, tangent = fwAD.unpack_dual(out)
+            primals.append(primal)
+            out_tangents.append(_zeros_like(primal) if tangent is None else tangent)
+        return outputs_tuple, tuple(primals), tuple(out_tangents)
 
 
 def _jacobian_forward(func, inputs, strict: bool, vectorize: bool):
