@@ -22,6 +22,9 @@ Cases (``--case`` takes the name or the letter):
   f mode    case a inside an empty TorchDispatchMode; its "numpy" column is
             opgrad's case a without the mode, so opgrad/numpy is the cost of
             the mode (every forward and backward aten call goes through Python).
+  g jvp     forward-mode AD of case a's expression: inside a dual level, x
+            carries a tangent, ``(x * w + b).sum()`` is computed and its
+            tangent unpacked (``(tx * w).sum()`` by hand in numpy).
 
 After the table, one line says how much memory case c's forward leaves allocated for
 backward (saved activations and graph, traced by tracemalloc), plain and with the three
@@ -314,6 +317,36 @@ class ModeCase(AffineCase):
         return step
 
 
+class JvpCase(AffineCase):
+    """Case a's expression in forward mode: the tangent of ``(x*w+b).sum()`` along ``tx``."""
+
+    def __init__(self):
+        super().__init__(1)
+        self.tx = np.random.default_rng(1).standard_normal(1)
+
+    def numpy_step(self):
+        x, w, b, tx = self.x, self.w, self.b, self.tx
+
+        def step():
+            (x * w + b).sum()
+            return ((tx * w).sum(),)
+
+        return step
+
+    def autograd_step(self, mod):
+        fwAD = importlib.import_module(mod.__name__ + ".autograd.forward_ad")
+        x, w, b, tx = (mod.tensor(a) for a in (self.x, self.w, self.b, self.tx))
+        tangent = [None]
+
+        def step():
+            with fwAD.dual_level():
+                dual = fwAD.make_dual(x, tx)
+                tangent[0] = fwAD.unpack_dual((dual * w + b).sum()).tangent
+
+        step.check = lambda: check_grads(("tangent",), tangent, self.numpy_step()())
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
@@ -322,6 +355,7 @@ CASES = {
     "chain": ("d", "d  10k-op mul chain fwd+bwd", ChainCase),
     "rows": ("e", "e  a[i] = f(a[i-1]), 1000 rows, bwd", RowsCase),
     "mode": ("f", "f  case a inside an empty dispatch mode", ModeCase),
+    "jvp": ("g", "g  jvp of case a's expression, 1 f64", JvpCase),
 }
 
 
