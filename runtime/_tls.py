@@ -13,6 +13,8 @@ class _DispatchState(threading.local):
     include = K.CPU
     #: mask applied to every call's key set (clears thread-locally excluded keys)
     keep = K.ALL
+    #: __torch_function__ handling: 0 enabled, 1 subclasses disabled, 2 all disabled
+    tf_state = 0
 
     def __init__(self) -> None:
         self.mode_stack = []
@@ -24,6 +26,8 @@ class _DispatchState(threading.local):
         self.saved_hooks_disabled = None
         #: the backward calls running on this thread, innermost last
         self.graph_tasks = []
+        #: TorchFunctionModes, innermost last (``include`` holds TORCH_FUNCTION while one is live)
+        self.tf_modes = []
 
 
 state = _DispatchState()

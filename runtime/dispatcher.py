@@ -242,7 +242,12 @@ class OpOverloadPacket:
         setattr(self, name, overload)
 
     def __call__(self, *args, **kwargs):
+        from .overrides import Site, dispatch, flatten_relevant, has_torch_function
         from .python_arg_parser import call_bound, resolve_overload
+
+        relevant = flatten_relevant(args + tuple(kwargs.values()))
+        if has_torch_function(relevant):
+            return dispatch(Site(self), relevant, args, kwargs)
 
         overloads = [getattr(self, n) for n in self._overload_names]
         overload, flat = resolve_overload(overloads, args, kwargs)
@@ -309,20 +314,33 @@ def compute_keyset(*tensors) -> int:
     return (keys | _tls.include) & _tls.keep
 
 
-def boxed_entry(op: OpOverload) -> Callable:
-    """A generic entry for ops defined at runtime: flatten, compute keys, call."""
+def boxed_entry(op: OpOverload, site=None) -> Callable:
+    """A generic entry for ops defined at runtime: flatten, compute keys, call.
+
+    As generated entries, it hands the call to __torch_function__ handlers first
+    when a TorchFunctionMode is live or an argument overrides it.
+    """
+    from .overrides import Site, handle_entry, overrides
     from .tensor import Tensor
+
+    if site is None:
+        site = Site(op)
 
     def entry(*args, **kwargs):
         flat = op._flatten(args, kwargs)
         keys = 0
+        overridden = False
         for value in flat:
             if isinstance(value, Tensor):
                 keys |= value._keys
+                overridden = overridden or overrides(value)
             elif isinstance(value, (list, tuple)):
                 for item in value:
                     if isinstance(item, Tensor):
                         keys |= item._keys
+                        overridden = overridden or overrides(item)
+        if overridden or _tls.include & K.TORCH_FUNCTION:
+            return handle_entry(site, op, *flat)
         keyset = (keys | _tls.include) & _tls.keep
         return op.kernel_for(keyset)(keyset, *flat)
 
@@ -373,4 +391,4 @@ class AutoDispatchBelowADInplaceOrView(ExcludeDispatchKeyGuard):
 
 def local_keys() -> tuple:
     """This thread's (included, excluded) dispatch key bits."""
-    return _tls.include, K.ALL & ~_tls.keep
+    return _tls.include & K.ALL, K.ALL & ~_tls.keep
