@@ -10,6 +10,7 @@ Each entry is made by a factory that binds ``_site``, what the entry calls
 itself when a TorchFunctionMode is live or an argument overrides
 ``__torch_function__`` (the OpOverload here; the Python surface makes copies
 named ``opgrad.mul``, ``Tensor.mul``...). Plain tensors pay one bit test.
+As in torch, a binary operator turns a TypeError into NotImplemented.
 """
 
 from opgrad._tls import state as _tls
@@ -32,21 +33,26 @@ _add_Tensor_cache = add_Tensor_op._cache
 
 def _add_Tensor_entry(_site):
     def add_Tensor(self, other, *, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, add_Tensor_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, add_Tensor_op, self, other, alpha)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _add_Tensor_cache.get(keyset) or add_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add_Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, add_Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _add_Tensor_cache.get(keyset) or add_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return add_Tensor
 
@@ -63,21 +69,26 @@ _add__Tensor_cache = add__Tensor_op._cache
 
 def _add__Tensor_entry(_site):
     def add__Tensor(self, other, *, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, add__Tensor_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, add__Tensor_op, self, other, alpha)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _add__Tensor_cache.get(keyset) or add__Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add__Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, add__Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _add__Tensor_cache.get(keyset) or add__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return add__Tensor
 
@@ -94,23 +105,28 @@ _add_out_cache = add_out_op._cache
 
 def _add_out_entry(_site):
     def add_out(self, other, *, alpha=1, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, add_out_op, self, other, alpha, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, add_out_op, self, other, alpha, out)
-        keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-        kernel = _add_out_cache.get(keyset) or add_out_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add_out_op, self, other, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, add_out_op, self, other, alpha, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _add_out_cache.get(keyset) or add_out_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return add_out
 
@@ -125,21 +141,26 @@ _add_Scalar_cache = add_Scalar_op._cache
 
 def _add_Scalar_entry(_site):
     def add_Scalar(self, other, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, add_Scalar_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, add_Scalar_op, self, other, alpha)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _add_Scalar_cache.get(keyset) or add_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add_Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, add_Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _add_Scalar_cache.get(keyset) or add_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return add_Scalar
 
@@ -154,21 +175,26 @@ _sub_Tensor_cache = sub_Tensor_op._cache
 
 def _sub_Tensor_entry(_site):
     def sub_Tensor(self, other, *, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sub_Tensor_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, sub_Tensor_op, self, other, alpha)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _sub_Tensor_cache.get(keyset) or sub_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub_Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, sub_Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _sub_Tensor_cache.get(keyset) or sub_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sub_Tensor
 
@@ -185,21 +211,26 @@ _sub__Tensor_cache = sub__Tensor_op._cache
 
 def _sub__Tensor_entry(_site):
     def sub__Tensor(self, other, *, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sub__Tensor_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, sub__Tensor_op, self, other, alpha)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _sub__Tensor_cache.get(keyset) or sub__Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub__Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, sub__Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _sub__Tensor_cache.get(keyset) or sub__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sub__Tensor
 
@@ -216,23 +247,28 @@ _sub_out_cache = sub_out_op._cache
 
 def _sub_out_entry(_site):
     def sub_out(self, other, *, alpha=1, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sub_out_op, self, other, alpha, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, sub_out_op, self, other, alpha, out)
-        keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-        kernel = _sub_out_cache.get(keyset) or sub_out_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub_out_op, self, other, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, sub_out_op, self, other, alpha, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _sub_out_cache.get(keyset) or sub_out_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sub_out
 
@@ -247,21 +283,26 @@ _sub_Scalar_cache = sub_Scalar_op._cache
 
 def _sub_Scalar_entry(_site):
     def sub_Scalar(self, other, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sub_Scalar_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, sub_Scalar_op, self, other, alpha)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sub_Scalar_cache.get(keyset) or sub_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub_Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, sub_Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sub_Scalar_cache.get(keyset) or sub_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sub_Scalar
 
@@ -276,21 +317,26 @@ _rsub_Tensor_cache = rsub_Tensor_op._cache
 
 def _rsub_Tensor_entry(_site):
     def rsub_Tensor(self, other, *, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _rsub_Tensor_cache.get(keyset) or rsub_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _rsub_Tensor_cache.get(keyset) or rsub_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return rsub_Tensor
 
@@ -305,21 +351,26 @@ _rsub_Scalar_cache = rsub_Scalar_op._cache
 
 def _rsub_Scalar_entry(_site):
     def rsub_Scalar(self, other, alpha=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-            if isinstance(alpha, Tensor):
-                alpha = alpha.item()
-        except Overridden:
-            return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _rsub_Scalar_cache.get(keyset) or rsub_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other, alpha)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rsub_Scalar_cache.get(keyset) or rsub_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return rsub_Scalar
 
@@ -334,19 +385,24 @@ _mul_Tensor_cache = mul_Tensor_op._cache
 
 def _mul_Tensor_entry(_site):
     def mul_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mul_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, mul_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _mul_Tensor_cache.get(keyset) or mul_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, mul_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _mul_Tensor_cache.get(keyset) or mul_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mul_Tensor
 
@@ -361,19 +417,24 @@ _mul__Tensor_cache = mul__Tensor_op._cache
 
 def _mul__Tensor_entry(_site):
     def mul__Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mul__Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, mul__Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _mul__Tensor_cache.get(keyset) or mul__Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, mul__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _mul__Tensor_cache.get(keyset) or mul__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mul__Tensor
 
@@ -388,21 +449,26 @@ _mul_out_cache = mul_out_op._cache
 
 def _mul_out_entry(_site):
     def mul_out(self, other, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mul_out_op, self, other, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, mul_out_op, self, other, out)
-        keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-        kernel = _mul_out_cache.get(keyset) or mul_out_op._resolve(keyset)
-        return kernel(keyset, self, other, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, mul_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _mul_out_cache.get(keyset) or mul_out_op._resolve(keyset)
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mul_out
 
@@ -417,19 +483,24 @@ _mul_Scalar_cache = mul_Scalar_op._cache
 
 def _mul_Scalar_entry(_site):
     def mul_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mul_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, mul_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _mul_Scalar_cache.get(keyset) or mul_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, mul_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mul_Scalar_cache.get(keyset) or mul_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mul_Scalar
 
@@ -444,19 +515,24 @@ _div_Tensor_cache = div_Tensor_op._cache
 
 def _div_Tensor_entry(_site):
     def div_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, div_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, div_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _div_Tensor_cache.get(keyset) or div_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, div_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _div_Tensor_cache.get(keyset) or div_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return div_Tensor
 
@@ -471,19 +547,24 @@ _div__Tensor_cache = div__Tensor_op._cache
 
 def _div__Tensor_entry(_site):
     def div__Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, div__Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, div__Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _div__Tensor_cache.get(keyset) or div__Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, div__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _div__Tensor_cache.get(keyset) or div__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return div__Tensor
 
@@ -498,21 +579,26 @@ _div_out_cache = div_out_op._cache
 
 def _div_out_entry(_site):
     def div_out(self, other, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, div_out_op, self, other, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, div_out_op, self, other, out)
-        keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-        kernel = _div_out_cache.get(keyset) or div_out_op._resolve(keyset)
-        return kernel(keyset, self, other, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, div_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _div_out_cache.get(keyset) or div_out_op._resolve(keyset)
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return div_out
 
@@ -527,19 +613,24 @@ _div_Scalar_cache = div_Scalar_op._cache
 
 def _div_Scalar_entry(_site):
     def div_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, div_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, div_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _div_Scalar_cache.get(keyset) or div_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, div_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _div_Scalar_cache.get(keyset) or div_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return div_Scalar
 
@@ -554,17 +645,22 @@ _reciprocal_cache = reciprocal_op._cache
 
 def _reciprocal_entry(_site):
     def reciprocal(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, reciprocal_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, reciprocal_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _reciprocal_cache.get(keyset) or reciprocal_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reciprocal_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, reciprocal_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _reciprocal_cache.get(keyset) or reciprocal_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return reciprocal
 
@@ -579,17 +675,22 @@ _reciprocal__cache = reciprocal__op._cache
 
 def _reciprocal__entry(_site):
     def reciprocal_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, reciprocal__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, reciprocal__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _reciprocal__cache.get(keyset) or reciprocal__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reciprocal__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, reciprocal__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _reciprocal__cache.get(keyset) or reciprocal__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return reciprocal_
 
@@ -604,17 +705,22 @@ _neg_cache = neg_op._cache
 
 def _neg_entry(_site):
     def neg(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, neg_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, neg_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _neg_cache.get(keyset) or neg_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, neg_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, neg_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _neg_cache.get(keyset) or neg_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return neg
 
@@ -629,17 +735,22 @@ _neg__cache = neg__op._cache
 
 def _neg__entry(_site):
     def neg_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, neg__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, neg__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _neg__cache.get(keyset) or neg__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, neg__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, neg__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _neg__cache.get(keyset) or neg__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return neg_
 
@@ -654,19 +765,24 @@ _neg_out_cache = neg_out_op._cache
 
 def _neg_out_entry(_site):
     def neg_out(self, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, neg_out_op, self, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, neg_out_op, self, out)
-        keyset = (self._keys | out._keys | include) & _tls.keep
-        kernel = _neg_out_cache.get(keyset) or neg_out_op._resolve(keyset)
-        return kernel(keyset, self, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, neg_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, neg_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _neg_out_cache.get(keyset) or neg_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return neg_out
 
@@ -681,17 +797,22 @@ _exp_cache = exp_op._cache
 
 def _exp_entry(_site):
     def exp(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, exp_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, exp_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _exp_cache.get(keyset) or exp_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, exp_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _exp_cache.get(keyset) or exp_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return exp
 
@@ -706,17 +827,22 @@ _exp__cache = exp__op._cache
 
 def _exp__entry(_site):
     def exp_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, exp__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, exp__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _exp__cache.get(keyset) or exp__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, exp__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _exp__cache.get(keyset) or exp__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return exp_
 
@@ -731,19 +857,24 @@ _exp_out_cache = exp_out_op._cache
 
 def _exp_out_entry(_site):
     def exp_out(self, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, exp_out_op, self, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, exp_out_op, self, out)
-        keyset = (self._keys | out._keys | include) & _tls.keep
-        kernel = _exp_out_cache.get(keyset) or exp_out_op._resolve(keyset)
-        return kernel(keyset, self, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, exp_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _exp_out_cache.get(keyset) or exp_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return exp_out
 
@@ -758,17 +889,22 @@ _log_cache = log_op._cache
 
 def _log_entry(_site):
     def log(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, log_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, log_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _log_cache.get(keyset) or log_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, log_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_cache.get(keyset) or log_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return log
 
@@ -783,17 +919,22 @@ _log__cache = log__op._cache
 
 def _log__entry(_site):
     def log_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, log__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, log__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _log__cache.get(keyset) or log__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, log__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log__cache.get(keyset) or log__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return log_
 
@@ -808,17 +949,22 @@ _sin_cache = sin_op._cache
 
 def _sin_entry(_site):
     def sin(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sin_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sin_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sin_cache.get(keyset) or sin_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sin_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sin_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sin_cache.get(keyset) or sin_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sin
 
@@ -833,17 +979,22 @@ _sin__cache = sin__op._cache
 
 def _sin__entry(_site):
     def sin_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sin__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sin__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sin__cache.get(keyset) or sin__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sin__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sin__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sin__cache.get(keyset) or sin__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sin_
 
@@ -858,17 +1009,22 @@ _cos_cache = cos_op._cache
 
 def _cos_entry(_site):
     def cos(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, cos_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, cos_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _cos_cache.get(keyset) or cos_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cos_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, cos_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cos_cache.get(keyset) or cos_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return cos
 
@@ -883,17 +1039,22 @@ _cos__cache = cos__op._cache
 
 def _cos__entry(_site):
     def cos_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, cos__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, cos__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _cos__cache.get(keyset) or cos__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cos__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, cos__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cos__cache.get(keyset) or cos__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return cos_
 
@@ -908,17 +1069,22 @@ _tanh_cache = tanh_op._cache
 
 def _tanh_entry(_site):
     def tanh(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, tanh_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, tanh_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _tanh_cache.get(keyset) or tanh_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, tanh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tanh_cache.get(keyset) or tanh_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return tanh
 
@@ -933,17 +1099,22 @@ _tanh__cache = tanh__op._cache
 
 def _tanh__entry(_site):
     def tanh_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, tanh__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, tanh__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _tanh__cache.get(keyset) or tanh__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, tanh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tanh__cache.get(keyset) or tanh__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return tanh_
 
@@ -958,19 +1129,24 @@ _tanh_out_cache = tanh_out_op._cache
 
 def _tanh_out_entry(_site):
     def tanh_out(self, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, tanh_out_op, self, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, tanh_out_op, self, out)
-        keyset = (self._keys | out._keys | include) & _tls.keep
-        kernel = _tanh_out_cache.get(keyset) or tanh_out_op._resolve(keyset)
-        return kernel(keyset, self, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, tanh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _tanh_out_cache.get(keyset) or tanh_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return tanh_out
 
@@ -985,19 +1161,24 @@ _tanh_backward_cache = tanh_backward_op._cache
 
 def _tanh_backward_entry(_site):
     def tanh_backward(grad_output, output):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, tanh_backward_op, grad_output, output)
         try:
-            if grad_output.__class__ not in TENSOR_CLASSES:
-                grad_output = as_tensor_arg(grad_output)
-            if output.__class__ not in TENSOR_CLASSES:
-                output = as_tensor_arg(output)
-        except Overridden:
-            return handle_entry(_site, tanh_backward_op, grad_output, output)
-        keyset = (grad_output._keys | output._keys | include) & _tls.keep
-        kernel = _tanh_backward_cache.get(keyset) or tanh_backward_op._resolve(keyset)
-        return kernel(keyset, grad_output, output)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh_backward_op, grad_output, output)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = as_tensor_arg(output)
+            except Overridden:
+                return handle_entry(_site, tanh_backward_op, grad_output, output)
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            kernel = _tanh_backward_cache.get(keyset) or tanh_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, output)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return tanh_backward
 
@@ -1012,17 +1193,22 @@ _sigmoid_cache = sigmoid_op._cache
 
 def _sigmoid_entry(_site):
     def sigmoid(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sigmoid_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sigmoid_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sigmoid_cache.get(keyset) or sigmoid_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sigmoid_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sigmoid_cache.get(keyset) or sigmoid_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sigmoid
 
@@ -1037,17 +1223,22 @@ _sigmoid__cache = sigmoid__op._cache
 
 def _sigmoid__entry(_site):
     def sigmoid_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sigmoid__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sigmoid__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sigmoid__cache.get(keyset) or sigmoid__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sigmoid__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sigmoid__cache.get(keyset) or sigmoid__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sigmoid_
 
@@ -1062,19 +1253,24 @@ _sigmoid_out_cache = sigmoid_out_op._cache
 
 def _sigmoid_out_entry(_site):
     def sigmoid_out(self, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sigmoid_out_op, self, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, sigmoid_out_op, self, out)
-        keyset = (self._keys | out._keys | include) & _tls.keep
-        kernel = _sigmoid_out_cache.get(keyset) or sigmoid_out_op._resolve(keyset)
-        return kernel(keyset, self, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, sigmoid_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _sigmoid_out_cache.get(keyset) or sigmoid_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sigmoid_out
 
@@ -1089,19 +1285,24 @@ _sigmoid_backward_cache = sigmoid_backward_op._cache
 
 def _sigmoid_backward_entry(_site):
     def sigmoid_backward(grad_output, output):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sigmoid_backward_op, grad_output, output)
         try:
-            if grad_output.__class__ not in TENSOR_CLASSES:
-                grad_output = as_tensor_arg(grad_output)
-            if output.__class__ not in TENSOR_CLASSES:
-                output = as_tensor_arg(output)
-        except Overridden:
-            return handle_entry(_site, sigmoid_backward_op, grad_output, output)
-        keyset = (grad_output._keys | output._keys | include) & _tls.keep
-        kernel = _sigmoid_backward_cache.get(keyset) or sigmoid_backward_op._resolve(keyset)
-        return kernel(keyset, grad_output, output)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid_backward_op, grad_output, output)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = as_tensor_arg(output)
+            except Overridden:
+                return handle_entry(_site, sigmoid_backward_op, grad_output, output)
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            kernel = _sigmoid_backward_cache.get(keyset) or sigmoid_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, output)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sigmoid_backward
 
@@ -1116,17 +1317,22 @@ _relu_cache = relu_op._cache
 
 def _relu_entry(_site):
     def relu(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, relu_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, relu_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _relu_cache.get(keyset) or relu_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, relu_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, relu_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _relu_cache.get(keyset) or relu_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return relu
 
@@ -1141,17 +1347,22 @@ _relu__cache = relu__op._cache
 
 def _relu__entry(_site):
     def relu_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, relu__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, relu__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _relu__cache.get(keyset) or relu__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, relu__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, relu__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _relu__cache.get(keyset) or relu__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return relu_
 
@@ -1168,21 +1379,26 @@ _threshold_backward_cache = threshold_backward_op._cache
 
 def _threshold_backward_entry(_site):
     def threshold_backward(grad_output, self, threshold):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
         try:
-            if grad_output.__class__ not in TENSOR_CLASSES:
-                grad_output = as_tensor_arg(grad_output)
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(threshold, Tensor):
-                threshold = threshold.item()
-        except Overridden:
-            return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
-        keyset = (grad_output._keys | self._keys | include) & _tls.keep
-        kernel = _threshold_backward_cache.get(keyset) or threshold_backward_op._resolve(keyset)
-        return kernel(keyset, grad_output, self, threshold)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(threshold, Tensor):
+                    threshold = threshold.item()
+            except Overridden:
+                return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            kernel = _threshold_backward_cache.get(keyset) or threshold_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, self, threshold)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return threshold_backward
 
@@ -1199,19 +1415,24 @@ _pow_Tensor_Scalar_cache = pow_Tensor_Scalar_op._cache
 
 def _pow_Tensor_Scalar_entry(_site):
     def pow_Tensor_Scalar(self, exponent):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(exponent, Tensor):
-                exponent = exponent.item()
-        except Overridden:
-            return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _pow_Tensor_Scalar_cache.get(keyset) or pow_Tensor_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, exponent)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(exponent, Tensor):
+                    exponent = exponent.item()
+            except Overridden:
+                return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _pow_Tensor_Scalar_cache.get(keyset) or pow_Tensor_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return pow_Tensor_Scalar
 
@@ -1228,19 +1449,24 @@ _pow__Scalar_cache = pow__Scalar_op._cache
 
 def _pow__Scalar_entry(_site):
     def pow__Scalar(self, exponent):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, pow__Scalar_op, self, exponent)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(exponent, Tensor):
-                exponent = exponent.item()
-        except Overridden:
-            return handle_entry(_site, pow__Scalar_op, self, exponent)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _pow__Scalar_cache.get(keyset) or pow__Scalar_op._resolve(keyset)
-        return kernel(keyset, self, exponent)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow__Scalar_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(exponent, Tensor):
+                    exponent = exponent.item()
+            except Overridden:
+                return handle_entry(_site, pow__Scalar_op, self, exponent)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _pow__Scalar_cache.get(keyset) or pow__Scalar_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return pow__Scalar
 
@@ -1257,23 +1483,28 @@ _pow_Tensor_Scalar_out_cache = pow_Tensor_Scalar_out_op._cache
 
 def _pow_Tensor_Scalar_out_entry(_site):
     def pow_Tensor_Scalar_out(self, exponent, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(exponent, Tensor):
-                exponent = exponent.item()
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
-        keyset = (self._keys | out._keys | include) & _tls.keep
-        kernel = _pow_Tensor_Scalar_out_cache.get(keyset) or pow_Tensor_Scalar_out_op._resolve(
-            keyset
-        )
-        return kernel(keyset, self, exponent, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(exponent, Tensor):
+                    exponent = exponent.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _pow_Tensor_Scalar_out_cache.get(keyset) or pow_Tensor_Scalar_out_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self, exponent, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return pow_Tensor_Scalar_out
 
@@ -1290,19 +1521,24 @@ _pow_Tensor_Tensor_cache = pow_Tensor_Tensor_op._cache
 
 def _pow_Tensor_Tensor_entry(_site):
     def pow_Tensor_Tensor(self, exponent):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if exponent.__class__ not in TENSOR_CLASSES:
-                exponent = as_tensor_arg(exponent)
-        except Overridden:
-            return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
-        keyset = (self._keys | exponent._keys | include) & _tls.keep
-        kernel = _pow_Tensor_Tensor_cache.get(keyset) or pow_Tensor_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, exponent)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = as_tensor_arg(exponent)
+            except Overridden:
+                return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
+            keyset = (self._keys | exponent._keys | include) & _tls.keep
+            kernel = _pow_Tensor_Tensor_cache.get(keyset) or pow_Tensor_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return pow_Tensor_Tensor
 
@@ -1319,19 +1555,24 @@ _pow_Scalar_cache = pow_Scalar_op._cache
 
 def _pow_Scalar_entry(_site):
     def pow_Scalar(self, exponent):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, pow_Scalar_op, self, exponent)
         try:
-            if isinstance(self, Tensor):
-                self = self.item()
-            if exponent.__class__ not in TENSOR_CLASSES:
-                exponent = as_tensor_arg(exponent)
-        except Overridden:
-            return handle_entry(_site, pow_Scalar_op, self, exponent)
-        keyset = (exponent._keys | include) & _tls.keep
-        kernel = _pow_Scalar_cache.get(keyset) or pow_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, exponent)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Scalar_op, self, exponent)
+            try:
+                if isinstance(self, Tensor):
+                    self = self.item()
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = as_tensor_arg(exponent)
+            except Overridden:
+                return handle_entry(_site, pow_Scalar_op, self, exponent)
+            keyset = (exponent._keys | include) & _tls.keep
+            kernel = _pow_Scalar_cache.get(keyset) or pow_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return pow_Scalar
 
@@ -1346,17 +1587,22 @@ _sqrt_cache = sqrt_op._cache
 
 def _sqrt_entry(_site):
     def sqrt(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sqrt_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sqrt_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sqrt_cache.get(keyset) or sqrt_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sqrt_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sqrt_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sqrt_cache.get(keyset) or sqrt_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sqrt
 
@@ -1371,17 +1617,22 @@ _sqrt__cache = sqrt__op._cache
 
 def _sqrt__entry(_site):
     def sqrt_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sqrt__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sqrt__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sqrt__cache.get(keyset) or sqrt__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sqrt__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sqrt__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sqrt__cache.get(keyset) or sqrt__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sqrt_
 
@@ -1396,17 +1647,22 @@ _abs_cache = abs_op._cache
 
 def _abs_entry(_site):
     def abs(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, abs_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, abs_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _abs_cache.get(keyset) or abs_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, abs_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, abs_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _abs_cache.get(keyset) or abs_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return abs
 
@@ -1421,17 +1677,22 @@ _abs__cache = abs__op._cache
 
 def _abs__entry(_site):
     def abs_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, abs__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, abs__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _abs__cache.get(keyset) or abs__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, abs__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, abs__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _abs__cache.get(keyset) or abs__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return abs_
 
@@ -1446,17 +1707,22 @@ _sgn_cache = sgn_op._cache
 
 def _sgn_entry(_site):
     def sgn(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sgn_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sgn_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sgn_cache.get(keyset) or sgn_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sgn_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sgn_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sgn_cache.get(keyset) or sgn_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sgn
 
@@ -1471,17 +1737,22 @@ _sign_cache = sign_op._cache
 
 def _sign_entry(_site):
     def sign(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sign_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sign_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sign_cache.get(keyset) or sign_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sign_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sign_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sign_cache.get(keyset) or sign_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sign
 
@@ -1496,21 +1767,26 @@ _clamp_cache = clamp_op._cache
 
 def _clamp_entry(_site):
     def clamp(self, min=None, max=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, clamp_op, self, min, max)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(min, Tensor):
-                min = min.item()
-            if isinstance(max, Tensor):
-                max = max.item()
-        except Overridden:
-            return handle_entry(_site, clamp_op, self, min, max)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _clamp_cache.get(keyset) or clamp_op._resolve(keyset)
-        return kernel(keyset, self, min, max)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_op, self, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(min, Tensor):
+                    min = min.item()
+                if isinstance(max, Tensor):
+                    max = max.item()
+            except Overridden:
+                return handle_entry(_site, clamp_op, self, min, max)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clamp_cache.get(keyset) or clamp_op._resolve(keyset)
+            return kernel(keyset, self, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return clamp
 
@@ -1527,21 +1803,26 @@ _clamp__cache = clamp__op._cache
 
 def _clamp__entry(_site):
     def clamp_(self, min=None, max=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, clamp__op, self, min, max)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(min, Tensor):
-                min = min.item()
-            if isinstance(max, Tensor):
-                max = max.item()
-        except Overridden:
-            return handle_entry(_site, clamp__op, self, min, max)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _clamp__cache.get(keyset) or clamp__op._resolve(keyset)
-        return kernel(keyset, self, min, max)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp__op, self, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(min, Tensor):
+                    min = min.item()
+                if isinstance(max, Tensor):
+                    max = max.item()
+            except Overridden:
+                return handle_entry(_site, clamp__op, self, min, max)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clamp__cache.get(keyset) or clamp__op._resolve(keyset)
+            return kernel(keyset, self, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return clamp_
 
@@ -1558,23 +1839,28 @@ _clamp_out_cache = clamp_out_op._cache
 
 def _clamp_out_entry(_site):
     def clamp_out(self, min=None, max=None, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, clamp_out_op, self, min, max, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(min, Tensor):
-                min = min.item()
-            if isinstance(max, Tensor):
-                max = max.item()
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, clamp_out_op, self, min, max, out)
-        keyset = (self._keys | out._keys | include) & _tls.keep
-        kernel = _clamp_out_cache.get(keyset) or clamp_out_op._resolve(keyset)
-        return kernel(keyset, self, min, max, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_out_op, self, min, max, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(min, Tensor):
+                    min = min.item()
+                if isinstance(max, Tensor):
+                    max = max.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, clamp_out_op, self, min, max, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_out_cache.get(keyset) or clamp_out_op._resolve(keyset)
+            return kernel(keyset, self, min, max, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return clamp_out
 
@@ -1589,19 +1875,24 @@ _maximum_cache = maximum_op._cache
 
 def _maximum_entry(_site):
     def maximum(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, maximum_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, maximum_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _maximum_cache.get(keyset) or maximum_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, maximum_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, maximum_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _maximum_cache.get(keyset) or maximum_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return maximum
 
@@ -1616,21 +1907,26 @@ _where_self_cache = where_self_op._cache
 
 def _where_self_entry(_site):
     def where_self(condition, self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, where_self_op, condition, self, other)
         try:
-            if condition.__class__ not in TENSOR_CLASSES:
-                condition = as_tensor_arg(condition)
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, where_self_op, condition, self, other)
-        keyset = (condition._keys | self._keys | other._keys | include) & _tls.keep
-        kernel = _where_self_cache.get(keyset) or where_self_op._resolve(keyset)
-        return kernel(keyset, condition, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, where_self_op, condition, self, other)
+            try:
+                if condition.__class__ not in TENSOR_CLASSES:
+                    condition = as_tensor_arg(condition)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, where_self_op, condition, self, other)
+            keyset = (condition._keys | self._keys | other._keys | include) & _tls.keep
+            kernel = _where_self_cache.get(keyset) or where_self_op._resolve(keyset)
+            return kernel(keyset, condition, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return where_self
 
@@ -1645,19 +1941,24 @@ _eq_Tensor_cache = eq_Tensor_op._cache
 
 def _eq_Tensor_entry(_site):
     def eq_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, eq_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, eq_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _eq_Tensor_cache.get(keyset) or eq_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, eq_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, eq_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _eq_Tensor_cache.get(keyset) or eq_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return eq_Tensor
 
@@ -1672,19 +1973,24 @@ _eq_Scalar_cache = eq_Scalar_op._cache
 
 def _eq_Scalar_entry(_site):
     def eq_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, eq_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, eq_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _eq_Scalar_cache.get(keyset) or eq_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, eq_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, eq_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _eq_Scalar_cache.get(keyset) or eq_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return eq_Scalar
 
@@ -1699,19 +2005,24 @@ _ne_Tensor_cache = ne_Tensor_op._cache
 
 def _ne_Tensor_entry(_site):
     def ne_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, ne_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, ne_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _ne_Tensor_cache.get(keyset) or ne_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ne_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, ne_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _ne_Tensor_cache.get(keyset) or ne_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return ne_Tensor
 
@@ -1726,19 +2037,24 @@ _ne_Scalar_cache = ne_Scalar_op._cache
 
 def _ne_Scalar_entry(_site):
     def ne_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, ne_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, ne_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _ne_Scalar_cache.get(keyset) or ne_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ne_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, ne_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ne_Scalar_cache.get(keyset) or ne_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return ne_Scalar
 
@@ -1753,19 +2069,24 @@ _lt_Tensor_cache = lt_Tensor_op._cache
 
 def _lt_Tensor_entry(_site):
     def lt_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, lt_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, lt_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _lt_Tensor_cache.get(keyset) or lt_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lt_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, lt_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _lt_Tensor_cache.get(keyset) or lt_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return lt_Tensor
 
@@ -1780,19 +2101,24 @@ _lt_Scalar_cache = lt_Scalar_op._cache
 
 def _lt_Scalar_entry(_site):
     def lt_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, lt_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, lt_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _lt_Scalar_cache.get(keyset) or lt_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lt_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, lt_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _lt_Scalar_cache.get(keyset) or lt_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return lt_Scalar
 
@@ -1807,19 +2133,24 @@ _le_Tensor_cache = le_Tensor_op._cache
 
 def _le_Tensor_entry(_site):
     def le_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, le_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, le_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _le_Tensor_cache.get(keyset) or le_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, le_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, le_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _le_Tensor_cache.get(keyset) or le_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return le_Tensor
 
@@ -1834,19 +2165,24 @@ _le_Scalar_cache = le_Scalar_op._cache
 
 def _le_Scalar_entry(_site):
     def le_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, le_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, le_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _le_Scalar_cache.get(keyset) or le_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, le_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, le_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _le_Scalar_cache.get(keyset) or le_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return le_Scalar
 
@@ -1861,19 +2197,24 @@ _gt_Tensor_cache = gt_Tensor_op._cache
 
 def _gt_Tensor_entry(_site):
     def gt_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, gt_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, gt_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _gt_Tensor_cache.get(keyset) or gt_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gt_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, gt_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _gt_Tensor_cache.get(keyset) or gt_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return gt_Tensor
 
@@ -1888,19 +2229,24 @@ _gt_Scalar_cache = gt_Scalar_op._cache
 
 def _gt_Scalar_entry(_site):
     def gt_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, gt_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, gt_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _gt_Scalar_cache.get(keyset) or gt_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gt_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, gt_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _gt_Scalar_cache.get(keyset) or gt_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return gt_Scalar
 
@@ -1915,19 +2261,24 @@ _ge_Tensor_cache = ge_Tensor_op._cache
 
 def _ge_Tensor_entry(_site):
     def ge_Tensor(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, ge_Tensor_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, ge_Tensor_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _ge_Tensor_cache.get(keyset) or ge_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ge_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, ge_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _ge_Tensor_cache.get(keyset) or ge_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return ge_Tensor
 
@@ -1942,19 +2293,24 @@ _ge_Scalar_cache = ge_Scalar_op._cache
 
 def _ge_Scalar_entry(_site):
     def ge_Scalar(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, ge_Scalar_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(other, Tensor):
-                other = other.item()
-        except Overridden:
-            return handle_entry(_site, ge_Scalar_op, self, other)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _ge_Scalar_cache.get(keyset) or ge_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ge_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, ge_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ge_Scalar_cache.get(keyset) or ge_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return ge_Scalar
 
@@ -1969,19 +2325,24 @@ _logical_and_cache = logical_and_op._cache
 
 def _logical_and_entry(_site):
     def logical_and(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, logical_and_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, logical_and_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _logical_and_cache.get(keyset) or logical_and_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_and_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, logical_and_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _logical_and_cache.get(keyset) or logical_and_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return logical_and
 
@@ -1996,17 +2357,22 @@ _sum_cache = sum_op._cache
 
 def _sum_entry(_site):
     def sum(self, *, dtype=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sum_op, self, dtype)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, sum_op, self, dtype)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sum_cache.get(keyset) or sum_op._resolve(keyset)
-        return kernel(keyset, self, dtype)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sum_op, self, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sum_op, self, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sum_cache.get(keyset) or sum_op._resolve(keyset)
+            return kernel(keyset, self, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sum
 
@@ -2023,19 +2389,24 @@ _sum_dim_IntList_cache = sum_dim_IntList_op._cache
 
 def _sum_dim_IntList_entry(_site):
     def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim is not None:
-                dim = int_list(dim, 1)
-        except Overridden:
-            return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _sum_dim_IntList_cache.get(keyset) or sum_dim_IntList_op._resolve(keyset)
-        return kernel(keyset, self, dim, keepdim, dtype)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim is not None:
+                    dim = int_list(dim, 1)
+            except Overridden:
+                return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sum_dim_IntList_cache.get(keyset) or sum_dim_IntList_op._resolve(keyset)
+            return kernel(keyset, self, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return sum_dim_IntList
 
@@ -2050,17 +2421,22 @@ _mean_cache = mean_op._cache
 
 def _mean_entry(_site):
     def mean(self, *, dtype=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mean_op, self, dtype)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, mean_op, self, dtype)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _mean_cache.get(keyset) or mean_op._resolve(keyset)
-        return kernel(keyset, self, dtype)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mean_op, self, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, mean_op, self, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mean_cache.get(keyset) or mean_op._resolve(keyset)
+            return kernel(keyset, self, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mean
 
@@ -2077,19 +2453,24 @@ _mean_dim_cache = mean_dim_op._cache
 
 def _mean_dim_entry(_site):
     def mean_dim(self, dim, keepdim=False, *, dtype=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim is not None:
-                dim = int_list(dim, 1)
-        except Overridden:
-            return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _mean_dim_cache.get(keyset) or mean_dim_op._resolve(keyset)
-        return kernel(keyset, self, dim, keepdim, dtype)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim is not None:
+                    dim = int_list(dim, 1)
+            except Overridden:
+                return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mean_dim_cache.get(keyset) or mean_dim_op._resolve(keyset)
+            return kernel(keyset, self, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mean_dim
 
@@ -2104,19 +2485,24 @@ _mm_cache = mm_op._cache
 
 def _mm_entry(_site):
     def mm(self, mat2):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mm_op, self, mat2)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if mat2.__class__ not in TENSOR_CLASSES:
-                mat2 = as_tensor_arg(mat2)
-        except Overridden:
-            return handle_entry(_site, mm_op, self, mat2)
-        keyset = (self._keys | mat2._keys | include) & _tls.keep
-        kernel = _mm_cache.get(keyset) or mm_op._resolve(keyset)
-        return kernel(keyset, self, mat2)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mm_op, self, mat2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = as_tensor_arg(mat2)
+            except Overridden:
+                return handle_entry(_site, mm_op, self, mat2)
+            keyset = (self._keys | mat2._keys | include) & _tls.keep
+            kernel = _mm_cache.get(keyset) or mm_op._resolve(keyset)
+            return kernel(keyset, self, mat2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mm
 
@@ -2131,21 +2517,26 @@ _mm_out_cache = mm_out_op._cache
 
 def _mm_out_entry(_site):
     def mm_out(self, mat2, *, out):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mm_out_op, self, mat2, out)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if mat2.__class__ not in TENSOR_CLASSES:
-                mat2 = as_tensor_arg(mat2)
-            if out.__class__ not in TENSOR_CLASSES:
-                out = as_tensor_arg(out)
-        except Overridden:
-            return handle_entry(_site, mm_out_op, self, mat2, out)
-        keyset = (self._keys | mat2._keys | out._keys | include) & _tls.keep
-        kernel = _mm_out_cache.get(keyset) or mm_out_op._resolve(keyset)
-        return kernel(keyset, self, mat2, out)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mm_out_op, self, mat2, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = as_tensor_arg(mat2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, mm_out_op, self, mat2, out)
+            keyset = (self._keys | mat2._keys | out._keys | include) & _tls.keep
+            kernel = _mm_out_cache.get(keyset) or mm_out_op._resolve(keyset)
+            return kernel(keyset, self, mat2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mm_out
 
@@ -2160,19 +2551,24 @@ _bmm_cache = bmm_op._cache
 
 def _bmm_entry(_site):
     def bmm(self, mat2):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, bmm_op, self, mat2)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if mat2.__class__ not in TENSOR_CLASSES:
-                mat2 = as_tensor_arg(mat2)
-        except Overridden:
-            return handle_entry(_site, bmm_op, self, mat2)
-        keyset = (self._keys | mat2._keys | include) & _tls.keep
-        kernel = _bmm_cache.get(keyset) or bmm_op._resolve(keyset)
-        return kernel(keyset, self, mat2)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bmm_op, self, mat2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = as_tensor_arg(mat2)
+            except Overridden:
+                return handle_entry(_site, bmm_op, self, mat2)
+            keyset = (self._keys | mat2._keys | include) & _tls.keep
+            kernel = _bmm_cache.get(keyset) or bmm_op._resolve(keyset)
+            return kernel(keyset, self, mat2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return bmm
 
@@ -2187,19 +2583,24 @@ _dot_cache = dot_op._cache
 
 def _dot_entry(_site):
     def dot(self, tensor):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, dot_op, self, tensor)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if tensor.__class__ not in TENSOR_CLASSES:
-                tensor = as_tensor_arg(tensor)
-        except Overridden:
-            return handle_entry(_site, dot_op, self, tensor)
-        keyset = (self._keys | tensor._keys | include) & _tls.keep
-        kernel = _dot_cache.get(keyset) or dot_op._resolve(keyset)
-        return kernel(keyset, self, tensor)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dot_op, self, tensor)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if tensor.__class__ not in TENSOR_CLASSES:
+                    tensor = as_tensor_arg(tensor)
+            except Overridden:
+                return handle_entry(_site, dot_op, self, tensor)
+            keyset = (self._keys | tensor._keys | include) & _tls.keep
+            kernel = _dot_cache.get(keyset) or dot_op._resolve(keyset)
+            return kernel(keyset, self, tensor)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return dot
 
@@ -2214,19 +2615,24 @@ _mv_cache = mv_op._cache
 
 def _mv_entry(_site):
     def mv(self, vec):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, mv_op, self, vec)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if vec.__class__ not in TENSOR_CLASSES:
-                vec = as_tensor_arg(vec)
-        except Overridden:
-            return handle_entry(_site, mv_op, self, vec)
-        keyset = (self._keys | vec._keys | include) & _tls.keep
-        kernel = _mv_cache.get(keyset) or mv_op._resolve(keyset)
-        return kernel(keyset, self, vec)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mv_op, self, vec)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if vec.__class__ not in TENSOR_CLASSES:
+                    vec = as_tensor_arg(vec)
+            except Overridden:
+                return handle_entry(_site, mv_op, self, vec)
+            keyset = (self._keys | vec._keys | include) & _tls.keep
+            kernel = _mv_cache.get(keyset) or mv_op._resolve(keyset)
+            return kernel(keyset, self, vec)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return mv
 
@@ -2241,19 +2647,24 @@ _matmul_cache = matmul_op._cache
 
 def _matmul_entry(_site):
     def matmul(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, matmul_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, matmul_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _matmul_cache.get(keyset) or matmul_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, matmul_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, matmul_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _matmul_cache.get(keyset) or matmul_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return matmul
 
@@ -2268,17 +2679,22 @@ _t_cache = t_op._cache
 
 def _t_entry(_site):
     def t(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, t_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, t_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _t_cache.get(keyset) or t_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, t_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, t_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _t_cache.get(keyset) or t_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return t
 
@@ -2293,21 +2709,26 @@ _transpose_int_cache = transpose_int_op._cache
 
 def _transpose_int_entry(_site):
     def transpose_int(self, dim0, dim1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, transpose_int_op, self, dim0, dim1)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim0.__class__ is not int:
-                dim0 = as_int(dim0)
-            if dim1.__class__ is not int:
-                dim1 = as_int(dim1)
-        except Overridden:
-            return handle_entry(_site, transpose_int_op, self, dim0, dim1)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _transpose_int_cache.get(keyset) or transpose_int_op._resolve(keyset)
-        return kernel(keyset, self, dim0, dim1)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, transpose_int_op, self, dim0, dim1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim0.__class__ is not int:
+                    dim0 = as_int(dim0)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+            except Overridden:
+                return handle_entry(_site, transpose_int_op, self, dim0, dim1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _transpose_int_cache.get(keyset) or transpose_int_op._resolve(keyset)
+            return kernel(keyset, self, dim0, dim1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return transpose_int
 
@@ -2322,18 +2743,23 @@ _permute_cache = permute_op._cache
 
 def _permute_entry(_site):
     def permute(self, dims):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, permute_op, self, dims)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            dims = int_list(dims, 1)
-        except Overridden:
-            return handle_entry(_site, permute_op, self, dims)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _permute_cache.get(keyset) or permute_op._resolve(keyset)
-        return kernel(keyset, self, dims)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, permute_op, self, dims)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                dims = int_list(dims, 1)
+            except Overridden:
+                return handle_entry(_site, permute_op, self, dims)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _permute_cache.get(keyset) or permute_op._resolve(keyset)
+            return kernel(keyset, self, dims)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return permute
 
@@ -2348,18 +2774,23 @@ _view_cache = view_op._cache
 
 def _view_entry(_site):
     def view(self, size):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, view_op, self, size)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            size = int_list(size, 1)
-        except Overridden:
-            return handle_entry(_site, view_op, self, size)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _view_cache.get(keyset) or view_op._resolve(keyset)
-        return kernel(keyset, self, size)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, view_op, self, size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(_site, view_op, self, size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _view_cache.get(keyset) or view_op._resolve(keyset)
+            return kernel(keyset, self, size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return view
 
@@ -2374,18 +2805,23 @@ __unsafe_view_cache = _unsafe_view_op._cache
 
 def __unsafe_view_entry(_site):
     def _unsafe_view(self, size):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, _unsafe_view_op, self, size)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            size = int_list(size, 1)
-        except Overridden:
-            return handle_entry(_site, _unsafe_view_op, self, size)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = __unsafe_view_cache.get(keyset) or _unsafe_view_op._resolve(keyset)
-        return kernel(keyset, self, size)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _unsafe_view_op, self, size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(_site, _unsafe_view_op, self, size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __unsafe_view_cache.get(keyset) or _unsafe_view_op._resolve(keyset)
+            return kernel(keyset, self, size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return _unsafe_view
 
@@ -2400,18 +2836,23 @@ _reshape_cache = reshape_op._cache
 
 def _reshape_entry(_site):
     def reshape(self, shape):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, reshape_op, self, shape)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            shape = int_list(shape, 1)
-        except Overridden:
-            return handle_entry(_site, reshape_op, self, shape)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _reshape_cache.get(keyset) or reshape_op._resolve(keyset)
-        return kernel(keyset, self, shape)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reshape_op, self, shape)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                shape = int_list(shape, 1)
+            except Overridden:
+                return handle_entry(_site, reshape_op, self, shape)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _reshape_cache.get(keyset) or reshape_op._resolve(keyset)
+            return kernel(keyset, self, shape)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return reshape
 
@@ -2428,21 +2869,26 @@ _flatten_using_ints_cache = flatten_using_ints_op._cache
 
 def _flatten_using_ints_entry(_site):
     def flatten_using_ints(self, start_dim=0, end_dim=-1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if start_dim.__class__ is not int:
-                start_dim = as_int(start_dim)
-            if end_dim.__class__ is not int:
-                end_dim = as_int(end_dim)
-        except Overridden:
-            return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _flatten_using_ints_cache.get(keyset) or flatten_using_ints_op._resolve(keyset)
-        return kernel(keyset, self, start_dim, end_dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if start_dim.__class__ is not int:
+                    start_dim = as_int(start_dim)
+                if end_dim.__class__ is not int:
+                    end_dim = as_int(end_dim)
+            except Overridden:
+                return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _flatten_using_ints_cache.get(keyset) or flatten_using_ints_op._resolve(keyset)
+            return kernel(keyset, self, start_dim, end_dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return flatten_using_ints
 
@@ -2461,18 +2907,23 @@ _expand_cache = expand_op._cache
 
 def _expand_entry(_site):
     def expand(self, size, *, implicit=False):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, expand_op, self, size, implicit)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            size = int_list(size, 1)
-        except Overridden:
-            return handle_entry(_site, expand_op, self, size, implicit)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _expand_cache.get(keyset) or expand_op._resolve(keyset)
-        return kernel(keyset, self, size, implicit)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expand_op, self, size, implicit)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(_site, expand_op, self, size, implicit)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _expand_cache.get(keyset) or expand_op._resolve(keyset)
+            return kernel(keyset, self, size, implicit)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return expand
 
@@ -2487,19 +2938,24 @@ _expand_as_cache = expand_as_op._cache
 
 def _expand_as_entry(_site):
     def expand_as(self, other):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, expand_as_op, self, other)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if other.__class__ not in TENSOR_CLASSES:
-                other = as_tensor_arg(other)
-        except Overridden:
-            return handle_entry(_site, expand_as_op, self, other)
-        keyset = (self._keys | other._keys | include) & _tls.keep
-        kernel = _expand_as_cache.get(keyset) or expand_as_op._resolve(keyset)
-        return kernel(keyset, self, other)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expand_as_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, expand_as_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _expand_as_cache.get(keyset) or expand_as_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return expand_as
 
@@ -2514,19 +2970,24 @@ _unsqueeze_cache = unsqueeze_op._cache
 
 def _unsqueeze_entry(_site):
     def unsqueeze(self, dim):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, unsqueeze_op, self, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, unsqueeze_op, self, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _unsqueeze_cache.get(keyset) or unsqueeze_op._resolve(keyset)
-        return kernel(keyset, self, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unsqueeze_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, unsqueeze_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unsqueeze_cache.get(keyset) or unsqueeze_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return unsqueeze
 
@@ -2541,17 +3002,22 @@ _squeeze_cache = squeeze_op._cache
 
 def _squeeze_entry(_site):
     def squeeze(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, squeeze_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, squeeze_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _squeeze_cache.get(keyset) or squeeze_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, squeeze_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze_cache.get(keyset) or squeeze_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return squeeze
 
@@ -2566,19 +3032,24 @@ _squeeze_dim_cache = squeeze_dim_op._cache
 
 def _squeeze_dim_entry(_site):
     def squeeze_dim(self, dim):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, squeeze_dim_op, self, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, squeeze_dim_op, self, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _squeeze_dim_cache.get(keyset) or squeeze_dim_op._resolve(keyset)
-        return kernel(keyset, self, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_dim_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, squeeze_dim_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze_dim_cache.get(keyset) or squeeze_dim_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return squeeze_dim
 
@@ -2593,17 +3064,22 @@ _squeeze__cache = squeeze__op._cache
 
 def _squeeze__entry(_site):
     def squeeze_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, squeeze__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, squeeze__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _squeeze__cache.get(keyset) or squeeze__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, squeeze__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze__cache.get(keyset) or squeeze__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return squeeze_
 
@@ -2618,19 +3094,24 @@ _squeeze__dim_cache = squeeze__dim_op._cache
 
 def _squeeze__dim_entry(_site):
     def squeeze__dim(self, dim):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, squeeze__dim_op, self, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, squeeze__dim_op, self, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _squeeze__dim_cache.get(keyset) or squeeze__dim_op._resolve(keyset)
-        return kernel(keyset, self, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze__dim_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, squeeze__dim_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze__dim_cache.get(keyset) or squeeze__dim_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return squeeze__dim
 
@@ -2645,19 +3126,24 @@ _unsqueeze__cache = unsqueeze__op._cache
 
 def _unsqueeze__entry(_site):
     def unsqueeze_(self, dim):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, unsqueeze__op, self, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, unsqueeze__op, self, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _unsqueeze__cache.get(keyset) or unsqueeze__op._resolve(keyset)
-        return kernel(keyset, self, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unsqueeze__op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, unsqueeze__op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unsqueeze__cache.get(keyset) or unsqueeze__op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return unsqueeze_
 
@@ -2672,17 +3158,22 @@ _t__cache = t__op._cache
 
 def _t__entry(_site):
     def t_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, t__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, t__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _t__cache.get(keyset) or t__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, t__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, t__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _t__cache.get(keyset) or t__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return t_
 
@@ -2697,21 +3188,26 @@ _transpose__cache = transpose__op._cache
 
 def _transpose__entry(_site):
     def transpose_(self, dim0, dim1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, transpose__op, self, dim0, dim1)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim0.__class__ is not int:
-                dim0 = as_int(dim0)
-            if dim1.__class__ is not int:
-                dim1 = as_int(dim1)
-        except Overridden:
-            return handle_entry(_site, transpose__op, self, dim0, dim1)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _transpose__cache.get(keyset) or transpose__op._resolve(keyset)
-        return kernel(keyset, self, dim0, dim1)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, transpose__op, self, dim0, dim1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim0.__class__ is not int:
+                    dim0 = as_int(dim0)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+            except Overridden:
+                return handle_entry(_site, transpose__op, self, dim0, dim1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _transpose__cache.get(keyset) or transpose__op._resolve(keyset)
+            return kernel(keyset, self, dim0, dim1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return transpose_
 
@@ -2726,21 +3222,26 @@ _select_int_cache = select_int_op._cache
 
 def _select_int_entry(_site):
     def select_int(self, dim, index):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, select_int_op, self, dim, index)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-            if index.__class__ is not int:
-                index = as_int(index)
-        except Overridden:
-            return handle_entry(_site, select_int_op, self, dim, index)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _select_int_cache.get(keyset) or select_int_op._resolve(keyset)
-        return kernel(keyset, self, dim, index)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_int_op, self, dim, index)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if index.__class__ is not int:
+                    index = as_int(index)
+            except Overridden:
+                return handle_entry(_site, select_int_op, self, dim, index)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _select_int_cache.get(keyset) or select_int_op._resolve(keyset)
+            return kernel(keyset, self, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return select_int
 
@@ -2757,22 +3258,27 @@ _select_backward_cache = select_backward_op._cache
 
 def _select_backward_entry(_site):
     def select_backward(grad_output, input_sizes, dim, index):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
         try:
-            if grad_output.__class__ not in TENSOR_CLASSES:
-                grad_output = as_tensor_arg(grad_output)
-            input_sizes = int_list(input_sizes, 1)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-            if index.__class__ is not int:
-                index = as_int(index)
-        except Overridden:
-            return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
-        keyset = (grad_output._keys | include) & _tls.keep
-        kernel = _select_backward_cache.get(keyset) or select_backward_op._resolve(keyset)
-        return kernel(keyset, grad_output, input_sizes, dim, index)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                input_sizes = int_list(input_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if index.__class__ is not int:
+                    index = as_int(index)
+            except Overridden:
+                return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
+            keyset = (grad_output._keys | include) & _tls.keep
+            kernel = _select_backward_cache.get(keyset) or select_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, input_sizes, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return select_backward
 
@@ -2789,25 +3295,30 @@ _slice_Tensor_cache = slice_Tensor_op._cache
 
 def _slice_Tensor_entry(_site):
     def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-            if start is not None and start.__class__ is not int:
-                start = as_int(start)
-            if end is not None and end.__class__ is not int:
-                end = as_int(end)
-            if step.__class__ is not int:
-                step = as_int(step)
-        except Overridden:
-            return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _slice_Tensor_cache.get(keyset) or slice_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, dim, start, end, step)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if start is not None and start.__class__ is not int:
+                    start = as_int(start)
+                if end is not None and end.__class__ is not int:
+                    end = as_int(end)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _slice_Tensor_cache.get(keyset) or slice_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, dim, start, end, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return slice_Tensor
 
@@ -2824,30 +3335,35 @@ _slice_backward_cache = slice_backward_op._cache
 
 def _slice_backward_entry(_site):
     def slice_backward(grad_output, input_sizes, dim, start, end, step):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
-            )
         try:
-            if grad_output.__class__ not in TENSOR_CLASSES:
-                grad_output = as_tensor_arg(grad_output)
-            input_sizes = int_list(input_sizes, 1)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-            if start.__class__ is not int:
-                start = as_int(start)
-            if end.__class__ is not int:
-                end = as_int(end)
-            if step.__class__ is not int:
-                step = as_int(step)
-        except Overridden:
-            return handle_entry(
-                _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
-            )
-        keyset = (grad_output._keys | include) & _tls.keep
-        kernel = _slice_backward_cache.get(keyset) or slice_backward_op._resolve(keyset)
-        return kernel(keyset, grad_output, input_sizes, dim, start, end, step)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                input_sizes = int_list(input_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if start.__class__ is not int:
+                    start = as_int(start)
+                if end.__class__ is not int:
+                    end = as_int(end)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(
+                    _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            kernel = _slice_backward_cache.get(keyset) or slice_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, input_sizes, dim, start, end, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return slice_backward
 
@@ -2864,21 +3380,26 @@ _as_strided_cache = as_strided_op._cache
 
 def _as_strided_entry(_site):
     def as_strided(self, size, stride, storage_offset=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            size = int_list(size, 1)
-            stride = int_list(stride, 1)
-            if storage_offset is not None and storage_offset.__class__ is not int:
-                storage_offset = as_int(storage_offset)
-        except Overridden:
-            return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _as_strided_cache.get(keyset) or as_strided_op._resolve(keyset)
-        return kernel(keyset, self, size, stride, storage_offset)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+                stride = int_list(stride, 1)
+                if storage_offset is not None and storage_offset.__class__ is not int:
+                    storage_offset = as_int(storage_offset)
+            except Overridden:
+                return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _as_strided_cache.get(keyset) or as_strided_op._resolve(keyset)
+            return kernel(keyset, self, size, stride, storage_offset)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return as_strided
 
@@ -2895,23 +3416,28 @@ _diagonal_cache = diagonal_op._cache
 
 def _diagonal_entry(_site):
     def diagonal(self, offset=0, dim1=0, dim2=1):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if offset.__class__ is not int:
-                offset = as_int(offset)
-            if dim1.__class__ is not int:
-                dim1 = as_int(dim1)
-            if dim2.__class__ is not int:
-                dim2 = as_int(dim2)
-        except Overridden:
-            return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _diagonal_cache.get(keyset) or diagonal_op._resolve(keyset)
-        return kernel(keyset, self, offset, dim1, dim2)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if offset.__class__ is not int:
+                    offset = as_int(offset)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+                if dim2.__class__ is not int:
+                    dim2 = as_int(dim2)
+            except Overridden:
+                return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _diagonal_cache.get(keyset) or diagonal_op._resolve(keyset)
+            return kernel(keyset, self, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return diagonal
 
@@ -2928,28 +3454,33 @@ _diagonal_backward_cache = diagonal_backward_op._cache
 
 def _diagonal_backward_entry(_site):
     def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
-            )
         try:
-            if grad_output.__class__ not in TENSOR_CLASSES:
-                grad_output = as_tensor_arg(grad_output)
-            input_sizes = int_list(input_sizes, 1)
-            if offset.__class__ is not int:
-                offset = as_int(offset)
-            if dim1.__class__ is not int:
-                dim1 = as_int(dim1)
-            if dim2.__class__ is not int:
-                dim2 = as_int(dim2)
-        except Overridden:
-            return handle_entry(
-                _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
-            )
-        keyset = (grad_output._keys | include) & _tls.keep
-        kernel = _diagonal_backward_cache.get(keyset) or diagonal_backward_op._resolve(keyset)
-        return kernel(keyset, grad_output, input_sizes, offset, dim1, dim2)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                input_sizes = int_list(input_sizes, 1)
+                if offset.__class__ is not int:
+                    offset = as_int(offset)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+                if dim2.__class__ is not int:
+                    dim2 = as_int(dim2)
+            except Overridden:
+                return handle_entry(
+                    _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            kernel = _diagonal_backward_cache.get(keyset) or diagonal_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, input_sizes, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return diagonal_backward
 
@@ -2966,23 +3497,28 @@ _unfold_cache = unfold_op._cache
 
 def _unfold_entry(_site):
     def unfold(self, dimension, size, step):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, unfold_op, self, dimension, size, step)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dimension.__class__ is not int:
-                dimension = as_int(dimension)
-            if size.__class__ is not int:
-                size = as_int(size)
-            if step.__class__ is not int:
-                step = as_int(step)
-        except Overridden:
-            return handle_entry(_site, unfold_op, self, dimension, size, step)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _unfold_cache.get(keyset) or unfold_op._resolve(keyset)
-        return kernel(keyset, self, dimension, size, step)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unfold_op, self, dimension, size, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dimension.__class__ is not int:
+                    dimension = as_int(dimension)
+                if size.__class__ is not int:
+                    size = as_int(size)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(_site, unfold_op, self, dimension, size, step)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unfold_cache.get(keyset) or unfold_op._resolve(keyset)
+            return kernel(keyset, self, dimension, size, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return unfold
 
@@ -2999,24 +3535,33 @@ _unfold_backward_cache = unfold_backward_op._cache
 
 def _unfold_backward_entry(_site):
     def unfold_backward(grad_in, input_sizes, dim, size, step):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, unfold_backward_op, grad_in, input_sizes, dim, size, step)
         try:
-            if grad_in.__class__ not in TENSOR_CLASSES:
-                grad_in = as_tensor_arg(grad_in)
-            input_sizes = int_list(input_sizes, 1)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-            if size.__class__ is not int:
-                size = as_int(size)
-            if step.__class__ is not int:
-                step = as_int(step)
-        except Overridden:
-            return handle_entry(_site, unfold_backward_op, grad_in, input_sizes, dim, size, step)
-        keyset = (grad_in._keys | include) & _tls.keep
-        kernel = _unfold_backward_cache.get(keyset) or unfold_backward_op._resolve(keyset)
-        return kernel(keyset, grad_in, input_sizes, dim, size, step)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, unfold_backward_op, grad_in, input_sizes, dim, size, step
+                )
+            try:
+                if grad_in.__class__ not in TENSOR_CLASSES:
+                    grad_in = as_tensor_arg(grad_in)
+                input_sizes = int_list(input_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if size.__class__ is not int:
+                    size = as_int(size)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(
+                    _site, unfold_backward_op, grad_in, input_sizes, dim, size, step
+                )
+            keyset = (grad_in._keys | include) & _tls.keep
+            kernel = _unfold_backward_cache.get(keyset) or unfold_backward_op._resolve(keyset)
+            return kernel(keyset, grad_in, input_sizes, dim, size, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return unfold_backward
 
@@ -3031,19 +3576,24 @@ _unbind_int_cache = unbind_int_op._cache
 
 def _unbind_int_entry(_site):
     def unbind_int(self, dim=0):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, unbind_int_op, self, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, unbind_int_op, self, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _unbind_int_cache.get(keyset) or unbind_int_op._resolve(keyset)
-        return kernel(keyset, self, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unbind_int_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, unbind_int_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unbind_int_cache.get(keyset) or unbind_int_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return unbind_int
 
@@ -3060,21 +3610,26 @@ _split_Tensor_cache = split_Tensor_op._cache
 
 def _split_Tensor_entry(_site):
     def split_Tensor(self, split_size, dim=0):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, split_Tensor_op, self, split_size, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if split_size.__class__ is not int:
-                split_size = as_int(split_size)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, split_Tensor_op, self, split_size, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _split_Tensor_cache.get(keyset) or split_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, split_size, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, split_Tensor_op, self, split_size, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if split_size.__class__ is not int:
+                    split_size = as_int(split_size)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, split_Tensor_op, self, split_size, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _split_Tensor_cache.get(keyset) or split_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, split_size, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return split_Tensor
 
@@ -3091,20 +3646,25 @@ _split_with_sizes_cache = split_with_sizes_op._cache
 
 def _split_with_sizes_entry(_site):
     def split_with_sizes(self, split_sizes, dim=0):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            split_sizes = int_list(split_sizes, 1)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _split_with_sizes_cache.get(keyset) or split_with_sizes_op._resolve(keyset)
-        return kernel(keyset, self, split_sizes, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                split_sizes = int_list(split_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _split_with_sizes_cache.get(keyset) or split_with_sizes_op._resolve(keyset)
+            return kernel(keyset, self, split_sizes, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return split_with_sizes
 
@@ -3119,21 +3679,26 @@ _chunk_cache = chunk_op._cache
 
 def _chunk_entry(_site):
     def chunk(self, chunks, dim=0):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, chunk_op, self, chunks, dim)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if chunks.__class__ is not int:
-                chunks = as_int(chunks)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, chunk_op, self, chunks, dim)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _chunk_cache.get(keyset) or chunk_op._resolve(keyset)
-        return kernel(keyset, self, chunks, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, chunk_op, self, chunks, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if chunks.__class__ is not int:
+                    chunks = as_int(chunks)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, chunk_op, self, chunks, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _chunk_cache.get(keyset) or chunk_op._resolve(keyset)
+            return kernel(keyset, self, chunks, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return chunk
 
@@ -3148,18 +3713,23 @@ _cat_cache = cat_op._cache
 
 def _cat_entry(_site):
     def cat(tensors, dim=0):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, cat_op, tensors, dim)
         try:
-            tensors = tensor_list(tensors)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, cat_op, tensors, dim)
-        keyset = (list_keys(tensors) | include) & _tls.keep
-        kernel = _cat_cache.get(keyset) or cat_op._resolve(keyset)
-        return kernel(keyset, tensors, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cat_op, tensors, dim)
+            try:
+                tensors = tensor_list(tensors)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, cat_op, tensors, dim)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _cat_cache.get(keyset) or cat_op._resolve(keyset)
+            return kernel(keyset, tensors, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return cat
 
@@ -3174,18 +3744,23 @@ _stack_cache = stack_op._cache
 
 def _stack_entry(_site):
     def stack(tensors, dim=0):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, stack_op, tensors, dim)
         try:
-            tensors = tensor_list(tensors)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-        except Overridden:
-            return handle_entry(_site, stack_op, tensors, dim)
-        keyset = (list_keys(tensors) | include) & _tls.keep
-        kernel = _stack_cache.get(keyset) or stack_op._resolve(keyset)
-        return kernel(keyset, tensors, dim)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, stack_op, tensors, dim)
+            try:
+                tensors = tensor_list(tensors)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, stack_op, tensors, dim)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _stack_cache.get(keyset) or stack_op._resolve(keyset)
+            return kernel(keyset, tensors, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return stack
 
@@ -3200,17 +3775,22 @@ _alias_cache = alias_op._cache
 
 def _alias_entry(_site):
     def alias(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, alias_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, alias_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _alias_cache.get(keyset) or alias_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alias_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, alias_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _alias_cache.get(keyset) or alias_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return alias
 
@@ -3227,23 +3807,28 @@ _narrow_cache = narrow_op._cache
 
 def _narrow_entry(_site):
     def narrow(self, dim, start, length):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, narrow_op, self, dim, start, length)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if dim.__class__ is not int:
-                dim = as_int(dim)
-            if start.__class__ is not int:
-                start = as_int(start)
-            if length.__class__ is not int:
-                length = as_int(length)
-        except Overridden:
-            return handle_entry(_site, narrow_op, self, dim, start, length)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _narrow_cache.get(keyset) or narrow_op._resolve(keyset)
-        return kernel(keyset, self, dim, start, length)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, narrow_op, self, dim, start, length)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if start.__class__ is not int:
+                    start = as_int(start)
+                if length.__class__ is not int:
+                    length = as_int(length)
+            except Overridden:
+                return handle_entry(_site, narrow_op, self, dim, start, length)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _narrow_cache.get(keyset) or narrow_op._resolve(keyset)
+            return kernel(keyset, self, dim, start, length)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return narrow
 
@@ -3258,17 +3843,22 @@ _clone_cache = clone_op._cache
 
 def _clone_entry(_site):
     def clone(self, *, memory_format=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, clone_op, self, memory_format)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, clone_op, self, memory_format)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _clone_cache.get(keyset) or clone_op._resolve(keyset)
-        return kernel(keyset, self, memory_format)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clone_op, self, memory_format)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, clone_op, self, memory_format)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clone_cache.get(keyset) or clone_op._resolve(keyset)
+            return kernel(keyset, self, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return clone
 
@@ -3283,17 +3873,22 @@ _detach_cache = detach_op._cache
 
 def _detach_entry(_site):
     def detach(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, detach_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, detach_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _detach_cache.get(keyset) or detach_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, detach_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, detach_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _detach_cache.get(keyset) or detach_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return detach
 
@@ -3319,37 +3914,44 @@ def __to_copy_entry(_site):
         non_blocking=False,
         memory_format=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site,
-                _to_copy_op,
-                self,
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                non_blocking,
-                memory_format,
-            )
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(
-                _site,
-                _to_copy_op,
-                self,
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                non_blocking,
-                memory_format,
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _to_copy_op,
+                    self,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    non_blocking,
+                    memory_format,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _to_copy_op,
+                    self,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    non_blocking,
+                    memory_format,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __to_copy_cache.get(keyset) or _to_copy_op._resolve(keyset)
+            return kernel(
+                keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format
             )
-        keyset = (self._keys | include) & _tls.keep
-        kernel = __to_copy_cache.get(keyset) or _to_copy_op._resolve(keyset)
-        return kernel(keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return _to_copy
 
@@ -3364,19 +3966,24 @@ _copy__cache = copy__op._cache
 
 def _copy__entry(_site):
     def copy_(self, src, non_blocking=False):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, copy__op, self, src, non_blocking)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if src.__class__ not in TENSOR_CLASSES:
-                src = as_tensor_arg(src)
-        except Overridden:
-            return handle_entry(_site, copy__op, self, src, non_blocking)
-        keyset = (self._keys | src._keys | include) & _tls.keep
-        kernel = _copy__cache.get(keyset) or copy__op._resolve(keyset)
-        return kernel(keyset, self, src, non_blocking)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copy__op, self, src, non_blocking)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = as_tensor_arg(src)
+            except Overridden:
+                return handle_entry(_site, copy__op, self, src, non_blocking)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            kernel = _copy__cache.get(keyset) or copy__op._resolve(keyset)
+            return kernel(keyset, self, src, non_blocking)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return copy_
 
@@ -3391,17 +3998,22 @@ _zero__cache = zero__op._cache
 
 def _zero__entry(_site):
     def zero_(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, zero__op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, zero__op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _zero__cache.get(keyset) or zero__op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, zero__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, zero__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _zero__cache.get(keyset) or zero__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return zero_
 
@@ -3416,19 +4028,24 @@ _fill__Scalar_cache = fill__Scalar_op._cache
 
 def _fill__Scalar_entry(_site):
     def fill__Scalar(self, value):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, fill__Scalar_op, self, value)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(value, Tensor):
-                value = value.item()
-        except Overridden:
-            return handle_entry(_site, fill__Scalar_op, self, value)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _fill__Scalar_cache.get(keyset) or fill__Scalar_op._resolve(keyset)
-        return kernel(keyset, self, value)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fill__Scalar_op, self, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(value, Tensor):
+                    value = value.item()
+            except Overridden:
+                return handle_entry(_site, fill__Scalar_op, self, value)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _fill__Scalar_cache.get(keyset) or fill__Scalar_op._resolve(keyset)
+            return kernel(keyset, self, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return fill__Scalar
 
@@ -3443,19 +4060,24 @@ _fill__Tensor_cache = fill__Tensor_op._cache
 
 def _fill__Tensor_entry(_site):
     def fill__Tensor(self, value):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, fill__Tensor_op, self, value)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if value.__class__ not in TENSOR_CLASSES:
-                value = as_tensor_arg(value)
-        except Overridden:
-            return handle_entry(_site, fill__Tensor_op, self, value)
-        keyset = (self._keys | value._keys | include) & _tls.keep
-        kernel = _fill__Tensor_cache.get(keyset) or fill__Tensor_op._resolve(keyset)
-        return kernel(keyset, self, value)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fill__Tensor_op, self, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = as_tensor_arg(value)
+            except Overridden:
+                return handle_entry(_site, fill__Tensor_op, self, value)
+            keyset = (self._keys | value._keys | include) & _tls.keep
+            kernel = _fill__Tensor_cache.get(keyset) or fill__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return fill__Tensor
 
@@ -3472,21 +4094,26 @@ _masked_fill_Scalar_cache = masked_fill_Scalar_op._cache
 
 def _masked_fill_Scalar_entry(_site):
     def masked_fill_Scalar(self, mask, value):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if mask.__class__ not in TENSOR_CLASSES:
-                mask = as_tensor_arg(mask)
-            if isinstance(value, Tensor):
-                value = value.item()
-        except Overridden:
-            return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
-        keyset = (self._keys | mask._keys | include) & _tls.keep
-        kernel = _masked_fill_Scalar_cache.get(keyset) or masked_fill_Scalar_op._resolve(keyset)
-        return kernel(keyset, self, mask, value)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if isinstance(value, Tensor):
+                    value = value.item()
+            except Overridden:
+                return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
+            keyset = (self._keys | mask._keys | include) & _tls.keep
+            kernel = _masked_fill_Scalar_cache.get(keyset) or masked_fill_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return masked_fill_Scalar
 
@@ -3505,21 +4132,28 @@ _masked_fill__Scalar_cache = masked_fill__Scalar_op._cache
 
 def _masked_fill__Scalar_entry(_site):
     def masked_fill__Scalar(self, mask, value):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if mask.__class__ not in TENSOR_CLASSES:
-                mask = as_tensor_arg(mask)
-            if isinstance(value, Tensor):
-                value = value.item()
-        except Overridden:
-            return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
-        keyset = (self._keys | mask._keys | include) & _tls.keep
-        kernel = _masked_fill__Scalar_cache.get(keyset) or masked_fill__Scalar_op._resolve(keyset)
-        return kernel(keyset, self, mask, value)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if isinstance(value, Tensor):
+                    value = value.item()
+            except Overridden:
+                return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
+            keyset = (self._keys | mask._keys | include) & _tls.keep
+            kernel = _masked_fill__Scalar_cache.get(keyset) or masked_fill__Scalar_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return masked_fill__Scalar
 
@@ -3538,21 +4172,26 @@ _masked_fill_Tensor_cache = masked_fill_Tensor_op._cache
 
 def _masked_fill_Tensor_entry(_site):
     def masked_fill_Tensor(self, mask, value):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if mask.__class__ not in TENSOR_CLASSES:
-                mask = as_tensor_arg(mask)
-            if value.__class__ not in TENSOR_CLASSES:
-                value = as_tensor_arg(value)
-        except Overridden:
-            return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
-        keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
-        kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, mask, value)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = as_tensor_arg(value)
+            except Overridden:
+                return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
+            keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
+            kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return masked_fill_Tensor
 
@@ -3571,21 +4210,28 @@ _masked_fill__Tensor_cache = masked_fill__Tensor_op._cache
 
 def _masked_fill__Tensor_entry(_site):
     def masked_fill__Tensor(self, mask, value):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if mask.__class__ not in TENSOR_CLASSES:
-                mask = as_tensor_arg(mask)
-            if value.__class__ not in TENSOR_CLASSES:
-                value = as_tensor_arg(value)
-        except Overridden:
-            return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
-        keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
-        kernel = _masked_fill__Tensor_cache.get(keyset) or masked_fill__Tensor_op._resolve(keyset)
-        return kernel(keyset, self, mask, value)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = as_tensor_arg(value)
+            except Overridden:
+                return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
+            keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
+            kernel = _masked_fill__Tensor_cache.get(keyset) or masked_fill__Tensor_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return masked_fill__Tensor
 
@@ -3602,18 +4248,23 @@ _index_Tensor_cache = index_Tensor_op._cache
 
 def _index_Tensor_entry(_site):
     def index_Tensor(self, indices):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, index_Tensor_op, self, indices)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            indices = tensor_list(indices)
-        except Overridden:
-            return handle_entry(_site, index_Tensor_op, self, indices)
-        keyset = (self._keys | list_keys(indices) | include) & _tls.keep
-        kernel = _index_Tensor_cache.get(keyset) or index_Tensor_op._resolve(keyset)
-        return kernel(keyset, self, indices)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_Tensor_op, self, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                indices = tensor_list(indices)
+            except Overridden:
+                return handle_entry(_site, index_Tensor_op, self, indices)
+            keyset = (self._keys | list_keys(indices) | include) & _tls.keep
+            kernel = _index_Tensor_cache.get(keyset) or index_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return index_Tensor
 
@@ -3630,20 +4281,25 @@ _index_put_cache = index_put_op._cache
 
 def _index_put_entry(_site):
     def index_put(self, indices, values, accumulate=False):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, index_put_op, self, indices, values, accumulate)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            indices = tensor_list(indices)
-            if values.__class__ not in TENSOR_CLASSES:
-                values = as_tensor_arg(values)
-        except Overridden:
-            return handle_entry(_site, index_put_op, self, indices, values, accumulate)
-        keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
-        kernel = _index_put_cache.get(keyset) or index_put_op._resolve(keyset)
-        return kernel(keyset, self, indices, values, accumulate)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_put_op, self, indices, values, accumulate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                indices = tensor_list(indices)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = as_tensor_arg(values)
+            except Overridden:
+                return handle_entry(_site, index_put_op, self, indices, values, accumulate)
+            keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
+            kernel = _index_put_cache.get(keyset) or index_put_op._resolve(keyset)
+            return kernel(keyset, self, indices, values, accumulate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return index_put
 
@@ -3660,20 +4316,25 @@ _index_put__cache = index_put__op._cache
 
 def _index_put__entry(_site):
     def index_put_(self, indices, values, accumulate=False):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, index_put__op, self, indices, values, accumulate)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            indices = tensor_list(indices)
-            if values.__class__ not in TENSOR_CLASSES:
-                values = as_tensor_arg(values)
-        except Overridden:
-            return handle_entry(_site, index_put__op, self, indices, values, accumulate)
-        keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
-        kernel = _index_put__cache.get(keyset) or index_put__op._resolve(keyset)
-        return kernel(keyset, self, indices, values, accumulate)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_put__op, self, indices, values, accumulate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                indices = tensor_list(indices)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = as_tensor_arg(values)
+            except Overridden:
+                return handle_entry(_site, index_put__op, self, indices, values, accumulate)
+            keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
+            kernel = _index_put__cache.get(keyset) or index_put__op._resolve(keyset)
+            return kernel(keyset, self, indices, values, accumulate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return index_put_
 
@@ -3688,17 +4349,22 @@ _square_cache = square_op._cache
 
 def _square_entry(_site):
     def square(self):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, square_op, self)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(_site, square_op, self)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _square_cache.get(keyset) or square_op._resolve(keyset)
-        return kernel(keyset, self)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, square_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, square_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _square_cache.get(keyset) or square_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return square
 
@@ -3717,21 +4383,26 @@ def _ones_like_entry(_site):
     def ones_like(
         self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
-            )
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(
-                _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
-            )
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _ones_like_cache.get(keyset) or ones_like_op._resolve(keyset)
-        return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ones_like_cache.get(keyset) or ones_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return ones_like
 
@@ -3750,21 +4421,26 @@ def _zeros_like_entry(_site):
     def zeros_like(
         self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
-            )
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(
-                _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
-            )
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _zeros_like_cache.get(keyset) or zeros_like_op._resolve(keyset)
-        return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _zeros_like_cache.get(keyset) or zeros_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return zeros_like
 
@@ -3783,21 +4459,26 @@ def _empty_like_entry(_site):
     def empty_like(
         self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
-            )
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-        except Overridden:
-            return handle_entry(
-                _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
-            )
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _empty_like_cache.get(keyset) or empty_like_op._resolve(keyset)
-        return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _empty_like_cache.get(keyset) or empty_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return empty_like
 
@@ -3823,39 +4504,46 @@ def _full_like_entry(_site):
         pin_memory=None,
         memory_format=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site,
-                full_like_op,
-                self,
-                fill_value,
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                memory_format,
-            )
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            if isinstance(fill_value, Tensor):
-                fill_value = fill_value.item()
-        except Overridden:
-            return handle_entry(
-                _site,
-                full_like_op,
-                self,
-                fill_value,
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                memory_format,
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    full_like_op,
+                    self,
+                    fill_value,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    memory_format,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(fill_value, Tensor):
+                    fill_value = fill_value.item()
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    full_like_op,
+                    self,
+                    fill_value,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    memory_format,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _full_like_cache.get(keyset) or full_like_op._resolve(keyset)
+            return kernel(
+                keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format
             )
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _full_like_cache.get(keyset) or full_like_op._resolve(keyset)
-        return kernel(keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return full_like
 
@@ -3872,18 +4560,27 @@ _new_zeros_cache = new_zeros_op._cache
 
 def _new_zeros_entry(_site):
     def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, new_zeros_op, self, size, dtype, layout, device, pin_memory)
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            size = int_list(size, 1)
-        except Overridden:
-            return handle_entry(_site, new_zeros_op, self, size, dtype, layout, device, pin_memory)
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _new_zeros_cache.get(keyset) or new_zeros_op._resolve(keyset)
-        return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, new_zeros_op, self, size, dtype, layout, device, pin_memory
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, new_zeros_op, self, size, dtype, layout, device, pin_memory
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _new_zeros_cache.get(keyset) or new_zeros_op._resolve(keyset)
+            return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return new_zeros
 
@@ -3902,23 +4599,44 @@ def _new_empty_strided_entry(_site):
     def new_empty_strided(
         self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site, new_empty_strided_op, self, size, stride, dtype, layout, device, pin_memory
-            )
         try:
-            if self.__class__ not in TENSOR_CLASSES:
-                self = as_tensor_arg(self)
-            size = int_list(size, 1)
-            stride = int_list(stride, 1)
-        except Overridden:
-            return handle_entry(
-                _site, new_empty_strided_op, self, size, stride, dtype, layout, device, pin_memory
-            )
-        keyset = (self._keys | include) & _tls.keep
-        kernel = _new_empty_strided_cache.get(keyset) or new_empty_strided_op._resolve(keyset)
-        return kernel(keyset, self, size, stride, dtype, layout, device, pin_memory)
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    new_empty_strided_op,
+                    self,
+                    size,
+                    stride,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+                stride = int_list(stride, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    new_empty_strided_op,
+                    self,
+                    size,
+                    stride,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _new_empty_strided_cache.get(keyset) or new_empty_strided_op._resolve(keyset)
+            return kernel(keyset, self, size, stride, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return new_empty_strided
 
@@ -3937,13 +4655,18 @@ _zeros_cache = zeros_op._cache
 
 def _zeros_entry(_site):
     def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, zeros_op, size, dtype, layout, device, pin_memory)
-        size = int_list(size, 1)
-        keyset = include & _tls.keep
-        kernel = _zeros_cache.get(keyset) or zeros_op._resolve(keyset)
-        return kernel(keyset, size, dtype, layout, device, pin_memory)
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, zeros_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _zeros_cache.get(keyset) or zeros_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return zeros
 
@@ -3960,13 +4683,18 @@ _ones_cache = ones_op._cache
 
 def _ones_entry(_site):
     def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, ones_op, size, dtype, layout, device, pin_memory)
-        size = int_list(size, 1)
-        keyset = include & _tls.keep
-        kernel = _ones_cache.get(keyset) or ones_op._resolve(keyset)
-        return kernel(keyset, size, dtype, layout, device, pin_memory)
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ones_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _ones_cache.get(keyset) or ones_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return ones
 
@@ -3985,22 +4713,29 @@ def _empty_memory_format_entry(_site):
     def empty_memory_format(
         size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site,
-                empty_memory_format_op,
-                size,
-                dtype,
-                layout,
-                device,
-                pin_memory,
-                memory_format,
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    empty_memory_format_op,
+                    size,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    memory_format,
+                )
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _empty_memory_format_cache.get(keyset) or empty_memory_format_op._resolve(
+                keyset
             )
-        size = int_list(size, 1)
-        keyset = include & _tls.keep
-        kernel = _empty_memory_format_cache.get(keyset) or empty_memory_format_op._resolve(keyset)
-        return kernel(keyset, size, dtype, layout, device, pin_memory, memory_format)
+            return kernel(keyset, size, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return empty_memory_format
 
@@ -4019,15 +4754,22 @@ _full_cache = full_op._cache
 
 def _full_entry(_site):
     def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, full_op, size, fill_value, dtype, layout, device, pin_memory)
-        size = int_list(size, 1)
-        if isinstance(fill_value, Tensor):
-            fill_value = fill_value.item()
-        keyset = include & _tls.keep
-        kernel = _full_cache.get(keyset) or full_op._resolve(keyset)
-        return kernel(keyset, size, fill_value, dtype, layout, device, pin_memory)
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, full_op, size, fill_value, dtype, layout, device, pin_memory
+                )
+            size = int_list(size, 1)
+            if isinstance(fill_value, Tensor):
+                fill_value = fill_value.item()
+            keyset = include & _tls.keep
+            kernel = _full_cache.get(keyset) or full_op._resolve(keyset)
+            return kernel(keyset, size, fill_value, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return full
 
@@ -4046,20 +4788,25 @@ def _arange_start_step_entry(_site):
     def arange_start_step(
         start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None
     ):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(
-                _site, arange_start_step_op, start, end, step, dtype, layout, device, pin_memory
-            )
-        if isinstance(start, Tensor):
-            start = start.item()
-        if isinstance(end, Tensor):
-            end = end.item()
-        if isinstance(step, Tensor):
-            step = step.item()
-        keyset = include & _tls.keep
-        kernel = _arange_start_step_cache.get(keyset) or arange_start_step_op._resolve(keyset)
-        return kernel(keyset, start, end, step, dtype, layout, device, pin_memory)
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, arange_start_step_op, start, end, step, dtype, layout, device, pin_memory
+                )
+            if isinstance(start, Tensor):
+                start = start.item()
+            if isinstance(end, Tensor):
+                end = end.item()
+            if isinstance(step, Tensor):
+                step = step.item()
+            keyset = include & _tls.keep
+            kernel = _arange_start_step_cache.get(keyset) or arange_start_step_op._resolve(keyset)
+            return kernel(keyset, start, end, step, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return arange_start_step
 
@@ -4078,13 +4825,18 @@ _rand_cache = rand_op._cache
 
 def _rand_entry(_site):
     def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, rand_op, size, dtype, layout, device, pin_memory)
-        size = int_list(size, 1)
-        keyset = include & _tls.keep
-        kernel = _rand_cache.get(keyset) or rand_op._resolve(keyset)
-        return kernel(keyset, size, dtype, layout, device, pin_memory)
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rand_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _rand_cache.get(keyset) or rand_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return rand
 
@@ -4101,13 +4853,18 @@ _randn_cache = randn_op._cache
 
 def _randn_entry(_site):
     def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, randn_op, size, dtype, layout, device, pin_memory)
-        size = int_list(size, 1)
-        keyset = include & _tls.keep
-        kernel = _randn_cache.get(keyset) or randn_op._resolve(keyset)
-        return kernel(keyset, size, dtype, layout, device, pin_memory)
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, randn_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _randn_cache.get(keyset) or randn_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return randn
 
@@ -4124,16 +4881,21 @@ _eye_m_cache = eye_m_op._cache
 
 def _eye_m_entry(_site):
     def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-        include = _tls.include
-        if include & TORCH_FUNCTION:
-            return handle_entry(_site, eye_m_op, n, m, dtype, layout, device, pin_memory)
-        if n.__class__ is not int:
-            n = as_int(n)
-        if m.__class__ is not int:
-            m = as_int(m)
-        keyset = include & _tls.keep
-        kernel = _eye_m_cache.get(keyset) or eye_m_op._resolve(keyset)
-        return kernel(keyset, n, m, dtype, layout, device, pin_memory)
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, eye_m_op, n, m, dtype, layout, device, pin_memory)
+            if n.__class__ is not int:
+                n = as_int(n)
+            if m.__class__ is not int:
+                m = as_int(m)
+            keyset = include & _tls.keep
+            kernel = _eye_m_cache.get(keyset) or eye_m_op._resolve(keyset)
+            return kernel(keyset, n, m, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
 
     return eye_m
 

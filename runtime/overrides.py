@@ -431,6 +431,16 @@ def overridable(
                         return dispatch(site, relevant(args, kwargs), args, kwargs)
                 return impl(*args, **kwargs)
 
+        if operator:
+            checked = public
+
+            @functools.wraps(impl)
+            def public(*args, **kwargs):
+                try:
+                    return checked(*args, **kwargs)
+                except TypeError:  # as torch's binary operators: let Python try the other side
+                    return NotImplemented
+
         if name is not None:
             public.__name__ = name
         if qualname is not None:
