@@ -27,6 +27,9 @@ def _can_steal(grad) -> bool:
 def _copy_for(variable, grad):
     """PyTorch's clone_obey_contract: a copy laid out like the (dense) leaf, made with
     new_empty_strided + copy_ (what a mode sees), else a contiguous clone."""
+    if not _tls.grad_enabled and not (grad._keys | _tls.include) & PYTHON:
+        # Nobody observes the calls and no history is recorded: one clone does.
+        return aten.clone(grad)
     data = variable._data
     if variable._keys & PYTHON and variable.__class__ not in TENSOR_CLASSES:
         strides = _contiguous_strides(data.shape)
