@@ -104,8 +104,13 @@ class Overload:
     def keyset(self) -> str:
         keys = [p.keys for p in self.params if p.keys]
         if not keys:
-            return "_tls.include & _tls.keep"
-        return f"({' | '.join(keys)} | _tls.include) & _tls.keep"
+            return "include & _tls.keep"
+        return f"({' | '.join(keys)} | include) & _tls.keep"
+
+    @property
+    def takes_tensors(self) -> bool:
+        """Whether an argument may be a subclass whose __torch_function__ takes the call."""
+        return any(p.keys for p in self.params)
 
     @property
     def normalizations(self) -> List[str]:

@@ -5,30 +5,60 @@
 An entry function has the schema's real signature: it normalizes its
 arguments, computes the call's dispatch key set and runs the kernel for it.
 ``ops.aten.<op>.<overload>(...)`` and the Python surface both land here.
+
+Each entry is made by a factory that binds ``_site``, what the entry calls
+itself when a TorchFunctionMode is live or an argument overrides
+``__torch_function__`` (the OpOverload here; the Python surface makes copies
+named ``opgrad.mul``, ``Tensor.mul``...). Plain tensors pay one bit test.
+As in torch, a binary operator turns a TypeError into NotImplemented.
 """
 
 from opgrad._tls import state as _tls
+from opgrad.dispatch_keys import TORCH_FUNCTION
 from opgrad.dispatcher import define
-from opgrad.python_arg_parser import as_int, as_tensor_arg, int_list, list_keys, tensor_list
+from opgrad.overrides import Site, handle_entry
+from opgrad.python_arg_parser import (
+    Overridden,
+    as_int,
+    as_tensor_arg,
+    int_list,
+    list_keys,
+    tensor_list,
+)
 from opgrad.tensor import TENSOR_CLASSES, Tensor
 
 add_Tensor_op = define("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
 _add_Tensor_cache = add_Tensor_op._cache
 
 
-def add_Tensor(self, other, *, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _add_Tensor_cache.get(keyset) or add_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _add_Tensor_entry(_site):
+    def add_Tensor(self, other, *, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add_Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, add_Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _add_Tensor_cache.get(keyset) or add_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return add_Tensor
 
 
-add_Tensor_op._entry = add_Tensor
+add_Tensor = add_Tensor_op._entry = _add_Tensor_entry(Site(add_Tensor_op))
+add_Tensor_op._make_entry = _add_Tensor_entry
 
 
 add__Tensor_op = define(
@@ -37,19 +67,34 @@ add__Tensor_op = define(
 _add__Tensor_cache = add__Tensor_op._cache
 
 
-def add__Tensor(self, other, *, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _add__Tensor_cache.get(keyset) or add__Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _add__Tensor_entry(_site):
+    def add__Tensor(self, other, *, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add__Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, add__Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _add__Tensor_cache.get(keyset) or add__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return add__Tensor
 
 
-add__Tensor_op._entry = add__Tensor
+add__Tensor = add__Tensor_op._entry = _add__Tensor_entry(Site(add__Tensor_op))
+add__Tensor_op._make_entry = _add__Tensor_entry
 
 
 add_out_op = define(
@@ -58,59 +103,104 @@ add_out_op = define(
 _add_out_cache = add_out_op._cache
 
 
-def add_out(self, other, *, alpha=1, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _add_out_cache.get(keyset) or add_out_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha, out)
+def _add_out_entry(_site):
+    def add_out(self, other, *, alpha=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add_out_op, self, other, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, add_out_op, self, other, alpha, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _add_out_cache.get(keyset) or add_out_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return add_out
 
 
-add_out_op._entry = add_out
+add_out = add_out_op._entry = _add_out_entry(Site(add_out_op))
+add_out_op._make_entry = _add_out_entry
 
 
 add_Scalar_op = define("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
 _add_Scalar_cache = add_Scalar_op._cache
 
 
-def add_Scalar(self, other, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _add_Scalar_cache.get(keyset) or add_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _add_Scalar_entry(_site):
+    def add_Scalar(self, other, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add_Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, add_Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _add_Scalar_cache.get(keyset) or add_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return add_Scalar
 
 
-add_Scalar_op._entry = add_Scalar
+add_Scalar = add_Scalar_op._entry = _add_Scalar_entry(Site(add_Scalar_op))
+add_Scalar_op._make_entry = _add_Scalar_entry
 
 
 sub_Tensor_op = define("aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
 _sub_Tensor_cache = sub_Tensor_op._cache
 
 
-def sub_Tensor(self, other, *, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _sub_Tensor_cache.get(keyset) or sub_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _sub_Tensor_entry(_site):
+    def sub_Tensor(self, other, *, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub_Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, sub_Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _sub_Tensor_cache.get(keyset) or sub_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sub_Tensor
 
 
-sub_Tensor_op._entry = sub_Tensor
+sub_Tensor = sub_Tensor_op._entry = _sub_Tensor_entry(Site(sub_Tensor_op))
+sub_Tensor_op._make_entry = _sub_Tensor_entry
 
 
 sub__Tensor_op = define(
@@ -119,19 +209,34 @@ sub__Tensor_op = define(
 _sub__Tensor_cache = sub__Tensor_op._cache
 
 
-def sub__Tensor(self, other, *, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _sub__Tensor_cache.get(keyset) or sub__Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _sub__Tensor_entry(_site):
+    def sub__Tensor(self, other, *, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub__Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, sub__Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _sub__Tensor_cache.get(keyset) or sub__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sub__Tensor
 
 
-sub__Tensor_op._entry = sub__Tensor
+sub__Tensor = sub__Tensor_op._entry = _sub__Tensor_entry(Site(sub__Tensor_op))
+sub__Tensor_op._make_entry = _sub__Tensor_entry
 
 
 sub_out_op = define(
@@ -140,590 +245,1130 @@ sub_out_op = define(
 _sub_out_cache = sub_out_op._cache
 
 
-def sub_out(self, other, *, alpha=1, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _sub_out_cache.get(keyset) or sub_out_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha, out)
+def _sub_out_entry(_site):
+    def sub_out(self, other, *, alpha=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub_out_op, self, other, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, sub_out_op, self, other, alpha, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _sub_out_cache.get(keyset) or sub_out_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sub_out
 
 
-sub_out_op._entry = sub_out
+sub_out = sub_out_op._entry = _sub_out_entry(Site(sub_out_op))
+sub_out_op._make_entry = _sub_out_entry
 
 
 sub_Scalar_op = define("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
 _sub_Scalar_cache = sub_Scalar_op._cache
 
 
-def sub_Scalar(self, other, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sub_Scalar_cache.get(keyset) or sub_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _sub_Scalar_entry(_site):
+    def sub_Scalar(self, other, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub_Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, sub_Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sub_Scalar_cache.get(keyset) or sub_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sub_Scalar
 
 
-sub_Scalar_op._entry = sub_Scalar
+sub_Scalar = sub_Scalar_op._entry = _sub_Scalar_entry(Site(sub_Scalar_op))
+sub_Scalar_op._make_entry = _sub_Scalar_entry
 
 
 rsub_Tensor_op = define("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
 _rsub_Tensor_cache = rsub_Tensor_op._cache
 
 
-def rsub_Tensor(self, other, *, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _rsub_Tensor_cache.get(keyset) or rsub_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _rsub_Tensor_entry(_site):
+    def rsub_Tensor(self, other, *, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _rsub_Tensor_cache.get(keyset) or rsub_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rsub_Tensor
 
 
-rsub_Tensor_op._entry = rsub_Tensor
+rsub_Tensor = rsub_Tensor_op._entry = _rsub_Tensor_entry(Site(rsub_Tensor_op))
+rsub_Tensor_op._make_entry = _rsub_Tensor_entry
 
 
 rsub_Scalar_op = define("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
 _rsub_Scalar_cache = rsub_Scalar_op._cache
 
 
-def rsub_Scalar(self, other, alpha=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    if isinstance(alpha, Tensor):
-        alpha = alpha.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _rsub_Scalar_cache.get(keyset) or rsub_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other, alpha)
+def _rsub_Scalar_entry(_site):
+    def rsub_Scalar(self, other, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+                if isinstance(alpha, Tensor):
+                    alpha = alpha.item()
+            except Overridden:
+                return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rsub_Scalar_cache.get(keyset) or rsub_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rsub_Scalar
 
 
-rsub_Scalar_op._entry = rsub_Scalar
+rsub_Scalar = rsub_Scalar_op._entry = _rsub_Scalar_entry(Site(rsub_Scalar_op))
+rsub_Scalar_op._make_entry = _rsub_Scalar_entry
 
 
 mul_Tensor_op = define("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor")
 _mul_Tensor_cache = mul_Tensor_op._cache
 
 
-def mul_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _mul_Tensor_cache.get(keyset) or mul_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _mul_Tensor_entry(_site):
+    def mul_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, mul_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _mul_Tensor_cache.get(keyset) or mul_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mul_Tensor
 
 
-mul_Tensor_op._entry = mul_Tensor
+mul_Tensor = mul_Tensor_op._entry = _mul_Tensor_entry(Site(mul_Tensor_op))
+mul_Tensor_op._make_entry = _mul_Tensor_entry
 
 
 mul__Tensor_op = define("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 _mul__Tensor_cache = mul__Tensor_op._cache
 
 
-def mul__Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _mul__Tensor_cache.get(keyset) or mul__Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _mul__Tensor_entry(_site):
+    def mul__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, mul__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _mul__Tensor_cache.get(keyset) or mul__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mul__Tensor
 
 
-mul__Tensor_op._entry = mul__Tensor
+mul__Tensor = mul__Tensor_op._entry = _mul__Tensor_entry(Site(mul__Tensor_op))
+mul__Tensor_op._make_entry = _mul__Tensor_entry
 
 
 mul_out_op = define("aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 _mul_out_cache = mul_out_op._cache
 
 
-def mul_out(self, other, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _mul_out_cache.get(keyset) or mul_out_op._resolve(keyset)
-    return kernel(keyset, self, other, out)
+def _mul_out_entry(_site):
+    def mul_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, mul_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _mul_out_cache.get(keyset) or mul_out_op._resolve(keyset)
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mul_out
 
 
-mul_out_op._entry = mul_out
+mul_out = mul_out_op._entry = _mul_out_entry(Site(mul_out_op))
+mul_out_op._make_entry = _mul_out_entry
 
 
 mul_Scalar_op = define("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor")
 _mul_Scalar_cache = mul_Scalar_op._cache
 
 
-def mul_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _mul_Scalar_cache.get(keyset) or mul_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _mul_Scalar_entry(_site):
+    def mul_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, mul_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mul_Scalar_cache.get(keyset) or mul_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mul_Scalar
 
 
-mul_Scalar_op._entry = mul_Scalar
+mul_Scalar = mul_Scalar_op._entry = _mul_Scalar_entry(Site(mul_Scalar_op))
+mul_Scalar_op._make_entry = _mul_Scalar_entry
 
 
 div_Tensor_op = define("aten::div.Tensor(Tensor self, Tensor other) -> Tensor")
 _div_Tensor_cache = div_Tensor_op._cache
 
 
-def div_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _div_Tensor_cache.get(keyset) or div_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _div_Tensor_entry(_site):
+    def div_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, div_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _div_Tensor_cache.get(keyset) or div_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div_Tensor
 
 
-div_Tensor_op._entry = div_Tensor
+div_Tensor = div_Tensor_op._entry = _div_Tensor_entry(Site(div_Tensor_op))
+div_Tensor_op._make_entry = _div_Tensor_entry
 
 
 div__Tensor_op = define("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 _div__Tensor_cache = div__Tensor_op._cache
 
 
-def div__Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _div__Tensor_cache.get(keyset) or div__Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _div__Tensor_entry(_site):
+    def div__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, div__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _div__Tensor_cache.get(keyset) or div__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div__Tensor
 
 
-div__Tensor_op._entry = div__Tensor
+div__Tensor = div__Tensor_op._entry = _div__Tensor_entry(Site(div__Tensor_op))
+div__Tensor_op._make_entry = _div__Tensor_entry
 
 
 div_out_op = define("aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 _div_out_cache = div_out_op._cache
 
 
-def div_out(self, other, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | other._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _div_out_cache.get(keyset) or div_out_op._resolve(keyset)
-    return kernel(keyset, self, other, out)
+def _div_out_entry(_site):
+    def div_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, div_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _div_out_cache.get(keyset) or div_out_op._resolve(keyset)
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div_out
 
 
-div_out_op._entry = div_out
+div_out = div_out_op._entry = _div_out_entry(Site(div_out_op))
+div_out_op._make_entry = _div_out_entry
 
 
 div_Scalar_op = define("aten::div.Scalar(Tensor self, Scalar other) -> Tensor")
 _div_Scalar_cache = div_Scalar_op._cache
 
 
-def div_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _div_Scalar_cache.get(keyset) or div_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _div_Scalar_entry(_site):
+    def div_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, div_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _div_Scalar_cache.get(keyset) or div_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div_Scalar
 
 
-div_Scalar_op._entry = div_Scalar
+div_Scalar = div_Scalar_op._entry = _div_Scalar_entry(Site(div_Scalar_op))
+div_Scalar_op._make_entry = _div_Scalar_entry
 
 
 reciprocal_op = define("aten::reciprocal(Tensor self) -> Tensor")
 _reciprocal_cache = reciprocal_op._cache
 
 
-def reciprocal(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _reciprocal_cache.get(keyset) or reciprocal_op._resolve(keyset)
-    return kernel(keyset, self)
+def _reciprocal_entry(_site):
+    def reciprocal(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reciprocal_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, reciprocal_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _reciprocal_cache.get(keyset) or reciprocal_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reciprocal
 
 
-reciprocal_op._entry = reciprocal
+reciprocal = reciprocal_op._entry = _reciprocal_entry(Site(reciprocal_op))
+reciprocal_op._make_entry = _reciprocal_entry
 
 
 reciprocal__op = define("aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)")
 _reciprocal__cache = reciprocal__op._cache
 
 
-def reciprocal_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _reciprocal__cache.get(keyset) or reciprocal__op._resolve(keyset)
-    return kernel(keyset, self)
+def _reciprocal__entry(_site):
+    def reciprocal_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reciprocal__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, reciprocal__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _reciprocal__cache.get(keyset) or reciprocal__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reciprocal_
 
 
-reciprocal__op._entry = reciprocal_
+reciprocal_ = reciprocal__op._entry = _reciprocal__entry(Site(reciprocal__op))
+reciprocal__op._make_entry = _reciprocal__entry
 
 
 neg_op = define("aten::neg(Tensor self) -> Tensor")
 _neg_cache = neg_op._cache
 
 
-def neg(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _neg_cache.get(keyset) or neg_op._resolve(keyset)
-    return kernel(keyset, self)
+def _neg_entry(_site):
+    def neg(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, neg_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, neg_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _neg_cache.get(keyset) or neg_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return neg
 
 
-neg_op._entry = neg
+neg = neg_op._entry = _neg_entry(Site(neg_op))
+neg_op._make_entry = _neg_entry
 
 
 neg__op = define("aten::neg_(Tensor(a!) self) -> Tensor(a!)")
 _neg__cache = neg__op._cache
 
 
-def neg_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _neg__cache.get(keyset) or neg__op._resolve(keyset)
-    return kernel(keyset, self)
+def _neg__entry(_site):
+    def neg_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, neg__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, neg__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _neg__cache.get(keyset) or neg__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return neg_
 
 
-neg__op._entry = neg_
+neg_ = neg__op._entry = _neg__entry(Site(neg__op))
+neg__op._make_entry = _neg__entry
 
 
 neg_out_op = define("aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _neg_out_cache = neg_out_op._cache
 
 
-def neg_out(self, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _neg_out_cache.get(keyset) or neg_out_op._resolve(keyset)
-    return kernel(keyset, self, out)
+def _neg_out_entry(_site):
+    def neg_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, neg_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, neg_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _neg_out_cache.get(keyset) or neg_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return neg_out
 
 
-neg_out_op._entry = neg_out
+neg_out = neg_out_op._entry = _neg_out_entry(Site(neg_out_op))
+neg_out_op._make_entry = _neg_out_entry
 
 
 exp_op = define("aten::exp(Tensor self) -> Tensor")
 _exp_cache = exp_op._cache
 
 
-def exp(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _exp_cache.get(keyset) or exp_op._resolve(keyset)
-    return kernel(keyset, self)
+def _exp_entry(_site):
+    def exp(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, exp_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _exp_cache.get(keyset) or exp_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exp
 
 
-exp_op._entry = exp
+exp = exp_op._entry = _exp_entry(Site(exp_op))
+exp_op._make_entry = _exp_entry
 
 
 exp__op = define("aten::exp_(Tensor(a!) self) -> Tensor(a!)")
 _exp__cache = exp__op._cache
 
 
-def exp_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _exp__cache.get(keyset) or exp__op._resolve(keyset)
-    return kernel(keyset, self)
+def _exp__entry(_site):
+    def exp_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, exp__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _exp__cache.get(keyset) or exp__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exp_
 
 
-exp__op._entry = exp_
+exp_ = exp__op._entry = _exp__entry(Site(exp__op))
+exp__op._make_entry = _exp__entry
 
 
 exp_out_op = define("aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _exp_out_cache = exp_out_op._cache
 
 
-def exp_out(self, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _exp_out_cache.get(keyset) or exp_out_op._resolve(keyset)
-    return kernel(keyset, self, out)
+def _exp_out_entry(_site):
+    def exp_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, exp_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _exp_out_cache.get(keyset) or exp_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exp_out
 
 
-exp_out_op._entry = exp_out
+exp_out = exp_out_op._entry = _exp_out_entry(Site(exp_out_op))
+exp_out_op._make_entry = _exp_out_entry
 
 
 log_op = define("aten::log(Tensor self) -> Tensor")
 _log_cache = log_op._cache
 
 
-def log(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _log_cache.get(keyset) or log_op._resolve(keyset)
-    return kernel(keyset, self)
+def _log_entry(_site):
+    def log(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, log_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_cache.get(keyset) or log_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log
 
 
-log_op._entry = log
+log = log_op._entry = _log_entry(Site(log_op))
+log_op._make_entry = _log_entry
 
 
 log__op = define("aten::log_(Tensor(a!) self) -> Tensor(a!)")
 _log__cache = log__op._cache
 
 
-def log_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _log__cache.get(keyset) or log__op._resolve(keyset)
-    return kernel(keyset, self)
+def _log__entry(_site):
+    def log_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, log__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log__cache.get(keyset) or log__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_
 
 
-log__op._entry = log_
+log_ = log__op._entry = _log__entry(Site(log__op))
+log__op._make_entry = _log__entry
 
 
 sin_op = define("aten::sin(Tensor self) -> Tensor")
 _sin_cache = sin_op._cache
 
 
-def sin(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sin_cache.get(keyset) or sin_op._resolve(keyset)
-    return kernel(keyset, self)
+def _sin_entry(_site):
+    def sin(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sin_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sin_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sin_cache.get(keyset) or sin_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sin
 
 
-sin_op._entry = sin
+sin = sin_op._entry = _sin_entry(Site(sin_op))
+sin_op._make_entry = _sin_entry
 
 
 sin__op = define("aten::sin_(Tensor(a!) self) -> Tensor(a!)")
 _sin__cache = sin__op._cache
 
 
-def sin_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sin__cache.get(keyset) or sin__op._resolve(keyset)
-    return kernel(keyset, self)
+def _sin__entry(_site):
+    def sin_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sin__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sin__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sin__cache.get(keyset) or sin__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sin_
 
 
-sin__op._entry = sin_
+sin_ = sin__op._entry = _sin__entry(Site(sin__op))
+sin__op._make_entry = _sin__entry
 
 
 cos_op = define("aten::cos(Tensor self) -> Tensor")
 _cos_cache = cos_op._cache
 
 
-def cos(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _cos_cache.get(keyset) or cos_op._resolve(keyset)
-    return kernel(keyset, self)
+def _cos_entry(_site):
+    def cos(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cos_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, cos_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cos_cache.get(keyset) or cos_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cos
 
 
-cos_op._entry = cos
+cos = cos_op._entry = _cos_entry(Site(cos_op))
+cos_op._make_entry = _cos_entry
 
 
 cos__op = define("aten::cos_(Tensor(a!) self) -> Tensor(a!)")
 _cos__cache = cos__op._cache
 
 
-def cos_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _cos__cache.get(keyset) or cos__op._resolve(keyset)
-    return kernel(keyset, self)
+def _cos__entry(_site):
+    def cos_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cos__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, cos__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cos__cache.get(keyset) or cos__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cos_
 
 
-cos__op._entry = cos_
+cos_ = cos__op._entry = _cos__entry(Site(cos__op))
+cos__op._make_entry = _cos__entry
 
 
 tanh_op = define("aten::tanh(Tensor self) -> Tensor")
 _tanh_cache = tanh_op._cache
 
 
-def tanh(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _tanh_cache.get(keyset) or tanh_op._resolve(keyset)
-    return kernel(keyset, self)
+def _tanh_entry(_site):
+    def tanh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, tanh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tanh_cache.get(keyset) or tanh_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tanh
 
 
-tanh_op._entry = tanh
+tanh = tanh_op._entry = _tanh_entry(Site(tanh_op))
+tanh_op._make_entry = _tanh_entry
 
 
 tanh__op = define("aten::tanh_(Tensor(a!) self) -> Tensor(a!)")
 _tanh__cache = tanh__op._cache
 
 
-def tanh_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _tanh__cache.get(keyset) or tanh__op._resolve(keyset)
-    return kernel(keyset, self)
+def _tanh__entry(_site):
+    def tanh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, tanh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tanh__cache.get(keyset) or tanh__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tanh_
 
 
-tanh__op._entry = tanh_
+tanh_ = tanh__op._entry = _tanh__entry(Site(tanh__op))
+tanh__op._make_entry = _tanh__entry
 
 
 tanh_out_op = define("aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _tanh_out_cache = tanh_out_op._cache
 
 
-def tanh_out(self, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _tanh_out_cache.get(keyset) or tanh_out_op._resolve(keyset)
-    return kernel(keyset, self, out)
+def _tanh_out_entry(_site):
+    def tanh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, tanh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _tanh_out_cache.get(keyset) or tanh_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tanh_out
 
 
-tanh_out_op._entry = tanh_out
+tanh_out = tanh_out_op._entry = _tanh_out_entry(Site(tanh_out_op))
+tanh_out_op._make_entry = _tanh_out_entry
 
 
 tanh_backward_op = define("aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
 _tanh_backward_cache = tanh_backward_op._cache
 
 
-def tanh_backward(grad_output, output):
-    if grad_output.__class__ not in TENSOR_CLASSES:
-        grad_output = as_tensor_arg(grad_output)
-    if output.__class__ not in TENSOR_CLASSES:
-        output = as_tensor_arg(output)
-    keyset = (grad_output._keys | output._keys | _tls.include) & _tls.keep
-    kernel = _tanh_backward_cache.get(keyset) or tanh_backward_op._resolve(keyset)
-    return kernel(keyset, grad_output, output)
+def _tanh_backward_entry(_site):
+    def tanh_backward(grad_output, output):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tanh_backward_op, grad_output, output)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = as_tensor_arg(output)
+            except Overridden:
+                return handle_entry(_site, tanh_backward_op, grad_output, output)
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            kernel = _tanh_backward_cache.get(keyset) or tanh_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, output)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tanh_backward
 
 
-tanh_backward_op._entry = tanh_backward
+tanh_backward = tanh_backward_op._entry = _tanh_backward_entry(Site(tanh_backward_op))
+tanh_backward_op._make_entry = _tanh_backward_entry
 
 
 sigmoid_op = define("aten::sigmoid(Tensor self) -> Tensor")
 _sigmoid_cache = sigmoid_op._cache
 
 
-def sigmoid(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sigmoid_cache.get(keyset) or sigmoid_op._resolve(keyset)
-    return kernel(keyset, self)
+def _sigmoid_entry(_site):
+    def sigmoid(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sigmoid_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sigmoid_cache.get(keyset) or sigmoid_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sigmoid
 
 
-sigmoid_op._entry = sigmoid
+sigmoid = sigmoid_op._entry = _sigmoid_entry(Site(sigmoid_op))
+sigmoid_op._make_entry = _sigmoid_entry
 
 
 sigmoid__op = define("aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)")
 _sigmoid__cache = sigmoid__op._cache
 
 
-def sigmoid_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sigmoid__cache.get(keyset) or sigmoid__op._resolve(keyset)
-    return kernel(keyset, self)
+def _sigmoid__entry(_site):
+    def sigmoid_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sigmoid__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sigmoid__cache.get(keyset) or sigmoid__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sigmoid_
 
 
-sigmoid__op._entry = sigmoid_
+sigmoid_ = sigmoid__op._entry = _sigmoid__entry(Site(sigmoid__op))
+sigmoid__op._make_entry = _sigmoid__entry
 
 
 sigmoid_out_op = define("aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _sigmoid_out_cache = sigmoid_out_op._cache
 
 
-def sigmoid_out(self, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _sigmoid_out_cache.get(keyset) or sigmoid_out_op._resolve(keyset)
-    return kernel(keyset, self, out)
+def _sigmoid_out_entry(_site):
+    def sigmoid_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, sigmoid_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _sigmoid_out_cache.get(keyset) or sigmoid_out_op._resolve(keyset)
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sigmoid_out
 
 
-sigmoid_out_op._entry = sigmoid_out
+sigmoid_out = sigmoid_out_op._entry = _sigmoid_out_entry(Site(sigmoid_out_op))
+sigmoid_out_op._make_entry = _sigmoid_out_entry
 
 
 sigmoid_backward_op = define("aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
 _sigmoid_backward_cache = sigmoid_backward_op._cache
 
 
-def sigmoid_backward(grad_output, output):
-    if grad_output.__class__ not in TENSOR_CLASSES:
-        grad_output = as_tensor_arg(grad_output)
-    if output.__class__ not in TENSOR_CLASSES:
-        output = as_tensor_arg(output)
-    keyset = (grad_output._keys | output._keys | _tls.include) & _tls.keep
-    kernel = _sigmoid_backward_cache.get(keyset) or sigmoid_backward_op._resolve(keyset)
-    return kernel(keyset, grad_output, output)
+def _sigmoid_backward_entry(_site):
+    def sigmoid_backward(grad_output, output):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sigmoid_backward_op, grad_output, output)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = as_tensor_arg(output)
+            except Overridden:
+                return handle_entry(_site, sigmoid_backward_op, grad_output, output)
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            kernel = _sigmoid_backward_cache.get(keyset) or sigmoid_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, output)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sigmoid_backward
 
 
-sigmoid_backward_op._entry = sigmoid_backward
+sigmoid_backward = sigmoid_backward_op._entry = _sigmoid_backward_entry(Site(sigmoid_backward_op))
+sigmoid_backward_op._make_entry = _sigmoid_backward_entry
 
 
 relu_op = define("aten::relu(Tensor self) -> Tensor")
 _relu_cache = relu_op._cache
 
 
-def relu(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _relu_cache.get(keyset) or relu_op._resolve(keyset)
-    return kernel(keyset, self)
+def _relu_entry(_site):
+    def relu(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, relu_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, relu_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _relu_cache.get(keyset) or relu_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return relu
 
 
-relu_op._entry = relu
+relu = relu_op._entry = _relu_entry(Site(relu_op))
+relu_op._make_entry = _relu_entry
 
 
 relu__op = define("aten::relu_(Tensor(a!) self) -> Tensor(a!)")
 _relu__cache = relu__op._cache
 
 
-def relu_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _relu__cache.get(keyset) or relu__op._resolve(keyset)
-    return kernel(keyset, self)
+def _relu__entry(_site):
+    def relu_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, relu__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, relu__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _relu__cache.get(keyset) or relu__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return relu_
 
 
-relu__op._entry = relu_
+relu_ = relu__op._entry = _relu__entry(Site(relu__op))
+relu__op._make_entry = _relu__entry
 
 
 threshold_backward_op = define(
@@ -732,53 +1377,102 @@ threshold_backward_op = define(
 _threshold_backward_cache = threshold_backward_op._cache
 
 
-def threshold_backward(grad_output, self, threshold):
-    if grad_output.__class__ not in TENSOR_CLASSES:
-        grad_output = as_tensor_arg(grad_output)
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(threshold, Tensor):
-        threshold = threshold.item()
-    keyset = (grad_output._keys | self._keys | _tls.include) & _tls.keep
-    kernel = _threshold_backward_cache.get(keyset) or threshold_backward_op._resolve(keyset)
-    return kernel(keyset, grad_output, self, threshold)
+def _threshold_backward_entry(_site):
+    def threshold_backward(grad_output, self, threshold):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(threshold, Tensor):
+                    threshold = threshold.item()
+            except Overridden:
+                return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            kernel = _threshold_backward_cache.get(keyset) or threshold_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, self, threshold)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return threshold_backward
 
 
-threshold_backward_op._entry = threshold_backward
+threshold_backward = threshold_backward_op._entry = _threshold_backward_entry(
+    Site(threshold_backward_op)
+)
+threshold_backward_op._make_entry = _threshold_backward_entry
 
 
 pow_Tensor_Scalar_op = define("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor")
 _pow_Tensor_Scalar_cache = pow_Tensor_Scalar_op._cache
 
 
-def pow_Tensor_Scalar(self, exponent):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(exponent, Tensor):
-        exponent = exponent.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _pow_Tensor_Scalar_cache.get(keyset) or pow_Tensor_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, exponent)
+def _pow_Tensor_Scalar_entry(_site):
+    def pow_Tensor_Scalar(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(exponent, Tensor):
+                    exponent = exponent.item()
+            except Overridden:
+                return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _pow_Tensor_Scalar_cache.get(keyset) or pow_Tensor_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow_Tensor_Scalar
 
 
-pow_Tensor_Scalar_op._entry = pow_Tensor_Scalar
+pow_Tensor_Scalar = pow_Tensor_Scalar_op._entry = _pow_Tensor_Scalar_entry(
+    Site(pow_Tensor_Scalar_op)
+)
+pow_Tensor_Scalar_op._make_entry = _pow_Tensor_Scalar_entry
 
 
 pow__Scalar_op = define("aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")
 _pow__Scalar_cache = pow__Scalar_op._cache
 
 
-def pow__Scalar(self, exponent):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(exponent, Tensor):
-        exponent = exponent.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _pow__Scalar_cache.get(keyset) or pow__Scalar_op._resolve(keyset)
-    return kernel(keyset, self, exponent)
+def _pow__Scalar_entry(_site):
+    def pow__Scalar(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow__Scalar_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(exponent, Tensor):
+                    exponent = exponent.item()
+            except Overridden:
+                return handle_entry(_site, pow__Scalar_op, self, exponent)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _pow__Scalar_cache.get(keyset) or pow__Scalar_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow__Scalar
 
 
-pow__Scalar_op._entry = pow__Scalar
+pow__Scalar = pow__Scalar_op._entry = _pow__Scalar_entry(Site(pow__Scalar_op))
+pow__Scalar_op._make_entry = _pow__Scalar_entry
 
 
 pow_Tensor_Scalar_out_op = define(
@@ -787,162 +1481,318 @@ pow_Tensor_Scalar_out_op = define(
 _pow_Tensor_Scalar_out_cache = pow_Tensor_Scalar_out_op._cache
 
 
-def pow_Tensor_Scalar_out(self, exponent, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(exponent, Tensor):
-        exponent = exponent.item()
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _pow_Tensor_Scalar_out_cache.get(keyset) or pow_Tensor_Scalar_out_op._resolve(keyset)
-    return kernel(keyset, self, exponent, out)
+def _pow_Tensor_Scalar_out_entry(_site):
+    def pow_Tensor_Scalar_out(self, exponent, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(exponent, Tensor):
+                    exponent = exponent.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _pow_Tensor_Scalar_out_cache.get(keyset) or pow_Tensor_Scalar_out_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self, exponent, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow_Tensor_Scalar_out
 
 
-pow_Tensor_Scalar_out_op._entry = pow_Tensor_Scalar_out
+pow_Tensor_Scalar_out = pow_Tensor_Scalar_out_op._entry = _pow_Tensor_Scalar_out_entry(
+    Site(pow_Tensor_Scalar_out_op)
+)
+pow_Tensor_Scalar_out_op._make_entry = _pow_Tensor_Scalar_out_entry
 
 
 pow_Tensor_Tensor_op = define("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
 _pow_Tensor_Tensor_cache = pow_Tensor_Tensor_op._cache
 
 
-def pow_Tensor_Tensor(self, exponent):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if exponent.__class__ not in TENSOR_CLASSES:
-        exponent = as_tensor_arg(exponent)
-    keyset = (self._keys | exponent._keys | _tls.include) & _tls.keep
-    kernel = _pow_Tensor_Tensor_cache.get(keyset) or pow_Tensor_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, exponent)
+def _pow_Tensor_Tensor_entry(_site):
+    def pow_Tensor_Tensor(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = as_tensor_arg(exponent)
+            except Overridden:
+                return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
+            keyset = (self._keys | exponent._keys | include) & _tls.keep
+            kernel = _pow_Tensor_Tensor_cache.get(keyset) or pow_Tensor_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow_Tensor_Tensor
 
 
-pow_Tensor_Tensor_op._entry = pow_Tensor_Tensor
+pow_Tensor_Tensor = pow_Tensor_Tensor_op._entry = _pow_Tensor_Tensor_entry(
+    Site(pow_Tensor_Tensor_op)
+)
+pow_Tensor_Tensor_op._make_entry = _pow_Tensor_Tensor_entry
 
 
 pow_Scalar_op = define("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 _pow_Scalar_cache = pow_Scalar_op._cache
 
 
-def pow_Scalar(self, exponent):
-    if isinstance(self, Tensor):
-        self = self.item()
-    if exponent.__class__ not in TENSOR_CLASSES:
-        exponent = as_tensor_arg(exponent)
-    keyset = (exponent._keys | _tls.include) & _tls.keep
-    kernel = _pow_Scalar_cache.get(keyset) or pow_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, exponent)
+def _pow_Scalar_entry(_site):
+    def pow_Scalar(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Scalar_op, self, exponent)
+            try:
+                if isinstance(self, Tensor):
+                    self = self.item()
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = as_tensor_arg(exponent)
+            except Overridden:
+                return handle_entry(_site, pow_Scalar_op, self, exponent)
+            keyset = (exponent._keys | include) & _tls.keep
+            kernel = _pow_Scalar_cache.get(keyset) or pow_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow_Scalar
 
 
-pow_Scalar_op._entry = pow_Scalar
+pow_Scalar = pow_Scalar_op._entry = _pow_Scalar_entry(Site(pow_Scalar_op))
+pow_Scalar_op._make_entry = _pow_Scalar_entry
 
 
 sqrt_op = define("aten::sqrt(Tensor self) -> Tensor")
 _sqrt_cache = sqrt_op._cache
 
 
-def sqrt(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sqrt_cache.get(keyset) or sqrt_op._resolve(keyset)
-    return kernel(keyset, self)
+def _sqrt_entry(_site):
+    def sqrt(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sqrt_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sqrt_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sqrt_cache.get(keyset) or sqrt_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sqrt
 
 
-sqrt_op._entry = sqrt
+sqrt = sqrt_op._entry = _sqrt_entry(Site(sqrt_op))
+sqrt_op._make_entry = _sqrt_entry
 
 
 sqrt__op = define("aten::sqrt_(Tensor(a!) self) -> Tensor(a!)")
 _sqrt__cache = sqrt__op._cache
 
 
-def sqrt_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sqrt__cache.get(keyset) or sqrt__op._resolve(keyset)
-    return kernel(keyset, self)
+def _sqrt__entry(_site):
+    def sqrt_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sqrt__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sqrt__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sqrt__cache.get(keyset) or sqrt__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sqrt_
 
 
-sqrt__op._entry = sqrt_
+sqrt_ = sqrt__op._entry = _sqrt__entry(Site(sqrt__op))
+sqrt__op._make_entry = _sqrt__entry
 
 
 abs_op = define("aten::abs(Tensor self) -> Tensor")
 _abs_cache = abs_op._cache
 
 
-def abs(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _abs_cache.get(keyset) or abs_op._resolve(keyset)
-    return kernel(keyset, self)
+def _abs_entry(_site):
+    def abs(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, abs_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, abs_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _abs_cache.get(keyset) or abs_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return abs
 
 
-abs_op._entry = abs
+abs = abs_op._entry = _abs_entry(Site(abs_op))
+abs_op._make_entry = _abs_entry
 
 
 abs__op = define("aten::abs_(Tensor(a!) self) -> Tensor(a!)")
 _abs__cache = abs__op._cache
 
 
-def abs_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _abs__cache.get(keyset) or abs__op._resolve(keyset)
-    return kernel(keyset, self)
+def _abs__entry(_site):
+    def abs_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, abs__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, abs__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _abs__cache.get(keyset) or abs__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return abs_
 
 
-abs__op._entry = abs_
+abs_ = abs__op._entry = _abs__entry(Site(abs__op))
+abs__op._make_entry = _abs__entry
 
 
 sgn_op = define("aten::sgn(Tensor self) -> Tensor")
 _sgn_cache = sgn_op._cache
 
 
-def sgn(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sgn_cache.get(keyset) or sgn_op._resolve(keyset)
-    return kernel(keyset, self)
+def _sgn_entry(_site):
+    def sgn(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sgn_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sgn_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sgn_cache.get(keyset) or sgn_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sgn
 
 
-sgn_op._entry = sgn
+sgn = sgn_op._entry = _sgn_entry(Site(sgn_op))
+sgn_op._make_entry = _sgn_entry
 
 
 sign_op = define("aten::sign(Tensor self) -> Tensor")
 _sign_cache = sign_op._cache
 
 
-def sign(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sign_cache.get(keyset) or sign_op._resolve(keyset)
-    return kernel(keyset, self)
+def _sign_entry(_site):
+    def sign(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sign_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sign_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sign_cache.get(keyset) or sign_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sign
 
 
-sign_op._entry = sign
+sign = sign_op._entry = _sign_entry(Site(sign_op))
+sign_op._make_entry = _sign_entry
 
 
 clamp_op = define("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
 _clamp_cache = clamp_op._cache
 
 
-def clamp(self, min=None, max=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(min, Tensor):
-        min = min.item()
-    if isinstance(max, Tensor):
-        max = max.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _clamp_cache.get(keyset) or clamp_op._resolve(keyset)
-    return kernel(keyset, self, min, max)
+def _clamp_entry(_site):
+    def clamp(self, min=None, max=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_op, self, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(min, Tensor):
+                    min = min.item()
+                if isinstance(max, Tensor):
+                    max = max.item()
+            except Overridden:
+                return handle_entry(_site, clamp_op, self, min, max)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clamp_cache.get(keyset) or clamp_op._resolve(keyset)
+            return kernel(keyset, self, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp
 
 
-clamp_op._entry = clamp
+clamp = clamp_op._entry = _clamp_entry(Site(clamp_op))
+clamp_op._make_entry = _clamp_entry
 
 
 clamp__op = define(
@@ -951,19 +1801,34 @@ clamp__op = define(
 _clamp__cache = clamp__op._cache
 
 
-def clamp_(self, min=None, max=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(min, Tensor):
-        min = min.item()
-    if isinstance(max, Tensor):
-        max = max.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _clamp__cache.get(keyset) or clamp__op._resolve(keyset)
-    return kernel(keyset, self, min, max)
+def _clamp__entry(_site):
+    def clamp_(self, min=None, max=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp__op, self, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(min, Tensor):
+                    min = min.item()
+                if isinstance(max, Tensor):
+                    max = max.item()
+            except Overridden:
+                return handle_entry(_site, clamp__op, self, min, max)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clamp__cache.get(keyset) or clamp__op._resolve(keyset)
+            return kernel(keyset, self, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_
 
 
-clamp__op._entry = clamp_
+clamp_ = clamp__op._entry = _clamp__entry(Site(clamp__op))
+clamp__op._make_entry = _clamp__entry
 
 
 clamp_out_op = define(
@@ -972,293 +1837,548 @@ clamp_out_op = define(
 _clamp_out_cache = clamp_out_op._cache
 
 
-def clamp_out(self, min=None, max=None, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(min, Tensor):
-        min = min.item()
-    if isinstance(max, Tensor):
-        max = max.item()
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _clamp_out_cache.get(keyset) or clamp_out_op._resolve(keyset)
-    return kernel(keyset, self, min, max, out)
+def _clamp_out_entry(_site):
+    def clamp_out(self, min=None, max=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_out_op, self, min, max, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(min, Tensor):
+                    min = min.item()
+                if isinstance(max, Tensor):
+                    max = max.item()
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, clamp_out_op, self, min, max, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_out_cache.get(keyset) or clamp_out_op._resolve(keyset)
+            return kernel(keyset, self, min, max, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_out
 
 
-clamp_out_op._entry = clamp_out
+clamp_out = clamp_out_op._entry = _clamp_out_entry(Site(clamp_out_op))
+clamp_out_op._make_entry = _clamp_out_entry
 
 
 maximum_op = define("aten::maximum(Tensor self, Tensor other) -> Tensor")
 _maximum_cache = maximum_op._cache
 
 
-def maximum(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _maximum_cache.get(keyset) or maximum_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _maximum_entry(_site):
+    def maximum(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, maximum_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, maximum_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _maximum_cache.get(keyset) or maximum_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return maximum
 
 
-maximum_op._entry = maximum
+maximum = maximum_op._entry = _maximum_entry(Site(maximum_op))
+maximum_op._make_entry = _maximum_entry
 
 
 where_self_op = define("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
 _where_self_cache = where_self_op._cache
 
 
-def where_self(condition, self, other):
-    if condition.__class__ not in TENSOR_CLASSES:
-        condition = as_tensor_arg(condition)
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (condition._keys | self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _where_self_cache.get(keyset) or where_self_op._resolve(keyset)
-    return kernel(keyset, condition, self, other)
+def _where_self_entry(_site):
+    def where_self(condition, self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, where_self_op, condition, self, other)
+            try:
+                if condition.__class__ not in TENSOR_CLASSES:
+                    condition = as_tensor_arg(condition)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, where_self_op, condition, self, other)
+            keyset = (condition._keys | self._keys | other._keys | include) & _tls.keep
+            kernel = _where_self_cache.get(keyset) or where_self_op._resolve(keyset)
+            return kernel(keyset, condition, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return where_self
 
 
-where_self_op._entry = where_self
+where_self = where_self_op._entry = _where_self_entry(Site(where_self_op))
+where_self_op._make_entry = _where_self_entry
 
 
 eq_Tensor_op = define("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor")
 _eq_Tensor_cache = eq_Tensor_op._cache
 
 
-def eq_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _eq_Tensor_cache.get(keyset) or eq_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _eq_Tensor_entry(_site):
+    def eq_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, eq_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, eq_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _eq_Tensor_cache.get(keyset) or eq_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return eq_Tensor
 
 
-eq_Tensor_op._entry = eq_Tensor
+eq_Tensor = eq_Tensor_op._entry = _eq_Tensor_entry(Site(eq_Tensor_op))
+eq_Tensor_op._make_entry = _eq_Tensor_entry
 
 
 eq_Scalar_op = define("aten::eq.Scalar(Tensor self, Scalar other) -> Tensor")
 _eq_Scalar_cache = eq_Scalar_op._cache
 
 
-def eq_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _eq_Scalar_cache.get(keyset) or eq_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _eq_Scalar_entry(_site):
+    def eq_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, eq_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, eq_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _eq_Scalar_cache.get(keyset) or eq_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return eq_Scalar
 
 
-eq_Scalar_op._entry = eq_Scalar
+eq_Scalar = eq_Scalar_op._entry = _eq_Scalar_entry(Site(eq_Scalar_op))
+eq_Scalar_op._make_entry = _eq_Scalar_entry
 
 
 ne_Tensor_op = define("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor")
 _ne_Tensor_cache = ne_Tensor_op._cache
 
 
-def ne_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _ne_Tensor_cache.get(keyset) or ne_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _ne_Tensor_entry(_site):
+    def ne_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ne_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, ne_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _ne_Tensor_cache.get(keyset) or ne_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ne_Tensor
 
 
-ne_Tensor_op._entry = ne_Tensor
+ne_Tensor = ne_Tensor_op._entry = _ne_Tensor_entry(Site(ne_Tensor_op))
+ne_Tensor_op._make_entry = _ne_Tensor_entry
 
 
 ne_Scalar_op = define("aten::ne.Scalar(Tensor self, Scalar other) -> Tensor")
 _ne_Scalar_cache = ne_Scalar_op._cache
 
 
-def ne_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _ne_Scalar_cache.get(keyset) or ne_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _ne_Scalar_entry(_site):
+    def ne_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ne_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, ne_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ne_Scalar_cache.get(keyset) or ne_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ne_Scalar
 
 
-ne_Scalar_op._entry = ne_Scalar
+ne_Scalar = ne_Scalar_op._entry = _ne_Scalar_entry(Site(ne_Scalar_op))
+ne_Scalar_op._make_entry = _ne_Scalar_entry
 
 
 lt_Tensor_op = define("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor")
 _lt_Tensor_cache = lt_Tensor_op._cache
 
 
-def lt_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _lt_Tensor_cache.get(keyset) or lt_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _lt_Tensor_entry(_site):
+    def lt_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lt_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, lt_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _lt_Tensor_cache.get(keyset) or lt_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lt_Tensor
 
 
-lt_Tensor_op._entry = lt_Tensor
+lt_Tensor = lt_Tensor_op._entry = _lt_Tensor_entry(Site(lt_Tensor_op))
+lt_Tensor_op._make_entry = _lt_Tensor_entry
 
 
 lt_Scalar_op = define("aten::lt.Scalar(Tensor self, Scalar other) -> Tensor")
 _lt_Scalar_cache = lt_Scalar_op._cache
 
 
-def lt_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _lt_Scalar_cache.get(keyset) or lt_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _lt_Scalar_entry(_site):
+    def lt_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lt_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, lt_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _lt_Scalar_cache.get(keyset) or lt_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lt_Scalar
 
 
-lt_Scalar_op._entry = lt_Scalar
+lt_Scalar = lt_Scalar_op._entry = _lt_Scalar_entry(Site(lt_Scalar_op))
+lt_Scalar_op._make_entry = _lt_Scalar_entry
 
 
 le_Tensor_op = define("aten::le.Tensor(Tensor self, Tensor other) -> Tensor")
 _le_Tensor_cache = le_Tensor_op._cache
 
 
-def le_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _le_Tensor_cache.get(keyset) or le_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _le_Tensor_entry(_site):
+    def le_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, le_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, le_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _le_Tensor_cache.get(keyset) or le_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return le_Tensor
 
 
-le_Tensor_op._entry = le_Tensor
+le_Tensor = le_Tensor_op._entry = _le_Tensor_entry(Site(le_Tensor_op))
+le_Tensor_op._make_entry = _le_Tensor_entry
 
 
 le_Scalar_op = define("aten::le.Scalar(Tensor self, Scalar other) -> Tensor")
 _le_Scalar_cache = le_Scalar_op._cache
 
 
-def le_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _le_Scalar_cache.get(keyset) or le_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _le_Scalar_entry(_site):
+    def le_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, le_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, le_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _le_Scalar_cache.get(keyset) or le_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return le_Scalar
 
 
-le_Scalar_op._entry = le_Scalar
+le_Scalar = le_Scalar_op._entry = _le_Scalar_entry(Site(le_Scalar_op))
+le_Scalar_op._make_entry = _le_Scalar_entry
 
 
 gt_Tensor_op = define("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor")
 _gt_Tensor_cache = gt_Tensor_op._cache
 
 
-def gt_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _gt_Tensor_cache.get(keyset) or gt_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _gt_Tensor_entry(_site):
+    def gt_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gt_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, gt_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _gt_Tensor_cache.get(keyset) or gt_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return gt_Tensor
 
 
-gt_Tensor_op._entry = gt_Tensor
+gt_Tensor = gt_Tensor_op._entry = _gt_Tensor_entry(Site(gt_Tensor_op))
+gt_Tensor_op._make_entry = _gt_Tensor_entry
 
 
 gt_Scalar_op = define("aten::gt.Scalar(Tensor self, Scalar other) -> Tensor")
 _gt_Scalar_cache = gt_Scalar_op._cache
 
 
-def gt_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _gt_Scalar_cache.get(keyset) or gt_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _gt_Scalar_entry(_site):
+    def gt_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gt_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, gt_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _gt_Scalar_cache.get(keyset) or gt_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return gt_Scalar
 
 
-gt_Scalar_op._entry = gt_Scalar
+gt_Scalar = gt_Scalar_op._entry = _gt_Scalar_entry(Site(gt_Scalar_op))
+gt_Scalar_op._make_entry = _gt_Scalar_entry
 
 
 ge_Tensor_op = define("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor")
 _ge_Tensor_cache = ge_Tensor_op._cache
 
 
-def ge_Tensor(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _ge_Tensor_cache.get(keyset) or ge_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _ge_Tensor_entry(_site):
+    def ge_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ge_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, ge_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _ge_Tensor_cache.get(keyset) or ge_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ge_Tensor
 
 
-ge_Tensor_op._entry = ge_Tensor
+ge_Tensor = ge_Tensor_op._entry = _ge_Tensor_entry(Site(ge_Tensor_op))
+ge_Tensor_op._make_entry = _ge_Tensor_entry
 
 
 ge_Scalar_op = define("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor")
 _ge_Scalar_cache = ge_Scalar_op._cache
 
 
-def ge_Scalar(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(other, Tensor):
-        other = other.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _ge_Scalar_cache.get(keyset) or ge_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _ge_Scalar_entry(_site):
+    def ge_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ge_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, ge_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ge_Scalar_cache.get(keyset) or ge_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ge_Scalar
 
 
-ge_Scalar_op._entry = ge_Scalar
+ge_Scalar = ge_Scalar_op._entry = _ge_Scalar_entry(Site(ge_Scalar_op))
+ge_Scalar_op._make_entry = _ge_Scalar_entry
 
 
 logical_and_op = define("aten::logical_and(Tensor self, Tensor other) -> Tensor")
 _logical_and_cache = logical_and_op._cache
 
 
-def logical_and(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _logical_and_cache.get(keyset) or logical_and_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _logical_and_entry(_site):
+    def logical_and(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_and_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, logical_and_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _logical_and_cache.get(keyset) or logical_and_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_and
 
 
-logical_and_op._entry = logical_and
+logical_and = logical_and_op._entry = _logical_and_entry(Site(logical_and_op))
+logical_and_op._make_entry = _logical_and_entry
 
 
 sum_op = define("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 _sum_cache = sum_op._cache
 
 
-def sum(self, *, dtype=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sum_cache.get(keyset) or sum_op._resolve(keyset)
-    return kernel(keyset, self, dtype)
+def _sum_entry(_site):
+    def sum(self, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sum_op, self, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, sum_op, self, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sum_cache.get(keyset) or sum_op._resolve(keyset)
+            return kernel(keyset, self, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sum
 
 
-sum_op._entry = sum
+sum = sum_op._entry = _sum_entry(Site(sum_op))
+sum_op._make_entry = _sum_entry
 
 
 sum_dim_IntList_op = define(
@@ -1267,32 +2387,62 @@ sum_dim_IntList_op = define(
 _sum_dim_IntList_cache = sum_dim_IntList_op._cache
 
 
-def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim is not None:
-        dim = int_list(dim, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _sum_dim_IntList_cache.get(keyset) or sum_dim_IntList_op._resolve(keyset)
-    return kernel(keyset, self, dim, keepdim, dtype)
+def _sum_dim_IntList_entry(_site):
+    def sum_dim_IntList(self, dim, keepdim=False, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim is not None:
+                    dim = int_list(dim, 1)
+            except Overridden:
+                return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sum_dim_IntList_cache.get(keyset) or sum_dim_IntList_op._resolve(keyset)
+            return kernel(keyset, self, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sum_dim_IntList
 
 
-sum_dim_IntList_op._entry = sum_dim_IntList
+sum_dim_IntList = sum_dim_IntList_op._entry = _sum_dim_IntList_entry(Site(sum_dim_IntList_op))
+sum_dim_IntList_op._make_entry = _sum_dim_IntList_entry
 
 
 mean_op = define("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 _mean_cache = mean_op._cache
 
 
-def mean(self, *, dtype=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _mean_cache.get(keyset) or mean_op._resolve(keyset)
-    return kernel(keyset, self, dtype)
+def _mean_entry(_site):
+    def mean(self, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mean_op, self, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, mean_op, self, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mean_cache.get(keyset) or mean_op._resolve(keyset)
+            return kernel(keyset, self, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mean
 
 
-mean_op._entry = mean
+mean = mean_op._entry = _mean_entry(Site(mean_op))
+mean_op._make_entry = _mean_entry
 
 
 mean_dim_op = define(
@@ -1301,219 +2451,414 @@ mean_dim_op = define(
 _mean_dim_cache = mean_dim_op._cache
 
 
-def mean_dim(self, dim, keepdim=False, *, dtype=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim is not None:
-        dim = int_list(dim, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _mean_dim_cache.get(keyset) or mean_dim_op._resolve(keyset)
-    return kernel(keyset, self, dim, keepdim, dtype)
+def _mean_dim_entry(_site):
+    def mean_dim(self, dim, keepdim=False, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim is not None:
+                    dim = int_list(dim, 1)
+            except Overridden:
+                return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mean_dim_cache.get(keyset) or mean_dim_op._resolve(keyset)
+            return kernel(keyset, self, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mean_dim
 
 
-mean_dim_op._entry = mean_dim
+mean_dim = mean_dim_op._entry = _mean_dim_entry(Site(mean_dim_op))
+mean_dim_op._make_entry = _mean_dim_entry
 
 
 mm_op = define("aten::mm(Tensor self, Tensor mat2) -> Tensor")
 _mm_cache = mm_op._cache
 
 
-def mm(self, mat2):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if mat2.__class__ not in TENSOR_CLASSES:
-        mat2 = as_tensor_arg(mat2)
-    keyset = (self._keys | mat2._keys | _tls.include) & _tls.keep
-    kernel = _mm_cache.get(keyset) or mm_op._resolve(keyset)
-    return kernel(keyset, self, mat2)
+def _mm_entry(_site):
+    def mm(self, mat2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mm_op, self, mat2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = as_tensor_arg(mat2)
+            except Overridden:
+                return handle_entry(_site, mm_op, self, mat2)
+            keyset = (self._keys | mat2._keys | include) & _tls.keep
+            kernel = _mm_cache.get(keyset) or mm_op._resolve(keyset)
+            return kernel(keyset, self, mat2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mm
 
 
-mm_op._entry = mm
+mm = mm_op._entry = _mm_entry(Site(mm_op))
+mm_op._make_entry = _mm_entry
 
 
 mm_out_op = define("aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)")
 _mm_out_cache = mm_out_op._cache
 
 
-def mm_out(self, mat2, *, out):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if mat2.__class__ not in TENSOR_CLASSES:
-        mat2 = as_tensor_arg(mat2)
-    if out.__class__ not in TENSOR_CLASSES:
-        out = as_tensor_arg(out)
-    keyset = (self._keys | mat2._keys | out._keys | _tls.include) & _tls.keep
-    kernel = _mm_out_cache.get(keyset) or mm_out_op._resolve(keyset)
-    return kernel(keyset, self, mat2, out)
+def _mm_out_entry(_site):
+    def mm_out(self, mat2, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mm_out_op, self, mat2, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = as_tensor_arg(mat2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, mm_out_op, self, mat2, out)
+            keyset = (self._keys | mat2._keys | out._keys | include) & _tls.keep
+            kernel = _mm_out_cache.get(keyset) or mm_out_op._resolve(keyset)
+            return kernel(keyset, self, mat2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mm_out
 
 
-mm_out_op._entry = mm_out
+mm_out = mm_out_op._entry = _mm_out_entry(Site(mm_out_op))
+mm_out_op._make_entry = _mm_out_entry
 
 
 bmm_op = define("aten::bmm(Tensor self, Tensor mat2) -> Tensor")
 _bmm_cache = bmm_op._cache
 
 
-def bmm(self, mat2):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if mat2.__class__ not in TENSOR_CLASSES:
-        mat2 = as_tensor_arg(mat2)
-    keyset = (self._keys | mat2._keys | _tls.include) & _tls.keep
-    kernel = _bmm_cache.get(keyset) or bmm_op._resolve(keyset)
-    return kernel(keyset, self, mat2)
+def _bmm_entry(_site):
+    def bmm(self, mat2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bmm_op, self, mat2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = as_tensor_arg(mat2)
+            except Overridden:
+                return handle_entry(_site, bmm_op, self, mat2)
+            keyset = (self._keys | mat2._keys | include) & _tls.keep
+            kernel = _bmm_cache.get(keyset) or bmm_op._resolve(keyset)
+            return kernel(keyset, self, mat2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bmm
 
 
-bmm_op._entry = bmm
+bmm = bmm_op._entry = _bmm_entry(Site(bmm_op))
+bmm_op._make_entry = _bmm_entry
 
 
 dot_op = define("aten::dot(Tensor self, Tensor tensor) -> Tensor")
 _dot_cache = dot_op._cache
 
 
-def dot(self, tensor):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if tensor.__class__ not in TENSOR_CLASSES:
-        tensor = as_tensor_arg(tensor)
-    keyset = (self._keys | tensor._keys | _tls.include) & _tls.keep
-    kernel = _dot_cache.get(keyset) or dot_op._resolve(keyset)
-    return kernel(keyset, self, tensor)
+def _dot_entry(_site):
+    def dot(self, tensor):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dot_op, self, tensor)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if tensor.__class__ not in TENSOR_CLASSES:
+                    tensor = as_tensor_arg(tensor)
+            except Overridden:
+                return handle_entry(_site, dot_op, self, tensor)
+            keyset = (self._keys | tensor._keys | include) & _tls.keep
+            kernel = _dot_cache.get(keyset) or dot_op._resolve(keyset)
+            return kernel(keyset, self, tensor)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dot
 
 
-dot_op._entry = dot
+dot = dot_op._entry = _dot_entry(Site(dot_op))
+dot_op._make_entry = _dot_entry
 
 
 mv_op = define("aten::mv(Tensor self, Tensor vec) -> Tensor")
 _mv_cache = mv_op._cache
 
 
-def mv(self, vec):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if vec.__class__ not in TENSOR_CLASSES:
-        vec = as_tensor_arg(vec)
-    keyset = (self._keys | vec._keys | _tls.include) & _tls.keep
-    kernel = _mv_cache.get(keyset) or mv_op._resolve(keyset)
-    return kernel(keyset, self, vec)
+def _mv_entry(_site):
+    def mv(self, vec):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mv_op, self, vec)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if vec.__class__ not in TENSOR_CLASSES:
+                    vec = as_tensor_arg(vec)
+            except Overridden:
+                return handle_entry(_site, mv_op, self, vec)
+            keyset = (self._keys | vec._keys | include) & _tls.keep
+            kernel = _mv_cache.get(keyset) or mv_op._resolve(keyset)
+            return kernel(keyset, self, vec)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mv
 
 
-mv_op._entry = mv
+mv = mv_op._entry = _mv_entry(Site(mv_op))
+mv_op._make_entry = _mv_entry
 
 
 matmul_op = define("aten::matmul(Tensor self, Tensor other) -> Tensor")
 _matmul_cache = matmul_op._cache
 
 
-def matmul(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _matmul_cache.get(keyset) or matmul_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _matmul_entry(_site):
+    def matmul(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, matmul_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, matmul_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _matmul_cache.get(keyset) or matmul_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return matmul
 
 
-matmul_op._entry = matmul
+matmul = matmul_op._entry = _matmul_entry(Site(matmul_op))
+matmul_op._make_entry = _matmul_entry
 
 
 t_op = define("aten::t(Tensor(a) self) -> Tensor(a)")
 _t_cache = t_op._cache
 
 
-def t(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _t_cache.get(keyset) or t_op._resolve(keyset)
-    return kernel(keyset, self)
+def _t_entry(_site):
+    def t(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, t_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, t_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _t_cache.get(keyset) or t_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return t
 
 
-t_op._entry = t
+t = t_op._entry = _t_entry(Site(t_op))
+t_op._make_entry = _t_entry
 
 
 transpose_int_op = define("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
 _transpose_int_cache = transpose_int_op._cache
 
 
-def transpose_int(self, dim0, dim1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim0.__class__ is not int:
-        dim0 = as_int(dim0)
-    if dim1.__class__ is not int:
-        dim1 = as_int(dim1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _transpose_int_cache.get(keyset) or transpose_int_op._resolve(keyset)
-    return kernel(keyset, self, dim0, dim1)
+def _transpose_int_entry(_site):
+    def transpose_int(self, dim0, dim1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, transpose_int_op, self, dim0, dim1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim0.__class__ is not int:
+                    dim0 = as_int(dim0)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+            except Overridden:
+                return handle_entry(_site, transpose_int_op, self, dim0, dim1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _transpose_int_cache.get(keyset) or transpose_int_op._resolve(keyset)
+            return kernel(keyset, self, dim0, dim1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return transpose_int
 
 
-transpose_int_op._entry = transpose_int
+transpose_int = transpose_int_op._entry = _transpose_int_entry(Site(transpose_int_op))
+transpose_int_op._make_entry = _transpose_int_entry
 
 
 permute_op = define("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")
 _permute_cache = permute_op._cache
 
 
-def permute(self, dims):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    dims = int_list(dims, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _permute_cache.get(keyset) or permute_op._resolve(keyset)
-    return kernel(keyset, self, dims)
+def _permute_entry(_site):
+    def permute(self, dims):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, permute_op, self, dims)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                dims = int_list(dims, 1)
+            except Overridden:
+                return handle_entry(_site, permute_op, self, dims)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _permute_cache.get(keyset) or permute_op._resolve(keyset)
+            return kernel(keyset, self, dims)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return permute
 
 
-permute_op._entry = permute
+permute = permute_op._entry = _permute_entry(Site(permute_op))
+permute_op._make_entry = _permute_entry
 
 
 view_op = define("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
 _view_cache = view_op._cache
 
 
-def view(self, size):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    size = int_list(size, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _view_cache.get(keyset) or view_op._resolve(keyset)
-    return kernel(keyset, self, size)
+def _view_entry(_site):
+    def view(self, size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, view_op, self, size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(_site, view_op, self, size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _view_cache.get(keyset) or view_op._resolve(keyset)
+            return kernel(keyset, self, size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return view
 
 
-view_op._entry = view
+view = view_op._entry = _view_entry(Site(view_op))
+view_op._make_entry = _view_entry
 
 
 _unsafe_view_op = define("aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
 __unsafe_view_cache = _unsafe_view_op._cache
 
 
-def _unsafe_view(self, size):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    size = int_list(size, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = __unsafe_view_cache.get(keyset) or _unsafe_view_op._resolve(keyset)
-    return kernel(keyset, self, size)
+def __unsafe_view_entry(_site):
+    def _unsafe_view(self, size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _unsafe_view_op, self, size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(_site, _unsafe_view_op, self, size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __unsafe_view_cache.get(keyset) or _unsafe_view_op._resolve(keyset)
+            return kernel(keyset, self, size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _unsafe_view
 
 
-_unsafe_view_op._entry = _unsafe_view
+_unsafe_view = _unsafe_view_op._entry = __unsafe_view_entry(Site(_unsafe_view_op))
+_unsafe_view_op._make_entry = __unsafe_view_entry
 
 
 reshape_op = define("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
 _reshape_cache = reshape_op._cache
 
 
-def reshape(self, shape):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    shape = int_list(shape, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _reshape_cache.get(keyset) or reshape_op._resolve(keyset)
-    return kernel(keyset, self, shape)
+def _reshape_entry(_site):
+    def reshape(self, shape):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reshape_op, self, shape)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                shape = int_list(shape, 1)
+            except Overridden:
+                return handle_entry(_site, reshape_op, self, shape)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _reshape_cache.get(keyset) or reshape_op._resolve(keyset)
+            return kernel(keyset, self, shape)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reshape
 
 
-reshape_op._entry = reshape
+reshape = reshape_op._entry = _reshape_entry(Site(reshape_op))
+reshape_op._make_entry = _reshape_entry
 
 
 flatten_using_ints_op = define(
@@ -1522,19 +2867,36 @@ flatten_using_ints_op = define(
 _flatten_using_ints_cache = flatten_using_ints_op._cache
 
 
-def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if start_dim.__class__ is not int:
-        start_dim = as_int(start_dim)
-    if end_dim.__class__ is not int:
-        end_dim = as_int(end_dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _flatten_using_ints_cache.get(keyset) or flatten_using_ints_op._resolve(keyset)
-    return kernel(keyset, self, start_dim, end_dim)
+def _flatten_using_ints_entry(_site):
+    def flatten_using_ints(self, start_dim=0, end_dim=-1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if start_dim.__class__ is not int:
+                    start_dim = as_int(start_dim)
+                if end_dim.__class__ is not int:
+                    end_dim = as_int(end_dim)
+            except Overridden:
+                return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _flatten_using_ints_cache.get(keyset) or flatten_using_ints_op._resolve(keyset)
+            return kernel(keyset, self, start_dim, end_dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return flatten_using_ints
 
 
-flatten_using_ints_op._entry = flatten_using_ints
+flatten_using_ints = flatten_using_ints_op._entry = _flatten_using_ints_entry(
+    Site(flatten_using_ints_op)
+)
+flatten_using_ints_op._make_entry = _flatten_using_ints_entry
 
 
 expand_op = define(
@@ -1543,184 +2905,349 @@ expand_op = define(
 _expand_cache = expand_op._cache
 
 
-def expand(self, size, *, implicit=False):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    size = int_list(size, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _expand_cache.get(keyset) or expand_op._resolve(keyset)
-    return kernel(keyset, self, size, implicit)
+def _expand_entry(_site):
+    def expand(self, size, *, implicit=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expand_op, self, size, implicit)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(_site, expand_op, self, size, implicit)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _expand_cache.get(keyset) or expand_op._resolve(keyset)
+            return kernel(keyset, self, size, implicit)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return expand
 
 
-expand_op._entry = expand
+expand = expand_op._entry = _expand_entry(Site(expand_op))
+expand_op._make_entry = _expand_entry
 
 
 expand_as_op = define("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)")
 _expand_as_cache = expand_as_op._cache
 
 
-def expand_as(self, other):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if other.__class__ not in TENSOR_CLASSES:
-        other = as_tensor_arg(other)
-    keyset = (self._keys | other._keys | _tls.include) & _tls.keep
-    kernel = _expand_as_cache.get(keyset) or expand_as_op._resolve(keyset)
-    return kernel(keyset, self, other)
+def _expand_as_entry(_site):
+    def expand_as(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expand_as_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, expand_as_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _expand_as_cache.get(keyset) or expand_as_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return expand_as
 
 
-expand_as_op._entry = expand_as
+expand_as = expand_as_op._entry = _expand_as_entry(Site(expand_as_op))
+expand_as_op._make_entry = _expand_as_entry
 
 
 unsqueeze_op = define("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
 _unsqueeze_cache = unsqueeze_op._cache
 
 
-def unsqueeze(self, dim):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _unsqueeze_cache.get(keyset) or unsqueeze_op._resolve(keyset)
-    return kernel(keyset, self, dim)
+def _unsqueeze_entry(_site):
+    def unsqueeze(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unsqueeze_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, unsqueeze_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unsqueeze_cache.get(keyset) or unsqueeze_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unsqueeze
 
 
-unsqueeze_op._entry = unsqueeze
+unsqueeze = unsqueeze_op._entry = _unsqueeze_entry(Site(unsqueeze_op))
+unsqueeze_op._make_entry = _unsqueeze_entry
 
 
 squeeze_op = define("aten::squeeze(Tensor(a) self) -> Tensor(a)")
 _squeeze_cache = squeeze_op._cache
 
 
-def squeeze(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _squeeze_cache.get(keyset) or squeeze_op._resolve(keyset)
-    return kernel(keyset, self)
+def _squeeze_entry(_site):
+    def squeeze(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, squeeze_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze_cache.get(keyset) or squeeze_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze
 
 
-squeeze_op._entry = squeeze
+squeeze = squeeze_op._entry = _squeeze_entry(Site(squeeze_op))
+squeeze_op._make_entry = _squeeze_entry
 
 
 squeeze_dim_op = define("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
 _squeeze_dim_cache = squeeze_dim_op._cache
 
 
-def squeeze_dim(self, dim):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _squeeze_dim_cache.get(keyset) or squeeze_dim_op._resolve(keyset)
-    return kernel(keyset, self, dim)
+def _squeeze_dim_entry(_site):
+    def squeeze_dim(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_dim_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, squeeze_dim_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze_dim_cache.get(keyset) or squeeze_dim_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_dim
 
 
-squeeze_dim_op._entry = squeeze_dim
+squeeze_dim = squeeze_dim_op._entry = _squeeze_dim_entry(Site(squeeze_dim_op))
+squeeze_dim_op._make_entry = _squeeze_dim_entry
 
 
 squeeze__op = define("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)")
 _squeeze__cache = squeeze__op._cache
 
 
-def squeeze_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _squeeze__cache.get(keyset) or squeeze__op._resolve(keyset)
-    return kernel(keyset, self)
+def _squeeze__entry(_site):
+    def squeeze_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, squeeze__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze__cache.get(keyset) or squeeze__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_
 
 
-squeeze__op._entry = squeeze_
+squeeze_ = squeeze__op._entry = _squeeze__entry(Site(squeeze__op))
+squeeze__op._make_entry = _squeeze__entry
 
 
 squeeze__dim_op = define("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)")
 _squeeze__dim_cache = squeeze__dim_op._cache
 
 
-def squeeze__dim(self, dim):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _squeeze__dim_cache.get(keyset) or squeeze__dim_op._resolve(keyset)
-    return kernel(keyset, self, dim)
+def _squeeze__dim_entry(_site):
+    def squeeze__dim(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze__dim_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, squeeze__dim_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze__dim_cache.get(keyset) or squeeze__dim_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze__dim
 
 
-squeeze__dim_op._entry = squeeze__dim
+squeeze__dim = squeeze__dim_op._entry = _squeeze__dim_entry(Site(squeeze__dim_op))
+squeeze__dim_op._make_entry = _squeeze__dim_entry
 
 
 unsqueeze__op = define("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)")
 _unsqueeze__cache = unsqueeze__op._cache
 
 
-def unsqueeze_(self, dim):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _unsqueeze__cache.get(keyset) or unsqueeze__op._resolve(keyset)
-    return kernel(keyset, self, dim)
+def _unsqueeze__entry(_site):
+    def unsqueeze_(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unsqueeze__op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, unsqueeze__op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unsqueeze__cache.get(keyset) or unsqueeze__op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unsqueeze_
 
 
-unsqueeze__op._entry = unsqueeze_
+unsqueeze_ = unsqueeze__op._entry = _unsqueeze__entry(Site(unsqueeze__op))
+unsqueeze__op._make_entry = _unsqueeze__entry
 
 
 t__op = define("aten::t_(Tensor(a!) self) -> Tensor(a!)")
 _t__cache = t__op._cache
 
 
-def t_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _t__cache.get(keyset) or t__op._resolve(keyset)
-    return kernel(keyset, self)
+def _t__entry(_site):
+    def t_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, t__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, t__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _t__cache.get(keyset) or t__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return t_
 
 
-t__op._entry = t_
+t_ = t__op._entry = _t__entry(Site(t__op))
+t__op._make_entry = _t__entry
 
 
 transpose__op = define("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
 _transpose__cache = transpose__op._cache
 
 
-def transpose_(self, dim0, dim1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim0.__class__ is not int:
-        dim0 = as_int(dim0)
-    if dim1.__class__ is not int:
-        dim1 = as_int(dim1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _transpose__cache.get(keyset) or transpose__op._resolve(keyset)
-    return kernel(keyset, self, dim0, dim1)
+def _transpose__entry(_site):
+    def transpose_(self, dim0, dim1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, transpose__op, self, dim0, dim1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim0.__class__ is not int:
+                    dim0 = as_int(dim0)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+            except Overridden:
+                return handle_entry(_site, transpose__op, self, dim0, dim1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _transpose__cache.get(keyset) or transpose__op._resolve(keyset)
+            return kernel(keyset, self, dim0, dim1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return transpose_
 
 
-transpose__op._entry = transpose_
+transpose_ = transpose__op._entry = _transpose__entry(Site(transpose__op))
+transpose__op._make_entry = _transpose__entry
 
 
 select_int_op = define("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
 _select_int_cache = select_int_op._cache
 
 
-def select_int(self, dim, index):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    if index.__class__ is not int:
-        index = as_int(index)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _select_int_cache.get(keyset) or select_int_op._resolve(keyset)
-    return kernel(keyset, self, dim, index)
+def _select_int_entry(_site):
+    def select_int(self, dim, index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_int_op, self, dim, index)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if index.__class__ is not int:
+                    index = as_int(index)
+            except Overridden:
+                return handle_entry(_site, select_int_op, self, dim, index)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _select_int_cache.get(keyset) or select_int_op._resolve(keyset)
+            return kernel(keyset, self, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return select_int
 
 
-select_int_op._entry = select_int
+select_int = select_int_op._entry = _select_int_entry(Site(select_int_op))
+select_int_op._make_entry = _select_int_entry
 
 
 select_backward_op = define(
@@ -1729,20 +3256,35 @@ select_backward_op = define(
 _select_backward_cache = select_backward_op._cache
 
 
-def select_backward(grad_output, input_sizes, dim, index):
-    if grad_output.__class__ not in TENSOR_CLASSES:
-        grad_output = as_tensor_arg(grad_output)
-    input_sizes = int_list(input_sizes, 1)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    if index.__class__ is not int:
-        index = as_int(index)
-    keyset = (grad_output._keys | _tls.include) & _tls.keep
-    kernel = _select_backward_cache.get(keyset) or select_backward_op._resolve(keyset)
-    return kernel(keyset, grad_output, input_sizes, dim, index)
+def _select_backward_entry(_site):
+    def select_backward(grad_output, input_sizes, dim, index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                input_sizes = int_list(input_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if index.__class__ is not int:
+                    index = as_int(index)
+            except Overridden:
+                return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
+            keyset = (grad_output._keys | include) & _tls.keep
+            kernel = _select_backward_cache.get(keyset) or select_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, input_sizes, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return select_backward
 
 
-select_backward_op._entry = select_backward
+select_backward = select_backward_op._entry = _select_backward_entry(Site(select_backward_op))
+select_backward_op._make_entry = _select_backward_entry
 
 
 slice_Tensor_op = define(
@@ -1751,23 +3293,38 @@ slice_Tensor_op = define(
 _slice_Tensor_cache = slice_Tensor_op._cache
 
 
-def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    if start is not None and start.__class__ is not int:
-        start = as_int(start)
-    if end is not None and end.__class__ is not int:
-        end = as_int(end)
-    if step.__class__ is not int:
-        step = as_int(step)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _slice_Tensor_cache.get(keyset) or slice_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, dim, start, end, step)
+def _slice_Tensor_entry(_site):
+    def slice_Tensor(self, dim=0, start=None, end=None, step=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if start is not None and start.__class__ is not int:
+                    start = as_int(start)
+                if end is not None and end.__class__ is not int:
+                    end = as_int(end)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _slice_Tensor_cache.get(keyset) or slice_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, dim, start, end, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_Tensor
 
 
-slice_Tensor_op._entry = slice_Tensor
+slice_Tensor = slice_Tensor_op._entry = _slice_Tensor_entry(Site(slice_Tensor_op))
+slice_Tensor_op._make_entry = _slice_Tensor_entry
 
 
 slice_backward_op = define(
@@ -1776,24 +3333,43 @@ slice_backward_op = define(
 _slice_backward_cache = slice_backward_op._cache
 
 
-def slice_backward(grad_output, input_sizes, dim, start, end, step):
-    if grad_output.__class__ not in TENSOR_CLASSES:
-        grad_output = as_tensor_arg(grad_output)
-    input_sizes = int_list(input_sizes, 1)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    if start.__class__ is not int:
-        start = as_int(start)
-    if end.__class__ is not int:
-        end = as_int(end)
-    if step.__class__ is not int:
-        step = as_int(step)
-    keyset = (grad_output._keys | _tls.include) & _tls.keep
-    kernel = _slice_backward_cache.get(keyset) or slice_backward_op._resolve(keyset)
-    return kernel(keyset, grad_output, input_sizes, dim, start, end, step)
+def _slice_backward_entry(_site):
+    def slice_backward(grad_output, input_sizes, dim, start, end, step):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                input_sizes = int_list(input_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if start.__class__ is not int:
+                    start = as_int(start)
+                if end.__class__ is not int:
+                    end = as_int(end)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(
+                    _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            kernel = _slice_backward_cache.get(keyset) or slice_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, input_sizes, dim, start, end, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_backward
 
 
-slice_backward_op._entry = slice_backward
+slice_backward = slice_backward_op._entry = _slice_backward_entry(Site(slice_backward_op))
+slice_backward_op._make_entry = _slice_backward_entry
 
 
 as_strided_op = define(
@@ -1802,19 +3378,34 @@ as_strided_op = define(
 _as_strided_cache = as_strided_op._cache
 
 
-def as_strided(self, size, stride, storage_offset=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    size = int_list(size, 1)
-    stride = int_list(stride, 1)
-    if storage_offset is not None and storage_offset.__class__ is not int:
-        storage_offset = as_int(storage_offset)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _as_strided_cache.get(keyset) or as_strided_op._resolve(keyset)
-    return kernel(keyset, self, size, stride, storage_offset)
+def _as_strided_entry(_site):
+    def as_strided(self, size, stride, storage_offset=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+                stride = int_list(stride, 1)
+                if storage_offset is not None and storage_offset.__class__ is not int:
+                    storage_offset = as_int(storage_offset)
+            except Overridden:
+                return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _as_strided_cache.get(keyset) or as_strided_op._resolve(keyset)
+            return kernel(keyset, self, size, stride, storage_offset)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return as_strided
 
 
-as_strided_op._entry = as_strided
+as_strided = as_strided_op._entry = _as_strided_entry(Site(as_strided_op))
+as_strided_op._make_entry = _as_strided_entry
 
 
 diagonal_op = define(
@@ -1823,21 +3414,36 @@ diagonal_op = define(
 _diagonal_cache = diagonal_op._cache
 
 
-def diagonal(self, offset=0, dim1=0, dim2=1):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if offset.__class__ is not int:
-        offset = as_int(offset)
-    if dim1.__class__ is not int:
-        dim1 = as_int(dim1)
-    if dim2.__class__ is not int:
-        dim2 = as_int(dim2)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _diagonal_cache.get(keyset) or diagonal_op._resolve(keyset)
-    return kernel(keyset, self, offset, dim1, dim2)
+def _diagonal_entry(_site):
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if offset.__class__ is not int:
+                    offset = as_int(offset)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+                if dim2.__class__ is not int:
+                    dim2 = as_int(dim2)
+            except Overridden:
+                return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _diagonal_cache.get(keyset) or diagonal_op._resolve(keyset)
+            return kernel(keyset, self, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal
 
 
-diagonal_op._entry = diagonal
+diagonal = diagonal_op._entry = _diagonal_entry(Site(diagonal_op))
+diagonal_op._make_entry = _diagonal_entry
 
 
 diagonal_backward_op = define(
@@ -1846,43 +3452,79 @@ diagonal_backward_op = define(
 _diagonal_backward_cache = diagonal_backward_op._cache
 
 
-def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
-    if grad_output.__class__ not in TENSOR_CLASSES:
-        grad_output = as_tensor_arg(grad_output)
-    input_sizes = int_list(input_sizes, 1)
-    if offset.__class__ is not int:
-        offset = as_int(offset)
-    if dim1.__class__ is not int:
-        dim1 = as_int(dim1)
-    if dim2.__class__ is not int:
-        dim2 = as_int(dim2)
-    keyset = (grad_output._keys | _tls.include) & _tls.keep
-    kernel = _diagonal_backward_cache.get(keyset) or diagonal_backward_op._resolve(keyset)
-    return kernel(keyset, grad_output, input_sizes, offset, dim1, dim2)
+def _diagonal_backward_entry(_site):
+    def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = as_tensor_arg(grad_output)
+                input_sizes = int_list(input_sizes, 1)
+                if offset.__class__ is not int:
+                    offset = as_int(offset)
+                if dim1.__class__ is not int:
+                    dim1 = as_int(dim1)
+                if dim2.__class__ is not int:
+                    dim2 = as_int(dim2)
+            except Overridden:
+                return handle_entry(
+                    _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            kernel = _diagonal_backward_cache.get(keyset) or diagonal_backward_op._resolve(keyset)
+            return kernel(keyset, grad_output, input_sizes, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal_backward
 
 
-diagonal_backward_op._entry = diagonal_backward
+diagonal_backward = diagonal_backward_op._entry = _diagonal_backward_entry(
+    Site(diagonal_backward_op)
+)
+diagonal_backward_op._make_entry = _diagonal_backward_entry
 
 
 unfold_op = define("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)")
 _unfold_cache = unfold_op._cache
 
 
-def unfold(self, dimension, size, step):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dimension.__class__ is not int:
-        dimension = as_int(dimension)
-    if size.__class__ is not int:
-        size = as_int(size)
-    if step.__class__ is not int:
-        step = as_int(step)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _unfold_cache.get(keyset) or unfold_op._resolve(keyset)
-    return kernel(keyset, self, dimension, size, step)
+def _unfold_entry(_site):
+    def unfold(self, dimension, size, step):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unfold_op, self, dimension, size, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dimension.__class__ is not int:
+                    dimension = as_int(dimension)
+                if size.__class__ is not int:
+                    size = as_int(size)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(_site, unfold_op, self, dimension, size, step)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unfold_cache.get(keyset) or unfold_op._resolve(keyset)
+            return kernel(keyset, self, dimension, size, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unfold
 
 
-unfold_op._entry = unfold
+unfold = unfold_op._entry = _unfold_entry(Site(unfold_op))
+unfold_op._make_entry = _unfold_entry
 
 
 unfold_backward_op = define(
@@ -1891,39 +3533,73 @@ unfold_backward_op = define(
 _unfold_backward_cache = unfold_backward_op._cache
 
 
-def unfold_backward(grad_in, input_sizes, dim, size, step):
-    if grad_in.__class__ not in TENSOR_CLASSES:
-        grad_in = as_tensor_arg(grad_in)
-    input_sizes = int_list(input_sizes, 1)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    if size.__class__ is not int:
-        size = as_int(size)
-    if step.__class__ is not int:
-        step = as_int(step)
-    keyset = (grad_in._keys | _tls.include) & _tls.keep
-    kernel = _unfold_backward_cache.get(keyset) or unfold_backward_op._resolve(keyset)
-    return kernel(keyset, grad_in, input_sizes, dim, size, step)
+def _unfold_backward_entry(_site):
+    def unfold_backward(grad_in, input_sizes, dim, size, step):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, unfold_backward_op, grad_in, input_sizes, dim, size, step
+                )
+            try:
+                if grad_in.__class__ not in TENSOR_CLASSES:
+                    grad_in = as_tensor_arg(grad_in)
+                input_sizes = int_list(input_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if size.__class__ is not int:
+                    size = as_int(size)
+                if step.__class__ is not int:
+                    step = as_int(step)
+            except Overridden:
+                return handle_entry(
+                    _site, unfold_backward_op, grad_in, input_sizes, dim, size, step
+                )
+            keyset = (grad_in._keys | include) & _tls.keep
+            kernel = _unfold_backward_cache.get(keyset) or unfold_backward_op._resolve(keyset)
+            return kernel(keyset, grad_in, input_sizes, dim, size, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unfold_backward
 
 
-unfold_backward_op._entry = unfold_backward
+unfold_backward = unfold_backward_op._entry = _unfold_backward_entry(Site(unfold_backward_op))
+unfold_backward_op._make_entry = _unfold_backward_entry
 
 
 unbind_int_op = define("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 _unbind_int_cache = unbind_int_op._cache
 
 
-def unbind_int(self, dim=0):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _unbind_int_cache.get(keyset) or unbind_int_op._resolve(keyset)
-    return kernel(keyset, self, dim)
+def _unbind_int_entry(_site):
+    def unbind_int(self, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unbind_int_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, unbind_int_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unbind_int_cache.get(keyset) or unbind_int_op._resolve(keyset)
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unbind_int
 
 
-unbind_int_op._entry = unbind_int
+unbind_int = unbind_int_op._entry = _unbind_int_entry(Site(unbind_int_op))
+unbind_int_op._make_entry = _unbind_int_entry
 
 
 split_Tensor_op = define(
@@ -1932,19 +3608,34 @@ split_Tensor_op = define(
 _split_Tensor_cache = split_Tensor_op._cache
 
 
-def split_Tensor(self, split_size, dim=0):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if split_size.__class__ is not int:
-        split_size = as_int(split_size)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _split_Tensor_cache.get(keyset) or split_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, split_size, dim)
+def _split_Tensor_entry(_site):
+    def split_Tensor(self, split_size, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, split_Tensor_op, self, split_size, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if split_size.__class__ is not int:
+                    split_size = as_int(split_size)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, split_Tensor_op, self, split_size, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _split_Tensor_cache.get(keyset) or split_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, split_size, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return split_Tensor
 
 
-split_Tensor_op._entry = split_Tensor
+split_Tensor = split_Tensor_op._entry = _split_Tensor_entry(Site(split_Tensor_op))
+split_Tensor_op._make_entry = _split_Tensor_entry
 
 
 split_with_sizes_op = define(
@@ -1953,84 +3644,159 @@ split_with_sizes_op = define(
 _split_with_sizes_cache = split_with_sizes_op._cache
 
 
-def split_with_sizes(self, split_sizes, dim=0):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    split_sizes = int_list(split_sizes, 1)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _split_with_sizes_cache.get(keyset) or split_with_sizes_op._resolve(keyset)
-    return kernel(keyset, self, split_sizes, dim)
+def _split_with_sizes_entry(_site):
+    def split_with_sizes(self, split_sizes, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                split_sizes = int_list(split_sizes, 1)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _split_with_sizes_cache.get(keyset) or split_with_sizes_op._resolve(keyset)
+            return kernel(keyset, self, split_sizes, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return split_with_sizes
 
 
-split_with_sizes_op._entry = split_with_sizes
+split_with_sizes = split_with_sizes_op._entry = _split_with_sizes_entry(Site(split_with_sizes_op))
+split_with_sizes_op._make_entry = _split_with_sizes_entry
 
 
 chunk_op = define("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]")
 _chunk_cache = chunk_op._cache
 
 
-def chunk(self, chunks, dim=0):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if chunks.__class__ is not int:
-        chunks = as_int(chunks)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _chunk_cache.get(keyset) or chunk_op._resolve(keyset)
-    return kernel(keyset, self, chunks, dim)
+def _chunk_entry(_site):
+    def chunk(self, chunks, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, chunk_op, self, chunks, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if chunks.__class__ is not int:
+                    chunks = as_int(chunks)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, chunk_op, self, chunks, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _chunk_cache.get(keyset) or chunk_op._resolve(keyset)
+            return kernel(keyset, self, chunks, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return chunk
 
 
-chunk_op._entry = chunk
+chunk = chunk_op._entry = _chunk_entry(Site(chunk_op))
+chunk_op._make_entry = _chunk_entry
 
 
 cat_op = define("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
 _cat_cache = cat_op._cache
 
 
-def cat(tensors, dim=0):
-    tensors = tensor_list(tensors)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (list_keys(tensors) | _tls.include) & _tls.keep
-    kernel = _cat_cache.get(keyset) or cat_op._resolve(keyset)
-    return kernel(keyset, tensors, dim)
+def _cat_entry(_site):
+    def cat(tensors, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cat_op, tensors, dim)
+            try:
+                tensors = tensor_list(tensors)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, cat_op, tensors, dim)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _cat_cache.get(keyset) or cat_op._resolve(keyset)
+            return kernel(keyset, tensors, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cat
 
 
-cat_op._entry = cat
+cat = cat_op._entry = _cat_entry(Site(cat_op))
+cat_op._make_entry = _cat_entry
 
 
 stack_op = define("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
 _stack_cache = stack_op._cache
 
 
-def stack(tensors, dim=0):
-    tensors = tensor_list(tensors)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    keyset = (list_keys(tensors) | _tls.include) & _tls.keep
-    kernel = _stack_cache.get(keyset) or stack_op._resolve(keyset)
-    return kernel(keyset, tensors, dim)
+def _stack_entry(_site):
+    def stack(tensors, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, stack_op, tensors, dim)
+            try:
+                tensors = tensor_list(tensors)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+            except Overridden:
+                return handle_entry(_site, stack_op, tensors, dim)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _stack_cache.get(keyset) or stack_op._resolve(keyset)
+            return kernel(keyset, tensors, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return stack
 
 
-stack_op._entry = stack
+stack = stack_op._entry = _stack_entry(Site(stack_op))
+stack_op._make_entry = _stack_entry
 
 
 alias_op = define("aten::alias(Tensor(a) self) -> Tensor(a)")
 _alias_cache = alias_op._cache
 
 
-def alias(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _alias_cache.get(keyset) or alias_op._resolve(keyset)
-    return kernel(keyset, self)
+def _alias_entry(_site):
+    def alias(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alias_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, alias_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _alias_cache.get(keyset) or alias_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return alias
 
 
-alias_op._entry = alias
+alias = alias_op._entry = _alias_entry(Site(alias_op))
+alias_op._make_entry = _alias_entry
 
 
 narrow_op = define(
@@ -2039,51 +3805,96 @@ narrow_op = define(
 _narrow_cache = narrow_op._cache
 
 
-def narrow(self, dim, start, length):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if dim.__class__ is not int:
-        dim = as_int(dim)
-    if start.__class__ is not int:
-        start = as_int(start)
-    if length.__class__ is not int:
-        length = as_int(length)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _narrow_cache.get(keyset) or narrow_op._resolve(keyset)
-    return kernel(keyset, self, dim, start, length)
+def _narrow_entry(_site):
+    def narrow(self, dim, start, length):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, narrow_op, self, dim, start, length)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if dim.__class__ is not int:
+                    dim = as_int(dim)
+                if start.__class__ is not int:
+                    start = as_int(start)
+                if length.__class__ is not int:
+                    length = as_int(length)
+            except Overridden:
+                return handle_entry(_site, narrow_op, self, dim, start, length)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _narrow_cache.get(keyset) or narrow_op._resolve(keyset)
+            return kernel(keyset, self, dim, start, length)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return narrow
 
 
-narrow_op._entry = narrow
+narrow = narrow_op._entry = _narrow_entry(Site(narrow_op))
+narrow_op._make_entry = _narrow_entry
 
 
 clone_op = define("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
 _clone_cache = clone_op._cache
 
 
-def clone(self, *, memory_format=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _clone_cache.get(keyset) or clone_op._resolve(keyset)
-    return kernel(keyset, self, memory_format)
+def _clone_entry(_site):
+    def clone(self, *, memory_format=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clone_op, self, memory_format)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, clone_op, self, memory_format)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clone_cache.get(keyset) or clone_op._resolve(keyset)
+            return kernel(keyset, self, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clone
 
 
-clone_op._entry = clone
+clone = clone_op._entry = _clone_entry(Site(clone_op))
+clone_op._make_entry = _clone_entry
 
 
 detach_op = define("aten::detach(Tensor(a) self) -> Tensor(a)")
 _detach_cache = detach_op._cache
 
 
-def detach(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _detach_cache.get(keyset) or detach_op._resolve(keyset)
-    return kernel(keyset, self)
+def _detach_entry(_site):
+    def detach(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, detach_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, detach_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _detach_cache.get(keyset) or detach_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return detach
 
 
-detach_op._entry = detach
+detach = detach_op._entry = _detach_entry(Site(detach_op))
+detach_op._make_entry = _detach_entry
 
 
 _to_copy_op = define(
@@ -2092,90 +3903,187 @@ _to_copy_op = define(
 __to_copy_cache = _to_copy_op._cache
 
 
-def _to_copy(
-    self,
-    *,
-    dtype=None,
-    layout=None,
-    device=None,
-    pin_memory=None,
-    non_blocking=False,
-    memory_format=None
-):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = __to_copy_cache.get(keyset) or _to_copy_op._resolve(keyset)
-    return kernel(keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format)
+def __to_copy_entry(_site):
+    def _to_copy(
+        self,
+        *,
+        dtype=None,
+        layout=None,
+        device=None,
+        pin_memory=None,
+        non_blocking=False,
+        memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _to_copy_op,
+                    self,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    non_blocking,
+                    memory_format,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _to_copy_op,
+                    self,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    non_blocking,
+                    memory_format,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __to_copy_cache.get(keyset) or _to_copy_op._resolve(keyset)
+            return kernel(
+                keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _to_copy
 
 
-_to_copy_op._entry = _to_copy
+_to_copy = _to_copy_op._entry = __to_copy_entry(Site(_to_copy_op))
+_to_copy_op._make_entry = __to_copy_entry
 
 
 copy__op = define("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
 _copy__cache = copy__op._cache
 
 
-def copy_(self, src, non_blocking=False):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if src.__class__ not in TENSOR_CLASSES:
-        src = as_tensor_arg(src)
-    keyset = (self._keys | src._keys | _tls.include) & _tls.keep
-    kernel = _copy__cache.get(keyset) or copy__op._resolve(keyset)
-    return kernel(keyset, self, src, non_blocking)
+def _copy__entry(_site):
+    def copy_(self, src, non_blocking=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copy__op, self, src, non_blocking)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = as_tensor_arg(src)
+            except Overridden:
+                return handle_entry(_site, copy__op, self, src, non_blocking)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            kernel = _copy__cache.get(keyset) or copy__op._resolve(keyset)
+            return kernel(keyset, self, src, non_blocking)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return copy_
 
 
-copy__op._entry = copy_
+copy_ = copy__op._entry = _copy__entry(Site(copy__op))
+copy__op._make_entry = _copy__entry
 
 
 zero__op = define("aten::zero_(Tensor(a!) self) -> Tensor(a!)")
 _zero__cache = zero__op._cache
 
 
-def zero_(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _zero__cache.get(keyset) or zero__op._resolve(keyset)
-    return kernel(keyset, self)
+def _zero__entry(_site):
+    def zero_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, zero__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, zero__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _zero__cache.get(keyset) or zero__op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return zero_
 
 
-zero__op._entry = zero_
+zero_ = zero__op._entry = _zero__entry(Site(zero__op))
+zero__op._make_entry = _zero__entry
 
 
 fill__Scalar_op = define("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
 _fill__Scalar_cache = fill__Scalar_op._cache
 
 
-def fill__Scalar(self, value):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(value, Tensor):
-        value = value.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _fill__Scalar_cache.get(keyset) or fill__Scalar_op._resolve(keyset)
-    return kernel(keyset, self, value)
+def _fill__Scalar_entry(_site):
+    def fill__Scalar(self, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fill__Scalar_op, self, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(value, Tensor):
+                    value = value.item()
+            except Overridden:
+                return handle_entry(_site, fill__Scalar_op, self, value)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _fill__Scalar_cache.get(keyset) or fill__Scalar_op._resolve(keyset)
+            return kernel(keyset, self, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fill__Scalar
 
 
-fill__Scalar_op._entry = fill__Scalar
+fill__Scalar = fill__Scalar_op._entry = _fill__Scalar_entry(Site(fill__Scalar_op))
+fill__Scalar_op._make_entry = _fill__Scalar_entry
 
 
 fill__Tensor_op = define("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
 _fill__Tensor_cache = fill__Tensor_op._cache
 
 
-def fill__Tensor(self, value):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if value.__class__ not in TENSOR_CLASSES:
-        value = as_tensor_arg(value)
-    keyset = (self._keys | value._keys | _tls.include) & _tls.keep
-    kernel = _fill__Tensor_cache.get(keyset) or fill__Tensor_op._resolve(keyset)
-    return kernel(keyset, self, value)
+def _fill__Tensor_entry(_site):
+    def fill__Tensor(self, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fill__Tensor_op, self, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = as_tensor_arg(value)
+            except Overridden:
+                return handle_entry(_site, fill__Tensor_op, self, value)
+            keyset = (self._keys | value._keys | include) & _tls.keep
+            kernel = _fill__Tensor_cache.get(keyset) or fill__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fill__Tensor
 
 
-fill__Tensor_op._entry = fill__Tensor
+fill__Tensor = fill__Tensor_op._entry = _fill__Tensor_entry(Site(fill__Tensor_op))
+fill__Tensor_op._make_entry = _fill__Tensor_entry
 
 
 masked_fill_Scalar_op = define(
@@ -2184,19 +4092,36 @@ masked_fill_Scalar_op = define(
 _masked_fill_Scalar_cache = masked_fill_Scalar_op._cache
 
 
-def masked_fill_Scalar(self, mask, value):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if mask.__class__ not in TENSOR_CLASSES:
-        mask = as_tensor_arg(mask)
-    if isinstance(value, Tensor):
-        value = value.item()
-    keyset = (self._keys | mask._keys | _tls.include) & _tls.keep
-    kernel = _masked_fill_Scalar_cache.get(keyset) or masked_fill_Scalar_op._resolve(keyset)
-    return kernel(keyset, self, mask, value)
+def _masked_fill_Scalar_entry(_site):
+    def masked_fill_Scalar(self, mask, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if isinstance(value, Tensor):
+                    value = value.item()
+            except Overridden:
+                return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
+            keyset = (self._keys | mask._keys | include) & _tls.keep
+            kernel = _masked_fill_Scalar_cache.get(keyset) or masked_fill_Scalar_op._resolve(keyset)
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_fill_Scalar
 
 
-masked_fill_Scalar_op._entry = masked_fill_Scalar
+masked_fill_Scalar = masked_fill_Scalar_op._entry = _masked_fill_Scalar_entry(
+    Site(masked_fill_Scalar_op)
+)
+masked_fill_Scalar_op._make_entry = _masked_fill_Scalar_entry
 
 
 masked_fill__Scalar_op = define(
@@ -2205,19 +4130,38 @@ masked_fill__Scalar_op = define(
 _masked_fill__Scalar_cache = masked_fill__Scalar_op._cache
 
 
-def masked_fill__Scalar(self, mask, value):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if mask.__class__ not in TENSOR_CLASSES:
-        mask = as_tensor_arg(mask)
-    if isinstance(value, Tensor):
-        value = value.item()
-    keyset = (self._keys | mask._keys | _tls.include) & _tls.keep
-    kernel = _masked_fill__Scalar_cache.get(keyset) or masked_fill__Scalar_op._resolve(keyset)
-    return kernel(keyset, self, mask, value)
+def _masked_fill__Scalar_entry(_site):
+    def masked_fill__Scalar(self, mask, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if isinstance(value, Tensor):
+                    value = value.item()
+            except Overridden:
+                return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
+            keyset = (self._keys | mask._keys | include) & _tls.keep
+            kernel = _masked_fill__Scalar_cache.get(keyset) or masked_fill__Scalar_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_fill__Scalar
 
 
-masked_fill__Scalar_op._entry = masked_fill__Scalar
+masked_fill__Scalar = masked_fill__Scalar_op._entry = _masked_fill__Scalar_entry(
+    Site(masked_fill__Scalar_op)
+)
+masked_fill__Scalar_op._make_entry = _masked_fill__Scalar_entry
 
 
 masked_fill_Tensor_op = define(
@@ -2226,19 +4170,36 @@ masked_fill_Tensor_op = define(
 _masked_fill_Tensor_cache = masked_fill_Tensor_op._cache
 
 
-def masked_fill_Tensor(self, mask, value):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if mask.__class__ not in TENSOR_CLASSES:
-        mask = as_tensor_arg(mask)
-    if value.__class__ not in TENSOR_CLASSES:
-        value = as_tensor_arg(value)
-    keyset = (self._keys | mask._keys | value._keys | _tls.include) & _tls.keep
-    kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, mask, value)
+def _masked_fill_Tensor_entry(_site):
+    def masked_fill_Tensor(self, mask, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = as_tensor_arg(value)
+            except Overridden:
+                return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
+            keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
+            kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_fill_Tensor
 
 
-masked_fill_Tensor_op._entry = masked_fill_Tensor
+masked_fill_Tensor = masked_fill_Tensor_op._entry = _masked_fill_Tensor_entry(
+    Site(masked_fill_Tensor_op)
+)
+masked_fill_Tensor_op._make_entry = _masked_fill_Tensor_entry
 
 
 masked_fill__Tensor_op = define(
@@ -2247,35 +4208,69 @@ masked_fill__Tensor_op = define(
 _masked_fill__Tensor_cache = masked_fill__Tensor_op._cache
 
 
-def masked_fill__Tensor(self, mask, value):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if mask.__class__ not in TENSOR_CLASSES:
-        mask = as_tensor_arg(mask)
-    if value.__class__ not in TENSOR_CLASSES:
-        value = as_tensor_arg(value)
-    keyset = (self._keys | mask._keys | value._keys | _tls.include) & _tls.keep
-    kernel = _masked_fill__Tensor_cache.get(keyset) or masked_fill__Tensor_op._resolve(keyset)
-    return kernel(keyset, self, mask, value)
+def _masked_fill__Tensor_entry(_site):
+    def masked_fill__Tensor(self, mask, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = as_tensor_arg(mask)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = as_tensor_arg(value)
+            except Overridden:
+                return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
+            keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
+            kernel = _masked_fill__Tensor_cache.get(keyset) or masked_fill__Tensor_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self, mask, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_fill__Tensor
 
 
-masked_fill__Tensor_op._entry = masked_fill__Tensor
+masked_fill__Tensor = masked_fill__Tensor_op._entry = _masked_fill__Tensor_entry(
+    Site(masked_fill__Tensor_op)
+)
+masked_fill__Tensor_op._make_entry = _masked_fill__Tensor_entry
 
 
 index_Tensor_op = define("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
 _index_Tensor_cache = index_Tensor_op._cache
 
 
-def index_Tensor(self, indices):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    indices = tensor_list(indices)
-    keyset = (self._keys | list_keys(indices) | _tls.include) & _tls.keep
-    kernel = _index_Tensor_cache.get(keyset) or index_Tensor_op._resolve(keyset)
-    return kernel(keyset, self, indices)
+def _index_Tensor_entry(_site):
+    def index_Tensor(self, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_Tensor_op, self, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                indices = tensor_list(indices)
+            except Overridden:
+                return handle_entry(_site, index_Tensor_op, self, indices)
+            keyset = (self._keys | list_keys(indices) | include) & _tls.keep
+            kernel = _index_Tensor_cache.get(keyset) or index_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_Tensor
 
 
-index_Tensor_op._entry = index_Tensor
+index_Tensor = index_Tensor_op._entry = _index_Tensor_entry(Site(index_Tensor_op))
+index_Tensor_op._make_entry = _index_Tensor_entry
 
 
 index_put_op = define(
@@ -2284,18 +4279,33 @@ index_put_op = define(
 _index_put_cache = index_put_op._cache
 
 
-def index_put(self, indices, values, accumulate=False):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    indices = tensor_list(indices)
-    if values.__class__ not in TENSOR_CLASSES:
-        values = as_tensor_arg(values)
-    keyset = (self._keys | list_keys(indices) | values._keys | _tls.include) & _tls.keep
-    kernel = _index_put_cache.get(keyset) or index_put_op._resolve(keyset)
-    return kernel(keyset, self, indices, values, accumulate)
+def _index_put_entry(_site):
+    def index_put(self, indices, values, accumulate=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_put_op, self, indices, values, accumulate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                indices = tensor_list(indices)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = as_tensor_arg(values)
+            except Overridden:
+                return handle_entry(_site, index_put_op, self, indices, values, accumulate)
+            keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
+            kernel = _index_put_cache.get(keyset) or index_put_op._resolve(keyset)
+            return kernel(keyset, self, indices, values, accumulate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_put
 
 
-index_put_op._entry = index_put
+index_put = index_put_op._entry = _index_put_entry(Site(index_put_op))
+index_put_op._make_entry = _index_put_entry
 
 
 index_put__op = define(
@@ -2304,33 +4314,63 @@ index_put__op = define(
 _index_put__cache = index_put__op._cache
 
 
-def index_put_(self, indices, values, accumulate=False):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    indices = tensor_list(indices)
-    if values.__class__ not in TENSOR_CLASSES:
-        values = as_tensor_arg(values)
-    keyset = (self._keys | list_keys(indices) | values._keys | _tls.include) & _tls.keep
-    kernel = _index_put__cache.get(keyset) or index_put__op._resolve(keyset)
-    return kernel(keyset, self, indices, values, accumulate)
+def _index_put__entry(_site):
+    def index_put_(self, indices, values, accumulate=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_put__op, self, indices, values, accumulate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                indices = tensor_list(indices)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = as_tensor_arg(values)
+            except Overridden:
+                return handle_entry(_site, index_put__op, self, indices, values, accumulate)
+            keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
+            kernel = _index_put__cache.get(keyset) or index_put__op._resolve(keyset)
+            return kernel(keyset, self, indices, values, accumulate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_put_
 
 
-index_put__op._entry = index_put_
+index_put_ = index_put__op._entry = _index_put__entry(Site(index_put__op))
+index_put__op._make_entry = _index_put__entry
 
 
 square_op = define("aten::square(Tensor self) -> Tensor")
 _square_cache = square_op._cache
 
 
-def square(self):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _square_cache.get(keyset) or square_op._resolve(keyset)
-    return kernel(keyset, self)
+def _square_entry(_site):
+    def square(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, square_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, square_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _square_cache.get(keyset) or square_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return square
 
 
-square_op._entry = square
+square = square_op._entry = _square_entry(Site(square_op))
+square_op._make_entry = _square_entry
 
 
 ones_like_op = define(
@@ -2339,15 +4379,36 @@ ones_like_op = define(
 _ones_like_cache = ones_like_op._cache
 
 
-def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _ones_like_cache.get(keyset) or ones_like_op._resolve(keyset)
-    return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+def _ones_like_entry(_site):
+    def ones_like(
+        self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ones_like_cache.get(keyset) or ones_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ones_like
 
 
-ones_like_op._entry = ones_like
+ones_like = ones_like_op._entry = _ones_like_entry(Site(ones_like_op))
+ones_like_op._make_entry = _ones_like_entry
 
 
 zeros_like_op = define(
@@ -2356,15 +4417,36 @@ zeros_like_op = define(
 _zeros_like_cache = zeros_like_op._cache
 
 
-def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _zeros_like_cache.get(keyset) or zeros_like_op._resolve(keyset)
-    return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+def _zeros_like_entry(_site):
+    def zeros_like(
+        self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _zeros_like_cache.get(keyset) or zeros_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return zeros_like
 
 
-zeros_like_op._entry = zeros_like
+zeros_like = zeros_like_op._entry = _zeros_like_entry(Site(zeros_like_op))
+zeros_like_op._make_entry = _zeros_like_entry
 
 
 empty_like_op = define(
@@ -2373,15 +4455,36 @@ empty_like_op = define(
 _empty_like_cache = empty_like_op._cache
 
 
-def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _empty_like_cache.get(keyset) or empty_like_op._resolve(keyset)
-    return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+def _empty_like_entry(_site):
+    def empty_like(
+        self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _empty_like_cache.get(keyset) or empty_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return empty_like
 
 
-empty_like_op._entry = empty_like
+empty_like = empty_like_op._entry = _empty_like_entry(Site(empty_like_op))
+empty_like_op._make_entry = _empty_like_entry
 
 
 full_like_op = define(
@@ -2390,19 +4493,63 @@ full_like_op = define(
 _full_like_cache = full_like_op._cache
 
 
-def full_like(
-    self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
-):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _full_like_cache.get(keyset) or full_like_op._resolve(keyset)
-    return kernel(keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format)
+def _full_like_entry(_site):
+    def full_like(
+        self,
+        fill_value,
+        *,
+        dtype=None,
+        layout=None,
+        device=None,
+        pin_memory=None,
+        memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    full_like_op,
+                    self,
+                    fill_value,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    memory_format,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(fill_value, Tensor):
+                    fill_value = fill_value.item()
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    full_like_op,
+                    self,
+                    fill_value,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    memory_format,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _full_like_cache.get(keyset) or full_like_op._resolve(keyset)
+            return kernel(
+                keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return full_like
 
 
-full_like_op._entry = full_like
+full_like = full_like_op._entry = _full_like_entry(Site(full_like_op))
+full_like_op._make_entry = _full_like_entry
 
 
 new_zeros_op = define(
@@ -2411,16 +4558,35 @@ new_zeros_op = define(
 _new_zeros_cache = new_zeros_op._cache
 
 
-def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    size = int_list(size, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _new_zeros_cache.get(keyset) or new_zeros_op._resolve(keyset)
-    return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+def _new_zeros_entry(_site):
+    def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, new_zeros_op, self, size, dtype, layout, device, pin_memory
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, new_zeros_op, self, size, dtype, layout, device, pin_memory
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _new_zeros_cache.get(keyset) or new_zeros_op._resolve(keyset)
+            return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return new_zeros
 
 
-new_zeros_op._entry = new_zeros
+new_zeros = new_zeros_op._entry = _new_zeros_entry(Site(new_zeros_op))
+new_zeros_op._make_entry = _new_zeros_entry
 
 
 new_empty_strided_op = define(
@@ -2429,17 +4595,56 @@ new_empty_strided_op = define(
 _new_empty_strided_cache = new_empty_strided_op._cache
 
 
-def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    if self.__class__ not in TENSOR_CLASSES:
-        self = as_tensor_arg(self)
-    size = int_list(size, 1)
-    stride = int_list(stride, 1)
-    keyset = (self._keys | _tls.include) & _tls.keep
-    kernel = _new_empty_strided_cache.get(keyset) or new_empty_strided_op._resolve(keyset)
-    return kernel(keyset, self, size, stride, dtype, layout, device, pin_memory)
+def _new_empty_strided_entry(_site):
+    def new_empty_strided(
+        self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    new_empty_strided_op,
+                    self,
+                    size,
+                    stride,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                size = int_list(size, 1)
+                stride = int_list(stride, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    new_empty_strided_op,
+                    self,
+                    size,
+                    stride,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _new_empty_strided_cache.get(keyset) or new_empty_strided_op._resolve(keyset)
+            return kernel(keyset, self, size, stride, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return new_empty_strided
 
 
-new_empty_strided_op._entry = new_empty_strided
+new_empty_strided = new_empty_strided_op._entry = _new_empty_strided_entry(
+    Site(new_empty_strided_op)
+)
+new_empty_strided_op._make_entry = _new_empty_strided_entry
 
 
 zeros_op = define(
@@ -2448,14 +4653,26 @@ zeros_op = define(
 _zeros_cache = zeros_op._cache
 
 
-def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    size = int_list(size, 1)
-    keyset = _tls.include & _tls.keep
-    kernel = _zeros_cache.get(keyset) or zeros_op._resolve(keyset)
-    return kernel(keyset, size, dtype, layout, device, pin_memory)
+def _zeros_entry(_site):
+    def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, zeros_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _zeros_cache.get(keyset) or zeros_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return zeros
 
 
-zeros_op._entry = zeros
+zeros = zeros_op._entry = _zeros_entry(Site(zeros_op))
+zeros_op._make_entry = _zeros_entry
 
 
 ones_op = define(
@@ -2464,14 +4681,26 @@ ones_op = define(
 _ones_cache = ones_op._cache
 
 
-def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    size = int_list(size, 1)
-    keyset = _tls.include & _tls.keep
-    kernel = _ones_cache.get(keyset) or ones_op._resolve(keyset)
-    return kernel(keyset, size, dtype, layout, device, pin_memory)
+def _ones_entry(_site):
+    def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ones_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _ones_cache.get(keyset) or ones_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ones
 
 
-ones_op._entry = ones
+ones = ones_op._entry = _ones_entry(Site(ones_op))
+ones_op._make_entry = _ones_entry
 
 
 empty_memory_format_op = define(
@@ -2480,16 +4709,41 @@ empty_memory_format_op = define(
 _empty_memory_format_cache = empty_memory_format_op._cache
 
 
-def empty_memory_format(
-    size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
-):
-    size = int_list(size, 1)
-    keyset = _tls.include & _tls.keep
-    kernel = _empty_memory_format_cache.get(keyset) or empty_memory_format_op._resolve(keyset)
-    return kernel(keyset, size, dtype, layout, device, pin_memory, memory_format)
+def _empty_memory_format_entry(_site):
+    def empty_memory_format(
+        size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    empty_memory_format_op,
+                    size,
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    memory_format,
+                )
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _empty_memory_format_cache.get(keyset) or empty_memory_format_op._resolve(
+                keyset
+            )
+            return kernel(keyset, size, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return empty_memory_format
 
 
-empty_memory_format_op._entry = empty_memory_format
+empty_memory_format = empty_memory_format_op._entry = _empty_memory_format_entry(
+    Site(empty_memory_format_op)
+)
+empty_memory_format_op._make_entry = _empty_memory_format_entry
 
 
 full_op = define(
@@ -2498,16 +4752,30 @@ full_op = define(
 _full_cache = full_op._cache
 
 
-def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    size = int_list(size, 1)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    keyset = _tls.include & _tls.keep
-    kernel = _full_cache.get(keyset) or full_op._resolve(keyset)
-    return kernel(keyset, size, fill_value, dtype, layout, device, pin_memory)
+def _full_entry(_site):
+    def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, full_op, size, fill_value, dtype, layout, device, pin_memory
+                )
+            size = int_list(size, 1)
+            if isinstance(fill_value, Tensor):
+                fill_value = fill_value.item()
+            keyset = include & _tls.keep
+            kernel = _full_cache.get(keyset) or full_op._resolve(keyset)
+            return kernel(keyset, size, fill_value, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return full
 
 
-full_op._entry = full
+full = full_op._entry = _full_entry(Site(full_op))
+full_op._make_entry = _full_entry
 
 
 arange_start_step_op = define(
@@ -2516,19 +4784,37 @@ arange_start_step_op = define(
 _arange_start_step_cache = arange_start_step_op._cache
 
 
-def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
-    if isinstance(start, Tensor):
-        start = start.item()
-    if isinstance(end, Tensor):
-        end = end.item()
-    if isinstance(step, Tensor):
-        step = step.item()
-    keyset = _tls.include & _tls.keep
-    kernel = _arange_start_step_cache.get(keyset) or arange_start_step_op._resolve(keyset)
-    return kernel(keyset, start, end, step, dtype, layout, device, pin_memory)
+def _arange_start_step_entry(_site):
+    def arange_start_step(
+        start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, arange_start_step_op, start, end, step, dtype, layout, device, pin_memory
+                )
+            if isinstance(start, Tensor):
+                start = start.item()
+            if isinstance(end, Tensor):
+                end = end.item()
+            if isinstance(step, Tensor):
+                step = step.item()
+            keyset = include & _tls.keep
+            kernel = _arange_start_step_cache.get(keyset) or arange_start_step_op._resolve(keyset)
+            return kernel(keyset, start, end, step, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arange_start_step
 
 
-arange_start_step_op._entry = arange_start_step
+arange_start_step = arange_start_step_op._entry = _arange_start_step_entry(
+    Site(arange_start_step_op)
+)
+arange_start_step_op._make_entry = _arange_start_step_entry
 
 
 rand_op = define(
@@ -2537,14 +4823,26 @@ rand_op = define(
 _rand_cache = rand_op._cache
 
 
-def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    size = int_list(size, 1)
-    keyset = _tls.include & _tls.keep
-    kernel = _rand_cache.get(keyset) or rand_op._resolve(keyset)
-    return kernel(keyset, size, dtype, layout, device, pin_memory)
+def _rand_entry(_site):
+    def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rand_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _rand_cache.get(keyset) or rand_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rand
 
 
-rand_op._entry = rand
+rand = rand_op._entry = _rand_entry(Site(rand_op))
+rand_op._make_entry = _rand_entry
 
 
 randn_op = define(
@@ -2553,14 +4851,26 @@ randn_op = define(
 _randn_cache = randn_op._cache
 
 
-def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    size = int_list(size, 1)
-    keyset = _tls.include & _tls.keep
-    kernel = _randn_cache.get(keyset) or randn_op._resolve(keyset)
-    return kernel(keyset, size, dtype, layout, device, pin_memory)
+def _randn_entry(_site):
+    def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, randn_op, size, dtype, layout, device, pin_memory)
+            size = int_list(size, 1)
+            keyset = include & _tls.keep
+            kernel = _randn_cache.get(keyset) or randn_op._resolve(keyset)
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return randn
 
 
-randn_op._entry = randn
+randn = randn_op._entry = _randn_entry(Site(randn_op))
+randn_op._make_entry = _randn_entry
 
 
 eye_m_op = define(
@@ -2569,14 +4879,26 @@ eye_m_op = define(
 _eye_m_cache = eye_m_op._cache
 
 
-def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-    if n.__class__ is not int:
-        n = as_int(n)
-    if m.__class__ is not int:
-        m = as_int(m)
-    keyset = _tls.include & _tls.keep
-    kernel = _eye_m_cache.get(keyset) or eye_m_op._resolve(keyset)
-    return kernel(keyset, n, m, dtype, layout, device, pin_memory)
+def _eye_m_entry(_site):
+    def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, eye_m_op, n, m, dtype, layout, device, pin_memory)
+            if n.__class__ is not int:
+                n = as_int(n)
+            if m.__class__ is not int:
+                m = as_int(m)
+            keyset = include & _tls.keep
+            kernel = _eye_m_cache.get(keyset) or eye_m_op._resolve(keyset)
+            return kernel(keyset, n, m, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return eye_m
 
 
-eye_m_op._entry = eye_m
+eye_m = eye_m_op._entry = _eye_m_entry(Site(eye_m_op))
+eye_m_op._make_entry = _eye_m_entry

@@ -1,6 +1,20 @@
 """Private engine queries that torch exposes under ``torch._C``."""
 
 from .autograd.engine import current_graph_task, current_node
+from .overrides import (  # noqa: F401  (torch._C's __torch_function__ switches)
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl,
+    _is_torch_function_all_disabled,
+    _is_torch_function_enabled,
+    _is_torch_function_mode_enabled,
+    _len_torch_function_stack,
+    _pop_mode as _pop_torch_function_stack,
+    _push_mode as _push_on_torch_function_stack,
+    has_torch_function as _has_torch_function,
+    has_torch_function_unary as _has_torch_function_unary,
+    has_torch_function_variadic as _has_torch_function_variadic,
+)
 
 
 def _current_autograd_node():

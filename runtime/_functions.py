@@ -9,6 +9,10 @@ globals().update({name: getattr(_surface, name) for name in _FUNCTIONS})
 
 __all__ = sorted(name for name in _FUNCTIONS if not name.startswith("_"))
 
-from ._tensor_methods import split  # noqa: E402  (torch.split picks split or split_with_sizes)
+from ._tensor_methods import split as _split  # noqa: E402
+from .overrides import overridable as _overridable  # noqa: E402
+
+# torch.split (a Python function in torch) picks split or split_with_sizes
+split = _overridable(_split, builtin=False, qualname="split")
 
 __all__.append("split")

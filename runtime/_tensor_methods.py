@@ -8,6 +8,7 @@ import numpy as np
 
 from . import dtypes
 from .generated import ops as aten
+from .overrides import Site, overridable, overridable_property, public_entry
 from .python_arg_parser import method
 from .tensor import Tensor
 
@@ -249,48 +250,78 @@ def _new_tensor_factory(name):
     return new
 
 
+def _operator(op, name: str, method_name: str, binary: bool = True):
+    """``Tensor.__mul__``: the op's entry, known to __torch_function__ handlers as the
+    method (``Tensor.mul``) as in torch; a binary operator returns NotImplemented when
+    every handler does."""
+    site = Site(getattr(Tensor, method_name), operator=binary)
+    return public_entry(op, name, f"Tensor.{name}", site)
+
+
+def _python_method(impl, name: str, identity: str = None, builtin: bool = True, **flags):
+    """A method written here, going through __torch_function__ as ``Tensor.<identity>``
+    (default: itself). ``builtin`` picks which of torch's error texts it raises."""
+    target = getattr(Tensor, identity) if identity else None
+    return overridable(
+        impl, name=name, qualname=f"Tensor.{name}", identity=target, builtin=builtin, **flags
+    )
+
+
 def install(methods: dict) -> None:
     """Attach the generated op methods, then the operators, to Tensor."""
     for name, overloads in methods.items():
         setattr(Tensor, name, method(name, overloads))
 
-    Tensor.__add__ = Tensor.__radd__ = aten.add_Tensor
-    Tensor.__iadd__ = aten.add__Tensor
-    Tensor.__sub__ = aten.sub_Tensor
-    Tensor.__isub__ = aten.sub__Tensor
-    Tensor.__rsub__ = _rsub
-    Tensor.__mul__ = Tensor.__rmul__ = aten.mul_Tensor
-    Tensor.__imul__ = aten.mul__Tensor
-    Tensor.__truediv__ = aten.div_Tensor
-    Tensor.__itruediv__ = aten.div__Tensor
-    Tensor.__rtruediv__ = _rtruediv
-    Tensor.__pow__ = _pow
-    Tensor.__rpow__ = _rpow
-    Tensor.__neg__ = aten.neg
-    Tensor.__abs__ = aten.abs
-    Tensor.__matmul__ = aten.matmul
-    Tensor.__rmatmul__ = lambda self, other: aten.matmul(other, self)
-    Tensor.__eq__ = _comparison(aten.eq_Tensor, aten.eq_Scalar)
-    Tensor.__ne__ = _comparison(aten.ne_Tensor, aten.ne_Scalar)
-    Tensor.__lt__ = _comparison(aten.lt_Tensor, aten.lt_Scalar)
-    Tensor.__le__ = _comparison(aten.le_Tensor, aten.le_Scalar)
-    Tensor.__gt__ = _comparison(aten.gt_Tensor, aten.gt_Scalar)
-    Tensor.__ge__ = _comparison(aten.ge_Tensor, aten.ge_Scalar)
-    Tensor.split = split
-    Tensor.__getitem__ = _getitem
-    Tensor.__setitem__ = _setitem
+    Tensor.__add__ = _operator(aten.add_Tensor_op, "__add__", "add")
+    Tensor.__radd__ = _operator(aten.add_Tensor_op, "__radd__", "add")
+    Tensor.__iadd__ = _operator(aten.add__Tensor_op, "__iadd__", "add_", binary=False)
+    Tensor.__sub__ = _operator(aten.sub_Tensor_op, "__sub__", "sub")
+    Tensor.__isub__ = _operator(aten.sub__Tensor_op, "__isub__", "sub_", binary=False)
+    Tensor.__rsub__ = _python_method(_rsub, "__rsub__", builtin=False, operator=True)
+    Tensor.__mul__ = _operator(aten.mul_Tensor_op, "__mul__", "mul")
+    Tensor.__rmul__ = _operator(aten.mul_Tensor_op, "__rmul__", "mul")
+    Tensor.__imul__ = _operator(aten.mul__Tensor_op, "__imul__", "mul_", binary=False)
+    Tensor.__truediv__ = _operator(aten.div_Tensor_op, "__truediv__", "div")
+    Tensor.__itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", "div_", binary=False)
+    Tensor.__rtruediv__ = Tensor.__rdiv__ = _python_method(
+        _rtruediv, "__rdiv__", builtin=False, operator=True
+    )
+    Tensor.__pow__ = _python_method(_pow, "__pow__", "pow", operator=True)
+    Tensor.__rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
+    Tensor.__neg__ = _operator(aten.neg_op, "__neg__", "neg", binary=False)
+    Tensor.__abs__ = _operator(aten.abs_op, "__abs__", "abs", binary=False)
+    Tensor.__matmul__ = _operator(aten.matmul_op, "__matmul__", "matmul")
+    Tensor.__rmatmul__ = _python_method(
+        lambda self, other: aten.matmul(other, self), "__rmatmul__", builtin=False, operator=True
+    )
+    Tensor.__eq__ = _python_method(_comparison(aten.eq_Tensor, aten.eq_Scalar), "__eq__")
+    Tensor.__ne__ = _python_method(_comparison(aten.ne_Tensor, aten.ne_Scalar), "__ne__")
+    for name, tensor_op, scalar_op in (
+        ("lt", aten.lt_Tensor, aten.lt_Scalar),
+        ("le", aten.le_Tensor, aten.le_Scalar),
+        ("gt", aten.gt_Tensor, aten.gt_Scalar),
+        ("ge", aten.ge_Tensor, aten.ge_Scalar),
+    ):
+        compare = _comparison(tensor_op, scalar_op)
+        setattr(Tensor, f"__{name}__", _python_method(compare, f"__{name}__", name, operator=True))
+    Tensor.split = _python_method(split, "split", builtin=False)
+    Tensor.__getitem__ = _python_method(_getitem, "__getitem__")
+    Tensor.__setitem__ = _python_method(_setitem, "__setitem__")
     Tensor.__hash__ = lambda self: id(self)
-    Tensor.to = _to
-    Tensor.float = _converter(dtypes.float32)
-    Tensor.double = _converter(dtypes.float64)
-    Tensor.long = _converter(dtypes.int64)
-    Tensor.int = _converter(dtypes.int32)
-    Tensor.bool = _converter(dtypes.bool_)
-    Tensor.contiguous = _contiguous
-    Tensor.type_as = _type_as
-    Tensor.view_as = _view_as
-    Tensor.reshape_as = _reshape_as
-    Tensor.T = property(_T)
-    Tensor.mT = property(_mT)
+    Tensor.to = _python_method(_to, "to")
+    for name, dtype in (
+        ("float", dtypes.float32),
+        ("double", dtypes.float64),
+        ("long", dtypes.int64),
+        ("int", dtypes.int32),
+        ("bool", dtypes.bool_),
+    ):
+        setattr(Tensor, name, _python_method(_converter(dtype), name))
+    Tensor.contiguous = _python_method(_contiguous, "contiguous")
+    Tensor.type_as = _python_method(_type_as, "type_as")
+    Tensor.view_as = _python_method(_view_as, "view_as")
+    Tensor.reshape_as = _python_method(_reshape_as, "reshape_as")
+    Tensor.T = overridable_property(property(_T), "T")
+    Tensor.mT = overridable_property(property(_mT), "mT")
     for name in ("ones", "empty", "full"):
-        setattr(Tensor, f"new_{name}", _new_tensor_factory(name))
+        setattr(Tensor, f"new_{name}", _python_method(_new_tensor_factory(name), f"new_{name}"))

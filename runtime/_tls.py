@@ -15,6 +15,8 @@ class _DispatchState(threading.local):
     keep = K.ALL
     #: a forward-AD level is active: ops compute the tangents of their outputs
     fw_active = False
+    #: __torch_function__ handling: 0 enabled, 1 subclasses disabled, 2 all disabled
+    tf_state = 0
 
     def __init__(self) -> None:
         self.mode_stack = []
@@ -26,6 +28,8 @@ class _DispatchState(threading.local):
         self.saved_hooks_disabled = None
         #: the backward calls running on this thread, innermost last
         self.graph_tasks = []
+        #: TorchFunctionModes, innermost last (``include`` holds TORCH_FUNCTION while one is live)
+        self.tf_modes = []
 
 
 state = _DispatchState()

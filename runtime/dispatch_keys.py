@@ -23,6 +23,11 @@ DEFAULT_TENSOR_KEYS = AUTOGRAD | AD_INPLACE_OR_VIEW | CPU
 #: Inference tensors skip autograd and view tracking.
 INFERENCE_TENSOR_KEYS = CPU
 
+#: Not a dispatch key: set in the thread-local include bits while a TorchFunctionMode is
+#: live, so op entries test it with the include bits they read anyway. ``keep`` never
+#: holds it, so it never reaches a key set.
+TORCH_FUNCTION = 16
+
 AFTER_AUTOGRAD = ALL & ~AUTOGRAD
 AFTER_AD_INPLACE_OR_VIEW = AFTER_AUTOGRAD & ~AD_INPLACE_OR_VIEW
 AFTER_PYTHON = CPU

@@ -171,12 +171,13 @@ def _python_kernel(op: OpOverload) -> Callable:
 
 
 def call_dispatch_mode(op: OpOverload, flat: tuple):
-    """The Python key: hand the call to the innermost TorchDispatchMode, or else to the
-    ``__torch_dispatch__`` of a tensor subclass among the arguments.
+    """The Python key: hand the call to the innermost TorchDispatchMode, then to the
+    ``__torch_dispatch__`` of the tensor subclasses among the arguments, as torch does.
 
-    The mode is popped while its handler runs, and the keys above Python are
-    excluded, so ``func(*args)`` inside goes to the next mode or the backend
-    and records nothing.
+    The mode is popped while its handler runs, so ``func(*args)`` inside goes to
+    the next mode or the backend; subclass handlers run with the mode stack as
+    it is. Keys above Python are excluded throughout, so nothing is recorded.
+    NotImplemented passes on to the next handler; when all return it, TypeError.
     """
     tls = _tls
     stack = tls.mode_stack
@@ -185,40 +186,57 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     # Modes see wrapped numbers as the Python scalars they came from.
     flat = tuple(a.item() if getattr(a, "_wrapped", False) else a for a in flat)
     args, kwargs = op._unflatten(flat)
+    types = _subclass_types(flat)
     tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
-    if stack:
-        mode = stack.pop()
-        if not stack:
-            tls.include = saved_include & ~K.PYTHON
-        try:
-            result = mode.__torch_dispatch__(op, _subclass_types(flat), args, kwargs)
-            if result is NotImplemented:
-                result = op(*args, **kwargs)
-            return result
-        finally:
-            stack.append(mode)
-            tls.keep, tls.include = saved_keep, saved_include
+    mode = None
     try:
-        for cls in _subclass_types(flat):
-            result = cls.__torch_dispatch__(op, _subclass_types(flat), args, kwargs)
+        if stack:
+            mode = stack.pop()
+            if not stack:
+                tls.include = saved_include & ~K.PYTHON
+            try:
+                result = mode.__torch_dispatch__(op, types, args, kwargs)
+            finally:
+                stack.append(mode)
+                tls.include = saved_include
             if result is not NotImplemented:
                 return result
-        # No handler took it: the backend runs the op.
-        return op.kernel_for(K.CPU)(K.CPU, *raw)
+        for cls in types:
+            result = cls.__torch_dispatch__(op, types, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        if mode is None and not types:
+            # A wrapper without a handler of its own: the backend runs the op.
+            return op.kernel_for(K.CPU)(K.CPU, *raw)
     finally:
         tls.keep, tls.include = saved_keep, saved_include
+    lines = [f"  - mode object {mode!r}"] if mode is not None else []
+    lines += [f"  - tensor subclass {cls}" for cls in types]
+    raise TypeError(
+        f"Multiple dispatch failed for '{__name__}.{op}'; all __torch_dispatch__ handlers "
+        "returned NotImplemented:\n\n"
+        + "\n".join(lines)
+        + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
+    )
 
 
 def _subclass_types(flat: tuple) -> tuple:
-    """Tensor subclasses with their own __torch_dispatch__ among the arguments, in order."""
-    found = []
+    """Tensor subclasses with their own __torch_dispatch__ among the arguments: one per
+    type, a subclass before its superclass, otherwise in argument order."""
+    found: list = []
     for value in flat:
         items = value if isinstance(value, (list, tuple)) else (value,)
         for item in items:
             cls = type(item)
-            if getattr(cls, "__torch_dispatch__", None) is not None and cls not in found:
-                if getattr(item, "_keys", 0) & K.PYTHON:
-                    found.append(cls)
+            if getattr(cls, "__torch_dispatch__", None) is None or cls in found:
+                continue
+            if getattr(item, "_keys", 0) & K.PYTHON:
+                index = len(found)
+                for i, earlier in enumerate(found):
+                    if issubclass(cls, earlier):
+                        index = i
+                        break
+                found.insert(index, cls)
     return tuple(found)
 
 
@@ -242,7 +260,12 @@ class OpOverloadPacket:
         setattr(self, name, overload)
 
     def __call__(self, *args, **kwargs):
+        from .overrides import Site, dispatch, flatten_relevant, has_torch_function
         from .python_arg_parser import call_bound, resolve_overload
+
+        relevant = flatten_relevant(args + tuple(kwargs.values()))
+        if has_torch_function(relevant):
+            return dispatch(Site(self), relevant, args, kwargs)
 
         overloads = [getattr(self, n) for n in self._overload_names]
         overload, flat = resolve_overload(overloads, args, kwargs)
@@ -309,20 +332,33 @@ def compute_keyset(*tensors) -> int:
     return (keys | _tls.include) & _tls.keep
 
 
-def boxed_entry(op: OpOverload) -> Callable:
-    """A generic entry for ops defined at runtime: flatten, compute keys, call."""
+def boxed_entry(op: OpOverload, site=None) -> Callable:
+    """A generic entry for ops defined at runtime: flatten, compute keys, call.
+
+    As generated entries, it hands the call to __torch_function__ handlers first
+    when a TorchFunctionMode is live or an argument overrides it.
+    """
+    from .overrides import Site, handle_entry, overrides
     from .tensor import Tensor
+
+    if site is None:
+        site = Site(op)
 
     def entry(*args, **kwargs):
         flat = op._flatten(args, kwargs)
         keys = 0
+        overridden = False
         for value in flat:
             if isinstance(value, Tensor):
                 keys |= value._keys
+                overridden = overridden or overrides(value)
             elif isinstance(value, (list, tuple)):
                 for item in value:
                     if isinstance(item, Tensor):
                         keys |= item._keys
+                        overridden = overridden or overrides(item)
+        if overridden or _tls.include & K.TORCH_FUNCTION:
+            return handle_entry(site, op, *flat)
         keyset = (keys | _tls.include) & _tls.keep
         return op.kernel_for(keyset)(keyset, *flat)
 
@@ -373,4 +409,4 @@ class AutoDispatchBelowADInplaceOrView(ExcludeDispatchKeyGuard):
 
 def local_keys() -> tuple:
     """This thread's (included, excluded) dispatch key bits."""
-    return _tls.include, K.ALL & ~_tls.keep
+    return _tls.include & K.ALL, K.ALL & ~_tls.keep

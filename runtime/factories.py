@@ -213,3 +213,19 @@ def rand_like(input, *, dtype=None, requires_grad=False, **kwargs) -> Tensor:
 
 def randn_like(input, *, dtype=None, requires_grad=False, **kwargs) -> Tensor:
     return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def _route_through_torch_function() -> None:
+    """The public factories reach TorchFunctionModes (and, for ``*_like``, subclasses)."""
+    from .overrides import overridable
+
+    names = (
+        "tensor as_tensor from_numpy zeros ones empty rand randn full arange eye "
+        "zeros_like ones_like empty_like full_like rand_like randn_like"
+    ).split()
+    module = globals()
+    for name in names:
+        module[name] = overridable(module[name], name=name, qualname=name)
+
+
+_route_through_torch_function()

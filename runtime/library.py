@@ -94,6 +94,7 @@ class Library:
             )
         op = _define_op(f"{self.ns}::{schema.split('::')[-1]}")
         op._entry = boxed_entry(op)
+        op._make_entry = lambda site, op=op: boxed_entry(op, site)
         op.tags = tuple(tags)
         self._defined.append(op)
         return op._schema.base_name + (

@@ -9,11 +9,26 @@ then one that accepts numbers for Tensor arguments.
 from __future__ import annotations
 
 import operator
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .tensor import Size, Tensor, wrap_scalar
+from ._tls import state as _tls
+from .dispatch_keys import TORCH_FUNCTION
+from .overrides import (
+    Site,
+    class_overrides,
+    dispatch,
+    flatten_relevant,
+    has_torch_function,
+    public_entry,
+)
+from .tensor import TENSOR_CLASSES, Size, Tensor, wrap_scalar
+
+
+class Overridden(Exception):
+    """Raised while an entry normalizes its arguments when one of them takes the call
+    through ``__torch_function__``; the entry then hands the call over as given."""
 
 
 def as_tensor_arg(value) -> Tensor:
@@ -21,9 +36,13 @@ def as_tensor_arg(value) -> Tensor:
     if cls is float or cls is int or cls is bool:
         return wrap_scalar(value)
     if isinstance(value, Tensor):
-        return value
+        if cls in TENSOR_CLASSES or _tls.tf_state or not class_overrides(cls):
+            return value
+        raise Overridden
     if isinstance(value, (bool, int, float, np.generic)):
         return wrap_scalar(value)
+    if not _tls.tf_state and class_overrides(cls):  # a tensor-like that is not a Tensor
+        raise Overridden
     raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
 
 
@@ -154,53 +173,78 @@ def resolve_overload(overloads, args: tuple, kwargs: dict, varargs: bool = False
     )
 
 
-def call_bound(op, bound: tuple):
+def call_bound(op, bound: tuple, entry: Optional[Callable] = None):
     n = len(op._positional)
     kw = {a.name: v for a, v in zip(op._kwarg_only, bound[n:])}
-    return op._entry(*bound[:n], **kw)
+    return (entry or op._entry)(*bound[:n], **kw)
 
 
 def function(name: str, overloads: tuple) -> Callable:
-    """``opgrad.<name>``: the entry itself for one overload, else a resolving wrapper."""
+    """``opgrad.<name>``: a copy of the entry for one overload, else a resolving wrapper."""
     if len(overloads) == 1:
-        entry = overloads[0]._entry
-        return entry
-    return _overloaded(name, overloads, varargs=False)
+        return public_entry(overloads[0], name, name)
+    return _overloaded(name, name, overloads, varargs=False)
 
 
-def _overloaded(name: str, overloads: tuple, varargs: bool) -> Callable:
+def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=None) -> Callable:
     # Calls with the same argument classes and keyword names pick the same
     # overload: remember it, and call its entry with the arguments as given.
+    # The entries are copies that name this wrapper to __torch_function__ handlers.
     cache: Dict[tuple, tuple] = {}
+    own = site is None
+    site = site or Site()
+    entries = {op: public_entry(op, name, qualname, site) for op in overloads}
 
     def call(*args, **kwargs):
-        key = (tuple([a.__class__ for a in args]), tuple(kwargs))
-        hit = cache.get(key)
-        if hit is not None:
-            op, collapse = hit
-            if collapse:
-                args = (args[0], tuple(args[1:]))
-            return op._entry(*args, **kwargs)
-        op, bound = resolve_overload(overloads, args, kwargs, varargs)
-        if "input" not in kwargs:
-            cache[key] = (op, _collapse_varargs(op, args, varargs))
-        return call_bound(op, bound)
+        if _tls.include & TORCH_FUNCTION:  # a mode sees the call as given
+            return dispatch(site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs)
+        classes = tuple([a.__class__ for a in args])
+        hit = cache.get((classes, tuple(kwargs)))
+        if hit is None:
+            try:
+                op, bound = resolve_overload(overloads, args, kwargs, varargs)
+            except TypeError:
+                relevant = flatten_relevant(args + tuple(kwargs.values()))
+                if has_torch_function(relevant):  # tensor-likes that are not Tensors
+                    return dispatch(site, relevant, args, kwargs)
+                raise
+            overriding = any([c not in TENSOR_CLASSES and class_overrides(c) for c in classes])
+            if "input" in kwargs:  # renamed argument: call with the bound ones, uncached
+                if overriding and not _tls.tf_state:
+                    return dispatch(
+                        site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs
+                    )
+                return call_bound(op, bound, entries[op])
+            hit = (entries[op], _collapse_varargs(op, args, varargs), overriding)
+            cache[(classes, tuple(kwargs))] = hit
+        entry, collapse, overriding = hit
+        if overriding and not _tls.tf_state:
+            return dispatch(site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs)
+        if collapse:
+            args = (args[0], tuple(args[1:]))
+        return entry(*args, **kwargs)
 
     call.__name__ = name
-    call.__qualname__ = name
+    call.__qualname__ = qualname
+    if own:
+        site.func = call
     return call
 
 
-def method(name: str, overloads: tuple) -> Callable:
-    """A Tensor method: as ``function``, also accepting ``x.view(2, 3)`` varargs."""
+def method(name: str, overloads: tuple, site=None) -> Callable:
+    """A Tensor method: as ``function``, also accepting ``x.view(2, 3)`` varargs.
+    ``site`` names the method to __torch_function__ handlers (default: itself)."""
+    qualname = f"Tensor.{name}"
     first = overloads[0]._positional
     takes_varargs = (
         len(first) >= 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
     )
     if len(overloads) == 1 and not takes_varargs:
-        return overloads[0]._entry
+        return public_entry(overloads[0], name, qualname, site)
     if len(overloads) == 1:
-        entry = overloads[0]._entry
+        own = site is None
+        site = site or Site()
+        entry = public_entry(overloads[0], name, qualname, site)
 
         def varargs_method(self, *args, **kwargs):
             # x.view(2, 3) means x.view((2, 3)): only when every argument is an int
@@ -208,6 +252,9 @@ def method(name: str, overloads: tuple) -> Callable:
                 args = (args,)
             return entry(self, *args, **kwargs)
 
-        varargs_method.__name__ = varargs_method.__qualname__ = name
+        varargs_method.__name__ = name
+        varargs_method.__qualname__ = qualname
+        if own:
+            site.func = varargs_method
         return varargs_method
-    return _overloaded(name, overloads, varargs=True)
+    return _overloaded(name, qualname, overloads, varargs=True, site=site)

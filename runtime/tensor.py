@@ -97,6 +97,38 @@ class Tensor:
             t.requires_grad_(True)
         return t
 
+    @staticmethod
+    def _make_subclass(cls, data: "Tensor", require_grad: bool = False) -> "Tensor":
+        """A tensor of subclass ``cls`` sharing ``data``'s values (no history)."""
+        t = _new(cls)
+        t._data = data._data
+        t._rg = False
+        t._grad_fn = None
+        t._vc = None
+        t._base = None
+        if require_grad:
+            t.requires_grad_(True)
+        return t
+
+    # ----- __torch_function__ ---------------------------------------------
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Run ``func`` with subclass handlers disabled and return its tensors as ``cls``."""
+        from .overrides import default_torch_function
+
+        return default_torch_function(cls, func, types, args, kwargs)
+
+    def as_subclass(self, cls) -> "Tensor":
+        """This tensor as an instance of ``cls``: an alias (``AliasBackward0`` when it
+        requires grad), as in torch."""
+        from .generated import ops
+        from .overrides import DisableTorchFunctionSubclass
+
+        with DisableTorchFunctionSubclass():
+            result = ops.alias(self)
+        result.__class__ = cls
+        return result
+
     # ----- autograd metadata ---------------------------------------------
     @property
     def requires_grad(self) -> bool:
@@ -332,9 +364,9 @@ class Tensor:
         inputs=None,
     ) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves (see ``opgrad.autograd.backward``)."""
-        from .autograd import backward
+        from .autograd import _backward  # this method already went through __torch_function__
 
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ----- hooks ----------------------------------------------------------------
     def register_hook(self, hook):
@@ -472,3 +504,72 @@ def wrap_scalar(value: Any) -> Tensor:
     t._vc = None
     t._base = None
     return t
+
+
+def _install_overrides() -> None:
+    """Route the public methods and properties defined here through __torch_function__.
+
+    Left out, as the runtime itself reads them on hot paths: ``shape``, ``dtype``,
+    ``dim``, ``ndim``, ``item``, ``numel``, ``device``.
+    """
+    from .overrides import overridable, overridable_property, self_only
+
+    # torch defines these in Python (its error text names the module), the rest in C++.
+    python_defined = {
+        "backward",
+        "register_hook",
+        "register_post_accumulate_grad_hook",
+        "__repr__",
+        "__len__",
+    }
+    for name in (
+        "requires_grad_",
+        "retain_grad",
+        "detach_",
+        "backward",
+        "register_hook",
+        "register_post_accumulate_grad_hook",
+        "numpy",
+        "tolist",
+        "size",
+        "stride",
+        "storage_offset",
+        "element_size",
+        "nelement",
+        "ndimension",
+        "is_contiguous",
+        "is_floating_point",
+        "is_inference",
+        "__len__",
+        "__repr__",
+        "__float__",
+        "__int__",
+        "__bool__",
+        "__index__",
+        "as_subclass",
+    ):
+        impl = Tensor.__dict__[name]
+        setattr(
+            Tensor,
+            name,
+            overridable(
+                impl,
+                relevant=self_only,
+                builtin=name not in python_defined,
+                qualname=f"Tensor.{name}",
+            ),
+        )
+    for name in (
+        "grad",
+        "requires_grad",
+        "grad_fn",
+        "is_leaf",
+        "data",
+        "_version",
+        "output_nr",
+        "retains_grad",
+    ):
+        setattr(Tensor, name, overridable_property(Tensor.__dict__[name], name))
+
+
+_install_overrides()

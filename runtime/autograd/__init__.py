@@ -283,7 +283,7 @@ def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unus
             )
     batch = grads[0]._data.shape[0]
     rows = [
-        grad(
+        _grad(
             outputs,
             inputs,
             tuple(g[i] for g in grads),
@@ -294,3 +294,38 @@ def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unus
         for i in range(batch)
     ]
     return [None if column[0] is None else aten.stack(list(column), 0) for column in zip(*rows)]
+
+
+def _tensors_of(*groups) -> list:
+    found = []
+    for group in groups:
+        if group.__class__ is Tensor:
+            found.append(group)
+            continue
+        if isinstance(group, dict):
+            group = tuple(group.values())
+        found.extend(t for t in _as_tuple(group) if isinstance(t, Tensor))
+    return found
+
+
+def _backward_tensors(args: tuple, kwargs: dict) -> list:
+    inputs = args[5] if len(args) > 5 else kwargs.get("inputs")
+    return _tensors_of(args[0] if args else kwargs.get("tensors"), inputs)
+
+
+def _grad_tensors(args: tuple, kwargs: dict) -> list:
+    outputs = args[0] if args else kwargs.get("outputs")
+    return _tensors_of(outputs, args[1] if len(args) > 1 else kwargs.get("inputs"))
+
+
+def _route_through_torch_function() -> None:
+    """backward and grad reach TorchFunctionModes and the subclasses among their tensors."""
+    from ..overrides import overridable
+
+    global backward, grad, _backward, _grad
+    _backward, _grad = backward, grad
+    backward = overridable(backward, builtin=False, relevant=_backward_tensors)
+    grad = overridable(grad, builtin=False, relevant=_grad_tensors)
+
+
+_route_through_torch_function()

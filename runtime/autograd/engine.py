@@ -187,7 +187,9 @@ def execute(
     tls = _tls
     # Gradients held elsewhere too (the caller's, or one object a node sends
     # along two edges) are copied, never stolen, when a leaf stores them.
+    # The root node keeps its gradients too (PyTorch never steals them).
     shared = {id(g) for g in user_grads if g is not None}
+    shared.update(id(g) for g in root_grads if g is not None)
     keep: list = []
     previous_grad_mode, previous_shared = tls.grad_enabled, tls.shared_grads
     tasks = tls.graph_tasks
@@ -233,6 +235,9 @@ def execute(
                     shape, dtype = target._in_meta[input_nr]
                     if data.shape != shape or data.dtype != dtype:
                         grad = _validate_output(node, index, grad, target, input_nr)
+                        if node is root:  # a converted root gradient is still the root's
+                            shared.add(id(grad))
+                            keep.append(grad)
                 remaining = dependencies[target] - 1
                 dependencies[target] = remaining
                 if remaining == 0 and input_nr == 0 and len(target._in_meta) == 1:

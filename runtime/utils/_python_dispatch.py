@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from .. import dispatch_keys as K
 from .._tls import state as _tls
 
-__all__ = ["TorchDispatchMode", "_get_current_dispatch_mode_stack", "_get_current_dispatch_mode"]
+__all__ = [
+    "TorchDispatchMode",
+    "BaseTorchDispatchMode",
+    "is_in_torch_dispatch_mode",
+    "_get_current_dispatch_mode_stack",
+    "_get_current_dispatch_mode",
+]
+
+# Set while any mode is entered (process-wide, as in torch): handlers see it too,
+# though their own mode is popped while they run.
+_is_in_torch_dispatch_mode = False
+
+
+def is_in_torch_dispatch_mode(include_infra_modes: bool = True) -> bool:
+    return _is_in_torch_dispatch_mode
 
 
 class TorchDispatchMode:
@@ -26,10 +41,15 @@ class TorchDispatchMode:
         raise NotImplementedError()
 
     def __enter__(self):
+        global _is_in_torch_dispatch_mode
+        self.__dict__.setdefault("_old_flags", []).append(_is_in_torch_dispatch_mode)
+        _is_in_torch_dispatch_mode = True
         _push_mode(self)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        global _is_in_torch_dispatch_mode
+        _is_in_torch_dispatch_mode = self._old_flags.pop()
         _pop_mode(self)
 
     @classmethod
@@ -64,3 +84,32 @@ def _get_current_dispatch_mode_stack() -> list:
 
 def _get_current_dispatch_mode():
     return _tls.mode_stack[-1] if _tls.mode_stack else None
+
+
+class BaseTorchDispatchMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
+
+
+@contextlib.contextmanager
+def _disable_current_modes():
+    """Pop every mode for the duration of the block (innermost first), then restore them."""
+    old = [_pop_mode() for _ in range(len(_tls.mode_stack))]
+    try:
+        yield old
+    finally:
+        for mode in reversed(old):
+            _push_mode(mode)
+
+
+def _len_torch_dispatch_stack() -> int:
+    return len(_tls.mode_stack)
