@@ -66,7 +66,7 @@ def _render(data: np.ndarray, fmt, width: int, indent: int, summarize: bool) -> 
     if data.ndim == 1:
         items = [fmt(v).rjust(width) for v in data.tolist()]
         if summarize and len(items) > 2 * _EDGE_ITEMS:
-            items = items[:_EDGE_ITEMS] + ["..."] + items[-_EDGE_ITEMS:]
+            items = items[:_EDGE_ITEMS] + [" ..."] + items[-_EDGE_ITEMS:]
         per_line = max(1, (80 - indent) // (width + 2))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"

@@ -86,13 +86,14 @@ def tanh_backward(grad_output, output):
 
 
 def threshold_backward(grad, a, threshold):
-    """``where(a <= threshold, 0, grad)``, computed as a product with the mask:
-    np.where's data-dependent branches cost 2-3x more on a relu's mask."""
-    if grad.dtype.kind != "f" or not np.isfinite(grad).all():  # inf * 0 would be nan
+    """``where(a <= threshold, 0, grad)``; from 4096 elements on, a product with the
+    mask: np.where's data-dependent branches cost 2-3x more on a relu's mask, while
+    the product's five numpy calls cost more below that."""
+    if grad.size < 4096 or grad.dtype.kind != "f" or not np.isfinite(grad).all():
         return np.where(a <= threshold, 0, grad)
     keep = np.less_equal(a, threshold)
     np.logical_not(keep, out=keep)  # not `a > threshold`: NaN inputs keep their grad
-    result = np.multiply(grad, keep)
+    result = np.multiply(grad, keep)  # grad is finite: no inf * 0 = nan
     np.add(result, 0.0, out=result)  # -0.0 * False is -0.0; where() gives +0.0
     return result
 

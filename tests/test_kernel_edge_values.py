@@ -1,8 +1,9 @@
 """CPU kernels that take a fast path must give PyTorch's bits on edge values.
 
-threshold_backward multiplies by a mask instead of calling np.where; these
-cases pin what that must not change: the sign of masked zeros, non-finite
-gradients at masked positions, NaN inputs, integral gradients.
+threshold_backward multiplies by a mask instead of calling np.where from
+4096 elements on; these cases, small and tiled past that size, pin what that
+must not change: the sign of masked zeros, non-finite gradients at masked
+positions, NaN inputs, integral gradients.
 """
 
 import math
@@ -19,12 +20,14 @@ GRADS = [-1.0, 2.0, float("nan"), float("inf"), -float("inf"), -0.0, 3.0]
 INPUTS = [0.0, 1.0, 0.0, -2.0, 5.0, 1.0, float("nan")]
 
 
+@pytest.mark.parametrize("repeats", [1, 600])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("threshold", [0, 0.5, -1.0])
-def test_threshold_backward_edge_values(torch, dtype, threshold):
+def test_threshold_backward_edge_values(torch, dtype, threshold, repeats):
     import opgrad as og
 
-    grad, inputs = np.array(GRADS, dtype=dtype), np.array(INPUTS, dtype=dtype)
+    grad = np.tile(np.array(GRADS, dtype=dtype), repeats)
+    inputs = np.tile(np.array(INPUTS, dtype=dtype), repeats)
     expected = torch.ops.aten.threshold_backward.default(
         torch.from_numpy(grad), torch.from_numpy(inputs), threshold
     )
@@ -38,8 +41,8 @@ def test_threshold_backward_edge_values(torch, dtype, threshold):
 def test_threshold_backward_all_finite_fast_path_keeps_positive_zeros(torch):
     import opgrad as og
 
-    grad = np.array([-1.0, -2.0, 3.0], dtype="float32")
-    inputs = np.array([0.0, 1.0, 0.0], dtype="float32")
+    grad = np.tile(np.array([-1.0, -2.0, 3.0], dtype="float32"), 2000)
+    inputs = np.tile(np.array([0.0, 1.0, 0.0], dtype="float32"), 2000)
     got = og.ops.aten.threshold_backward.default(og.from_numpy(grad), og.from_numpy(inputs), 0)
     expected = torch.ops.aten.threshold_backward.default(
         torch.from_numpy(grad), torch.from_numpy(inputs), 0

@@ -228,6 +228,12 @@ REPRS = [
     ),
     ("grad_fn_sum", lambda T: T.tensor([1.0, 2.0], requires_grad=True).sum()),
     ("zeros_matrix", lambda T: T.zeros(2, 3)),
+    # past 1000 elements the middle is summarized (" ..." in a row, "..." for rows)
+    ("summarized_vector", lambda T: T.arange(2000.0)),
+    ("summarized_ones", lambda T: T.ones(2000)),
+    ("summarized_fractions", lambda T: T.arange(5000.0) / 7),
+    ("summarized_rows", lambda T: T.arange(2000).reshape(1000, 2)),
+    ("summarized_3d", lambda T: T.arange(3000).reshape(10, 10, 30)),
 ]
 
 
