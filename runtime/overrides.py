@@ -384,6 +384,10 @@ def self_only(args: tuple, kwargs: dict) -> tuple:
     return args[:1]
 
 
+# Exact tensors and Python scalars never have a handler: skipped without a lookup.
+_SKIPPED = frozenset(_PLAIN) | {int, float, bool, complex, str, type(None)}
+
+
 def _relevant_positional(args: tuple, kwargs: dict) -> list:
     for arg in args:
         if isinstance(arg, (list, tuple)):
@@ -410,7 +414,7 @@ def overridable(
 
     def wrap(impl: Callable) -> Callable:
         site = Site(None, operator, builtin)
-        plain = _PLAIN
+        plain = _SKIPPED
 
         if relevant is self_only:
 
@@ -420,7 +424,7 @@ def overridable(
                     return dispatch(site, (self,), (self,) + args, kwargs)
                 return impl(self, *args, **kwargs)
 
-        else:
+        elif not operator:
 
             @functools.wraps(impl)
             def public(*args, **kwargs):
@@ -431,13 +435,17 @@ def overridable(
                         return dispatch(site, relevant(args, kwargs), args, kwargs)
                 return impl(*args, **kwargs)
 
-        if operator:
-            checked = public
+        else:
 
             @functools.wraps(impl)
             def public(*args, **kwargs):
                 try:
-                    return checked(*args, **kwargs)
+                    if _tls.include & _TF:
+                        return dispatch(site, relevant(args, kwargs), args, kwargs)
+                    for arg in relevant(args, kwargs):
+                        if arg.__class__ not in plain and overrides(arg):
+                            return dispatch(site, relevant(args, kwargs), args, kwargs)
+                    return impl(*args, **kwargs)
                 except TypeError:  # as torch's binary operators: let Python try the other side
                     return NotImplemented
 
