@@ -2658,6 +2658,10 @@ class CopyBackwards(Node):
         self._in_meta = ()
         self.src_scalar_type_ = None
 
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::CopyBackwards"
+
     def apply(self, grads, needs):
         grad = grads[0]
         if grad is None:

@@ -83,6 +83,14 @@ def _apply_index(self, index, for_setitem: bool = False):
     items (tensors, lists, masks) are returned as the index list of aten.index."""
     single_slice = isinstance(index, slice) and not for_setitem
     if not isinstance(index, tuple):
+        if self._data.ndim == 0 and isinstance(index, (int, np.integer)) and index is not True:
+            if index is not False:
+                raise IndexError(
+                    "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                    "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+                )
+        if self._data.ndim == 0 and isinstance(index, slice):
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         index = (index,)
     for item in index:
         if not (
@@ -106,7 +114,7 @@ def _apply_index(self, index, for_setitem: bool = False):
     dim = 0
     advanced = {}
     seen_ellipsis = False
-    for item in index:
+    for position, item in enumerate(index):
         if item is Ellipsis:
             if seen_ellipsis:
                 raise IndexError("an index can only have a single ellipsis ('...')")
@@ -132,12 +140,12 @@ def _apply_index(self, index, for_setitem: bool = False):
             advanced[dim] = tensor_index
             dim += tensor_index.dim() if tensor_index._data.dtype.kind == "b" else 1
         else:
-            if for_setitem:
-                size = result._data.shape[dim] if dim < result.dim() else 0
-                if not -size <= int(item) < size:
-                    raise IndexError(
-                        f"index {int(item)} is out of bounds for dimension {dim} with size {size}"
-                    )
+            size = result._data.shape[dim] if dim < result.dim() else 0
+            if not -size <= int(item) < size:  # Python indexing's own check, before select
+                raise IndexError(  # the dimension named is the item's place in the index
+                    f"index {int(item)} is out of bounds for dimension {position} with size "
+                    f"{size}"
+                )
             result = aten.select_int(result, dim, int(item))
     indices = None
     if advanced:

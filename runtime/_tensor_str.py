@@ -84,9 +84,19 @@ def _render(data: np.ndarray, fmt, width: int, indent: int, summarize: bool) -> 
     return "[" + separator.join(parts) + "]"
 
 
+def _width(shown: np.ndarray, fmt) -> int:
+    """The column width: floats pad to their widest nonzero finite value (nan, inf and
+    zeros may be wider and are not padded), other dtypes to their widest value."""
+    if shown.dtype.kind == "f":
+        shown = shown[np.isfinite(shown) & (shown != 0)]
+    return max([1] + [len(fmt(v)) for v in shown.tolist()])
+
+
 def tensor_repr(t) -> str:
+    from .tensor import TENSOR_CLASSES
+
     data = t._data
-    prefix = "tensor("
+    prefix = "tensor(" if t.__class__ in TENSOR_CLASSES else f"{type(t).__name__}("
     suffixes = []
     summarize = data.size > _THRESHOLD
     if data.size == 0:
@@ -96,7 +106,7 @@ def tensor_repr(t) -> str:
     else:
         shown = _summarized(data) if summarize else data.ravel()
         fmt = _formatter(shown)
-        width = max(len(fmt(v)) for v in shown.tolist())
+        width = _width(shown, fmt)
         body = _render(data, fmt, width, len(prefix), summarize)
     dt = dtypes.from_numpy_dtype(data.dtype)
     if dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):

@@ -349,6 +349,12 @@ class Tensor:
 
         return tensor_repr(self)
 
+    def __format__(self, format_spec: str) -> str:
+        # f"{loss:.4f}": a plain 0-dim tensor formats as its number, as in PyTorch.
+        if self._data.ndim == 0 and self.__class__ in TENSOR_CLASSES:
+            return self._data.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __str__(self) -> str:
         return self.__repr__()  # a subclass's __repr__ serves print() too
 
@@ -520,6 +526,7 @@ def _install_overrides() -> None:
         "register_hook",
         "register_post_accumulate_grad_hook",
         "__repr__",
+        "__format__",
         "__len__",
     }
     for name in (
@@ -542,6 +549,7 @@ def _install_overrides() -> None:
         "is_inference",
         "__len__",
         "__repr__",
+        "__format__",
         "__float__",
         "__int__",
         "__bool__",

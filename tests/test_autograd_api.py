@@ -833,3 +833,14 @@ def test_grad_batched_frees_the_graph_after_the_last_row(torch):
         return outcome(lambda: lib.autograd.grad(y, (x,), (lib.ones(2),)))
 
     assert_same(torch, scenario)
+
+
+def test_grad_of_create_graph_backward_is_a_namespaced_copy_node(torch):
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (x * x).sum().backward(create_graph=True)
+        return x.grad.grad_fn.name().replace(lib.__name__, "LIB")
+
+    assert_same(torch, scenario)

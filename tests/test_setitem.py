@@ -331,3 +331,35 @@ def test_bad_setitem_raises_like_torch_and_changes_nothing(torch, name, act):
         errors.append((type(info.value).__name__, message(info.value)))
         assert t._version == 0 and t.tolist() == [[0.0] * 4] * 3
     assert errors[0] == errors[1]
+
+
+# ---------------------------------------------------------------------------
+# Python indexing's own errors (checked before select, naming the index position)
+
+INDEX_ERRORS = {
+    "row_past_end": lambda T: T.ones(2, 3)[2],
+    "column_past_end": lambda T: T.ones(2, 3)[:, 3],
+    "negative_past_start": lambda T: T.ones(2, 3)[-3],
+    "second_int": lambda T: T.ones(2, 3)[1, 5],
+    "after_ellipsis": lambda T: T.ones(2, 3)[..., -4],
+    "after_none": lambda T: T.ones(2, 3)[None, 5],
+    "after_slice": lambda T: T.ones(4, 3)[1:3, 7],
+    "zero_dim_int": lambda T: T.ones(())[0],
+    "zero_dim_tuple": lambda T: T.ones(())[(0,)],
+    "zero_dim_slice": lambda T: T.ones(())[:],
+    "zero_dim_setitem": lambda T: T.ones(()).__setitem__(0, 1.0),
+    "setitem_second_int": lambda T: T.ones(2, 3).__setitem__((1, 5), 1.0),
+    "setitem_after_none": lambda T: T.ones(2, 3).__setitem__((None, 1, 5), 1.0),
+    "select_method": lambda T: T.ones(2, 3).select(0, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_ERRORS))
+def test_indexing_errors_match_torch(torch, name):
+    from torch_oracle import outcome
+
+    import opgrad as og
+
+    expected = outcome(lambda: INDEX_ERRORS[name](torch))
+    assert expected[0] == "IndexError"
+    assert outcome(lambda: INDEX_ERRORS[name](og)) == expected

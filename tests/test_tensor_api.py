@@ -234,12 +234,48 @@ REPRS = [
     ("summarized_fractions", lambda T: T.arange(5000.0) / 7),
     ("summarized_rows", lambda T: T.arange(2000).reshape(1000, 2)),
     ("summarized_3d", lambda T: T.arange(3000).reshape(10, 10, 30)),
+    # widths come from the nonzero finite values: nan, inf and -0. are not padded to
+    ("neg_inf_and_zero", lambda T: T.tensor([0.0, 1.0]).log()),
+    ("nan_and_one", lambda T: T.tensor([float("nan"), 1.0])),
+    ("negative_zero", lambda T: T.tensor([-0.0, 1.5])),
+    ("all_zeros", lambda T: T.tensor([0.0, 0.0])),
+    ("sci_with_inf", lambda T: T.tensor([[1e-5, 0.0, float("inf")], [3.0, -2.0, 1.0]])),
+    ("inf_and_large", lambda T: T.tensor([float("-inf"), 1e10])),
+    ("nan_between", lambda T: T.tensor([1.5, float("nan"), -100.25])),
+    ("int_widths", lambda T: T.tensor([1, -20, 3])),
 ]
 
 
 @pytest.mark.parametrize("fn", [pytest.param(fn, id=name) for name, fn in REPRS])
 def test_repr_matches_torch(torch, fn):
     assert repr(fn(og)) == to_opgrad_text(repr(fn(torch)))
+
+
+def test_subclass_repr_uses_the_class_name(torch):
+    def scenario(lib):
+        class Marked(lib.Tensor):
+            pass
+
+        return repr(lib.tensor([1.0, 2.0]).as_subclass(Marked)).replace(lib.__name__, "LIB")
+
+    assert scenario(og) == scenario(torch)
+
+
+FORMATS = [
+    ("0dim_spec", lambda T: f"{T.tensor(3.14159, requires_grad=True):.2f}"),
+    ("0dim_plain", lambda T: f"{T.tensor(3.14159)}"),
+    ("0dim_int", lambda T: f"{T.tensor(7):>4}"),
+    ("0dim_view", lambda T: f"{T.tensor([1.5, 2.0])[0]:.3f}"),
+    ("vector_plain", lambda T: f"{T.tensor([1.0, 2.0])}"),
+    ("vector_spec", lambda T: "{:>10}".format(T.tensor([1.0, 2.0]))),
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=name) for name, fn in FORMATS])
+def test_format_matches_torch(torch, fn):
+    from torch_oracle import outcome
+
+    assert outcome(lambda: fn(og)) == outcome(lambda: fn(torch))
 
 
 def test_repr_shows_grad_fn():
