@@ -1172,6 +1172,25 @@ def detach(keyset, self):
     return out
 
 
+def _local_scalar_dense(keyset, self):
+    """CPU kernel of _local_scalar_dense"""
+    self = self._data
+    result = self.item()
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def lift_fresh(keyset, self):
+    """CPU kernel of lift_fresh"""
+    source = self
+    self = self._data
+    result = self
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
+
+
 def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
     """CPU kernel of _to_copy"""
     self = self._data
@@ -1357,6 +1376,20 @@ def full(keyset, size, fill_value, dtype, layout, device, pin_memory):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def arange(keyset, end, dtype, layout, device, pin_memory):
+    """CPU kernel of arange"""
+    result = k.arange(0, end, 1, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def arange_start(keyset, start, end, dtype, layout, device, pin_memory):
+    """CPU kernel of arange.start"""
+    result = k.arange(start, end, 1, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def arange_start_step(keyset, start, end, step, dtype, layout, device, pin_memory):
     """CPU kernel of arange.start_step"""
     result = k.arange(start, end, step, dtype)
@@ -1374,6 +1407,20 @@ def rand(keyset, size, dtype, layout, device, pin_memory):
 def randn(keyset, size, dtype, layout, device, pin_memory):
     """CPU kernel of randn"""
     result = k.randn(size, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def eye(keyset, n, dtype, layout, device, pin_memory):
+    """CPU kernel of eye"""
+    result = k.eye(n, n, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scalar_tensor(keyset, s, dtype, layout, device, pin_memory):
+    """CPU kernel of scalar_tensor"""
+    result = k.scalar_tensor(s, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

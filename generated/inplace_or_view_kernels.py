@@ -122,6 +122,13 @@ def detach(keyset, self):
     return share_version(self, redispatch(keyset, self))
 
 
+def lift_fresh(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._lift_fresh_cache.get(keyset) or ops.lift_fresh_op._resolve(keyset)
+    # an alias that is no view: it shares only the version counter
+    return share_version(self, redispatch(keyset, self))
+
+
 def add__Tensor(keyset, self, other, alpha):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._add__Tensor_cache.get(keyset) or ops.add__Tensor_op._resolve(keyset)

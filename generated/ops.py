@@ -1935,6 +1935,116 @@ where_self = where_self_op._entry = _where_self_entry(Site(where_self_op))
 where_self_op._make_entry = _where_self_entry
 
 
+where_ScalarSelf_op = define(
+    "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor"
+)
+_where_ScalarSelf_cache = where_ScalarSelf_op._cache
+
+
+def _where_ScalarSelf_entry(_site):
+    def where_ScalarSelf(condition, self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, where_ScalarSelf_op, condition, self, other)
+            try:
+                if condition.__class__ not in TENSOR_CLASSES:
+                    condition = as_tensor_arg(condition)
+                if isinstance(self, Tensor):
+                    self = self.item()
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, where_ScalarSelf_op, condition, self, other)
+            keyset = (condition._keys | other._keys | include) & _tls.keep
+            kernel = _where_ScalarSelf_cache.get(keyset) or where_ScalarSelf_op._resolve(keyset)
+            return kernel(keyset, condition, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return where_ScalarSelf
+
+
+where_ScalarSelf = where_ScalarSelf_op._entry = _where_ScalarSelf_entry(Site(where_ScalarSelf_op))
+where_ScalarSelf_op._make_entry = _where_ScalarSelf_entry
+
+
+where_ScalarOther_op = define(
+    "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor"
+)
+_where_ScalarOther_cache = where_ScalarOther_op._cache
+
+
+def _where_ScalarOther_entry(_site):
+    def where_ScalarOther(condition, self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, where_ScalarOther_op, condition, self, other)
+            try:
+                if condition.__class__ not in TENSOR_CLASSES:
+                    condition = as_tensor_arg(condition)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, where_ScalarOther_op, condition, self, other)
+            keyset = (condition._keys | self._keys | include) & _tls.keep
+            kernel = _where_ScalarOther_cache.get(keyset) or where_ScalarOther_op._resolve(keyset)
+            return kernel(keyset, condition, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return where_ScalarOther
+
+
+where_ScalarOther = where_ScalarOther_op._entry = _where_ScalarOther_entry(
+    Site(where_ScalarOther_op)
+)
+where_ScalarOther_op._make_entry = _where_ScalarOther_entry
+
+
+where_Scalar_op = define(
+    "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor"
+)
+_where_Scalar_cache = where_Scalar_op._cache
+
+
+def _where_Scalar_entry(_site):
+    def where_Scalar(condition, self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, where_Scalar_op, condition, self, other)
+            try:
+                if condition.__class__ not in TENSOR_CLASSES:
+                    condition = as_tensor_arg(condition)
+                if isinstance(self, Tensor):
+                    self = self.item()
+                if isinstance(other, Tensor):
+                    other = other.item()
+            except Overridden:
+                return handle_entry(_site, where_Scalar_op, condition, self, other)
+            keyset = (condition._keys | include) & _tls.keep
+            kernel = _where_Scalar_cache.get(keyset) or where_Scalar_op._resolve(keyset)
+            return kernel(keyset, condition, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return where_Scalar
+
+
+where_Scalar = where_Scalar_op._entry = _where_Scalar_entry(Site(where_Scalar_op))
+where_Scalar_op._make_entry = _where_Scalar_entry
+
+
 eq_Tensor_op = define("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor")
 _eq_Tensor_cache = eq_Tensor_op._cache
 
@@ -3897,6 +4007,70 @@ detach = detach_op._entry = _detach_entry(Site(detach_op))
 detach_op._make_entry = _detach_entry
 
 
+_local_scalar_dense_op = define("aten::_local_scalar_dense(Tensor self) -> Scalar")
+__local_scalar_dense_cache = _local_scalar_dense_op._cache
+
+
+def __local_scalar_dense_entry(_site):
+    def _local_scalar_dense(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _local_scalar_dense_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, _local_scalar_dense_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __local_scalar_dense_cache.get(keyset) or _local_scalar_dense_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _local_scalar_dense
+
+
+_local_scalar_dense = _local_scalar_dense_op._entry = __local_scalar_dense_entry(
+    Site(_local_scalar_dense_op)
+)
+_local_scalar_dense_op._make_entry = __local_scalar_dense_entry
+
+
+lift_fresh_op = define("aten::lift_fresh(Tensor(a) self) -> Tensor(a)")
+_lift_fresh_cache = lift_fresh_op._cache
+
+
+def _lift_fresh_entry(_site):
+    def lift_fresh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lift_fresh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, lift_fresh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _lift_fresh_cache.get(keyset) or lift_fresh_op._resolve(keyset)
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lift_fresh
+
+
+lift_fresh = lift_fresh_op._entry = _lift_fresh_entry(Site(lift_fresh_op))
+lift_fresh_op._make_entry = _lift_fresh_entry
+
+
 _to_copy_op = define(
     "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"
 )
@@ -4778,6 +4952,68 @@ full = full_op._entry = _full_entry(Site(full_op))
 full_op._make_entry = _full_entry
 
 
+arange_op = define(
+    "aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_arange_cache = arange_op._cache
+
+
+def _arange_entry(_site):
+    def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arange_op, end, dtype, layout, device, pin_memory)
+            if isinstance(end, Tensor):
+                end = end.item()
+            keyset = include & _tls.keep
+            kernel = _arange_cache.get(keyset) or arange_op._resolve(keyset)
+            return kernel(keyset, end, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arange
+
+
+arange = arange_op._entry = _arange_entry(Site(arange_op))
+arange_op._make_entry = _arange_entry
+
+
+arange_start_op = define(
+    "aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_arange_start_cache = arange_start_op._cache
+
+
+def _arange_start_entry(_site):
+    def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, arange_start_op, start, end, dtype, layout, device, pin_memory
+                )
+            if isinstance(start, Tensor):
+                start = start.item()
+            if isinstance(end, Tensor):
+                end = end.item()
+            keyset = include & _tls.keep
+            kernel = _arange_start_cache.get(keyset) or arange_start_op._resolve(keyset)
+            return kernel(keyset, start, end, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arange_start
+
+
+arange_start = arange_start_op._entry = _arange_start_entry(Site(arange_start_op))
+arange_start_op._make_entry = _arange_start_entry
+
+
 arange_start_step_op = define(
     "aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
@@ -4871,6 +5107,64 @@ def _randn_entry(_site):
 
 randn = randn_op._entry = _randn_entry(Site(randn_op))
 randn_op._make_entry = _randn_entry
+
+
+eye_op = define(
+    "aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_eye_cache = eye_op._cache
+
+
+def _eye_entry(_site):
+    def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, eye_op, n, dtype, layout, device, pin_memory)
+            if n.__class__ is not int:
+                n = as_int(n)
+            keyset = include & _tls.keep
+            kernel = _eye_cache.get(keyset) or eye_op._resolve(keyset)
+            return kernel(keyset, n, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return eye
+
+
+eye = eye_op._entry = _eye_entry(Site(eye_op))
+eye_op._make_entry = _eye_entry
+
+
+scalar_tensor_op = define(
+    "aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_scalar_tensor_cache = scalar_tensor_op._cache
+
+
+def _scalar_tensor_entry(_site):
+    def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scalar_tensor_op, s, dtype, layout, device, pin_memory)
+            if isinstance(s, Tensor):
+                s = s.item()
+            keyset = include & _tls.keep
+            kernel = _scalar_tensor_cache.get(keyset) or scalar_tensor_op._resolve(keyset)
+            return kernel(keyset, s, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scalar_tensor
+
+
+scalar_tensor = scalar_tensor_op._entry = _scalar_tensor_entry(Site(scalar_tensor_op))
+scalar_tensor_op._make_entry = _scalar_tensor_entry
 
 
 eye_m_op = define(

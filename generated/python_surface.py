@@ -69,7 +69,12 @@ FUNCTIONS = {
         ops.clamp_out_op,
     ),
     "maximum": (ops.maximum_op,),
-    "where": (ops.where_self_op,),
+    "where": (
+        ops.where_self_op,
+        ops.where_ScalarSelf_op,
+        ops.where_ScalarOther_op,
+        ops.where_Scalar_op,
+    ),
     "eq": (
         ops.eq_Tensor_op,
         ops.eq_Scalar_op,

@@ -7,6 +7,18 @@ from opgrad.dispatch_keys import AD_INPLACE_OR_VIEW, AUTOGRAD, CPU
 from opgrad.generated import autograd_kernels, cpu_kernels, inplace_or_view_kernels, ops
 
 
+def _where_ScalarSelf_composite(keyset, condition, self, other):
+    return decompositions.where_scalar_self(condition, self, other)
+
+
+def _where_ScalarOther_composite(keyset, condition, self, other):
+    return decompositions.where_scalar_other(condition, self, other)
+
+
+def _where_Scalar_composite(keyset, condition, self, other):
+    return decompositions.where_scalars(condition, self, other)
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -148,6 +160,8 @@ def register_all():
     ops.alias_op.register_kernel(CPU, cpu_kernels.alias)
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
+    ops._local_scalar_dense_op.register_kernel(CPU, cpu_kernels._local_scalar_dense)
+    ops.lift_fresh_op.register_kernel(CPU, cpu_kernels.lift_fresh)
     ops._to_copy_op.register_kernel(CPU, cpu_kernels._to_copy)
     ops.copy__op.register_kernel(CPU, cpu_kernels.copy_)
     ops.zero__op.register_kernel(CPU, cpu_kernels.zero_)
@@ -170,9 +184,13 @@ def register_all():
     ops.ones_op.register_kernel(CPU, cpu_kernels.ones)
     ops.empty_memory_format_op.register_kernel(CPU, cpu_kernels.empty_memory_format)
     ops.full_op.register_kernel(CPU, cpu_kernels.full)
+    ops.arange_op.register_kernel(CPU, cpu_kernels.arange)
+    ops.arange_start_op.register_kernel(CPU, cpu_kernels.arange_start)
     ops.arange_start_step_op.register_kernel(CPU, cpu_kernels.arange_start_step)
     ops.rand_op.register_kernel(CPU, cpu_kernels.rand)
     ops.randn_op.register_kernel(CPU, cpu_kernels.randn)
+    ops.eye_op.register_kernel(CPU, cpu_kernels.eye)
+    ops.scalar_tensor_op.register_kernel(CPU, cpu_kernels.scalar_tensor)
     ops.eye_m_op.register_kernel(CPU, cpu_kernels.eye_m)
     ops.add_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add__Tensor)
@@ -304,6 +322,7 @@ def register_all():
     )
     ops.alias_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.alias)
     ops.detach_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.detach)
+    ops.lift_fresh_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lift_fresh)
     ops.add__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add__Tensor)
     ops.add_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add_out)
     ops.sub__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sub__Tensor)
@@ -350,6 +369,12 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.masked_fill__Tensor
     )
     ops.index_put__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_put_)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.where_ScalarSelf_op.register_kernel(AUTOGRAD | CPU, _where_ScalarSelf_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.where_ScalarOther_op.register_kernel(AUTOGRAD | CPU, _where_ScalarOther_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.where_Scalar_op.register_kernel(AUTOGRAD | CPU, _where_Scalar_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -99,6 +99,13 @@ def _apply_index(self, index, for_setitem: bool = False):
             or isinstance(item, (slice, int, np.integer, Tensor, list, np.ndarray, np.bool_))
         ):
             raise IndexError(_VALID_INDEX.format(type(item).__name__))
+    # Lists and arrays become index tensors once (a dispatch mode sees one lift_fresh each).
+    index = tuple(
+        _as_index_tensor(item)
+        if isinstance(item, list) or (isinstance(item, np.ndarray) and item.ndim)
+        else item
+        for item in index
+    )
     specified = 0
     for item in index:
         if item is None or item is Ellipsis:
@@ -177,13 +184,15 @@ def _setitem(self, index, value) -> None:
         raise TypeError(
             f"can't assign a {type(value).__name__} to a {dtypes.legacy_tensor_type(self._data.dtype)}"
         )
-    view, indices = _apply_index(self, index, for_setitem=True)
     if not isinstance(value, Tensor):
-        value = tensor(value, dtype=self.dtype)
+        value = tensor(value, dtype=self.dtype)  # before the index, as in PyTorch
+    view, indices = _apply_index(self, index, for_setitem=True)
     if indices is not None:
         aten.index_put_(view, indices, value)
-    elif value.dim() == 0:
+    elif value.dim() == 0 and view.dim() > 0:
         aten.fill__Tensor(view, value)
+    elif value.dim() == 0:
+        aten.copy_(view, value)
     else:
         if value._data.shape != view._data.shape:
             value = aten.expand(value, view._data.shape)

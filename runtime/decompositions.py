@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from . import dtypes
 from . import numpy_kernels as k
 from .generated import ops as aten
+from .tensor import wrap_scalar
 
 
 def reshape(self, shape: Sequence[int]):
@@ -57,6 +59,27 @@ def chunk(self, chunks: int, dim: int = 0):
     if split_size == 0 and length == 0:
         return aten.split_with_sizes(self, [0] * chunks, dim)
     return aten.split_Tensor(self, split_size, dim)
+
+
+def _result_dtype(*operands):
+    return dtypes.from_numpy_dtype(dtypes.result_type(*operands))
+
+
+def where_scalar_self(condition, self, other):
+    dtype = _result_dtype(wrap_scalar(self), other)
+    return aten.where_self(condition, aten.scalar_tensor(self, dtype=dtype), other)
+
+
+def where_scalar_other(condition, self, other):
+    dtype = _result_dtype(self, wrap_scalar(other))
+    return aten.where_self(condition, self, aten.scalar_tensor(other, dtype=dtype))
+
+
+def where_scalars(condition, self, other):
+    dtype = _result_dtype(wrap_scalar(self), wrap_scalar(other))
+    return aten.where_self(
+        condition, aten.scalar_tensor(self, dtype=dtype), aten.scalar_tensor(other, dtype=dtype)
+    )
 
 
 def square(self):

@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 
 from . import dtypes
+from ._tls import state as _tls
 from .generated import ops as aten
 from .python_arg_parser import int_list
 from .tensor import Size, Tensor, _make
@@ -83,7 +84,12 @@ def tensor(
             array = np.array(_to_nested(data), dtype=np_dtype)
         except ValueError as exc:
             raise ValueError(f"expected sequence of equal length: {exc}") from None
-    return _finish(_make(array), requires_grad)
+    return _finish(_lift_fresh(_make(array)), requires_grad)
+
+
+def _lift_fresh(t: Tensor) -> Tensor:
+    """A new tensor made from Python data, as a dispatch mode sees it (aten.lift_fresh)."""
+    return aten.lift_fresh(t) if _tls.mode_stack else t
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -101,7 +107,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if array.dtype not in dtypes.FROM_NUMPY:
         dtypes.from_numpy_dtype(array.dtype)  # raises for unsupported types
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}")
-    return _make(array)
+    return _lift_fresh(_make(array))
 
 
 def _factory(op_entry):
@@ -143,7 +149,7 @@ def full(
 def arange(
     start,
     end=None,
-    step=1,
+    step=None,
     *,
     out=None,
     dtype=None,
@@ -152,10 +158,16 @@ def arange(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
-    if end is None:
-        start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
-    return _finish(aten.arange_start_step(start, end, step, dtype=dtype), requires_grad)
+    # The overload follows the arguments given, as in PyTorch: arange(end), arange.start,
+    # arange.start_step.
+    if end is None:
+        result = aten.arange(start, dtype=dtype)
+    elif step is None:
+        result = aten.arange_start(start, end, dtype=dtype)
+    else:
+        result = aten.arange_start_step(start, end, step, dtype=dtype)
+    return _finish(result, requires_grad)
 
 
 def eye(
@@ -169,7 +181,8 @@ def eye(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
-    return _finish(aten.eye_m(n, n if m is None else m, dtype=dtype), requires_grad)
+    result = aten.eye(n, dtype=dtype) if m is None else aten.eye_m(n, m, dtype=dtype)
+    return _finish(result, requires_grad)
 
 
 def _like(op_entry):
