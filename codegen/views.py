@@ -269,12 +269,17 @@ class NodeClass:
     name: str
     doc: str
     slots: List[SavedSlot]
-    formulas: List[NodeFormula]
+    formulas: List[NodeFormula]  # in derivatives.yaml order: the order apply evaluates them
     num_edges: int
     uses_grads: bool
     imports: List[str]
 
     list_input: Optional[str] = None  # the one differentiable Tensor[] input, if any
+
+    @property
+    def returns(self) -> List[NodeFormula]:
+        """The formulas in input order: the order of apply's result tuple."""
+        return sorted(self.formulas, key=lambda f: f.index)
 
     @property
     def tensor_slots(self) -> List[SavedSlot]:
@@ -339,7 +344,7 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
         formulas.append(
             NodeFormula(formula.inputs, indices, _local_expr(formula.expr), formula.text)
         )
-    formulas.sort(key=lambda f: f.index)
+    # evaluated in the YAML's order, so the ops a dispatch mode sees follow PyTorch's (mm: mat2 first)
     imports = sorted(n for n in used if n in helpers or n in functions)
     list_inputs = [
         a.name for a in entry.schema.arguments if a.type.is_list and a.name in diff_inputs

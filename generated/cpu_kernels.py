@@ -805,6 +805,15 @@ def logical_and(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def logical_and_(keyset, self, other):
+    """CPU kernel of logical_and_"""
+    target = self
+    self = self._data
+    other = other._data
+    result = np.logical_and(self, other)
+    return copy_into(target, result)
+
+
 def sum(keyset, self, dtype):
     """CPU kernel of sum"""
     self = self._data
@@ -1365,6 +1374,13 @@ def ones(keyset, size, dtype, layout, device, pin_memory):
 def empty_memory_format(keyset, size, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of empty.memory_format"""
     result = k.constant(size, 0, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scalar_tensor(keyset, s, dtype, layout, device, pin_memory):
+    """CPU kernel of scalar_tensor"""
+    result = k.full((), s if dtype is not None or isinstance(s, complex) else float(s), dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

@@ -347,6 +347,14 @@ def clamp_out(keyset, self, min, max, out):
     return result
 
 
+def logical_and_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._logical_and__cache.get(keyset) or ops.logical_and__op._resolve(keyset)
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
 def mm_out(keyset, self, mat2, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._mm_out_cache.get(keyset) or ops.mm_out_op._resolve(keyset)

@@ -733,7 +733,7 @@ def sqrt(self, result):
         return
     _tls.fw_active = False
     try:
-        tangent = self_t / (2 * result)
+        tangent = self_t / maybe_multiply(result, 2)
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -754,7 +754,7 @@ def sqrt_(self, result, tangents):
         self_t = original(self_t)
     _tls.fw_active = False
     try:
-        tangent = self_t / (2 * result)
+        tangent = self_t / maybe_multiply(result, 2)
     finally:
         _tls.fw_active = True
     set_fw_grad_inplace(self, tangent)

@@ -17,6 +17,7 @@ from opgrad.autograd.functions_manual import (
     mean_backward,
     mm_mat1_backward,
     mm_mat2_backward,
+    mv_self_backward,
     permute_backwards,
     pow_backward,
     pow_backward_exponent,
@@ -870,10 +871,10 @@ class PowBackward1(Node):
         exponent = unpack_saved(self.exponent_, self)
         result = unpack_saved(self.result_, self)
         self_ = unpack_saved(self.self_, self)
-        # self: pow_backward_self(grad, self, exponent)
-        grad_self = pow_backward_self(grad, self_, exponent) if needs[0] else None
         # exponent: pow_backward_exponent(grad, self, exponent, result)
         grad_exponent = pow_backward_exponent(grad, self_, exponent, result) if needs[1] else None
+        # self: pow_backward_self(grad, self, exponent)
+        grad_self = pow_backward_self(grad, self_, exponent) if needs[0] else None
         return (
             grad_self,
             grad_exponent,
@@ -974,8 +975,8 @@ class SqrtBackward0(Node):
         if grad is None:
             return (None,)
         result = unpack_saved(self.result_, self)
-        # self: grad / (2 * result)
-        grad_self = grad / (2 * result) if needs[0] else None
+        # self: grad / maybe_multiply(result, 2)
+        grad_self = grad / maybe_multiply(result, 2) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -1391,13 +1392,13 @@ class MmBackward0(Node):
         self_ = unpack_saved(self.self_, self)
         self_sym_sizes = self.self_sym_sizes_
         self_sym_strides = self.self_sym_strides_
-        # self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), 1)
-        grad_self = (
-            mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1) if needs[0] else None
-        )
         # mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), 1)
         grad_mat2 = (
             mm_mat2_backward(grad, self_, mat2_sym_sizes, mat2_sym_strides, 1) if needs[1] else None
+        )
+        # self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), 1)
+        grad_self = (
+            mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, 1) if needs[0] else None
         )
         return (
             grad_self,
@@ -1573,8 +1574,8 @@ class MvBackward0(Node):
             )
         self_ = unpack_saved(self.self_, self)
         vec = unpack_saved(self.vec_, self)
-        # self: grad.unsqueeze(1) * vec
-        grad_self = grad.unsqueeze(1) * vec if needs[0] else None
+        # self: mv_self_backward(grad, vec)
+        grad_self = mv_self_backward(grad, vec) if needs[0] else None
         # vec: self.t().mv(grad)
         grad_vec = self_.t().mv(grad) if needs[1] else None
         return (

@@ -2461,6 +2461,38 @@ logical_and = logical_and_op._entry = _logical_and_entry(Site(logical_and_op))
 logical_and_op._make_entry = _logical_and_entry
 
 
+logical_and__op = define("aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_logical_and__cache = logical_and__op._cache
+
+
+def _logical_and__entry(_site):
+    def logical_and_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_and__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, logical_and__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _logical_and__cache.get(keyset) or logical_and__op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_and_
+
+
+logical_and_ = logical_and__op._entry = _logical_and__entry(Site(logical_and__op))
+logical_and__op._make_entry = _logical_and__entry
+
+
 sum_op = define("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 _sum_cache = sum_op._cache
 
@@ -4918,6 +4950,35 @@ empty_memory_format = empty_memory_format_op._entry = _empty_memory_format_entry
     Site(empty_memory_format_op)
 )
 empty_memory_format_op._make_entry = _empty_memory_format_entry
+
+
+scalar_tensor_op = define(
+    "aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_scalar_tensor_cache = scalar_tensor_op._cache
+
+
+def _scalar_tensor_entry(_site):
+    def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scalar_tensor_op, s, dtype, layout, device, pin_memory)
+            if isinstance(s, Tensor):
+                s = s.item()
+            keyset = include & _tls.keep
+            kernel = _scalar_tensor_cache.get(keyset) or scalar_tensor_op._resolve(keyset)
+            return kernel(keyset, s, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scalar_tensor
+
+
+scalar_tensor = scalar_tensor_op._entry = _scalar_tensor_entry(Site(scalar_tensor_op))
+scalar_tensor_op._make_entry = _scalar_tensor_entry
 
 
 full_op = define(

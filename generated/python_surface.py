@@ -162,6 +162,7 @@ FUNCTIONS = {
     "zeros_like": (ops.zeros_like_op,),
     "empty_like": (ops.empty_like_op,),
     "full_like": (ops.full_like_op,),
+    "scalar_tensor": (ops.scalar_tensor_op,),
 }
 
 METHODS = {
@@ -234,6 +235,7 @@ METHODS = {
         ops.ge_Scalar_op,
     ),
     "logical_and": (ops.logical_and_op,),
+    "logical_and_": (ops.logical_and__op,),
     "sum": (
         ops.sum_op,
         ops.sum_dim_IntList_op,
@@ -375,3 +377,4 @@ ones_like = function("ones_like", FUNCTIONS["ones_like"])
 zeros_like = function("zeros_like", FUNCTIONS["zeros_like"])
 empty_like = function("empty_like", FUNCTIONS["empty_like"])
 full_like = function("full_like", FUNCTIONS["full_like"])
+scalar_tensor = function("scalar_tensor", FUNCTIONS["scalar_tensor"])

@@ -37,7 +37,8 @@ def _copy_for(variable, grad):
         strides = tuple(s // data.itemsize for s in data.strides)
     else:
         return aten.clone(grad)
-    return aten.copy_(aten.new_empty_strided(grad, data.shape, strides), grad)
+    # the variable's dtype passed explicitly, as PyTorch passes its options
+    return aten.copy_(aten.new_empty_strided(grad, data.shape, strides, dtype=variable.dtype), grad)
 
 
 def _contiguous_strides(shape: tuple) -> tuple:

@@ -69,37 +69,56 @@ def mean_backward(grad, sizes, dims, numel: int, keepdim: bool):
 def pow_backward(grad, self, exponent):
     if exponent == 0:
         return aten.zeros_like(self)
+    # PyTorch evaluates the exponent as a double (complex stays complex)
+    exponent = exponent if isinstance(exponent, complex) else float(exponent)
     return grad * aten.mul_Scalar(aten.pow_Tensor_Scalar(self, exponent - 1), exponent)
 
 
 def pow_backward_self(grad, self, exponent):
-    zero = aten.zeros_like(grad)
-    nonzero = grad * (exponent * aten.pow_Tensor_Tensor(self, exponent - 1))
-    return aten.where_self(aten.eq_Scalar(exponent, 0), zero, nonzero)
+    # operands in PyTorch's evaluation order (right to left)
+    nonzero = grad * (exponent * aten.pow_Tensor_Tensor(self, aten.sub_Scalar(exponent, 1)))
+    zero = _zero_scalar(grad)
+    return aten.where_self(aten.eq_Scalar(exponent, 0.0), zero, nonzero)
 
 
 def pow_backward_exponent(grad, self, exponent, result):
     from ..tensor import Tensor
 
     if isinstance(self, Tensor):
-        log_base = aten.log(self)
-        cond = aten.logical_and(aten.eq_Scalar(self, 0), aten.ge_Scalar(exponent, 0))
-        out = aten.where_self(cond, aten.zeros_like(result), result * log_base)
+        exponent_ok = aten.ge_Scalar(exponent, 0)
+        cond = aten.logical_and(aten.eq_Scalar(self, 0), exponent_ok)
+        scaled = result * aten.log(self)
+        out = aten.where_self(cond, _zero_scalar(grad), scaled)
         return grad * out
     import math
 
     if self == 0:
-        cond = aten.ge_Scalar(exponent, 0)
-        return grad * aten.where_self(cond, aten.zeros_like(result), result * float("-inf"))
+        scaled = aten.mul_Scalar(result, float("-inf"))
+        zero = aten.zeros([], dtype=grad.dtype)
+        return grad * aten.where_self(aten.ge_Scalar(exponent, 0), zero, scaled)
     return grad * aten.mul_Scalar(result, math.log(self))
 
 
+def _column_major(sizes, strides) -> bool:
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+
+
 def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
+    # a column-major input gets its gradient in column order too (as PyTorch)
+    if _column_major(sizes, strides):
+        return maybe_multiply(aten.t(aten.mm(mat2, aten.t(grad))), alpha)
     return maybe_multiply(aten.mm(grad, aten.t(mat2)), alpha)
 
 
 def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
+    if _column_major(sizes, strides):
+        return maybe_multiply(aten.t(aten.mm(aten.t(grad), mat1)), alpha)
     return maybe_multiply(aten.mm(aten.t(mat1), grad), alpha)
+
+
+def mv_self_backward(grad, vec):
+    """``grad`` as a column (a view, as PyTorch's formula) times ``vec``."""
+    return aten.view(grad, [grad._data.shape[0], 1]) * vec
 
 
 def unsqueeze_to(grad, dim_or_sizes, sizes=None):
@@ -124,24 +143,30 @@ def permute_backwards(grad, dims: Sequence[int]):
     return aten.permute(grad, inverse)
 
 
+def _zero_scalar(grad):
+    """A 0-dim zero of ``grad``'s dtype: ``where`` broadcasts it (PyTorch's formulas' ``0``)."""
+    return aten.scalar_tensor(0.0, dtype=grad.dtype)
+
+
 def clamp_backward(grad, self, min, max):
     if min is None and max is None:
         return grad
-    zero = aten.zeros_like(grad)
+    # operands in PyTorch's evaluation order (its C++ evaluates call arguments right to left)
+    zero = _zero_scalar(grad)
     if min is None:
         return aten.where_self(aten.le_Scalar(self, max), grad, zero)
     if max is None:
         return aten.where_self(aten.ge_Scalar(self, min), grad, zero)
-    keep = aten.logical_and(aten.ge_Scalar(self, min), aten.le_Scalar(self, max))
+    keep = aten.logical_and_(aten.ge_Scalar(self, min), aten.le_Scalar(self, max))
     return aten.where_self(keep, grad, zero)
 
 
 def maximum_backward(grad, self, other, is_other: bool):
-    """Ties split the gradient evenly, as in PyTorch."""
+    """Ties split the gradient evenly; the losing side's entries become 0 (as PyTorch)."""
     half = aten.div_Scalar(grad, 2)
     shared = aten.where_self(aten.eq_Tensor(self, other), half, grad)
-    loser = aten.lt_Tensor(other, self) if is_other else aten.lt_Tensor(self, other)
-    return aten.where_self(loser, aten.zeros_like(grad), shared)
+    loser = aten.gt_Tensor(other, self) if not is_other else aten.lt_Tensor(other, self)
+    return aten.masked_fill__Scalar(shared, loser, 0)
 
 
 def to_copy_backward(grad, dtype):
@@ -226,8 +251,8 @@ def cat_tensors_backward(grad, sizes, dtypes_, dim: int):
 
 
 def stack_tensors_backward(grad, dim: int, dtypes_):
-    pieces = aten.unbind_int(grad, dim)
-    return [to_copy_backward(p, dtype) for p, dtype in zip(pieces, dtypes_)]
+    # one select per input, as PyTorch (not one unbind)
+    return [to_copy_backward(aten.select_int(grad, dim, i), dt) for i, dt in enumerate(dtypes_)]
 
 
 def index_backward(zeros, indices, grad):
