@@ -1181,14 +1181,6 @@ def detach(keyset, self):
     return out
 
 
-def _local_scalar_dense(keyset, self):
-    """CPU kernel of _local_scalar_dense"""
-    self = self._data
-    result = self.item()
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
-
-
 def lift_fresh(keyset, self):
     """CPU kernel of lift_fresh"""
     source = self
@@ -1430,13 +1422,6 @@ def randn(keyset, size, dtype, layout, device, pin_memory):
 def eye(keyset, n, dtype, layout, device, pin_memory):
     """CPU kernel of eye"""
     result = k.eye(n, n, dtype)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
-
-
-def scalar_tensor(keyset, s, dtype, layout, device, pin_memory):
-    """CPU kernel of scalar_tensor"""
-    result = k.scalar_tensor(s, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

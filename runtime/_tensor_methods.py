@@ -101,9 +101,11 @@ def _apply_index(self, index, for_setitem: bool = False):
             raise IndexError(_VALID_INDEX.format(type(item).__name__))
     # Lists and arrays become index tensors once (a dispatch mode sees one lift_fresh each).
     index = tuple(
-        _as_index_tensor(item)
-        if isinstance(item, list) or (isinstance(item, np.ndarray) and item.ndim)
-        else item
+        (
+            _as_index_tensor(item)
+            if isinstance(item, list) or (isinstance(item, np.ndarray) and item.ndim)
+            else item
+        )
         for item in index
     )
     specified = 0

@@ -65,18 +65,35 @@ def _result_dtype(*operands):
     return dtypes.from_numpy_dtype(dtypes.result_type(*operands))
 
 
+def _scalars_dtype(a, b):
+    """The result type of two Python numbers: bool, then int64, then the default float."""
+    kinds = {type(a), type(b)}
+    if kinds & {float}:
+        return dtypes.get_default_dtype()
+    if kinds - {bool}:
+        return dtypes.int64
+    return dtypes.bool_
+
+
+def _as_dtype(t, dtype):
+    return t if t._data.dtype == dtype.np else aten._to_copy(t, dtype=dtype)
+
+
 def where_scalar_self(condition, self, other):
     dtype = _result_dtype(wrap_scalar(self), other)
-    return aten.where_self(condition, aten.scalar_tensor(self, dtype=dtype), other)
+    return aten.where_self(
+        condition, aten.scalar_tensor(self, dtype=dtype), _as_dtype(other, dtype)
+    )
 
 
 def where_scalar_other(condition, self, other):
     dtype = _result_dtype(self, wrap_scalar(other))
-    return aten.where_self(condition, self, aten.scalar_tensor(other, dtype=dtype))
+    other = aten.scalar_tensor(other, dtype=dtype)  # made before self is cast, as in PyTorch
+    return aten.where_self(condition, _as_dtype(self, dtype), other)
 
 
 def where_scalars(condition, self, other):
-    dtype = _result_dtype(wrap_scalar(self), wrap_scalar(other))
+    dtype = _scalars_dtype(self, other)
     return aten.where_self(
         condition, aten.scalar_tensor(self, dtype=dtype), aten.scalar_tensor(other, dtype=dtype)
     )
