@@ -12,6 +12,7 @@ from ._tls import state as _tls
 _EDGE_ITEMS = 3
 _THRESHOLD = 1000
 _PRECISION = 4
+_LINE_WIDTH = 80
 
 
 def _float_formatter(values: np.ndarray):
@@ -125,5 +126,28 @@ def tensor_repr(t) -> str:
 
         tangent = fw_grad(t)
         if tangent is not None:
-            suffixes.append(f"tangent={tensor_repr(tangent)}")
-    return prefix + ", ".join([body] + suffixes) + ")"
+            suffixes.append(f"tangent={_as_value(tangent)}")
+    return _add_suffixes(prefix + body, suffixes, len(prefix))
+
+
+def _as_value(t) -> str:
+    """How PyTorch's ``f"{tensor}"`` shows a tensor: a 0-dim one as its Python number."""
+    if t._data.ndim == 0:
+        return str(t._data.item())
+    return tensor_repr(t)
+
+
+def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """``, suffix`` after ``text``, starting a new line when one would pass 80 columns
+    (PyTorch counts the last line's length plus one, as reproduced here)."""
+    parts = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > _LINE_WIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)

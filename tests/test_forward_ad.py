@@ -1148,3 +1148,263 @@ def test_custom_op_under_forward_ad(torch, requires_grad, with_autograd):
         assert_same_error(torch, scenario, NotImplementedError, "must implement the jvp function")
     else:
         assert_same(torch, scenario)
+
+
+# ---------------------------------------------------------------------------
+# Review fixes: levels given explicitly, duals as tangents, 0-dim tangent reprs,
+# jvp results that cannot be tangents, the unpacked primal's Identity node
+
+
+def assert_same_type_and_phrase(torch, scenario, exc_type, phrase):
+    """Both raise ``exc_type`` with ``phrase`` in the text (PyTorch's internal asserts
+    carry a source path that opgrad has no reason to copy)."""
+    expected = outcome(lambda: scenario(torch))
+    got = outcome(lambda: scenario(og))
+    assert expected[0] == exc_type.__name__ and phrase in expected[1], expected
+    assert got[0] == expected[0] and phrase in got[1], got
+
+
+def test_make_dual_with_a_dual_tangent_is_an_error(torch):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            fwAD.make_dual(lib.ones(2), fwAD.make_dual(lib.ones(2), lib.ones(2)))
+
+    assert_same_error(
+        torch, scenario, RuntimeError, "itself has a forward gradient at the same level0"
+    )
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["inside", "outside"])
+@pytest.mark.parametrize("what", ["plain", "dual", "view_of_dual"])
+@pytest.mark.parametrize("level", [0, 1, 5, -1, -2])
+def test_unpack_dual_with_an_explicit_level(torch, inside, what, level):
+    """Another level only fails for a tensor with a tangent (PyTorch checks the tangent
+    at level 0); a negative level returns the tensor as is."""
+
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor(X), lib.tensor(T))
+            t = {"plain": lib.tensor(X), "dual": d, "view_of_dual": d[1:]}[what]
+            if inside:
+                p, tangent = fwAD.unpack_dual(t, level=level)
+                return [p is t, vals(p), vals(tangent), tangent_of(lib, p) is None]
+        p, tangent = fwAD.unpack_dual(t, level=level)
+        return [p is t, vals(p), vals(tangent)]
+
+    expected = outcome(lambda: scenario(torch))
+    assert outcome(lambda: scenario(og)) == expected
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["inside", "outside"])
+@pytest.mark.parametrize(
+    "level, case",
+    [(0, "ok"), (1, "ok"), (5, "ok"), (-1, "ok"), (5, "int"), (5, "size"), (0, "size")],
+)
+def test_make_dual_with_an_explicit_level(torch, inside, level, case):
+    """PyTorch checks, in order: a level exists (for negative ones), floating point,
+    level 0, the tangent's size, then that level 0 exists."""
+
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        primal = lib.tensor([1, 2, 3]) if case == "int" else lib.tensor(X)
+        tangent = lib.ones(2) if case == "size" else lib.tensor(T)
+        if not inside:
+            return vals(tangent_of(lib, fwAD.make_dual(primal, tangent, level=level)))
+        with fwAD.dual_level():
+            return vals(tangent_of(lib, fwAD.make_dual(primal, tangent, level=level)))
+
+    expected = outcome(lambda: scenario(torch))
+    assert outcome(lambda: scenario(og)) == expected
+
+
+@pytest.mark.parametrize(
+    "primal, tangent, dtype_p, dtype_t",
+    [
+        ([1.0, 2.0], [3.0, 4.0], None, None),
+        (3.0, 7.0, None, None),
+        (3.0, 7e-5, None, None),
+        (3.0, 1e-8, None, None),
+        (3.0, 7e6, None, None),
+        (1.0, -0.0, None, None),
+        (1.0, 2.5, "float64", "float64"),
+        (1.0, 0.1, "float64", "float64"),
+        (1.0, 2.5, "float32", "float64"),
+        (1.0, 0.1, "float64", "float32"),
+        (1.23456789e8, 0.1, "float64", "float64"),
+        (float("nan"), float("inf"), None, None),
+        ([1.0, 2.0], [2.5, 3.0], "float64", "float64"),
+        ([1.0, 2.0], [2.5, 3.0], "float32", "float64"),
+        ([[1.0, 2.0], [3.0, 4.0]], [[2.5, 3.0], [1e-9, 1.0]], None, None),
+        ([[1.0, 2.0], [3.0, 4.0]], [[2.5, 3.0], [1e-9, 1.0]], "float64", "float64"),
+        ([float(i) for i in range(2000)], [float(i) for i in range(2000)], None, None),
+    ],
+)
+def test_repr_of_a_dual_formats_the_tangent_as_torch(torch, primal, tangent, dtype_p, dtype_t):
+    """``tangent=`` is followed by the tangent formatted as a value (a 0-dim one is a
+    Python number), and long suffixes wrap onto a new line."""
+
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        dp = getattr(lib, dtype_p) if dtype_p else None
+        dt = getattr(lib, dtype_t) if dtype_t else None
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor(primal, dtype=dp), lib.tensor(tangent, dtype=dt))
+            # clone, not d * 2: opgrad's absent tangents are real zeros (0 * inf = nan),
+            # PyTorch's are ZeroTensors
+            shown = [repr(d), str(d), repr(d.clone())]
+            if d.dim() == 0:
+                shown.append(repr(d.requires_grad_()))
+        return [s.replace("torch", "LIB").replace("opgrad", "LIB") for s in shown]
+
+    assert_same(torch, scenario)
+
+
+def test_repr_of_a_reduced_dual(torch):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]))
+            return [repr(d.sum()), repr(d.sum().exp()), repr(d.sum() * 1e-5)]
+
+    assert_same(torch, scenario)
+
+
+def _two_outputs(lib, jvp):
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+    Two.jvp = staticmethod(jvp)
+    return Two
+
+
+@pytest.mark.parametrize(
+    "jvp",
+    [
+        lambda lib: _mul2(lib, lambda ctx, t: None),
+        lambda lib: _mul2(lib, lambda ctx, t: lib.ones(3, dtype=lib.int64)),
+        lambda lib: _mul2(lib, lambda ctx, t: lib.ones(3, dtype=lib.bool)),
+        lambda lib: _two_outputs(lib, lambda ctx, t: (None, t * 3)),
+        lambda lib: _two_outputs(lib, lambda ctx, t: (t * 2, None)),
+        lambda lib: _two_outputs(lib, lambda ctx, t: (None, None)),
+    ],
+    ids=["none", "int64", "bool", "none_first_of_two", "none_second_of_two", "none_none"],
+)
+def test_function_jvp_must_give_a_floating_tangent(torch, jvp):
+    """A differentiable output needs a floating point tangent: None or an integer one
+    fails PyTorch's internal assert."""
+
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            jvp(lib).apply(fwAD.make_dual(lib.tensor(X), lib.tensor(T)))
+
+    assert_same_type_and_phrase(
+        torch,
+        scenario,
+        RuntimeError,
+        "Expected both tensor and its forward grad to be floating point or complex",
+    )
+
+
+def _dirty_none(lib):
+    class Dirty(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def jvp(ctx, t):
+            return None
+
+    return Dirty
+
+
+def _view_none(lib, same):
+    class View(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x if same else x.view(3)
+
+        @staticmethod
+        def jvp(ctx, t):
+            return None
+
+    return View
+
+
+@pytest.mark.parametrize(
+    "make, exc_phrase",
+    [
+        (_dirty_none, "is not modifying the forward mode gradients inplace"),
+        (lambda lib: _view_none(lib, False), "cannot call get_autograd_meta() on undefined"),
+        (lambda lib: _view_none(lib, True), "cannot call get_autograd_meta() on undefined"),
+    ],
+    ids=["dirty", "view", "input_as_is"],
+)
+@pytest.mark.parametrize("view_input", [False, True])
+def test_function_jvp_none_for_a_dirty_or_view_output(torch, make, exc_phrase, view_input):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            x = fwAD.make_dual(lib.tensor(X), lib.tensor(T)).clone()
+            make(lib).apply(x[:] if view_input else x)
+
+    assert_same_type_and_phrase(torch, scenario, RuntimeError, exc_phrase)
+
+
+def test_function_jvp_returning_a_dual_is_an_error(torch):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            fn = _mul2(lib, lambda ctx, t: fwAD.make_dual(lib.ones(3), lib.ones(3)))
+            fn.apply(fwAD.make_dual(lib.tensor(X), lib.tensor(T)))
+
+    assert_same_error(
+        torch, scenario, RuntimeError, "itself has a forward gradient at the same level0"
+    )
+
+
+def test_unpacked_primal_has_an_identity_node(torch):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        x = lib.tensor(X, requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, lib.tensor(T))
+            result = []
+            for t in (d, x, d * 2):
+                p = fwAD.unpack_dual(t).primal
+                node = p.grad_fn
+                result += [
+                    node.name().replace("torch", "LIB").replace("opgrad", "LIB"),
+                    repr(p).replace("torch", "LIB").replace("opgrad", "LIB"),
+                    [type(n).__name__ for n, _ in node.next_functions],
+                    p._is_view(),
+                ]
+            with lib.no_grad():
+                result.append(fwAD.unpack_dual(d).primal.grad_fn)
+            p = fwAD.unpack_dual(d).primal
+            (p * p).sum().backward()
+            result.append(vals(x.grad))
+        return result
+
+    assert_same(torch, scenario)
+
+
+def test_long_reprs_wrap_their_suffixes(torch):
+    """The suffix rule ``tangent=`` shares with grad_fn and dtype: a new line past 80 columns."""
+
+    def scenario(lib):
+        x = lib.tensor([0.125 * i for i in range(9)], dtype=lib.float64, requires_grad=True)
+        shown = [repr(x), repr(x * 2), repr(lib.ones(12, dtype=lib.float64)), repr(x[:2] * 2)]
+        return [s.replace("torch", "LIB").replace("opgrad", "LIB") for s in shown]
+
+    assert_same(torch, scenario)

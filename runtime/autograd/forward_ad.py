@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Optional
 
 from .._tls import state as _tls
+from ..generated.nodes import AliasBackward0
 from ..tensor import Tensor
 from . import forward_grad as _fg
 
@@ -73,14 +74,21 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: Optional[int] = None) -
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
-    if level != _current_level:
-        raise RuntimeError("Invalid level given to _make_dual")
-    if tensor._fw_grad is not None:
+    # Only level 0 can exist; PyTorch checks the given level in this order.
+    if level == 0 and _fg.fw_grad(tensor) is not None:
         raise RuntimeError(
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
             f"same level {level} is not supported."
         )
+    if level != 0:
+        raise RuntimeError("Invalid level given to _make_dual")
+    _fg.check_new_tangent(tangent)
     _fg.check_size(tensor, tangent)
+    if _current_level < 0:
+        raise RuntimeError(
+            "Trying to access a forward AD level with an invalid index. This index was either "
+            "not created or is already deleted."
+        )
     from ..generated import ops as aten
 
     with _fg.suspended():
@@ -88,6 +96,15 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: Optional[int] = None) -
     dual._fw_root = True
     _fg.set_fw_grad(dual, tangent)
     return dual
+
+
+class Identity(AliasBackward0):
+    """The unpacked primal's node (a plain ``Identity`` in PyTorch, not AliasBackward0)."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "opgrad::autograd::Identity"
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -109,14 +126,18 @@ def unpack_dual(tensor: Tensor, *, level: Optional[int] = None) -> UnpackedDualT
             "_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
             f"{type(tensor).__name__}"
         )
-    if level != _current_level:
+    # none while forward AD is off (inside a custom Function's forward)
+    tangent = _fg.fw_grad(tensor) if _tls.fw_active else None
+    # PyTorch only rejects another level when there is a tangent (at level 0) to ignore
+    if tangent is not None and level != 0:
         raise RuntimeError("Invalid level given to _fw_primal")
     from ..generated import ops as aten
 
-    # none while forward AD is off (inside a custom Function's forward)
-    tangent = _fg.fw_grad(tensor) if _tls.fw_active else None
     with _fg.suspended():
         primal = aten.alias(tensor)
+    node = primal._grad_fn
+    if type(node) is AliasBackward0:  # not when a mode produced the alias
+        node.__class__ = Identity
     primal._fw_root = True
     return UnpackedDualTensor(primal, tangent)
 

@@ -150,6 +150,20 @@ def check_size(tensor, tangent) -> None:
         )
 
 
+def check_new_tangent(tangent) -> None:
+    """What PyTorch checks first when a tangent is set by make_dual or a custom jvp:
+    it carries no tangent itself and is a floating point tensor (None is not)."""
+    if tangent is not None and fw_grad(tangent) is not None:
+        raise RuntimeError(
+            "Setting a forward grad that itself has a forward gradient at the same level0 is "
+            "not supported."
+        )
+    if tangent is None or tangent._data.dtype.kind not in "fc":
+        raise RuntimeError(
+            "Expected both tensor and its forward grad to be floating point or complex"
+        )
+
+
 def _with_layout_of(tangent, tensor):
     """``tangent`` as is when it is laid out as ``tensor``, else a copy that is."""
     if _same_layout(tangent._data, tensor._data):

@@ -77,12 +77,11 @@ def process_forward_mode(cls, node, args, raw_output, result) -> None:
                     "return None at that position instead."
                 )
             continue
-        if g is None:
-            continue
+        # a differentiable output needs a tangent: None fails below as in PyTorch
         if id(out) in dirty:
             k = input_index[id(out)]
             if grads[k] is not None:
-                if g._version == versions[k]:
+                if g is None or g._version == versions[k]:
                     raise RuntimeError(
                         "An inplace custom Function is not modifying the forward mode gradients "
                         "inplace. If the forward is modifying an input inplace, then the jvp "
@@ -95,6 +94,7 @@ def process_forward_mode(cls, node, args, raw_output, result) -> None:
                         "function must modify the gradient inplace and return it as-is."
                     )
             else:
+                fg.check_new_tangent(g)
                 fg.set_fw_grad_inplace(out, g)
             continue
         if out._base is not None:
@@ -102,8 +102,10 @@ def process_forward_mode(cls, node, args, raw_output, result) -> None:
             if k is not None:
                 _check_view_tangent(grads[k], g)
                 if grads[k] is None:
+                    fg.check_new_tangent(g)
                     fg.set_fw_grad_inplace(out, g)
                     continue
+        fg.check_new_tangent(g)
         fg.set_fw_grad(out, g)
 
 
@@ -111,6 +113,8 @@ def _check_view_tangent(input_grad, grad) -> None:
     """An output that views an input needs a tangent that views the input's tangent."""
     if input_grad is None:
         return
+    if grad is None:  # PyTorch asks an undefined tensor whether it is a view
+        raise RuntimeError("cannot call get_autograd_meta() on undefined tensor")
     if grad._base is None:
         raise RuntimeError(
             "A custom Function's forward is returning a view (or an input as-is) but the jvp "
