@@ -148,6 +148,8 @@ class CpuKernel:
     #: "copy" (in-place variant), "set" (metadata in-place), "out" (out= variant) or None
     writes: Optional[str]
     returns_many: bool = False
+    #: the schema returns a Scalar: the kernel hands back the Python number itself
+    returns_scalar: bool = False
     is_view: bool = False
     #: tensor inputs that broadcast together (their shapes name a broadcast error)
     broadcasts: Tuple[str, ...] = ()
@@ -206,6 +208,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         entry.cpu,
         writes,
         returns_many=many,
+        returns_scalar=len(returns) == 1 and returns[0].type.base == "Scalar",
         broadcasts=broadcasts,
         is_view=is_view,
     )

@@ -1181,6 +1181,13 @@ def detach(keyset, self):
     return out
 
 
+def _local_scalar_dense(keyset, self):
+    """CPU kernel of _local_scalar_dense"""
+    self = self._data
+    result = self.item()
+    return result
+
+
 def lift_fresh(keyset, self):
     """CPU kernel of lift_fresh"""
     source = self

@@ -4039,6 +4039,40 @@ detach = detach_op._entry = _detach_entry(Site(detach_op))
 detach_op._make_entry = _detach_entry
 
 
+_local_scalar_dense_op = define("aten::_local_scalar_dense(Tensor self) -> Scalar")
+__local_scalar_dense_cache = _local_scalar_dense_op._cache
+
+
+def __local_scalar_dense_entry(_site):
+    def _local_scalar_dense(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _local_scalar_dense_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(_site, _local_scalar_dense_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __local_scalar_dense_cache.get(keyset) or _local_scalar_dense_op._resolve(
+                keyset
+            )
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _local_scalar_dense
+
+
+_local_scalar_dense = _local_scalar_dense_op._entry = __local_scalar_dense_entry(
+    Site(_local_scalar_dense_op)
+)
+_local_scalar_dense_op._make_entry = __local_scalar_dense_entry
+
+
 lift_fresh_op = define("aten::lift_fresh(Tensor(a) self) -> Tensor(a)")
 _lift_fresh_cache = lift_fresh_op._cache
 

@@ -161,6 +161,7 @@ def register_all():
     ops.alias_op.register_kernel(CPU, cpu_kernels.alias)
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
+    ops._local_scalar_dense_op.register_kernel(CPU, cpu_kernels._local_scalar_dense)
     ops.lift_fresh_op.register_kernel(CPU, cpu_kernels.lift_fresh)
     ops._to_copy_op.register_kernel(CPU, cpu_kernels._to_copy)
     ops.copy__op.register_kernel(CPU, cpu_kernels.copy_)

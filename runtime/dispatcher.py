@@ -184,7 +184,7 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     saved_keep, saved_include = tls.keep, tls.include
     raw = flat
     # Modes see wrapped numbers as the Python scalars they came from.
-    flat = tuple(a.item() if getattr(a, "_wrapped", False) else a for a in flat)
+    flat = tuple(a._data.item() if getattr(a, "_wrapped", False) else a for a in flat)
     args, kwargs = op._unflatten(flat)
     types = _subclass_types(flat)
     tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)

@@ -360,7 +360,7 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable, *args, 
 def handle_entry(site: Site, op, *flat):
     """The slow branch of a generated op entry: ``flat`` holds its arguments in schema
     order, as given (a number already wrapped reads as the number again)."""
-    flat = tuple(a.item() if getattr(a, "_wrapped", False) else a for a in flat)
+    flat = tuple(a._data.item() if getattr(a, "_wrapped", False) else a for a in flat)
     args, kwargs = op._unflatten(flat)
     return dispatch(site, flatten_relevant(flat), args, kwargs)
 

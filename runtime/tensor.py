@@ -223,6 +223,12 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         # Shares memory but not the version counter (PyTorch's escape hatch).
+        if _tls.mode_stack or self._keys & K.PYTHON:
+            from .generated import ops as aten
+
+            out = aten.detach(self)  # what a dispatch mode or a Python subclass sees
+            out._vc = None
+            return out
         return _make(self._data)
 
     @data.setter
@@ -312,6 +318,11 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if _tls.mode_stack or self._keys & K.PYTHON:
+            # a dispatch mode or a Python subclass sees (and answers) the read
+            from .generated import ops as aten
+
+            return aten._local_scalar_dense(self)
         return self._data.item()
 
     def tolist(self):
@@ -331,7 +342,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data.item())
+        return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)

@@ -32,6 +32,7 @@ TESTED_ELSEWHERE = {
     "aten.where.ScalarSelf": "test_python_entry_logs.py",
     "aten.where.ScalarOther": "test_python_entry_logs.py",
     "aten.lift_fresh.default": "test_python_entry_logs.py",
+    "aten._local_scalar_dense.default": "test_python_entry_logs.py",
     "aten.rand.default": "test_tensor_api.py",
     "aten.randn.default": "test_tensor_api.py",
     "aten.eye.m": "test_tensor_api.py",
