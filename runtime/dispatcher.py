@@ -210,11 +210,16 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
             return op.kernel_for(K.CPU)(K.CPU, *raw)
     finally:
         tls.keep, tls.include = saved_keep, saved_include
+    raise multiple_dispatch_failed(f"{__name__}.{op}", "__torch_dispatch__", mode, types)
+
+
+def multiple_dispatch_failed(name: str, protocol: str, mode, types) -> TypeError:
+    """PyTorch's error when the mode and every subclass handler returned NotImplemented."""
     lines = [f"  - mode object {mode!r}"] if mode is not None else []
     lines += [f"  - tensor subclass {cls}" for cls in types]
-    raise TypeError(
-        f"Multiple dispatch failed for '{__name__}.{op}'; all __torch_dispatch__ handlers "
-        "returned NotImplemented:\n\n"
+    return TypeError(
+        f"Multiple dispatch failed for '{name}'; all {protocol} handlers returned "
+        "NotImplemented:\n\n"
         + "\n".join(lines)
         + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
     )

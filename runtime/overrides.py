@@ -313,14 +313,10 @@ def _no_handler(site: Site, overloaded: list, mode: Any):
         return NotImplemented
     func = site.func
     if site.builtin:
-        lines = [f"  - mode object {mode!r}"] if mode is not None else []
-        lines += [f"  - tensor subclass {_public_type(a)}" for a in overloaded]
-        raise TypeError(
-            f"Multiple dispatch failed for '{_builtin_name(func)}'; all __torch_function__ "
-            "handlers returned NotImplemented:\n\n"
-            + "\n".join(lines)
-            + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
-        )
+        from .dispatcher import multiple_dispatch_failed
+
+        types = [_public_type(a) for a in overloaded]
+        raise multiple_dispatch_failed(_builtin_name(func), "__torch_function__", mode, types)
     message = (
         f"no implementation found for '{func.__module__}.{func.__name__}' on types that "
         f"implement __torch_function__: {[_public_type(a) for a in overloaded]}"
