@@ -402,7 +402,9 @@ def fmt_time(seconds):
 def fmt_ratio(num, den):
     if not isinstance(num, float) or not isinstance(den, float):
         return "n/a"
-    return f"{num / den:.1f}x"
+    ratio = num / den
+    # two decimals below 10x, where the issue gates sit (1.05x, 1.3x, 1.5x)
+    return f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.1f}x"
 
 
 def print_environment():
