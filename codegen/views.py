@@ -467,6 +467,15 @@ class JvpKernel:
     is_view: bool  # a view op: views of it know their forward base
     names: Tuple[str, ...] = ()
     inplace_view: bool = False  # squeeze_ ...: the tangent itself changes shape
+    #: (input, the formula without that input's tangent) for two-input formulas
+    without: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def records(self) -> str:
+        """Whether the formula's history is recorded: PyTorch's zero tensors still link the
+        tangent to every primal then, so the terms are kept (requires_grad, grad_fn)."""
+        primals = " or ".join(f"{i.name}._rg" for i in self.inputs if i.used)
+        return f"(_tls.grad_enabled and ({primals}))"
 
     @property
     def clones_self_tangent(self) -> bool:
@@ -501,6 +510,134 @@ class _Renamer(ast.NodeTransformer):
 
 def _rename(text: str, mapping: Dict[str, str]) -> str:
     return ast.unparse(_Renamer(mapping).visit(ast.parse(text.strip(), mode="eval")))
+
+
+class _Zero:
+    """An undefined tangent while simplifying a forward formula (PyTorch's efficient
+    zero tensor): products with it vanish, sums drop it, so ``0 * inf`` never appears."""
+
+
+_ZERO = _Zero()
+
+
+class _NotSimplifiable(Exception):
+    pass
+
+
+# Ops and Tensor methods linear in their first argument: f(zero, ...) is zero.
+_LINEAR_FIRST = {
+    "maybe_multiply",
+    "sum",
+    "mean",
+    "expand",
+    "expand_as",
+    "view",
+    "view_as",
+    "reshape",
+    "t",
+    "transpose",
+    "permute",
+    "squeeze",
+    "unsqueeze",
+    "select",
+    "narrow",
+    "clone",
+    "neg",
+    "mul",
+    "div",
+    "sum_to",
+    "contiguous",
+    "conj",
+    "to",
+    "_to_copy",
+    "slice",
+}
+# ... and in every Tensor argument: f(..., zero, ...) is zero.
+_LINEAR_ANY = {"mm", "bmm", "mv", "dot", "matmul", "mul"}
+
+
+def _simplify_zero(node: ast.AST, zeros: set):
+    """``node`` with the tangents named in ``zeros`` taken as zero: a new node, ``_ZERO``,
+    or _NotSimplifiable when a zero would have to be materialized."""
+    if isinstance(node, ast.Name):
+        return _ZERO if node.id in zeros else node
+    if isinstance(node, ast.Constant):
+        return node
+    if isinstance(node, ast.UnaryOp):
+        operand = _simplify_zero(node.operand, zeros)
+        if operand is _ZERO:
+            if isinstance(node.op, (ast.USub, ast.UAdd)):
+                return _ZERO
+            raise _NotSimplifiable
+        return ast.UnaryOp(op=node.op, operand=operand)
+    if isinstance(node, ast.BinOp):
+        left, right = _simplify_zero(node.left, zeros), _simplify_zero(node.right, zeros)
+        if left is not _ZERO and right is not _ZERO:
+            return ast.BinOp(left=left, op=node.op, right=right)
+        if isinstance(node.op, ast.Mult) or (isinstance(node.op, ast.Div) and right is not _ZERO):
+            return _ZERO
+        if isinstance(node.op, ast.Add):
+            return right if left is _ZERO else left
+        if isinstance(node.op, ast.Sub):
+            if right is _ZERO:
+                return left
+            return ast.UnaryOp(op=ast.USub(), operand=right)
+        raise _NotSimplifiable
+    if isinstance(node, ast.Call):
+        func = node.func
+        receiver = None
+        if isinstance(func, ast.Attribute):
+            name = func.attr
+            receiver = _simplify_zero(func.value, zeros)
+            if isinstance(func.value, ast.Name) and func.value.id in ("F", "ops"):
+                receiver = func.value  # a module, not a tensor
+        elif isinstance(func, ast.Name):
+            name = func.id
+        else:
+            raise _NotSimplifiable
+        args = [_simplify_zero(a, zeros) for a in node.args]
+        kwargs = [(k.arg, _simplify_zero(k.value, zeros)) for k in node.keywords]
+        if any(v is _ZERO for _, v in kwargs):
+            raise _NotSimplifiable
+        if receiver is _ZERO:
+            if name in _LINEAR_FIRST | _LINEAR_ANY and not any(a is _ZERO for a in args):
+                return _ZERO
+            raise _NotSimplifiable
+        zero_args = [i for i, a in enumerate(args) if a is _ZERO]
+        if zero_args:
+            if name in _LINEAR_ANY or (name in _LINEAR_FIRST and zero_args == [0]):
+                return _ZERO
+            raise _NotSimplifiable
+        new_func = ast.Attribute(value=receiver, attr=name, ctx=ast.Load()) if receiver else func
+        return ast.Call(
+            func=new_func, args=args, keywords=[ast.keyword(arg=k, value=v) for k, v in kwargs]
+        )
+    if any(isinstance(n, ast.Name) and n.id in zeros for n in ast.walk(node)):
+        raise _NotSimplifiable
+    return node
+
+
+def _without_tangent(expr: str, name: str) -> Optional[str]:
+    """``expr`` with ``<name>_t`` undefined, when no zero tensor is needed for it."""
+    try:
+        tree = _simplify_zero(ast.parse(expr, mode="eval").body, {f"{name}_t"})
+    except _NotSimplifiable:
+        return None
+    if tree is _ZERO:
+        return None
+    text = ast.unparse(ast.fix_missing_locations(tree))
+    passes_through = isinstance(tree, ast.Name) or (
+        isinstance(tree, ast.Call)
+        and isinstance(tree.func, ast.Name)
+        and tree.func.id == "maybe_multiply"
+    )
+    # the output's tangent must not be another tensor's tangent object
+    return f"{text}.clone()" if passes_through else text
+
+
+def _strip_clone(expr: str) -> str:
+    """``expr`` without the copy _without_tangent adds (a sum is a new tensor anyway)."""
+    return expr[: -len(".clone()")] if expr.endswith(".clone()") else expr
 
 
 def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
@@ -549,6 +686,17 @@ def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
     ]
     returns = schema.returns
     multi = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
+    used = [i for i in inputs if i.used]
+    without = ()
+    inplace = ov.kind in ("inplace", "inplace_variant")
+    if len(used) == 2 and all(i.kind == "tensor" for i in used) and not multi:
+        variants = [(i.name, _without_tangent(expr, i.name)) for i in used]
+        without = tuple(
+            # in place, self without a tangent gets a real zero one, updated by the rest
+            (n, f"zeros_tangent(self) + {_strip_clone(e)}" if inplace and n == "self" else e)
+            for n, e in variants
+            if e is not None
+        )
     return JvpKernel(
         ov.ident,
         ov.args,
@@ -561,6 +709,7 @@ def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
         entry.is_view and ov.kind == "functional",
         tuple(sorted(names)),
         "inplace_view" in entry.tags,
+        without,
     )
 
 

@@ -37,13 +37,22 @@ def add_Tensor(self, other, alpha, result):
     other_t = fw_grad(other)
     if self_t is None and other_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = self_t + maybe_multiply(other_t, alpha)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = maybe_multiply(other_t, alpha).clone()
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t + maybe_multiply(other_t, alpha)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -66,13 +75,22 @@ def add__Tensor(self, other, alpha, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = self_t + maybe_multiply(other_t, alpha)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + maybe_multiply(other_t, alpha)
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t + maybe_multiply(other_t, alpha)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad_inplace(self, tangent)
@@ -97,13 +115,22 @@ def sub_Tensor(self, other, alpha, result):
     other_t = fw_grad(other)
     if self_t is None and other_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = self_t - maybe_multiply(other_t, alpha)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = -maybe_multiply(other_t, alpha)
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t - maybe_multiply(other_t, alpha)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -126,13 +153,22 @@ def sub__Tensor(self, other, alpha, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = self_t - maybe_multiply(other_t, alpha)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + -maybe_multiply(other_t, alpha)
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t - maybe_multiply(other_t, alpha)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad_inplace(self, tangent)
@@ -157,13 +193,22 @@ def rsub_Tensor(self, other, alpha, result):
     other_t = fw_grad(other)
     if self_t is None and other_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = -maybe_multiply(self_t, alpha) + other_t
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t.clone()
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = -maybe_multiply(self_t, alpha)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = -maybe_multiply(self_t, alpha) + other_t
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -188,13 +233,22 @@ def mul_Tensor(self, other, result):
     other_t = fw_grad(other)
     if self_t is None and other_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = other_t * self + self_t * other
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t * self
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t * other
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = other_t * self + self_t * other
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -214,13 +268,22 @@ def mul__Tensor(self, other, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = other_t * original_self + self_t * other
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + other_t * original_self
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t * other
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = other_t * original_self + self_t * other
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad_inplace(self, tangent)
@@ -245,13 +308,22 @@ def div_Tensor(self, other, result):
     other_t = fw_grad(other)
     if self_t is None and other_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = (self_t - other_t * result) / other
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = -(other_t * result) / other
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t / other
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = (self_t - other_t * result) / other
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -274,13 +346,22 @@ def div__Tensor(self, other, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = (self_t - other_t * result) / other
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + -(other_t * result) / other
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t / other
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = (self_t - other_t * result) / other
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad_inplace(self, tangent)
@@ -543,13 +624,20 @@ def tanh_backward(grad_output, output, result):
     output_t = fw_grad(output)
     if grad_output_t is None and output_t is None:
         return
-    if grad_output_t is None:
-        grad_output_t = zeros_tangent(grad_output)
-    if output_t is None:
-        output_t = zeros_tangent(output)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = F.tanh_backward(grad_output_t, output) - 2 * output_t * output * grad_output
+        if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
+            tangent = F.tanh_backward(grad_output_t, output)
+        else:
+            if grad_output_t is None:
+                grad_output_t = zeros_tangent(grad_output)
+            if output_t is None:
+                output_t = zeros_tangent(output)
+            tangent = F.tanh_backward(grad_output_t, output) - 2 * output_t * output * grad_output
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -595,15 +683,22 @@ def sigmoid_backward(grad_output, output, result):
     output_t = fw_grad(output)
     if grad_output_t is None and output_t is None:
         return
-    if grad_output_t is None:
-        grad_output_t = zeros_tangent(grad_output)
-    if output_t is None:
-        output_t = zeros_tangent(output)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = F.sigmoid_backward(grad_output_t, output) + output_t * grad_output * (
-            -2 * output + 1
-        )
+        if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
+            tangent = F.sigmoid_backward(grad_output_t, output)
+        else:
+            if grad_output_t is None:
+                grad_output_t = zeros_tangent(grad_output)
+            if output_t is None:
+                output_t = zeros_tangent(output)
+            tangent = F.sigmoid_backward(grad_output_t, output) + output_t * grad_output * (
+                -2 * output + 1
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -860,15 +955,26 @@ def maximum(self, other, result):
     other_t = fw_grad(other)
     if self_t is None and other_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if other_t is None:
-        other_t = zeros_tangent(other)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = other_t + F.where(
-            self == other, (self_t - other_t) / 2, F.where(self > other, self_t - other_t, 0)
-        )
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t + F.where(
+                self == other, -other_t / 2, F.where(self > other, -other_t, 0)
+            )
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.where(self == other, self_t / 2, F.where(self > other, self_t, 0))
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = other_t + F.where(
+                self == other, (self_t - other_t) / 2, F.where(self > other, self_t - other_t, 0)
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -950,13 +1056,22 @@ def mm(self, mat2, result):
     mat2_t = fw_grad(mat2)
     if self_t is None and mat2_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if mat2_t is None:
-        mat2_t = zeros_tangent(mat2)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = F.mm(self_t, mat2) + F.mm(self, mat2_t)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
+            tangent = F.mm(self, mat2_t)
+        elif mat2_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
+            tangent = F.mm(self_t, mat2)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if mat2_t is None:
+                mat2_t = zeros_tangent(mat2)
+            tangent = F.mm(self_t, mat2) + F.mm(self, mat2_t)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -968,13 +1083,22 @@ def bmm(self, mat2, result):
     mat2_t = fw_grad(mat2)
     if self_t is None and mat2_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if mat2_t is None:
-        mat2_t = zeros_tangent(mat2)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = self_t.bmm(mat2) + self.bmm(mat2_t)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
+            tangent = self.bmm(mat2_t)
+        elif mat2_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
+            tangent = self_t.bmm(mat2)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if mat2_t is None:
+                mat2_t = zeros_tangent(mat2)
+            tangent = self_t.bmm(mat2) + self.bmm(mat2_t)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -986,13 +1110,22 @@ def dot(self, tensor, result):
     tensor_t = fw_grad(tensor)
     if self_t is None and tensor_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if tensor_t is None:
-        tensor_t = zeros_tangent(tensor)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = F.dot(self_t, tensor) + F.dot(self, tensor_t)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or tensor._rg)):
+            tangent = F.dot(self, tensor_t)
+        elif tensor_t is None and not (_tls.grad_enabled and (self._rg or tensor._rg)):
+            tangent = F.dot(self_t, tensor)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if tensor_t is None:
+                tensor_t = zeros_tangent(tensor)
+            tangent = F.dot(self_t, tensor) + F.dot(self, tensor_t)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -1004,13 +1137,22 @@ def mv(self, vec, result):
     vec_t = fw_grad(vec)
     if self_t is None and vec_t is None:
         return
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if vec_t is None:
-        vec_t = zeros_tangent(vec)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = F.mv(self_t, vec) + F.mv(self, vec_t)
+        if self_t is None and not (_tls.grad_enabled and (self._rg or vec._rg)):
+            tangent = F.mv(self, vec_t)
+        elif vec_t is None and not (_tls.grad_enabled and (self._rg or vec._rg)):
+            tangent = F.mv(self_t, vec)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if vec_t is None:
+                vec_t = zeros_tangent(vec)
+            tangent = F.mv(self_t, vec) + F.mv(self, vec_t)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad(result, tangent)
@@ -1546,13 +1688,20 @@ def fill__Tensor(self, value, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    if self_t is None:
-        self_t = zeros_tangent(self)
-    if value_t is None:
-        value_t = zeros_tangent(value)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
     _tls.fw_active = False
     try:
-        tangent = F.zeros_like(self_t) + value_t
+        if value_t is None and not (_tls.grad_enabled and (self._rg or value._rg)):
+            tangent = F.zeros_like(self_t)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if value_t is None:
+                value_t = zeros_tangent(value)
+            tangent = F.zeros_like(self_t) + value_t
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
     finally:
         _tls.fw_active = True
     set_fw_grad_inplace(self, tangent)

@@ -248,3 +248,31 @@ def test_codegen_does_not_import_opgrad():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+@pytest.mark.parametrize(
+    "expr, name, expected",
+    [
+        ("other_t * self + self_t * other", "self", "other_t * self"),
+        ("other_t * self + self_t * other", "other", "self_t * other"),
+        (
+            "self_t + maybe_multiply(other_t, alpha)",
+            "self",
+            "maybe_multiply(other_t, alpha).clone()",
+        ),
+        ("self_t + maybe_multiply(other_t, alpha)", "other", "self_t.clone()"),
+        ("self_t - maybe_multiply(other_t, alpha)", "self", "-maybe_multiply(other_t, alpha)"),
+        ("(self_t - other_t * result) / other", "self", "-(other_t * result) / other"),
+        ("F.mm(self_t, mat2) + F.mm(self, mat2_t)", "self", "F.mm(self, mat2_t)"),
+        ("self_t.sum() + other_t", "self", "other_t.clone()"),
+        # a zero that would have to be materialized: no variant
+        ("F.where(condition, self_t, other_t)", "self", None),
+        ("F.tanh_backward(grad_output_t, output)", "grad_output", None),
+        ("other / self_t", "self", None),
+    ],
+)
+def test_forward_formulas_drop_undefined_tangents(expr, name, expected):
+    """An undefined tangent is an exact zero: its products vanish and sums drop it."""
+    from codegen.views import _without_tangent
+
+    assert _without_tangent(expr, name) == expected

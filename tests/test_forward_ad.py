@@ -1408,3 +1408,71 @@ def test_long_reprs_wrap_their_suffixes(torch):
         return [s.replace("torch", "LIB").replace("opgrad", "LIB") for s in shown]
 
     assert_same(torch, scenario)
+
+
+# ---------------------------------------------------------------------------
+# An input without a tangent counts as an exact zero (PyTorch's zero tensors):
+# its terms vanish, so 0 * inf never turns a tangent into nan, and -0.0 keeps its sign.
+
+SPECIALS = [float("inf"), 1.0, -float("inf"), float("nan"), 0.0, -2.0]
+SPECIAL_TANGENT = [1.0, -0.0, 2.0, 1.0, float("inf"), -1.0]
+
+UNDEFINED_TANGENT_CASES = {
+    "dual_times_number": lambda T, d, p: d * 2,
+    "number_times_dual": lambda T, d, p: 3 * d,
+    "dual_times_plain": lambda T, d, p: d * p,
+    "plain_times_dual": lambda T, d, p: p * d,
+    "dual_plus_plain": lambda T, d, p: d + p,
+    "plain_minus_dual": lambda T, d, p: p - d,
+    "dual_over_plain": lambda T, d, p: d / p,
+    "plain_over_dual": lambda T, d, p: p / d,
+    "broadcast_plus": lambda T, d, p: d[0] + p.reshape(3, 2),
+    "inplace_mul": lambda T, d, p: p.clone().mul_(d),
+    "inplace_add": lambda T, d, p: p.clone().add_(d, alpha=2),
+    "dual_minus_number": lambda T, d, p: d - 1.5,
+}
+
+
+def _bits(values):
+    import math
+
+    flat = values if isinstance(values, list) else [values]
+    out = []
+    for v in flat:
+        if isinstance(v, list):
+            out.append(_bits(v))
+        elif math.isnan(v):
+            out.append("nan")
+        else:
+            out.append((v, math.copysign(1.0, v)))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(UNDEFINED_TANGENT_CASES))
+def test_undefined_tangents_are_exact_zeros(torch, name):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        plain = lib.tensor([0.5, float("inf"), 2.0, -1.0, 0.0, 3.0])
+        with fwAD.dual_level():
+            d = fwAD.make_dual(lib.tensor(SPECIALS), lib.tensor(SPECIAL_TANGENT))
+            out = UNDEFINED_TANGENT_CASES[name](lib, d, plain)
+            tangent = fwAD.unpack_dual(out).tangent
+            return _bits(tangent.tolist()), list(tangent.shape)
+
+    assert_same(torch, scenario)
+
+
+@pytest.mark.parametrize("name", ["dual_times_number", "dual_plus_plain", "plain_over_dual"])
+def test_undefined_tangent_keeps_history_when_primals_require_grad(torch, name):
+    """While grad mode records, the zero term still ties the tangent to the primals."""
+
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        x = lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+        plain = lib.tensor([0.5, 1.5, 2.0, -1.0, 1.0, 3.0])
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, lib.ones(6))
+            tangent = fwAD.unpack_dual(UNDEFINED_TANGENT_CASES[name](lib, d, plain)).tangent
+            return rounded(vals(tangent)), tangent.requires_grad
+
+    assert_same(torch, scenario)
