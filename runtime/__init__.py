@@ -29,6 +29,7 @@ from .dtypes import (
     set_default_dtype,
 )
 from .tensor import Size, Tensor
+from .device import device
 from . import dispatcher as _dispatcher
 from .dispatcher import ops
 from .generated import ops as _aten  # defines every OpOverload

@@ -813,7 +813,7 @@ def split_with_sizes(a, split_sizes, dim: int):
 def cat(tensors, dim: int):
     arrays = [t for t in tensors if not (t.ndim == 1 and t.size == 0)]
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # as PyTorch
     if not arrays:
         return tensors[0].copy()
     ndim = arrays[0].ndim

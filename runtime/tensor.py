@@ -16,6 +16,7 @@ import numpy as np
 from . import dispatch_keys as K
 from . import dtypes
 from ._tls import state as _tls
+from .device import CPU as _CPU
 from .numpy_kernels import wrap_dim as _wrap_dim
 
 _new = object.__new__
@@ -271,8 +272,16 @@ class Tensor:
         return dtypes.FROM_NUMPY[self._data.dtype]
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> "device":
+        return _CPU
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    def cpu(self, memory_format=None) -> "Tensor":
+        """The tensor on the CPU: itself, as every opgrad tensor lives there."""
+        return self
 
     @property
     def ndim(self) -> int:
@@ -561,6 +570,7 @@ def _install_overrides() -> None:
         "__len__",
         "__repr__",
         "__format__",
+        "cpu",
         "__float__",
         "__int__",
         "__bool__",

@@ -930,3 +930,17 @@ def test_a_dispatch_mode_sees_the_same_ops(torch, use_reentrant):
         return aten_log(lib, run)
 
     assert_same(torch, scenario)
+
+
+def test_checkpoint_error_texts_start_as_torch(torch):
+    """The messages' opening lines to the debug tip, character for character (PyTorch's
+    non-breaking hyphen in "checkpoint‑debug", the debug report's leading space). The
+    paragraph torch adds about torch.compile is left out: opgrad has no compiler."""
+
+    def scenario(lib):
+        fewer = _run_non_det(lib, _save_3_tensors, _save_2_tensors)
+        debug = _run_non_det(lib, _save_2_tensors, _save_2_tensors_alt(lib), debug=True)
+        head = fewer[1][: fewer[1].index("globally.") + len("globally.")]
+        return fewer[0], head, debug[0], debug[1][:120]
+
+    assert_same(torch, scenario)

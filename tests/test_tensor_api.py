@@ -478,3 +478,40 @@ def test_tensor_operator_matches_torch(torch, op):
         return op(a, b)
 
     assert_same_tensor(run(og), run(torch), rtol=1e-6)
+
+
+DEVICES = [
+    ("repr", lambda T: repr(T.device("cpu"))),
+    ("str_index", lambda T: str(T.device("cpu", 0))),
+    ("parse_index", lambda T: repr(T.device("cuda:1"))),
+    ("fields", lambda T: (T.device("cpu").type, T.device("cpu").index)),
+    ("never_equals_str", lambda T: T.device("cpu") == "cpu"),
+    ("equal_devices", lambda T: T.device("cpu") == T.device("cpu")),
+    ("hash", lambda T: hash(T.device("cpu")) == hash(T.device("cpu"))),
+    ("tensor_device", lambda T: (repr(T.ones(2).device), T.ones(2).device.type, T.ones(2).is_cpu)),
+    ("to_device", lambda T: T.ones(2).to(T.ones(2).device).tolist()),
+    ("cpu_is_self", lambda T: (lambda x: x.cpu() is x)(T.ones(2))),
+    ("unknown_type", lambda T: T.device("foo")),
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=name) for name, fn in DEVICES])
+def test_device_matches_torch(torch, fn):
+    from torch_oracle import outcome
+
+    assert outcome(lambda: fn(og)) == outcome(lambda: fn(torch))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(lambda T: T.cat([]), id="cat_empty"),
+        pytest.param(lambda T: T.cat([], dim=0), id="cat_empty_dim"),
+        pytest.param(lambda T: T.stack([]), id="stack_empty"),
+        pytest.param(lambda T: T.ops.aten.cat.default([]), id="aten_cat_empty"),
+    ],
+)
+def test_empty_tensor_list_errors_match_torch(torch, fn):
+    from torch_oracle import outcome
+
+    assert outcome(lambda: fn(og)) == outcome(lambda: fn(torch))

@@ -226,7 +226,7 @@ _DEBUG_TIP = (
     "\nTip: To see a more detailed error message, either pass `debug=True` to\n"
     "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block\n"
     "with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to\n"
-    "enable checkpoint-debug mode globally.\n"
+    "enable checkpoint\u2011debug mode globally.\n"  # PyTorch's non-breaking hyphen
 )
 
 
@@ -485,7 +485,7 @@ def _debug_context_and_callback():
     return context_fn, on_error
 
 
-_DEBUG_REPORT = """\
+_DEBUG_REPORT = """ \
 An error happened while unpacking tensors; dumping logs of latest computation
 because you passed `debug=True` to `torch.utils.checkpoint.checkpoint()`.
 Scroll all the way down for guidance on how to navigate these logs.
