@@ -42,7 +42,9 @@ are set before numpy is imported, torch.set_num_threads(1) is called, and
 threadpoolctl (when installed) confirms what the loaded libraries use.
 
 Timing is timeit-style: a warm-up call, a calibrated loop count per repeat,
-and the minimum per-call time over the repeats (the least disturbed run).
+and the minimum per-call time over the repeats (the least disturbed run). The
+columns' loops are interleaved (numpy, torch, opgrad, numpy, ...), so a slow
+spell of a shared machine hits all three alike and the ratios stay steady.
 The garbage collector stays enabled, as it is in a real training loop.
 
 Usage:  python tools/bench.py [--quick] [--case NAME ...] [--traceback]
@@ -359,12 +361,12 @@ CASES = {
 }
 
 
-def measure(fn, budget, repeats, min_repeats):
-    """Min per-call seconds of fn over `repeats` timed loops, ~budget s total."""
+def calibrate(fn, budget, repeats, min_repeats):
+    """(calls per timed loop, loops) for ~budget seconds of fn, like timeit.autorange."""
     gc.collect()
     fn()  # warm-up: first-call caches, lazy imports
     number, elapsed = 1, 0.0
-    while True:  # calibrate on loops of >= 20 ms, like timeit.autorange
+    while True:  # calibrate on loops of >= 20 ms
         start = time.perf_counter()
         for _ in range(number):
             fn()
@@ -374,16 +376,26 @@ def measure(fn, budget, repeats, min_repeats):
         number *= 2
     per_call = elapsed / number
     per_repeat = budget / repeats
-    if per_call > per_repeat:  # slow case: one call per repeat, fewer repeats
-        number, repeats = 1, max(min_repeats, int(budget / per_call))
-    else:
-        number = max(1, int(per_repeat / per_call))
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
+    if per_call > per_repeat:  # slow case: one call per loop, fewer loops
+        return 1, max(min_repeats, int(budget / per_call))
+    return max(1, int(per_repeat / per_call)), repeats
+
+
+def measure_interleaved(fns: dict, budget, repeats, min_repeats) -> dict:
+    """Min per-call seconds of each fn, timing one loop of each in turn per round, so
+    that a slower spell of the machine hits every column alike (the ratios are what
+    the issues gate on)."""
+    plans = {name: calibrate(fn, budget, repeats, min_repeats) for name, fn in fns.items()}
+    best = {name: float("inf") for name in fns}
+    for round_ in range(max(loops for _, loops in plans.values())):
+        for name, fn in fns.items():
+            number, loops = plans[name]
+            if round_ >= loops:
+                continue
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - start) / number)
     return best
 
 
@@ -447,7 +459,7 @@ def run_case(name, args):
     case = factory()
     budget, repeats, min_repeats = (0.4, 3, 1) if args.quick else (2.0, 5, 3)
     times, notes = {}, []
-    times["numpy"] = measure(case.numpy_step(), budget, repeats, min_repeats)
+    steps = {"numpy": case.numpy_step()}
     for column, mod in (("torch", torch), ("opgrad", og)):
         if mod is None:
             times[column] = None
@@ -456,7 +468,7 @@ def run_case(name, args):
             step = case.autograd_step(mod)
             step()
             step.check()
-            times[column] = measure(step, budget, repeats, min_repeats)
+            steps[column] = step
         except AssertionError as exc:
             times[column] = "WRONG"
             notes.append(f"{column}: gradient check failed: {exc}")
@@ -467,6 +479,7 @@ def run_case(name, args):
             notes.append(f"{column}: {type(exc).__name__}: {exc}  (at {where})")
             if args.traceback:
                 traceback.print_exc()
+    times.update(measure_interleaved(steps, budget, repeats, min_repeats))
     return label, times, notes
 
 
