@@ -68,7 +68,7 @@ def _as_index_tensor(item):
 def _is_advanced(item) -> bool:
     if isinstance(item, Tensor):
         # A 0-dim integer tensor indexes like an int.
-        return item.dim() > 0 or item._data.dtype.kind == "b"
+        return item._data.ndim > 0 or item._data.dtype.kind == "b"
     return isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_))
 
 
@@ -114,11 +114,12 @@ def _apply_index(self, index, for_setitem: bool = False):
             continue
         if _is_advanced(item):
             t = _as_index_tensor(item) if not isinstance(item, (bool, np.bool_)) else None
-            specified += t.dim() if t is not None and t._data.dtype.kind == "b" else 1
+            specified += t._data.ndim if t is not None and t._data.dtype.kind == "b" else 1
         else:
             specified += 1
-    if specified > self.dim():
-        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    ndim = self._data.ndim
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result = self
     dim = 0
     advanced = {}
@@ -128,7 +129,7 @@ def _apply_index(self, index, for_setitem: bool = False):
             if seen_ellipsis:
                 raise IndexError("an index can only have a single ellipsis ('...')")
             seen_ellipsis = True
-            dim += self.dim() - specified
+            dim += ndim - specified
         elif item is None:
             result = aten.unsqueeze(result, dim)
             dim += 1
@@ -147,9 +148,9 @@ def _apply_index(self, index, for_setitem: bool = False):
         elif _is_advanced(item):
             tensor_index = _as_index_tensor(item)
             advanced[dim] = tensor_index
-            dim += tensor_index.dim() if tensor_index._data.dtype.kind == "b" else 1
+            dim += tensor_index._data.ndim if tensor_index._data.dtype.kind == "b" else 1
         else:
-            size = result._data.shape[dim] if dim < result.dim() else 0
+            size = result._data.shape[dim] if dim < result._data.ndim else 0
             if not -size <= int(item) < size:  # Python indexing's own check, before select
                 raise IndexError(  # the dimension named is the item's place in the index
                     f"index {int(item)} is out of bounds for dimension {position} with size "
@@ -165,7 +166,7 @@ def _apply_index(self, index, for_setitem: bool = False):
                 position += 1
             t = advanced[start]
             indices.append(t)
-            position += t.dim() if t._data.dtype.kind == "b" else 1
+            position += t._data.ndim if t._data.dtype.kind == "b" else 1
     return result, indices
 
 
@@ -191,9 +192,9 @@ def _setitem(self, index, value) -> None:
     view, indices = _apply_index(self, index, for_setitem=True)
     if indices is not None:
         aten.index_put_(view, indices, value)
-    elif value.dim() == 0 and view.dim() > 0:
+    elif value._data.ndim == 0 and view._data.ndim > 0:
         aten.fill__Tensor(view, value)
-    elif value.dim() == 0:
+    elif value._data.ndim == 0:
         aten.copy_(view, value)
     else:
         if value._data.shape != view._data.shape:

@@ -58,7 +58,7 @@ def int_list(value, size: int = 1) -> tuple:
         return value
     if isinstance(value, (tuple, list, Size)):
         return tuple(operator.index(v) for v in value)
-    if isinstance(value, Tensor) and value.dim() == 1:
+    if isinstance(value, Tensor) and value._data.ndim == 1:
         return tuple(value.tolist())
     return (as_int(value),) * size
 
@@ -101,7 +101,7 @@ def _accepts(arg, value, lenient: bool) -> bool:
         return isinstance(value, Tensor) or (lenient and isinstance(value, _NUMBER))
     if base == "Scalar":
         return isinstance(value, _NUMBER) or (
-            lenient and isinstance(value, Tensor) and value.dim() == 0
+            lenient and isinstance(value, Tensor) and value._data.ndim == 0
         )
     if base in ("int", "SymInt"):
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

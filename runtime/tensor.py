@@ -535,8 +535,8 @@ def wrap_scalar(value: Any) -> Tensor:
 def _install_overrides() -> None:
     """Route the public methods and properties defined here through __torch_function__.
 
-    Left out, as the runtime itself reads them on hot paths: ``shape``, ``dtype``,
-    ``dim``, ``ndim``, ``item``, ``numel``, ``device``.
+    The runtime's own hot paths read ``_data`` instead, so the wrappers cost only
+    the user's calls.
     """
     from .overrides import overridable, overridable_property, self_only
 
@@ -564,6 +564,9 @@ def _install_overrides() -> None:
         "element_size",
         "nelement",
         "ndimension",
+        "dim",
+        "numel",
+        "item",
         "is_contiguous",
         "is_floating_point",
         "is_inference",
@@ -589,6 +592,10 @@ def _install_overrides() -> None:
             ),
         )
     for name in (
+        "shape",
+        "dtype",
+        "ndim",
+        "device",
         "grad",
         "requires_grad",
         "grad_fn",

@@ -77,6 +77,8 @@ PROGRAMS = {
     "in-place": lambda lib, x: [x.detach().add_(1), x.detach().__iadd__(1)],
     "ops overload": lambda lib, x: [lib.ops.aten.mul.Tensor(x, x)],
     "split": lambda lib, x: [x.split(1), lib.split(x, 2)],
+    "metadata": lambda lib, x: [x.shape, x.dtype, x.ndim, x.device, x.dim(), x.numel(), x.size()],
+    "item": lambda lib, x: [x.sum().item(), float(x[0]), bool(x[1] > 0)],
 }
 
 

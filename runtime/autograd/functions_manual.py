@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..generated import ops as aten
+from ..dtypes import FROM_NUMPY
 from ..numpy_kernels import wrap_dim
+
+
+def _dtype_of(t):
+    return FROM_NUMPY[t._data.dtype]
 
 
 def sum_to(grad, shape: Sequence[int]):
@@ -94,7 +99,7 @@ def pow_backward_exponent(grad, self, exponent, result):
 
     if self == 0:
         scaled = aten.mul_Scalar(result, float("-inf"))
-        zero = aten.zeros([], dtype=grad.dtype)
+        zero = aten.zeros([], dtype=_dtype_of(grad))
         return grad * aten.where_self(aten.ge_Scalar(exponent, 0), zero, scaled)
     return grad * aten.mul_Scalar(result, math.log(self))
 
@@ -145,7 +150,7 @@ def permute_backwards(grad, dims: Sequence[int]):
 
 def _zero_scalar(grad):
     """A 0-dim zero of ``grad``'s dtype: ``where`` broadcasts it (PyTorch's formulas' ``0``)."""
-    return aten.scalar_tensor(0.0, dtype=grad.dtype)
+    return aten.scalar_tensor(0.0, dtype=_dtype_of(grad))
 
 
 def clamp_backward(grad, self, min, max):
@@ -221,7 +226,7 @@ def split_with_sizes_backward(grads, split_sizes, dim: int, sizes):
     for g, length in zip(grads, split_sizes):
         if g is None:
             shape = tuple(sizes[:d]) + (length,) + tuple(sizes[d + 1 :])
-            g = aten.zeros(shape, dtype=reference.dtype)
+            g = aten.zeros(shape, dtype=_dtype_of(reference))
         filled.append(g)
     return aten.cat(filled, d)
 
