@@ -539,10 +539,9 @@ def as_strided(a, size, stride, storage_offset):
             else f"Trying to create tensor with negative dimension or storage offset {offset}"
         )
     item = a.itemsize
-    last = offset + _py_sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else offset
-    start = owner.__array_interface__["data"][0]
+    last = offset + _py_sum([(n - 1) * st for n, st in zip(size, stride)]) if all(size) else offset
     # the owner's memory, as a flat run of elements from its first address
-    extent = (owner.__array_interface__["data"][0] - start) // item + _extent(owner)
+    extent = owner.size if owner.flags.c_contiguous else _extent(owner)
     if all(size) and last >= extent:
         raise RuntimeError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
@@ -570,12 +569,10 @@ def _extent(a) -> int:
 
 
 def empty_strided(size, stride, dtype):
-    extent = 1 + _py_sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0
+    extent = 1 + _py_sum([(n - 1) * st for n, st in zip(size, stride)]) if all(size) else 0
     storage = np.zeros(max(extent, 1), dtype=dtype)
     item = storage.itemsize
-    return np.lib.stride_tricks.as_strided(
-        storage, shape=tuple(size), strides=tuple(st * item for st in stride), writeable=True
-    )
+    return np.ndarray(tuple(size), storage.dtype, storage, 0, tuple([st * item for st in stride]))
 
 
 def copy(self, src):
