@@ -385,7 +385,9 @@ class AutogradKernel:
         return any(s.kind == "output" for s in self.node.slots)
 
 
-def autograd_kernel(ov: Overload, node: NodeClass, functions=frozenset()) -> AutogradKernel:
+def autograd_kernel(
+    ov: Overload, node: NodeClass, functions=frozenset(), linear: Optional[frozenset] = None
+) -> AutogradKernel:
     entry = ov.entry
     optional = {a.name for a in entry.schema.arguments if a.type.optional}
     diff = entry.differentiable_inputs
@@ -412,7 +414,7 @@ def autograd_kernel(ov: Overload, node: NodeClass, functions=frozenset()) -> Aut
         ov.kind,
         multi,
         entry.tags,
-        jvp_kernel(ov, functions),
+        jvp_kernel(ov, functions, linear),
     )
 
 
@@ -524,39 +526,18 @@ class _NotSimplifiable(Exception):
     pass
 
 
-# Ops and Tensor methods linear in their first argument: f(zero, ...) is zero.
-_LINEAR_FIRST = {
-    "maybe_multiply",
-    "sum",
-    "mean",
-    "expand",
-    "expand_as",
-    "view",
-    "view_as",
-    "reshape",
-    "t",
-    "transpose",
-    "permute",
-    "squeeze",
-    "unsqueeze",
-    "select",
-    "narrow",
-    "clone",
-    "neg",
-    "mul",
-    "div",
-    "sum_to",
-    "contiguous",
-    "conj",
-    "to",
-    "_to_copy",
-    "slice",
-}
+# Linear in their first argument (f(zero, ...) is zero), besides the YAML entries whose
+# forward formula is auto_linear: formula helpers, composites of linear ops and the
+# Tensor methods formulas call.
+_LINEAR_FIRST = frozenset(
+    "maybe_multiply sum_to expand_as view_as reshape narrow mul div contiguous conj to "
+    "_to_copy".split()
+)
 # ... and in every Tensor argument: f(..., zero, ...) is zero.
 _LINEAR_ANY = {"mm", "bmm", "mv", "dot", "matmul", "mul"}
 
 
-def _simplify_zero(node: ast.AST, zeros: set):
+def _simplify_zero(node: ast.AST, zeros: set, linear: frozenset = _LINEAR_FIRST):
     """``node`` with the tangents named in ``zeros`` taken as zero: a new node, ``_ZERO``,
     or _NotSimplifiable when a zero would have to be materialized."""
     if isinstance(node, ast.Name):
@@ -564,14 +545,16 @@ def _simplify_zero(node: ast.AST, zeros: set):
     if isinstance(node, ast.Constant):
         return node
     if isinstance(node, ast.UnaryOp):
-        operand = _simplify_zero(node.operand, zeros)
+        operand = _simplify_zero(node.operand, zeros, linear)
         if operand is _ZERO:
             if isinstance(node.op, (ast.USub, ast.UAdd)):
                 return _ZERO
             raise _NotSimplifiable
         return ast.UnaryOp(op=node.op, operand=operand)
     if isinstance(node, ast.BinOp):
-        left, right = _simplify_zero(node.left, zeros), _simplify_zero(node.right, zeros)
+        left, right = _simplify_zero(node.left, zeros, linear), _simplify_zero(
+            node.right, zeros, linear
+        )
         if left is not _ZERO and right is not _ZERO:
             return ast.BinOp(left=left, op=node.op, right=right)
         if isinstance(node.op, ast.Mult) or (isinstance(node.op, ast.Div) and right is not _ZERO):
@@ -588,24 +571,24 @@ def _simplify_zero(node: ast.AST, zeros: set):
         receiver = None
         if isinstance(func, ast.Attribute):
             name = func.attr
-            receiver = _simplify_zero(func.value, zeros)
+            receiver = _simplify_zero(func.value, zeros, linear)
             if isinstance(func.value, ast.Name) and func.value.id in ("F", "ops"):
                 receiver = func.value  # a module, not a tensor
         elif isinstance(func, ast.Name):
             name = func.id
         else:
             raise _NotSimplifiable
-        args = [_simplify_zero(a, zeros) for a in node.args]
-        kwargs = [(k.arg, _simplify_zero(k.value, zeros)) for k in node.keywords]
+        args = [_simplify_zero(a, zeros, linear) for a in node.args]
+        kwargs = [(k.arg, _simplify_zero(k.value, zeros, linear)) for k in node.keywords]
         if any(v is _ZERO for _, v in kwargs):
             raise _NotSimplifiable
         if receiver is _ZERO:
-            if name in _LINEAR_FIRST | _LINEAR_ANY and not any(a is _ZERO for a in args):
+            if name in linear | _LINEAR_ANY and not any(a is _ZERO for a in args):
                 return _ZERO
             raise _NotSimplifiable
         zero_args = [i for i, a in enumerate(args) if a is _ZERO]
         if zero_args:
-            if name in _LINEAR_ANY or (name in _LINEAR_FIRST and zero_args == [0]):
+            if name in _LINEAR_ANY or (name in linear and zero_args == [0]):
                 return _ZERO
             raise _NotSimplifiable
         new_func = ast.Attribute(value=receiver, attr=name, ctx=ast.Load()) if receiver else func
@@ -617,30 +600,41 @@ def _simplify_zero(node: ast.AST, zeros: set):
     return node
 
 
-def _without_tangent(expr: str, name: str) -> Optional[str]:
-    """``expr`` with ``<name>_t`` undefined, when no zero tensor is needed for it."""
+def _without_tangent(
+    expr: str, name: str, linear: frozenset = _LINEAR_FIRST
+) -> Optional[Tuple[str, bool]]:
+    """``expr`` with ``<name>_t`` undefined, when no zero tensor is needed for it, and
+    whether the result may be another tensor's tangent object itself (then it is copied)."""
     try:
-        tree = _simplify_zero(ast.parse(expr, mode="eval").body, {f"{name}_t"})
+        tree = _simplify_zero(ast.parse(expr, mode="eval").body, {f"{name}_t"}, linear)
     except _NotSimplifiable:
         return None
     if tree is _ZERO:
         return None
-    text = ast.unparse(ast.fix_missing_locations(tree))
     passes_through = isinstance(tree, ast.Name) or (
         isinstance(tree, ast.Call)
         and isinstance(tree.func, ast.Name)
         and tree.func.id == "maybe_multiply"
     )
+    return ast.unparse(ast.fix_missing_locations(tree)), passes_through
+
+
+def _zero_variant(
+    expr: str, name: str, inplace: bool, linear: frozenset = _LINEAR_FIRST
+) -> Optional[str]:
+    simplified = _without_tangent(expr, name, linear)
+    if simplified is None:
+        return None
+    text, passes_through = simplified
+    if inplace and name == "self":
+        return f"zeros_tangent(self) + {text}"  # in place, self gets a real zero tangent
     # the output's tangent must not be another tensor's tangent object
     return f"{text}.clone()" if passes_through else text
 
 
-def _strip_clone(expr: str) -> str:
-    """``expr`` without the copy _without_tangent adds (a sum is a new tensor anyway)."""
-    return expr[: -len(".clone()")] if expr.endswith(".clone()") else expr
-
-
-def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
+def jvp_kernel(
+    ov: Overload, functions=frozenset(), linear: Optional[frozenset] = None
+) -> Optional[JvpKernel]:
     """PyTorch's rules: an explicit formula reads ``<arg>_p``/``<arg>_t``/``result``;
     ``auto_element_wise`` is the backward formula with ``grad`` replaced by the tangent;
     ``auto_linear`` is the op itself applied to the tangents. An in-place variant's
@@ -690,13 +684,9 @@ def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
     without = ()
     inplace = ov.kind in ("inplace", "inplace_variant")
     if len(used) == 2 and all(i.kind == "tensor" for i in used) and not multi:
-        variants = [(i.name, _without_tangent(expr, i.name)) for i in used]
-        without = tuple(
-            # in place, self without a tangent gets a real zero one, updated by the rest
-            (n, f"zeros_tangent(self) + {_strip_clone(e)}" if inplace and n == "self" else e)
-            for n, e in variants
-            if e is not None
-        )
+        linear = _LINEAR_FIRST if linear is None else linear
+        variants = [(i.name, _zero_variant(expr, i.name, inplace, linear)) for i in used]
+        without = tuple((n, e) for n, e in variants if e is not None)
     return JvpKernel(
         ov.ident,
         ov.args,
@@ -716,11 +706,22 @@ def jvp_kernel(ov: Overload, functions=frozenset()) -> Optional[JvpKernel]:
 # ---- the whole context ---------------------------------------------------------------------------
 
 
+def linear_ops(model: m.Model) -> frozenset:
+    """Names linear in their first argument: the YAML entries whose forward formula is
+    auto_linear, and the helpers and methods in _LINEAR_FIRST."""
+    return _LINEAR_FIRST | {
+        e.schema.base_name
+        for e in model.entries
+        if any(text.strip() == "auto_linear" for _, text in e.forward_formulas)
+    }
+
+
 def build_context(model: m.Model) -> Dict:
     functions = set()
     for e in model.entries:
         if "function" in e.variants:
             functions.add(e.schema.base_name)
+    linear = linear_ops(model)
     overloads: List[Overload] = []
     cpu_kernels: List[CpuKernel] = []
     nodes: List[NodeClass] = []
@@ -746,7 +747,7 @@ def build_context(model: m.Model) -> Dict:
                 if entry.is_differentiable:
                     out_autograd.append(ov)
             elif node is not None:
-                autograd.append(autograd_kernel(ov, node, functions))
+                autograd.append(autograd_kernel(ov, node, functions, linear))
             if ov.kind in ("inplace", "inplace_variant", "out_variant"):
                 inplace.append(ov)
             elif entry.is_view:

@@ -236,13 +236,17 @@ def _subclass_types(flat: tuple) -> tuple:
             if getattr(cls, "__torch_dispatch__", None) is None or cls in found:
                 continue
             if getattr(item, "_keys", 0) & K.PYTHON:
-                index = len(found)
-                for i, earlier in enumerate(found):
-                    if issubclass(cls, earlier):
-                        index = i
-                        break
-                found.insert(index, cls)
+                found.insert(subclass_first_index(found, cls), cls)
     return tuple(found)
+
+
+def subclass_first_index(types: list, cls: type) -> int:
+    """Where ``cls`` goes in the handler order: before the first of ``types`` it subclasses
+    (a subclass's handler runs before its superclass's), else last."""
+    for i, earlier in enumerate(types):
+        if issubclass(cls, earlier):
+            return i
+    return len(types)
 
 
 class OpOverloadPacket:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, List, Optional
 
 from . import dispatch_keys as K
 from ._tls import state as _tls
+from .dispatcher import multiple_dispatch_failed, subclass_first_index
 from .tensor import TENSOR_CLASSES as _PLAIN
 
 __all__ = [
@@ -220,11 +221,7 @@ def _get_overloaded_args(relevant_args: Iterable, with_plain: bool = False) -> L
             cls = Tensor
         if cls in types or not class_overrides(cls):
             continue
-        index = len(args)
-        for i, earlier in enumerate(types):
-            if issubclass(cls, earlier):
-                index = i
-                break
+        index = subclass_first_index(types, cls)
         types.insert(index, cls)
         args.insert(index, arg)
     return args
@@ -313,8 +310,6 @@ def _no_handler(site: Site, overloaded: list, mode: Any):
         return NotImplemented
     func = site.func
     if site.builtin:
-        from .dispatcher import multiple_dispatch_failed
-
         types = [_public_type(a) for a in overloaded]
         raise multiple_dispatch_failed(_builtin_name(func), "__torch_function__", mode, types)
     message = (
@@ -420,7 +415,7 @@ def overridable(
                     return dispatch(site, (self,), (self,) + args, kwargs)
                 return impl(self, *args, **kwargs)
 
-        elif not operator:
+        else:
 
             @functools.wraps(impl)
             def public(*args, **kwargs):
@@ -431,17 +426,13 @@ def overridable(
                         return dispatch(site, relevant(args, kwargs), args, kwargs)
                 return impl(*args, **kwargs)
 
-        else:
+        if operator:
+            checked = public
 
             @functools.wraps(impl)
             def public(*args, **kwargs):
                 try:
-                    if _tls.include & _TF:
-                        return dispatch(site, relevant(args, kwargs), args, kwargs)
-                    for arg in relevant(args, kwargs):
-                        if arg.__class__ not in plain and overrides(arg):
-                            return dispatch(site, relevant(args, kwargs), args, kwargs)
-                    return impl(*args, **kwargs)
+                    return checked(*args, **kwargs)
                 except TypeError:  # as torch's binary operators: let Python try the other side
                     return NotImplemented
 

@@ -12,6 +12,8 @@ import pytest
 # The helpers module sits next to the tests; make it importable whatever
 # pytest's import mode is.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# its assert_same then shows pytest's diff of the two libraries' results
+pytest.register_assert_rewrite("torch_oracle")
 
 from torch_oracle import require_torch, reset_global_modes  # noqa: E402
 

@@ -26,17 +26,9 @@ import weakref
 
 import pytest
 
-from torch_oracle import assert_same_error, outcome
+from torch_oracle import assert_same, assert_same_error, outcome
 
 pytestmark = pytest.mark.usefixtures("fresh_global_modes")
-
-
-def assert_same(torch, scenario):
-    import opgrad
-
-    expected = scenario(torch)
-    got = scenario(opgrad)
-    assert got == expected
 
 
 def cp(lib):

@@ -273,6 +273,18 @@ def test_codegen_does_not_import_opgrad():
 )
 def test_forward_formulas_drop_undefined_tangents(expr, name, expected):
     """An undefined tangent is an exact zero: its products vanish and sums drop it."""
-    from codegen.views import _without_tangent
+    from codegen.views import _zero_variant, linear_ops
 
-    assert _without_tangent(expr, name) == expected
+    linear = linear_ops(m.load(ROOT / "derivatives.yaml"))
+    assert _zero_variant(expr, name, inplace=False, linear=linear) == expected
+
+
+def test_inplace_forward_formula_gives_self_a_real_zero_tangent():
+    """In place, self without a tangent gets real zeros to update (as PyTorch), not a copy."""
+    from codegen.views import _zero_variant
+
+    expr = "self_t + maybe_multiply(other_t, alpha)"
+    assert _zero_variant(expr, "self", inplace=True) == (
+        "zeros_tangent(self) + maybe_multiply(other_t, alpha)"
+    )
+    assert _zero_variant(expr, "other", inplace=True) == "self_t.clone()"

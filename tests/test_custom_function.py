@@ -32,14 +32,10 @@ import warnings
 import pytest
 
 import opgrad as og
+from torch_oracle import assert_same, assert_same_error, dtype_name, message, outcome, vals
 
 # ---------------------------------------------------------------------------
 # Helpers
-
-
-def vals(t):
-    """A tensor's values as nested lists (None stays None)."""
-    return None if t is None else t.detach().tolist()
 
 
 def rounded(t, digits=5):
@@ -55,10 +51,6 @@ def grads(*tensors):
     return [vals(t.grad) for t in tensors]
 
 
-def dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
-
-
 def node_name(t):
     """The class name of a tensor's grad_fn (None for leaves and constants)."""
     return None if t.grad_fn is None else type(t.grad_fn).__name__
@@ -67,19 +59,6 @@ def node_name(t):
 def edges(node):
     """A node's next_functions as (class name or None, input_nr) pairs."""
     return [(None if fn is None else type(fn).__name__, nr) for fn, nr in node.next_functions]
-
-
-def message(exc):
-    """An exception's text with the library name normalised."""
-    return str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
-
-
-def outcome(fn):
-    """``('ok', result)`` or ``(exception type name, normalised message)``."""
-    try:
-        return ("ok", fn())
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return (type(exc).__name__, message(exc))
 
 
 def warned(fn):
@@ -92,20 +71,6 @@ def warned(fn):
         text = message(w.message).split(" (Triggered internally")[0]
         texts.append((w.category.__name__, text))
     return result, texts
-
-
-def assert_same(torch, scenario):
-    """Run ``scenario(lib)`` with both libraries; the results must be equal."""
-    expected = scenario(torch)
-    got = scenario(og)
-    assert got == expected
-
-
-def assert_same_error(torch, scenario, exc_type, phrase):
-    """Both libraries raise ``exc_type`` with the same text, which contains ``phrase``."""
-    expected = outcome(lambda: scenario(torch))
-    assert expected[0] == exc_type.__name__ and phrase in expected[1], expected
-    assert outcome(lambda: scenario(og)) == expected
 
 
 def leaf(lib, values=(1.0, 2.0, 3.0)):

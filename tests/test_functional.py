@@ -11,18 +11,9 @@ length), and per tensor its shape, dtype, values, requires_grad and grad_fn name
 
 import pytest
 
-from torch_oracle import assert_same_error, outcome
+from torch_oracle import assert_same, assert_same_error, outcome
 
 pytestmark = pytest.mark.usefixtures("fresh_global_modes")
-
-
-def assert_same(torch, scenario):
-    """Like torch_oracle.assert_same, with pytest's diff of the two results."""
-    import opgrad
-
-    expected = scenario(torch)
-    got = scenario(opgrad)
-    assert got == expected
 
 
 def describe(result, digits=8, history=True):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import as_numpy, next_function_names, node_type_name, rng_for
+from torch_oracle import as_numpy, message, next_function_names, node_type_name, rng_for
 
 # ---------------------------------------------------------------------------
 # Helpers shared by the scenarios
@@ -36,11 +36,6 @@ def wsum(lib, t, key):
 
 def mask(lib, key, *shape):
     return lib.tensor(rng_for("mask", key, shape).random(shape) > 0.5)
-
-
-def message(exc):
-    """An exception's text with the library name normalised."""
-    return str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
 
 
 def both(torch):

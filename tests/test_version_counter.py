@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import as_numpy, node_type_name
+from torch_oracle import as_numpy, message, node_type_name
 
 
 def both(torch):
     return (og, torch)
-
-
-def message(exc):
-    return str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
 
 
 def row(lib):

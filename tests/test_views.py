@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import as_numpy, node_type_name, rng_for
+from torch_oracle import as_numpy, message, node_type_name, rng_for
 
 SHAPE = (2, 3, 4)
 
@@ -77,10 +77,6 @@ def weights(lib, shape):
 
 def both(torch):
     return (og, torch)
-
-
-def message(exc):
-    return str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
 
 
 # ---------------------------------------------------------------------------

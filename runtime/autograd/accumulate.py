@@ -65,20 +65,6 @@ _lock = threading.Lock()
 def accumulate_grad(variable, new_grad) -> None:
     # Backward may run in several threads on graphs that share leaves.
     with _lock:
-        if variable._grad is None and not _tls.grad_enabled:
-            # The common first store of a training step, inlined: steal the
-            # gradient when no Python key can observe the detach (see _can_steal).
-            data = new_grad._data
-            if (
-                not (new_grad._keys | _tls.include) & PYTHON
-                and id(new_grad) not in _tls.shared_grads
-                and data.flags.c_contiguous
-                and data.flags.writeable
-            ):
-                alias = _make(data)
-                alias._vc = version_counter(new_grad)
-                variable._grad = alias
-                return
         _accumulate(variable, new_grad)
 
 

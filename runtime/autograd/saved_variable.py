@@ -49,6 +49,22 @@ def _keep_tangent(alias, tensor) -> None:
     track(alias)
 
 
+def _alias(tensor, keep_base: bool):
+    """A new tensor on ``tensor``'s memory and version counter, without history. A dispatch
+    mode sees it made as aten.detach; otherwise it is made directly (and, with
+    ``keep_base``, keeps the view's base)."""
+    if _tls.mode_stack:
+        from ..generated import ops as aten
+
+        out = aten.detach(tensor)
+    else:
+        out = _make(tensor._data)
+        if keep_base:
+            out._base = tensor._base
+    out._vc = tensor._vc
+    return out
+
+
 class SavedVariable:
     """Holds an input (the tensor itself) or an output (its data, without the
     owning grad_fn, so that no output <-> grad_fn reference cycle forms)."""
@@ -79,14 +95,7 @@ class SavedVariable:
             )
             return
         if is_output:
-            if _tls.mode_stack:
-                from ..generated import ops as aten
-
-                alias = aten.detach(tensor)  # a dispatch mode sees this save
-            else:
-                alias = _make(tensor._data)
-                alias._base = tensor._base
-            alias._vc = tensor._vc
+            alias = _alias(tensor, keep_base=True)
             if tensor._output_nr:
                 alias._output_nr = tensor._output_nr
             if _tls.fw_active and tensor._fw_grad is not None:
@@ -117,14 +126,7 @@ class SavedVariable:
             if tensor._grad_fn is None and getattr(self, "_origin", None) is True:
                 raise RuntimeError(ERR_DETACHED)
             return tensor
-        if _tls.mode_stack:
-            from ..generated import ops as aten
-
-            out = aten.detach(tensor)
-        else:
-            out = _make(tensor._data)
-            out._base = tensor._base
-        out._vc = tensor._vc
+        out = _alias(tensor, keep_base=True)
         if grad_fn is not None:
             out._grad_fn = grad_fn
             if tensor._output_nr:
@@ -144,13 +146,7 @@ class SavedVariable:
         if history is None and accumulator is None:
             return data
         # Always a new tensor, as PyTorch (a dispatch mode sees it as a detach).
-        if _tls.mode_stack:
-            from ..generated import ops as aten
-
-            out = aten.detach(data)
-        else:
-            out = _make(data._data)
-        out._vc = data._vc
+        out = _alias(data, keep_base=False)
         out._rg = True
         if history is not None:
             out._grad_fn = history
