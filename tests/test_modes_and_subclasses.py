@@ -418,3 +418,18 @@ def test_accumulate_grad_log_on_a_wrapper_subclass(torch, program):
         return [op for _, op, _ in log], type(x.grad).__name__
 
     assert_same(torch, scenario)
+
+
+def test_wrapper_subclass_answers_item_and_data(torch):
+    """item(), float(), bool() and .data of a wrapper reach its __torch_dispatch__ (as
+    _local_scalar_dense and detach): its own array is metadata only."""
+
+    def scenario(lib):
+        log = []
+        W = wrapper_class(lib, log)
+        x = W(lib.tensor([2.5, -1.0]))
+        total = x.sum()
+        values = [total.item(), float(total), bool(total > 0), type(x.data).__name__]
+        return values, [op for _, op, _ in log]
+
+    assert_same(torch, scenario)
