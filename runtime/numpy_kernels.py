@@ -85,16 +85,22 @@ def tanh_backward(grad_output, output):
     return grad_output * (1 - output * output)
 
 
+_SAME_SIZE_INT = {np.dtype(t): np.dtype(f"int{np.dtype(t).itemsize * 8}") for t in ("f4", "f8")}
+
+
 def threshold_backward(grad, a, threshold):
-    """``where(a <= threshold, 0, grad)``; from 4096 elements on, a product with the
-    mask: np.where's data-dependent branches cost 2-3x more on a relu's mask, while
-    the product's five numpy calls cost more below that."""
-    if grad.size < 4096 or grad.dtype.kind != "f" or not np.isfinite(grad).all():
+    """``where(a <= threshold, 0, grad)``. From 2,048 elements on, the gradient's bits
+    are and-ed with an all-ones or all-zeros word per element: np.where's
+    data-dependent branches cost 2-3x more on a relu's mask. Bit masking keeps every
+    gradient bit (NaN, inf, -0.0) and gives +0.0 where masked, exactly as where()."""
+    int_type = _SAME_SIZE_INT.get(grad.dtype)
+    if grad.size < 2048 or int_type is None or grad.shape != a.shape or a.dtype.kind != "f":
         return np.where(a <= threshold, 0, grad)
-    keep = np.less_equal(a, threshold)
-    np.logical_not(keep, out=keep)  # not `a > threshold`: NaN inputs keep their grad
-    result = np.multiply(grad, keep)  # grad is finite: no inf * 0 = nan
-    np.add(result, 0.0, out=result)  # -0.0 * False is -0.0; where() gives +0.0
+    result = np.empty(grad.shape, grad.dtype)
+    bits = result.view(int_type)
+    # masked (a <= threshold, so NaN inputs keep their grad): True - 1 = 0, else -1
+    np.subtract(np.less_equal(a, threshold), 1, out=bits, dtype=int_type)
+    np.bitwise_and(grad.view(int_type), bits, out=bits)
     return result
 
 

@@ -1,9 +1,9 @@
 """CPU kernels that take a fast path must give PyTorch's bits on edge values.
 
-threshold_backward multiplies by a mask instead of calling np.where from
-4096 elements on; these cases, small and tiled past that size, pin what that
-must not change: the sign of masked zeros, non-finite gradients at masked
-positions, NaN inputs, integral gradients.
+threshold_backward ands the gradient's bits with a per-element mask instead of
+calling np.where from 2,048 elements on; these cases, small and tiled past that
+size, pin what that must not change: the sign of masked zeros, non-finite
+gradients at masked positions, NaN inputs, integral gradients, strided inputs.
 """
 
 import math
@@ -60,3 +60,23 @@ def test_threshold_backward_integral(torch):
         torch.from_numpy(grad), torch.from_numpy(inputs), 0
     )
     assert got.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("transpose", ["grad", "input", "both"])
+def test_threshold_backward_strided_operands(torch, transpose):
+    import opgrad as og
+
+    rng = np.random.default_rng(0)
+    grad = rng.standard_normal((64, 48)).astype("float32")
+    inputs = rng.standard_normal((64, 48)).astype("float32")
+    grad.flat[::7] = -0.0
+    if transpose in ("grad", "both"):
+        grad = np.ascontiguousarray(grad.T).T
+    if transpose in ("input", "both"):
+        inputs = np.ascontiguousarray(inputs.T).T
+    got = og.ops.aten.threshold_backward.default(og.from_numpy(grad), og.from_numpy(inputs), 0)
+    expected = torch.ops.aten.threshold_backward.default(
+        torch.from_numpy(grad), torch.from_numpy(inputs), 0
+    )
+    assert np.array_equal(np.signbit(got.numpy()), np.signbit(expected.numpy()))
+    assert np.array_equal(got.numpy(), expected.numpy())
