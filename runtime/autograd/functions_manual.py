@@ -9,13 +9,40 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..generated import ops as aten
+import numpy as np
+
+from .._tls import state as _tls
+from ..dispatch_keys import PYTHON, TORCH_FUNCTION
 from ..dtypes import FROM_NUMPY
+from ..generated import ops as aten
 from ..numpy_kernels import wrap_dim
+from ..tensor import TENSOR_CLASSES, _make
+from .views import as_view
+
+_OBSERVERS = PYTHON | TORCH_FUNCTION
 
 
 def _dtype_of(t):
     return FROM_NUMPY[t._data.dtype]
+
+
+def _unobserved(a, b=None) -> bool:
+    """Whether a helper may compute straight with numpy rather than through aten ops:
+    no graph is recorded (no create_graph), no forward-AD level is open, and no
+    dispatch mode, torch-function mode or tensor subclass could see the aten calls.
+    The result is then the one the aten calls would give (values, dtype, layout,
+    view-ness), at one numpy call instead of a dispatcher round trip per op."""
+    keys = _tls.include | a._keys
+    if b is not None:
+        keys |= b._keys
+        if b.__class__ not in TENSOR_CLASSES:
+            return False
+    return not (
+        keys & _OBSERVERS
+        or _tls.grad_enabled
+        or _tls.fw_active
+        or a.__class__ not in TENSOR_CLASSES
+    )
 
 
 def sum_to(grad, shape: Sequence[int]):
@@ -31,6 +58,12 @@ def sum_to(grad, shape: Sequence[int]):
     for i, size in enumerate(shape):
         if size == 1 and sizes[leading + i] != 1:
             reduce_dims.append(leading + i)
+    if grad._data.dtype.kind == "f" and _unobserved(grad):
+        # sum_dim_IntList(keepdim=True), then a view of it without the leading dims
+        summed = _make(np.add.reduce(grad._data, tuple(reduce_dims), None, None, True))
+        if leading > 0:
+            return as_view(summed, _make(summed._data.reshape(shape)))
+        return summed
     if reduce_dims:
         grad = aten.sum_dim_IntList(grad, tuple(reduce_dims), True)
     if leading > 0:
@@ -112,12 +145,16 @@ def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
     # a column-major input gets its gradient in column order too (as PyTorch)
     if _column_major(sizes, strides):
         return maybe_multiply(aten.t(aten.mm(mat2, aten.t(grad))), alpha)
+    if alpha == 1 and _unobserved(grad, mat2):
+        return _make(np.matmul(grad._data, mat2._data.T))  # mm(grad, t(mat2))
     return maybe_multiply(aten.mm(grad, aten.t(mat2)), alpha)
 
 
 def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
     if _column_major(sizes, strides):
         return maybe_multiply(aten.t(aten.mm(aten.t(grad), mat1)), alpha)
+    if alpha == 1 and _unobserved(grad, mat1):
+        return _make(np.matmul(mat1._data.T, grad._data))  # mm(t(mat1), grad)
     return maybe_multiply(aten.mm(aten.t(mat1), grad), alpha)
 
 

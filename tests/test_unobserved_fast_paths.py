@@ -1,0 +1,143 @@
+"""Formula helpers that compute straight with numpy when nobody observes the aten calls.
+
+sum_to and the mm backward helpers skip the dispatcher when no graph is recorded, no
+forward-AD level is open and no mode or subclass is in play. These tests pin that the
+shortcut gives exactly what the dispatched aten calls give (values bit for bit, dtype,
+shape, strides, view-ness), and that any observer turns it off.
+"""
+
+import numpy as np
+import pytest
+
+import opgrad as og
+from opgrad.autograd import functions_manual
+from opgrad.utils._python_dispatch import TorchDispatchMode
+
+
+def _dispatched(monkeypatch):
+    monkeypatch.setattr(functions_manual, "_unobserved", lambda *tensors: False)
+
+
+def _describe(t):
+    return (
+        t._data.tobytes(),
+        t.dtype,
+        tuple(t.shape),
+        t.stride(),
+        t._is_view(),
+        None if t._base is None else tuple(t._base.shape),
+        t.requires_grad,
+    )
+
+
+def _both_ways(monkeypatch, compute):
+    with og.no_grad():
+        direct = _describe(compute())
+        with monkeypatch.context() as patch:
+            _dispatched(patch)
+            dispatched = _describe(compute())
+    return direct, dispatched
+
+
+SUM_TO_CASES = [
+    ((3, 4), (4,)),
+    ((3, 4), (1, 4)),
+    ((3, 4), (3, 1)),
+    ((2, 3, 4), (3, 1)),
+    ((2, 3, 4), (1, 1, 4)),
+    ((2, 1, 4), (4,)),
+    ((5,), (1,)),
+    ((3, 4), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("dtype", [og.float32, og.float64])
+@pytest.mark.parametrize("sizes, shape", SUM_TO_CASES)
+def test_sum_to_direct_equals_dispatched(monkeypatch, sizes, shape, dtype):
+    grad = og.randn(*sizes, dtype=dtype)
+    direct, dispatched = _both_ways(monkeypatch, lambda: functions_manual.sum_to(grad, shape))
+    assert direct == dispatched
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", [og.float32, og.float64])
+def test_mm_backward_direct_equals_dispatched(monkeypatch, layout, dtype):
+    grad = og.randn(5, 4, dtype=dtype)
+    mat1 = og.randn(5, 3, dtype=dtype)
+    mat2 = og.randn(3, 4, dtype=dtype)
+    if layout == "transposed":
+        grad = og.randn(4, 5, dtype=dtype).t()
+        mat1 = og.randn(3, 5, dtype=dtype).t()
+    for compute in (
+        lambda: functions_manual.mm_mat1_backward(grad, mat2, (5, 3), (3, 1), 1),
+        lambda: functions_manual.mm_mat2_backward(grad, mat1, (3, 4), (4, 1), 1),
+        # a column-major input keeps the dispatched formula (its result is a t() view)
+        lambda: functions_manual.mm_mat2_backward(grad, mat1, (3, 4), (1, 3), 1),
+        lambda: functions_manual.mm_mat1_backward(grad, mat2, (5, 3), (1, 5), 2.0),
+    ):
+        direct, dispatched = _both_ways(monkeypatch, compute)
+        assert direct == dispatched
+
+
+def _linear_step(lib):
+    x = lib.ones(3, 4)
+    b = lib.ones(4, requires_grad=True)
+    w = lib.ones(4, 2, requires_grad=True)
+    seen = []
+    b.register_hook(lambda g: seen.append(("b", g._is_view(), tuple(g._base.shape), g.stride())))
+    w.register_hook(lambda g: seen.append(("w", g._is_view(), g.stride())))
+    ((x + b) @ w).sum().backward()
+    return seen, b.grad._is_view(), w.grad.tolist(), b.grad.tolist()
+
+
+def test_linear_layer_gradients_look_as_in_torch(torch):
+    assert _linear_step(og) == _linear_step(torch)
+
+
+def _backward_log(lib, mode_class):
+    class Log(mode_class):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.ones(3, 4)
+    b = lib.ones(4, requires_grad=True)
+    w = lib.ones(4, 2, requires_grad=True)
+    loss = ((x + b) @ w).sum()
+    with Log() as log:
+        loss.backward()
+    return log.calls
+
+
+def test_observers_see_the_aten_calls(torch):
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    calls = _backward_log(og, TorchDispatchMode)
+    assert calls == _backward_log(torch, TorchMode)
+    assert "aten.sum.dim_IntList" in calls and "aten.mm.default" in calls
+
+
+def _second_order(lib):
+    x = lib.tensor(
+        [[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 0.0], [3.0, 1.0, -2.0, 1.0]], dtype=lib.float64
+    )
+    b = lib.tensor([0.1, 0.2, -0.3, 0.4], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor(
+        [[1.0, -1.0], [0.5, 2.0], [-1.5, 1.0], [2.0, 0.5]], dtype=lib.float64, requires_grad=True
+    )
+    gb, gw = lib.autograd.grad(((x + b) @ w).pow(2).sum(), (b, w), create_graph=True)
+    names = (gb.grad_fn.name(), gw.grad_fn.name())
+    (gb.sum() + gw.sum()).backward()
+    return names, [t.detach().numpy() for t in (gb, gw, b.grad, w.grad)]
+
+
+def test_create_graph_keeps_the_history(torch):
+    names, values = _second_order(og)
+    torch_names, torch_values = _second_order(torch)
+    assert names == torch_names
+    for got, expected in zip(values, torch_values):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
