@@ -15,7 +15,7 @@ import itertools
 from typing import Dict, List, Optional, Sequence
 
 from .._tls import state as _tls
-from . import anomaly
+from . import anomaly, functions_manual
 from .hooks import run_post_hooks, run_pre_hooks, run_tensor_pre_hooks
 from .node import GraphRoot, Node
 
@@ -29,9 +29,7 @@ def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
                 f"Function {node.name()} returned an invalid gradient at index {index} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}"
             )
-        from .functions_manual import sum_to
-
-        grad = sum_to(grad, shape)
+        grad = functions_manual.sum_to(grad, shape)
     if grad._data.dtype != dtype:
         from ..generated import ops as aten
 
