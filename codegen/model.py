@@ -66,7 +66,7 @@ BUILTINS = frozenset(
     "None True False len range tuple list int float abs min max isinstance".split()
 )
 KNOWN_KEYS = frozenset(
-    "name cpu dtype composite node inplace out variants output_differentiability tags".split()
+    "name cpu check dtype composite node inplace out variants output_differentiability tags".split()
 )
 TAGS = frozenset({"inplace_view", "not_a_view"})
 
@@ -112,6 +112,7 @@ class Entry:
     out: Optional[FunctionSchema]
     tags: Tuple[str, ...] = ()
     saved: Tuple[SavedField, ...] = ()
+    check: Optional[str] = None
 
     @property
     def op_name(self) -> str:
@@ -273,6 +274,11 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
         raise fail("needs a 'cpu' kernel or a 'composite' decomposition")
     if cpu is not None:
         _check_cpu_expression(str(cpu), schema, fail)
+    check = item.get("check")
+    if check is not None:
+        if cpu is None:
+            raise fail("only an op with a cpu kernel has a check", "check")
+        _check_check_expression(str(check), schema, fail)
 
     output_diff = item.get("output_differentiability")
     if output_diff is not None:
@@ -363,6 +369,7 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
         inplace=inplace,
         out=out,
         tags=tags,
+        check=str(check) if check is not None else None,
     )
     return _with_saved(entry)
 
@@ -387,6 +394,17 @@ def _check_cpu_expression(text: str, schema, fail) -> None:
         ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise fail(f"cpu kernel is not a Python expression: {exc.msg}", "cpu")
+
+
+def _check_check_expression(text: str, schema, fail) -> None:
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise fail(f"check is not a Python expression: {exc.msg}", "check")
+    known = {a.name for a in schema.arguments} | {"k", "np"} | BUILTINS
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in known:
+            raise fail(f"unknown name '{node.id}' in check", "check")
 
 
 class _MetadataRewriter(ast.NodeTransformer):

@@ -163,7 +163,8 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     promoted = [t for t in tensors if t not in entry.non_differentiable]
     # ``alpha`` scales an operand; like PyTorch, it takes no part in type promotion.
     scalars = [a.name for a in schema_args if a.type.base == "Scalar" and a.name != "alpha"]
-    prelude = []
+    # the entry's check sees the arguments as given, before any promotion
+    prelude = [entry.check] if entry.check else []
     writes = None
     if ov.kind in ("inplace_variant", "inplace", "out_variant"):
         prelude.append(f"target = {ov.written}")

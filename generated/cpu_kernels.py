@@ -74,6 +74,7 @@ def add_Scalar(keyset, self, other, alpha):
 
 def sub_Tensor(keyset, self, other, alpha):
     """CPU kernel of sub.Tensor"""
+    k.sub_check(self, other)
     self, other = promote2(self, other, False)
     try:
         result = k.sub(self, other, alpha)
@@ -90,6 +91,7 @@ def sub_Tensor(keyset, self, other, alpha):
 
 def sub__Tensor(keyset, self, other, alpha):
     """CPU kernel of sub_.Tensor"""
+    k.sub_check(self, other)
     target = self
     self, other = promote2(self, other, False)
     try:
@@ -106,6 +108,7 @@ def sub__Tensor(keyset, self, other, alpha):
 
 def sub_out(keyset, self, other, alpha, out):
     """CPU kernel of sub.out"""
+    k.sub_check(self, other)
     target = out
     self, other = promote2(self, other, False)
     try:
@@ -122,6 +125,7 @@ def sub_out(keyset, self, other, alpha, out):
 
 def sub_Scalar(keyset, self, other, alpha):
     """CPU kernel of sub.Scalar"""
+    k.sub_check(self, other)
     (self,) = promote((self,), (other,), False)
     result = k.sub(self, other, alpha)
     # numpy hands back scalars, not arrays, for 0-dim results
@@ -130,6 +134,7 @@ def sub_Scalar(keyset, self, other, alpha):
 
 def rsub_Tensor(keyset, self, other, alpha):
     """CPU kernel of rsub.Tensor"""
+    k.sub_check(self, other)
     self, other = promote2(self, other, False)
     try:
         result = k.sub(other, self, alpha)
@@ -146,6 +151,7 @@ def rsub_Tensor(keyset, self, other, alpha):
 
 def rsub_Scalar(keyset, self, other, alpha):
     """CPU kernel of rsub.Scalar"""
+    k.sub_check(self, other)
     (self,) = promote((self,), (other,), False)
     result = k.sub(other, self, alpha)
     # numpy hands back scalars, not arrays, for 0-dim results

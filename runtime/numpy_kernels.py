@@ -42,26 +42,68 @@ def _np_dtype(dtype, default):
 # ---- pointwise ------------------------------------------------------------------
 
 
+_C_INT_NAMES = {np.dtype(np.int32): "int", np.dtype(np.int64): "int64_t"}
+
+
+def _scaled(b, alpha, dtype: np.dtype):
+    """``alpha * b`` computed in the result dtype, after PyTorch's checks of alpha
+    against that dtype (alpha itself takes no part in type promotion)."""
+    if alpha.__class__ is bool:
+        if dtype != np.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif dtype.kind not in "fc" and not isinstance(alpha, (int, np.integer)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    elif isinstance(alpha, complex) and dtype.kind != "c":
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= alpha <= info.max:
+            name = _C_INT_NAMES.get(dtype, dtype.name)
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return np.multiply(b, np.asarray(alpha, dtype))
+
+
+def _result_dtype(a, b) -> np.dtype:
+    # one operand of add.Scalar / rsub.Scalar is a Python number; the array carries the
+    # (already promoted) result type
+    return a.dtype if a.__class__ is np.ndarray else np.asarray(b).dtype
+
+
 def add(a, b, alpha):
-    if alpha == 1 and not isinstance(alpha, bool):
+    if alpha.__class__ is int and alpha == 1:
         return np.add(a, b)
-    return np.add(a, np.multiply(b, alpha))
+    return np.add(a, _scaled(b, alpha, _result_dtype(a, b)))
 
 
-def sub(a, b, alpha):
-    if (
-        isinstance(a, np.ndarray)
-        and a.dtype == np.bool_
-        or isinstance(b, np.ndarray)
-        and b.dtype == np.bool_
-    ):
+_BOOL = np.dtype(np.bool_)
+
+
+def sub_check(self, other) -> None:
+    """PyTorch refuses bool operands in a subtraction (a Python bool counts as a bool
+    tensor, as it is wrapped into one). ``self`` is a tensor, ``other`` a tensor or a
+    number."""
+    self_bool = self._data.dtype is _BOOL
+    other_bool = other.__class__ is bool or (hasattr(other, "_data") and other._data.dtype is _BOOL)
+    if self_bool and other_bool:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
             "or `logical_xor()` operator instead."
         )
-    if alpha == 1 and not isinstance(alpha, bool):
+    if self_bool or other_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def sub(a, b, alpha):
+    if alpha.__class__ is int and alpha == 1:
         return np.subtract(a, b)
-    return np.subtract(a, np.multiply(b, alpha))
+    return np.subtract(a, _scaled(b, alpha, _result_dtype(a, b)))
 
 
 def power(a, b):

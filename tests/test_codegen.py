@@ -58,6 +58,53 @@ def test_unknown_name_in_formula_is_located(tmp_path):
     )
 
 
+CHECKED_ENTRY = """\
+- name: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  cpu: k.sub(self, other, alpha)
+  check: {check}
+  dtype: promote
+  self: grad
+  other: maybe_multiply(-grad, alpha)
+  result: self_t - maybe_multiply(other_t, alpha)
+"""
+
+
+def test_check_runs_first_on_the_arguments_as_given(tmp_path):
+    model = load_text(tmp_path, CHECKED_ENTRY.format(check="k.sub_check(self, other)"))
+    (entry,) = model.entries
+    assert entry.check == "k.sub_check(self, other)"
+    from codegen import views
+
+    (overload,) = [ov for ov in views.overloads_of(entry) if ov.kind == "functional"]
+    prelude = views.cpu_kernel(overload).prelude
+    assert prelude[0] == "k.sub_check(self, other)"
+    assert "promote2" in prelude[1]
+
+
+@pytest.mark.parametrize(
+    "check, problem",
+    [
+        ("k.sub_check(self, othr)", "unknown name 'othr' in check"),
+        ("k.sub_check(self,", "check is not a Python expression: '(' was never closed"),
+    ],
+)
+def test_bad_check_is_located(tmp_path, check, problem):
+    assert error_of(tmp_path, CHECKED_ENTRY.format(check=check)) == (
+        f"derivatives.yaml:3: sub.Tensor: {problem}"
+    )
+
+
+def test_check_needs_a_cpu_kernel(tmp_path):
+    text = """\
+- name: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
+  composite: reshape
+  check: k.sub_check(self, self)
+"""
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:3: reshape: only an op with a cpu kernel has a check"
+    )
+
+
 def test_input_without_formula_is_an_error(tmp_path):
     text = """\
 - name: mul.Tensor(Tensor self, Tensor other) -> Tensor
