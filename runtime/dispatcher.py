@@ -143,6 +143,12 @@ class OpOverload:
         return K.BY_NAME[name] in self._kernels
 
 
+#: Kernels that users registered (opgrad.library) on aten ops and have not removed. While
+#: any exist, runtime shortcuts that compute an aten op's result without calling it stand
+#: aside, so that the user's kernel runs as it would in torch.
+user_aten_kernels = 0
+
+
 def _same(value, default) -> bool:
     if isinstance(value, (list, tuple)) and isinstance(default, tuple):
         return tuple(value) == default

@@ -15,6 +15,7 @@ import weakref
 from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Union
 
 from . import dispatch_keys as K
+from . import dispatcher
 from ._tls import state as _tls
 from .dispatcher import OpOverload, boxed_entry, define as _define_op, lookup, ops
 from .schema import parse_schema
@@ -119,6 +120,8 @@ class Library:
         for bit in K.ORDER:
             if bits & bit:
                 self._previous.append((op, bit, op._kernels.get(bit)))
+                if op.namespace == "aten":
+                    dispatcher.user_aten_kernels += 1
         op.register_kernel(bits, kernel)
 
     def fallback(self, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False) -> None:
@@ -130,6 +133,8 @@ class Library:
 
 def _undo(ns: str, kind: str, defined: list, previous: list) -> None:
     for op, bit, kernel in reversed(previous):
+        if op.namespace == "aten":
+            dispatcher.user_aten_kernels -= 1
         if kernel is None:
             op.remove_kernel(bit)
         else:

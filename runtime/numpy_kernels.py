@@ -136,7 +136,14 @@ def threshold_backward(grad, a, threshold):
     data-dependent branches cost 2-3x more on a relu's mask. Bit masking keeps every
     gradient bit (NaN, inf, -0.0) and gives +0.0 where masked, exactly as where()."""
     int_type = _SAME_SIZE_INT.get(grad.dtype)
-    if grad.size < 2048 or int_type is None or grad.shape != a.shape or a.dtype.kind != "f":
+    if (
+        grad.size < 2048
+        or int_type is None
+        or a.dtype.kind != "f"
+        or grad.shape != a.shape
+        # both row-major, where() gives a row-major result too
+        or not (grad.flags.c_contiguous and a.flags.c_contiguous)
+    ):
         return np.where(a <= threshold, 0, grad)
     result = np.empty(grad.shape, grad.dtype)
     bits = result.view(int_type)

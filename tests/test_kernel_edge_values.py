@@ -80,3 +80,26 @@ def test_threshold_backward_strided_operands(torch, transpose):
     )
     assert np.array_equal(np.signbit(got.numpy()), np.signbit(expected.numpy()))
     assert np.array_equal(got.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("layout", ["column-major", "permuted 3-d", "mixed"])
+def test_threshold_backward_keeps_torchs_layout(torch, layout):
+    import opgrad as og
+
+    rng = np.random.default_rng(1)
+    if layout == "column-major":
+        grad = np.asfortranarray(rng.standard_normal((64, 48)).astype("float32"))
+        inputs = np.asfortranarray(rng.standard_normal((64, 48)).astype("float32"))
+    elif layout == "permuted 3-d":
+        grad = rng.standard_normal((8, 16, 32)).astype("float32").transpose(2, 0, 1)
+        inputs = rng.standard_normal((8, 16, 32)).astype("float32").transpose(2, 0, 1)
+    else:
+        grad = np.asfortranarray(rng.standard_normal((64, 48)).astype("float32"))
+        inputs = rng.standard_normal((64, 48)).astype("float32")
+    got = og.ops.aten.threshold_backward.default(og.from_numpy(grad), og.from_numpy(inputs), 0)
+    expected = torch.ops.aten.threshold_backward.default(
+        torch.from_numpy(grad), torch.from_numpy(inputs), 0
+    )
+    assert np.array_equal(got.numpy(), expected.numpy())
+    if layout != "mixed":  # torch and numpy pick different layouts for mixed operands
+        assert got.stride() == expected.stride()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import opgrad as og
+from torch_oracle import outcome
 from opgrad.autograd import functions_manual
 from opgrad.utils._python_dispatch import TorchDispatchMode
 
@@ -141,3 +142,89 @@ def test_create_graph_keeps_the_history(torch):
     assert names == torch_names
     for got, expected in zip(values, torch_values):
         np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def _with_user_kernel(lib, op_name, make_kernel, scenario):
+    calls = []
+    library = lib.library.Library("aten", "IMPL")
+    library.impl(op_name, make_kernel(lib, calls), "CPU")
+    try:
+        return scenario(lib), calls
+    finally:
+        library._destroy()
+
+
+def _seven_mm(lib, calls):
+    def kernel(a, b):
+        calls.append("mm")
+        return lib.full((a.shape[0], b.shape[1]), 7.0)
+
+    return kernel
+
+
+def _sum_plus_100(lib, calls):
+    def kernel(a, dim, keepdim=False, dtype=None):
+        calls.append(("sum.dim_IntList", tuple(dim), keepdim))
+        summed = a.detach().numpy().sum(axis=tuple(dim), keepdims=keepdim) + 100
+        return lib.from_numpy(summed)
+
+    return kernel
+
+
+def _linear_grads(lib):
+    x = lib.ones(3, 4)
+    b = lib.ones(4, requires_grad=True)
+    w = lib.ones(4, 2, requires_grad=True)
+    ((x + b) @ w).sum().backward()
+    return w.grad.tolist(), b.grad.tolist()
+
+
+def _broadcast_grad(lib):
+    b = lib.ones(4, requires_grad=True)
+    (lib.ones(3, 4) + b).backward(lib.ones(3, 4))
+    return b.grad.tolist()
+
+
+@pytest.mark.parametrize(
+    "op_name, make_kernel, scenario",
+    [("mm", _seven_mm, _linear_grads), ("sum.dim_IntList", _sum_plus_100, _broadcast_grad)],
+)
+def test_user_kernels_on_aten_ops_run_in_backward(torch, op_name, make_kernel, scenario):
+    got = _with_user_kernel(og, op_name, make_kernel, scenario)
+    assert got == _with_user_kernel(torch, op_name, make_kernel, scenario)
+    assert got[1]  # the user's kernel ran
+    assert _with_user_kernel(og, op_name, make_kernel, lambda lib: None)  # and is undone
+    from opgrad import dispatcher
+
+    assert dispatcher.user_aten_kernels == 0
+
+
+@pytest.mark.parametrize(
+    "unpack",
+    [lambda t: t.double(), lambda t: t.long(), lambda t: t.reshape(-1), lambda t: t.unsqueeze(0)],
+    ids=["double", "long", "flat", "3d"],
+)
+def test_unpacked_operands_mm_refuses_still_raise(torch, unpack):
+    def scenario(lib):
+        a = lib.ones(5, 3, requires_grad=True)
+        b = lib.ones(3, 4, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = a.mm(b)
+        y.sum().backward()
+
+    got, expected = outcome(lambda: scenario(og)), outcome(lambda: scenario(torch))
+    assert got[0] == expected[0] == "RuntimeError"
+
+
+def _inference_backward(lib):
+    b = lib.ones(4, requires_grad=True)
+    seen = []
+    b.register_hook(lambda g: seen.append((g._is_view(), g._base is None, g.is_inference())))
+    y = (lib.ones(3, 4) + b).sum()
+    with lib.inference_mode():
+        y.backward()
+    return seen, b.grad._is_view(), b.grad.tolist()
+
+
+def test_backward_in_inference_mode_gives_no_views(torch):
+    assert _inference_backward(og) == _inference_backward(torch)

@@ -11,6 +11,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .. import dispatcher
 from .._tls import state as _tls
 from ..dispatch_keys import PYTHON, TORCH_FUNCTION
 from ..dtypes import FROM_NUMPY
@@ -28,8 +29,9 @@ def _dtype_of(t):
 
 def _unobserved(a, b=None) -> bool:
     """Whether a helper may compute straight with numpy rather than through aten ops:
-    no graph is recorded (no create_graph), no forward-AD level is open, and no
-    dispatch mode, torch-function mode or tensor subclass could see the aten calls.
+    no graph is recorded (no create_graph), no forward-AD level is open, no dispatch
+    mode, torch-function mode or tensor subclass could see the aten calls, no user
+    kernel replaces an aten op, and inference mode is off (its views are no views).
     The result is then the one the aten calls would give (values, dtype, layout,
     view-ness), at one numpy call instead of a dispatcher round trip per op."""
     keys = _tls.include | a._keys
@@ -41,8 +43,17 @@ def _unobserved(a, b=None) -> bool:
         keys & _OBSERVERS
         or _tls.grad_enabled
         or _tls.fw_active
+        or _tls.inference_mode
+        or dispatcher.user_aten_kernels
         or a.__class__ not in TENSOR_CLASSES
     )
+
+
+def _plain_matrices(a, b) -> bool:
+    """Operands that mm accepts as they are (a saved tensor's unpack hook may hand back
+    anything; the dispatched mm then raises torch's error)."""
+    x, y = a._data, b._data
+    return x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype
 
 
 def sum_to(grad, shape: Sequence[int]):
@@ -145,7 +156,7 @@ def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
     # a column-major input gets its gradient in column order too (as PyTorch)
     if _column_major(sizes, strides):
         return maybe_multiply(aten.t(aten.mm(mat2, aten.t(grad))), alpha)
-    if alpha == 1 and _unobserved(grad, mat2):
+    if alpha == 1 and _unobserved(grad, mat2) and _plain_matrices(grad, mat2):
         return _make(np.matmul(grad._data, mat2._data.T))  # mm(grad, t(mat2))
     return maybe_multiply(aten.mm(grad, aten.t(mat2)), alpha)
 
@@ -153,7 +164,7 @@ def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
 def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
     if _column_major(sizes, strides):
         return maybe_multiply(aten.t(aten.mm(aten.t(grad), mat1)), alpha)
-    if alpha == 1 and _unobserved(grad, mat1):
+    if alpha == 1 and _unobserved(grad, mat1) and _plain_matrices(grad, mat1):
         return _make(np.matmul(mat1._data.T, grad._data))  # mm(t(mat1), grad)
     return maybe_multiply(aten.mm(aten.t(mat1), grad), alpha)
 
