@@ -66,7 +66,8 @@ BUILTINS = frozenset(
     "None True False len range tuple list int float abs min max isinstance".split()
 )
 KNOWN_KEYS = frozenset(
-    "name cpu check dtype composite node inplace out variants output_differentiability tags".split()
+    "name cpu check dtype unpromoted composite node inplace out variants "
+    "output_differentiability tags".split()
 )
 TAGS = frozenset({"inplace_view", "not_a_view"})
 
@@ -113,6 +114,7 @@ class Entry:
     tags: Tuple[str, ...] = ()
     saved: Tuple[SavedField, ...] = ()
     check: Optional[str] = None
+    unpromoted: Tuple[str, ...] = ()
 
     @property
     def op_name(self) -> str:
@@ -262,6 +264,11 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
     dtype_rule = str(item.get("dtype", "none"))
     if dtype_rule not in DTYPE_RULES:
         raise fail(f"dtype must be one of {', '.join(DTYPE_RULES)}, got '{dtype_rule}'", "dtype")
+    unpromoted = tuple(n.strip() for n in str(item.get("unpromoted", "")).split(",") if n.strip())
+    scalar_args = {a.name for a in schema.arguments if a.type.base == "Scalar"}
+    for name in unpromoted:
+        if name not in scalar_args:
+            raise fail(f"unpromoted names '{name}', which is no Scalar input", "unpromoted")
     variants = _variants(item)
     for v in variants:
         if v not in VARIANTS:
@@ -370,6 +377,7 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
         out=out,
         tags=tags,
         check=str(check) if check is not None else None,
+        unpromoted=unpromoted,
     )
     return _with_saved(entry)
 

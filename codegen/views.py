@@ -161,8 +161,9 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     tensors = [a.name for a in schema_args if a.type.base == "Tensor" and not a.type.is_list]
     optional = {a.name for a in schema_args if a.type.optional}
     promoted = [t for t in tensors if t not in entry.non_differentiable]
-    # ``alpha`` scales an operand; like PyTorch, it takes no part in type promotion.
-    scalars = [a.name for a in schema_args if a.type.base == "Scalar" and a.name != "alpha"]
+    scalars = [
+        a.name for a in schema_args if a.type.base == "Scalar" and a.name not in entry.unpromoted
+    ]
     # the entry's check sees the arguments as given, before any promotion
     prelude = [entry.check] if entry.check else []
     writes = None

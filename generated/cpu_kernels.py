@@ -289,7 +289,7 @@ def reciprocal_(keyset, self):
 def neg(keyset, self):
     """CPU kernel of neg"""
     self = self._data
-    result = np.negative(self)
+    result = k.negative(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -298,7 +298,7 @@ def neg_(keyset, self):
     """CPU kernel of neg_"""
     target = self
     self = self._data
-    result = np.negative(self)
+    result = k.negative(self)
     return copy_into(target, result)
 
 
@@ -306,7 +306,7 @@ def neg_out(keyset, self, out):
     """CPU kernel of neg.out"""
     target = out
     self = self._data
-    result = np.negative(self)
+    result = k.negative(self)
     return write_out(target, result)
 
 
@@ -465,7 +465,7 @@ def sigmoid_backward(keyset, grad_output, output):
 def relu(keyset, self):
     """CPU kernel of relu"""
     self = self._data
-    result = np.maximum(self, 0)
+    result = k.relu(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -474,23 +474,13 @@ def relu_(keyset, self):
     """CPU kernel of relu_"""
     target = self
     self = self._data
-    result = np.maximum(self, 0)
+    result = k.relu(self)
     return copy_into(target, result)
 
 
 def threshold_backward(keyset, grad_output, self, threshold):
     """CPU kernel of threshold_backward"""
-    (
-        grad_output,
-        self,
-    ) = promote(
-        (
-            grad_output,
-            self,
-        ),
-        (threshold,),
-        False,
-    )
+    grad_output, self = promote2(grad_output, self, False)
     try:
         result = k.threshold_backward(grad_output, self, threshold)
     except ValueError:
@@ -571,7 +561,7 @@ def sqrt_(keyset, self):
 def abs(keyset, self):
     """CPU kernel of abs"""
     self = self._data
-    result = np.abs(self)
+    result = k.absolute(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -580,14 +570,14 @@ def abs_(keyset, self):
     """CPU kernel of abs_"""
     target = self
     self = self._data
-    result = np.abs(self)
+    result = k.absolute(self)
     return copy_into(target, result)
 
 
 def sgn(keyset, self):
     """CPU kernel of sgn"""
     self = self._data
-    result = np.sign(self)
+    result = k.sign(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -595,7 +585,7 @@ def sgn(keyset, self):
 def sign(keyset, self):
     """CPU kernel of sign"""
     self = self._data
-    result = np.sign(self)
+    result = k.sign(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

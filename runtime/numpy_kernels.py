@@ -41,6 +41,8 @@ def _np_dtype(dtype, default):
 
 # ---- pointwise ------------------------------------------------------------------
 
+_BOOL = np.dtype(np.bool_)
+
 
 _C_INT_NAMES = {np.dtype(np.int32): "int", np.dtype(np.int64): "int64_t"}
 
@@ -79,9 +81,6 @@ def add(a, b, alpha):
     return np.add(a, _scaled(b, alpha, _result_dtype(a, b)))
 
 
-_BOOL = np.dtype(np.bool_)
-
-
 def sub_check(self, other) -> None:
     """PyTorch refuses bool operands in a subtraction (a Python bool counts as a bool
     tensor, as it is wrapped into one). ``self`` is a tensor, ``other`` a tensor or a
@@ -107,10 +106,55 @@ def sub(a, b, alpha):
 
 
 def power(a, b):
-    try:
-        return np.power(a, b)
-    except ValueError:
-        raise RuntimeError("Integers to negative integer powers are not allowed.") from None
+    """PyTorch's pow on operands already cast to the result type; one of them may be a
+    Python number (pow.Tensor_Scalar's exponent, pow.Scalar's base)."""
+    dtype = a.dtype if a.__class__ is np.ndarray else b.dtype
+    if dtype is _BOOL:
+        if b.__class__ is bool:  # x ** False is all ones, x ** True is x
+            return a.copy() if b else np.ones_like(a)
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if dtype.kind in "iu":
+        if b.__class__ is not np.ndarray:
+            if b < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+        elif (b < 0).any():
+            return _integer_power(a, b)
+    return np.power(a, b)
+
+
+def _integer_power(base, exponent):
+    """Integer pow with some negative exponents, as PyTorch computes it: 1 ** -n is 1,
+    (-1) ** -n is 1 or -1 by the parity of n, any other base ** -n is 0."""
+    result = np.power(base, np.maximum(exponent, 0))
+    odd = np.remainder(exponent, 2) == 1
+    reciprocal = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+    return np.where(exponent < 0, reciprocal, result).astype(result.dtype, copy=False)
+
+
+def relu(a):
+    if a.dtype is _BOOL:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return np.maximum(a, 0)
+
+
+def negative(a):
+    if a.dtype is _BOOL:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return np.negative(a)
+
+
+def absolute(a):
+    if a.dtype is _BOOL:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return np.abs(a)
+
+
+def sign(a):
+    # numpy has no bool loop; a bool's sign is itself
+    return a.copy() if a.dtype is _BOOL else np.sign(a)
 
 
 def sigmoid(a):
@@ -135,6 +179,8 @@ def threshold_backward(grad, a, threshold):
     are and-ed with an all-ones or all-zeros word per element: np.where's
     data-dependent branches cost 2-3x more on a relu's mask. Bit masking keeps every
     gradient bit (NaN, inf, -0.0) and gives +0.0 where masked, exactly as where()."""
+    if grad.dtype is _BOOL:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     int_type = _SAME_SIZE_INT.get(grad.dtype)
     if (
         grad.size < 2048
@@ -156,6 +202,13 @@ def threshold_backward(grad, a, threshold):
 def clamp(a, min, max):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if a.dtype is _BOOL:
+        kernel = (
+            "clamp"
+            if min is not None and max is not None
+            else "clamp_min" if max is None else "clamp_max"
+        )
+        raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
     if min is not None:
         a = np.maximum(a, min)
     if max is not None:
@@ -167,17 +220,23 @@ def clamp(a, min, max):
 
 
 def _dims(dim, ndim: int):
+    """numpy axes of a reduction over ``dim`` (None: all of them). A 0-d tensor has one
+    dim to name, 0 or -1, and reducing over it changes nothing (no axes)."""
     if dim is None or len(dim) == 0:
         return None
     if len(dim) == 1:
         d = dim[0]
         if 0 <= d < ndim:
             return (d,)
-        return (wrap_dim(d, ndim),)
+        d = wrap_dim(d, ndim)
+        return (d,) if ndim else ()
     dims = tuple(wrap_dim(d, ndim) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-    return dims
+    seen = set()
+    for d in dims:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return dims if ndim else ()
 
 
 def sum(a, dim, keepdim: bool, dtype):
@@ -214,6 +273,11 @@ def _same_dtype(a, b, what: str) -> None:
         )
 
 
+def _refuse_bool_product(a, kernel: str) -> None:
+    if a.dtype is _BOOL:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def mm(a, b):
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -225,6 +289,7 @@ def mm(a, b):
             f"{b.shape[0]}x{b.shape[1]})"
         )
     _same_dtype(a, b, "m1 and m2")
+    _refuse_bool_product(a, "addmm_impl_cpu_")
     return np.matmul(a, b)
 
 
@@ -238,7 +303,12 @@ def bmm(a, b):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
         )
-    _same_dtype(a, b, "batch1 and batch2")
+    _refuse_bool_product(a, "bmm")
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            f"expected scalar type {dtypes.scalar_type_name(a.dtype)} but found "
+            f"{dtypes.scalar_type_name(b.dtype)}"
+        )
     return np.matmul(a, b)
 
 
@@ -254,9 +324,9 @@ def dot(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(
             "dot : expected both vectors to have same dtype, but found "
-            f"{dtypes.from_numpy_dtype(a.dtype).name.capitalize()} and "
-            f"{dtypes.from_numpy_dtype(b.dtype).name.capitalize()}"
+            f"{dtypes.scalar_type_name(a.dtype)} and {dtypes.scalar_type_name(b.dtype)}"
         )
+    _refuse_bool_product(a, "dot")
     return np.asarray(np.dot(a, b))
 
 
@@ -268,7 +338,13 @@ def mv(a, v):
             f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), "
             f"vec ({v.shape[0]})"
         )
-    _same_dtype(a, v, "mat and vec")
+    if a.dtype != v.dtype:
+        # PyTorch's mv runs as addmv into a result typed like vec
+        vec, mat = dtypes.scalar_type_name(v.dtype), dtypes.scalar_type_name(a.dtype)
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {vec}, {mat}, and {vec}"
+        )
+    _refuse_bool_product(a, "addmv_impl_cpu")
     return np.matmul(a, v)
 
 
@@ -284,7 +360,10 @@ def infer_size(size: Sequence[int], numel: int) -> tuple:
     for s in size:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(
+                    f"invalid shape dimension {s} at index {size.index(s)} of shape "
+                    f"{_shape_str(size)}"
+                )
             known *= s
     if infer:
         if known == 0 or numel % known != 0:

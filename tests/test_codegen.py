@@ -63,6 +63,7 @@ CHECKED_ENTRY = """\
   cpu: k.sub(self, other, alpha)
   check: {check}
   dtype: promote
+  unpromoted: alpha
   self: grad
   other: maybe_multiply(-grad, alpha)
   result: self_t - maybe_multiply(other_t, alpha)
@@ -103,6 +104,38 @@ def test_check_needs_a_cpu_kernel(tmp_path):
     assert error_of(tmp_path, text) == (
         "derivatives.yaml:3: reshape: only an op with a cpu kernel has a check"
     )
+
+
+UNPROMOTED_ENTRY = """\
+- name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+  cpu: k.add(self, other, alpha)
+  dtype: promote
+  unpromoted: {names}
+  self: grad
+  result: self_t.clone()
+"""
+
+
+def test_unpromoted_scalars_stay_out_of_type_promotion(tmp_path):
+    from codegen import views
+
+    for names, promoted in (("alpha", "(other,)"), ("alpha, other", None)):
+        model = load_text(tmp_path, UNPROMOTED_ENTRY.format(names=names))
+        (entry,) = model.entries
+        (overload,) = [ov for ov in views.overloads_of(entry) if ov.kind == "functional"]
+        prelude = views.cpu_kernel(overload).prelude
+        if promoted:
+            assert prelude == [f"self, = promote((self,), {promoted}, False)"]
+        else:
+            assert prelude == ["self = self._data"]
+
+
+def test_unpromoted_must_name_a_scalar_input(tmp_path):
+    for names in ("alpah", "self"):
+        assert error_of(tmp_path, UNPROMOTED_ENTRY.format(names=names)) == (
+            f"derivatives.yaml:4: add.Scalar: unpromoted names '{names}', which is no Scalar "
+            "input"
+        )
 
 
 def test_input_without_formula_is_an_error(tmp_path):

@@ -111,7 +111,8 @@ def mean_backward(grad, sizes, dims, numel: int, keepdim: bool):
     else:
         count = 1
         for d in dims:
-            count *= sizes[wrap_dim(d, len(sizes))]
+            if sizes:  # a 0-d input's one dim has size 1
+                count *= sizes[wrap_dim(d, len(sizes))]
     return aten.div_Scalar(sum_backward(grad, sizes, dims, keepdim), count)
 
 
