@@ -9,19 +9,37 @@ rounds where they round, so a seed gives PyTorch's values bit for bit:
   values, the second value cached in the generator for the next call.
 * normal, 16 or more contiguous values: all values drawn uniform first, then each block of
   16 turned into normals (first half cosines, second half sines), the last partial block
-  redrawn as a fresh 16. float64 uses libm (as PyTorch's std::log/cos/sin do); float32
+  redrawn as a fresh 16. float64 uses libm (as PyTorch's std::log/cos/sin do). float32
   follows PyTorch's AVX2 kernel (cephes polynomials in single precision, fused
-  multiply-adds where its compiler fused them), the kernel PyTorch runs on x86 CPUs with
-  AVX2 or AVX-512.
+  multiply-adds where its compiler fused them), which PyTorch runs on x86 CPUs with AVX2
+  and FMA (AVX-512 ones too); elsewhere, or with ATEN_CPU_CAPABILITY=default, PyTorch
+  calls single-precision libm per value, which this module rounds from double precision:
+  within one float32 ulp of PyTorch, not always bit for bit.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from .random import Generator
+
+
+def _torch_runs_avx2_normal() -> bool:
+    """Whether PyTorch picks its AVX2 normal kernel on this machine (its dispatch needs
+    AVX2 and FMA3; ATEN_CPU_CAPABILITY=default turns vector kernels off)."""
+    if os.environ.get("ATEN_CPU_CAPABILITY", "").lower() == "default":
+        return False
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as features
+    return bool(features.get("AVX2") and features.get("FMA3"))
+
+
+_AVX2 = _torch_runs_avx2_normal()
 
 _F32 = np.float32
 _LOW24 = np.uint64(0xFFFFFF)
@@ -42,7 +60,7 @@ def normal(gen: Generator, count: int, dtype: np.dtype, contiguous: bool = True)
     """``count`` standard normal values, by the path PyTorch's normal kernel takes."""
     if count >= 16 and contiguous:
         if dtype == np.float32:
-            return _fill(gen, count, dtype, _normal_16_single)
+            return _fill(gen, count, dtype, _normal_16_avx2 if _AVX2 else _normal_16_single)
         return _fill(gen, count, dtype, _normal_16_double)
     return _box_muller_double(gen, count).astype(dtype)
 
@@ -94,6 +112,15 @@ def _normal_16_double(blocks: np.ndarray) -> np.ndarray:
 
 
 def _normal_16_single(blocks: np.ndarray) -> np.ndarray:
+    """normal_fill_16<float>: logf, cosf, sinf taken as double results rounded to float."""
+    u1 = (_F32(1.0) - blocks[:, :8]).astype(np.float64)
+    radius = np.sqrt(_F32(-2.0) * np.log(u1).astype(_F32))
+    theta = (2.0 * math.pi * blocks[:, 8:].astype(np.float64)).astype(_F32).astype(np.float64)
+    cos, sin = np.cos(theta).astype(_F32), np.sin(theta).astype(_F32)
+    return np.concatenate([radius * cos, radius * sin], axis=1) + _F32(0.0)
+
+
+def _normal_16_avx2(blocks: np.ndarray) -> np.ndarray:
     u1 = _F32(1.0) - blocks[:, :8]
     radius = np.sqrt(_F32(-2.0) * _log_single(u1))
     sin, cos = _sincos_single(_F32(2.0 * math.pi) * blocks[:, 8:])
