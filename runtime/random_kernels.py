@@ -94,11 +94,15 @@ def _box_muller_double(gen: Generator, count: int) -> np.ndarray:
 
 
 def _fill(gen: Generator, count: int, dtype: np.dtype, normal_16) -> np.ndarray:
-    data = uniform(gen, count, dtype)
     whole = count - count % 16
-    data[:whole] = normal_16(data[:whole].reshape(-1, 16)).reshape(-1)
-    if whole != count:  # the last 16 values again, from 16 fresh draws
-        data[count - 16 :] = normal_16(uniform(gen, 16, dtype).reshape(1, 16)).reshape(-1)
+    redraw = 16 if whole != count else 0  # the last 16 values again, from 16 fresh draws
+    # Every draw precedes every transform, so one batch holds the blocks and the redraw.
+    draws = uniform(gen, count + redraw, dtype)
+    blocks = np.concatenate([draws[:whole], draws[count:]]).reshape(-1, 16)
+    normals = normal_16(blocks).reshape(-1)
+    data = np.concatenate([normals[:whole], draws[whole:count]])
+    if redraw:
+        data[count - 16 :] = normals[whole:]
     return data
 
 
@@ -134,8 +138,9 @@ def _fma(a, b, c) -> np.ndarray:
     """Single-precision a * b + c rounded once, as the fused instruction gives (the product
     is exact in double; the double sum then rounds to float32, which agrees with one
     rounding except in vanishingly rare ties)."""
-    wide = np.asarray(a, np.float64) * np.asarray(b, np.float64)
-    return (wide + np.asarray(c, np.float64)).astype(_F32)
+    wide = np.multiply(a, b, dtype=np.float64)
+    wide += c
+    return wide.astype(_F32)
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
