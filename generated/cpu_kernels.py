@@ -1422,6 +1422,22 @@ def randn(keyset, size, dtype, layout, device, pin_memory):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def rand_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
+    """CPU kernel of rand_like"""
+    self = self._data
+    result = k.rand_like(self, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def randn_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
+    """CPU kernel of randn_like"""
+    self = self._data
+    result = k.randn_like(self, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def eye(keyset, n, dtype, layout, device, pin_memory):
     """CPU kernel of eye"""
     result = k.eye(n, n, dtype)

@@ -5170,6 +5170,82 @@ randn = randn_op._entry = _randn_entry(Site(randn_op))
 randn_op._make_entry = _randn_entry
 
 
+rand_like_op = define(
+    "aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
+)
+_rand_like_cache = rand_like_op._cache
+
+
+def _rand_like_entry(_site):
+    def rand_like(
+        self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, rand_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, rand_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rand_like_cache.get(keyset) or rand_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rand_like
+
+
+rand_like = rand_like_op._entry = _rand_like_entry(Site(rand_like_op))
+rand_like_op._make_entry = _rand_like_entry
+
+
+randn_like_op = define(
+    "aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
+)
+_randn_like_cache = randn_like_op._cache
+
+
+def _randn_like_entry(_site):
+    def randn_like(
+        self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, randn_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+            except Overridden:
+                return handle_entry(
+                    _site, randn_like_op, self, dtype, layout, device, pin_memory, memory_format
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _randn_like_cache.get(keyset) or randn_like_op._resolve(keyset)
+            return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return randn_like
+
+
+randn_like = randn_like_op._entry = _randn_like_entry(Site(randn_like_op))
+randn_like_op._make_entry = _randn_like_entry
+
+
 eye_op = define(
     "aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )

@@ -163,6 +163,8 @@ FUNCTIONS = {
     "empty_like": (ops.empty_like_op,),
     "full_like": (ops.full_like_op,),
     "scalar_tensor": (ops.scalar_tensor_op,),
+    "rand_like": (ops.rand_like_op,),
+    "randn_like": (ops.randn_like_op,),
 }
 
 METHODS = {
@@ -378,3 +380,5 @@ zeros_like = function("zeros_like", FUNCTIONS["zeros_like"])
 empty_like = function("empty_like", FUNCTIONS["empty_like"])
 full_like = function("full_like", FUNCTIONS["full_like"])
 scalar_tensor = function("scalar_tensor", FUNCTIONS["scalar_tensor"])
+rand_like = function("rand_like", FUNCTIONS["rand_like"])
+randn_like = function("randn_like", FUNCTIONS["randn_like"])

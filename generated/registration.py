@@ -191,6 +191,8 @@ def register_all():
     ops.arange_start_step_op.register_kernel(CPU, cpu_kernels.arange_start_step)
     ops.rand_op.register_kernel(CPU, cpu_kernels.rand)
     ops.randn_op.register_kernel(CPU, cpu_kernels.randn)
+    ops.rand_like_op.register_kernel(CPU, cpu_kernels.rand_like)
+    ops.randn_like_op.register_kernel(CPU, cpu_kernels.randn_like)
     ops.eye_op.register_kernel(CPU, cpu_kernels.eye)
     ops.eye_m_op.register_kernel(CPU, cpu_kernels.eye_m)
     ops.add_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add_Tensor)

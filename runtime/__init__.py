@@ -63,7 +63,15 @@ from .factories import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from .random import initial_seed, manual_seed, seed  # noqa: E402
+from .random import (  # noqa: E402
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 from . import autograd  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402
     enable_grad,

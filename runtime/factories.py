@@ -220,12 +220,9 @@ def full_like(
     return _finish(aten.full_like(input, fill_value, dtype=dtype), requires_grad)
 
 
-def rand_like(input, *, dtype=None, requires_grad=False, **kwargs) -> Tensor:
-    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def randn_like(input, *, dtype=None, requires_grad=False, **kwargs) -> Tensor:
-    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+rand_like = _like(aten.rand_like)
+randn_like = _like(aten.randn_like)
+rand_like.__name__, randn_like.__name__ = "rand_like", "randn_like"
 
 
 def _route_through_torch_function() -> None:

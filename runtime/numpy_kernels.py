@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import dtypes
+from . import random_kernels
 from .random import generator
 
 # ``slice`` and ``sum`` below are op kernels; keep Python's at hand.
@@ -610,20 +611,69 @@ def arange(start, end, step, dtype):
     ).astype(np_dtype)
 
 
+def _random_float_dtype(np_dtype: np.dtype, kernel: str) -> np.dtype:
+    if np_dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(np_dtype)}'"
+        )
+    return np_dtype
+
+
 def rand(size, dtype):
-    return (
-        generator()
-        .random(_check_size(size))
-        .astype(_np_dtype(dtype, dtypes.get_default_dtype().np))
-    )
+    shape = _check_size(size)
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    np_dtype = _random_float_dtype(np_dtype, "check_uniform_bounds")
+    return random_kernels.uniform(generator(), math.prod(shape), np_dtype).reshape(shape)
 
 
 def randn(size, dtype):
-    return (
-        generator()
-        .standard_normal(_check_size(size))
-        .astype(_np_dtype(dtype, dtypes.get_default_dtype().np))
-    )
+    shape = _check_size(size)
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    np_dtype = _random_float_dtype(np_dtype, "normal_kernel_cpu")
+    return random_kernels.normal(generator(), math.prod(shape), np_dtype).reshape(shape)
+
+
+def _memory_order(a: np.ndarray):
+    """The dims of ``a`` from outermost to innermost in memory when ``a`` is dense,
+    non-overlapping and not contiguous (empty_like then keeps its strides), else None."""
+    if a.flags.c_contiguous or a.size <= 1:
+        return None
+    dims = [d for d in range(a.ndim) if a.shape[d] != 1]
+    if any(a.strides[d] <= 0 for d in dims):
+        return None
+    order = sorted(range(a.ndim), key=lambda d: (a.shape[d] != 1, a.strides[d]), reverse=True)
+    expected = a.itemsize
+    for d in reversed(order):
+        if a.shape[d] != 1:
+            if a.strides[d] != expected:
+                return None
+            expected *= a.shape[d]
+    return order
+
+
+def _random_like(a: np.ndarray, dtype, kernel: str, fill):
+    """rand_like/randn_like: a dense permuted input gives a result with its strides, filled
+    in memory order (the normal kernel then takes its non-contiguous path), as in PyTorch."""
+    np_dtype = _random_float_dtype(_np_dtype(dtype, a.dtype), kernel)
+    order = _memory_order(a)
+    if order is None:
+        return fill(a.size, np_dtype, True).reshape(a.shape)
+    values = fill(a.size, np_dtype, False).reshape([a.shape[d] for d in order])
+    return values.transpose(np.argsort(order))
+
+
+def rand_like(a, dtype):
+    def fill(count, np_dtype, contiguous):
+        return random_kernels.uniform(generator(), count, np_dtype)
+
+    return _random_like(a, dtype, "check_uniform_bounds", fill)
+
+
+def randn_like(a, dtype):
+    def fill(count, np_dtype, contiguous):
+        return random_kernels.normal(generator(), count, np_dtype, contiguous)
+
+    return _random_like(a, dtype, "normal_kernel_cpu", fill)
 
 
 def eye(n: int, m: int, dtype):

@@ -24,6 +24,7 @@ raises NotImplementedError.
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -33,6 +34,7 @@ from .. import dtypes
 from ..factories import from_numpy, zeros_like
 from ..random import _DEFAULT_SEED
 from ..random import generator as _global_generator
+from ..random_kernels import uniform
 from ..tensor import Tensor
 from .engine import execute
 from .grad_mode import no_grad
@@ -636,15 +638,15 @@ def _run_gradcheck(
 
 
 def _random_grad_output(output: Tensor, noncontiguous: bool) -> Tensor:
-    """Uniform in [-1, 1) like ``torch.testing.make_tensor``, from opgrad's global generator."""
-    np_dtype = output.dtype.np if output.is_floating_point() else np.float64
+    """Uniform in [-1, 1) like ``torch.testing.make_tensor``, from opgrad's global generator
+    (PyTorch's draws for a floating output)."""
+    np_dtype = output.dtype.np if output.is_floating_point() else np.dtype(np.float64)
     shape = tuple(output.shape)
+    values = uniform(_global_generator(), math.prod(shape), np_dtype) * np_dtype.type(2.0)
+    values = (values - np_dtype.type(1.0)).reshape(shape)
     if noncontiguous and output.numel() > 1:
-        doubled = np.repeat(_global_generator().uniform(-1, 1, shape), 2, axis=-1)
-        result = from_numpy(doubled.astype(np_dtype))[..., ::2]
-    else:
-        result = from_numpy(np.asarray(_global_generator().uniform(-1, 1, shape), np_dtype))
-    return result.requires_grad_()
+        return from_numpy(np.repeat(values, 2, axis=-1))[..., ::2].requires_grad_()
+    return from_numpy(values).requires_grad_()
 
 
 def gradgradcheck(
