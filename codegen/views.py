@@ -41,18 +41,29 @@ class Param:
     keys: Optional[str]  # expression of this argument's dispatch keys, if a tensor
 
 
-def _param(arg) -> Param:
+#: Ops whose Tensor arguments take Python numbers too (PyTorch's list; the runtime's
+#: python_arg_parser.NUMBERS_AS_TENSORS says the same for overload resolution).
+NUMBERS_AS_TENSORS = frozenset(
+    """add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract
+    subtract_ true_divide true_divide_ floor_divide floor_divide_ to _to_copy copy_
+    _conj""".split()
+)
+
+
+def _param(arg, index: int, schema) -> Param:
     t = arg.type
     n = arg.name
     normalize = keys = None
     if t.base == "Tensor" and not t.is_list:
+        if schema.base_name in NUMBERS_AS_TENSORS:
+            convert = f"as_tensor_arg({n})"
+        else:
+            convert = f"tensor_arg({n}, _site, {ident(schema)}_op, {index})"
         if t.optional:
-            normalize = (
-                f"if {n} is not None and {n}.__class__ is not Tensor: {n} = as_tensor_arg({n})"
-            )
+            normalize = f"if {n} is not None and {n}.__class__ is not Tensor: {n} = {convert}"
             keys = f"({n}._keys if {n} is not None else 0)"
         else:
-            normalize = f"if {n}.__class__ not in TENSOR_CLASSES: {n} = as_tensor_arg({n})"
+            normalize = f"if {n}.__class__ not in TENSOR_CLASSES: {n} = {convert}"
             keys = f"{n}._keys"
     elif t.base == "Tensor":
         normalize = f"{n} = tensor_list({n})"
@@ -61,10 +72,11 @@ def _param(arg) -> Param:
         call = f"int_list({n}, {t.list_size or 1})"
         normalize = f"if {n} is not None: {n} = {call}" if t.optional else f"{n} = {call}"
     elif t.base in ("int", "SymInt"):
+        convert = f"int_arg({n}, _site, {ident(schema)}_op, {index})"
         if t.optional:
-            normalize = f"if {n} is not None and {n}.__class__ is not int: {n} = as_int({n})"
+            normalize = f"if {n} is not None and {n}.__class__ is not int: {n} = {convert}"
         else:
-            normalize = f"if {n}.__class__ is not int: {n} = as_int({n})"
+            normalize = f"if {n}.__class__ is not int: {n} = {convert}"
     elif t.base == "Scalar":
         normalize = f"if isinstance({n}, Tensor): {n} = {n}.item()"
     default = _default_repr(arg) if arg.has_default else None
@@ -123,14 +135,14 @@ def overloads_of(entry: m.Entry) -> List[Overload]:
         Overload(
             ident(entry.schema),
             str(entry.schema),
-            [_param(a) for a in entry.schema.arguments],
+            [_param(a, i, entry.schema) for i, a in enumerate(entry.schema.arguments)],
             entry,
             kind,
         )
     ]
     for variant, kind in ((entry.inplace, "inplace_variant"), (entry.out, "out_variant")):
         if variant is not None:
-            params = [_param(a) for a in variant.arguments]
+            params = [_param(a, i, variant) for i, a in enumerate(variant.arguments)]
             result.append(Overload(ident(variant), str(variant), params, entry, kind))
     return result
 

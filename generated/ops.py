@@ -19,10 +19,11 @@ from opgrad.dispatcher import define
 from opgrad.overrides import Site, handle_entry
 from opgrad.python_arg_parser import (
     Overridden,
-    as_int,
     as_tensor_arg,
+    int_arg,
     int_list,
     list_keys,
+    tensor_arg,
     tensor_list,
 )
 from opgrad.tensor import TENSOR_CLASSES, Tensor
@@ -323,9 +324,9 @@ def _rsub_Tensor_entry(_site):
                 return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, rsub_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, rsub_Tensor_op, 1)
                 if isinstance(alpha, Tensor):
                     alpha = alpha.item()
             except Overridden:
@@ -357,7 +358,7 @@ def _rsub_Scalar_entry(_site):
                 return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, rsub_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
                 if isinstance(alpha, Tensor):
@@ -651,7 +652,7 @@ def _reciprocal_entry(_site):
                 return handle_entry(_site, reciprocal_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, reciprocal_op, 0)
             except Overridden:
                 return handle_entry(_site, reciprocal_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -681,7 +682,7 @@ def _reciprocal__entry(_site):
                 return handle_entry(_site, reciprocal__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, reciprocal__op, 0)
             except Overridden:
                 return handle_entry(_site, reciprocal__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -711,7 +712,7 @@ def _neg_entry(_site):
                 return handle_entry(_site, neg_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, neg_op, 0)
             except Overridden:
                 return handle_entry(_site, neg_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -741,7 +742,7 @@ def _neg__entry(_site):
                 return handle_entry(_site, neg__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, neg__op, 0)
             except Overridden:
                 return handle_entry(_site, neg__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -771,9 +772,9 @@ def _neg_out_entry(_site):
                 return handle_entry(_site, neg_out_op, self, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, neg_out_op, 0)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, neg_out_op, 1)
             except Overridden:
                 return handle_entry(_site, neg_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
@@ -803,7 +804,7 @@ def _exp_entry(_site):
                 return handle_entry(_site, exp_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, exp_op, 0)
             except Overridden:
                 return handle_entry(_site, exp_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -833,7 +834,7 @@ def _exp__entry(_site):
                 return handle_entry(_site, exp__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, exp__op, 0)
             except Overridden:
                 return handle_entry(_site, exp__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -863,9 +864,9 @@ def _exp_out_entry(_site):
                 return handle_entry(_site, exp_out_op, self, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, exp_out_op, 0)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, exp_out_op, 1)
             except Overridden:
                 return handle_entry(_site, exp_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
@@ -895,7 +896,7 @@ def _log_entry(_site):
                 return handle_entry(_site, log_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, log_op, 0)
             except Overridden:
                 return handle_entry(_site, log_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -925,7 +926,7 @@ def _log__entry(_site):
                 return handle_entry(_site, log__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, log__op, 0)
             except Overridden:
                 return handle_entry(_site, log__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -955,7 +956,7 @@ def _sin_entry(_site):
                 return handle_entry(_site, sin_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sin_op, 0)
             except Overridden:
                 return handle_entry(_site, sin_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -985,7 +986,7 @@ def _sin__entry(_site):
                 return handle_entry(_site, sin__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sin__op, 0)
             except Overridden:
                 return handle_entry(_site, sin__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1015,7 +1016,7 @@ def _cos_entry(_site):
                 return handle_entry(_site, cos_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, cos_op, 0)
             except Overridden:
                 return handle_entry(_site, cos_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1045,7 +1046,7 @@ def _cos__entry(_site):
                 return handle_entry(_site, cos__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, cos__op, 0)
             except Overridden:
                 return handle_entry(_site, cos__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1075,7 +1076,7 @@ def _tanh_entry(_site):
                 return handle_entry(_site, tanh_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, tanh_op, 0)
             except Overridden:
                 return handle_entry(_site, tanh_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1105,7 +1106,7 @@ def _tanh__entry(_site):
                 return handle_entry(_site, tanh__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, tanh__op, 0)
             except Overridden:
                 return handle_entry(_site, tanh__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1135,9 +1136,9 @@ def _tanh_out_entry(_site):
                 return handle_entry(_site, tanh_out_op, self, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, tanh_out_op, 0)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, tanh_out_op, 1)
             except Overridden:
                 return handle_entry(_site, tanh_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
@@ -1167,9 +1168,9 @@ def _tanh_backward_entry(_site):
                 return handle_entry(_site, tanh_backward_op, grad_output, output)
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
-                    grad_output = as_tensor_arg(grad_output)
+                    grad_output = tensor_arg(grad_output, _site, tanh_backward_op, 0)
                 if output.__class__ not in TENSOR_CLASSES:
-                    output = as_tensor_arg(output)
+                    output = tensor_arg(output, _site, tanh_backward_op, 1)
             except Overridden:
                 return handle_entry(_site, tanh_backward_op, grad_output, output)
             keyset = (grad_output._keys | output._keys | include) & _tls.keep
@@ -1199,7 +1200,7 @@ def _sigmoid_entry(_site):
                 return handle_entry(_site, sigmoid_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sigmoid_op, 0)
             except Overridden:
                 return handle_entry(_site, sigmoid_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1229,7 +1230,7 @@ def _sigmoid__entry(_site):
                 return handle_entry(_site, sigmoid__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sigmoid__op, 0)
             except Overridden:
                 return handle_entry(_site, sigmoid__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1259,9 +1260,9 @@ def _sigmoid_out_entry(_site):
                 return handle_entry(_site, sigmoid_out_op, self, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sigmoid_out_op, 0)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, sigmoid_out_op, 1)
             except Overridden:
                 return handle_entry(_site, sigmoid_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
@@ -1291,9 +1292,9 @@ def _sigmoid_backward_entry(_site):
                 return handle_entry(_site, sigmoid_backward_op, grad_output, output)
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
-                    grad_output = as_tensor_arg(grad_output)
+                    grad_output = tensor_arg(grad_output, _site, sigmoid_backward_op, 0)
                 if output.__class__ not in TENSOR_CLASSES:
-                    output = as_tensor_arg(output)
+                    output = tensor_arg(output, _site, sigmoid_backward_op, 1)
             except Overridden:
                 return handle_entry(_site, sigmoid_backward_op, grad_output, output)
             keyset = (grad_output._keys | output._keys | include) & _tls.keep
@@ -1323,7 +1324,7 @@ def _relu_entry(_site):
                 return handle_entry(_site, relu_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, relu_op, 0)
             except Overridden:
                 return handle_entry(_site, relu_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1353,7 +1354,7 @@ def _relu__entry(_site):
                 return handle_entry(_site, relu__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, relu__op, 0)
             except Overridden:
                 return handle_entry(_site, relu__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1385,9 +1386,9 @@ def _threshold_backward_entry(_site):
                 return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
-                    grad_output = as_tensor_arg(grad_output)
+                    grad_output = tensor_arg(grad_output, _site, threshold_backward_op, 0)
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, threshold_backward_op, 1)
                 if isinstance(threshold, Tensor):
                     threshold = threshold.item()
             except Overridden:
@@ -1421,7 +1422,7 @@ def _pow_Tensor_Scalar_entry(_site):
                 return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, pow_Tensor_Scalar_op, 0)
                 if isinstance(exponent, Tensor):
                     exponent = exponent.item()
             except Overridden:
@@ -1455,7 +1456,7 @@ def _pow__Scalar_entry(_site):
                 return handle_entry(_site, pow__Scalar_op, self, exponent)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, pow__Scalar_op, 0)
                 if isinstance(exponent, Tensor):
                     exponent = exponent.item()
             except Overridden:
@@ -1489,11 +1490,11 @@ def _pow_Tensor_Scalar_out_entry(_site):
                 return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, pow_Tensor_Scalar_out_op, 0)
                 if isinstance(exponent, Tensor):
                     exponent = exponent.item()
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, pow_Tensor_Scalar_out_op, 2)
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
@@ -1527,9 +1528,9 @@ def _pow_Tensor_Tensor_entry(_site):
                 return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, pow_Tensor_Tensor_op, 0)
                 if exponent.__class__ not in TENSOR_CLASSES:
-                    exponent = as_tensor_arg(exponent)
+                    exponent = tensor_arg(exponent, _site, pow_Tensor_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
             keyset = (self._keys | exponent._keys | include) & _tls.keep
@@ -1563,7 +1564,7 @@ def _pow_Scalar_entry(_site):
                 if isinstance(self, Tensor):
                     self = self.item()
                 if exponent.__class__ not in TENSOR_CLASSES:
-                    exponent = as_tensor_arg(exponent)
+                    exponent = tensor_arg(exponent, _site, pow_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, pow_Scalar_op, self, exponent)
             keyset = (exponent._keys | include) & _tls.keep
@@ -1593,7 +1594,7 @@ def _sqrt_entry(_site):
                 return handle_entry(_site, sqrt_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sqrt_op, 0)
             except Overridden:
                 return handle_entry(_site, sqrt_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1623,7 +1624,7 @@ def _sqrt__entry(_site):
                 return handle_entry(_site, sqrt__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sqrt__op, 0)
             except Overridden:
                 return handle_entry(_site, sqrt__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1653,7 +1654,7 @@ def _abs_entry(_site):
                 return handle_entry(_site, abs_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, abs_op, 0)
             except Overridden:
                 return handle_entry(_site, abs_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1683,7 +1684,7 @@ def _abs__entry(_site):
                 return handle_entry(_site, abs__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, abs__op, 0)
             except Overridden:
                 return handle_entry(_site, abs__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1713,7 +1714,7 @@ def _sgn_entry(_site):
                 return handle_entry(_site, sgn_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sgn_op, 0)
             except Overridden:
                 return handle_entry(_site, sgn_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1743,7 +1744,7 @@ def _sign_entry(_site):
                 return handle_entry(_site, sign_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sign_op, 0)
             except Overridden:
                 return handle_entry(_site, sign_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -1773,7 +1774,7 @@ def _clamp_entry(_site):
                 return handle_entry(_site, clamp_op, self, min, max)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, clamp_op, 0)
                 if isinstance(min, Tensor):
                     min = min.item()
                 if isinstance(max, Tensor):
@@ -1809,7 +1810,7 @@ def _clamp__entry(_site):
                 return handle_entry(_site, clamp__op, self, min, max)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, clamp__op, 0)
                 if isinstance(min, Tensor):
                     min = min.item()
                 if isinstance(max, Tensor):
@@ -1845,13 +1846,13 @@ def _clamp_out_entry(_site):
                 return handle_entry(_site, clamp_out_op, self, min, max, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, clamp_out_op, 0)
                 if isinstance(min, Tensor):
                     min = min.item()
                 if isinstance(max, Tensor):
                     max = max.item()
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, clamp_out_op, 3)
             except Overridden:
                 return handle_entry(_site, clamp_out_op, self, min, max, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
@@ -1881,9 +1882,9 @@ def _maximum_entry(_site):
                 return handle_entry(_site, maximum_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, maximum_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, maximum_op, 1)
             except Overridden:
                 return handle_entry(_site, maximum_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -1913,11 +1914,11 @@ def _where_self_entry(_site):
                 return handle_entry(_site, where_self_op, condition, self, other)
             try:
                 if condition.__class__ not in TENSOR_CLASSES:
-                    condition = as_tensor_arg(condition)
+                    condition = tensor_arg(condition, _site, where_self_op, 0)
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, where_self_op, 1)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, where_self_op, 2)
             except Overridden:
                 return handle_entry(_site, where_self_op, condition, self, other)
             keyset = (condition._keys | self._keys | other._keys | include) & _tls.keep
@@ -1949,11 +1950,11 @@ def _where_ScalarSelf_entry(_site):
                 return handle_entry(_site, where_ScalarSelf_op, condition, self, other)
             try:
                 if condition.__class__ not in TENSOR_CLASSES:
-                    condition = as_tensor_arg(condition)
+                    condition = tensor_arg(condition, _site, where_ScalarSelf_op, 0)
                 if isinstance(self, Tensor):
                     self = self.item()
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, where_ScalarSelf_op, 2)
             except Overridden:
                 return handle_entry(_site, where_ScalarSelf_op, condition, self, other)
             keyset = (condition._keys | other._keys | include) & _tls.keep
@@ -1985,9 +1986,9 @@ def _where_ScalarOther_entry(_site):
                 return handle_entry(_site, where_ScalarOther_op, condition, self, other)
             try:
                 if condition.__class__ not in TENSOR_CLASSES:
-                    condition = as_tensor_arg(condition)
+                    condition = tensor_arg(condition, _site, where_ScalarOther_op, 0)
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, where_ScalarOther_op, 1)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -2023,7 +2024,7 @@ def _where_Scalar_entry(_site):
                 return handle_entry(_site, where_Scalar_op, condition, self, other)
             try:
                 if condition.__class__ not in TENSOR_CLASSES:
-                    condition = as_tensor_arg(condition)
+                    condition = tensor_arg(condition, _site, where_Scalar_op, 0)
                 if isinstance(self, Tensor):
                     self = self.item()
                 if isinstance(other, Tensor):
@@ -2057,9 +2058,9 @@ def _eq_Tensor_entry(_site):
                 return handle_entry(_site, eq_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, eq_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, eq_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, eq_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2089,7 +2090,7 @@ def _eq_Scalar_entry(_site):
                 return handle_entry(_site, eq_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, eq_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -2121,9 +2122,9 @@ def _ne_Tensor_entry(_site):
                 return handle_entry(_site, ne_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, ne_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, ne_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, ne_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2153,7 +2154,7 @@ def _ne_Scalar_entry(_site):
                 return handle_entry(_site, ne_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, ne_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -2185,9 +2186,9 @@ def _lt_Tensor_entry(_site):
                 return handle_entry(_site, lt_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, lt_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, lt_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, lt_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2217,7 +2218,7 @@ def _lt_Scalar_entry(_site):
                 return handle_entry(_site, lt_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, lt_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -2249,9 +2250,9 @@ def _le_Tensor_entry(_site):
                 return handle_entry(_site, le_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, le_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, le_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, le_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2281,7 +2282,7 @@ def _le_Scalar_entry(_site):
                 return handle_entry(_site, le_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, le_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -2313,9 +2314,9 @@ def _gt_Tensor_entry(_site):
                 return handle_entry(_site, gt_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, gt_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, gt_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, gt_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2345,7 +2346,7 @@ def _gt_Scalar_entry(_site):
                 return handle_entry(_site, gt_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, gt_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -2377,9 +2378,9 @@ def _ge_Tensor_entry(_site):
                 return handle_entry(_site, ge_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, ge_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, ge_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, ge_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2409,7 +2410,7 @@ def _ge_Scalar_entry(_site):
                 return handle_entry(_site, ge_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, ge_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -2441,9 +2442,9 @@ def _logical_and_entry(_site):
                 return handle_entry(_site, logical_and_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, logical_and_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, logical_and_op, 1)
             except Overridden:
                 return handle_entry(_site, logical_and_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2473,9 +2474,9 @@ def _logical_and__entry(_site):
                 return handle_entry(_site, logical_and__op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, logical_and__op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, logical_and__op, 1)
             except Overridden:
                 return handle_entry(_site, logical_and__op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2505,7 +2506,7 @@ def _sum_entry(_site):
                 return handle_entry(_site, sum_op, self, dtype)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sum_op, 0)
             except Overridden:
                 return handle_entry(_site, sum_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
@@ -2537,7 +2538,7 @@ def _sum_dim_IntList_entry(_site):
                 return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, sum_dim_IntList_op, 0)
                 if dim is not None:
                     dim = int_list(dim, 1)
             except Overridden:
@@ -2569,7 +2570,7 @@ def _mean_entry(_site):
                 return handle_entry(_site, mean_op, self, dtype)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, mean_op, 0)
             except Overridden:
                 return handle_entry(_site, mean_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
@@ -2601,7 +2602,7 @@ def _mean_dim_entry(_site):
                 return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, mean_dim_op, 0)
                 if dim is not None:
                     dim = int_list(dim, 1)
             except Overridden:
@@ -2633,9 +2634,9 @@ def _mm_entry(_site):
                 return handle_entry(_site, mm_op, self, mat2)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, mm_op, 0)
                 if mat2.__class__ not in TENSOR_CLASSES:
-                    mat2 = as_tensor_arg(mat2)
+                    mat2 = tensor_arg(mat2, _site, mm_op, 1)
             except Overridden:
                 return handle_entry(_site, mm_op, self, mat2)
             keyset = (self._keys | mat2._keys | include) & _tls.keep
@@ -2665,11 +2666,11 @@ def _mm_out_entry(_site):
                 return handle_entry(_site, mm_out_op, self, mat2, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, mm_out_op, 0)
                 if mat2.__class__ not in TENSOR_CLASSES:
-                    mat2 = as_tensor_arg(mat2)
+                    mat2 = tensor_arg(mat2, _site, mm_out_op, 1)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, mm_out_op, 2)
             except Overridden:
                 return handle_entry(_site, mm_out_op, self, mat2, out)
             keyset = (self._keys | mat2._keys | out._keys | include) & _tls.keep
@@ -2699,9 +2700,9 @@ def _bmm_entry(_site):
                 return handle_entry(_site, bmm_op, self, mat2)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, bmm_op, 0)
                 if mat2.__class__ not in TENSOR_CLASSES:
-                    mat2 = as_tensor_arg(mat2)
+                    mat2 = tensor_arg(mat2, _site, bmm_op, 1)
             except Overridden:
                 return handle_entry(_site, bmm_op, self, mat2)
             keyset = (self._keys | mat2._keys | include) & _tls.keep
@@ -2731,9 +2732,9 @@ def _dot_entry(_site):
                 return handle_entry(_site, dot_op, self, tensor)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, dot_op, 0)
                 if tensor.__class__ not in TENSOR_CLASSES:
-                    tensor = as_tensor_arg(tensor)
+                    tensor = tensor_arg(tensor, _site, dot_op, 1)
             except Overridden:
                 return handle_entry(_site, dot_op, self, tensor)
             keyset = (self._keys | tensor._keys | include) & _tls.keep
@@ -2763,9 +2764,9 @@ def _mv_entry(_site):
                 return handle_entry(_site, mv_op, self, vec)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, mv_op, 0)
                 if vec.__class__ not in TENSOR_CLASSES:
-                    vec = as_tensor_arg(vec)
+                    vec = tensor_arg(vec, _site, mv_op, 1)
             except Overridden:
                 return handle_entry(_site, mv_op, self, vec)
             keyset = (self._keys | vec._keys | include) & _tls.keep
@@ -2795,9 +2796,9 @@ def _matmul_entry(_site):
                 return handle_entry(_site, matmul_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, matmul_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, matmul_op, 1)
             except Overridden:
                 return handle_entry(_site, matmul_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2827,7 +2828,7 @@ def _t_entry(_site):
                 return handle_entry(_site, t_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, t_op, 0)
             except Overridden:
                 return handle_entry(_site, t_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -2857,11 +2858,11 @@ def _transpose_int_entry(_site):
                 return handle_entry(_site, transpose_int_op, self, dim0, dim1)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, transpose_int_op, 0)
                 if dim0.__class__ is not int:
-                    dim0 = as_int(dim0)
+                    dim0 = int_arg(dim0, _site, transpose_int_op, 1)
                 if dim1.__class__ is not int:
-                    dim1 = as_int(dim1)
+                    dim1 = int_arg(dim1, _site, transpose_int_op, 2)
             except Overridden:
                 return handle_entry(_site, transpose_int_op, self, dim0, dim1)
             keyset = (self._keys | include) & _tls.keep
@@ -2891,7 +2892,7 @@ def _permute_entry(_site):
                 return handle_entry(_site, permute_op, self, dims)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, permute_op, 0)
                 dims = int_list(dims, 1)
             except Overridden:
                 return handle_entry(_site, permute_op, self, dims)
@@ -2922,7 +2923,7 @@ def _view_entry(_site):
                 return handle_entry(_site, view_op, self, size)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, view_op, 0)
                 size = int_list(size, 1)
             except Overridden:
                 return handle_entry(_site, view_op, self, size)
@@ -2953,7 +2954,7 @@ def __unsafe_view_entry(_site):
                 return handle_entry(_site, _unsafe_view_op, self, size)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, _unsafe_view_op, 0)
                 size = int_list(size, 1)
             except Overridden:
                 return handle_entry(_site, _unsafe_view_op, self, size)
@@ -2984,7 +2985,7 @@ def _reshape_entry(_site):
                 return handle_entry(_site, reshape_op, self, shape)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, reshape_op, 0)
                 shape = int_list(shape, 1)
             except Overridden:
                 return handle_entry(_site, reshape_op, self, shape)
@@ -3017,11 +3018,11 @@ def _flatten_using_ints_entry(_site):
                 return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, flatten_using_ints_op, 0)
                 if start_dim.__class__ is not int:
-                    start_dim = as_int(start_dim)
+                    start_dim = int_arg(start_dim, _site, flatten_using_ints_op, 1)
                 if end_dim.__class__ is not int:
-                    end_dim = as_int(end_dim)
+                    end_dim = int_arg(end_dim, _site, flatten_using_ints_op, 2)
             except Overridden:
                 return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3055,7 +3056,7 @@ def _expand_entry(_site):
                 return handle_entry(_site, expand_op, self, size, implicit)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, expand_op, 0)
                 size = int_list(size, 1)
             except Overridden:
                 return handle_entry(_site, expand_op, self, size, implicit)
@@ -3086,9 +3087,9 @@ def _expand_as_entry(_site):
                 return handle_entry(_site, expand_as_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, expand_as_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, expand_as_op, 1)
             except Overridden:
                 return handle_entry(_site, expand_as_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -3118,9 +3119,9 @@ def _unsqueeze_entry(_site):
                 return handle_entry(_site, unsqueeze_op, self, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, unsqueeze_op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, unsqueeze_op, 1)
             except Overridden:
                 return handle_entry(_site, unsqueeze_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3150,7 +3151,7 @@ def _squeeze_entry(_site):
                 return handle_entry(_site, squeeze_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, squeeze_op, 0)
             except Overridden:
                 return handle_entry(_site, squeeze_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -3180,9 +3181,9 @@ def _squeeze_dim_entry(_site):
                 return handle_entry(_site, squeeze_dim_op, self, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, squeeze_dim_op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, squeeze_dim_op, 1)
             except Overridden:
                 return handle_entry(_site, squeeze_dim_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3212,7 +3213,7 @@ def _squeeze__entry(_site):
                 return handle_entry(_site, squeeze__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, squeeze__op, 0)
             except Overridden:
                 return handle_entry(_site, squeeze__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -3242,9 +3243,9 @@ def _squeeze__dim_entry(_site):
                 return handle_entry(_site, squeeze__dim_op, self, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, squeeze__dim_op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, squeeze__dim_op, 1)
             except Overridden:
                 return handle_entry(_site, squeeze__dim_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3274,9 +3275,9 @@ def _unsqueeze__entry(_site):
                 return handle_entry(_site, unsqueeze__op, self, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, unsqueeze__op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, unsqueeze__op, 1)
             except Overridden:
                 return handle_entry(_site, unsqueeze__op, self, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3306,7 +3307,7 @@ def _t__entry(_site):
                 return handle_entry(_site, t__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, t__op, 0)
             except Overridden:
                 return handle_entry(_site, t__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -3336,11 +3337,11 @@ def _transpose__entry(_site):
                 return handle_entry(_site, transpose__op, self, dim0, dim1)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, transpose__op, 0)
                 if dim0.__class__ is not int:
-                    dim0 = as_int(dim0)
+                    dim0 = int_arg(dim0, _site, transpose__op, 1)
                 if dim1.__class__ is not int:
-                    dim1 = as_int(dim1)
+                    dim1 = int_arg(dim1, _site, transpose__op, 2)
             except Overridden:
                 return handle_entry(_site, transpose__op, self, dim0, dim1)
             keyset = (self._keys | include) & _tls.keep
@@ -3370,11 +3371,11 @@ def _select_int_entry(_site):
                 return handle_entry(_site, select_int_op, self, dim, index)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, select_int_op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, select_int_op, 1)
                 if index.__class__ is not int:
-                    index = as_int(index)
+                    index = int_arg(index, _site, select_int_op, 2)
             except Overridden:
                 return handle_entry(_site, select_int_op, self, dim, index)
             keyset = (self._keys | include) & _tls.keep
@@ -3406,12 +3407,12 @@ def _select_backward_entry(_site):
                 return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
-                    grad_output = as_tensor_arg(grad_output)
+                    grad_output = tensor_arg(grad_output, _site, select_backward_op, 0)
                 input_sizes = int_list(input_sizes, 1)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, select_backward_op, 2)
                 if index.__class__ is not int:
-                    index = as_int(index)
+                    index = int_arg(index, _site, select_backward_op, 3)
             except Overridden:
                 return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
             keyset = (grad_output._keys | include) & _tls.keep
@@ -3443,15 +3444,15 @@ def _slice_Tensor_entry(_site):
                 return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, slice_Tensor_op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, slice_Tensor_op, 1)
                 if start is not None and start.__class__ is not int:
-                    start = as_int(start)
+                    start = int_arg(start, _site, slice_Tensor_op, 2)
                 if end is not None and end.__class__ is not int:
-                    end = as_int(end)
+                    end = int_arg(end, _site, slice_Tensor_op, 3)
                 if step.__class__ is not int:
-                    step = as_int(step)
+                    step = int_arg(step, _site, slice_Tensor_op, 4)
             except Overridden:
                 return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
             keyset = (self._keys | include) & _tls.keep
@@ -3485,16 +3486,16 @@ def _slice_backward_entry(_site):
                 )
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
-                    grad_output = as_tensor_arg(grad_output)
+                    grad_output = tensor_arg(grad_output, _site, slice_backward_op, 0)
                 input_sizes = int_list(input_sizes, 1)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, slice_backward_op, 2)
                 if start.__class__ is not int:
-                    start = as_int(start)
+                    start = int_arg(start, _site, slice_backward_op, 3)
                 if end.__class__ is not int:
-                    end = as_int(end)
+                    end = int_arg(end, _site, slice_backward_op, 4)
                 if step.__class__ is not int:
-                    step = as_int(step)
+                    step = int_arg(step, _site, slice_backward_op, 5)
             except Overridden:
                 return handle_entry(
                     _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
@@ -3528,11 +3529,11 @@ def _as_strided_entry(_site):
                 return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, as_strided_op, 0)
                 size = int_list(size, 1)
                 stride = int_list(stride, 1)
                 if storage_offset is not None and storage_offset.__class__ is not int:
-                    storage_offset = as_int(storage_offset)
+                    storage_offset = int_arg(storage_offset, _site, as_strided_op, 3)
             except Overridden:
                 return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
             keyset = (self._keys | include) & _tls.keep
@@ -3564,13 +3565,13 @@ def _diagonal_entry(_site):
                 return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, diagonal_op, 0)
                 if offset.__class__ is not int:
-                    offset = as_int(offset)
+                    offset = int_arg(offset, _site, diagonal_op, 1)
                 if dim1.__class__ is not int:
-                    dim1 = as_int(dim1)
+                    dim1 = int_arg(dim1, _site, diagonal_op, 2)
                 if dim2.__class__ is not int:
-                    dim2 = as_int(dim2)
+                    dim2 = int_arg(dim2, _site, diagonal_op, 3)
             except Overridden:
                 return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
             keyset = (self._keys | include) & _tls.keep
@@ -3604,14 +3605,14 @@ def _diagonal_backward_entry(_site):
                 )
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
-                    grad_output = as_tensor_arg(grad_output)
+                    grad_output = tensor_arg(grad_output, _site, diagonal_backward_op, 0)
                 input_sizes = int_list(input_sizes, 1)
                 if offset.__class__ is not int:
-                    offset = as_int(offset)
+                    offset = int_arg(offset, _site, diagonal_backward_op, 2)
                 if dim1.__class__ is not int:
-                    dim1 = as_int(dim1)
+                    dim1 = int_arg(dim1, _site, diagonal_backward_op, 3)
                 if dim2.__class__ is not int:
-                    dim2 = as_int(dim2)
+                    dim2 = int_arg(dim2, _site, diagonal_backward_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
@@ -3645,13 +3646,13 @@ def _unfold_entry(_site):
                 return handle_entry(_site, unfold_op, self, dimension, size, step)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, unfold_op, 0)
                 if dimension.__class__ is not int:
-                    dimension = as_int(dimension)
+                    dimension = int_arg(dimension, _site, unfold_op, 1)
                 if size.__class__ is not int:
-                    size = as_int(size)
+                    size = int_arg(size, _site, unfold_op, 2)
                 if step.__class__ is not int:
-                    step = as_int(step)
+                    step = int_arg(step, _site, unfold_op, 3)
             except Overridden:
                 return handle_entry(_site, unfold_op, self, dimension, size, step)
             keyset = (self._keys | include) & _tls.keep
@@ -3685,14 +3686,14 @@ def _unfold_backward_entry(_site):
                 )
             try:
                 if grad_in.__class__ not in TENSOR_CLASSES:
-                    grad_in = as_tensor_arg(grad_in)
+                    grad_in = tensor_arg(grad_in, _site, unfold_backward_op, 0)
                 input_sizes = int_list(input_sizes, 1)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, unfold_backward_op, 2)
                 if size.__class__ is not int:
-                    size = as_int(size)
+                    size = int_arg(size, _site, unfold_backward_op, 3)
                 if step.__class__ is not int:
-                    step = as_int(step)
+                    step = int_arg(step, _site, unfold_backward_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, unfold_backward_op, grad_in, input_sizes, dim, size, step
@@ -3724,9 +3725,9 @@ def _unbind_int_entry(_site):
                 return handle_entry(_site, unbind_int_op, self, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, unbind_int_op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, unbind_int_op, 1)
             except Overridden:
                 return handle_entry(_site, unbind_int_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3758,11 +3759,11 @@ def _split_Tensor_entry(_site):
                 return handle_entry(_site, split_Tensor_op, self, split_size, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, split_Tensor_op, 0)
                 if split_size.__class__ is not int:
-                    split_size = as_int(split_size)
+                    split_size = int_arg(split_size, _site, split_Tensor_op, 1)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, split_Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, split_Tensor_op, self, split_size, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3794,10 +3795,10 @@ def _split_with_sizes_entry(_site):
                 return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, split_with_sizes_op, 0)
                 split_sizes = int_list(split_sizes, 1)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, split_with_sizes_op, 2)
             except Overridden:
                 return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3827,11 +3828,11 @@ def _chunk_entry(_site):
                 return handle_entry(_site, chunk_op, self, chunks, dim)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, chunk_op, 0)
                 if chunks.__class__ is not int:
-                    chunks = as_int(chunks)
+                    chunks = int_arg(chunks, _site, chunk_op, 1)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, chunk_op, 2)
             except Overridden:
                 return handle_entry(_site, chunk_op, self, chunks, dim)
             keyset = (self._keys | include) & _tls.keep
@@ -3862,7 +3863,7 @@ def _cat_entry(_site):
             try:
                 tensors = tensor_list(tensors)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, cat_op, 1)
             except Overridden:
                 return handle_entry(_site, cat_op, tensors, dim)
             keyset = (list_keys(tensors) | include) & _tls.keep
@@ -3893,7 +3894,7 @@ def _stack_entry(_site):
             try:
                 tensors = tensor_list(tensors)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, stack_op, 1)
             except Overridden:
                 return handle_entry(_site, stack_op, tensors, dim)
             keyset = (list_keys(tensors) | include) & _tls.keep
@@ -3923,7 +3924,7 @@ def _alias_entry(_site):
                 return handle_entry(_site, alias_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, alias_op, 0)
             except Overridden:
                 return handle_entry(_site, alias_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -3955,13 +3956,13 @@ def _narrow_entry(_site):
                 return handle_entry(_site, narrow_op, self, dim, start, length)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, narrow_op, 0)
                 if dim.__class__ is not int:
-                    dim = as_int(dim)
+                    dim = int_arg(dim, _site, narrow_op, 1)
                 if start.__class__ is not int:
-                    start = as_int(start)
+                    start = int_arg(start, _site, narrow_op, 2)
                 if length.__class__ is not int:
-                    length = as_int(length)
+                    length = int_arg(length, _site, narrow_op, 3)
             except Overridden:
                 return handle_entry(_site, narrow_op, self, dim, start, length)
             keyset = (self._keys | include) & _tls.keep
@@ -3991,7 +3992,7 @@ def _clone_entry(_site):
                 return handle_entry(_site, clone_op, self, memory_format)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, clone_op, 0)
             except Overridden:
                 return handle_entry(_site, clone_op, self, memory_format)
             keyset = (self._keys | include) & _tls.keep
@@ -4021,7 +4022,7 @@ def _detach_entry(_site):
                 return handle_entry(_site, detach_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, detach_op, 0)
             except Overridden:
                 return handle_entry(_site, detach_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -4051,7 +4052,7 @@ def __local_scalar_dense_entry(_site):
                 return handle_entry(_site, _local_scalar_dense_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, _local_scalar_dense_op, 0)
             except Overridden:
                 return handle_entry(_site, _local_scalar_dense_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -4085,7 +4086,7 @@ def _lift_fresh_entry(_site):
                 return handle_entry(_site, lift_fresh_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, lift_fresh_op, 0)
             except Overridden:
                 return handle_entry(_site, lift_fresh_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -4210,7 +4211,7 @@ def _zero__entry(_site):
                 return handle_entry(_site, zero__op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, zero__op, 0)
             except Overridden:
                 return handle_entry(_site, zero__op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -4240,7 +4241,7 @@ def _fill__Scalar_entry(_site):
                 return handle_entry(_site, fill__Scalar_op, self, value)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, fill__Scalar_op, 0)
                 if isinstance(value, Tensor):
                     value = value.item()
             except Overridden:
@@ -4272,9 +4273,9 @@ def _fill__Tensor_entry(_site):
                 return handle_entry(_site, fill__Tensor_op, self, value)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, fill__Tensor_op, 0)
                 if value.__class__ not in TENSOR_CLASSES:
-                    value = as_tensor_arg(value)
+                    value = tensor_arg(value, _site, fill__Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, fill__Tensor_op, self, value)
             keyset = (self._keys | value._keys | include) & _tls.keep
@@ -4306,9 +4307,9 @@ def _masked_fill_Scalar_entry(_site):
                 return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, masked_fill_Scalar_op, 0)
                 if mask.__class__ not in TENSOR_CLASSES:
-                    mask = as_tensor_arg(mask)
+                    mask = tensor_arg(mask, _site, masked_fill_Scalar_op, 1)
                 if isinstance(value, Tensor):
                     value = value.item()
             except Overridden:
@@ -4344,9 +4345,9 @@ def _masked_fill__Scalar_entry(_site):
                 return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, masked_fill__Scalar_op, 0)
                 if mask.__class__ not in TENSOR_CLASSES:
-                    mask = as_tensor_arg(mask)
+                    mask = tensor_arg(mask, _site, masked_fill__Scalar_op, 1)
                 if isinstance(value, Tensor):
                     value = value.item()
             except Overridden:
@@ -4384,11 +4385,11 @@ def _masked_fill_Tensor_entry(_site):
                 return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, masked_fill_Tensor_op, 0)
                 if mask.__class__ not in TENSOR_CLASSES:
-                    mask = as_tensor_arg(mask)
+                    mask = tensor_arg(mask, _site, masked_fill_Tensor_op, 1)
                 if value.__class__ not in TENSOR_CLASSES:
-                    value = as_tensor_arg(value)
+                    value = tensor_arg(value, _site, masked_fill_Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
             keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
@@ -4422,11 +4423,11 @@ def _masked_fill__Tensor_entry(_site):
                 return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, masked_fill__Tensor_op, 0)
                 if mask.__class__ not in TENSOR_CLASSES:
-                    mask = as_tensor_arg(mask)
+                    mask = tensor_arg(mask, _site, masked_fill__Tensor_op, 1)
                 if value.__class__ not in TENSOR_CLASSES:
-                    value = as_tensor_arg(value)
+                    value = tensor_arg(value, _site, masked_fill__Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
             keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
@@ -4460,7 +4461,7 @@ def _index_Tensor_entry(_site):
                 return handle_entry(_site, index_Tensor_op, self, indices)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, index_Tensor_op, 0)
                 indices = tensor_list(indices)
             except Overridden:
                 return handle_entry(_site, index_Tensor_op, self, indices)
@@ -4493,10 +4494,10 @@ def _index_put_entry(_site):
                 return handle_entry(_site, index_put_op, self, indices, values, accumulate)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, index_put_op, 0)
                 indices = tensor_list(indices)
                 if values.__class__ not in TENSOR_CLASSES:
-                    values = as_tensor_arg(values)
+                    values = tensor_arg(values, _site, index_put_op, 2)
             except Overridden:
                 return handle_entry(_site, index_put_op, self, indices, values, accumulate)
             keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
@@ -4528,10 +4529,10 @@ def _index_put__entry(_site):
                 return handle_entry(_site, index_put__op, self, indices, values, accumulate)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, index_put__op, 0)
                 indices = tensor_list(indices)
                 if values.__class__ not in TENSOR_CLASSES:
-                    values = as_tensor_arg(values)
+                    values = tensor_arg(values, _site, index_put__op, 2)
             except Overridden:
                 return handle_entry(_site, index_put__op, self, indices, values, accumulate)
             keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
@@ -4561,7 +4562,7 @@ def _square_entry(_site):
                 return handle_entry(_site, square_op, self)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, square_op, 0)
             except Overridden:
                 return handle_entry(_site, square_op, self)
             keyset = (self._keys | include) & _tls.keep
@@ -4597,7 +4598,7 @@ def _ones_like_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, ones_like_op, 0)
             except Overridden:
                 return handle_entry(
                     _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -4635,7 +4636,7 @@ def _zeros_like_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, zeros_like_op, 0)
             except Overridden:
                 return handle_entry(
                     _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -4673,7 +4674,7 @@ def _empty_like_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, empty_like_op, 0)
             except Overridden:
                 return handle_entry(
                     _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -4726,7 +4727,7 @@ def _full_like_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, full_like_op, 0)
                 if isinstance(fill_value, Tensor):
                     fill_value = fill_value.item()
             except Overridden:
@@ -4774,7 +4775,7 @@ def _new_zeros_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, new_zeros_op, 0)
                 size = int_list(size, 1)
             except Overridden:
                 return handle_entry(
@@ -4821,7 +4822,7 @@ def _new_empty_strided_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, new_empty_strided_op, 0)
                 size = int_list(size, 1)
                 stride = int_list(stride, 1)
             except Overridden:
@@ -5188,7 +5189,7 @@ def _rand_like_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, rand_like_op, 0)
             except Overridden:
                 return handle_entry(
                     _site, rand_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -5226,7 +5227,7 @@ def _randn_like_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, randn_like_op, 0)
             except Overridden:
                 return handle_entry(
                     _site, randn_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -5259,7 +5260,7 @@ def _eye_entry(_site):
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, eye_op, n, dtype, layout, device, pin_memory)
             if n.__class__ is not int:
-                n = as_int(n)
+                n = int_arg(n, _site, eye_op, 0)
             keyset = include & _tls.keep
             kernel = _eye_cache.get(keyset) or eye_op._resolve(keyset)
             return kernel(keyset, n, dtype, layout, device, pin_memory)
@@ -5288,9 +5289,9 @@ def _eye_m_entry(_site):
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, eye_m_op, n, m, dtype, layout, device, pin_memory)
             if n.__class__ is not int:
-                n = as_int(n)
+                n = int_arg(n, _site, eye_m_op, 0)
             if m.__class__ is not int:
-                m = as_int(m)
+                m = int_arg(m, _site, eye_m_op, 1)
             keyset = include & _tls.keep
             kernel = _eye_m_cache.get(keyset) or eye_m_op._resolve(keyset)
             return kernel(keyset, n, m, dtype, layout, device, pin_memory)

@@ -39,6 +39,12 @@ def _rpow(self, base):
     return aten.pow_Scalar(base, self)
 
 
+def _rmatmul(self, other):
+    if not isinstance(other, Tensor):  # 2 @ x: Python then raises its own TypeError
+        return NotImplemented
+    return aten.matmul(other, self)
+
+
 def _rsub(self, other):
     if isinstance(other, Tensor):
         return aten.rsub_Tensor(self, other)
@@ -311,9 +317,7 @@ def install(methods: dict) -> None:
     Tensor.__neg__ = _operator(aten.neg_op, "__neg__", "neg", binary=False)
     Tensor.__abs__ = _operator(aten.abs_op, "__abs__", "abs", binary=False)
     Tensor.__matmul__ = _operator(aten.matmul_op, "__matmul__", "matmul")
-    Tensor.__rmatmul__ = _python_method(
-        lambda self, other: aten.matmul(other, self), "__rmatmul__", builtin=False, operator=True
-    )
+    Tensor.__rmatmul__ = _python_method(_rmatmul, "__rmatmul__", builtin=False, operator=True)
     Tensor.__eq__ = _python_method(_comparison(aten.eq_Tensor, aten.eq_Scalar), "__eq__")
     Tensor.__ne__ = _python_method(_comparison(aten.ne_Tensor, aten.ne_Scalar), "__ne__")
     for name, tensor_op, scalar_op in (

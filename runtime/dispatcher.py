@@ -276,14 +276,23 @@ class OpOverloadPacket:
 
     def __call__(self, *args, **kwargs):
         from .overrides import Site, dispatch, flatten_relevant, has_torch_function
-        from .python_arg_parser import call_bound, resolve_overload
+        from .python_arg_parser import call_bound, resolve_overload, schema_mismatch
 
         relevant = flatten_relevant(args + tuple(kwargs.values()))
         if has_torch_function(relevant):
             return dispatch(Site(self), relevant, args, kwargs)
 
         overloads = [getattr(self, n) for n in self._overload_names]
-        overload, flat = resolve_overload(overloads, args, kwargs)
+        try:
+            overload, flat = resolve_overload(overloads, args, kwargs)
+        except TypeError:
+            reasons = [schema_mismatch(op, args, kwargs) for op in overloads]
+            if len(reasons) == 1:
+                raise RuntimeError(reasons[0]) from None
+            raise RuntimeError(
+                "Overloaded torch operator invoked from Python failed to match any schema:\n"
+                + "".join(reason + "\n\n" for reason in reasons)
+            ) from None
         return call_bound(overload, flat)
 
     def __str__(self) -> str:

@@ -1,9 +1,10 @@
 """Argument handling for op entries and the Python surface.
 
-Entries normalize arguments (numbers where a Tensor is expected become
-wrapped 0-dim tensors, ints become int lists). Names with several overloads
-pick one per call as PyTorch's parser does: first an exact match on types,
-then one that accepts numbers for Tensor arguments.
+Entries normalize arguments (ints become int lists; for the arithmetic ops PyTorch
+lets take numbers as tensors, numbers become wrapped 0-dim tensors, any other op
+refuses them with PyTorch's error). Names with several overloads pick one per call
+as PyTorch's parser does: first an exact match on types, then one that accepts
+numbers for Tensor arguments (those ops only) or a 0-dim tensor for a Scalar.
 """
 
 from __future__ import annotations
@@ -46,6 +47,50 @@ def as_tensor_arg(value) -> Tensor:
     raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
 
 
+#: Ops whose Tensor arguments take Python numbers too (PyTorch's own list, by base name).
+NUMBERS_AS_TENSORS = frozenset(
+    """add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract
+    subtract_ true_divide true_divide_ floor_divide floor_divide_ to _to_copy copy_
+    _conj""".split()
+)
+
+
+def tensor_arg(value, site, op, index: int) -> Tensor:
+    """A Tensor argument of an op that takes no numbers for tensors: a Tensor, or a
+    tensor-like that overrides __torch_function__; anything else is refused with the
+    error PyTorch gives at that call site."""
+    if isinstance(value, Tensor) or (not _tls.tf_state and class_overrides(value.__class__)):
+        return as_tensor_arg(value)
+    raise _wrong_type(value, site, op, index, "Tensor", "Tensor")
+
+
+def int_arg(value, site, op, index: int) -> int:
+    """An int argument (anything with __index__, as PyTorch's parser takes)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise _wrong_type(value, site, op, index, "int", "int") from None
+
+
+def _wrong_type(value, site, op, index: int, py_type: str, jit_type: str) -> Exception:
+    arg = op._schema.arguments[index]
+    kind = type(value).__name__
+    if site.func is op or site.func is None:  # opgrad.ops.aten.<op>.<overload>(...)
+        return RuntimeError(
+            f"aten::{op._schema.base_name}() Expected a value of type '{jit_type}' for argument "
+            f"'{arg.name}' but instead found type '{kind}'.\nPosition: {index}\n"
+            f"Value: {value!r}\nDeclaration: {op._schema}\nCast error details: Unable to cast "
+            f"{value} to {jit_type}"
+        )
+    # Python signatures call self "input"; a method's self is not counted
+    method = site.func.__qualname__.startswith("Tensor.")
+    name = "input" if arg.name == "self" else arg.name
+    return TypeError(
+        f"{op._schema.base_name}(): argument '{name}' (position "
+        f"{index if method else index + 1}) must be {py_type}, not {kind}"
+    )
+
+
 def as_int(value) -> int:
     try:
         return operator.index(value)
@@ -66,7 +111,17 @@ def int_list(value, size: int = 1) -> tuple:
 def tensor_list(value) -> tuple:
     if isinstance(value, Tensor):
         raise TypeError("expected a sequence of Tensors, but got a Tensor")
-    return tuple([as_tensor_arg(v) if v is not None else None for v in value])
+    tensors = []
+    for position, v in enumerate(value):
+        if v is not None and v.__class__ not in TENSOR_CLASSES:
+            if not isinstance(v, Tensor) and (_tls.tf_state or not class_overrides(v.__class__)):
+                raise TypeError(
+                    f"expected Tensor as element {position} in argument 0, but got "
+                    f"{type(v).__name__}"
+                )
+            v = as_tensor_arg(v)  # a subclass or tensor-like may take the call
+        tensors.append(v)
+    return tuple(tensors)
 
 
 def list_keys(tensors: Sequence[Tensor]) -> int:
@@ -82,7 +137,7 @@ def list_keys(tensors: Sequence[Tensor]) -> int:
 _NUMBER = (bool, int, float, np.number, np.bool_)
 
 
-def _accepts(arg, value, lenient: bool) -> bool:
+def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
     t = arg.type
     if value is None:
         return t.optional
@@ -98,10 +153,13 @@ def _accepts(arg, value, lenient: bool) -> bool:
         )
     base = t.base
     if base == "Tensor":
-        return isinstance(value, Tensor) or (lenient and isinstance(value, _NUMBER))
+        return isinstance(value, Tensor) or (
+            lenient and numbers_as_tensors and isinstance(value, _NUMBER)
+        )
     if base == "Scalar":
+        # a 0-dim tensor stands for a number, unless it needs its history
         return isinstance(value, _NUMBER) or (
-            lenient and isinstance(value, Tensor) and value._data.ndim == 0
+            lenient and isinstance(value, Tensor) and value._data.ndim == 0 and not value._rg
         )
     if base in ("int", "SymInt"):
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
@@ -136,6 +194,7 @@ def _bind(op, args: tuple, kwargs: dict, lenient: bool, varargs: bool):
         return None
     bound = []
     kwargs = dict(kwargs)
+    numbers_as_tensors = op._schema.base_name in NUMBERS_AS_TENSORS
     for index, arg in enumerate(schema_args):
         if index < len(args) and not arg.kwarg_only:
             value = args[index]
@@ -148,7 +207,7 @@ def _bind(op, args: tuple, kwargs: dict, lenient: bool, varargs: bool):
             continue
         else:
             return None
-        if not _accepts(arg, value, lenient):
+        if not _accepts(arg, value, lenient, numbers_as_tensors):
             return None
         bound.append(value)
     if kwargs:
@@ -163,13 +222,182 @@ def resolve_overload(overloads, args: tuple, kwargs: dict, varargs: bool = False
             bound = _bind(op, args, kwargs, lenient, varargs)
             if bound is not None:
                 return op, bound
-    names = ", ".join(str(op._schema) for op in overloads)
+    raise TypeError(_no_match_message(overloads, args, kwargs))
+
+
+# ---- PyTorch's texts for calls no overload takes --------------------------------------
+
+_PY_TYPES = {"Tensor": "Tensor", "Scalar": "Number", "ScalarType": "opgrad.dtype"}
+
+
+def _py_type(t) -> str:
+    if t.is_list:
+        return "tuple of Tensors" if t.base == "Tensor" else f"tuple of {t.base}s"
+    return _PY_TYPES.get(t.base, t.base)
+
+
+def _py_default(arg) -> str:
+    text = arg.default_text
+    return {"True": "True", "False": "False", "None": "None", "[]": "None"}.get(text, text)
+
+
+def _signatures(overloads) -> list:
+    """PyTorch's Python signatures: an out= overload folds into its functional one as a
+    keyword-only ``out`` (its first argument reads ``input``)."""
+    out_of = {}
+    for op in overloads:
+        if op._schema.is_out:
+            out_of[tuple(a.name for a in op._schema.arguments if not a.is_write)] = op
+    signatures = []
+    for op in overloads:
+        schema = op._schema
+        if schema.is_out and any(
+            tuple(a.name for a in o._schema.arguments) == key
+            for key in [tuple(a.name for a in schema.arguments if not a.is_write)]
+            for o in overloads
+            if not o._schema.is_out
+        ):
+            continue
+        params = [a for a in schema.arguments if not a.is_write]
+        key = tuple(a.name for a in params)
+        signatures.append((op, params, key in out_of))
+    return signatures
+
+
+def _render(params, has_out: bool) -> str:
+    parts, star = [], False
+    for index, a in enumerate(params):
+        if a.kwarg_only and not star:
+            parts.append("*")
+            star = True
+        name = "input" if index == 0 and a.name == "self" and a.type.base == "Tensor" else a.name
+        text = f"{_py_type(a.type)} {name}"
+        if a.has_default:
+            text += f" = {_py_default(a)}"
+        parts.append(text)
+    if has_out:
+        if not star:
+            parts.append("*")
+        parts.append("Tensor out = None")
+    return "(" + ", ".join(parts) + ")"
+
+
+def _plausible(params, has_out: bool, args: tuple, kwargs: dict) -> bool:
+    positional = [a for a in params if not a.kwarg_only]
+    if len(args) > len(positional):
+        return False
+    names = {a.name for a in params} | ({"out"} if has_out else set())
+    if params and params[0].name == "self":
+        names.add("input")
+    if any(k not in names for k in kwargs):
+        return False
+    given = set(kwargs) | {a.name for a in positional[: len(args)]}
+    if "input" in kwargs and params:
+        given.add(params[0].name)
+    return all(a.has_default or a.name in given for a in params)
+
+
+def _type_name(value) -> str:
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+
+
+def _no_match_message(overloads, args: tuple, kwargs: dict) -> str:
+    name = overloads[0]._opname
+    signatures = _signatures(overloads)
+    plausible = [s for s in signatures if _plausible(s[1], s[2], args, kwargs)]
+    if len(plausible) == 1:
+        return _argument_error(name, plausible[0][1], args, kwargs)
+    if len(signatures) == 1:
+        return _argument_error(name, signatures[0][1], args, kwargs)
     given = ", ".join(
-        [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+        [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
     )
-    raise TypeError(
-        f"{overloads[0]._opname}() received an invalid combination of arguments - got ({given}), "
-        f"but expected one of: {names}"
+    lines = "".join(f" * {_render(params, has_out)}\n" for _, params, has_out in signatures)
+    return (
+        f"{name}() received an invalid combination of arguments - got ({given}), but expected "
+        f"one of:\n{lines}"
+    )
+
+
+def _argument_error(name: str, params, args: tuple, kwargs: dict) -> str:
+    """The one signature's complaint about the call, as PyTorch words it."""
+    positional = [a for a in params if not a.kwarg_only]
+    if len(args) > len(positional):
+        count = len(positional)
+        plural = "argument" if count == 1 else "arguments"
+        return f"{name}() takes {count} positional {plural} but {len(args)} were given"
+    for key in kwargs:
+        if key not in {a.name for a in params} | {"input", "out"}:
+            return f"{name}() got an unexpected keyword argument '{key}'"
+    for index, a in enumerate(params):
+        py_name = "input" if index == 0 and a.name == "self" else a.name
+        if index < len(args) and not a.kwarg_only:
+            value, where = args[index], f" (position {index + 1})"
+        elif a.name in kwargs or py_name in kwargs:
+            value, where = kwargs.get(a.name, kwargs.get(py_name)), ""
+        elif a.has_default:
+            continue
+        else:
+            missing = [
+                f'"{("input" if i == 0 and p.name == "self" else p.name)}"'
+                for i, p in enumerate(params)
+                if not p.has_default and i >= len(args) and p.name not in kwargs
+            ]
+            return f"{name}() missing {len(missing)} required positional arguments: " + ", ".join(
+                missing
+            )
+        if not _accepts(a, value, True, name in NUMBERS_AS_TENSORS):
+            return (
+                f"{name}(): argument '{py_name}'{where} must be {_py_type(a.type)}, not "
+                f"{_type_name(value)}"
+            )
+    return f"{name}() received an invalid combination of arguments"
+
+
+_JIT_TYPES = {"Tensor": "Tensor", "Scalar": "number", "ScalarType": "int", "SymInt": "int"}
+
+
+def _jit_type(t) -> str:
+    text = _JIT_TYPES.get(t.base, t.base)
+    if t.is_list:
+        text = f"List[{text}]"
+    return f"Optional[{text}]" if t.optional else text
+
+
+def schema_mismatch(op, args: tuple, kwargs: dict) -> str:
+    """Why ``op``'s schema does not take this call, as PyTorch's opgrad.ops calls say."""
+    schema, base = op._schema, op._schema.base_name
+    if len(args) + len(kwargs) > len(schema.arguments):
+        return (
+            f"aten::{base}() expected at most {len(schema.arguments)} argument(s) but received "
+            f"{len(args) + len(kwargs)} argument(s). Declaration: {schema}"
+        )
+    for index, arg in enumerate(schema.arguments):
+        if index < len(args) and not arg.kwarg_only:
+            value = args[index]
+        elif arg.name in kwargs:
+            value = kwargs[arg.name]
+        elif arg.has_default:
+            continue
+        else:
+            return (
+                f"aten::{base}() is missing value for argument '{arg.name}'. Declaration: {schema}"
+            )
+        if not _accepts(arg, value, True, base in NUMBERS_AS_TENSORS):
+            target = "Tensor" if arg.type.base == "Tensor" else "number"
+            return (
+                f"aten::{base}() Expected a value of type '{_jit_type(arg.type)}' for argument "
+                f"'{arg.name}' but instead found type '{_type_name(value)}'.\nPosition: {index}\n"
+                f"Value: {value!r}\nDeclaration: {schema}\nCast error details: Unable to cast "
+                f"{value} to {target}"
+            )
+    return f"aten::{base}() does not take these arguments. Declaration: {schema}"
+
+
+def _tensor_for_scalar(op, bound: tuple) -> bool:
+    return any(
+        a.type.base == "Scalar" and isinstance(v, Tensor)
+        for a, v in zip(op._schema.arguments, bound)
     )
 
 
@@ -216,7 +444,8 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
                     )
                 return call_bound(op, bound, entries[op])
             hit = (entries[op], _collapse_varargs(op, args, varargs), overriding)
-            cache[(classes, tuple(kwargs))] = hit
+            if not _tensor_for_scalar(op, bound):  # that choice depends on the tensor's dim
+                cache[(classes, tuple(kwargs))] = hit
         entry, collapse, overriding = hit
         if overriding and not _tls.tf_state:
             return dispatch(site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs)
