@@ -1354,7 +1354,7 @@ def new_empty_strided(keyset, self, size, stride, dtype, layout, device, pin_mem
 
 def zeros(keyset, size, dtype, layout, device, pin_memory):
     """CPU kernel of zeros"""
-    result = k.constant(size, 0, dtype)
+    result = k.zeros(size, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

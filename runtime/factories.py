@@ -14,10 +14,46 @@ from .python_arg_parser import int_list
 from .tensor import Size, Tensor, _make
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
-        return int_list(size[0])
+def _is_int(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer))
+
+
+def _size_sequence(name: str, size) -> tuple:
+    """``size`` given as one sequence (PyTorch's "tuple of ints")."""
+    for position, value in enumerate(size):
+        if not _is_int(value) and not (isinstance(value, Tensor) and value._data.ndim == 0):
+            raise TypeError(
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, but found "
+                f"element of type {type(value).__name__} at pos {position}"
+            )
     return int_list(size)
+
+
+def _size(name: str, args: tuple, size) -> tuple:
+    """A factory's size, given as ``zeros(2, 3)``, ``zeros((2, 3))`` or ``size=``."""
+    if size is not None:
+        args = (size,) + args
+    if not args:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    if len(args) == 1:
+        (only,) = args
+        if _is_int(only) or (isinstance(only, Tensor) and only._data.ndim == 0):
+            return int_list(only)
+        if not isinstance(only, (list, tuple, Size)):
+            raise TypeError(
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                f"{type(only).__name__}"
+            )
+        args = tuple(only)
+    elif isinstance(args[0], (list, tuple, Size)):
+        raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+    for position, value in enumerate(args):
+        if not _is_int(value) and not (isinstance(value, Tensor) and value._data.ndim == 0):
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos {position + 1} "
+                f'with error "type must be tuple of ints,but got {type(value).__name__}"'
+            )
+    return int_list(args)
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -26,35 +62,57 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
-def _infer_dtype(data) -> np.dtype:
-    """torch.tensor's inference: bools, then ints (int64), then the default float."""
-    kinds = set()
+def _scalar_dtype(item) -> dtypes.dtype:
+    """The dtype torch.tensor gives one leaf of its data."""
+    if isinstance(item, Tensor):
+        return dtypes.from_numpy_dtype(item._data.dtype)
+    if isinstance(item, (np.ndarray, np.generic)):  # numpy values keep their dtype
+        return dtypes.from_numpy_dtype(item.dtype)
+    if isinstance(item, bool):
+        return dtypes.bool
+    if isinstance(item, numbers.Integral):
+        return dtypes.int64
+    if isinstance(item, numbers.Real):
+        return dtypes.get_default_dtype()
+    if isinstance(item, str):
+        raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
 
-    def visit(item):
-        if isinstance(item, Tensor):
-            kinds.add(item._data.dtype.kind)
-        elif isinstance(item, np.ndarray):
-            kinds.add(item.dtype.kind)
-        elif isinstance(item, (list, tuple)):
-            for sub in item:
-                visit(sub)
-        elif isinstance(item, (bool, np.bool_)):
-            kinds.add("b")
-        elif isinstance(item, (numbers.Integral,)):
-            kinds.add("i")
-        elif isinstance(item, numbers.Real):
-            kinds.add("f")
-        else:
-            raise TypeError(f"Could not infer dtype of {type(item).__name__}")
 
-    visit(data)
-    if "f" in kinds:
-        return dtypes.get_default_dtype().np
-    if "i" in kinds or "u" in kinds:
-        return np.dtype(np.int64)
-    if "b" in kinds:
-        return np.dtype(np.bool_)
-    return dtypes.get_default_dtype().np  # empty lists
+def _is_sequence(item) -> bool:
+    return isinstance(item, (list, tuple))
+
+
+def _sizes(data) -> list:
+    """Sizes read along the first elements, as torch.tensor reads them."""
+    sizes = []
+    while _is_sequence(data):
+        sizes.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    return sizes
+
+
+def _infer_dtype(data, sizes: list, dim: int = 0) -> Optional[dtypes.dtype]:
+    """The promoted dtype of every leaf, checking that the data is rectangular (None for
+    no leaves)."""
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if dim == len(sizes):
+        if _is_sequence(data):
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
+        return _scalar_dtype(data)
+    if not _is_sequence(data):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(data)})")
+    result = None
+    for item in data:
+        found = _infer_dtype(item, sizes, dim + 1)
+        if found is not None:
+            result = found if result is None else dtypes.promote_types(result, found)
+    return result
 
 
 def _to_nested(data):
@@ -63,6 +121,14 @@ def _to_nested(data):
     if isinstance(data, (list, tuple)):
         return [_to_nested(d) for d in data]
     return data
+
+
+def _check_int64_range(data) -> None:
+    if isinstance(data, int) and not -(2**63) <= data < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    if _is_sequence(data):
+        for item in data:
+            _check_int64_range(item)
 
 
 def tensor(
@@ -79,11 +145,11 @@ def tensor(
     elif isinstance(data, Tensor):
         array = np.array(data._data, dtype=dtype.np if dtype else data._data.dtype, copy=True)
     else:
-        np_dtype = _infer_dtype(data) if dtype is None else dtype.np
-        try:
-            array = np.array(_to_nested(data), dtype=np_dtype)
-        except ValueError as exc:
-            raise ValueError(f"expected sequence of equal length: {exc}") from None
+        inferred = _infer_dtype(data, _sizes(data))
+        _check_int64_range(data)
+        if dtype is None:
+            dtype = inferred or dtypes.get_default_dtype()
+        array = np.array(_to_nested(data), dtype=dtype.np)
     return _finish(_lift_fresh(_make(array)), requires_grad)
 
 
@@ -110,9 +176,10 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _lift_fresh(_make(array))
 
 
-def _factory(op_entry):
+def _factory(op_entry, name: str):
     def factory(
-        *size,
+        *args,
+        size=None,
         out=None,
         dtype=None,
         layout=None,
@@ -121,16 +188,16 @@ def _factory(op_entry):
         pin_memory=False,
         memory_format=None,
     ):
-        return _finish(op_entry(_size(size), dtype=dtype), requires_grad)
+        return _finish(op_entry(_size(name, args, size), dtype=dtype), requires_grad)
 
     return factory
 
 
-zeros = _factory(aten.zeros)
-ones = _factory(aten.ones)
-empty = _factory(aten.empty_memory_format)
-rand = _factory(aten.rand)
-randn = _factory(aten.randn)
+zeros = _factory(aten.zeros, "zeros")
+ones = _factory(aten.ones, "ones")
+empty = _factory(aten.empty_memory_format, "empty")
+rand = _factory(aten.rand, "rand")
+randn = _factory(aten.randn, "randn")
 zeros.__name__, ones.__name__, empty.__name__, rand.__name__, randn.__name__ = (
     "zeros",
     "ones",
@@ -143,7 +210,12 @@ zeros.__name__, ones.__name__, empty.__name__, rand.__name__, randn.__name__ = (
 def full(
     size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
 ) -> Tensor:
-    return _finish(aten.full(int_list(size), fill_value, dtype=dtype), requires_grad)
+    if not isinstance(size, (list, tuple, Size)):
+        raise TypeError(
+            f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}"
+        )
+    size = _size_sequence("full", size)
+    return _finish(aten.full(size, fill_value, dtype=dtype), requires_grad)
 
 
 def arange(

@@ -590,6 +590,12 @@ def full(size, value, dtype):
     return np.full(_check_size(size), value, dtype=_fill_dtype(value, dtype))
 
 
+def zeros(size, dtype):
+    if any(s < 0 for s in size):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return constant(size, 0, dtype)
+
+
 def constant(size, value, dtype):
     """zeros/ones/empty: the default float dtype when none is given."""
     return np.full(_check_size(size), value, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
@@ -599,7 +605,7 @@ def arange(start, end, step, dtype):
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         np_dtype = np.dtype(np.int64) if is_int else dtypes.get_default_dtype().np
