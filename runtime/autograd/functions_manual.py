@@ -217,6 +217,12 @@ def clamp_backward(grad, self, min, max):
     return aten.where_self(keep, grad, zero)
 
 
+def _subclass_like(*tensors) -> bool:
+    """PyTorch's areAnyTensorSubclassLike: a dispatch mode is active or a tensor has the
+    Python key. Its helpers then avoid in-place ops on their intermediates."""
+    return bool(_tls.mode_stack) or any([t is not None and t._keys & PYTHON for t in tensors])
+
+
 def _clamp_backward_tensor(grad, self, min, max):
     """clamp.Tensor's gradient for self: it passes where min <= self <= max."""
     zero = _zero_scalar(grad)
@@ -224,8 +230,10 @@ def _clamp_backward_tensor(grad, self, min, max):
         return aten.where_self(aten.le_Tensor(self, max), grad, zero)
     if max is None:
         return aten.where_self(aten.ge_Tensor(self, min), grad, zero)
-    # out of place, as PyTorch's helper is whenever a mode or subclass could watch
-    keep = aten.logical_and(aten.ge_Tensor(self, min), aten.le_Tensor(self, max))
+    # in place on the first mask, as PyTorch (which then refuses a second mask that
+    # broadcasts larger); out of place while a mode or subclass could watch
+    combine = aten.logical_and if _subclass_like(self, min, max) else aten.logical_and_
+    keep = combine(aten.ge_Tensor(self, min), aten.le_Tensor(self, max))
     return aten.where_self(keep, grad, zero)
 
 
@@ -236,11 +244,14 @@ def clamp_backward_min_max(grad, self, min, max, grad_input_mask: Sequence[bool]
     zero = _zero_scalar(grad)
     grad_min = grad_max = None
     if min is not None and max is not None:
+        watched = _subclass_like(self, min, max)  # in place or not, as _clamp_backward_tensor
         if grad_input_mask[0]:
-            below = aten.logical_and(aten.lt_Tensor(self, min), aten.lt_Tensor(min, max))
+            combine = aten.logical_and if watched else aten.logical_and_
+            below = combine(aten.lt_Tensor(self, min), aten.lt_Tensor(min, max))
             grad_min = aten.where_self(below, grad, zero)
         if grad_input_mask[1]:
-            above = aten.logical_or(aten.gt_Tensor(self, max), aten.lt_Tensor(max, min))
+            combine = aten.logical_or if watched else aten.logical_or_
+            above = combine(aten.gt_Tensor(self, max), aten.lt_Tensor(max, min))
             grad_max = aten.where_self(above, grad, zero)
     elif min is not None and grad_input_mask[0]:
         grad_min = aten.where_self(aten.lt_Tensor(self, min), grad, zero)
