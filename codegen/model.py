@@ -480,7 +480,7 @@ def _formula(path, line, op, inputs, text, schema, helpers, op_functions, return
     rewriter = _MetadataRewriter(tensor_args)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     allowed = (
-        {"grad", "grads"}
+        {"grad", "grads", "grad_input_mask"}
         | {a.name for a in schema.arguments}
         | set(return_names)
         | set(rewriter.found)

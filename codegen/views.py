@@ -165,6 +165,16 @@ class CpuKernel:
     is_view: bool = False
     #: tensor inputs that broadcast together (their shapes name a broadcast error)
     broadcasts: Tuple[str, ...] = ()
+    #: which of them are optional (absent ones have no shape to name)
+    optional: Tuple[str, ...] = ()
+
+    @property
+    def broadcast_shapes(self) -> str:
+        """The argument list of broadcast_error: the shapes of the tensors given."""
+        if not self.optional:
+            return "".join(f"{t}.shape, " for t in self.broadcasts)
+        names = ", ".join(self.broadcasts)
+        return f"*[t.shape for t in ({names}) if t is not None]"
 
 
 def cpu_kernel(ov: Overload) -> CpuKernel:
@@ -196,7 +206,10 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         )
     if rule != "none" and promoted:
         lifted = "True" if rule == "float" else "False"
-        if len(promoted) == 1 and not scalars:
+        if any(t in optional for t in promoted):
+            names = ", ".join(promoted)
+            prelude.append(f"{names} = promote_optional(({names}), {lifted})")
+        elif len(promoted) == 1 and not scalars:
             t = promoted[0]
             prelude.append(f"{t} = float_array({t})" if rule == "float" else f"{t} = {t}._data")
         elif len(promoted) == 2 and not scalars:
@@ -224,6 +237,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         returns_many=many,
         returns_scalar=len(returns) == 1 and returns[0].type.base == "Scalar",
         broadcasts=broadcasts,
+        optional=tuple(t for t in broadcasts if t in optional),
         is_view=is_view,
     )
 
@@ -255,6 +269,7 @@ class SavedSlot:
     metadata: Optional[str]
     guard: Optional[str]  # forward-time condition for saving it
     default: str = "None"  # its value when not saved
+    optional: bool = False  # a Tensor? input: None is kept as None
 
     @property
     def has_accessor(self) -> bool:
@@ -329,6 +344,7 @@ def _metadata_expr(arg: str, kind: str) -> str:
 
 def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
     diff_inputs = entry.differentiable_inputs
+    optional = {a.name for a in entry.schema.arguments if a.type.optional}
     slots = []
     for f in entry.saved:
         guard = None
@@ -349,6 +365,7 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
                 f.metadata,
                 guard,
                 default,
+                f.kind == "tensor" and f.source in optional,
             )
         )
     formulas = []
@@ -358,9 +375,14 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
         used.update(formula.names)
         uses_grads = uses_grads or "grads" in formula.names
         indices = tuple(diff_inputs.index(i) for i in formula.inputs)
-        formulas.append(
-            NodeFormula(formula.inputs, indices, _local_expr(formula.expr), formula.text)
-        )
+        expr = _local_expr(formula.expr)
+        if "grad_input_mask" in formula.names:
+            # PyTorch's grad_input_mask: which of the formula's inputs need a gradient
+            mask = (
+                "(" + ", ".join(f"needs[{i}]" for i in indices) + ("," * (len(indices) == 1)) + ")"
+            )
+            expr = _rename(expr, {"grad_input_mask": mask})
+        formulas.append(NodeFormula(formula.inputs, indices, expr, formula.text))
     # evaluated in the YAML's order, so the ops a dispatch mode sees follow PyTorch's (mm: mat2 first)
     imports = sorted(n for n in used if n in helpers or n in functions)
     list_inputs = [

@@ -927,6 +927,60 @@ def clamp_(keyset, self, min, max):
     return result
 
 
+def clamp_Tensor(keyset, self, min, max):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        self._rg or (min is not None and min._rg) or (max is not None and max._rg)
+    ):
+        grad_fn = nodes.ClampBackward0()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(min) if min is not None else None,
+            gradient_edge(max) if max is not None else None,
+        )
+        if max is not None:
+            grad_fn.max_ = SavedVariable(max, False)
+        if min is not None:
+            grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._clamp_Tensor_cache.get(keyset) or ops.clamp_Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, min, max)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp_Tensor(self, min, max, result)
+    return result
+
+
+def clamp__Tensor(keyset, self, min, max):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        self._rg or (min is not None and min._rg) or (max is not None and max._rg)
+    ):
+        check_inplace(self)
+        grad_fn = nodes.ClampBackward0()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(min) if min is not None else None,
+            gradient_edge(max) if max is not None else None,
+        )
+        if max is not None:
+            grad_fn.max_ = SavedVariable(max, False)
+        if min is not None:
+            grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp__Tensor_pre(self, min, max) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._clamp__Tensor_cache.get(keyset) or ops.clamp__Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, min, max)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp__Tensor(self, min, max, result, tangents)
+    return result
+
+
 def maximum(keyset, self, other):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or other._rg):
@@ -2025,6 +2079,21 @@ def clamp_out(keyset, self, min, max, out):
         )
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._clamp_out_cache.get(keyset) or ops.clamp_out_op._resolve(keyset)
+    return redispatch(keyset, self, min, max, out)
+
+
+def clamp_Tensor_out(keyset, self, min, max, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp",
+            self,
+            min,
+            max,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._clamp_Tensor_out_cache.get(keyset) or ops.clamp_Tensor_out_op._resolve(keyset)
     return redispatch(keyset, self, min, max, out)
 
 

@@ -12,7 +12,15 @@ from numpy import asarray, ndarray
 
 from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
-from opgrad.cpu_support import copy_into, float_array, promote, promote2, set_data, write_out
+from opgrad.cpu_support import (
+    copy_into,
+    float_array,
+    promote,
+    promote2,
+    promote_optional,
+    set_data,
+    write_out,
+)
 from opgrad.tensor import _make as make_tensor
 
 
@@ -614,6 +622,45 @@ def clamp_out(keyset, self, min, max, out):
     return write_out(target, result)
 
 
+def clamp_Tensor(keyset, self, min, max):
+    """CPU kernel of clamp.Tensor"""
+    self, min, max = promote_optional((self, min, max), False)
+    try:
+        result = k.clamp_tensor(self, min, max)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (self, min, max) if t is not None])
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def clamp__Tensor(keyset, self, min, max):
+    """CPU kernel of clamp_.Tensor"""
+    target = self
+    self, min, max = promote_optional((self, min, max), False)
+    try:
+        result = k.clamp_tensor(self, min, max)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (self, min, max) if t is not None])
+        ) from None
+    return copy_into(target, result)
+
+
+def clamp_Tensor_out(keyset, self, min, max, out):
+    """CPU kernel of clamp.Tensor_out"""
+    target = out
+    self, min, max = promote_optional((self, min, max), False)
+    try:
+        result = k.clamp_tensor(self, min, max)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (self, min, max) if t is not None])
+        ) from None
+    return write_out(target, result)
+
+
 def maximum(keyset, self, other):
     """CPU kernel of maximum"""
     self, other = promote2(self, other, False)
@@ -807,6 +854,24 @@ def logical_and_(keyset, self, other):
     self = self._data
     other = other._data
     result = np.logical_and(self, other)
+    return copy_into(target, result)
+
+
+def logical_or(keyset, self, other):
+    """CPU kernel of logical_or"""
+    self = self._data
+    other = other._data
+    result = np.logical_or(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logical_or_(keyset, self, other):
+    """CPU kernel of logical_or_"""
+    target = self
+    self = self._data
+    other = other._data
+    result = np.logical_or(self, other)
     return copy_into(target, result)
 
 

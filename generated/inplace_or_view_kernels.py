@@ -347,9 +347,33 @@ def clamp_out(keyset, self, min, max, out):
     return result
 
 
+def clamp__Tensor(keyset, self, min, max):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._clamp__Tensor_cache.get(keyset) or ops.clamp__Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, min, max)
+    bump_version(self)
+    return result
+
+
+def clamp_Tensor_out(keyset, self, min, max, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._clamp_Tensor_out_cache.get(keyset) or ops.clamp_Tensor_out_op._resolve(keyset)
+    result = redispatch(keyset, self, min, max, out)
+    bump_version(out)
+    return result
+
+
 def logical_and_(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._logical_and__cache.get(keyset) or ops.logical_and__op._resolve(keyset)
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def logical_or_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._logical_or__cache.get(keyset) or ops.logical_or__op._resolve(keyset)
     result = redispatch(keyset, self, other)
     bump_version(self)
     return result

@@ -22,6 +22,7 @@ from opgrad.autograd.forward_grad import (
 )
 from opgrad.autograd.functions_manual import (
     clamp_backward,
+    clamp_jvp,
     maybe_multiply,
     pow_backward,
     pow_backward_exponent,
@@ -944,6 +945,56 @@ def clamp_(self, min, max, result, tangents):
     _tls.fw_active = False
     try:
         tangent = clamp_backward(self_t, original_self, min, max)
+    finally:
+        _tls.fw_active = True
+    set_fw_grad_inplace(self, tangent)
+
+
+def clamp_Tensor(self, min, max, result):
+    # clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+    self_t = fw_grad(self)
+    min_t = fw_grad(min) if min is not None else None
+    max_t = fw_grad(max) if max is not None else None
+    if self_t is None and min_t is None and max_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if min_t is None and min is not None:
+        min_t = zeros_tangent(min)
+    if max_t is None and max is not None:
+        max_t = zeros_tangent(max)
+    _tls.fw_active = False
+    try:
+        tangent = clamp_jvp(self, self_t, min, min_t, max, max_t)
+    finally:
+        _tls.fw_active = True
+    set_fw_grad(result, tangent)
+
+
+def clamp__Tensor_pre(self, min, max):
+    self_t = fw_grad(self)
+    min_t = fw_grad(min) if min is not None else None
+    max_t = fw_grad(max) if max is not None else None
+    if self_t is None and min_t is None and max_t is None:
+        return None
+    return (self_t, min_t, max_t, original(self))
+
+
+def clamp__Tensor(self, min, max, result, tangents):
+    # clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+    self_t, min_t, max_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if min_t is None and min is not None:
+        min_t = zeros_tangent(min)
+    if max_t is None and max is not None:
+        max_t = zeros_tangent(max)
+    _tls.fw_active = False
+    try:
+        tangent = clamp_jvp(original_self, self_t, min, min_t, max, max_t)
     finally:
         _tls.fw_active = True
     set_fw_grad_inplace(self, tangent)

@@ -11,6 +11,7 @@ from opgrad.autograd.functions_manual import (
     as_strided_backward,
     cat_tensors_backward,
     clamp_backward,
+    clamp_backward_min_max,
     index_backward,
     maximum_backward,
     maybe_multiply,
@@ -1094,6 +1095,81 @@ class ClampBackward1(Node):
     @property
     def _saved_min(self):
         return self.min_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self.self_, self)
+
+
+class ClampBackward0(Node):
+    """Backward of ``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``."""
+
+    __slots__ = (
+        "max_",
+        "min_",
+        "self_",
+    )
+    _releasable_slots = (
+        "max_",
+        "min_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.max_ = None
+        self.min_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        max = unpack_saved(self.max_, self)
+        min = unpack_saved(self.min_, self)
+        self_ = unpack_saved(self.self_, self)
+        # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
+        grad_min, grad_max = (
+            clamp_backward_min_max(grad, self_, min, max, (needs[1], needs[2]))
+            if needs[1] or needs[2]
+            else (
+                None,
+                None,
+            )
+        )
+        # self: clamp_backward(grad, self, min, max)
+        grad_self = clamp_backward(grad, self_, min, max) if needs[0] else None
+        return (
+            grad_self,
+            grad_min,
+            grad_max,
+        )
+
+    @property
+    def _saved_max(self):
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _raw_saved_max(self):
+        return raw_saved(self.max_, self)
+
+    @property
+    def _saved_min(self):
+        return unpack_saved(self.min_, self)
+
+    @property
+    def _raw_saved_min(self):
+        return raw_saved(self.min_, self)
 
     @property
     def _saved_self(self):

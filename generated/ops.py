@@ -1870,6 +1870,132 @@ clamp_out = clamp_out_op._entry = _clamp_out_entry(Site(clamp_out_op))
 clamp_out_op._make_entry = _clamp_out_entry
 
 
+clamp_Tensor_op = define(
+    "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
+)
+_clamp_Tensor_cache = clamp_Tensor_op._cache
+
+
+def _clamp_Tensor_entry(_site):
+    def clamp_Tensor(self, min=None, max=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_Tensor_op, self, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if min is not None and min.__class__ is not Tensor:
+                    min = as_tensor_arg(min)
+                if max is not None and max.__class__ is not Tensor:
+                    max = as_tensor_arg(max)
+            except Overridden:
+                return handle_entry(_site, clamp_Tensor_op, self, min, max)
+            keyset = (
+                self._keys
+                | (min._keys if min is not None else 0)
+                | (max._keys if max is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _clamp_Tensor_cache.get(keyset) or clamp_Tensor_op._resolve(keyset)
+            return kernel(keyset, self, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_Tensor
+
+
+clamp_Tensor = clamp_Tensor_op._entry = _clamp_Tensor_entry(Site(clamp_Tensor_op))
+clamp_Tensor_op._make_entry = _clamp_Tensor_entry
+
+
+clamp__Tensor_op = define(
+    "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"
+)
+_clamp__Tensor_cache = clamp__Tensor_op._cache
+
+
+def _clamp__Tensor_entry(_site):
+    def clamp__Tensor(self, min=None, max=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp__Tensor_op, self, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if min is not None and min.__class__ is not Tensor:
+                    min = as_tensor_arg(min)
+                if max is not None and max.__class__ is not Tensor:
+                    max = as_tensor_arg(max)
+            except Overridden:
+                return handle_entry(_site, clamp__Tensor_op, self, min, max)
+            keyset = (
+                self._keys
+                | (min._keys if min is not None else 0)
+                | (max._keys if max is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _clamp__Tensor_cache.get(keyset) or clamp__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp__Tensor
+
+
+clamp__Tensor = clamp__Tensor_op._entry = _clamp__Tensor_entry(Site(clamp__Tensor_op))
+clamp__Tensor_op._make_entry = _clamp__Tensor_entry
+
+
+clamp_Tensor_out_op = define(
+    "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_Tensor_out_cache = clamp_Tensor_out_op._cache
+
+
+def _clamp_Tensor_out_entry(_site):
+    def clamp_Tensor_out(self, min=None, max=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_Tensor_out_op, self, min, max, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if min is not None and min.__class__ is not Tensor:
+                    min = as_tensor_arg(min)
+                if max is not None and max.__class__ is not Tensor:
+                    max = as_tensor_arg(max)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = as_tensor_arg(out)
+            except Overridden:
+                return handle_entry(_site, clamp_Tensor_out_op, self, min, max, out)
+            keyset = (
+                self._keys
+                | (min._keys if min is not None else 0)
+                | (max._keys if max is not None else 0)
+                | out._keys
+                | include
+            ) & _tls.keep
+            kernel = _clamp_Tensor_out_cache.get(keyset) or clamp_Tensor_out_op._resolve(keyset)
+            return kernel(keyset, self, min, max, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_Tensor_out
+
+
+clamp_Tensor_out = clamp_Tensor_out_op._entry = _clamp_Tensor_out_entry(Site(clamp_Tensor_out_op))
+clamp_Tensor_out_op._make_entry = _clamp_Tensor_out_entry
+
+
 maximum_op = define("aten::maximum(Tensor self, Tensor other) -> Tensor")
 _maximum_cache = maximum_op._cache
 
@@ -2492,6 +2618,70 @@ def _logical_and__entry(_site):
 
 logical_and_ = logical_and__op._entry = _logical_and__entry(Site(logical_and__op))
 logical_and__op._make_entry = _logical_and__entry
+
+
+logical_or_op = define("aten::logical_or(Tensor self, Tensor other) -> Tensor")
+_logical_or_cache = logical_or_op._cache
+
+
+def _logical_or_entry(_site):
+    def logical_or(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_or_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, logical_or_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _logical_or_cache.get(keyset) or logical_or_op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_or
+
+
+logical_or = logical_or_op._entry = _logical_or_entry(Site(logical_or_op))
+logical_or_op._make_entry = _logical_or_entry
+
+
+logical_or__op = define("aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_logical_or__cache = logical_or__op._cache
+
+
+def _logical_or__entry(_site):
+    def logical_or_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_or__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = as_tensor_arg(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = as_tensor_arg(other)
+            except Overridden:
+                return handle_entry(_site, logical_or__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _logical_or__cache.get(keyset) or logical_or__op._resolve(keyset)
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_or_
+
+
+logical_or_ = logical_or__op._entry = _logical_or__entry(Site(logical_or__op))
+logical_or__op._make_entry = _logical_or__entry
 
 
 sum_op = define("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")

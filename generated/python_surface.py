@@ -67,6 +67,8 @@ FUNCTIONS = {
     "clamp": (
         ops.clamp_op,
         ops.clamp_out_op,
+        ops.clamp_Tensor_op,
+        ops.clamp_Tensor_out_op,
     ),
     "maximum": (ops.maximum_op,),
     "where": (
@@ -100,6 +102,7 @@ FUNCTIONS = {
         ops.ge_Scalar_op,
     ),
     "logical_and": (ops.logical_and_op,),
+    "logical_or": (ops.logical_or_op,),
     "sum": (
         ops.sum_op,
         ops.sum_dim_IntList_op,
@@ -209,8 +212,14 @@ METHODS = {
     "abs_": (ops.abs__op,),
     "sgn": (ops.sgn_op,),
     "sign": (ops.sign_op,),
-    "clamp": (ops.clamp_op,),
-    "clamp_": (ops.clamp__op,),
+    "clamp": (
+        ops.clamp_op,
+        ops.clamp_Tensor_op,
+    ),
+    "clamp_": (
+        ops.clamp__op,
+        ops.clamp__Tensor_op,
+    ),
     "maximum": (ops.maximum_op,),
     "eq": (
         ops.eq_Tensor_op,
@@ -238,6 +247,8 @@ METHODS = {
     ),
     "logical_and": (ops.logical_and_op,),
     "logical_and_": (ops.logical_and__op,),
+    "logical_or": (ops.logical_or_op,),
+    "logical_or_": (ops.logical_or__op,),
     "sum": (
         ops.sum_op,
         ops.sum_dim_IntList_op,
@@ -335,6 +346,7 @@ le = function("le", FUNCTIONS["le"])
 gt = function("gt", FUNCTIONS["gt"])
 ge = function("ge", FUNCTIONS["ge"])
 logical_and = function("logical_and", FUNCTIONS["logical_and"])
+logical_or = function("logical_or", FUNCTIONS["logical_or"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
 mm = function("mm", FUNCTIONS["mm"])

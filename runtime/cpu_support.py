@@ -47,6 +47,14 @@ def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
     return tuple(t._data.astype(dt, copy=False) for t in tensors)
 
 
+def promote_optional(tensors: tuple, to_float: bool) -> tuple:
+    """``promote`` for ops with optional Tensor inputs (clamp.Tensor): absent ones stay None
+    and take no part in the result type."""
+    present = [t for t in tensors if t is not None]
+    dt = dtypes.float_result_type(*present) if to_float else dtypes.result_type(*present)
+    return tuple(t._data.astype(dt, copy=False) if t is not None else None for t in tensors)
+
+
 def _check_cast(result: np.dtype, target: np.dtype) -> None:
     if result != target and not np.can_cast(result, target, "same_kind"):
         raise RuntimeError(

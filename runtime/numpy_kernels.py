@@ -217,6 +217,21 @@ def clamp(a, min, max):
     return a
 
 
+def clamp_tensor(a, min, max):
+    """clamp.Tensor on operands already cast to the result type: bounds broadcast
+    against ``a``, NaN in any operand propagates, and where min > max the result is max."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None:
+        if a.dtype is _BOOL:
+            # PyTorch's one-bound paths are maximum / minimum, which take bool
+            raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
+        return np.minimum(np.maximum(a, min), max)
+    if min is not None:
+        return np.maximum(a, min)
+    return np.minimum(a, max)
+
+
 # ---- reductions -------------------------------------------------------------------
 
 

@@ -83,6 +83,37 @@ def _clamp(lo, hi):
     return run
 
 
+def _clamp_tensor(lo_shape, hi_shape, requires_grad=(True, True, True)):
+    """clamp.Tensor with bounds of the given shapes (None: no bound), broadcast to x's."""
+
+    def run(lib, watch=nullcontext()):
+        x = lib.tensor(rand(0, 2, 3).astype(np.float32), requires_grad=requires_grad[0])
+        bounds = []
+        for key, shape, value, rg in (
+            (1, lo_shape, -0.3, requires_grad[1]),
+            (2, hi_shape, 0.4, requires_grad[2]),
+        ):
+            if shape is None:
+                bounds.append(None)
+                continue
+            data = (rand(key, *shape) * 0.2 + value).astype(np.float32)
+            bounds.append(lib.tensor(data, requires_grad=rg))
+        with watch:
+            (lib.clamp(x, *bounds) * x).sum().backward()
+        return [t for t in [x, *bounds] if t is not None and t.requires_grad]
+
+    return run
+
+
+def _add_broadcast_shared(lib, watch=nullcontext()):
+    """The engine sums b's gradient down to b's shape before x's two gradients are added
+    (PyTorch validates all of a node's outputs before routing any)."""
+    x, b = leaf(lib, rand(0, 2, 3)), leaf(lib, rand(1, 3))
+    with watch:
+        ((x + b) * x).sum().backward()
+    return [x, b]
+
+
 def _maximum(lib, watch=nullcontext()):
     a = leaf(lib, [1.0, 2.0, 3.0, 0.0])
     b = leaf(lib, [3.0, 2.0, 1.0, 0.0])
@@ -150,6 +181,14 @@ CASES = [
     ("clamp_max", _clamp(None, 0.5)),
     ("clamp_both_float", _clamp(-1.0, 1.0)),
     ("clamp_both_int", _clamp(-1, 1)),
+    ("clamp_tensor_both", _clamp_tensor((3,), ())),
+    ("clamp_tensor_min_only", _clamp_tensor((3,), None)),
+    ("clamp_tensor_max_only", _clamp_tensor(None, (2, 1))),
+    ("clamp_tensor_same_shapes", _clamp_tensor((2, 3), (2, 3))),
+    ("clamp_tensor_min_needs_no_grad", _clamp_tensor((3,), (), (True, False, True))),
+    ("clamp_tensor_only_min_needs_grad", _clamp_tensor((3,), (), (False, True, False))),
+    ("clamp_tensor_only_self_needs_grad", _clamp_tensor((1, 3), (2, 1), (True, False, False))),
+    ("add_broadcast_shared_input", _add_broadcast_shared),
     ("maximum", _maximum),
     ("stack_dim0", _stack(0)),
     ("stack_dim_neg1", _stack(-1)),

@@ -21,6 +21,8 @@ INPLACE = [
     ("relu_", lambda t, o: t.relu_(), "ReluBackward0"),
     ("pow_", lambda t, o: t.pow_(2), "PowBackward0"),
     ("clamp_", lambda t, o: t.clamp_(-0.5, 0.5), "ClampBackward1"),
+    ("clamp_tensor_", lambda t, o: t.clamp_(o[0], o[1] + 0.5), "ClampBackward0"),
+    ("clamp_tensor_min_only", lambda t, o: t.clamp_(o[0, 1]), "ClampBackward0"),
     ("iadd", lambda t, o: t.__iadd__(o), "AddBackward0"),
     ("imul", lambda t, o: t.__imul__(2), "MulBackward0"),
     ("sin_", lambda t, o: t.sin_(), "SinBackward0"),
@@ -158,6 +160,8 @@ OUT_VARIANTS = [
     ("sigmoid.out", lambda T, a, b, out: T.sigmoid(a, out=out)),
     ("pow.Tensor_Scalar_out", lambda T, a, b, out: T.pow(a, 3, out=out)),
     ("clamp.out", lambda T, a, b, out: T.clamp(a, -0.5, 0.5, out=out)),
+    ("clamp.Tensor_out", lambda T, a, b, out: T.clamp(a, b[0], b[1] + 0.5, out=out)),
+    ("clamp.Tensor_out_max_only", lambda T, a, b, out: T.clamp(a, None, b, out=out)),
     ("mm.out", lambda T, a, b, out: T.mm(a, b.t(), out=out)),
 ]
 

@@ -51,6 +51,7 @@ TESTED_ELSEWHERE = {
     "aten.relu_.default": "test_inplace_basics.py",
     "aten.pow_.Scalar": "test_inplace_basics.py",
     "aten.clamp_.default": "test_inplace_basics.py",
+    "aten.logical_or_.default": "test_clamp_tensor.py",
     "aten.squeeze_.dim": "test_matmul.py (1-D @ 2-D)",
     "aten.squeeze_.default": "test_inplace_basics.py",
     "aten.unsqueeze_.default": "test_inplace_basics.py",
@@ -77,7 +78,7 @@ TESTED_ELSEWHERE.update(
         f"aten.{name}": "test_inplace_basics.py (out= variants)"
         for name in (
             "add.out sub.out mul.out div.out neg.out exp.out tanh.out sigmoid.out "
-            "pow.Tensor_Scalar_out clamp.out mm.out"
+            "pow.Tensor_Scalar_out clamp.out clamp.Tensor_out mm.out"
         ).split()
     }
 )

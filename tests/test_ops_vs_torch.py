@@ -167,6 +167,57 @@ CASES = [
     Case("clamp_min_int", lambda T, a: a.clamp(min=0), (A(2, 3),)),
     Case("clamp_max_only", lambda T, a: a.clamp(max=0.3), (N(2, 3),)),
     Case("clamp_at_bounds", lambda T, a: a.clamp(-0.5, 0.5), (C([-0.5, 0.0, 0.5, 1.0]),)),
+    # clamp.Tensor: bounds broadcast against self and get gradients of their own
+    Case(
+        "clamp_tensor",
+        lambda T, a, lo, hi: T.clamp(a, lo, hi),
+        (N(2, 3), C([-0.5, -0.2, 0.1]), C(0.4)),
+    ),
+    Case("clamp_tensor_method", lambda T, a, lo, hi: a.clamp(lo, hi), (N(2, 3), N(2, 1), N(3))),
+    # positional: the parser's overload cache keys on keyword names only (see test_clamp_tensor)
+    Case("clamp_tensor_min_only", lambda T, a, lo: a.clamp(lo), (N(2, 3), N(2, 1))),
+    Case("clamp_tensor_max_only", lambda T, a, hi: T.clamp(a, None, hi), (N(2, 3), N(3))),
+    Case(
+        "clamp_tensor_min_above_max",
+        lambda T, a, lo, hi: T.clamp(a, lo, hi),
+        (N(2, 3), C([0.5, -1.0, 0.2]), C([-0.5, 1.0, 0.2])),
+    ),
+    Case(
+        "clamp_tensor_at_bounds",
+        lambda T, a, lo, hi: T.clamp(a, lo, hi),
+        (C([-0.5, 0.0, 0.5, 1.0]), C([-0.5, -0.5, -0.5, 1.0]), C([0.5, 0.5, 0.5, 1.0])),
+    ),
+    Case(
+        "clamp_tensor_constant_bounds",
+        lambda T, a, lo, hi: a.clamp(lo, hi),
+        (N(2, 3), C(-0.3, requires_grad=False), N(3, requires_grad=False)),
+    ),
+    Case(
+        "clamp_tensor_only_bounds_require_grad",
+        lambda T, a, lo, hi: T.clamp(a, lo, hi),
+        (N(2, 3, requires_grad=False), N(3), C(0.4)),
+    ),
+    Case(
+        "clamp_tensor_mixed_dtypes",
+        lambda T, a, lo, hi: T.clamp(a, lo, hi),
+        (N(2, 3, dtype="float32"), N(3), C(0.4, dtype="float32")),
+    ),
+    Case(
+        "clamp_tensor_overload",
+        lambda T, a, lo: T.ops.aten.clamp.Tensor(a, lo),
+        (N(2, 3), N(3)),
+    ),
+    Case(
+        "clamp_tensor_inplace",
+        lambda T, a, lo, hi: (a * 1).clamp_(lo, hi),
+        (N(2, 3), N(3), C(0.4)),
+    ),
+    Case(
+        "logical_or",
+        lambda T, a, b: T.logical_or(a, b),
+        (M(2, 3), M(2, 3)),
+        differentiable=False,
+    ),
     Case("maximum", lambda T, a, b: T.maximum(a, b), (N(2, 3), N(2, 3))),
     Case(
         "maximum_ties",

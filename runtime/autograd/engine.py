@@ -37,6 +37,23 @@ def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
     return grad
 
 
+def _validate_outputs(node: Node, outputs, edges, needs):
+    """``outputs`` with every routed gradient reduced and cast to its input's metadata."""
+    validated = None
+    for index, edge in enumerate(edges):
+        grad = outputs[index]
+        if grad is None or not needs[index]:
+            continue
+        target, input_nr = edge
+        shape, dtype = target._in_meta[input_nr]
+        data = grad._data
+        if data.shape != shape or data.dtype != dtype:
+            if validated is None:
+                validated = list(outputs)
+            validated[index] = _validate_output(node, index, grad, target, input_nr)
+    return outputs if validated is None else validated
+
+
 def _opgrad_dtype(npdtype):
     from ..dtypes import from_numpy_dtype
 
@@ -223,6 +240,10 @@ def execute(
                     keep.append(grad)
             elif count > 2:
                 _mark_repeated(outputs, edges, shared, keep)
+            if count > 1 and node is not root:
+                # PyTorch validates every output (sum_to, dtype) before routing any, so the
+                # reductions come before the additions of the routing below
+                outputs = _validate_outputs(node, outputs, edges, needs)
             for index, edge in enumerate(edges):
                 if not needs[index]:
                     continue

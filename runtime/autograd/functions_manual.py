@@ -17,7 +17,7 @@ from ..dispatch_keys import PYTHON, TORCH_FUNCTION
 from ..dtypes import FROM_NUMPY
 from ..generated import ops as aten
 from ..numpy_kernels import wrap_dim
-from ..tensor import TENSOR_CLASSES, _make
+from ..tensor import TENSOR_CLASSES, Tensor, _make
 from .views import as_view
 
 _OBSERVERS = PYTHON | TORCH_FUNCTION
@@ -205,6 +205,8 @@ def _zero_scalar(grad):
 def clamp_backward(grad, self, min, max):
     if min is None and max is None:
         return grad
+    if isinstance(min, Tensor) or isinstance(max, Tensor):  # the clamp.Tensor overload
+        return _clamp_backward_tensor(grad, self, min, max)
     # operands in PyTorch's evaluation order (its C++ evaluates call arguments right to left)
     zero = _zero_scalar(grad)
     if min is None:
@@ -213,6 +215,63 @@ def clamp_backward(grad, self, min, max):
         return aten.where_self(aten.ge_Scalar(self, min), grad, zero)
     keep = aten.logical_and_(aten.ge_Scalar(self, min), aten.le_Scalar(self, max))
     return aten.where_self(keep, grad, zero)
+
+
+def _subclass_like(*tensors) -> bool:
+    """PyTorch's areAnyTensorSubclassLike: a dispatch mode is active or a tensor has the
+    Python key. Its helpers then avoid in-place ops on their intermediates."""
+    return bool(_tls.mode_stack) or any([t is not None and t._keys & PYTHON for t in tensors])
+
+
+def _clamp_backward_tensor(grad, self, min, max):
+    """clamp.Tensor's gradient for self: it passes where min <= self <= max."""
+    zero = _zero_scalar(grad)
+    if min is None:
+        return aten.where_self(aten.le_Tensor(self, max), grad, zero)
+    if max is None:
+        return aten.where_self(aten.ge_Tensor(self, min), grad, zero)
+    # in place on the first mask, as PyTorch (which then refuses a second mask that
+    # broadcasts larger); out of place while a mode or subclass could watch
+    combine = aten.logical_and if _subclass_like(self, min, max) else aten.logical_and_
+    keep = combine(aten.ge_Tensor(self, min), aten.le_Tensor(self, max))
+    return aten.where_self(keep, grad, zero)
+
+
+def clamp_backward_min_max(grad, self, min, max, grad_input_mask: Sequence[bool]):
+    """clamp.Tensor's gradients for (min, max), each only if its mask entry asks. A bound
+    gets the gradient where it decided the result: min where self < min < max, max where
+    self > max or max < min (then the result is max whatever self is)."""
+    zero = _zero_scalar(grad)
+    grad_min = grad_max = None
+    if min is not None and max is not None:
+        watched = _subclass_like(self, min, max)  # in place or not, as _clamp_backward_tensor
+        if grad_input_mask[0]:
+            combine = aten.logical_and if watched else aten.logical_and_
+            below = combine(aten.lt_Tensor(self, min), aten.lt_Tensor(min, max))
+            grad_min = aten.where_self(below, grad, zero)
+        if grad_input_mask[1]:
+            combine = aten.logical_or if watched else aten.logical_or_
+            above = combine(aten.gt_Tensor(self, max), aten.lt_Tensor(max, min))
+            grad_max = aten.where_self(above, grad, zero)
+    elif min is not None and grad_input_mask[0]:
+        grad_min = aten.where_self(aten.lt_Tensor(self, min), grad, zero)
+    elif max is not None and grad_input_mask[1]:
+        grad_max = aten.where_self(aten.gt_Tensor(self, max), grad, zero)
+    return grad_min, grad_max
+
+
+def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):
+    """clamp.Tensor's tangent: the tangent of whichever operand the result came from."""
+    # innermost where first: PyTorch's C++ evaluates call arguments right to left
+    if min_p is not None and max_p is not None:
+        inner = aten.where_self(aten.gt_Tensor(self_p, max_p), max_t, self_t)
+        inner = aten.where_self(aten.lt_Tensor(self_p, min_p), min_t, inner)
+        return aten.where_self(aten.gt_Tensor(min_p, max_p), max_t, inner)
+    if min_p is not None:
+        return aten.where_self(aten.gt_Tensor(self_p, min_p), self_t, min_t)
+    if max_p is not None:
+        return aten.where_self(aten.lt_Tensor(self_p, max_p), self_t, max_t)
+    return self_t
 
 
 def maximum_backward(grad, self, other, is_other: bool):
