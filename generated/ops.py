@@ -1884,11 +1884,11 @@ def _clamp_Tensor_entry(_site):
                 return handle_entry(_site, clamp_Tensor_op, self, min, max)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, clamp_Tensor_op, 0)
                 if min is not None and min.__class__ is not Tensor:
-                    min = as_tensor_arg(min)
+                    min = tensor_arg(min, _site, clamp_Tensor_op, 1)
                 if max is not None and max.__class__ is not Tensor:
-                    max = as_tensor_arg(max)
+                    max = tensor_arg(max, _site, clamp_Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, clamp_Tensor_op, self, min, max)
             keyset = (
@@ -1925,11 +1925,11 @@ def _clamp__Tensor_entry(_site):
                 return handle_entry(_site, clamp__Tensor_op, self, min, max)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, clamp__Tensor_op, 0)
                 if min is not None and min.__class__ is not Tensor:
-                    min = as_tensor_arg(min)
+                    min = tensor_arg(min, _site, clamp__Tensor_op, 1)
                 if max is not None and max.__class__ is not Tensor:
-                    max = as_tensor_arg(max)
+                    max = tensor_arg(max, _site, clamp__Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, clamp__Tensor_op, self, min, max)
             keyset = (
@@ -1966,13 +1966,13 @@ def _clamp_Tensor_out_entry(_site):
                 return handle_entry(_site, clamp_Tensor_out_op, self, min, max, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, clamp_Tensor_out_op, 0)
                 if min is not None and min.__class__ is not Tensor:
-                    min = as_tensor_arg(min)
+                    min = tensor_arg(min, _site, clamp_Tensor_out_op, 1)
                 if max is not None and max.__class__ is not Tensor:
-                    max = as_tensor_arg(max)
+                    max = tensor_arg(max, _site, clamp_Tensor_out_op, 2)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out)
+                    out = tensor_arg(out, _site, clamp_Tensor_out_op, 3)
             except Overridden:
                 return handle_entry(_site, clamp_Tensor_out_op, self, min, max, out)
             keyset = (
@@ -2632,9 +2632,9 @@ def _logical_or_entry(_site):
                 return handle_entry(_site, logical_or_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, logical_or_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, logical_or_op, 1)
             except Overridden:
                 return handle_entry(_site, logical_or_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -2664,9 +2664,9 @@ def _logical_or__entry(_site):
                 return handle_entry(_site, logical_or__op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self)
+                    self = tensor_arg(self, _site, logical_or__op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other)
+                    other = tensor_arg(other, _site, logical_or__op, 1)
             except Overridden:
                 return handle_entry(_site, logical_or__op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep

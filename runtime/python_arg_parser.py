@@ -134,7 +134,7 @@ def list_keys(tensors: Sequence[Tensor]) -> int:
 
 # ---- overload resolution -------------------------------------------------------------
 
-_NUMBER = (bool, int, float, np.number, np.bool_)
+_NUMBER = (bool, int, float, complex, np.number, np.bool_)
 
 
 def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
@@ -427,7 +427,9 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
         if _tls.include & TORCH_FUNCTION:  # a mode sees the call as given
             return dispatch(site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs)
         classes = tuple([a.__class__ for a in args])
-        hit = cache.get((classes, tuple(kwargs)))
+        # keyword values' classes count too: clamp(x, min=0) and clamp(x, min=t) differ
+        key = (classes, tuple([(k, v.__class__) for k, v in kwargs.items()]) if kwargs else ())
+        hit = cache.get(key)
         if hit is None:
             try:
                 op, bound = resolve_overload(overloads, args, kwargs, varargs)
@@ -445,7 +447,7 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
                 return call_bound(op, bound, entries[op])
             hit = (entries[op], _collapse_varargs(op, args, varargs), overriding)
             if not _tensor_for_scalar(op, bound):  # that choice depends on the tensor's dim
-                cache[(classes, tuple(kwargs))] = hit
+                cache[key] = hit
         entry, collapse, overriding = hit
         if overriding and not _tls.tf_state:
             return dispatch(site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs)

@@ -72,12 +72,6 @@ def test_tensor_keywords_resolve_to_the_tensor_overload():
     assert str(op) == "aten.clamp.default"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="python_arg_parser caches the chosen overload by argument classes and keyword "
-    "names, not by the keyword values' classes: x.clamp(min=0) makes x.clamp(min=t) reuse "
-    "the Scalar overload",
-)
 def test_tensor_keyword_after_number_keyword():
     x, t = _x(og), og.tensor([0.5, -1.0, 0.1])
     og.clamp(x, min=0)
@@ -86,11 +80,6 @@ def test_tensor_keyword_after_number_keyword():
     assert x.clamp(max=t).grad_fn.name() == "ClampBackward0"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="python_arg_parser's lenient pass takes numbers for Tensor arguments and "
-    "0-dim tensors that require grad for Scalars; PyTorch refuses both here",
-)
 @pytest.mark.parametrize(
     "fn",
     [
