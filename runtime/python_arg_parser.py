@@ -414,10 +414,31 @@ def function(name: str, overloads: tuple) -> Callable:
     return _overloaded(name, name, overloads, varargs=False)
 
 
+def _tensor_first(overloads: tuple) -> tuple:
+    """PyTorch's order for trying overloads: one that takes a Tensor goes before one that
+    takes a Scalar at the same place (``clamp(x)`` reaches clamp.Tensor); otherwise the
+    declared order stays."""
+
+    def before(a, b) -> bool:
+        x, y = a._schema.arguments, b._schema.arguments
+        if len(x) != len(y):
+            return False
+        kinds = [(p.type.base, q.type.base) for p, q in zip(x, y) if p.type.base != q.type.base]
+        return bool(kinds) and all(k == ("Tensor", "Scalar") for k in kinds)
+
+    remaining, ordered = list(overloads), []
+    while remaining:
+        first = next(o for o in remaining if not any(before(p, o) for p in remaining))
+        remaining.remove(first)
+        ordered.append(first)
+    return tuple(ordered)
+
+
 def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=None) -> Callable:
     # Calls with the same argument classes and keyword names pick the same
     # overload: remember it, and call its entry with the arguments as given.
     # The entries are copies that name this wrapper to __torch_function__ handlers.
+    overloads = _tensor_first(overloads)
     cache: Dict[tuple, tuple] = {}
     own = site is None
     site = site or Site()

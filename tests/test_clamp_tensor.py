@@ -98,11 +98,6 @@ def test_mixed_tensor_and_number_bounds_are_a_type_error(torch, fn):
         fn(og, _x(og))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="python_arg_parser tries the Scalar overload first; PyTorch orders clamp.Tensor "
-    "first, so clamp(x) reaches aten.clamp.Tensor (same error either way)",
-)
 def test_no_bounds_dispatches_the_tensor_overload(torch):
     for lib in (torch, og):
         x = _x(lib)
