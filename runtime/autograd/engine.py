@@ -240,9 +240,12 @@ def execute(
                     keep.append(grad)
             elif count > 2:
                 _mark_repeated(outputs, edges, shared, keep)
-            if count > 1 and node is not root:
+            if node is not root and (count > 2 or (count == 2 and buffers)):
                 # PyTorch validates every output (sum_to, dtype) before routing any, so the
-                # reductions come before the additions of the routing below
+                # reductions come before the additions of the routing below. Routing
+                # validates each output just before it is added; that order differs only
+                # when an addition precedes a later output's validation: with a gradient
+                # already waiting in a buffer, or with three outputs or more.
                 outputs = _validate_outputs(node, outputs, edges, needs)
             for index, edge in enumerate(edges):
                 if not needs[index]:
