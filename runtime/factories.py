@@ -14,18 +14,26 @@ from .python_arg_parser import int_list
 from .tensor import Size, Tensor, _make
 
 
-def _is_int(value) -> bool:
+def _is_size_int(value) -> bool:
+    """An int PyTorch takes in a size: an int (not a bool) or a 0-dim tensor."""
+    if isinstance(value, Tensor):
+        return value._data.ndim == 0
     return not isinstance(value, bool) and isinstance(value, (int, np.integer))
+
+
+def _first_non_int(values):
+    """(position, value) of the first value that is no size int, else None."""
+    return next(((i, v) for i, v in enumerate(values) if not _is_size_int(v)), None)
 
 
 def _size_sequence(name: str, size) -> tuple:
     """``size`` given as one sequence (PyTorch's "tuple of ints")."""
-    for position, value in enumerate(size):
-        if not _is_int(value) and not (isinstance(value, Tensor) and value._data.ndim == 0):
-            raise TypeError(
-                f"{name}(): argument 'size' (position 1) must be tuple of ints, but found "
-                f"element of type {type(value).__name__} at pos {position}"
-            )
+    bad = _first_non_int(size)
+    if bad is not None:
+        raise TypeError(
+            f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element "
+            f"of type {type(bad[1]).__name__} at pos {bad[0]}"
+        )
     return int_list(size)
 
 
@@ -37,7 +45,7 @@ def _size(name: str, args: tuple, size) -> tuple:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if len(args) == 1:
         (only,) = args
-        if _is_int(only) or (isinstance(only, Tensor) and only._data.ndim == 0):
+        if _is_size_int(only):
             return int_list(only)
         if not isinstance(only, (list, tuple, Size)):
             raise TypeError(
@@ -47,12 +55,12 @@ def _size(name: str, args: tuple, size) -> tuple:
         args = tuple(only)
     elif isinstance(args[0], (list, tuple, Size)):
         raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
-    for position, value in enumerate(args):
-        if not _is_int(value) and not (isinstance(value, Tensor) and value._data.ndim == 0):
-            raise TypeError(
-                f"{name}(): argument 'size' failed to unpack the object at pos {position + 1} "
-                f'with error "type must be tuple of ints,but got {type(value).__name__}"'
-            )
+    bad = _first_non_int(args)
+    if bad is not None:
+        raise TypeError(
+            f"{name}(): argument 'size' failed to unpack the object at pos {bad[0] + 1} with "
+            f'error "type must be tuple of ints,but got {type(bad[1]).__name__}"'
+        )
     return int_list(args)
 
 

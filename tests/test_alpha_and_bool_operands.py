@@ -7,7 +7,7 @@ cast to it (a bool result gets ``alpha * b`` as a logical and).
 
 import pytest
 
-from torch_oracle import assert_same, outcome
+from torch_oracle import assert_same, result_scenario
 
 ALPHA_CASES = {
     "int tensors, float alpha": lambda lib, T: lib.add(T([1, 2]), T([1, 2]), alpha=0.5),
@@ -36,19 +36,9 @@ ALPHA_CASES = {
 }
 
 
-def _result(fn):
-    def scenario(lib):
-        kind, value = outcome(lambda: fn(lib, lib.tensor))
-        if kind == "ok":
-            return kind, value.tolist(), str(value.dtype).split(".")[-1]
-        return kind, value
-
-    return scenario
-
-
 @pytest.mark.parametrize("name", list(ALPHA_CASES))
 def test_alpha_checked_against_the_result_dtype(torch, name):
-    assert_same(torch, _result(ALPHA_CASES[name]))
+    assert_same(torch, result_scenario(ALPHA_CASES[name]))
 
 
 SUB_CASES = {
@@ -69,7 +59,7 @@ SUB_CASES = {
 
 @pytest.mark.parametrize("name", list(SUB_CASES))
 def test_subtraction_refuses_bool_operands(torch, name):
-    assert_same(torch, _result(SUB_CASES[name]))
+    assert_same(torch, result_scenario(SUB_CASES[name]))
 
 
 def test_refused_in_place_subtraction_leaves_the_tensor_unchanged():

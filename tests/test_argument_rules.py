@@ -9,18 +9,7 @@ argument classes alone (a 3-element tensor of the same class must still be refus
 
 import pytest
 
-from torch_oracle import assert_same, outcome
-
-
-def _outcome(fn):
-    def scenario(lib):
-        kind, value = outcome(lambda: fn(lib, lib.tensor))
-        if kind == "ok":
-            return kind, value.tolist(), str(value.dtype).split(".")[-1]
-        return kind, value
-
-    return scenario
-
+from torch_oracle import assert_same, outcome, result_scenario
 
 CASES = {
     # numbers for tensors: refused outside the arithmetic ops
@@ -78,7 +67,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_arguments_as_torch_takes_them(torch, name):
-    assert_same(torch, _outcome(CASES[name]))
+    assert_same(torch, result_scenario(CASES[name]))
 
 
 def test_a_tensor_standing_for_a_scalar_is_not_remembered_by_its_class(torch):

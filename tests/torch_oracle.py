@@ -158,6 +158,19 @@ def outcome(fn):
         return (type(exc).__name__, message(exc))
 
 
+def result_scenario(fn):
+    """``assert_same``'s scenario for ``fn(lib, lib.tensor)``: its result's values, dtype
+    and shape, or its exception type and text."""
+
+    def scenario(lib):
+        kind, value = outcome(lambda: fn(lib, lib.tensor))
+        if kind == "ok":
+            return kind, value.tolist(), dtype_name(value.dtype), tuple(value.shape)
+        return kind, value
+
+    return scenario
+
+
 def assert_same(torch, scenario):
     """Run ``scenario(lib)`` with both libraries; the results must be equal."""
     expected = scenario(torch)
