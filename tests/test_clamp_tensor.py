@@ -293,11 +293,6 @@ def test_failed_inplace_leaves_self_untouched():
 # ---- in-place and out= -----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="in-place ops that save self copy it with numpy (autograd/inplace.py "
-    "saved_original); PyTorch's self.clone() shows up as aten.clone under a mode",
-)
 def test_inplace_aten_calls_match_torch(torch):
     def run(lib):
         x, t0, t1 = _x(lib), lib.tensor(-0.4), lib.tensor([0.5, -1.0, 0.1])

@@ -205,3 +205,42 @@ def test_out_variant_keeps_out_dtype_and_refuses_narrowing_casts():
     ):
         og.mul(og.ones(2), 2, out=out)
     assert out._version == 0
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("mul_", lambda y, z: y.mul_(z)),
+        ("div_", lambda y, z: y.div_(z)),
+        ("pow_", lambda y, z: y.pow_(2)),
+        ("clamp_", lambda y, z: y.clamp_(-0.5, 0.5)),
+        ("abs_", lambda y, z: y.abs_()),
+    ],
+)
+def test_inplace_ops_save_a_clone_of_self(torch, name, fn):
+    """An in-place op that needs self's old value saves ``self.clone()``: its history is
+    CloneBackward0 and a dispatch mode sees the clone, as in torch."""
+
+    def scenario(lib):
+        from importlib import import_module
+
+        mode_module = import_module(f"{lib.__name__}.utils._python_dispatch")
+        calls = []
+
+        class Log(mode_module.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                calls.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        x = lib.tensor([0.3, -1.2, 2.0], requires_grad=True)
+        z = lib.tensor([1.5, 0.5, -2.0], requires_grad=True)
+        y = x * 1
+        with Log():
+            fn(y, z)
+        saved = y.grad_fn._saved_self
+        y.sum().backward()
+        return calls, saved.grad_fn.name(), x.grad.tolist()
+
+    got, expected = scenario(og), scenario(torch)
+    assert got[:2] == expected[:2]
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-6)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..tensor import _make, version_counter
+from ..tensor import version_counter
 
 
 def check_out(op_name: str, *tensors) -> None:
@@ -15,13 +15,11 @@ def check_out(op_name: str, *tensors) -> None:
 
 
 def saved_original(tensor):
-    """An in-place op that saves ``self`` keeps its value from before the op."""
-    copy = _make(tensor._data.copy())
-    copy._rg = tensor._rg
-    copy._grad_fn = tensor._grad_fn
-    if tensor._output_nr:
-        copy._output_nr = tensor._output_nr
-    return copy
+    """An in-place op that saves ``self`` keeps its value from before the op: a clone, as
+    PyTorch makes it (its history is CloneBackward0, and a dispatch mode sees the clone)."""
+    from ..generated import ops as aten
+
+    return aten.clone(tensor)
 
 
 def bump_version(tensor) -> None:
