@@ -301,7 +301,7 @@ class NodeClass:
     name: str
     doc: str
     slots: List[SavedSlot]
-    formulas: List[NodeFormula]  # in derivatives.yaml order: the order apply evaluates them
+    formulas: List[NodeFormula]  # sorted by their YAML keys: the order apply evaluates them
     num_edges: int
     uses_grads: bool
     imports: List[str]
@@ -383,7 +383,9 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
             )
             expr = _rename(expr, {"grad_input_mask": mask})
         formulas.append(NodeFormula(formula.inputs, indices, expr, formula.text))
-    # evaluated in the YAML's order, so the ops a dispatch mode sees follow PyTorch's (mm: mat2 first)
+    # PyTorch's generated nodes evaluate the formulas in the sorted order of their YAML
+    # keys ("mat2" before "self", "other" before "self"); a dispatch mode sees that order
+    formulas.sort(key=lambda f: ", ".join(f.inputs))
     imports = sorted(n for n in used if n in helpers or n in functions)
     list_inputs = [
         a.name for a in entry.schema.arguments if a.type.is_list and a.name in diff_inputs

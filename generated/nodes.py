@@ -12,6 +12,7 @@ from opgrad.autograd.functions_manual import (
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
+    div_tensor_other_backward,
     index_backward,
     maximum_backward,
     maybe_multiply,
@@ -78,10 +79,10 @@ class AddBackward0(Node):
                 None,
             )
         alpha = self.alpha_
-        # self: grad
-        grad_self = grad if needs[0] else None
         # other: maybe_multiply(grad, alpha)
         grad_other = maybe_multiply(grad, alpha) if needs[1] else None
+        # self: grad
+        grad_self = grad if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -132,10 +133,10 @@ class SubBackward0(Node):
                 None,
             )
         alpha = self.alpha_
-        # self: grad
-        grad_self = grad if needs[0] else None
         # other: maybe_multiply(-grad, alpha)
         grad_other = maybe_multiply(-grad, alpha) if needs[1] else None
+        # self: grad
+        grad_self = grad if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -186,10 +187,10 @@ class RsubBackward0(Node):
                 None,
             )
         alpha = self.alpha_
-        # self: maybe_multiply(-grad, alpha)
-        grad_self = maybe_multiply(-grad, alpha) if needs[0] else None
         # other: grad
         grad_other = grad if needs[1] else None
+        # self: maybe_multiply(-grad, alpha)
+        grad_self = maybe_multiply(-grad, alpha) if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -254,10 +255,10 @@ class MulBackward0(Node):
             )
         other = unpack_saved(self.other_, self)
         self_ = unpack_saved(self.self_, self)
-        # self: grad * other
-        grad_self = grad * other if needs[0] else None
         # other: grad * self
         grad_other = grad * self_ if needs[1] else None
+        # self: grad * other
+        grad_self = grad * other if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -334,10 +335,10 @@ class DivBackward0(Node):
             )
         other = unpack_saved(self.other_, self)
         self_ = unpack_saved(self.self_, self)
+        # other: div_tensor_other_backward(grad, self, other)
+        grad_other = div_tensor_other_backward(grad, self_, other) if needs[1] else None
         # self: grad / other
         grad_self = grad / other if needs[0] else None
-        # other: -grad * self / (other * other)
-        grad_other = -grad * self_ / (other * other) if needs[1] else None
         return (
             grad_self,
             grad_other,
@@ -1208,10 +1209,10 @@ class MaximumBackward0(Node):
             )
         other = unpack_saved(self.other_, self)
         self_ = unpack_saved(self.self_, self)
-        # self: maximum_backward(grad, self, other, False)
-        grad_self = maximum_backward(grad, self_, other, False) if needs[0] else None
         # other: maximum_backward(grad, self, other, True)
         grad_other = maximum_backward(grad, self_, other, True) if needs[1] else None
+        # self: maximum_backward(grad, self, other, False)
+        grad_self = maximum_backward(grad, self_, other, False) if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -1254,10 +1255,10 @@ class WhereBackward0(Node):
                 None,
             )
         condition = unpack_saved(self.condition_, self)
-        # self: where(condition, grad, 0)
-        grad_self = where(condition, grad, 0) if needs[0] else None
         # other: where(condition, 0, grad)
         grad_other = where(condition, 0, grad) if needs[1] else None
+        # self: where(condition, grad, 0)
+        grad_self = where(condition, grad, 0) if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -1542,10 +1543,10 @@ class BmmBackward0(Node):
             )
         mat2 = unpack_saved(self.mat2_, self)
         self_ = unpack_saved(self.self_, self)
-        # self: grad.bmm(mat2.transpose(1, 2))
-        grad_self = grad.bmm(mat2.transpose(1, 2)) if needs[0] else None
         # mat2: self.transpose(1, 2).bmm(grad)
         grad_mat2 = self_.transpose(1, 2).bmm(grad) if needs[1] else None
+        # self: grad.bmm(mat2.transpose(1, 2))
+        grad_self = grad.bmm(mat2.transpose(1, 2)) if needs[0] else None
         return (
             grad_self,
             grad_mat2,

@@ -33,6 +33,8 @@ class OpOverload:
         args = schema.arguments
         self._positional = tuple(a for a in args if not a.kwarg_only)
         self._kwarg_only = tuple(a for a in args if a.kwarg_only)
+        #: positions of list arguments, which handlers get as lists (as torch hands them)
+        self._list_positions = frozenset(i for i, a in enumerate(args) if a.type.is_list)
 
     # ----- identity ------------------------------------------------------
     def name(self) -> str:
@@ -189,8 +191,16 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     stack = tls.mode_stack
     saved_keep, saved_include = tls.keep, tls.include
     raw = flat
-    # Modes see wrapped numbers as the Python scalars they came from.
-    flat = tuple(a._data.item() if getattr(a, "_wrapped", False) else a for a in flat)
+    # Modes see wrapped numbers as the Python scalars they came from, and lists as lists.
+    lists = op._list_positions
+    flat = tuple(
+        (
+            a._data.item()
+            if getattr(a, "_wrapped", False)
+            else list(a) if a.__class__ is tuple and i in lists else a
+        )
+        for i, a in enumerate(flat)
+    )
     args, kwargs = op._unflatten(flat)
     types = _subclass_types(flat)
     tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)

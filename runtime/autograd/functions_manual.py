@@ -274,11 +274,17 @@ def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):
     return self_t
 
 
+def div_tensor_other_backward(grad, self, other):
+    """``-grad * ((self / other) / other)``, the quotient first, as PyTorch evaluates it."""
+    quotient = (self / other) / other
+    return -grad * quotient
+
+
 def maximum_backward(grad, self, other, is_other: bool):
     """Ties split the gradient evenly; the losing side's entries become 0 (as PyTorch)."""
     half = aten.div_Scalar(grad, 2)
     shared = aten.where_self(aten.eq_Tensor(self, other), half, grad)
-    loser = aten.gt_Tensor(other, self) if not is_other else aten.lt_Tensor(other, self)
+    loser = aten.lt_Tensor(self, other) if not is_other else aten.gt_Tensor(self, other)
     return aten.masked_fill__Scalar(shared, loser, 0)
 
 
