@@ -56,7 +56,7 @@ def _param(arg, index: int, schema) -> Param:
     normalize = keys = None
     if t.base == "Tensor" and not t.is_list:
         if schema.base_name in NUMBERS_AS_TENSORS:
-            convert = f"as_tensor_arg({n})"
+            convert = f"as_tensor_arg({n}, _site, {ident(schema)}_op, {index})"
         else:
             convert = f"tensor_arg({n}, _site, {ident(schema)}_op, {index})"
         if t.optional:

@@ -32,7 +32,7 @@ class Overridden(Exception):
     through ``__torch_function__``; the entry then hands the call over as given."""
 
 
-def as_tensor_arg(value) -> Tensor:
+def as_tensor_arg(value, site=None, op=None, index: int = 0) -> Tensor:
     cls = value.__class__
     if cls is float or cls is int or cls is bool:
         return wrap_scalar(value)
@@ -44,6 +44,8 @@ def as_tensor_arg(value) -> Tensor:
         return wrap_scalar(value)
     if not _tls.tf_state and class_overrides(cls):  # a tensor-like that is not a Tensor
         raise Overridden
+    if site is not None:
+        raise _wrong_type(value, site, op, index, "Tensor", "Tensor")
     raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
 
 
@@ -242,26 +244,22 @@ def _py_default(arg) -> str:
 
 
 def _signatures(overloads) -> list:
-    """PyTorch's Python signatures: an out= overload folds into its functional one as a
-    keyword-only ``out`` (its first argument reads ``input``)."""
-    out_of = {}
-    for op in overloads:
-        if op._schema.is_out:
-            out_of[tuple(a.name for a in op._schema.arguments if not a.is_write)] = op
-    signatures = []
-    for op in overloads:
-        schema = op._schema
-        if schema.is_out and any(
-            tuple(a.name for a in o._schema.arguments) == key
-            for key in [tuple(a.name for a in schema.arguments if not a.is_write)]
-            for o in overloads
-            if not o._schema.is_out
-        ):
-            continue
-        params = [a for a in schema.arguments if not a.is_write]
-        key = tuple(a.name for a in params)
-        signatures.append((op, params, key in out_of))
-    return signatures
+    """PyTorch's Python signatures, as (op, params, has_out): an out= overload folds into
+    the functional overload with the same other arguments, as a keyword-only ``out``."""
+
+    def params(op) -> list:
+        return [a for a in op._schema.arguments if not (a.is_write and a.kwarg_only)]
+
+    def names(op) -> tuple:
+        return tuple(a.name for a in params(op))
+
+    functional = {names(op) for op in overloads if not op._schema.is_out}
+    with_out = {names(op) for op in overloads if op._schema.is_out}
+    return [
+        (op, params(op), names(op) in with_out)
+        for op in overloads
+        if not (op._schema.is_out and names(op) in functional)
+    ]
 
 
 def _render(params, has_out: bool) -> str:

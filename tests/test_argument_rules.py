@@ -39,6 +39,9 @@ CASES = {
     "ops.aten.mm.default(x, 2)": lambda lib, T: lib.ops.aten.mm.default(T([[1.0]]), 2),
     "ops.aten.maximum.default(2, x)": lambda lib, T: lib.ops.aten.maximum.default(2, T([1.0])),
     "ops.aten.t(2)": lambda lib, T: lib.ops.aten.t(2),
+    "x.add_('a')": lambda lib, T: T([1.0]).add_("a"),
+    "mul(x, 'a')": lambda lib, T: lib.mul(T([1.0]), "a"),
+    "ops.aten.mul.Tensor(x, 'a')": lambda lib, T: lib.ops.aten.mul.Tensor(T([1.0]), "a"),
     # ... and taken by them
     "mul(2, x)": lambda lib, T: lib.mul(2, T([1.0])),
     "add(2, x)": lambda lib, T: lib.add(2, T([1.0])),
