@@ -7,7 +7,7 @@ how arguments are normalized) is made here, from the model alone.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from . import model as m

@@ -186,7 +186,7 @@ def _batched_matmul(tensor1, tensor2):
         batch = tuple(np.broadcast_shapes(shape1[: max(dim1 - 2, 0)], shape2[: max(dim2 - 2, 0)]))
     except ValueError:
         raise RuntimeError(
-            f"The size of tensor a must match the size of tensor b at non-singleton dimension"
+            "The size of tensor a must match the size of tensor b at non-singleton dimension"
         ) from None
     count = 1
     for s in batch:

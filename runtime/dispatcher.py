@@ -9,7 +9,7 @@ overload, with the real signature) compute the key set and call the kernel.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from typing import Callable, Dict, Optional
 
 from . import dispatch_keys as K
 from ._tls import state as _tls

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import typing
 import weakref
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Union
+from typing import Callable, Dict, Iterable, Optional, Sequence, Union
 
 from . import dispatch_keys as K
 from . import dispatcher
@@ -188,7 +188,7 @@ def _below_forward_ad(kernel, keyset, flat):
 
 def autograd_not_implemented_kernel(op: OpOverload) -> Callable:
     """The Autograd kernel of a library op that has none: run it, and make backward refuse."""
-    from .autograd.node import Node, gradient_edge, set_history
+    from .autograd.node import Node, gradient_edge
 
     class NotImplemented(Node):
         def name(self) -> str:
@@ -352,7 +352,6 @@ class CustomOpDef:
         custom = self
         op = self._opoverload
         n = len(op._positional)
-        names = [a.name for a in op._kwarg_only]
         label = f"{self._namespace}_{self._name}_default"
 
         class Generated(Function):

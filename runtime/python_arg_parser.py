@@ -10,7 +10,7 @@ numbers for Tensor arguments (those ops only) or a 0-dim tensor for a Scalar.
 from __future__ import annotations
 
 import operator
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence
 
 import numpy as np
 

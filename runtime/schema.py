@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
 __all__ = ["SchemaError", "AliasInfo", "Type", "Argument", "FunctionSchema", "parse_schema"]

@@ -22,7 +22,7 @@ import warnings
 import pytest
 
 import opgrad as og
-from torch_oracle import vals, message, outcome, assert_same  # noqa: F401
+from torch_oracle import vals, message, outcome, assert_same
 
 # ---------------------------------------------------------------------------
 # Helpers

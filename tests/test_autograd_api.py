@@ -22,14 +22,7 @@ import warnings
 import numpy as np
 import pytest
 
-import opgrad as og
-from torch_oracle import (
-    vals,
-    message,
-    outcome,
-    assert_same,
-    assert_same_error,
-)  # noqa: F401
+from torch_oracle import vals, outcome, assert_same, assert_same_error
 
 # ---------------------------------------------------------------------------
 # Helpers

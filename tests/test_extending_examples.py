@@ -78,8 +78,6 @@ def _log_tensor_class(lib, log):
 
 
 def test_wrapper_subclass_sees_the_same_ops_as_torch(torch):
-    from torch.utils._pytree import tree_map as torch_tree_map  # noqa: F401
-
     logs = []
     for lib in (og, torch):
         log = []

@@ -20,13 +20,7 @@ import warnings
 
 import pytest
 
-import opgrad as og
-from torch_oracle import (
-    message,
-    outcome,
-    assert_same,
-    assert_same_error,
-)  # noqa: F401
+from torch_oracle import assert_same, assert_same_error
 
 # ---------------------------------------------------------------------------
 # Helpers

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import assert_same, assert_same_error, message, outcome
+from torch_oracle import assert_same, outcome
 
 
 def overrides(lib):

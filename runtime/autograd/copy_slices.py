@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .._tls import state as _tls
 from .node import Node, gradient_edge
 
 

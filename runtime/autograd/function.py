@@ -8,7 +8,7 @@ PyTorch, that node is also the ``ctx`` both methods receive.
 from __future__ import annotations
 
 import functools
-from typing import Any, Optional, Tuple
+from typing import Any, Tuple
 
 from .._tls import state as _tls
 from ..tensor import Tensor

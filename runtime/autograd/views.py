@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from .._tls import state as _tls
 from ..numpy_kernels import storage_offset
-from ..tensor import Tensor, _View, version_counter
+from ..tensor import Tensor, _View
 from . import anomaly
 from .hooks import move_retains_grad
-from .node import Node, gradient_edge
+from .node import gradient_edge
 
 # PyTorch's CreationMeta values.
 DEFAULT = 0
