@@ -225,6 +225,21 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph=False, 
 # ---- vector products -----------------------------------------------------------------------
 
 
+def _backward_product(of, wrt, v, inputs, create_graph: bool, strict: bool, stage: str):
+    """``v``-weighted gradient of ``of`` with respect to ``wrt``, zeros (or strict's error)
+    standing for the inputs it does not reach."""
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = _grad(of, wrt, v, create_graph=create_graph)
+        return _zeros_for_missing(grads, inputs, strict, create_graph, stage)
+
+
+def _finish(outputs, outputs_tuple: bool, result, inputs_tuple: bool, create_graph: bool):
+    """The (outputs, result) pair, detached unless create_graph, untupled as given."""
+    outputs = _detach_unless(outputs, create_graph)
+    result = _detach_unless(result, create_graph)
+    return _untuple(outputs, outputs_tuple), _untuple(result, inputs_tuple)
+
+
 def vjp(
     func: Callable,
     inputs: TensorOrTensors,
@@ -251,12 +266,8 @@ def vjp(
                 "The vector v can only be None if the user-provided function returns a single "
                 "Tensor with a single element.",
             )
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(outputs, inputs, v, create_graph=create_graph)
-        result = _zeros_for_missing(grads, inputs, strict, create_graph, "back")
-    outputs = _detach_unless(outputs, create_graph)
-    result = _detach_unless(result, create_graph)
-    return _untuple(outputs, outputs_tuple), _untuple(result, inputs_tuple)
+    result = _backward_product(outputs, inputs, v, inputs, create_graph, strict, "back")
+    return _finish(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
 def jvp(
@@ -287,12 +298,8 @@ def jvp(
         dummies = tuple(_zeros_like(o).requires_grad_() for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _strict_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(grad_inputs, dummies, v, create_graph=create_graph)
-        result = _zeros_for_missing(grads, outputs, strict, create_graph, "back_trick")
-    outputs = _detach_unless(outputs, create_graph)
-    result = _detach_unless(result, create_graph)
-    return _untuple(outputs, outputs_tuple), _untuple(result, outputs_tuple)
+    result = _backward_product(grad_inputs, dummies, v, outputs, create_graph, strict, "back_trick")
+    return _finish(outputs, outputs_tuple, result, outputs_tuple, create_graph)
 
 
 def _scalar_output_checks(outputs: tuple, outputs_tuple: bool, fn_name: str) -> None:
@@ -335,12 +342,8 @@ def vhp(
         inputs_tuple, inputs, v, outputs_tuple, outputs, jac = _scalar_function_setup(
             func, inputs, v, create_graph, strict, "vhp"
         )
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(jac, inputs, v, create_graph=create_graph)
-        result = _zeros_for_missing(grads, inputs, strict, create_graph, "double_back")
-    outputs = _detach_unless(outputs, create_graph)
-    result = _detach_unless(result, create_graph)
-    return _untuple(outputs, outputs_tuple), _untuple(result, inputs_tuple)
+    result = _backward_product(jac, inputs, v, inputs, create_graph, strict, "double_back")
+    return _finish(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
 def hvp(
@@ -360,12 +363,10 @@ def hvp(
         double_back = _grad(jac, inputs, dummies, create_graph=True)
         # PyTorch checks the jacobian here again (not double_back): kept for the same errors.
         _strict_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(double_back, dummies, v, create_graph=create_graph)
-        result = _zeros_for_missing(grads, inputs, strict, create_graph, "double_back_trick")
-    outputs = _detach_unless(outputs, create_graph)
-    result = _detach_unless(result, create_graph)
-    return _untuple(outputs, outputs_tuple), _untuple(result, inputs_tuple)
+    result = _backward_product(
+        double_back, dummies, v, inputs, create_graph, strict, "double_back_trick"
+    )
+    return _finish(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
 # ---- Jacobian and Hessian ------------------------------------------------------------------
