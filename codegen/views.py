@@ -41,24 +41,13 @@ class Param:
     keys: Optional[str]  # expression of this argument's dispatch keys, if a tensor
 
 
-#: Ops whose Tensor arguments take Python numbers too (PyTorch's list; the runtime's
-#: python_arg_parser.NUMBERS_AS_TENSORS says the same for overload resolution).
-NUMBERS_AS_TENSORS = frozenset(
-    """add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract
-    subtract_ true_divide true_divide_ floor_divide floor_divide_ to _to_copy copy_
-    _conj""".split()
-)
-
-
 def _param(arg, index: int, schema) -> Param:
     t = arg.type
     n = arg.name
     normalize = keys = None
     if t.base == "Tensor" and not t.is_list:
-        if schema.base_name in NUMBERS_AS_TENSORS:
-            convert = f"as_tensor_arg({n}, _site, {ident(schema)}_op, {index})"
-        else:
-            convert = f"tensor_arg({n}, _site, {ident(schema)}_op, {index})"
+        # numbers, subclasses and refusals are tensor_arg's to sort out (slow path only)
+        convert = f"tensor_arg({n}, _site, {ident(schema)}_op, {index})"
         if t.optional:
             normalize = f"if {n} is not None and {n}.__class__ is not Tensor: {n} = {convert}"
             keys = f"({n}._keys if {n} is not None else 0)"

@@ -19,7 +19,6 @@ from opgrad.dispatcher import define
 from opgrad.overrides import Site, handle_entry
 from opgrad.python_arg_parser import (
     Overridden,
-    as_tensor_arg,
     int_arg,
     int_list,
     list_keys,
@@ -40,9 +39,9 @@ def _add_Tensor_entry(_site):
                 return handle_entry(_site, add_Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, add_Tensor_op, 0)
+                    self = tensor_arg(self, _site, add_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, add_Tensor_op, 1)
+                    other = tensor_arg(other, _site, add_Tensor_op, 1)
                 if isinstance(alpha, Tensor):
                     alpha = alpha.item()
             except Overridden:
@@ -76,9 +75,9 @@ def _add__Tensor_entry(_site):
                 return handle_entry(_site, add__Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, add__Tensor_op, 0)
+                    self = tensor_arg(self, _site, add__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, add__Tensor_op, 1)
+                    other = tensor_arg(other, _site, add__Tensor_op, 1)
                 if isinstance(alpha, Tensor):
                     alpha = alpha.item()
             except Overridden:
@@ -112,13 +111,13 @@ def _add_out_entry(_site):
                 return handle_entry(_site, add_out_op, self, other, alpha, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, add_out_op, 0)
+                    self = tensor_arg(self, _site, add_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, add_out_op, 1)
+                    other = tensor_arg(other, _site, add_out_op, 1)
                 if isinstance(alpha, Tensor):
                     alpha = alpha.item()
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out, _site, add_out_op, 3)
+                    out = tensor_arg(out, _site, add_out_op, 3)
             except Overridden:
                 return handle_entry(_site, add_out_op, self, other, alpha, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -148,7 +147,7 @@ def _add_Scalar_entry(_site):
                 return handle_entry(_site, add_Scalar_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, add_Scalar_op, 0)
+                    self = tensor_arg(self, _site, add_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
                 if isinstance(alpha, Tensor):
@@ -182,9 +181,9 @@ def _sub_Tensor_entry(_site):
                 return handle_entry(_site, sub_Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, sub_Tensor_op, 0)
+                    self = tensor_arg(self, _site, sub_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, sub_Tensor_op, 1)
+                    other = tensor_arg(other, _site, sub_Tensor_op, 1)
                 if isinstance(alpha, Tensor):
                     alpha = alpha.item()
             except Overridden:
@@ -218,9 +217,9 @@ def _sub__Tensor_entry(_site):
                 return handle_entry(_site, sub__Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, sub__Tensor_op, 0)
+                    self = tensor_arg(self, _site, sub__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, sub__Tensor_op, 1)
+                    other = tensor_arg(other, _site, sub__Tensor_op, 1)
                 if isinstance(alpha, Tensor):
                     alpha = alpha.item()
             except Overridden:
@@ -254,13 +253,13 @@ def _sub_out_entry(_site):
                 return handle_entry(_site, sub_out_op, self, other, alpha, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, sub_out_op, 0)
+                    self = tensor_arg(self, _site, sub_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, sub_out_op, 1)
+                    other = tensor_arg(other, _site, sub_out_op, 1)
                 if isinstance(alpha, Tensor):
                     alpha = alpha.item()
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out, _site, sub_out_op, 3)
+                    out = tensor_arg(out, _site, sub_out_op, 3)
             except Overridden:
                 return handle_entry(_site, sub_out_op, self, other, alpha, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -290,7 +289,7 @@ def _sub_Scalar_entry(_site):
                 return handle_entry(_site, sub_Scalar_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, sub_Scalar_op, 0)
+                    self = tensor_arg(self, _site, sub_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
                 if isinstance(alpha, Tensor):
@@ -392,9 +391,9 @@ def _mul_Tensor_entry(_site):
                 return handle_entry(_site, mul_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, mul_Tensor_op, 0)
+                    self = tensor_arg(self, _site, mul_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, mul_Tensor_op, 1)
+                    other = tensor_arg(other, _site, mul_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, mul_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -424,9 +423,9 @@ def _mul__Tensor_entry(_site):
                 return handle_entry(_site, mul__Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, mul__Tensor_op, 0)
+                    self = tensor_arg(self, _site, mul__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, mul__Tensor_op, 1)
+                    other = tensor_arg(other, _site, mul__Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, mul__Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -456,11 +455,11 @@ def _mul_out_entry(_site):
                 return handle_entry(_site, mul_out_op, self, other, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, mul_out_op, 0)
+                    self = tensor_arg(self, _site, mul_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, mul_out_op, 1)
+                    other = tensor_arg(other, _site, mul_out_op, 1)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out, _site, mul_out_op, 2)
+                    out = tensor_arg(out, _site, mul_out_op, 2)
             except Overridden:
                 return handle_entry(_site, mul_out_op, self, other, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -490,7 +489,7 @@ def _mul_Scalar_entry(_site):
                 return handle_entry(_site, mul_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, mul_Scalar_op, 0)
+                    self = tensor_arg(self, _site, mul_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -522,9 +521,9 @@ def _div_Tensor_entry(_site):
                 return handle_entry(_site, div_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, div_Tensor_op, 0)
+                    self = tensor_arg(self, _site, div_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, div_Tensor_op, 1)
+                    other = tensor_arg(other, _site, div_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, div_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -554,9 +553,9 @@ def _div__Tensor_entry(_site):
                 return handle_entry(_site, div__Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, div__Tensor_op, 0)
+                    self = tensor_arg(self, _site, div__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, div__Tensor_op, 1)
+                    other = tensor_arg(other, _site, div__Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, div__Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -586,11 +585,11 @@ def _div_out_entry(_site):
                 return handle_entry(_site, div_out_op, self, other, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, div_out_op, 0)
+                    self = tensor_arg(self, _site, div_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = as_tensor_arg(other, _site, div_out_op, 1)
+                    other = tensor_arg(other, _site, div_out_op, 1)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = as_tensor_arg(out, _site, div_out_op, 2)
+                    out = tensor_arg(out, _site, div_out_op, 2)
             except Overridden:
                 return handle_entry(_site, div_out_op, self, other, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -620,7 +619,7 @@ def _div_Scalar_entry(_site):
                 return handle_entry(_site, div_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, div_Scalar_op, 0)
+                    self = tensor_arg(self, _site, div_Scalar_op, 0)
                 if isinstance(other, Tensor):
                     other = other.item()
             except Overridden:
@@ -4327,7 +4326,7 @@ def __to_copy_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, _to_copy_op, 0)
+                    self = tensor_arg(self, _site, _to_copy_op, 0)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -4369,9 +4368,9 @@ def _copy__entry(_site):
                 return handle_entry(_site, copy__op, self, src, non_blocking)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = as_tensor_arg(self, _site, copy__op, 0)
+                    self = tensor_arg(self, _site, copy__op, 0)
                 if src.__class__ not in TENSOR_CLASSES:
-                    src = as_tensor_arg(src, _site, copy__op, 1)
+                    src = tensor_arg(src, _site, copy__op, 1)
             except Overridden:
                 return handle_entry(_site, copy__op, self, src, non_blocking)
             keyset = (self._keys | src._keys | include) & _tls.keep

@@ -15,6 +15,14 @@ from . import dispatch_keys as K
 from ._tls import state as _tls
 from .schema import FunctionSchema, parse_schema
 
+#: Ops whose Tensor arguments take Python numbers too (PyTorch's own list, by base name):
+#: its arithmetic. Any other op refuses a number where it expects a tensor.
+NUMBERS_AS_TENSORS = frozenset(
+    """add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract
+    subtract_ true_divide true_divide_ floor_divide floor_divide_ to _to_copy copy_
+    _conj""".split()
+)
+
 
 class OpOverload:
     """One overload of an operator, e.g. ``aten.mul.Tensor``."""
@@ -33,6 +41,8 @@ class OpOverload:
         args = schema.arguments
         self._positional = tuple(a for a in args if not a.kwarg_only)
         self._kwarg_only = tuple(a for a in args if a.kwarg_only)
+        #: whether Python numbers may stand for its Tensor arguments
+        self._numbers_as_tensors = schema.base_name in NUMBERS_AS_TENSORS
         #: positions of list arguments, which handlers get as lists (as torch hands them)
         self._list_positions = frozenset(i for i, a in enumerate(args) if a.type.is_list)
 

@@ -32,7 +32,7 @@ class Overridden(Exception):
     through ``__torch_function__``; the entry then hands the call over as given."""
 
 
-def as_tensor_arg(value, site=None, op=None, index: int = 0) -> Tensor:
+def as_tensor_arg(value) -> Tensor:
     cls = value.__class__
     if cls is float or cls is int or cls is bool:
         return wrap_scalar(value)
@@ -44,25 +44,23 @@ def as_tensor_arg(value, site=None, op=None, index: int = 0) -> Tensor:
         return wrap_scalar(value)
     if not _tls.tf_state and class_overrides(cls):  # a tensor-like that is not a Tensor
         raise Overridden
-    if site is not None:
-        raise _wrong_type(value, site, op, index, "Tensor", "Tensor")
     raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
 
 
-#: Ops whose Tensor arguments take Python numbers too (PyTorch's own list, by base name).
-NUMBERS_AS_TENSORS = frozenset(
-    """add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract
-    subtract_ true_divide true_divide_ floor_divide floor_divide_ to _to_copy copy_
-    _conj""".split()
-)
-
-
 def tensor_arg(value, site, op, index: int) -> Tensor:
-    """A Tensor argument of an op that takes no numbers for tensors: a Tensor, or a
-    tensor-like that overrides __torch_function__; anything else is refused with the
-    error PyTorch gives at that call site."""
-    if isinstance(value, Tensor) or (not _tls.tf_state and class_overrides(value.__class__)):
+    """A Tensor argument of an op entry: a Tensor; a Python number where the op takes
+    numbers for tensors (PyTorch's arithmetic ops: wrapped into a 0-dim tensor); a
+    tensor-like that overrides __torch_function__ (Overridden). Anything else is
+    refused with the error PyTorch gives at that call site."""
+    cls = value.__class__
+    if op._numbers_as_tensors and (cls is float or cls is int or cls is bool):
+        return wrap_scalar(value)
+    if isinstance(value, Tensor) or (
+        op._numbers_as_tensors and isinstance(value, (int, float, np.generic))
+    ):
         return as_tensor_arg(value)
+    if not _tls.tf_state and class_overrides(cls):
+        raise Overridden
     raise _wrong_type(value, site, op, index, "Tensor", "Tensor")
 
 
@@ -196,7 +194,7 @@ def _bind(op, args: tuple, kwargs: dict, lenient: bool, varargs: bool):
         return None
     bound = []
     kwargs = dict(kwargs)
-    numbers_as_tensors = op._schema.base_name in NUMBERS_AS_TENSORS
+    numbers_as_tensors = op._numbers_as_tensors
     for index, arg in enumerate(schema_args):
         if index < len(args) and not arg.kwarg_only:
             value = args[index]
@@ -304,9 +302,9 @@ def _no_match_message(overloads, args: tuple, kwargs: dict) -> str:
     signatures = _signatures(overloads)
     plausible = [s for s in signatures if _plausible(s[1], s[2], args, kwargs)]
     if len(plausible) == 1:
-        return _argument_error(name, plausible[0][1], args, kwargs)
+        return _argument_error(*plausible[0][:2], args, kwargs)
     if len(signatures) == 1:
-        return _argument_error(name, signatures[0][1], args, kwargs)
+        return _argument_error(*signatures[0][:2], args, kwargs)
     given = ", ".join(
         [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
     )
@@ -317,8 +315,9 @@ def _no_match_message(overloads, args: tuple, kwargs: dict) -> str:
     )
 
 
-def _argument_error(name: str, params, args: tuple, kwargs: dict) -> str:
+def _argument_error(op, params, args: tuple, kwargs: dict) -> str:
     """The one signature's complaint about the call, as PyTorch words it."""
+    name = op._opname
     positional = [a for a in params if not a.kwarg_only]
     if len(args) > len(positional):
         count = len(positional)
@@ -344,7 +343,7 @@ def _argument_error(name: str, params, args: tuple, kwargs: dict) -> str:
             return f"{name}() missing {len(missing)} required positional arguments: " + ", ".join(
                 missing
             )
-        if not _accepts(a, value, True, name in NUMBERS_AS_TENSORS):
+        if not _accepts(a, value, True, op._numbers_as_tensors):
             return (
                 f"{name}(): argument '{py_name}'{where} must be {_py_type(a.type)}, not "
                 f"{_type_name(value)}"
@@ -381,7 +380,7 @@ def schema_mismatch(op, args: tuple, kwargs: dict) -> str:
             return (
                 f"aten::{base}() is missing value for argument '{arg.name}'. Declaration: {schema}"
             )
-        if not _accepts(arg, value, True, base in NUMBERS_AS_TENSORS):
+        if not _accepts(arg, value, True, op._numbers_as_tensors):
             target = "Tensor" if arg.type.base == "Tensor" else "number"
             return (
                 f"aten::{base}() Expected a value of type '{_jit_type(arg.type)}' for argument "

@@ -501,7 +501,7 @@ class _WrappedNumber(Tensor):
     _wrapped = True
 
 
-#: the classes op entries take as they are (anything else goes through as_tensor_arg)
+#: the classes op entries take as they are (anything else goes through tensor_arg)
 TENSOR_CLASSES = frozenset({Tensor, _View, _WrappedNumber})
 
 _SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
