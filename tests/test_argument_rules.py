@@ -84,3 +84,17 @@ def test_a_tensor_standing_for_a_scalar_is_not_remembered_by_its_class(torch):
     assert got[0] == ("ok", [1.5, 2.0])
     assert got[1] == "TypeError"
     assert got[1] == scenario(torch)[1]
+
+
+def test_an_op_packet_no_overload_takes_raises_torchs_runtime_error(torch):
+    """``ops.aten.<op>(...)`` tries every overload's schema; when none takes the call, a
+    RuntimeError lists why each one did not (torch also has overloads opgrad lacks, so
+    only the first reason is compared)."""
+
+    def first_reason(lib):
+        kind, text = outcome(lambda: lib.ops.aten.mm(lib.ones(2, 2)))
+        return kind, text.splitlines()[:2]
+
+    got, expected = first_reason(__import__("opgrad")), first_reason(torch)
+    assert got == expected
+    assert got[1][0] == "Overloaded LIB operator invoked from Python failed to match any schema:"
