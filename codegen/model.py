@@ -69,7 +69,7 @@ KNOWN_KEYS = frozenset(
     "name cpu check dtype unpromoted composite node inplace out variants "
     "output_differentiability tags".split()
 )
-TAGS = frozenset({"inplace_view", "not_a_view"})
+TAGS = frozenset({"inplace_view", "not_a_view", "float16_scalar_other"})
 
 
 @dataclass(frozen=True)

@@ -203,7 +203,8 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             prelude.append(f"{t} = float_array({t})" if rule == "float" else f"{t} = {t}._data")
         elif len(promoted) == 2 and not scalars:
             a, b = promoted
-            prelude.append(f"{a}, {b} = promote2({a}, {b}, {lifted})")
+            keep = ", True" if "float16_scalar_other" in entry.tags else ""
+            prelude.append(f"{a}, {b} = promote2({a}, {b}, {lifted}{keep})")
         else:
             names = ", ".join(promoted)
             scalar_names = ", ".join(scalars)

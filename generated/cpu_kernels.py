@@ -168,9 +168,9 @@ def rsub_Scalar(keyset, self, other, alpha):
 
 def mul_Tensor(keyset, self, other):
     """CPU kernel of mul.Tensor"""
-    self, other = promote2(self, other, False)
+    self, other = promote2(self, other, False, True)
     try:
-        result = np.multiply(self, other)
+        result = k.mul(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -185,9 +185,9 @@ def mul_Tensor(keyset, self, other):
 def mul__Tensor(keyset, self, other):
     """CPU kernel of mul_.Tensor"""
     target = self
-    self, other = promote2(self, other, False)
+    self, other = promote2(self, other, False, True)
     try:
-        result = np.multiply(self, other)
+        result = k.mul(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -201,9 +201,9 @@ def mul__Tensor(keyset, self, other):
 def mul_out(keyset, self, other, out):
     """CPU kernel of mul.out"""
     target = out
-    self, other = promote2(self, other, False)
+    self, other = promote2(self, other, False, True)
     try:
-        result = np.multiply(self, other)
+        result = k.mul(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -217,16 +217,16 @@ def mul_out(keyset, self, other, out):
 def mul_Scalar(keyset, self, other):
     """CPU kernel of mul.Scalar"""
     (self,) = promote((self,), (other,), False)
-    result = np.multiply(self, other)
+    result = k.mul(self, other)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def div_Tensor(keyset, self, other):
     """CPU kernel of div.Tensor"""
-    self, other = promote2(self, other, True)
+    self, other = promote2(self, other, True, True)
     try:
-        result = np.true_divide(self, other)
+        result = k.div(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -241,9 +241,9 @@ def div_Tensor(keyset, self, other):
 def div__Tensor(keyset, self, other):
     """CPU kernel of div_.Tensor"""
     target = self
-    self, other = promote2(self, other, True)
+    self, other = promote2(self, other, True, True)
     try:
-        result = np.true_divide(self, other)
+        result = k.div(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -257,9 +257,9 @@ def div__Tensor(keyset, self, other):
 def div_out(keyset, self, other, out):
     """CPU kernel of div.out"""
     target = out
-    self, other = promote2(self, other, True)
+    self, other = promote2(self, other, True, True)
     try:
-        result = np.true_divide(self, other)
+        result = k.div(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -273,7 +273,7 @@ def div_out(keyset, self, other, out):
 def div_Scalar(keyset, self, other):
     """CPU kernel of div.Scalar"""
     (self,) = promote((self,), (other,), True)
-    result = np.true_divide(self, other)
+    result = k.div(self, other)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

@@ -19,14 +19,20 @@ from .dtypes import (
     double,
     dtype,
     float,
+    float16,
     float32,
     float64,
     get_default_dtype,
+    half,
     int,
+    int8,
+    int16,
     int32,
     int64,
     long,
     set_default_dtype,
+    short,
+    uint8,
 )
 from .tensor import Size, Tensor
 from .device import device
@@ -63,6 +69,7 @@ from .factories import (  # noqa: E402
     zeros,
     zeros_like,
 )
+from .type_promotion import promote_types, result_type  # noqa: E402
 from .random import (  # noqa: E402
     Generator,
     default_generator,

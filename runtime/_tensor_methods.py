@@ -334,10 +334,14 @@ def install(methods: dict) -> None:
     Tensor.__hash__ = lambda self: id(self)
     Tensor.to = _python_method(_to, "to")
     for name, dtype in (
+        ("half", dtypes.float16),
         ("float", dtypes.float32),
         ("double", dtypes.float64),
-        ("long", dtypes.int64),
+        ("byte", dtypes.uint8),
+        ("char", dtypes.int8),
+        ("short", dtypes.int16),
         ("int", dtypes.int32),
+        ("long", dtypes.int64),
         ("bool", dtypes.bool_),
     ):
         setattr(Tensor, name, _python_method(_converter(dtype), name))

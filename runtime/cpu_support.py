@@ -9,22 +9,29 @@ import numpy as np
 from . import dtypes
 from ._tls import state as _tls
 from .dispatch_keys import INFERENCE_TENSOR_KEYS
+from .numpy_kernels import cast
 from .tensor import Tensor, wrap_scalar
+
+_HALF = np.dtype(np.float16)
 
 
 def float_array(t: Tensor) -> np.ndarray:
     """The array of a one-input float op: integral inputs lifted to the default float."""
     data = t._data
-    return data if data.dtype.kind == "f" else data.astype(dtypes.get_default_dtype().np)
+    return data if data.dtype.kind == "f" else cast(data, dtypes.get_default_dtype().np)
 
 
-def promote2(a: Tensor, b: Tensor, to_float: bool):
-    """Both arrays cast to PyTorch's result type of ``a`` and ``b``."""
+def promote2(a: Tensor, b: Tensor, to_float: bool, float16_scalar_other: bool = False):
+    """Both arrays cast to PyTorch's result type of ``a`` and ``b``; with
+    ``float16_scalar_other``, a one-element ``b`` stays in its own type when the result is
+    float16 (the kernel reads it at float32 precision)."""
     x, y = a._data, b._data
     if x.dtype is y.dtype and (not to_float or x.dtype.kind == "f"):
         return x, y
     dt = dtypes.float_result_type(a, b) if to_float else dtypes.result_type(a, b)
-    return x.astype(dt, copy=False), y.astype(dt, copy=False)
+    if float16_scalar_other and dt is _HALF and y.size == 1:
+        return cast(x, dt), y
+    return cast(x, dt), cast(y, dt)
 
 
 def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
@@ -44,7 +51,7 @@ def promote(tensors: tuple, scalars: tuple, to_float: bool) -> tuple:
     operands = list(tensors)
     operands.extend(wrap_scalar(s) for s in scalars if s is not None)
     dt = dtypes.float_result_type(*operands) if to_float else dtypes.result_type(*operands)
-    return tuple(t._data.astype(dt, copy=False) for t in tensors)
+    return tuple([cast(t._data, dt) for t in tensors])
 
 
 def promote_optional(tensors: tuple, to_float: bool) -> tuple:
@@ -52,11 +59,15 @@ def promote_optional(tensors: tuple, to_float: bool) -> tuple:
     and take no part in the result type."""
     present = [t for t in tensors if t is not None]
     dt = dtypes.float_result_type(*present) if to_float else dtypes.result_type(*present)
-    return tuple(t._data.astype(dt, copy=False) if t is not None else None for t in tensors)
+    return tuple([cast(t._data, dt) if t is not None else None for t in tensors])
 
 
 def _check_cast(result: np.dtype, target: np.dtype) -> None:
-    if result != target and not np.can_cast(result, target, "same_kind"):
+    # PyTorch's canCast: no floating result into an integral or bool tensor, nothing but
+    # bool into a bool one (an integral result may go into any integral tensor, and wraps)
+    if result != target and (
+        (result.kind == "f" and target.kind != "f") or (target.kind == "b" and result.kind != "b")
+    ):
         raise RuntimeError(
             f"result type {dtypes.scalar_type_name(result)} can't be cast to the desired output type "
             f"{dtypes.scalar_type_name(target)}"
@@ -88,7 +99,7 @@ def copy_into(out: Tensor, result) -> Tensor:
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
-    np.copyto(target, result, casting="unsafe")
+    np.copyto(target, cast(result, target.dtype), casting="unsafe")
     return out
 
 

@@ -1,35 +1,62 @@
 """opgrad dtypes and PyTorch's type promotion rules.
 
-For the five supported dtypes, PyTorch's promotion lattice is a total order
-(bool < int32 < int64 < float32 < float64), so ``promote_types`` is a max.
-``result_type`` adds the three operand tiers: dimensioned tensors outrank
-0-dim tensors, which outrank wrapped Python scalars, except that a lower tier
-of a higher category (bool < int < float) lifts the result.
+``promote_types`` follows PyTorch's lattice: bool < every other dtype, the integers
+by width (uint8 and int8 meet at int16, the one pair that is not a max), then
+float16 < float32 < float64 above every integer. ``result_type`` adds the three
+operand tiers: dimensioned tensors outrank 0-dim tensors, which outrank wrapped
+Python scalars, except that a lower tier of a higher category (bool < integral <
+floating) takes part in the result.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dtype", "float32", "float64", "int32", "int64", "bool"]
+__all__ = [
+    "dtype",
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+]
 
 
 class dtype:
     """A tensor element type (``opgrad.float32``)."""
 
-    __slots__ = ("name", "np", "rank", "category", "is_floating_point", "itemsize")
+    __slots__ = (
+        "name",
+        "np",
+        "index",
+        "category",
+        "is_floating_point",
+        "is_signed",
+        "itemsize",
+        "scalar_type_name",
+        "cpp_type_name",
+    )
 
-    def __init__(self, name: str, np_dtype, rank: int, category: int) -> None:
+    def __init__(
+        self, name: str, np_dtype, index: int, category: int, scalar_name: str, cpp_name: str
+    ) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.rank = rank
-        self.category = category
+        self.index = index  # position in the promotion lattice's table
+        self.category = category  # 0 bool, 1 integral, 2 floating
         self.is_floating_point = category == 2
+        self.is_signed = self.np.kind in "if"
         self.itemsize = self.np.itemsize
+        self.scalar_type_name = scalar_name  # PyTorch's ScalarType name: "Float"
+        self.cpp_type_name = cpp_name  # its C++ type: "float"
 
     @property
-    def is_signed(self) -> bool:
-        return self.name != "bool"
+    def is_complex(self) -> bool:
+        return False
 
     def __repr__(self) -> str:
         return f"opgrad.{self.name}"
@@ -38,35 +65,40 @@ class dtype:
         return self.name
 
 
-bool_ = dtype("bool", np.bool_, 0, 0)
-int32 = dtype("int32", np.int32, 1, 1)
-int64 = dtype("int64", np.int64, 2, 1)
-float32 = dtype("float32", np.float32, 3, 2)
-float64 = dtype("float64", np.float64, 4, 2)
+bool_ = dtype("bool", np.bool_, 0, 0, "Bool", "bool")
+uint8 = dtype("uint8", np.uint8, 1, 1, "Byte", "unsigned char")
+int8 = dtype("int8", np.int8, 2, 1, "Char", "signed char")
+int16 = dtype("int16", np.int16, 3, 1, "Short", "short int")
+int32 = dtype("int32", np.int32, 4, 1, "Int", "int")
+int64 = dtype("int64", np.int64, 5, 1, "Long", "long int")
+float16 = dtype("float16", np.float16, 6, 2, "Half", "c10::Half")
+float32 = dtype("float32", np.float32, 7, 2, "Float", "float")
+float64 = dtype("float64", np.float64, 8, 2, "Double", "double")
 globals()["bool"] = bool_
 
-ALL_DTYPES = (bool_, int32, int64, float32, float64)
-BY_RANK = ALL_DTYPES
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
-# numpy types opgrad stores in a narrower supported dtype
-_NUMPY_FALLBACK = {
-    np.dtype(np.float16): float32,
-    np.dtype(np.int8): int32,
-    np.dtype(np.int16): int32,
-    np.dtype(np.uint8): int64,
-    np.dtype(np.uint16): int32,
-    np.dtype(np.uint32): int64,
-}
 
 # aliases as in torch
-half = None
+half = float16
+short = int16
 float = float32
 double = float64
 long = int64
 int = int32
 
+
+def _promotion_table() -> tuple:
+    """``table[a.index][b.index]``: the lattice is the order of ALL_DTYPES, except that
+    uint8 and int8 (neither holds the other's values) meet at int16."""
+    table = [[a if a.index >= b.index else b for b in ALL_DTYPES] for a in ALL_DTYPES]
+    table[uint8.index][int8.index] = table[int8.index][uint8.index] = int16
+    return tuple(tuple(row) for row in table)
+
+
+_PROMOTE = _promotion_table()
+
 _default_float = float32
-DEFAULT_FOR_CATEGORY = [bool_, int64, float32]
 
 
 def get_default_dtype() -> dtype:
@@ -78,18 +110,42 @@ def set_default_dtype(d: dtype) -> None:
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
-    DEFAULT_FOR_CATEGORY[2] = d
+
+
+# numpy dtypes PyTorch accepts that opgrad has no dtype for yet
+_NOT_YET_SUPPORTED = {
+    np.dtype(t): name
+    for t, name in (
+        (np.uint16, "uint16"),
+        (np.uint32, "uint32"),
+        (np.uint64, "uint64"),
+        (np.complex64, "complex64"),
+        (np.complex128, "complex128"),
+    )
+}
 
 
 def from_numpy_dtype(npdt) -> dtype:
+    """The opgrad dtype of a numpy dtype, PyTorch's TypeError for one it cannot hold."""
+    found = FROM_NUMPY.get(npdt)
+    if found is not None:
+        return found
     npdt = np.dtype(npdt)
-    found = FROM_NUMPY.get(npdt) or _NUMPY_FALLBACK.get(npdt)
-    if found is None:
+    found = FROM_NUMPY.get(npdt.newbyteorder("=")) if npdt.isnative is False else None
+    if found is not None:
+        return found  # byte order is the caller's concern (numpy interop refuses it)
+    type_name = npdt.type.__name__
+    missing = _NOT_YET_SUPPORTED.get(npdt.newbyteorder("="))
+    if missing is not None:
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{npdt}. The only supported types are: "
-            "float64, float32, int64, int32, and bool."
+            f"can't convert np.ndarray of type numpy.{type_name}: opgrad has no {missing} "
+            f"dtype yet (torch.{missing} in PyTorch)"
         )
-    return found
+    raise TypeError(
+        f"can't convert np.ndarray of type numpy.{type_name}. The only supported types are: "
+        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+        "uint32, uint16, uint8, and bool."
+    )
 
 
 def to_numpy_dtype(d) -> np.dtype:
@@ -98,24 +154,14 @@ def to_numpy_dtype(d) -> np.dtype:
     raise TypeError(f"expected an opgrad dtype, got {d!r}")
 
 
-# PyTorch's ScalarType names ("Float") and C++ type names ("float"), for error messages.
-_SCALAR_TYPE_NAMES = {
-    "float32": ("Float", "float"),
-    "float64": ("Double", "double"),
-    "int64": ("Long", "long int"),
-    "int32": ("Int", "int"),
-    "bool": ("Bool", "bool"),
-}
-
-
 def scalar_type_name(npdtype) -> str:
-    """``Float`` for float32: how PyTorch's messages name a dtype."""
-    return _SCALAR_TYPE_NAMES[np.dtype(npdtype).name][0]
+    """``Float`` for float32, ``Byte`` for uint8: how PyTorch's messages name a dtype."""
+    return FROM_NUMPY[np.dtype(npdtype)].scalar_type_name
 
 
 def cpp_type_name(npdtype) -> str:
     """``float`` for float32, ``long int`` for int64: PyTorch's C++ spelling."""
-    return _SCALAR_TYPE_NAMES[np.dtype(npdtype).name][1]
+    return FROM_NUMPY[np.dtype(npdtype)].cpp_type_name
 
 
 def legacy_tensor_type(npdtype) -> str:
@@ -124,37 +170,38 @@ def legacy_tensor_type(npdtype) -> str:
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    return a if a.rank >= b.rank else b
+    return _PROMOTE[a.index][b.index]
 
 
-_RANK_OF_NP = {d.np: d.rank for d in ALL_DTYPES}
+def _combine_tiers(higher, lower):
+    """PyTorch's combine_categories: a higher operand tier decides the result unless a
+    lower tier brings a higher category (bool -> anything, anything -> floating)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == 2:
+        return higher
+    if higher.category == 0 or lower.category == 2:
+        return _PROMOTE[higher.index][lower.index]
+    return higher
 
 
 def result_type(*tensors) -> np.dtype:
     """PyTorch's result dtype (as a numpy dtype) of an op over these tensors."""
-    dim_rank = zero_rank = wrapped_rank = -1
+    dim = zero = wrapped = None
     for t in tensors:
         if t is None:
             continue
         data = t._data
-        rank = _RANK_OF_NP[data.dtype]
+        d = FROM_NUMPY[data.dtype]
         if t._wrapped:
-            wrapped_rank = max(wrapped_rank, rank)
+            if d.category == 2:  # a Python float counts as the default dtype
+                d = _default_float
+            wrapped = d if wrapped is None else _PROMOTE[wrapped.index][d.index]
         elif data.ndim:
-            dim_rank = max(dim_rank, rank)
+            dim = d if dim is None else _PROMOTE[dim.index][d.index]
         else:
-            zero_rank = max(zero_rank, rank)
-    rank = dim_rank
-    if zero_rank >= 0 and (rank < 0 or BY_RANK[zero_rank].category > BY_RANK[rank].category):
-        rank = zero_rank
-    if wrapped_rank >= 0:
-        if rank < 0:
-            rank = wrapped_rank
-        else:
-            category = BY_RANK[wrapped_rank].category
-            if category > BY_RANK[rank].category:
-                rank = DEFAULT_FOR_CATEGORY[category].rank
-    return BY_RANK[rank].np
+            zero = d if zero is None else _PROMOTE[zero.index][d.index]
+    return _combine_tiers(dim, _combine_tiers(zero, wrapped)).np
 
 
 def float_result_type(*tensors) -> np.dtype:

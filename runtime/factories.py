@@ -8,8 +8,10 @@ from typing import Optional
 import numpy as np
 
 from . import dtypes
+from . import numpy_kernels as k
 from ._tls import state as _tls
 from .generated import ops as aten
+from .numpy_interop import checked_array, type_name
 from .python_arg_parser import int_list
 from .tensor import Size, Tensor, _make
 
@@ -131,12 +133,50 @@ def _to_nested(data):
     return data
 
 
-def _check_int64_range(data) -> None:
-    if isinstance(data, int) and not -(2**63) <= data < 2**63:
-        raise ValueError("Overflow when unpacking long long")
-    if _is_sequence(data):
+def _overflow(dtype: dtypes.dtype) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+
+
+def _check_integral_leaves(data, dtype: dtypes.dtype) -> None:
+    """PyTorch's checks of the Python numbers stored into an integral dtype: ints beyond
+    int64 cannot be unpacked, other values must fit the dtype (an unsigned one also takes
+    negative ints down to -max, which wrap), floats must be finite and in range."""
+    if isinstance(data, (list, tuple)):
         for item in data:
-            _check_int64_range(item)
+            _check_integral_leaves(item, dtype)
+        return
+    if isinstance(data, (bool, np.bool_, Tensor, np.ndarray)):
+        return
+    info = np.iinfo(dtype.np)
+    if isinstance(data, float):
+        if not info.min <= data <= info.max:  # NaN and inf included
+            raise _overflow(dtype)
+    elif isinstance(data, (int, np.integer)):
+        value = int(data)
+        if not -(2**63) <= value < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+        low = -info.max if info.min == 0 else info.min
+        if not low <= value <= info.max:
+            raise _overflow(dtype)
+    elif isinstance(data, np.floating):
+        raise TypeError(f"'{type_name(data)}' object cannot be interpreted as an integer")
+
+
+def _from_python(data, inferred: Optional[dtypes.dtype], dtype: dtypes.dtype) -> np.ndarray:
+    """The array of Python ``data`` stored as ``dtype``: numbers are checked and converted
+    as PyTorch stores them (ints wrap into an unsigned dtype, floats truncate toward zero,
+    float16 rounds through float32)."""
+    nested = _to_nested(data)
+    if dtype.category == 2:
+        if dtype is dtypes.float16:
+            return k.cast(np.array(nested, dtype=np.float64), dtype.np)
+        return np.array(nested, dtype=dtype.np)
+    if dtype.category == 1:
+        _check_integral_leaves(data, dtype)
+    if inferred is None or inferred is dtype or inferred.category == 0:
+        return np.array(nested, dtype=dtype.np)
+    built = np.array(nested, dtype=np.float64 if inferred.category == 2 else np.int64)
+    return k.cast(built, dtype.np)
 
 
 def tensor(
@@ -148,16 +188,17 @@ def tensor(
 ) -> Tensor:
     """A new leaf tensor holding a copy of ``data``."""
     if isinstance(data, np.ndarray):
-        np_dtype = dtypes.from_numpy_dtype(data.dtype).np if dtype is None else dtype.np
-        array = np.array(data, dtype=np_dtype, copy=True)
+        source = checked_array(data, warn_if_not_writable=False)
+        array = k.cast(source, source.dtype if dtype is None else dtype.np)
+        if np.may_share_memory(array, data):
+            array = np.array(array, copy=True, order="K")
     elif isinstance(data, Tensor):
-        array = np.array(data._data, dtype=dtype.np if dtype else data._data.dtype, copy=True)
+        array = np.array(k.cast(data._data, dtype.np if dtype else data._data.dtype), copy=True)
     else:
         inferred = _infer_dtype(data, _sizes(data))
-        _check_int64_range(data)
         if dtype is None:
             dtype = inferred or dtypes.get_default_dtype()
-        array = np.array(_to_nested(data), dtype=dtype.np)
+        array = _from_python(data, inferred, dtype)
     return _finish(_lift_fresh(_make(array)), requires_grad)
 
 
@@ -169,19 +210,19 @@ def _lift_fresh(t: Tensor) -> Tensor:
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == dtype.np):
-        return from_numpy(data)
+    if isinstance(data, np.ndarray):
+        shared = from_numpy(data)
+        if dtype is None or shared._data.dtype is dtype.np:
+            return shared
+        return _lift_fresh(_make(k.cast(shared._data, dtype.np)))
     return tensor(data, dtype=dtype)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``array``."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    if array.dtype not in dtypes.FROM_NUMPY:
-        dtypes.from_numpy_dtype(array.dtype)  # raises for unsupported types
-        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}")
-    return _lift_fresh(_make(array))
+        raise TypeError(f"expected np.ndarray (got {type_name(array)})")
+    return _lift_fresh(_make(checked_array(array, warn_if_not_writable=True)))
 
 
 def _factory(op_entry, name: str):

@@ -40,17 +40,85 @@ def _np_dtype(dtype, default):
     return dtype.np if dtype is not None else default
 
 
+_F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
+_HALF = np.dtype(np.float16)
+_UINT8 = np.dtype(np.uint8)
+_INT64 = np.dtype(np.int64)
+
+
+def cast(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``a`` converted to ``dtype`` as PyTorch converts (``a`` itself if already there):
+    float64 reaches float16 through float32 (c10::Half is built from a float, so the
+    value rounds twice), floats reach uint8 through int64 (-1.5 -> 255, 300.5 -> 44)."""
+    src = a.dtype
+    if src is dtype or src == dtype:
+        return a
+    if dtype is _HALF and src is _F64:
+        return a.astype(_F32).astype(_HALF)
+    if dtype is _UINT8 and src.kind == "f":
+        return a.astype(_INT64).astype(_UINT8)
+    return a.astype(dtype)
+
+
 # ---- pointwise ------------------------------------------------------------------
 
 _BOOL = np.dtype(np.bool_)
 
 
-_C_INT_NAMES = {np.dtype(np.int32): "int", np.dtype(np.int64): "int64_t"}
+# the C++ type PyTorch names when a Scalar does not fit a dtype
+_C_TYPE_NAMES = {
+    np.dtype(np.uint8): "uint8_t",
+    np.dtype(np.int8): "int8_t",
+    np.dtype(np.int16): "int16_t",
+    np.dtype(np.int32): "int",
+    np.dtype(np.int64): "int64_t",
+    _HALF: "c10::Half",
+    _F32: "float",
+    _F64: "double",
+}
 
 
-def _scaled(b, alpha, dtype: np.dtype):
-    """``alpha * b`` computed in the result dtype, after PyTorch's checks of alpha
-    against that dtype (alpha itself takes no part in type promotion)."""
+def overflows(value, dtype: np.dtype) -> bool:
+    """Whether the Python number ``value`` does not fit ``dtype`` (c10's overflows): an
+    unsigned dtype also takes negative ints down to -max (they wrap, so that ``a - b``
+    works as ``a + 255 * b``), a floating one takes inf and NaN."""
+    if dtype.kind == "f":
+        if value.__class__ is not float or not math.isfinite(value):
+            return False
+        limit = float(np.finfo(dtype).max)
+        return not -limit <= value <= limit
+    if dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    if value.__class__ is float and math.isnan(value):
+        return True
+    low = -int(info.max) if info.min == 0 and value.__class__ is not float else info.min
+    return not low <= value <= info.max
+
+
+def overflow_error(dtype: np.dtype) -> RuntimeError:
+    name = _C_TYPE_NAMES.get(dtype, dtype.name)
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def scalar_as(value, dtype: np.dtype):
+    """A Python number as an operand of ``dtype``, converted as PyTorch converts a scalar
+    to a tensor's type: an int wraps into an integral dtype (300 -> 44 in uint8), a float
+    reaches float16 through float32. Where numpy converts the number the same way on its
+    own (int64, float32, float64), the number itself."""
+    if dtype.kind in "iu":
+        if dtype is _INT64 or value.__class__ is not int:
+            return value
+        return np.int64(value).astype(dtype)
+    if dtype is _HALF and value.__class__ is not bool:
+        return np.float32(value).astype(_HALF)
+    return value
+
+
+def _check_alpha(alpha, dtype: np.dtype) -> None:
+    """PyTorch's checks of alpha against the result dtype (alpha itself takes no part in
+    type promotion)."""
     if alpha.__class__ is bool:
         if dtype != np.bool_:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -62,24 +130,42 @@ def _scaled(b, alpha, dtype: np.dtype):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number."
         )
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if not info.min <= alpha <= info.max:
-            name = _C_INT_NAMES.get(dtype, dtype.name)
-            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-    return np.multiply(b, np.asarray(alpha, dtype))
+    if overflows(alpha, dtype):
+        raise overflow_error(dtype)
 
 
 def _result_dtype(a, b) -> np.dtype:
     # one operand of add.Scalar / rsub.Scalar is a Python number; the array carries the
     # (already promoted) result type
-    return a.dtype if a.__class__ is np.ndarray else np.asarray(b).dtype
+    return a.dtype if a.__class__ is np.ndarray else b.dtype
+
+
+def _scalar_operands(a, b):
+    """add/sub operands with a Python number converted to the other's (result) type."""
+    if a.__class__ is not np.ndarray:
+        return scalar_as(a, b.dtype), b
+    if b.__class__ is not np.ndarray:
+        return a, scalar_as(b, a.dtype)
+    return a, b
+
+
+def _with_alpha(op, a, b, alpha):
+    """``a op alpha * b``. In float16 as PyTorch computes it: operands and alpha rounded to
+    float16, the whole expression in float32, one rounding at the end."""
+    dtype = _result_dtype(a, b)
+    _check_alpha(alpha, dtype)
+    if dtype is _HALF:
+        scaled = np.multiply(b, np.float32(scalar_as(alpha, _HALF)), dtype=_F32)
+        return op(a, scaled, dtype=_F32).astype(_HALF)
+    return op(a, np.multiply(b, np.asarray(scalar_as(alpha, dtype), dtype)))
 
 
 def add(a, b, alpha):
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
+        a, b = _scalar_operands(a, b)
     if alpha.__class__ is int and alpha == 1:
         return np.add(a, b)
-    return np.add(a, _scaled(b, alpha, _result_dtype(a, b)))
+    return _with_alpha(np.add, a, b, alpha)
 
 
 def sub_check(self, other) -> None:
@@ -101,9 +187,35 @@ def sub_check(self, other) -> None:
 
 
 def sub(a, b, alpha):
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray:
+        a, b = _scalar_operands(a, b)
     if alpha.__class__ is int and alpha == 1:
         return np.subtract(a, b)
-    return np.subtract(a, _scaled(b, alpha, _result_dtype(a, b)))
+    return _with_alpha(np.subtract, a, b, alpha)
+
+
+def _opmath_scalar(b) -> bool:
+    """Whether ``b``, the second operand of a float16 mul/div, is a single number of
+    another type: PyTorch then reads it at float32 precision from its own value
+    (original_scalar_value), not from its float16 rounding."""
+    return b.__class__ is not np.ndarray or (b.dtype is not _HALF and b.size == 1)
+
+
+def mul(a, b):
+    """np.multiply on operands cast to the result type (``b`` may be a Python number, or a
+    one-element array left in its own type for a float16 result: see _opmath_scalar)."""
+    if a.dtype is _HALF and _opmath_scalar(b):
+        return np.multiply(a, np.float32(b), dtype=_F32).astype(_HALF)
+    if b.__class__ is not np.ndarray:
+        b = scalar_as(b, a.dtype)
+    return np.multiply(a, b)
+
+
+def div(a, b):
+    """np.true_divide, with mul's float16 scalar rule."""
+    if a.dtype is _HALF and _opmath_scalar(b):
+        return np.true_divide(a, np.float32(b), dtype=_F32).astype(_HALF)
+    return np.true_divide(a, b)
 
 
 def power(a, b):
@@ -266,11 +378,9 @@ def sum(a, dim, keepdim: bool, dtype):
 def mean(a, dim, keepdim: bool, dtype):
     out_dtype = _np_dtype(dtype, a.dtype)
     if out_dtype.kind != "f":
-        name = dtypes.from_numpy_dtype(out_dtype).name
-        legacy = {"int64": "Long", "int32": "Int", "bool": "Bool"}[name]
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {legacy}"
+            f"or complex dtype. Got: {dtypes.scalar_type_name(out_dtype)}"
         )
     axis = _dims(dim, a.ndim)
     count = a.size if axis is None else math.prod(a.shape[d] for d in axis)
@@ -568,7 +678,8 @@ def clone(a):
 
 
 def to_copy(a, dtype):
-    return a.astype(_np_dtype(dtype, a.dtype), copy=True)
+    result = cast(a, _np_dtype(dtype, a.dtype))
+    return a.copy(order="K") if result is a else result
 
 
 def _fill_dtype(value, dtype) -> np.dtype:
@@ -799,7 +910,7 @@ def copy(self, src):
             src = np.broadcast_to(src, self.shape)
         except ValueError:
             raise RuntimeError(broadcast_error(self.shape, src.shape)) from None
-    return src.astype(self.dtype, copy=False)
+    return cast(src, self.dtype)
 
 
 def broadcast_error(*shapes) -> str:
@@ -1033,8 +1144,10 @@ def cat(tensors, dim: int):
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
                     f"{arrays[0].shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
                 )
-    dtype = max((t.dtype for t in arrays), key=lambda dt: dtypes.from_numpy_dtype(dt).rank)
-    return np.concatenate([t.astype(dtype, copy=False) for t in arrays], axis=d)
+    result = dtypes.FROM_NUMPY[arrays[0].dtype]
+    for t in arrays[1:]:
+        result = dtypes.promote_types(result, dtypes.FROM_NUMPY[t.dtype])
+    return np.concatenate([cast(t, result.np) for t in arrays], axis=d)
 
 
 def stack(tensors, dim: int):
