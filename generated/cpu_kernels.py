@@ -714,7 +714,7 @@ def eq_Tensor(keyset, self, other):
 def eq_Scalar(keyset, self, other):
     """CPU kernel of eq.Scalar"""
     (self,) = promote((self,), (other,), False)
-    result = np.equal(self, other)
+    result = np.equal(self, k.scalar_as(other, self.dtype))
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -738,7 +738,7 @@ def ne_Tensor(keyset, self, other):
 def ne_Scalar(keyset, self, other):
     """CPU kernel of ne.Scalar"""
     (self,) = promote((self,), (other,), False)
-    result = np.not_equal(self, other)
+    result = np.not_equal(self, k.scalar_as(other, self.dtype))
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -762,7 +762,7 @@ def lt_Tensor(keyset, self, other):
 def lt_Scalar(keyset, self, other):
     """CPU kernel of lt.Scalar"""
     (self,) = promote((self,), (other,), False)
-    result = np.less(self, other)
+    result = np.less(self, k.scalar_as(other, self.dtype))
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -786,7 +786,7 @@ def le_Tensor(keyset, self, other):
 def le_Scalar(keyset, self, other):
     """CPU kernel of le.Scalar"""
     (self,) = promote((self,), (other,), False)
-    result = np.less_equal(self, other)
+    result = np.less_equal(self, k.scalar_as(other, self.dtype))
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -810,7 +810,7 @@ def gt_Tensor(keyset, self, other):
 def gt_Scalar(keyset, self, other):
     """CPU kernel of gt.Scalar"""
     (self,) = promote((self,), (other,), False)
-    result = np.greater(self, other)
+    result = np.greater(self, k.scalar_as(other, self.dtype))
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -834,7 +834,7 @@ def ge_Tensor(keyset, self, other):
 def ge_Scalar(keyset, self, other):
     """CPU kernel of ge.Scalar"""
     (self,) = promote((self,), (other,), False)
-    result = np.greater_equal(self, other)
+    result = np.greater_equal(self, k.scalar_as(other, self.dtype))
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

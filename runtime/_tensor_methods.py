@@ -8,9 +8,12 @@ import numpy as np
 
 from . import dtypes
 from .generated import ops as aten
+from .numpy_kernels import is_mask
 from .overrides import Site, overridable, overridable_property, public_entry
 from .python_arg_parser import method
-from .tensor import Tensor
+from .tensor import Tensor, _make
+
+_UINT8 = np.dtype(np.uint8)
 
 INT64_MAX = 2**63 - 1
 _NUMBERS = (numbers.Number, np.generic)
@@ -71,10 +74,15 @@ def _as_index_tensor(item):
     return tensor(item)
 
 
+def _is_mask(t: Tensor) -> bool:
+    return is_mask(t._data)
+
+
 def _is_advanced(item) -> bool:
     if isinstance(item, Tensor):
-        # A 0-dim integer tensor indexes like an int.
-        return item._data.ndim > 0 or item._data.dtype.kind == "b"
+        # A 0-dim integer tensor indexes like an int; a 0-dim mask (bool, uint8) or a
+        # 0-dim tensor of another type goes to aten.index (which refuses floats).
+        return item._data.ndim > 0 or item._data.dtype.kind not in "iu" or _is_mask(item)
     return isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_))
 
 
@@ -120,7 +128,7 @@ def _apply_index(self, index, for_setitem: bool = False):
             continue
         if _is_advanced(item):
             t = _as_index_tensor(item) if not isinstance(item, (bool, np.bool_)) else None
-            specified += t._data.ndim if t is not None and t._data.dtype.kind == "b" else 1
+            specified += t._data.ndim if t is not None and _is_mask(t) else 1
         else:
             specified += 1
     ndim = self._data.ndim
@@ -153,8 +161,11 @@ def _apply_index(self, index, for_setitem: bool = False):
             raise NotImplementedError("indexing with a Python bool is not supported")
         elif _is_advanced(item):
             tensor_index = _as_index_tensor(item)
+            if tensor_index._data.ndim == 0 and tensor_index._data.dtype is _UINT8:
+                # a 0-dim uint8 counts as a bool (no deprecation warning, as in PyTorch)
+                tensor_index = _make(tensor_index._data.astype(np.bool_))
             advanced[dim] = tensor_index
-            dim += tensor_index._data.ndim if tensor_index._data.dtype.kind == "b" else 1
+            dim += tensor_index._data.ndim if _is_mask(tensor_index) else 1
         else:
             size = result._data.shape[dim] if dim < result._data.ndim else 0
             if not -size <= int(item) < size:  # Python indexing's own check, before select
@@ -172,7 +183,7 @@ def _apply_index(self, index, for_setitem: bool = False):
                 position += 1
             t = advanced[start]
             indices.append(t)
-            position += t._data.ndim if t._data.dtype.kind == "b" else 1
+            position += t._data.ndim if _is_mask(t) else 1
     return result, indices
 
 

@@ -7,6 +7,7 @@ arrays, views for view ops. Errors follow PyTorch's types and phrases.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -226,12 +227,16 @@ def power(a, b):
         if b.__class__ is bool:  # x ** False is all ones, x ** True is x
             return a.copy() if b else np.ones_like(a)
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-    if dtype.kind in "iu":
-        if b.__class__ is not np.ndarray:
-            if b < 0:
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
-        elif (b < 0).any():
-            return _integer_power(a, b)
+    if a.__class__ is not np.ndarray:
+        a = scalar_as(a, dtype)  # a base wraps into the exponent's type (300 -> 44 in uint8)
+    elif b.__class__ is not np.ndarray:
+        if dtype.kind in "iu" and b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if overflows(b, dtype):
+            raise overflow_error(dtype)
+        b = scalar_as(b, dtype)
+    if dtype.kind in "iu" and b.__class__ is np.ndarray and (b < 0).any():
+        return _integer_power(a, b)
     return np.power(a, b)
 
 
@@ -271,16 +276,32 @@ def sign(a):
 
 
 def sigmoid(a):
+    if a.dtype is _HALF:
+        # in float32, rounded once, as PyTorch computes float16 math
+        return (1 / (1 + np.exp(-a.astype(_F32)))).astype(_HALF)
     # 1/(1+exp(-x)) written through tanh: no overflow warning for large |x|.
     half = np.asarray(0.5, dtype=a.dtype)
     return half * np.tanh(half * a) + half
 
 
+def _refuse_non_float(a, kernel: str) -> None:
+    if a.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
+        )
+
+
 def sigmoid_backward(grad_output, output):
+    _refuse_non_float(grad_output, "sigmoid_backward_cpu")
+    # float16 too is computed step by step in float16, as PyTorch's kernel does
     return grad_output * (1 - output) * output
 
 
 def tanh_backward(grad_output, output):
+    _refuse_non_float(grad_output, "tanh_backward_cpu")
+    if grad_output.dtype is _HALF:
+        g, y = grad_output.astype(_F32), output.astype(_F32)
+        return (g * (1 - y * y)).astype(_HALF)
     return grad_output * (1 - output * output)
 
 
@@ -369,23 +390,29 @@ def _dims(dim, ndim: int):
 
 def sum(a, dim, keepdim: bool, dtype):
     axis = _dims(dim, a.ndim)
-    if dtype is None and a.dtype.kind == "f":
+    if dtype is None and a.dtype.kind == "f" and a.dtype is not _HALF:
         return np.add.reduce(a, axis, None, None, keepdim)
-    out_dtype = _np_dtype(dtype, a.dtype if a.dtype.kind == "f" else np.dtype(np.int64))
-    return np.add.reduce(a, axis, out_dtype, None, keepdim)
+    out_dtype = _np_dtype(dtype, a.dtype if a.dtype.kind == "f" else _INT64)
+    if out_dtype is _HALF:
+        # float16 accumulates in float32 and rounds once, as in PyTorch
+        return np.add.reduce(cast(a, _HALF), axis, _F32, None, keepdim).astype(_HALF)
+    return np.add.reduce(cast(a, out_dtype), axis, out_dtype, None, keepdim)
 
 
 def mean(a, dim, keepdim: bool, dtype):
     out_dtype = _np_dtype(dtype, a.dtype)
     if out_dtype.kind != "f":
+        which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {dtypes.scalar_type_name(out_dtype)}"
+            f"mean(): could not infer output dtype. {which} dtype must be either a floating "
+            f"point or complex dtype. Got: {dtypes.scalar_type_name(out_dtype)}"
         )
     axis = _dims(dim, a.ndim)
     count = a.size if axis is None else math.prod(a.shape[d] for d in axis)
-    total = np.add.reduce(a, axis=axis, keepdims=keepdim, dtype=out_dtype)
-    return np.true_divide(total, count, dtype=out_dtype)
+    # float16 sums and divides in float32, rounding once (PyTorch's CPU mean)
+    work = _F32 if out_dtype is _HALF else out_dtype
+    total = np.add.reduce(cast(a, work), axis=axis, keepdims=keepdim, dtype=work)
+    return cast(np.true_divide(total, count, dtype=work), out_dtype)
 
 
 # ---- linear algebra -----------------------------------------------------------------
@@ -404,6 +431,14 @@ def _refuse_bool_product(a, kernel: str) -> None:
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+def _product(a, b):
+    """``a @ b``; float16 multiplies and accumulates in float32 and rounds once, as
+    PyTorch's CPU kernels do."""
+    if a.dtype is _HALF:
+        return np.matmul(a.astype(_F32), b.astype(_F32)).astype(_HALF)
+    return np.matmul(a, b)
+
+
 def mm(a, b):
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -416,7 +451,7 @@ def mm(a, b):
         )
     _same_dtype(a, b, "m1 and m2")
     _refuse_bool_product(a, "addmm_impl_cpu_")
-    return np.matmul(a, b)
+    return _product(a, b)
 
 
 def bmm(a, b):
@@ -435,7 +470,7 @@ def bmm(a, b):
             f"expected scalar type {dtypes.scalar_type_name(a.dtype)} but found "
             f"{dtypes.scalar_type_name(b.dtype)}"
         )
-    return np.matmul(a, b)
+    return _product(a, b)
 
 
 def dot(a, b):
@@ -453,7 +488,7 @@ def dot(a, b):
             f"{dtypes.scalar_type_name(a.dtype)} and {dtypes.scalar_type_name(b.dtype)}"
         )
     _refuse_bool_product(a, "dot")
-    return np.asarray(np.dot(a, b))
+    return np.asarray(_product(a, b))
 
 
 def mv(a, v):
@@ -471,7 +506,7 @@ def mv(a, v):
             f"addmv input tensors must have the same dtype, but got {vec}, {mat}, and {vec}"
         )
     _refuse_bool_product(a, "addmv_impl_cpu")
-    return np.matmul(a, v)
+    return _product(a, v)
 
 
 # ---- views and shapes ------------------------------------------------------------------
@@ -944,7 +979,7 @@ def masked_fill(self, mask, value):
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{dtypes.from_numpy_dtype(mask.dtype).name}"
+            f"{dtypes.cpp_type_name(mask.dtype)}"
         )
     if isinstance(value, np.ndarray):
         if value.ndim:
@@ -959,9 +994,17 @@ def masked_fill(self, mask, value):
 # ---- advanced indexing ---------------------------------------------------------------------
 
 
+_INDEX_DTYPES = frozenset([_BOOL, _UINT8, np.dtype(np.int32), _INT64])
+
+
+def is_mask(index: np.ndarray) -> bool:
+    """Whether an index tensor selects by mask: bool, and uint8 (deprecated in PyTorch)."""
+    return index.dtype is _BOOL or index.dtype is _UINT8
+
+
 def _index_tuple(self, indices):
-    """PyTorch's index list (None = a full slice; a bool mask spans its ndim dims) as a numpy key."""
-    dims = _py_sum(i.ndim if i is not None and i.dtype == np.bool_ else 1 for i in indices)
+    """PyTorch's index list (None = a full slice; a mask spans its ndim dims) as a numpy key."""
+    dims = _py_sum(i.ndim if i is not None and is_mask(i) else 1 for i in indices)
     if dims > self.ndim:
         raise IndexError(
             f"too many indices for tensor of dimension {self.ndim} (got {len(indices)})"
@@ -973,9 +1016,17 @@ def _index_tuple(self, indices):
             key.append(builtins_slice(None))
             dim += 1
             continue
-        if index.dtype.kind not in "biu":
+        if index.dtype not in _INDEX_DTYPES:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        if index.dtype == np.bool_:
+        if index.dtype is _UINT8:
+            warnings.warn(
+                "indexing with dtype opgrad.uint8 is now deprecated, please use a dtype "
+                "opgrad.bool instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+            index = index.astype(_BOOL)
+        if index.dtype is _BOOL:
             expected = self.shape[dim : dim + index.ndim]
             if index.shape != expected:
                 raise IndexError(
@@ -1000,6 +1051,17 @@ def index(self, indices):
 
 
 def index_put(self, indices, values, accumulate: bool):
+    if (
+        not accumulate
+        and values.size == 1
+        and len(indices) == 1
+        and indices[0] is not None
+        and indices[0].dtype is _UINT8
+    ):
+        # PyTorch fills through masked_fill_ here, which takes bool masks only
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+        )
     if values.dtype != self.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "

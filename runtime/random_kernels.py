@@ -9,7 +9,8 @@ rounds where they round, so a seed gives PyTorch's values bit for bit:
   values, the second value cached in the generator for the next call.
 * normal, 16 or more contiguous values: all values drawn uniform first, then each block of
   16 turned into normals (first half cosines, second half sines), the last partial block
-  redrawn as a fresh 16. float64 uses libm (as PyTorch's std::log/cos/sin do). float32
+  redrawn as a fresh 16. float16 runs float32's transform block by block and rounds; its
+  partial last block is never drawn before the fresh 16. float64 uses libm (as PyTorch's std::log/cos/sin do). float32
   follows PyTorch's AVX2 kernel (cephes polynomials in single precision, fused
   multiply-adds where its compiler fused them), which PyTorch runs on x86 CPUs with AVX2
   and FMA (AVX-512 ones too); elsewhere, or with ATEN_CPU_CAPABILITY=default, PyTorch
@@ -48,7 +49,12 @@ _SHIFT32 = np.uint64(32)
 
 
 def uniform(gen: Generator, count: int, dtype: np.dtype) -> np.ndarray:
-    """``count`` values in [0, 1) (at::uniform_real_distribution(0, 1))."""
+    """``count`` values in [0, 1) (at::uniform_real_distribution(0, 1)); float16 rounds
+    float32's values, and one that rounds up to 1 becomes 0, as in PyTorch."""
+    if dtype == np.float16:
+        values = uniform(gen, count, np.dtype(_F32)).astype(np.float16)
+        values[values == 1] = 0
+        return values
     if dtype == np.float32:
         return (gen._words(count) & _LOW24).astype(_F32) * _F32(2.0**-24)
     words = gen._words(2 * count)
@@ -59,10 +65,14 @@ def uniform(gen: Generator, count: int, dtype: np.dtype) -> np.ndarray:
 def normal(gen: Generator, count: int, dtype: np.dtype, contiguous: bool = True) -> np.ndarray:
     """``count`` standard normal values, by the path PyTorch's normal kernel takes."""
     if count >= 16 and contiguous:
+        if dtype == np.float16:
+            return _fill_by_blocks(gen, count).astype(np.float16)
         if dtype == np.float32:
             return _fill(gen, count, dtype, _normal_16_avx2 if _AVX2 else _normal_16_single)
         return _fill(gen, count, dtype, _normal_16_double)
-    return _box_muller_double(gen, count).astype(dtype)
+    values = _box_muller_double(gen, count)
+    # float16 is built from a float: the double rounds to float32 first
+    return values.astype(_F32).astype(dtype) if dtype == np.float16 else values.astype(dtype)
 
 
 # ---- per-value path -------------------------------------------------------------------------
@@ -104,6 +114,19 @@ def _fill(gen: Generator, count: int, dtype: np.dtype, normal_16) -> np.ndarray:
     if redraw:
         data[count - 16 :] = normals[whole:]
     return data
+
+
+def _fill_by_blocks(gen: Generator, count: int) -> np.ndarray:
+    """float16's filled path, in float32 block by block: 16 draws per whole block, and for
+    a partial last block 16 fresh draws whose normals overwrite the last 16 values (the
+    leftover values are never drawn, unlike float32's path)."""
+    whole = count - count % 16
+    draws = uniform(gen, whole + (16 if whole != count else 0), np.dtype(_F32))
+    normal_16 = _normal_16_avx2 if _AVX2 else _normal_16_single
+    normals = normal_16(draws.reshape(-1, 16)).reshape(-1)
+    if whole == count:
+        return normals
+    return np.concatenate([normals[: count - 16], normals[whole:]])
 
 
 def _normal_16_double(blocks: np.ndarray) -> np.ndarray:
