@@ -168,9 +168,9 @@ def _from_python(data, inferred: Optional[dtypes.dtype], dtype: dtypes.dtype) ->
     float16 rounds through float32)."""
     nested = _to_nested(data)
     if dtype.category == 2:
-        if dtype is dtypes.float16:
-            return k.cast(np.array(nested, dtype=np.float64), dtype.np)
-        return np.array(nested, dtype=dtype.np)
+        # built in float64, then cast: float16 rounds through float32 as in PyTorch, and
+        # a value past float32's range becomes inf without numpy's warning
+        return k.cast(np.array(nested, dtype=np.float64), dtype.np)
     if dtype.category == 1:
         _check_integral_leaves(data, dtype)
     if inferred is None or inferred is dtype or inferred.category == 0:

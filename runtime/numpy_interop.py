@@ -5,12 +5,11 @@ byte order; a read-only array warns once and is then written through, as in PyTo
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import dtypes
 from .numpy_kernels import memory_owner
+from .user_warnings import warn_user
 
 _NOT_WRITABLE = (
     "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
@@ -36,7 +35,7 @@ def checked_array(array: np.ndarray, warn_if_not_writable: bool) -> np.ndarray:
     read_only = not array.flags.writeable
     if read_only and warn_if_not_writable and not _warned_not_writable:
         _warned_not_writable = True
-        warnings.warn(_NOT_WRITABLE, UserWarning, stacklevel=4)
+        warn_user(_NOT_WRITABLE)
     dtype = dtypes.from_numpy_dtype(array.dtype)
     item = array.itemsize
     strides = array.strides

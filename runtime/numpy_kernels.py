@@ -7,7 +7,6 @@ arrays, views for view ops. Errors follow PyTorch's types and phrases.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 from . import dtypes
 from . import random_kernels
 from .random import generator
+from .user_warnings import warn_user
 
 # ``slice`` and ``sum`` below are op kernels; keep Python's at hand.
 builtins_slice = slice
@@ -150,11 +150,19 @@ def _scalar_operands(a, b):
     return a, b
 
 
+def _negated(alpha):
+    """``-alpha`` as PyTorch's Scalar negates it (an int wraps around in int64)."""
+    if alpha.__class__ is int:
+        return (-alpha + 2**63) % 2**64 - 2**63
+    return -alpha
+
+
 def _with_alpha(op, a, b, alpha):
     """``a op alpha * b``. In float16 as PyTorch computes it: operands and alpha rounded to
     float16, the whole expression in float32, one rounding at the end."""
     dtype = _result_dtype(a, b)
-    _check_alpha(alpha, dtype)
+    # PyTorch subtracts by adding -alpha: that is the value that must fit the dtype
+    _check_alpha(alpha if op is np.add or alpha.__class__ is bool else _negated(alpha), dtype)
     if dtype is _HALF:
         scaled = np.multiply(b, np.float32(scalar_as(alpha, _HALF)), dtype=_F32)
         return op(a, scaled, dtype=_F32).astype(_HALF)
@@ -1019,11 +1027,9 @@ def _index_tuple(self, indices):
         if index.dtype not in _INDEX_DTYPES:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if index.dtype is _UINT8:
-            warnings.warn(
+            warn_user(
                 "indexing with dtype opgrad.uint8 is now deprecated, please use a dtype "
-                "opgrad.bool instead.",
-                UserWarning,
-                stacklevel=2,
+                "opgrad.bool instead."
             )
             index = index.astype(_BOOL)
         if index.dtype is _BOOL:

@@ -21,7 +21,7 @@ INPUTS = [0.0, 1.0, 0.0, -2.0, 5.0, 1.0, float("nan")]
 
 
 @pytest.mark.parametrize("repeats", [1, 600])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("threshold", [0, 0.5, -1.0])
 def test_threshold_backward_edge_values(torch, dtype, threshold, repeats):
     import opgrad as og

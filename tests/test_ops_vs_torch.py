@@ -701,6 +701,20 @@ PROMOTION = [
         lambda T: T.tensor([[1, 2], [3, 4]]) @ T.tensor([[1, 2], [3, 4]]),
         None,
     ),
+    ("uint8_plus_int8", lambda T: T.tensor([1], dtype=T.uint8) + T.tensor([1], dtype=T.int8), None),
+    (
+        "uint8_plus_0dim_int8",
+        lambda T: T.tensor([1], dtype=T.uint8) + T.tensor(-1, dtype=T.int8),
+        None,
+    ),
+    ("bool_plus_0dim_uint8", lambda T: T.tensor([True]) + T.tensor(200, dtype=T.uint8), None),
+    ("int16_times_float_scalar", lambda T: T.tensor([1], dtype=T.int16) * 2.5, None),
+    ("int64_plus_0dim_float16", lambda T: T.tensor([1, 2]) + T.tensor(1.5, dtype=T.half), None),
+    ("float16_times_float32_0dim", lambda T: T.ones(2, dtype=T.half) * T.tensor(3.0), None),
+    ("float16_plus_float32", lambda T: T.ones(2, dtype=T.half) + T.ones(2), None),
+    ("int8_div_int8", lambda T: T.tensor([3], dtype=T.int8) / T.tensor([2], dtype=T.int8), None),
+    ("uint8_sum", lambda T: T.tensor([200, 100], dtype=T.uint8).sum(), None),
+    ("exp_of_int8", lambda T: T.exp(T.tensor([1], dtype=T.int8)), None),
     (
         "where_float32_float64",
         lambda T: T.where(

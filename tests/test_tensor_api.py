@@ -159,7 +159,10 @@ def test_arange_and_full_with_ints_are_int64():
 # dtype objects and Size
 
 
-@pytest.mark.parametrize("name", ["float32", "float64", "int64", "int32", "bool"])
+@pytest.mark.parametrize(
+    "name",
+    ["float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool"],
+)
 def test_dtype_repr_names_opgrad(name):
     assert repr(getattr(og, name)) == f"opgrad.{name}"
     assert str(getattr(og, name)) == f"opgrad.{name}"
