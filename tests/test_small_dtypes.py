@@ -61,6 +61,28 @@ def test_names_in_error_messages_match_torch(torch, name):
     assert_same(torch, scenario)
 
 
+REPRS = {
+    "float16": [1.5, -2.25, 1000.0],
+    "float16 wide range": [0.0001, 65504.0],
+    "float16 non-finite": [float("nan"), float("inf"), -float("inf"), 1.0],
+    "float16 integers": [1.0, 2.0, 3.0],
+    "uint8": [255, 0, 7],
+    "int8": [-128, 127],
+    "int16": [-32768, 5],
+}
+
+
+@pytest.mark.parametrize("name", list(REPRS))
+def test_repr_matches_torch(torch, name):
+    dtype = name.split()[0]
+    assert_same(
+        torch,
+        lambda lib: repr(lib.tensor(REPRS[name], dtype=getattr(lib, dtype))).replace(
+            lib.__name__, "LIB"
+        ),
+    )
+
+
 # ---- promotion ---------------------------------------------------------------------------
 
 
@@ -566,3 +588,15 @@ def test_float16_random_like_a_transposed_tensor_is_torchs(torch, fn):
         return getattr(lib, fn)(lib.ones(2, 40, dtype=lib.half).t()).numpy().tobytes()
 
     assert draw(og) == draw(torch)
+
+
+def test_float16_gradient_summed_over_a_broadcast_accumulates_in_float32(torch):
+    rng = np.random.default_rng(1)
+    a, b, w = (rng.standard_normal(s).astype(np.float16) for s in [(4000, 3), (3,), (4000, 3)])
+
+    def grad_of_b(lib):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        ((x + y) * lib.tensor(w)).sum().backward()
+        return y.grad
+
+    assert _ulps_apart(grad_of_b(og), grad_of_b(torch)).max() <= 1

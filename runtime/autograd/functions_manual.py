@@ -21,6 +21,7 @@ from ..tensor import TENSOR_CLASSES, Tensor, _make
 from .views import as_view
 
 _OBSERVERS = PYTHON | TORCH_FUNCTION
+_HALF = np.dtype(np.float16)
 
 
 def _dtype_of(t):
@@ -69,7 +70,8 @@ def sum_to(grad, shape: Sequence[int]):
     for i, size in enumerate(shape):
         if size == 1 and sizes[leading + i] != 1:
             reduce_dims.append(leading + i)
-    if grad._data.dtype.kind == "f" and _unobserved(grad):
+    # (not float16: its sum accumulates in float32, which the dispatched sum does)
+    if grad._data.dtype.kind == "f" and grad._data.dtype is not _HALF and _unobserved(grad):
         # sum_dim_IntList(keepdim=True), then a view of it without the leading dims
         summed = _make(np.add.reduce(grad._data, tuple(reduce_dims), None, None, True))
         if leading > 0:
