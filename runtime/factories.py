@@ -188,11 +188,10 @@ def tensor(
 ) -> Tensor:
     """A new leaf tensor holding a copy of ``data``."""
     if isinstance(data, np.ndarray):
-        source = checked_array(data, warn_if_not_writable=False)
-        array = k.cast(source, source.dtype if dtype is None else dtype.np)
-        if np.may_share_memory(array, data):
-            array = np.array(array, copy=True, order="K")
-    elif isinstance(data, Tensor):
+        # as PyTorch: a tensor sharing the array's memory, then a copy of it
+        shared = _lift_fresh(_make(checked_array(data, warn_if_not_writable=False)))
+        return _finish(aten._to_copy(shared, dtype=dtype), requires_grad)
+    if isinstance(data, Tensor):
         array = np.array(k.cast(data._data, dtype.np if dtype else data._data.dtype), copy=True)
     else:
         inferred = _infer_dtype(data, _sizes(data))
@@ -214,7 +213,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         shared = from_numpy(data)
         if dtype is None or shared._data.dtype is dtype.np:
             return shared
-        return _lift_fresh(_make(k.cast(shared._data, dtype.np)))
+        return aten._to_copy(shared, dtype=dtype)
     return tensor(data, dtype=dtype)
 
 
