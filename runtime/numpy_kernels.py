@@ -117,6 +117,13 @@ def scalar_as(value, dtype: np.dtype):
     return value
 
 
+def fill_value(value, dtype: np.dtype):
+    """A fill or bound that fits ``dtype`` (c10's overflows), converted as PyTorch converts
+    it (-1 into uint8 is 255, a float reaches float16 through float32). One that does not
+    fit is left as it is: the kernel's overflow check refuses it."""
+    return value if overflows(value, dtype) else scalar_as(value, dtype)
+
+
 def _check_alpha(alpha, dtype: np.dtype) -> None:
     """PyTorch's checks of alpha against the result dtype (alpha itself takes no part in
     type promotion)."""
@@ -352,9 +359,9 @@ def clamp(a, min, max):
         )
         raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
     if min is not None:
-        a = np.maximum(a, min)
+        a = np.maximum(a, fill_value(min, a.dtype))
     if max is not None:
-        a = np.minimum(a, max)
+        a = np.minimum(a, fill_value(max, a.dtype))
     return a
 
 
@@ -741,7 +748,7 @@ def full_like(a, value, dtype):
         return np.ones(a.shape, dt)
     if value == 0:
         return np.zeros(a.shape, dt)
-    return np.full(a.shape, value, dtype=dt)
+    return np.full(a.shape, fill_value(value, dt), dtype=dt)
 
 
 def _check_size(size) -> tuple:
@@ -756,7 +763,8 @@ def _check_size(size) -> tuple:
 
 def full(size, value, dtype):
     """``full``: the dtype follows the fill value when none is given."""
-    return np.full(_check_size(size), value, dtype=_fill_dtype(value, dtype))
+    dt = _fill_dtype(value, dtype)
+    return np.full(_check_size(size), fill_value(value, dt), dtype=dt)
 
 
 def zeros(size, dtype):
@@ -980,7 +988,7 @@ def fill(self, value):
                 f"{value.ndim} dimensions."
             )
         value = value.item()
-    return np.full(self.shape, value, dtype=self.dtype)
+    return np.full(self.shape, fill_value(value, self.dtype), dtype=self.dtype)
 
 
 def masked_fill(self, mask, value):
@@ -996,7 +1004,7 @@ def masked_fill(self, mask, value):
                 f"{value.ndim} dimension(s)."
             )
         value = value.item()
-    return np.where(mask, np.asarray(value, dtype=self.dtype), self)
+    return np.where(mask, np.asarray(fill_value(value, self.dtype), dtype=self.dtype), self)
 
 
 # ---- advanced indexing ---------------------------------------------------------------------

@@ -219,6 +219,34 @@ WRAP = {
 }
 
 
+# fills and bounds that fit the dtype are converted as torch converts them (out-of-range
+# ones are the overflow checks' business)
+_CLOSE_TO_A_TIE = 1 + 2**-11 + 2**-30  # rounds to 1.0 through float32, to 1.001 directly
+FILLS = {
+    "uint8 fill_ -1": lambda lib, T: lib.ones(2, dtype=lib.uint8).fill_(-1),
+    "uint8 full -1": lambda lib, T: lib.full((2,), -1, dtype=lib.uint8),
+    "uint8 full_like -2": lambda lib, T: lib.full_like(lib.ones(2, dtype=lib.uint8), -2),
+    "uint8 masked_fill -1": lambda lib, T: lib.ones(2, dtype=lib.uint8).masked_fill(
+        T([True, False]), -1
+    ),
+    "uint8 clamp(-1, 3)": lambda lib, T: lib.ones(2, dtype=lib.uint8).clamp(-1, 3),
+    "uint8 where -1": lambda lib, T: lib.where(T([True, False]), lib.ones(2, dtype=lib.uint8), -1),
+    "int8 fill_ 2.7": lambda lib, T: lib.ones(2, dtype=lib.int8).fill_(2.7),
+    "float16 full": lambda lib, T: lib.full((1,), _CLOSE_TO_A_TIE, dtype=lib.half),
+    "float16 fill_": lambda lib, T: lib.ones(1, dtype=lib.half).fill_(_CLOSE_TO_A_TIE),
+    "float16 clamp": lambda lib, T: lib.zeros(1, dtype=lib.half).clamp(_CLOSE_TO_A_TIE),
+    "float16 scalar_tensor": lambda lib, T: lib.scalar_tensor(_CLOSE_TO_A_TIE, dtype=lib.half),
+    "float16 masked_fill": lambda lib, T: lib.ones(2, dtype=lib.half).masked_fill(
+        T([True, False]), _CLOSE_TO_A_TIE
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(FILLS))
+def test_fill_value_is_converted_as_torch(torch, name):
+    assert_same(torch, result_scenario(FILLS[name]))
+
+
 @pytest.mark.parametrize("name", list(WRAP))
 def test_integer_arithmetic_wraps_around_as_torch(torch, name):
     assert_same(torch, result_scenario(WRAP[name]))
