@@ -20,8 +20,6 @@ class _DispatchState(threading.local):
 
     def __init__(self) -> None:
         self.mode_stack = []
-        #: ids of gradients the running backward must not store without a copy
-        self.shared_grads = frozenset()
         #: saved_tensors_hooks: the (pack, unpack) pairs in force, innermost last
         self.saved_hooks = []
         #: disable_saved_tensors_hooks: the error message while disabled, else None

@@ -654,7 +654,7 @@ def randn(size, dtype):
     return random_kernels.normal(generator(), math.prod(shape), np_dtype).reshape(shape)
 
 
-def _memory_order(a: np.ndarray):
+def memory_order(a: np.ndarray):
     """The dims of ``a`` from outermost to innermost in memory when ``a`` is dense,
     non-overlapping and not contiguous (empty_like then keeps its strides), else None."""
     if a.flags.c_contiguous or a.size <= 1:
@@ -676,7 +676,7 @@ def _random_like(a: np.ndarray, dtype, kernel: str, fill):
     """rand_like/randn_like: a dense permuted input gives a result with its strides, filled
     in memory order (the normal kernel then takes its non-contiguous path), as in PyTorch."""
     np_dtype = _random_float_dtype(_np_dtype(dtype, a.dtype), kernel)
-    order = _memory_order(a)
+    order = memory_order(a)
     if order is None:
         return fill(a.size, np_dtype, True).reshape(a.shape)
     values = fill(a.size, np_dtype, False).reshape([a.shape[d] for d in order])

@@ -167,7 +167,7 @@ def backward(
     root_edges = _root_edges(outputs)
     root_grads = _make_grads(outputs, grads)
     if not inputs:
-        execute(root_edges, root_grads, retain_graph, create_graph, user_grads=grads)
+        execute(root_edges, root_grads, retain_graph, create_graph)
         return
     run_edges, capture_edges = [], []
     for t in inputs:
@@ -186,7 +186,6 @@ def backward(
         retain_graph,
         create_graph,
         capture_edges,
-        user_grads=grads,
         run_edges=run_edges,
     )
 
@@ -236,9 +235,7 @@ def grad(
     root_edges = _root_edges(outputs)
     input_edges = [_input_edge(t) for t in inputs_tuple]
     root_grads = _make_grads(outputs, grads)
-    captured = execute(
-        root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
-    )
+    captured = execute(root_edges, root_grads, retain_graph, create_graph, input_edges)
     for index, g in enumerate(captured):
         if g is None and not allow_unused:
             raise RuntimeError(
