@@ -195,13 +195,15 @@ def execute(
     converted_root_grads: list = []
     previous_grad_mode = tls.grad_enabled
     tasks = tls.graph_tasks
-    tasks.append(task)
-    tls.grad_enabled = create_graph
+    depth = len(tasks)
     heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
     upcoming = None  # a ready entry not (yet) pushed onto the heap
     node = root
     outputs = root.grads
     try:
+        # inside the try: the finally undoes them wherever an exception strikes
+        tasks.append(task)
+        tls.grad_enabled = create_graph
         while True:
             # Route this node's outputs along its edges; a target whose last
             # gradient arrived becomes ready.
@@ -315,7 +317,7 @@ def execute(
             anomaly.report(task.current_node, error)
         raise
     finally:
-        tasks.pop()
+        del tasks[depth:]
         tls.grad_enabled = previous_grad_mode
 
 
