@@ -542,6 +542,22 @@ def pow_Tensor_Tensor(keyset, self, exponent):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def pow__Tensor(keyset, self, exponent):
+    """CPU kernel of pow_.Tensor"""
+    target = self
+    self, exponent = promote2(self, exponent, False)
+    try:
+        result = k.power(self, exponent)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                exponent.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
 def pow_Scalar(keyset, self, exponent):
     """CPU kernel of pow.Scalar"""
     (exponent,) = promote((exponent,), (self,), False)

@@ -1549,6 +1549,38 @@ pow_Tensor_Tensor = pow_Tensor_Tensor_op._entry = _pow_Tensor_Tensor_entry(
 pow_Tensor_Tensor_op._make_entry = _pow_Tensor_Tensor_entry
 
 
+pow__Tensor_op = define("aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)")
+_pow__Tensor_cache = pow__Tensor_op._cache
+
+
+def _pow__Tensor_entry(_site):
+    def pow__Tensor(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow__Tensor_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, pow__Tensor_op, 0)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, pow__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, pow__Tensor_op, self, exponent)
+            keyset = (self._keys | exponent._keys | include) & _tls.keep
+            kernel = _pow__Tensor_cache.get(keyset) or pow__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow__Tensor
+
+
+pow__Tensor = pow__Tensor_op._entry = _pow__Tensor_entry(Site(pow__Tensor_op))
+pow__Tensor_op._make_entry = _pow__Tensor_entry
+
+
 pow_Scalar_op = define("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 _pow_Scalar_cache = pow_Scalar_op._cache
 

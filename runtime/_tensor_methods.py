@@ -35,6 +35,10 @@ def _pow(self, exponent):
     return aten.pow_Tensor_Scalar(self, exponent)
 
 
+def _ipow(self, exponent):
+    return self.pow_(exponent)
+
+
 def _rpow(self, base):
     return aten.pow_Scalar(base, self)
 
@@ -314,6 +318,7 @@ def install(methods: dict) -> None:
     )
     Tensor.__pow__ = _python_method(_pow, "__pow__", "pow", operator=True)
     Tensor.__rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
+    Tensor.__ipow__ = _python_method(_ipow, "__ipow__", "pow_")
     Tensor.__neg__ = _operator(aten.neg_op, "__neg__", "neg", binary=False)
     Tensor.__abs__ = _operator(aten.abs_op, "__abs__", "abs", binary=False)
     Tensor.__matmul__ = _operator(aten.matmul_op, "__matmul__", "matmul")
