@@ -210,6 +210,13 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             prelude.append(
                 f"{names}, = promote(({names},), ({scalar_names}{',' if len(scalars) == 1 else ''}), {lifted})"
             )
+    if ov.kind == "inplace_variant" and rule != "none" and promoted:
+        # as in PyTorch, the result type must be castable to self's before anything runs
+        first = promoted[0]
+        prelude.append(
+            f"if {first}.dtype is not target._data.dtype: "
+            f"check_cast({first}.dtype, target._data.dtype)"
+        )
     returns = entry.schema.returns
     many = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
     broadcasts = tuple(t for t in tensors) if rule != "none" and len(tensors) > 1 else ()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import warnings as _warnings
 
-# numpy warns where PyTorch silently gives nan/inf (log(-1), 0/0): not in our kernels.
-for _module in (r"opgrad\.generated\.cpu_kernels", r"opgrad\.numpy_kernels"):
+# numpy warns where PyTorch silently gives nan/inf (log(-1), 0/0, tensor([1e40])): not in our
+# kernels and factories.
+for _module in (r"opgrad\.generated\.cpu_kernels", r"opgrad\.numpy_kernels", r"opgrad\.factories"):
     _warnings.filterwarnings("ignore", category=RuntimeWarning, module=_module)
 
 from . import dtypes as _dtypes

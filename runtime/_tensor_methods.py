@@ -10,6 +10,7 @@ from . import dtypes
 from .generated import ops as aten
 from .overrides import Site, overridable, overridable_property, public_entry
 from .python_arg_parser import method
+from .scalar_fit import check_fits
 from .tensor import Tensor
 
 INT64_MAX = 2**63 - 1
@@ -191,25 +192,48 @@ def _getitem(self, index):
 
 def _setitem(self, index, value) -> None:
     """``x[index] = value``: fill_/copy_ into the indexed view, or index_put_."""
-    from .factories import tensor
-
-    if not isinstance(value, (Tensor, bool, int, float, np.number, np.bool_)):
-        raise TypeError(
-            f"can't assign a {type(value).__name__} to a {dtypes.legacy_tensor_type(self._data.dtype)}"
-        )
     if not isinstance(value, Tensor):
-        value = tensor(value, dtype=self.dtype)  # before the index, as in PyTorch
+        value = _value_tensor(self, value)  # before the index, as in PyTorch
     view, indices = _apply_index(self, index, for_setitem=True)
     if indices is not None:
+        if value._data.ndim and value._data.shape[0] == 1:
+            value = aten.view(value, _without_leading_ones(value._data.shape))
         aten.index_put_(view, indices, value)
-    elif value._data.ndim == 0 and view._data.ndim > 0:
-        aten.fill__Tensor(view, value)
-    elif value._data.ndim == 0:
+    elif value._data.shape == view._data.shape:
         aten.copy_(view, value)
+    elif value._data.ndim == 0:
+        aten.fill__Tensor(view, value)
     else:
+        # leading 1s of the value go first (a [1, 3] value fills a [3] row), then it expands
+        value = aten.view(value, _without_leading_ones(value._data.shape))
         if value._data.shape != view._data.shape:
             value = aten.expand(value, view._data.shape)
         aten.copy_(view, value)
+
+
+def _value_tensor(self, value) -> Tensor:
+    """A number assigned to ``self[...]``: a 0-dim tensor of self's dtype, refusing a
+    number that dtype cannot hold (PyTorch's texts)."""
+    from .factories import tensor
+
+    if not isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a "
+            f"{dtypes.legacy_tensor_type(self._data.dtype)}"
+        )
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    check_fits(value, self._data.dtype)
+    if isinstance(value, (complex, np.complexfloating)):
+        value = value.real  # fits: its imaginary part is zero
+    return tensor(value, dtype=self.dtype)
+
+
+def _without_leading_ones(shape: tuple) -> tuple:
+    first = 0
+    while first < len(shape) and shape[first] == 1:
+        first += 1
+    return shape[first:]
 
 
 def split(tensor, split_size_or_sections, dim: int = 0):

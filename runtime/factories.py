@@ -11,6 +11,7 @@ from . import dtypes
 from ._tls import state as _tls
 from .generated import ops as aten
 from .python_arg_parser import int_list
+from .scalar_fit import check_array_fits
 from .tensor import Size, Tensor, _make
 
 
@@ -132,11 +133,25 @@ def _to_nested(data):
 
 
 def _check_int64_range(data) -> None:
+    """Python ints an integer tensor is made from are read as C ``long long``."""
     if isinstance(data, int) and not -(2**63) <= data < 2**63:
         raise ValueError("Overflow when unpacking long long")
     if _is_sequence(data):
         for item in data:
             _check_int64_range(item)
+
+
+def _array_from_data(data, np_dtype: np.dtype) -> np.ndarray:
+    """The values of nested Python data as an array of ``np_dtype``. Float and bool tensors
+    take any number (a float overflows to inf); integer tensors refuse what overflows, as
+    torch.tensor does, checked on the array the data makes (no loop over the values)."""
+    nested = _to_nested(data)
+    if np_dtype.kind not in "iu":
+        return np.array(nested, dtype=np_dtype)
+    _check_int64_range(data)
+    values = np.array(nested)
+    check_array_fits(values, np_dtype)
+    return values.astype(np_dtype)
 
 
 def tensor(
@@ -154,10 +169,9 @@ def tensor(
         array = np.array(data._data, dtype=dtype.np if dtype else data._data.dtype, copy=True)
     else:
         inferred = _infer_dtype(data, _sizes(data))
-        _check_int64_range(data)
         if dtype is None:
             dtype = inferred or dtypes.get_default_dtype()
-        array = np.array(_to_nested(data), dtype=dtype.np)
+        array = _array_from_data(data, dtype.np)
     return _finish(_lift_fresh(_make(array)), requires_grad)
 
 

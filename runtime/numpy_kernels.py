@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes
 from . import random_kernels
 from .random import generator
+from .scalar_fit import check_fits, check_scalar_range, overflow_error
 
 # ``slice`` and ``sum`` below are op kernels; keep Python's at hand.
 builtins_slice = slice
@@ -45,9 +46,6 @@ def _np_dtype(dtype, default):
 _BOOL = np.dtype(np.bool_)
 
 
-_C_INT_NAMES = {np.dtype(np.int32): "int", np.dtype(np.int64): "int64_t"}
-
-
 def _scaled(b, alpha, dtype: np.dtype):
     """``alpha * b`` computed in the result dtype, after PyTorch's checks of alpha
     against that dtype (alpha itself takes no part in type promotion)."""
@@ -62,11 +60,7 @@ def _scaled(b, alpha, dtype: np.dtype):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number."
         )
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if not info.min <= alpha <= info.max:
-            name = _C_INT_NAMES.get(dtype, dtype.name)
-            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    check_fits(alpha, dtype)
     return np.multiply(b, np.asarray(alpha, dtype))
 
 
@@ -200,6 +194,22 @@ def threshold_backward(grad, a, threshold):
     return result
 
 
+def clamp_check(self, min, max) -> None:
+    """Python int bounds beyond int64, refused as PyTorch refuses them before promotion: a
+    Scalar holds int64 or uint64, and a uint64 bound fits no integer tensor."""
+    for bound in (min, max):
+        if bound.__class__ is int and not -(2**63) <= bound <= INT64_MAX:
+            check_scalar_range(bound)
+            dtype = self._data.dtype
+            if dtype == _BOOL:
+                raise RuntimeError(
+                    "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                    "promote Bool and UInt64"
+                )
+            if dtype.kind in "iu":
+                raise overflow_error(dtype)
+
+
 def clamp(a, min, max):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -210,6 +220,14 @@ def clamp(a, min, max):
             else "clamp_min" if max is None else "clamp_max"
         )
         raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
+    # bounds are cast to the result type, refusing what overflows (numpy would widen the
+    # result for a numpy scalar bound)
+    if min is not None:
+        check_fits(min, a.dtype)
+        min = _cast_number(min, a.dtype) if isinstance(min, np.generic) else min
+    if max is not None:
+        check_fits(max, a.dtype)
+        max = _cast_number(max, a.dtype) if isinstance(max, np.generic) else max
     if min is not None:
         a = np.maximum(a, min)
     if max is not None:
@@ -425,7 +443,7 @@ def expand(a, size):
     lead = len(size) - len(shape)
     if lead < 0:
         raise RuntimeError(
-            f"expand({_tensor_type(a)}{{{_shape_str(shape)}}}, size={_shape_str(size)}): the "
+            f"expand({dtypes.legacy_tensor_type(a.dtype)}{{{_shape_str(shape)}}}, size={_shape_str(size)}): the "
             f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(shape)})"
         )
@@ -459,12 +477,6 @@ def expand(a, size):
         view.flags.writeable = False
         return view
     return np.broadcast_to(a, target)
-
-
-def _tensor_type(a) -> str:
-    return {"f4": "CPUFloatType", "f8": "CPUDoubleType", "i8": "CPULongType"}.get(
-        a.dtype.str[1:], "CPUType"
-    )
 
 
 def t(a):
@@ -571,12 +583,18 @@ def to_copy(a, dtype):
     return a.astype(_np_dtype(dtype, a.dtype), copy=True)
 
 
+def _cast_number(value, dtype: np.dtype) -> np.ndarray:
+    """A number that fits ``dtype`` as a 0-dim array of it: floats truncate into integer
+    dtypes, negative ints wrap into unsigned ones, as C++ casts do."""
+    return np.asarray(value).astype(dtype)
+
+
 def _fill_dtype(value, dtype) -> np.dtype:
     if dtype is not None:
         return dtype.np
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return np.dtype(np.bool_)
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return np.dtype(np.int64)
     return dtypes.get_default_dtype().np
 
@@ -587,7 +605,8 @@ def full_like(a, value, dtype):
         return np.ones(a.shape, dt)
     if value == 0:
         return np.zeros(a.shape, dt)
-    return np.full(a.shape, value, dtype=dt)
+    check_fits(value, dt)
+    return np.full(a.shape, _cast_number(value, dt))
 
 
 def _check_size(size) -> tuple:
@@ -602,7 +621,9 @@ def _check_size(size) -> tuple:
 
 def full(size, value, dtype):
     """``full``: the dtype follows the fill value when none is given."""
-    return np.full(_check_size(size), value, dtype=_fill_dtype(value, dtype))
+    np_dtype = _fill_dtype(value, dtype)
+    check_fits(value, np_dtype)
+    return np.full(_check_size(size), _cast_number(value, np_dtype))
 
 
 def zeros(size, dtype):
@@ -819,14 +840,17 @@ def broadcast_error(*shapes) -> str:
 
 
 def fill(self, value):
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):  # fill_.Tensor: the value is cast, as copy_ casts
         if value.ndim:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions."
             )
-        value = value.item()
-    return np.full(self.shape, value, dtype=self.dtype)
+        value = value.astype(self.dtype)
+    else:
+        check_fits(value, self.dtype)
+        value = _cast_number(value, self.dtype)
+    return np.full(self.shape, value)
 
 
 def masked_fill(self, mask, value):
@@ -842,7 +866,13 @@ def masked_fill(self, mask, value):
                 f"{value.ndim} dimension(s)."
             )
         value = value.item()
-    return np.where(mask, np.asarray(value, dtype=self.dtype), self)
+    check_fits(value, self.dtype)
+    if mask.shape != self.shape:
+        try:
+            np.broadcast_shapes(self.shape, mask.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(self.shape, mask.shape)) from None
+    return np.where(mask, _cast_number(value, self.dtype), self)
 
 
 # ---- advanced indexing ---------------------------------------------------------------------
@@ -898,10 +928,16 @@ def index_put(self, indices, values, accumulate: bool):
     out = self.copy()
     key = _index_tuple(self, indices)
     values = values.astype(self.dtype, copy=False)
-    if accumulate:
-        np.add.at(out, key, values)
-    else:
-        out[key] = values
+    try:
+        if accumulate:
+            np.add.at(out, key, values)
+        else:
+            out[key] = values
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(out[key].shape)}"
+        ) from None
     return out
 
 
