@@ -67,7 +67,18 @@ def _param(arg, index: int, schema) -> Param:
         else:
             normalize = f"if {n}.__class__ is not int: {n} = {convert}"
     elif t.base == "Scalar":
-        normalize = f"if isinstance({n}, Tensor): {n} = {n}.item()"
+        # Python numbers pass; tensors give their value, anything else is refused
+        convert = f"scalar_arg({n}, _site, {ident(schema)}_op, {index})"
+        guard = f"{n} is not None and " if t.optional else ""
+        normalize = f"if {guard}{n}.__class__ not in PY_NUMBERS: {n} = {convert}"
+    elif t.base == "ScalarType":
+        # strings, numpy types, Python types: dtype_arg converts or refuses (given ones only)
+        convert = f"dtype_arg({n}, _site, {ident(schema)}_op, {index})"
+        guard = f"{n} is not None and " if t.optional else ""
+        normalize = f"if {guard}{n}.__class__ is not DType: {n} = {convert}"
+    elif t.base == "Device":
+        convert = f"device_arg({n}, _site, {ident(schema)}_op, {index})"
+        normalize = f"if {n} is not None: {n} = {convert}" if t.optional else f"{n} = {convert}"
     default = _default_repr(arg) if arg.has_default else None
     return Param(arg.is_write, n, str(t), default, arg.kwarg_only, normalize, keys)
 

@@ -737,6 +737,7 @@ def maximum(keyset, self, other):
 
 def where_self(keyset, condition, self, other):
     """CPU kernel of where.self"""
+    k.where_check(condition)
     condition = condition._data
     self, other = promote2(self, other, False)
     try:

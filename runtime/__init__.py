@@ -86,6 +86,7 @@ from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  
 from . import utils  # noqa: E402
 from . import _C  # noqa: E402
 from . import library  # noqa: E402
+from . import cuda  # noqa: E402
 from . import overrides  # noqa: E402
 from .autograd.engine import ExecutionEngine as _ExecutionEngine  # noqa: E402
 

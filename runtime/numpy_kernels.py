@@ -21,6 +21,7 @@ builtins_slice = slice
 _py_sum = sum
 
 INT64_MAX = 2**63 - 1
+_INT64 = np.dtype(np.int64)
 
 
 def _shape_str(shape) -> str:
@@ -248,6 +249,27 @@ def clamp_tensor(a, min, max):
     if min is not None:
         return np.maximum(a, min)
     return np.minimum(a, max)
+
+
+def where_check(condition) -> None:
+    """PyTorch's where takes a bool condition (uint8 still, with a deprecation warning)."""
+    dtype = condition._data.dtype
+    if dtype is _BOOL:
+        return
+    if dtype == np.uint8:
+        import warnings
+
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    raise RuntimeError(
+        "where expected condition to be a boolean tensor, but got a tensor with dtype "
+        f"{dtypes.scalar_type_name(dtype)}"
+    )
 
 
 # ---- reductions -------------------------------------------------------------------
@@ -609,21 +631,64 @@ def full_like(a, value, dtype):
     return np.full(a.shape, _cast_number(value, dt))
 
 
-def _check_size(size) -> tuple:
+def _check_size(size, dtype: np.dtype) -> tuple:
+    """A new tensor's shape: no negative dims, and memory this machine can give."""
     size = tuple(size)
     for s in size:
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {_shape_str(size)}"
             )
+    check_allocation(size, dtype)
     return size
+
+
+_memory_limit: Optional[int] = None
+
+
+def _memory_bytes() -> int:
+    """RAM plus swap: what the system's default overcommit rule lets one process allocate."""
+    global _memory_limit
+    if _memory_limit is None:
+        import os
+
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            total = 2**48
+        try:
+            with open("/proc/meminfo") as meminfo:
+                for line in meminfo:
+                    if line.startswith("SwapTotal:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        _memory_limit = total
+    return _memory_limit
+
+
+def check_allocation(size, dtype: np.dtype) -> None:
+    """PyTorch's errors for a tensor too large to allocate, raised before numpy tries:
+    a byte count beyond int64, or more memory than the machine has."""
+    nbytes = np.dtype(dtype).itemsize
+    for s in size:
+        nbytes *= s
+    if nbytes <= 2**30:
+        return
+    if nbytes > INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={_shape_str(size)}")
+    if nbytes > _memory_bytes():
+        raise RuntimeError(
+            f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
+            "Error code 12 (Cannot allocate memory)"
+        )
 
 
 def full(size, value, dtype):
     """``full``: the dtype follows the fill value when none is given."""
     np_dtype = _fill_dtype(value, dtype)
     check_fits(value, np_dtype)
-    return np.full(_check_size(size), _cast_number(value, np_dtype))
+    return np.full(_check_size(size, np_dtype), _cast_number(value, np_dtype))
 
 
 def zeros(size, dtype):
@@ -634,23 +699,49 @@ def zeros(size, dtype):
 
 def constant(size, value, dtype):
     """zeros/ones/empty: the default float dtype when none is given."""
-    return np.full(_check_size(size), value, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    return np.full(_check_size(size, np_dtype), value, dtype=np_dtype)
 
 
 def arange(start, end, step, dtype):
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    """PyTorch's arange: bounds checked in double precision first; an integer result counts
+    and steps with the bounds cast to integers (int64 counts in integers too, so its step
+    must not truncate to 0); values wrap into narrow integer dtypes."""
     if dtype is None:
-        is_int = all(isinstance(v, int) for v in (start, end, step))
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         np_dtype = np.dtype(np.int64) if is_int else dtypes.get_default_dtype().np
     else:
         np_dtype = dtype.np
-    count = max(0, math.ceil((end - start) / step))
-    return (
-        start + step * np.arange(count, dtype=np.float64 if np_dtype.kind == "f" else np.int64)
-    ).astype(np_dtype)
+    if np_dtype.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    d_start, d_end, d_step = float(start), float(end), float(step)
+    if not (d_step > 0 or d_step < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(d_start) and math.isfinite(d_end)):
+        raise RuntimeError(f"unsupported range: {d_start:g} -> {d_end:g}")
+    if not ((d_step > 0 and d_end >= d_start) or (d_step < 0 and d_end <= d_start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if np_dtype != _INT64:
+        quotient = (d_end - d_start) / d_step
+        if not 0 <= quotient <= INT64_MAX:  # inf too
+            raise RuntimeError("invalid size, possible overflow?")
+        count = math.ceil(quotient)
+    if np_dtype.kind in "iu":
+        for bound in (start, end, step):
+            check_fits(bound, _INT64)
+        i_start, i_end, i_step = int(start), int(end), int(step)  # C++ casts truncate
+    if np_dtype == _INT64:
+        if i_step == 0:
+            raise ValueError("step must be nonzero")
+        numerator = i_end - i_start + i_step - (1 if i_step > 0 else -1)
+        # C++ integer division truncates toward zero
+        count = abs(numerator) // abs(i_step) if numerator * i_step >= 0 else 0
+    check_allocation((count,), np_dtype)
+    if np_dtype.kind in "iu":
+        values = i_start + i_step * np.arange(count, dtype=np.int64)
+    else:
+        values = start + step * np.arange(count, dtype=np.float64)
+    return values.astype(np_dtype)
 
 
 def _random_float_dtype(np_dtype: np.dtype, kernel: str) -> np.dtype:
@@ -662,15 +753,15 @@ def _random_float_dtype(np_dtype: np.dtype, kernel: str) -> np.dtype:
 
 
 def rand(size, dtype):
-    shape = _check_size(size)
     np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    shape = _check_size(size, np_dtype)
     np_dtype = _random_float_dtype(np_dtype, "check_uniform_bounds")
     return random_kernels.uniform(generator(), math.prod(shape), np_dtype).reshape(shape)
 
 
 def randn(size, dtype):
-    shape = _check_size(size)
     np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    shape = _check_size(size, np_dtype)
     np_dtype = _random_float_dtype(np_dtype, "normal_kernel_cpu")
     return random_kernels.normal(generator(), math.prod(shape), np_dtype).reshape(shape)
 
@@ -721,7 +812,9 @@ def randn_like(a, dtype):
 def eye(n: int, m: int, dtype):
     if n < 0 or m < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
-    return np.eye(n, m, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    check_allocation((n, m), np_dtype)
+    return np.eye(n, m, dtype=np_dtype)
 
 
 # ---- strided views, copies and fills ----------------------------------------------------

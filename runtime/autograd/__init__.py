@@ -169,6 +169,11 @@ def backward(
     if not inputs:
         execute(root_edges, root_grads, retain_graph, create_graph, user_grads=grads)
         return
+    for t in inputs:  # all checked before any of them is touched
+        if not isinstance(t, (Tensor, graph.GradientEdge)):
+            raise RuntimeError(
+                "all inputs have to be Tensors or GradientEdges, but got " + type(t).__name__
+            )
     run_edges, capture_edges = [], []
     for t in inputs:
         if isinstance(t, graph.GradientEdge):
