@@ -58,7 +58,7 @@ def _param(arg, index: int, schema) -> Param:
         normalize = f"{n} = tensor_list({n})"
         keys = f"list_keys({n})"
     elif t.is_list and t.base in ("int", "SymInt"):
-        call = f"int_list({n}, {t.list_size or 1})"
+        call = f"int_list({n}, {t.list_size or 1}, _site, {ident(schema)}_op, {index})"
         normalize = f"if {n} is not None: {n} = {call}" if t.optional else f"{n} = {call}"
     elif t.base in ("int", "SymInt"):
         convert = f"int_arg({n}, _site, {ident(schema)}_op, {index})"

@@ -2768,7 +2768,7 @@ def _sum_dim_IntList_entry(_site):
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, sum_dim_IntList_op, 0)
                 if dim is not None:
-                    dim = int_list(dim, 1)
+                    dim = int_list(dim, 1, _site, sum_dim_IntList_op, 1)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, sum_dim_IntList_op, 3)
             except Overridden:
@@ -2836,7 +2836,7 @@ def _mean_dim_entry(_site):
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, mean_dim_op, 0)
                 if dim is not None:
-                    dim = int_list(dim, 1)
+                    dim = int_list(dim, 1, _site, mean_dim_op, 1)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, mean_dim_op, 3)
             except Overridden:
@@ -3127,7 +3127,7 @@ def _permute_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, permute_op, 0)
-                dims = int_list(dims, 1)
+                dims = int_list(dims, 1, _site, permute_op, 1)
             except Overridden:
                 return handle_entry(_site, permute_op, self, dims)
             keyset = (self._keys | include) & _tls.keep
@@ -3158,7 +3158,7 @@ def _view_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, view_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, view_op, 1)
             except Overridden:
                 return handle_entry(_site, view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
@@ -3189,7 +3189,7 @@ def __unsafe_view_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, _unsafe_view_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, _unsafe_view_op, 1)
             except Overridden:
                 return handle_entry(_site, _unsafe_view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
@@ -3220,7 +3220,7 @@ def _reshape_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, reshape_op, 0)
-                shape = int_list(shape, 1)
+                shape = int_list(shape, 1, _site, reshape_op, 1)
             except Overridden:
                 return handle_entry(_site, reshape_op, self, shape)
             keyset = (self._keys | include) & _tls.keep
@@ -3291,7 +3291,7 @@ def _expand_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, expand_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, expand_op, 1)
             except Overridden:
                 return handle_entry(_site, expand_op, self, size, implicit)
             keyset = (self._keys | include) & _tls.keep
@@ -3642,7 +3642,7 @@ def _select_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, select_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, select_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, select_backward_op, 2)
                 if index.__class__ is not int:
@@ -3721,7 +3721,7 @@ def _slice_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, slice_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, slice_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, slice_backward_op, 2)
                 if start.__class__ is not int:
@@ -3764,8 +3764,8 @@ def _as_strided_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, as_strided_op, 0)
-                size = int_list(size, 1)
-                stride = int_list(stride, 1)
+                size = int_list(size, 1, _site, as_strided_op, 1)
+                stride = int_list(stride, 1, _site, as_strided_op, 2)
                 if storage_offset is not None and storage_offset.__class__ is not int:
                     storage_offset = int_arg(storage_offset, _site, as_strided_op, 3)
             except Overridden:
@@ -3840,7 +3840,7 @@ def _diagonal_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, diagonal_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, diagonal_backward_op, 1)
                 if offset.__class__ is not int:
                     offset = int_arg(offset, _site, diagonal_backward_op, 2)
                 if dim1.__class__ is not int:
@@ -3921,7 +3921,7 @@ def _unfold_backward_entry(_site):
             try:
                 if grad_in.__class__ not in TENSOR_CLASSES:
                     grad_in = tensor_arg(grad_in, _site, unfold_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, unfold_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, unfold_backward_op, 2)
                 if size.__class__ is not int:
@@ -4030,7 +4030,7 @@ def _split_with_sizes_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, split_with_sizes_op, 0)
-                split_sizes = int_list(split_sizes, 1)
+                split_sizes = int_list(split_sizes, 1, _site, split_with_sizes_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, split_with_sizes_op, 2)
             except Overridden:
@@ -5030,7 +5030,7 @@ def _new_zeros_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, new_zeros_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, new_zeros_op, 1)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, new_zeros_op, 2)
                 if device is not None:
@@ -5081,8 +5081,8 @@ def _new_empty_strided_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, new_empty_strided_op, 0)
-                size = int_list(size, 1)
-                stride = int_list(stride, 1)
+                size = int_list(size, 1, _site, new_empty_strided_op, 1)
+                stride = int_list(stride, 1, _site, new_empty_strided_op, 2)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, new_empty_strided_op, 3)
                 if device is not None:
@@ -5128,7 +5128,7 @@ def _zeros_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, zeros_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, zeros_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, zeros_op, 1)
             if device is not None:
@@ -5160,7 +5160,7 @@ def _ones_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, ones_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, ones_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, ones_op, 1)
             if device is not None:
@@ -5203,7 +5203,7 @@ def _empty_memory_format_entry(_site):
                     pin_memory,
                     memory_format,
                 )
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, empty_memory_format_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, empty_memory_format_op, 1)
             if device is not None:
@@ -5274,7 +5274,7 @@ def _full_entry(_site):
                 return handle_entry(
                     _site, full_op, size, fill_value, dtype, layout, device, pin_memory
                 )
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, full_op, 0)
             if fill_value.__class__ not in PY_NUMBERS:
                 fill_value = scalar_arg(fill_value, _site, full_op, 1)
             if dtype is not None and dtype.__class__ is not DType:
@@ -5421,7 +5421,7 @@ def _rand_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, rand_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, rand_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, rand_op, 1)
             if device is not None:
@@ -5453,7 +5453,7 @@ def _randn_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, randn_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, randn_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, randn_op, 1)
             if device is not None:

@@ -273,6 +273,11 @@ def split(tensor, split_size_or_sections, dim: int = 0):
     """torch.split: equal chunks for an int, the given sizes for a list."""
     if isinstance(split_size_or_sections, (int, np.integer)):
         return aten.split_Tensor(tensor, split_size_or_sections, dim)
+    if not isinstance(split_size_or_sections, (list, tuple)):
+        raise TypeError(
+            "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+            f"{arg_type_name(split_size_or_sections)}"
+        )
     return aten.split_with_sizes(tensor, list(split_size_or_sections), dim)
 
 

@@ -130,6 +130,8 @@ def _sizes(data) -> list:
         if not data:
             break
         data = data[0]
+        if isinstance(data, str):  # a string is a sequence too, and it has no length to take
+            raise ValueError("too many dimensions 'str'")
     return sizes
 
 

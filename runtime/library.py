@@ -56,7 +56,7 @@ class Library:
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
         if kind not in ("IMPL", "DEF", "FRAGMENT"):
-            raise ValueError("Unsupported kind: ", kind)
+            raise ValueError(f"Unsupported kind: {kind}")
         if ns in ("prim",) and kind in ("DEF", "FRAGMENT"):
             raise ValueError(
                 ns, " is a reserved namespace. Please try creating a library with another name."
@@ -256,7 +256,10 @@ def infer_schema(fn: Callable, mutates_args: Iterable[str] = ()) -> str:
     alias = 0
     for name, param in signature.parameters.items():
         if name not in hints:
-            raise ValueError(f"custom_op: parameter '{name}' needs a type annotation")
+            raise ValueError(
+                f"infer_schema(func): Parameter {name} must have a type annotation. Got func with "
+                f"signature {signature})"
+            )
         text = _schema_type(hints[name])
         if name in mutates:
             if not text.startswith("Tensor"):

@@ -950,7 +950,7 @@ def masked_fill(self, mask, value):
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{dtypes.from_numpy_dtype(mask.dtype).name}"
+            f"{dtypes.cpp_type_name(mask.dtype)}"
         )
     if isinstance(value, np.ndarray):
         if value.ndim:
@@ -1129,6 +1129,11 @@ def split(a, split_size: int, dim: int):
 
 def split_with_sizes(a, split_sizes, dim: int):
     d = wrap_dim(dim, a.ndim)
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError(
+            "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes={list(split_sizes)}"
+        )
     if _py_sum(split_sizes) != a.shape[d]:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {a.shape[d]} (input tensor's "
@@ -1144,7 +1149,7 @@ def split_with_sizes(a, split_sizes, dim: int):
 def cat(tensors, dim: int):
     arrays = [t for t in tensors if not (t.ndim == 1 and t.size == 0)]
     if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # as PyTorch
+        raise ValueError("opgrad.cat(): expected a non-empty list of Tensors")  # as PyTorch
     if not arrays:
         return tensors[0].copy()
     ndim = arrays[0].ndim

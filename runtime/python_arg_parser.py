@@ -242,14 +242,46 @@ def as_int(value) -> int:
         raise TypeError(f"an integer is required (got type {type(value).__name__})") from None
 
 
-def int_list(value, size: int = 1) -> tuple:
+def int_list(value, size: int = 1, site=None, op=None, index: int = 0) -> tuple:
+    """An int[] argument: a tuple as given (the fast path), a list, a 1-D tensor or one
+    int repeated ``size`` times. With the entry's ``site``, ``op`` and argument ``index``,
+    anything else is refused with PyTorch's text for that call site."""
     if value.__class__ is tuple:
         return value
     if isinstance(value, (tuple, list, Size)):
-        return tuple(operator.index(v) for v in value)
+        try:
+            return tuple([operator.index(v) for v in value])
+        except TypeError:
+            if op is None:
+                raise
+            position, bad = next((i, v) for i, v in enumerate(value) if not _is_index(v))
+            raise _unpack_error(bad, position, site, op, index) from None
     if isinstance(value, Tensor) and value._data.ndim == 1:
         return tuple(value.tolist())
-    return (as_int(value),) * size
+    try:
+        return (as_int(value),) * size
+    except TypeError:
+        if op is None:
+            raise
+        raise _wrong_type(value, site, op, index, "tuple of ints", "List[int]") from None
+
+
+def _is_index(value) -> bool:
+    try:
+        operator.index(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _unpack_error(value, position: int, site, op, index: int) -> Exception:
+    if _is_aten_call(site, op):
+        return _wrong_type(value, site, op, index, "tuple of ints", "List[int]")
+    arg = op._schema.arguments[index]
+    return TypeError(
+        f"{op._schema.base_name}(): argument '{arg.name}' failed to unpack the object at pos "
+        f'{position + 1} with error "type must be tuple of ints,but got {py_type_name(value)}"'
+    )
 
 
 def tensor_list(value) -> tuple:

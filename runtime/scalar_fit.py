@@ -40,6 +40,7 @@ _CPP_NAMES = {
 }
 
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _limits_cache: dict = {}
 
 
@@ -74,22 +75,24 @@ def check_scalar_range(value) -> None:
 def fits(value, dtype: np.dtype) -> bool:
     """Whether the number ``value`` converts to ``dtype`` without overflow (module doc)."""
     kind = dtype.kind
-    if kind in "bc" or isinstance(value, (bool, np.bool_)):
+    cls = value.__class__
+    if kind in "bc" or cls is bool or cls is np.bool_:
         return True
-    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-        if value.imag:
-            return False
-        value = value.real
+    if cls is not int and cls is not float:  # numpy scalars, complex numbers
+        if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+            if value.imag:
+                return False
+            value = value.real
+        value = int(value) if isinstance(value, numbers.Integral) else float(value)
+        cls = value.__class__
     low, high = _limits(dtype)
-    if isinstance(value, numbers.Integral):
-        value = int(value)
+    if cls is int:
         if kind == "u" and value < 0:
             return -value <= high  # wraps, as C++ unsigned arithmetic does
         return low <= value <= high
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
-        return kind == "f"
-    return low <= value <= high
+    if low <= value <= high:
+        return True
+    return kind == "f" and (value != value or math.isinf(value))  # NaN and inf stay floats
 
 
 def overflow_error(dtype: np.dtype, name: str = "") -> RuntimeError:
@@ -100,9 +103,15 @@ def overflow_error(dtype: np.dtype, name: str = "") -> RuntimeError:
 def check_fits(value, dtype: np.dtype) -> None:
     """PyTorch's RuntimeError for a number that ``dtype`` cannot hold. A float value for a
     float64 result (the common case) returns at once."""
-    if value.__class__ is float and dtype.kind == "f" and dtype.itemsize == 8:
-        return
-    check_scalar_range(value)
+    cls = value.__class__
+    if dtype.kind == "f" and dtype.itemsize >= 4:  # float32/float64: the common case
+        if cls is float:
+            if dtype.itemsize == 8 or -_FLOAT32_MAX <= value <= _FLOAT32_MAX:
+                return
+        elif cls is int and _INT64_MIN <= value <= _UINT64_MAX:
+            return  # every Scalar int fits (rounded) in float32 and float64
+    if cls is int and not _INT64_MIN <= value <= _UINT64_MAX:
+        check_scalar_range(value)
     if not fits(value, dtype):
         raise overflow_error(dtype)
 
