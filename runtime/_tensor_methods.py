@@ -332,6 +332,10 @@ def _to(self, *args, **kwargs):
     """``Tensor.to(device, dtype)``, ``to(dtype)``, ``to(other)``: a copy converted to the
     dtype, or self when nothing changes. Devices other than the CPU are refused as a
     CPU-only PyTorch build refuses them."""
+    if len(args) == 1 and not kwargs and args[0].__class__ is dtypes.dtype:  # x.to(dtype)
+        if args[0].np == self._data.dtype:
+            return self
+        return aten._to_copy(self, dtype=args[0])
     if len(args) > 4:
         raise TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} were given")
     memory_format = kwargs.pop("memory_format", None)

@@ -18,6 +18,7 @@ from . import dispatch_keys as K
 from . import dispatcher
 from ._tls import state as _tls
 from .dispatcher import OpOverload, boxed_entry, define as _define_op, lookup, ops
+from .numpy_kernels import memory_owner
 from .schema import parse_schema
 from .tensor import Tensor
 
@@ -420,7 +421,6 @@ def _tensors_in(values) -> list:
 def _refusing_aliases(name: str, fn: Callable) -> Callable:
     """A custom op's kernel that refuses to return an input or memory shared with an input
     or another output, as torch.library.custom_op does: the op must be functional."""
-    from .numpy_kernels import memory_owner
 
     def kernel(*args, **kwargs):
         result = fn(*args, **kwargs)

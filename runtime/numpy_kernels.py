@@ -7,6 +7,8 @@ arrays, views for view ops. Errors follow PyTorch's types and phrases.
 from __future__ import annotations
 
 import math
+import os
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -257,8 +259,6 @@ def where_check(condition) -> None:
     if dtype is _BOOL:
         return
     if dtype == np.uint8:
-        import warnings
-
         warnings.warn(
             "where received a uint8 condition tensor. This behavior is deprecated and will be "
             "removed in a future version of PyTorch. Use a boolean condition instead.",
@@ -465,7 +465,8 @@ def expand(a, size):
     lead = len(size) - len(shape)
     if lead < 0:
         raise RuntimeError(
-            f"expand({dtypes.legacy_tensor_type(a.dtype)}{{{_shape_str(shape)}}}, size={_shape_str(size)}): the "
+            f"expand({dtypes.legacy_tensor_type(a.dtype)}{{{_shape_str(shape)}}}, "
+            f"size={_shape_str(size)}): the "
             f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(shape)})"
         )
@@ -650,8 +651,6 @@ def _memory_bytes() -> int:
     """RAM plus swap: what the system's default overcommit rule lets one process allocate."""
     global _memory_limit
     if _memory_limit is None:
-        import os
-
         try:
             total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         except (ValueError, OSError, AttributeError):

@@ -579,7 +579,8 @@ def schema_mismatch(op, args: tuple, kwargs: dict) -> str:
             target = "Tensor" if arg.type.base == "Tensor" else "number"
             return (
                 f"aten::{base}() Expected a value of type '{_jit_type(arg.type)}' for argument "
-                f"'{arg.name}' but instead found type '{arg_type_name(value)}'.\nPosition: {index}\n"
+                f"'{arg.name}' but instead found type '{arg_type_name(value)}'.\n"
+                f"Position: {index}\n"
                 f"Value: {value!r}\nDeclaration: {schema}\nCast error details: Unable to cast "
                 f"{value} to {target}"
             )
