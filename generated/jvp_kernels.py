@@ -810,6 +810,34 @@ def pow_Tensor_Tensor(self, exponent, result):
     set_fw_grad(result, tangent)
 
 
+def pow__Tensor_pre(self, exponent):
+    self_t = fw_grad(self)
+    exponent_t = fw_grad(exponent)
+    if self_t is None and exponent_t is None:
+        return None
+    return (self_t, exponent_t, original(self))
+
+
+def pow__Tensor(self, exponent, result, tangents):
+    # pow_backward_self(self_t, self_p, exponent_p) + pow_backward_exponent(exponent_t, self_p, exponent_p, result)
+    self_t, exponent_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if exponent_t is None:
+        exponent_t = zeros_tangent(exponent)
+    _tls.fw_active = False
+    try:
+        tangent = pow_backward_self(self_t, original_self, exponent) + pow_backward_exponent(
+            exponent_t, original_self, exponent, result
+        )
+    finally:
+        _tls.fw_active = True
+    set_fw_grad_inplace(self, tangent)
+
+
 def pow_Scalar(self, exponent, result):
     # auto_element_wise
     exponent_t = fw_grad(exponent)

@@ -55,7 +55,9 @@ def promote_optional(tensors: tuple, to_float: bool) -> tuple:
     return tuple(t._data.astype(dt, copy=False) if t is not None else None for t in tensors)
 
 
-def _check_cast(result: np.dtype, target: np.dtype) -> None:
+def check_cast(result: np.dtype, target: np.dtype) -> None:
+    """PyTorch's refusal to write a result into a tensor of a dtype it cannot be cast to
+    (a float result into an integer tensor); in-place ops check it before computing."""
     if result != target and not np.can_cast(result, target, "same_kind"):
         raise RuntimeError(
             f"result type {dtypes.scalar_type_name(result)} can't be cast to the desired output type "
@@ -77,7 +79,7 @@ def copy_into(out: Tensor, result) -> Tensor:
     _check_inference(out)
     target = out._data
     result = np.asarray(result)
-    _check_cast(result.dtype, target.dtype)
+    check_cast(result.dtype, target.dtype)
     if result.shape != target.shape:
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
@@ -116,6 +118,6 @@ def write_out(out: Tensor, result) -> Tensor:
                 UserWarning,
                 stacklevel=2,
             )
-        _check_cast(result.dtype, out._data.dtype)  # before anything changes
+        check_cast(result.dtype, out._data.dtype)  # before anything changes
         out._data = np.empty(result.shape, dtype=out._data.dtype)
     return copy_into(out, result)

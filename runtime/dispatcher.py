@@ -325,7 +325,7 @@ class OpOverloadPacket:
         return f"<OpOverloadPacket(op='{self.namespace}.{self.__name__}')>"
 
     def __getattr__(self, name: str):
-        raise AttributeError(f"'{self}' has no overload '{name}'")
+        raise AttributeError(f"The underlying op of '{self}' has no overload name '{name}'")
 
 
 class _Namespace:

@@ -7,6 +7,8 @@ arrays, views for view ops. Errors follow PyTorch's types and phrases.
 from __future__ import annotations
 
 import math
+import os
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -14,12 +16,14 @@ import numpy as np
 from . import dtypes
 from . import random_kernels
 from .random import generator
+from .scalar_fit import check_fits, check_scalar_range, overflow_error
 
 # ``slice`` and ``sum`` below are op kernels; keep Python's at hand.
 builtins_slice = slice
 _py_sum = sum
 
 INT64_MAX = 2**63 - 1
+_INT64 = np.dtype(np.int64)
 
 
 def _shape_str(shape) -> str:
@@ -45,9 +49,6 @@ def _np_dtype(dtype, default):
 _BOOL = np.dtype(np.bool_)
 
 
-_C_INT_NAMES = {np.dtype(np.int32): "int", np.dtype(np.int64): "int64_t"}
-
-
 def _scaled(b, alpha, dtype: np.dtype):
     """``alpha * b`` computed in the result dtype, after PyTorch's checks of alpha
     against that dtype (alpha itself takes no part in type promotion)."""
@@ -62,11 +63,7 @@ def _scaled(b, alpha, dtype: np.dtype):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number."
         )
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if not info.min <= alpha <= info.max:
-            name = _C_INT_NAMES.get(dtype, dtype.name)
-            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    check_fits(alpha, dtype)
     return np.multiply(b, np.asarray(alpha, dtype))
 
 
@@ -200,6 +197,22 @@ def threshold_backward(grad, a, threshold):
     return result
 
 
+def clamp_check(self, min, max) -> None:
+    """Python int bounds beyond int64, refused as PyTorch refuses them before promotion: a
+    Scalar holds int64 or uint64, and a uint64 bound fits no integer tensor."""
+    for bound in (min, max):
+        if bound.__class__ is int and not -(2**63) <= bound <= INT64_MAX:
+            check_scalar_range(bound)
+            dtype = self._data.dtype
+            if dtype == _BOOL:
+                raise RuntimeError(
+                    "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                    "promote Bool and UInt64"
+                )
+            if dtype.kind in "iu":
+                raise overflow_error(dtype)
+
+
 def clamp(a, min, max):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -210,6 +223,14 @@ def clamp(a, min, max):
             else "clamp_min" if max is None else "clamp_max"
         )
         raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
+    # bounds are cast to the result type, refusing what overflows (numpy would widen the
+    # result for a numpy scalar bound)
+    if min is not None:
+        check_fits(min, a.dtype)
+        min = _cast_number(min, a.dtype) if isinstance(min, np.generic) else min
+    if max is not None:
+        check_fits(max, a.dtype)
+        max = _cast_number(max, a.dtype) if isinstance(max, np.generic) else max
     if min is not None:
         a = np.maximum(a, min)
     if max is not None:
@@ -230,6 +251,25 @@ def clamp_tensor(a, min, max):
     if min is not None:
         return np.maximum(a, min)
     return np.minimum(a, max)
+
+
+def where_check(condition) -> None:
+    """PyTorch's where takes a bool condition (uint8 still, with a deprecation warning)."""
+    dtype = condition._data.dtype
+    if dtype is _BOOL:
+        return
+    if dtype == np.uint8:
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    raise RuntimeError(
+        "where expected condition to be a boolean tensor, but got a tensor with dtype "
+        f"{dtypes.scalar_type_name(dtype)}"
+    )
 
 
 # ---- reductions -------------------------------------------------------------------
@@ -425,7 +465,8 @@ def expand(a, size):
     lead = len(size) - len(shape)
     if lead < 0:
         raise RuntimeError(
-            f"expand({_tensor_type(a)}{{{_shape_str(shape)}}}, size={_shape_str(size)}): the "
+            f"expand({dtypes.legacy_tensor_type(a.dtype)}{{{_shape_str(shape)}}}, "
+            f"size={_shape_str(size)}): the "
             f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(shape)})"
         )
@@ -459,12 +500,6 @@ def expand(a, size):
         view.flags.writeable = False
         return view
     return np.broadcast_to(a, target)
-
-
-def _tensor_type(a) -> str:
-    return {"f4": "CPUFloatType", "f8": "CPUDoubleType", "i8": "CPULongType"}.get(
-        a.dtype.str[1:], "CPUType"
-    )
 
 
 def t(a):
@@ -571,12 +606,18 @@ def to_copy(a, dtype):
     return a.astype(_np_dtype(dtype, a.dtype), copy=True)
 
 
+def _cast_number(value, dtype: np.dtype) -> np.ndarray:
+    """A number that fits ``dtype`` as a 0-dim array of it: floats truncate into integer
+    dtypes, negative ints wrap into unsigned ones, as C++ casts do."""
+    return np.asarray(value).astype(dtype)
+
+
 def _fill_dtype(value, dtype) -> np.dtype:
     if dtype is not None:
         return dtype.np
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return np.dtype(np.bool_)
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return np.dtype(np.int64)
     return dtypes.get_default_dtype().np
 
@@ -587,22 +628,66 @@ def full_like(a, value, dtype):
         return np.ones(a.shape, dt)
     if value == 0:
         return np.zeros(a.shape, dt)
-    return np.full(a.shape, value, dtype=dt)
+    check_fits(value, dt)
+    return np.full(a.shape, _cast_number(value, dt))
 
 
-def _check_size(size) -> tuple:
+def _check_size(size, dtype: np.dtype) -> tuple:
+    """A new tensor's shape: no negative dims, and memory this machine can give."""
     size = tuple(size)
     for s in size:
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {_shape_str(size)}"
             )
+    check_allocation(size, dtype)
     return size
+
+
+_memory_limit: Optional[int] = None
+
+
+def _memory_bytes() -> int:
+    """RAM plus swap: what the system's default overcommit rule lets one process allocate."""
+    global _memory_limit
+    if _memory_limit is None:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            total = 2**48
+        try:
+            with open("/proc/meminfo") as meminfo:
+                for line in meminfo:
+                    if line.startswith("SwapTotal:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        _memory_limit = total
+    return _memory_limit
+
+
+def check_allocation(size, dtype: np.dtype) -> None:
+    """PyTorch's errors for a tensor too large to allocate, raised before numpy tries:
+    a byte count beyond int64, or more memory than the machine has."""
+    nbytes = np.dtype(dtype).itemsize
+    for s in size:
+        nbytes *= s
+    if nbytes <= 2**30:
+        return
+    if nbytes > INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={_shape_str(size)}")
+    if nbytes > _memory_bytes():
+        raise RuntimeError(
+            f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
+            "Error code 12 (Cannot allocate memory)"
+        )
 
 
 def full(size, value, dtype):
     """``full``: the dtype follows the fill value when none is given."""
-    return np.full(_check_size(size), value, dtype=_fill_dtype(value, dtype))
+    np_dtype = _fill_dtype(value, dtype)
+    check_fits(value, np_dtype)
+    return np.full(_check_size(size, np_dtype), _cast_number(value, np_dtype))
 
 
 def zeros(size, dtype):
@@ -613,23 +698,49 @@ def zeros(size, dtype):
 
 def constant(size, value, dtype):
     """zeros/ones/empty: the default float dtype when none is given."""
-    return np.full(_check_size(size), value, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    return np.full(_check_size(size, np_dtype), value, dtype=np_dtype)
 
 
 def arange(start, end, step, dtype):
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    """PyTorch's arange: bounds checked in double precision first; an integer result counts
+    and steps with the bounds cast to integers (int64 counts in integers too, so its step
+    must not truncate to 0); values wrap into narrow integer dtypes."""
     if dtype is None:
-        is_int = all(isinstance(v, int) for v in (start, end, step))
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         np_dtype = np.dtype(np.int64) if is_int else dtypes.get_default_dtype().np
     else:
         np_dtype = dtype.np
-    count = max(0, math.ceil((end - start) / step))
-    return (
-        start + step * np.arange(count, dtype=np.float64 if np_dtype.kind == "f" else np.int64)
-    ).astype(np_dtype)
+    if np_dtype.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    d_start, d_end, d_step = float(start), float(end), float(step)
+    if not (d_step > 0 or d_step < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(d_start) and math.isfinite(d_end)):
+        raise RuntimeError(f"unsupported range: {d_start:g} -> {d_end:g}")
+    if not ((d_step > 0 and d_end >= d_start) or (d_step < 0 and d_end <= d_start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if np_dtype != _INT64:
+        quotient = (d_end - d_start) / d_step
+        if not 0 <= quotient <= INT64_MAX:  # inf too
+            raise RuntimeError("invalid size, possible overflow?")
+        count = math.ceil(quotient)
+    if np_dtype.kind in "iu":
+        for bound in (start, end, step):
+            check_fits(bound, _INT64)
+        i_start, i_end, i_step = int(start), int(end), int(step)  # C++ casts truncate
+    if np_dtype == _INT64:
+        if i_step == 0:
+            raise ValueError("step must be nonzero")
+        numerator = i_end - i_start + i_step - (1 if i_step > 0 else -1)
+        # C++ integer division truncates toward zero
+        count = abs(numerator) // abs(i_step) if numerator * i_step >= 0 else 0
+    check_allocation((count,), np_dtype)
+    if np_dtype.kind in "iu":
+        values = i_start + i_step * np.arange(count, dtype=np.int64)
+    else:
+        values = start + step * np.arange(count, dtype=np.float64)
+    return values.astype(np_dtype)
 
 
 def _random_float_dtype(np_dtype: np.dtype, kernel: str) -> np.dtype:
@@ -641,15 +752,15 @@ def _random_float_dtype(np_dtype: np.dtype, kernel: str) -> np.dtype:
 
 
 def rand(size, dtype):
-    shape = _check_size(size)
     np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    shape = _check_size(size, np_dtype)
     np_dtype = _random_float_dtype(np_dtype, "check_uniform_bounds")
     return random_kernels.uniform(generator(), math.prod(shape), np_dtype).reshape(shape)
 
 
 def randn(size, dtype):
-    shape = _check_size(size)
     np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    shape = _check_size(size, np_dtype)
     np_dtype = _random_float_dtype(np_dtype, "normal_kernel_cpu")
     return random_kernels.normal(generator(), math.prod(shape), np_dtype).reshape(shape)
 
@@ -700,7 +811,9 @@ def randn_like(a, dtype):
 def eye(n: int, m: int, dtype):
     if n < 0 or m < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
-    return np.eye(n, m, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    check_allocation((n, m), np_dtype)
+    return np.eye(n, m, dtype=np_dtype)
 
 
 # ---- strided views, copies and fills ----------------------------------------------------
@@ -819,21 +932,24 @@ def broadcast_error(*shapes) -> str:
 
 
 def fill(self, value):
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):  # fill_.Tensor: the value is cast, as copy_ casts
         if value.ndim:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions."
             )
-        value = value.item()
-    return np.full(self.shape, value, dtype=self.dtype)
+        value = value.astype(self.dtype)
+    else:
+        check_fits(value, self.dtype)
+        value = _cast_number(value, self.dtype)
+    return np.full(self.shape, value)
 
 
 def masked_fill(self, mask, value):
     if mask.dtype != np.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{dtypes.from_numpy_dtype(mask.dtype).name}"
+            f"{dtypes.cpp_type_name(mask.dtype)}"
         )
     if isinstance(value, np.ndarray):
         if value.ndim:
@@ -842,7 +958,13 @@ def masked_fill(self, mask, value):
                 f"{value.ndim} dimension(s)."
             )
         value = value.item()
-    return np.where(mask, np.asarray(value, dtype=self.dtype), self)
+    check_fits(value, self.dtype)
+    if mask.shape != self.shape:
+        try:
+            np.broadcast_shapes(self.shape, mask.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(self.shape, mask.shape)) from None
+    return np.where(mask, _cast_number(value, self.dtype), self)
 
 
 # ---- advanced indexing ---------------------------------------------------------------------
@@ -898,10 +1020,16 @@ def index_put(self, indices, values, accumulate: bool):
     out = self.copy()
     key = _index_tuple(self, indices)
     values = values.astype(self.dtype, copy=False)
-    if accumulate:
-        np.add.at(out, key, values)
-    else:
-        out[key] = values
+    try:
+        if accumulate:
+            np.add.at(out, key, values)
+        else:
+            out[key] = values
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(out[key].shape)}"
+        ) from None
     return out
 
 
@@ -1000,6 +1128,11 @@ def split(a, split_size: int, dim: int):
 
 def split_with_sizes(a, split_sizes, dim: int):
     d = wrap_dim(dim, a.ndim)
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError(
+            "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes={list(split_sizes)}"
+        )
     if _py_sum(split_sizes) != a.shape[d]:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {a.shape[d]} (input tensor's "
@@ -1015,7 +1148,7 @@ def split_with_sizes(a, split_sizes, dim: int):
 def cat(tensors, dim: int):
     arrays = [t for t in tensors if not (t.ndim == 1 and t.size == 0)]
     if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # as PyTorch
+        raise ValueError("opgrad.cat(): expected a non-empty list of Tensors")  # as PyTorch
     if not arrays:
         return tensors[0].copy()
     ndim = arrays[0].ndim

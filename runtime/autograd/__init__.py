@@ -155,8 +155,9 @@ def backward(
     if grad_tensors is None:
         grad_tensors = grad_variables
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
+    if len(grads) < len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    grads = grads[: len(outputs)]  # extra gradients are ignored, as in PyTorch
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -169,6 +170,11 @@ def backward(
     if not inputs:
         execute(root_edges, root_grads, retain_graph, create_graph)
         return
+    for t in inputs:  # all checked before any of them is touched
+        if not isinstance(t, (Tensor, graph.GradientEdge)):
+            raise RuntimeError(
+                "all inputs have to be Tensors or GradientEdges, but got " + type(t).__name__
+            )
     run_edges, capture_edges = [], []
     for t in inputs:
         if isinstance(t, graph.GradientEdge):
