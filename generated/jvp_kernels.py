@@ -828,13 +828,13 @@ def pow__Tensor(self, exponent, result, tangents):
         self_t = zeros_tangent(self)
     if exponent_t is None:
         exponent_t = zeros_tangent(exponent)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = pow_backward_self(self_t, original_self, exponent) + pow_backward_exponent(
             exponent_t, original_self, exponent, result
         )
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
