@@ -58,7 +58,7 @@ def _param(arg, index: int, schema) -> Param:
         normalize = f"{n} = tensor_list({n})"
         keys = f"list_keys({n})"
     elif t.is_list and t.base in ("int", "SymInt"):
-        call = f"int_list({n}, {t.list_size or 1})"
+        call = f"int_list({n}, {t.list_size or 1}, _site, {ident(schema)}_op, {index})"
         normalize = f"if {n} is not None: {n} = {call}" if t.optional else f"{n} = {call}"
     elif t.base in ("int", "SymInt"):
         convert = f"int_arg({n}, _site, {ident(schema)}_op, {index})"
@@ -67,7 +67,18 @@ def _param(arg, index: int, schema) -> Param:
         else:
             normalize = f"if {n}.__class__ is not int: {n} = {convert}"
     elif t.base == "Scalar":
-        normalize = f"if isinstance({n}, Tensor): {n} = {n}.item()"
+        # Python numbers pass; tensors give their value, anything else is refused
+        convert = f"scalar_arg({n}, _site, {ident(schema)}_op, {index})"
+        guard = f"{n} is not None and " if t.optional else ""
+        normalize = f"if {guard}{n}.__class__ not in PY_NUMBERS: {n} = {convert}"
+    elif t.base == "ScalarType":
+        # strings, numpy types, Python types: dtype_arg converts or refuses (given ones only)
+        convert = f"dtype_arg({n}, _site, {ident(schema)}_op, {index})"
+        guard = f"{n} is not None and " if t.optional else ""
+        normalize = f"if {guard}{n}.__class__ is not DType: {n} = {convert}"
+    elif t.base == "Device":
+        convert = f"device_arg({n}, _site, {ident(schema)}_op, {index})"
+        normalize = f"if {n} is not None: {n} = {convert}" if t.optional else f"{n} = {convert}"
     default = _default_repr(arg) if arg.has_default else None
     return Param(arg.is_write, n, str(t), default, arg.kwarg_only, normalize, keys)
 
@@ -211,6 +222,13 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             prelude.append(
                 f"{names}, = promote(({names},), ({scalar_names}{',' if len(scalars) == 1 else ''}), {lifted})"
             )
+    if ov.kind == "inplace_variant" and rule != "none" and promoted:
+        # as in PyTorch, the result type must be castable to self's before anything runs
+        first = promoted[0]
+        prelude.append(
+            f"if {first}.dtype is not target._data.dtype: "
+            f"check_cast({first}.dtype, target._data.dtype)"
+        )
     returns = entry.schema.returns
     many = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
     broadcasts = tuple(t for t in tensors) if rule != "none" and len(tensors) > 1 else ()

@@ -761,6 +761,33 @@ def pow_Tensor_Tensor(keyset, self, exponent):
     return result
 
 
+def pow__Tensor(keyset, self, exponent):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or exponent._rg):
+        check_inplace(self)
+        grad_fn = nodes.PowBackward1()
+        grad_fn._next_edges = (
+            gradient_edge(self),
+            gradient_edge(exponent),
+        )
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.pow__Tensor_pre(self, exponent) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._pow__Tensor_cache.get(keyset) or ops.pow__Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, exponent)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.pow__Tensor(self, exponent, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.pow__Tensor(self, exponent, result, tangents)
+    return result
+
+
 def pow_Scalar(keyset, self, exponent):
     grad_fn = None
     if _tls.grad_enabled and (exponent._rg):

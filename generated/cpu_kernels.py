@@ -13,6 +13,7 @@ from numpy import asarray, ndarray
 from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
 from opgrad.cpu_support import (
+    check_cast,
     copy_into,
     float_array,
     promote,
@@ -44,6 +45,8 @@ def add__Tensor(keyset, self, other, alpha):
     """CPU kernel of add_.Tensor"""
     target = self
     self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     try:
         result = k.add(self, other, alpha)
     except ValueError:
@@ -102,6 +105,8 @@ def sub__Tensor(keyset, self, other, alpha):
     k.sub_check(self, other)
     target = self
     self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     try:
         result = k.sub(self, other, alpha)
     except ValueError:
@@ -186,6 +191,8 @@ def mul__Tensor(keyset, self, other):
     """CPU kernel of mul_.Tensor"""
     target = self
     self, other = promote2(self, other, False, True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     try:
         result = k.mul(self, other)
     except ValueError:
@@ -242,6 +249,8 @@ def div__Tensor(keyset, self, other):
     """CPU kernel of div_.Tensor"""
     target = self
     self, other = promote2(self, other, True, True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     try:
         result = k.div(self, other)
     except ValueError:
@@ -290,6 +299,8 @@ def reciprocal_(keyset, self):
     """CPU kernel of reciprocal_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = np.reciprocal(self)
     return copy_into(target, result)
 
@@ -306,6 +317,8 @@ def neg_(keyset, self):
     """CPU kernel of neg_"""
     target = self
     self = self._data
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = k.negative(self)
     return copy_into(target, result)
 
@@ -330,6 +343,8 @@ def exp_(keyset, self):
     """CPU kernel of exp_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = np.exp(self)
     return copy_into(target, result)
 
@@ -354,6 +369,8 @@ def log_(keyset, self):
     """CPU kernel of log_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = np.log(self)
     return copy_into(target, result)
 
@@ -370,6 +387,8 @@ def sin_(keyset, self):
     """CPU kernel of sin_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = np.sin(self)
     return copy_into(target, result)
 
@@ -386,6 +405,8 @@ def cos_(keyset, self):
     """CPU kernel of cos_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = np.cos(self)
     return copy_into(target, result)
 
@@ -402,6 +423,8 @@ def tanh_(keyset, self):
     """CPU kernel of tanh_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = np.tanh(self)
     return copy_into(target, result)
 
@@ -442,6 +465,8 @@ def sigmoid_(keyset, self):
     """CPU kernel of sigmoid_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = k.sigmoid(self)
     return copy_into(target, result)
 
@@ -482,6 +507,8 @@ def relu_(keyset, self):
     """CPU kernel of relu_"""
     target = self
     self = self._data
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = k.relu(self)
     return copy_into(target, result)
 
@@ -514,6 +541,8 @@ def pow__Scalar(keyset, self, exponent):
     """CPU kernel of pow_.Scalar"""
     target = self
     (self,) = promote((self,), (exponent,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = k.power(self, exponent)
     return copy_into(target, result)
 
@@ -542,6 +571,24 @@ def pow_Tensor_Tensor(keyset, self, exponent):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def pow__Tensor(keyset, self, exponent):
+    """CPU kernel of pow_.Tensor"""
+    target = self
+    self, exponent = promote2(self, exponent, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.power(self, exponent)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                exponent.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
 def pow_Scalar(keyset, self, exponent):
     """CPU kernel of pow.Scalar"""
     (exponent,) = promote((exponent,), (self,), False)
@@ -562,6 +609,8 @@ def sqrt_(keyset, self):
     """CPU kernel of sqrt_"""
     target = self
     self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = np.sqrt(self)
     return copy_into(target, result)
 
@@ -578,6 +627,8 @@ def abs_(keyset, self):
     """CPU kernel of abs_"""
     target = self
     self = self._data
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = k.absolute(self)
     return copy_into(target, result)
 
@@ -600,6 +651,7 @@ def sign(keyset, self):
 
 def clamp(keyset, self, min, max):
     """CPU kernel of clamp"""
+    k.clamp_check(self, min, max)
     (self,) = promote((self,), (min, max), False)
     result = k.clamp(self, min, max)
     # numpy hands back scalars, not arrays, for 0-dim results
@@ -608,14 +660,18 @@ def clamp(keyset, self, min, max):
 
 def clamp_(keyset, self, min, max):
     """CPU kernel of clamp_"""
+    k.clamp_check(self, min, max)
     target = self
     (self,) = promote((self,), (min, max), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = k.clamp(self, min, max)
     return copy_into(target, result)
 
 
 def clamp_out(keyset, self, min, max, out):
     """CPU kernel of clamp.out"""
+    k.clamp_check(self, min, max)
     target = out
     (self,) = promote((self,), (min, max), False)
     result = k.clamp(self, min, max)
@@ -639,6 +695,8 @@ def clamp__Tensor(keyset, self, min, max):
     """CPU kernel of clamp_.Tensor"""
     target = self
     self, min, max = promote_optional((self, min, max), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     try:
         result = k.clamp_tensor(self, min, max)
     except ValueError:
@@ -679,6 +737,7 @@ def maximum(keyset, self, other):
 
 def where_self(keyset, condition, self, other):
     """CPU kernel of where.self"""
+    k.where_check(condition)
     condition = condition._data
     self, other = promote2(self, other, False)
     try:

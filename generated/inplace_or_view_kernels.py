@@ -315,6 +315,14 @@ def pow_Tensor_Scalar_out(keyset, self, exponent, out):
     return result
 
 
+def pow__Tensor(keyset, self, exponent):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._pow__Tensor_cache.get(keyset) or ops.pow__Tensor_op._resolve(keyset)
+    result = redispatch(keyset, self, exponent)
+    bump_version(self)
+    return result
+
+
 def sqrt_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._sqrt__cache.get(keyset) or ops.sqrt__op._resolve(keyset)

@@ -10,6 +10,7 @@ usual, which is what reverse-over-forward differentiates). In-place kernels
 read the tangents before the op (``*_pre``) and update ``self``'s in place.
 """
 
+from opgrad._tls import forward_ad_off, forward_ad_restore
 from opgrad._tls import state as _tls
 from opgrad.autograd.forward_grad import (
     fw_grad,
@@ -39,7 +40,7 @@ def add_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = maybe_multiply(other_t, alpha).clone()
@@ -55,7 +56,7 @@ def add_Tensor(self, other, alpha, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -77,7 +78,7 @@ def add__Tensor(self, other, alpha, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + maybe_multiply(other_t, alpha)
@@ -93,7 +94,7 @@ def add__Tensor(self, other, alpha, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -102,11 +103,11 @@ def add_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -117,7 +118,7 @@ def sub_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = -maybe_multiply(other_t, alpha)
@@ -133,7 +134,7 @@ def sub_Tensor(self, other, alpha, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -155,7 +156,7 @@ def sub__Tensor(self, other, alpha, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + -maybe_multiply(other_t, alpha)
@@ -171,7 +172,7 @@ def sub__Tensor(self, other, alpha, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -180,11 +181,11 @@ def sub_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -195,7 +196,7 @@ def rsub_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t.clone()
@@ -211,7 +212,7 @@ def rsub_Tensor(self, other, alpha, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -220,11 +221,11 @@ def rsub_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = -maybe_multiply(self_t, alpha)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -235,7 +236,7 @@ def mul_Tensor(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t * self
@@ -251,7 +252,7 @@ def mul_Tensor(self, other, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -270,7 +271,7 @@ def mul__Tensor(self, other, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + other_t * original_self
@@ -286,7 +287,7 @@ def mul__Tensor(self, other, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -295,11 +296,11 @@ def mul_Scalar(self, other, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * other
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -310,7 +311,7 @@ def div_Tensor(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = -(other_t * result) / other
@@ -326,7 +327,7 @@ def div_Tensor(self, other, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -348,7 +349,7 @@ def div__Tensor(self, other, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + -(other_t * result) / other
@@ -364,7 +365,7 @@ def div__Tensor(self, other, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -373,11 +374,11 @@ def div_Scalar(self, other, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t / other
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -386,11 +387,11 @@ def reciprocal(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = -self_t * (result * result)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -407,11 +408,11 @@ def reciprocal_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = -self_t * (result * result)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -420,11 +421,11 @@ def neg(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.neg(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -441,11 +442,11 @@ def neg_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.neg(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -454,11 +455,11 @@ def exp(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * result
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -475,11 +476,11 @@ def exp_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * result
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -488,11 +489,11 @@ def log(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.div(self)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -509,11 +510,11 @@ def log_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.div(original_self)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -522,11 +523,11 @@ def sin(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * self.cos()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -543,11 +544,11 @@ def sin_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * original_self.cos()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -556,11 +557,11 @@ def cos(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * -self.sin()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -577,11 +578,11 @@ def cos_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * -original_self.sin()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -590,11 +591,11 @@ def tanh(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.tanh_backward(self_t, result)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -611,11 +612,11 @@ def tanh_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.tanh_backward(self_t, result)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -626,7 +627,7 @@ def tanh_backward(grad_output, output, result):
     if grad_output_t is None and output_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
             tangent = F.tanh_backward(grad_output_t, output)
@@ -640,7 +641,7 @@ def tanh_backward(grad_output, output, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -649,11 +650,11 @@ def sigmoid(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.sigmoid_backward(self_t, result)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -670,11 +671,11 @@ def sigmoid_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.sigmoid_backward(self_t, result)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -685,7 +686,7 @@ def sigmoid_backward(grad_output, output, result):
     if grad_output_t is None and output_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
             tangent = F.sigmoid_backward(grad_output_t, output)
@@ -701,7 +702,7 @@ def sigmoid_backward(grad_output, output, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -710,11 +711,11 @@ def relu(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.threshold_backward(self_t, result, 0)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -731,11 +732,11 @@ def relu_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.threshold_backward(self_t, result, 0)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -747,11 +748,11 @@ def threshold_backward(grad_output, self, threshold, result):
         return
     if grad_output_t is None:
         grad_output_t = zeros_tangent(grad_output)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.threshold_backward(grad_output_t, self, threshold)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -760,11 +761,11 @@ def pow_Tensor_Scalar(self, exponent, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = pow_backward(self_t, self, exponent)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -781,11 +782,11 @@ def pow__Scalar(self, exponent, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = pow_backward(self_t, original_self, exponent)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -799,14 +800,42 @@ def pow_Tensor_Tensor(self, exponent, result):
         self_t = zeros_tangent(self)
     if exponent_t is None:
         exponent_t = zeros_tangent(exponent)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = pow_backward_self(self_t, self, exponent) + pow_backward_exponent(
             exponent_t, self, exponent, result
         )
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
+
+
+def pow__Tensor_pre(self, exponent):
+    self_t = fw_grad(self)
+    exponent_t = fw_grad(exponent)
+    if self_t is None and exponent_t is None:
+        return None
+    return (self_t, exponent_t, original(self))
+
+
+def pow__Tensor(self, exponent, result, tangents):
+    # pow_backward_self(self_t, self_p, exponent_p) + pow_backward_exponent(exponent_t, self_p, exponent_p, result)
+    self_t, exponent_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if exponent_t is None:
+        exponent_t = zeros_tangent(exponent)
+    was_off = forward_ad_off()
+    try:
+        tangent = pow_backward_self(self_t, original_self, exponent) + pow_backward_exponent(
+            exponent_t, original_self, exponent, result
+        )
+    finally:
+        forward_ad_restore(was_off)
+    set_fw_grad_inplace(self, tangent)
 
 
 def pow_Scalar(self, exponent, result):
@@ -814,11 +843,11 @@ def pow_Scalar(self, exponent, result):
     exponent_t = fw_grad(exponent)
     if exponent_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = pow_backward_exponent(exponent_t, self, exponent, result)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -827,11 +856,11 @@ def sqrt(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t / maybe_multiply(result, 2)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -848,11 +877,11 @@ def sqrt_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t / maybe_multiply(result, 2)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -861,11 +890,11 @@ def abs(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * self.sgn()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -882,11 +911,11 @@ def abs_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t * original_self.sgn()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -895,11 +924,11 @@ def sgn(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.zeros_like(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -908,11 +937,11 @@ def sign(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.zeros_like(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -921,11 +950,11 @@ def clamp(self, min, max, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = clamp_backward(self_t, self, min, max)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -942,11 +971,11 @@ def clamp_(self, min, max, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = clamp_backward(self_t, original_self, min, max)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -963,11 +992,11 @@ def clamp_Tensor(self, min, max, result):
         min_t = zeros_tangent(min)
     if max_t is None and max is not None:
         max_t = zeros_tangent(max)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = clamp_jvp(self, self_t, min, min_t, max, max_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -992,11 +1021,11 @@ def clamp__Tensor(self, min, max, result, tangents):
         min_t = zeros_tangent(min)
     if max_t is None and max is not None:
         max_t = zeros_tangent(max)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = clamp_jvp(original_self, self_t, min, min_t, max, max_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1007,7 +1036,7 @@ def maximum(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t + F.where(
@@ -1027,7 +1056,7 @@ def maximum(self, other, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1041,11 +1070,11 @@ def where_self(condition, self, other, result):
         self_t = zeros_tangent(self)
     if other_t is None:
         other_t = zeros_tangent(other)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.where(condition, self_t, other_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1054,11 +1083,11 @@ def sum(self, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.sum(self_t, dtype=dtype)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1067,11 +1096,11 @@ def sum_dim_IntList(self, dim, keepdim, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.sum_dim_IntList(self_t, dim, keepdim, dtype=dtype)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1080,11 +1109,11 @@ def mean(self, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.mean(self_t, dtype=dtype)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1093,11 +1122,11 @@ def mean_dim(self, dim, keepdim, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1108,7 +1137,7 @@ def mm(self, mat2, result):
     if self_t is None and mat2_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
             tangent = F.mm(self, mat2_t)
@@ -1124,7 +1153,7 @@ def mm(self, mat2, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1135,7 +1164,7 @@ def bmm(self, mat2, result):
     if self_t is None and mat2_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
             tangent = self.bmm(mat2_t)
@@ -1151,7 +1180,7 @@ def bmm(self, mat2, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1162,7 +1191,7 @@ def dot(self, tensor, result):
     if self_t is None and tensor_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or tensor._rg)):
             tangent = F.dot(self, tensor_t)
@@ -1178,7 +1207,7 @@ def dot(self, tensor, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1189,7 +1218,7 @@ def mv(self, vec, result):
     if self_t is None and vec_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if self_t is None and not (_tls.grad_enabled and (self._rg or vec._rg)):
             tangent = F.mv(self, vec_t)
@@ -1205,7 +1234,7 @@ def mv(self, vec, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1215,11 +1244,11 @@ def t(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.t(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1229,11 +1258,11 @@ def transpose_int(self, dim0, dim1, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.transpose_int(self_t, dim0, dim1)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1243,11 +1272,11 @@ def permute(self, dims, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.permute(self_t, dims)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1257,11 +1286,11 @@ def view(self, size, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.view(self_t, size)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1270,11 +1299,11 @@ def _unsafe_view(self, size, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops._unsafe_view(self_t, size)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1284,11 +1313,11 @@ def expand(self, size, implicit, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.expand(self_t, size, implicit=implicit)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1298,11 +1327,11 @@ def unsqueeze(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.unsqueeze(self_t, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1312,11 +1341,11 @@ def squeeze(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.squeeze(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1326,11 +1355,11 @@ def squeeze_dim(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.squeeze_dim(self_t, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1344,11 +1373,11 @@ def squeeze__pre(self):
 def squeeze_(self, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.squeeze_(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1362,11 +1391,11 @@ def squeeze__dim_pre(self, dim):
 def squeeze__dim(self, dim, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.squeeze__dim(self_t, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1380,11 +1409,11 @@ def unsqueeze__pre(self, dim):
 def unsqueeze_(self, dim, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.unsqueeze_(self_t, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1398,11 +1427,11 @@ def t__pre(self):
 def t_(self, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.t_(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1416,11 +1445,11 @@ def transpose__pre(self, dim0, dim1):
 def transpose_(self, dim0, dim1, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.transpose_(self_t, dim0, dim1)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1430,11 +1459,11 @@ def select_int(self, dim, index, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.select_int(self_t, dim, index)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1443,11 +1472,11 @@ def select_backward(grad_output, input_sizes, dim, index, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.select_backward(grad_output_t, input_sizes, dim, index)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1457,11 +1486,11 @@ def slice_Tensor(self, dim, start, end, step, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.slice_Tensor(self_t, dim, start, end, step)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1470,11 +1499,11 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.slice_backward(grad_output_t, input_sizes, dim, start, end, step)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1484,11 +1513,11 @@ def as_strided(self, size, stride, storage_offset, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.as_strided(self_t, size, stride, storage_offset)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1498,11 +1527,11 @@ def diagonal(self, offset, dim1, dim2, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.diagonal(self_t, offset, dim1, dim2)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1511,11 +1540,11 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1525,11 +1554,11 @@ def unfold(self, dimension, size, step, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.unfold(self_t, dimension, size, step)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1538,11 +1567,11 @@ def unfold_backward(grad_in, input_sizes, dim, size, step, result):
     grad_in_t = fw_grad(grad_in)
     if grad_in_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.unfold_backward(grad_in_t, input_sizes, dim, size, step)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1552,11 +1581,11 @@ def unbind_int(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.unbind_int(self_t, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grads(result, tangent)
 
 
@@ -1566,11 +1595,11 @@ def split_Tensor(self, split_size, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.split_Tensor(self_t, split_size, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grads(result, tangent)
 
 
@@ -1580,11 +1609,11 @@ def split_with_sizes(self, split_sizes, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.split_with_sizes(self_t, split_sizes, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grads(result, tangent)
 
 
@@ -1594,11 +1623,11 @@ def cat(tensors, dim, result):
     if all([t is None for t in tensors_t]):
         return
     tensors_t = [g if g is not None else zeros_tangent(t) for g, t in zip(tensors_t, tensors)]
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.cat(tensors_t, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1608,11 +1637,11 @@ def stack(tensors, dim, result):
     if all([t is None for t in tensors_t]):
         return
     tensors_t = [g if g is not None else zeros_tangent(t) for g, t in zip(tensors_t, tensors)]
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.stack(tensors_t, dim)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1622,11 +1651,11 @@ def alias(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.alias(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1635,11 +1664,11 @@ def clone(self, memory_format, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = ops.clone(self_t, memory_format=memory_format)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1648,11 +1677,11 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F._to_copy(self_t, dtype=dtype)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1672,11 +1701,11 @@ def copy_(self, src, non_blocking, result, tangents):
     self_t, src_t = tangents
     if src_t is None:
         src_t = zeros_tangent(src)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = src_t.expand_as(self)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1693,11 +1722,11 @@ def zero_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.zeros_like(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1714,11 +1743,11 @@ def fill__Scalar(self, value, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.zeros_like(self_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1740,7 +1769,7 @@ def fill__Tensor(self, value, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         if value_t is None and not (_tls.grad_enabled and (self._rg or value._rg)):
             tangent = F.zeros_like(self_t)
@@ -1754,7 +1783,7 @@ def fill__Tensor(self, value, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1763,11 +1792,11 @@ def masked_fill_Scalar(self, mask, value, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.masked_fill(mask, 0)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1784,11 +1813,11 @@ def masked_fill__Scalar(self, mask, value, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.masked_fill(mask, 0)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1802,11 +1831,11 @@ def masked_fill_Tensor(self, mask, value, result):
         self_t = zeros_tangent(self)
     if value_t is None:
         value_t = zeros_tangent(value)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.masked_fill(mask, value_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1831,11 +1860,11 @@ def masked_fill__Tensor(self, mask, value, result, tangents):
         self_t = zeros_tangent(self)
     if value_t is None:
         value_t = zeros_tangent(value)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = self_t.masked_fill(mask, value_t)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1844,11 +1873,11 @@ def index_Tensor(self, indices, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.index(self_t, indices)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1862,11 +1891,11 @@ def index_put(self, indices, values, accumulate, result):
         self_t = zeros_tangent(self)
     if values_t is None:
         values_t = zeros_tangent(values)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.index_put(self_t, indices, values_t, accumulate)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad(result, tangent)
 
 
@@ -1891,9 +1920,9 @@ def index_put_(self, indices, values, accumulate, result, tangents):
         self_t = zeros_tangent(self)
     if values_t is None:
         values_t = zeros_tangent(values)
-    _tls.fw_active = False
+    was_off = forward_ad_off()
     try:
         tangent = F.index_put(self_t, indices, values_t, accumulate)
     finally:
-        _tls.fw_active = True
+        forward_ad_restore(was_off)
     set_fw_grad_inplace(self, tangent)

@@ -17,11 +17,16 @@ from opgrad._tls import state as _tls
 from opgrad.dispatch_keys import TORCH_FUNCTION
 from opgrad.dispatcher import define
 from opgrad.overrides import Site, handle_entry
+from opgrad.dtypes import dtype as DType
 from opgrad.python_arg_parser import (
+    PY_NUMBERS,
     Overridden,
+    device_arg,
+    dtype_arg,
     int_arg,
     int_list,
     list_keys,
+    scalar_arg,
     tensor_arg,
     tensor_list,
 )
@@ -42,8 +47,8 @@ def _add_Tensor_entry(_site):
                     self = tensor_arg(self, _site, add_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, add_Tensor_op, 1)
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, add_Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, add_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -78,8 +83,8 @@ def _add__Tensor_entry(_site):
                     self = tensor_arg(self, _site, add__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, add__Tensor_op, 1)
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, add__Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, add__Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -114,8 +119,8 @@ def _add_out_entry(_site):
                     self = tensor_arg(self, _site, add_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, add_out_op, 1)
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, add_out_op, 2)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, add_out_op, 3)
             except Overridden:
@@ -148,10 +153,10 @@ def _add_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, add_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, add_Scalar_op, 1)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, add_Scalar_op, 2)
             except Overridden:
                 return handle_entry(_site, add_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
@@ -184,8 +189,8 @@ def _sub_Tensor_entry(_site):
                     self = tensor_arg(self, _site, sub_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, sub_Tensor_op, 1)
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, sub_Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, sub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -220,8 +225,8 @@ def _sub__Tensor_entry(_site):
                     self = tensor_arg(self, _site, sub__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, sub__Tensor_op, 1)
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, sub__Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, sub__Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -256,8 +261,8 @@ def _sub_out_entry(_site):
                     self = tensor_arg(self, _site, sub_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, sub_out_op, 1)
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, sub_out_op, 2)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, sub_out_op, 3)
             except Overridden:
@@ -290,10 +295,10 @@ def _sub_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, sub_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, sub_Scalar_op, 1)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, sub_Scalar_op, 2)
             except Overridden:
                 return handle_entry(_site, sub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
@@ -326,8 +331,8 @@ def _rsub_Tensor_entry(_site):
                     self = tensor_arg(self, _site, rsub_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, rsub_Tensor_op, 1)
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, rsub_Tensor_op, 2)
             except Overridden:
                 return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -358,10 +363,10 @@ def _rsub_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, rsub_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
-                if isinstance(alpha, Tensor):
-                    alpha = alpha.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, rsub_Scalar_op, 1)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, rsub_Scalar_op, 2)
             except Overridden:
                 return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
@@ -490,8 +495,8 @@ def _mul_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, mul_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, mul_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, mul_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -620,8 +625,8 @@ def _div_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, div_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, div_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, div_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -1388,8 +1393,8 @@ def _threshold_backward_entry(_site):
                     grad_output = tensor_arg(grad_output, _site, threshold_backward_op, 0)
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, threshold_backward_op, 1)
-                if isinstance(threshold, Tensor):
-                    threshold = threshold.item()
+                if threshold.__class__ not in PY_NUMBERS:
+                    threshold = scalar_arg(threshold, _site, threshold_backward_op, 2)
             except Overridden:
                 return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
             keyset = (grad_output._keys | self._keys | include) & _tls.keep
@@ -1422,8 +1427,8 @@ def _pow_Tensor_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, pow_Tensor_Scalar_op, 0)
-                if isinstance(exponent, Tensor):
-                    exponent = exponent.item()
+                if exponent.__class__ not in PY_NUMBERS:
+                    exponent = scalar_arg(exponent, _site, pow_Tensor_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
             keyset = (self._keys | include) & _tls.keep
@@ -1456,8 +1461,8 @@ def _pow__Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, pow__Scalar_op, 0)
-                if isinstance(exponent, Tensor):
-                    exponent = exponent.item()
+                if exponent.__class__ not in PY_NUMBERS:
+                    exponent = scalar_arg(exponent, _site, pow__Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, pow__Scalar_op, self, exponent)
             keyset = (self._keys | include) & _tls.keep
@@ -1490,8 +1495,8 @@ def _pow_Tensor_Scalar_out_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, pow_Tensor_Scalar_out_op, 0)
-                if isinstance(exponent, Tensor):
-                    exponent = exponent.item()
+                if exponent.__class__ not in PY_NUMBERS:
+                    exponent = scalar_arg(exponent, _site, pow_Tensor_Scalar_out_op, 1)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, pow_Tensor_Scalar_out_op, 2)
             except Overridden:
@@ -1549,6 +1554,38 @@ pow_Tensor_Tensor = pow_Tensor_Tensor_op._entry = _pow_Tensor_Tensor_entry(
 pow_Tensor_Tensor_op._make_entry = _pow_Tensor_Tensor_entry
 
 
+pow__Tensor_op = define("aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)")
+_pow__Tensor_cache = pow__Tensor_op._cache
+
+
+def _pow__Tensor_entry(_site):
+    def pow__Tensor(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow__Tensor_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, pow__Tensor_op, 0)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, pow__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, pow__Tensor_op, self, exponent)
+            keyset = (self._keys | exponent._keys | include) & _tls.keep
+            kernel = _pow__Tensor_cache.get(keyset) or pow__Tensor_op._resolve(keyset)
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow__Tensor
+
+
+pow__Tensor = pow__Tensor_op._entry = _pow__Tensor_entry(Site(pow__Tensor_op))
+pow__Tensor_op._make_entry = _pow__Tensor_entry
+
+
 pow_Scalar_op = define("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 _pow_Scalar_cache = pow_Scalar_op._cache
 
@@ -1560,8 +1597,8 @@ def _pow_Scalar_entry(_site):
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, pow_Scalar_op, self, exponent)
             try:
-                if isinstance(self, Tensor):
-                    self = self.item()
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, pow_Scalar_op, 0)
                 if exponent.__class__ not in TENSOR_CLASSES:
                     exponent = tensor_arg(exponent, _site, pow_Scalar_op, 1)
             except Overridden:
@@ -1774,10 +1811,10 @@ def _clamp_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, clamp_op, 0)
-                if isinstance(min, Tensor):
-                    min = min.item()
-                if isinstance(max, Tensor):
-                    max = max.item()
+                if min is not None and min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_op, 1)
+                if max is not None and max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, clamp_op, 2)
             except Overridden:
                 return handle_entry(_site, clamp_op, self, min, max)
             keyset = (self._keys | include) & _tls.keep
@@ -1810,10 +1847,10 @@ def _clamp__entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, clamp__op, 0)
-                if isinstance(min, Tensor):
-                    min = min.item()
-                if isinstance(max, Tensor):
-                    max = max.item()
+                if min is not None and min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp__op, 1)
+                if max is not None and max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, clamp__op, 2)
             except Overridden:
                 return handle_entry(_site, clamp__op, self, min, max)
             keyset = (self._keys | include) & _tls.keep
@@ -1846,10 +1883,10 @@ def _clamp_out_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, clamp_out_op, 0)
-                if isinstance(min, Tensor):
-                    min = min.item()
-                if isinstance(max, Tensor):
-                    max = max.item()
+                if min is not None and min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_out_op, 1)
+                if max is not None and max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, clamp_out_op, 2)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, clamp_out_op, 3)
             except Overridden:
@@ -2076,8 +2113,8 @@ def _where_ScalarSelf_entry(_site):
             try:
                 if condition.__class__ not in TENSOR_CLASSES:
                     condition = tensor_arg(condition, _site, where_ScalarSelf_op, 0)
-                if isinstance(self, Tensor):
-                    self = self.item()
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, where_ScalarSelf_op, 1)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, where_ScalarSelf_op, 2)
             except Overridden:
@@ -2114,8 +2151,8 @@ def _where_ScalarOther_entry(_site):
                     condition = tensor_arg(condition, _site, where_ScalarOther_op, 0)
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, where_ScalarOther_op, 1)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, where_ScalarOther_op, 2)
             except Overridden:
                 return handle_entry(_site, where_ScalarOther_op, condition, self, other)
             keyset = (condition._keys | self._keys | include) & _tls.keep
@@ -2150,10 +2187,10 @@ def _where_Scalar_entry(_site):
             try:
                 if condition.__class__ not in TENSOR_CLASSES:
                     condition = tensor_arg(condition, _site, where_Scalar_op, 0)
-                if isinstance(self, Tensor):
-                    self = self.item()
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, where_Scalar_op, 1)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, where_Scalar_op, 2)
             except Overridden:
                 return handle_entry(_site, where_Scalar_op, condition, self, other)
             keyset = (condition._keys | include) & _tls.keep
@@ -2216,8 +2253,8 @@ def _eq_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, eq_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, eq_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, eq_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2280,8 +2317,8 @@ def _ne_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, ne_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, ne_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, ne_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2344,8 +2381,8 @@ def _lt_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, lt_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, lt_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, lt_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2408,8 +2445,8 @@ def _le_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, le_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, le_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, le_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2472,8 +2509,8 @@ def _gt_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, gt_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, gt_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, gt_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2536,8 +2573,8 @@ def _ge_Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, ge_Scalar_op, 0)
-                if isinstance(other, Tensor):
-                    other = other.item()
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, ge_Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, ge_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2696,6 +2733,8 @@ def _sum_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, sum_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, sum_op, 1)
             except Overridden:
                 return handle_entry(_site, sum_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
@@ -2729,7 +2768,9 @@ def _sum_dim_IntList_entry(_site):
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, sum_dim_IntList_op, 0)
                 if dim is not None:
-                    dim = int_list(dim, 1)
+                    dim = int_list(dim, 1, _site, sum_dim_IntList_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, sum_dim_IntList_op, 3)
             except Overridden:
                 return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
             keyset = (self._keys | include) & _tls.keep
@@ -2760,6 +2801,8 @@ def _mean_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, mean_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, mean_op, 1)
             except Overridden:
                 return handle_entry(_site, mean_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
@@ -2793,7 +2836,9 @@ def _mean_dim_entry(_site):
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, mean_dim_op, 0)
                 if dim is not None:
-                    dim = int_list(dim, 1)
+                    dim = int_list(dim, 1, _site, mean_dim_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, mean_dim_op, 3)
             except Overridden:
                 return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
             keyset = (self._keys | include) & _tls.keep
@@ -3082,7 +3127,7 @@ def _permute_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, permute_op, 0)
-                dims = int_list(dims, 1)
+                dims = int_list(dims, 1, _site, permute_op, 1)
             except Overridden:
                 return handle_entry(_site, permute_op, self, dims)
             keyset = (self._keys | include) & _tls.keep
@@ -3113,7 +3158,7 @@ def _view_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, view_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, view_op, 1)
             except Overridden:
                 return handle_entry(_site, view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
@@ -3144,7 +3189,7 @@ def __unsafe_view_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, _unsafe_view_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, _unsafe_view_op, 1)
             except Overridden:
                 return handle_entry(_site, _unsafe_view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
@@ -3175,7 +3220,7 @@ def _reshape_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, reshape_op, 0)
-                shape = int_list(shape, 1)
+                shape = int_list(shape, 1, _site, reshape_op, 1)
             except Overridden:
                 return handle_entry(_site, reshape_op, self, shape)
             keyset = (self._keys | include) & _tls.keep
@@ -3246,7 +3291,7 @@ def _expand_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, expand_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, expand_op, 1)
             except Overridden:
                 return handle_entry(_site, expand_op, self, size, implicit)
             keyset = (self._keys | include) & _tls.keep
@@ -3597,7 +3642,7 @@ def _select_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, select_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, select_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, select_backward_op, 2)
                 if index.__class__ is not int:
@@ -3676,7 +3721,7 @@ def _slice_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, slice_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, slice_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, slice_backward_op, 2)
                 if start.__class__ is not int:
@@ -3719,8 +3764,8 @@ def _as_strided_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, as_strided_op, 0)
-                size = int_list(size, 1)
-                stride = int_list(stride, 1)
+                size = int_list(size, 1, _site, as_strided_op, 1)
+                stride = int_list(stride, 1, _site, as_strided_op, 2)
                 if storage_offset is not None and storage_offset.__class__ is not int:
                     storage_offset = int_arg(storage_offset, _site, as_strided_op, 3)
             except Overridden:
@@ -3795,7 +3840,7 @@ def _diagonal_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, diagonal_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, diagonal_backward_op, 1)
                 if offset.__class__ is not int:
                     offset = int_arg(offset, _site, diagonal_backward_op, 2)
                 if dim1.__class__ is not int:
@@ -3876,7 +3921,7 @@ def _unfold_backward_entry(_site):
             try:
                 if grad_in.__class__ not in TENSOR_CLASSES:
                     grad_in = tensor_arg(grad_in, _site, unfold_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1)
+                input_sizes = int_list(input_sizes, 1, _site, unfold_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, unfold_backward_op, 2)
                 if size.__class__ is not int:
@@ -3985,7 +4030,7 @@ def _split_with_sizes_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, split_with_sizes_op, 0)
-                split_sizes = int_list(split_sizes, 1)
+                split_sizes = int_list(split_sizes, 1, _site, split_with_sizes_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, split_with_sizes_op, 2)
             except Overridden:
@@ -4327,6 +4372,10 @@ def __to_copy_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, _to_copy_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, _to_copy_op, 1)
+                if device is not None:
+                    device = device_arg(device, _site, _to_copy_op, 3)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -4431,8 +4480,8 @@ def _fill__Scalar_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, fill__Scalar_op, 0)
-                if isinstance(value, Tensor):
-                    value = value.item()
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, fill__Scalar_op, 1)
             except Overridden:
                 return handle_entry(_site, fill__Scalar_op, self, value)
             keyset = (self._keys | include) & _tls.keep
@@ -4499,8 +4548,8 @@ def _masked_fill_Scalar_entry(_site):
                     self = tensor_arg(self, _site, masked_fill_Scalar_op, 0)
                 if mask.__class__ not in TENSOR_CLASSES:
                     mask = tensor_arg(mask, _site, masked_fill_Scalar_op, 1)
-                if isinstance(value, Tensor):
-                    value = value.item()
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, masked_fill_Scalar_op, 2)
             except Overridden:
                 return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
             keyset = (self._keys | mask._keys | include) & _tls.keep
@@ -4537,8 +4586,8 @@ def _masked_fill__Scalar_entry(_site):
                     self = tensor_arg(self, _site, masked_fill__Scalar_op, 0)
                 if mask.__class__ not in TENSOR_CLASSES:
                     mask = tensor_arg(mask, _site, masked_fill__Scalar_op, 1)
-                if isinstance(value, Tensor):
-                    value = value.item()
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, masked_fill__Scalar_op, 2)
             except Overridden:
                 return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
             keyset = (self._keys | mask._keys | include) & _tls.keep
@@ -4788,6 +4837,10 @@ def _ones_like_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, ones_like_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, ones_like_op, 1)
+                if device is not None:
+                    device = device_arg(device, _site, ones_like_op, 3)
             except Overridden:
                 return handle_entry(
                     _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -4826,6 +4879,10 @@ def _zeros_like_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, zeros_like_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, zeros_like_op, 1)
+                if device is not None:
+                    device = device_arg(device, _site, zeros_like_op, 3)
             except Overridden:
                 return handle_entry(
                     _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -4864,6 +4921,10 @@ def _empty_like_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, empty_like_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, empty_like_op, 1)
+                if device is not None:
+                    device = device_arg(device, _site, empty_like_op, 3)
             except Overridden:
                 return handle_entry(
                     _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -4917,8 +4978,12 @@ def _full_like_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, full_like_op, 0)
-                if isinstance(fill_value, Tensor):
-                    fill_value = fill_value.item()
+                if fill_value.__class__ not in PY_NUMBERS:
+                    fill_value = scalar_arg(fill_value, _site, full_like_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, full_like_op, 2)
+                if device is not None:
+                    device = device_arg(device, _site, full_like_op, 4)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -4965,7 +5030,11 @@ def _new_zeros_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, new_zeros_op, 0)
-                size = int_list(size, 1)
+                size = int_list(size, 1, _site, new_zeros_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, new_zeros_op, 2)
+                if device is not None:
+                    device = device_arg(device, _site, new_zeros_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, new_zeros_op, self, size, dtype, layout, device, pin_memory
@@ -5012,8 +5081,12 @@ def _new_empty_strided_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, new_empty_strided_op, 0)
-                size = int_list(size, 1)
-                stride = int_list(stride, 1)
+                size = int_list(size, 1, _site, new_empty_strided_op, 1)
+                stride = int_list(stride, 1, _site, new_empty_strided_op, 2)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, new_empty_strided_op, 3)
+                if device is not None:
+                    device = device_arg(device, _site, new_empty_strided_op, 5)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -5055,7 +5128,11 @@ def _zeros_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, zeros_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, zeros_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, zeros_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, zeros_op, 3)
             keyset = include & _tls.keep
             kernel = _zeros_cache.get(keyset) or zeros_op._resolve(keyset)
             return kernel(keyset, size, dtype, layout, device, pin_memory)
@@ -5083,7 +5160,11 @@ def _ones_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, ones_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, ones_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, ones_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, ones_op, 3)
             keyset = include & _tls.keep
             kernel = _ones_cache.get(keyset) or ones_op._resolve(keyset)
             return kernel(keyset, size, dtype, layout, device, pin_memory)
@@ -5122,7 +5203,11 @@ def _empty_memory_format_entry(_site):
                     pin_memory,
                     memory_format,
                 )
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, empty_memory_format_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, empty_memory_format_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, empty_memory_format_op, 3)
             keyset = include & _tls.keep
             kernel = _empty_memory_format_cache.get(keyset) or empty_memory_format_op._resolve(
                 keyset
@@ -5154,8 +5239,12 @@ def _scalar_tensor_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, scalar_tensor_op, s, dtype, layout, device, pin_memory)
-            if isinstance(s, Tensor):
-                s = s.item()
+            if s.__class__ not in PY_NUMBERS:
+                s = scalar_arg(s, _site, scalar_tensor_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, scalar_tensor_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, scalar_tensor_op, 3)
             keyset = include & _tls.keep
             kernel = _scalar_tensor_cache.get(keyset) or scalar_tensor_op._resolve(keyset)
             return kernel(keyset, s, dtype, layout, device, pin_memory)
@@ -5185,9 +5274,13 @@ def _full_entry(_site):
                 return handle_entry(
                     _site, full_op, size, fill_value, dtype, layout, device, pin_memory
                 )
-            size = int_list(size, 1)
-            if isinstance(fill_value, Tensor):
-                fill_value = fill_value.item()
+            size = int_list(size, 1, _site, full_op, 0)
+            if fill_value.__class__ not in PY_NUMBERS:
+                fill_value = scalar_arg(fill_value, _site, full_op, 1)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, full_op, 2)
+            if device is not None:
+                device = device_arg(device, _site, full_op, 4)
             keyset = include & _tls.keep
             kernel = _full_cache.get(keyset) or full_op._resolve(keyset)
             return kernel(keyset, size, fill_value, dtype, layout, device, pin_memory)
@@ -5215,8 +5308,12 @@ def _arange_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, arange_op, end, dtype, layout, device, pin_memory)
-            if isinstance(end, Tensor):
-                end = end.item()
+            if end.__class__ not in PY_NUMBERS:
+                end = scalar_arg(end, _site, arange_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, arange_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, arange_op, 3)
             keyset = include & _tls.keep
             kernel = _arange_cache.get(keyset) or arange_op._resolve(keyset)
             return kernel(keyset, end, dtype, layout, device, pin_memory)
@@ -5246,10 +5343,14 @@ def _arange_start_entry(_site):
                 return handle_entry(
                     _site, arange_start_op, start, end, dtype, layout, device, pin_memory
                 )
-            if isinstance(start, Tensor):
-                start = start.item()
-            if isinstance(end, Tensor):
-                end = end.item()
+            if start.__class__ not in PY_NUMBERS:
+                start = scalar_arg(start, _site, arange_start_op, 0)
+            if end.__class__ not in PY_NUMBERS:
+                end = scalar_arg(end, _site, arange_start_op, 1)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, arange_start_op, 2)
+            if device is not None:
+                device = device_arg(device, _site, arange_start_op, 4)
             keyset = include & _tls.keep
             kernel = _arange_start_cache.get(keyset) or arange_start_op._resolve(keyset)
             return kernel(keyset, start, end, dtype, layout, device, pin_memory)
@@ -5281,12 +5382,16 @@ def _arange_start_step_entry(_site):
                 return handle_entry(
                     _site, arange_start_step_op, start, end, step, dtype, layout, device, pin_memory
                 )
-            if isinstance(start, Tensor):
-                start = start.item()
-            if isinstance(end, Tensor):
-                end = end.item()
-            if isinstance(step, Tensor):
-                step = step.item()
+            if start.__class__ not in PY_NUMBERS:
+                start = scalar_arg(start, _site, arange_start_step_op, 0)
+            if end.__class__ not in PY_NUMBERS:
+                end = scalar_arg(end, _site, arange_start_step_op, 1)
+            if step.__class__ not in PY_NUMBERS:
+                step = scalar_arg(step, _site, arange_start_step_op, 2)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, arange_start_step_op, 3)
+            if device is not None:
+                device = device_arg(device, _site, arange_start_step_op, 5)
             keyset = include & _tls.keep
             kernel = _arange_start_step_cache.get(keyset) or arange_start_step_op._resolve(keyset)
             return kernel(keyset, start, end, step, dtype, layout, device, pin_memory)
@@ -5316,7 +5421,11 @@ def _rand_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, rand_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, rand_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, rand_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, rand_op, 3)
             keyset = include & _tls.keep
             kernel = _rand_cache.get(keyset) or rand_op._resolve(keyset)
             return kernel(keyset, size, dtype, layout, device, pin_memory)
@@ -5344,7 +5453,11 @@ def _randn_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, randn_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1)
+            size = int_list(size, 1, _site, randn_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, randn_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, randn_op, 3)
             keyset = include & _tls.keep
             kernel = _randn_cache.get(keyset) or randn_op._resolve(keyset)
             return kernel(keyset, size, dtype, layout, device, pin_memory)
@@ -5379,6 +5492,10 @@ def _rand_like_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, rand_like_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, rand_like_op, 1)
+                if device is not None:
+                    device = device_arg(device, _site, rand_like_op, 3)
             except Overridden:
                 return handle_entry(
                     _site, rand_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -5417,6 +5534,10 @@ def _randn_like_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, randn_like_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, randn_like_op, 1)
+                if device is not None:
+                    device = device_arg(device, _site, randn_like_op, 3)
             except Overridden:
                 return handle_entry(
                     _site, randn_like_op, self, dtype, layout, device, pin_memory, memory_format
@@ -5450,6 +5571,10 @@ def _eye_entry(_site):
                 return handle_entry(_site, eye_op, n, dtype, layout, device, pin_memory)
             if n.__class__ is not int:
                 n = int_arg(n, _site, eye_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, eye_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, eye_op, 3)
             keyset = include & _tls.keep
             kernel = _eye_cache.get(keyset) or eye_op._resolve(keyset)
             return kernel(keyset, n, dtype, layout, device, pin_memory)
@@ -5481,6 +5606,10 @@ def _eye_m_entry(_site):
                 n = int_arg(n, _site, eye_m_op, 0)
             if m.__class__ is not int:
                 m = int_arg(m, _site, eye_m_op, 1)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, eye_m_op, 2)
+            if device is not None:
+                device = device_arg(device, _site, eye_m_op, 4)
             keyset = include & _tls.keep
             kernel = _eye_m_cache.get(keyset) or eye_m_op._resolve(keyset)
             return kernel(keyset, n, m, dtype, layout, device, pin_memory)

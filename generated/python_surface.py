@@ -205,7 +205,10 @@ METHODS = {
         ops.pow_Tensor_Scalar_op,
         ops.pow_Tensor_Tensor_op,
     ),
-    "pow_": (ops.pow__Scalar_op,),
+    "pow_": (
+        ops.pow__Scalar_op,
+        ops.pow__Tensor_op,
+    ),
     "sqrt": (ops.sqrt_op,),
     "sqrt_": (ops.sqrt__op,),
     "abs": (ops.abs_op,),

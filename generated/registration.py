@@ -95,6 +95,7 @@ def register_all():
     ops.pow__Scalar_op.register_kernel(CPU, cpu_kernels.pow__Scalar)
     ops.pow_Tensor_Scalar_out_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Scalar_out)
     ops.pow_Tensor_Tensor_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Tensor)
+    ops.pow__Tensor_op.register_kernel(CPU, cpu_kernels.pow__Tensor)
     ops.pow_Scalar_op.register_kernel(CPU, cpu_kernels.pow_Scalar)
     ops.sqrt_op.register_kernel(CPU, cpu_kernels.sqrt)
     ops.sqrt__op.register_kernel(CPU, cpu_kernels.sqrt_)
@@ -238,6 +239,7 @@ def register_all():
     ops.pow_Tensor_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Scalar)
     ops.pow__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.pow__Scalar)
     ops.pow_Tensor_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Tensor)
+    ops.pow__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.pow__Tensor)
     ops.pow_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Scalar)
     ops.sqrt_op.register_kernel(AUTOGRAD, autograd_kernels.sqrt)
     ops.sqrt__op.register_kernel(AUTOGRAD, autograd_kernels.sqrt_)
@@ -359,6 +361,7 @@ def register_all():
     ops.pow_Tensor_Scalar_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow_Tensor_Scalar_out
     )
+    ops.pow__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow__Tensor)
     ops.sqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sqrt_)
     ops.abs__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.abs_)
     ops.clamp__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_)

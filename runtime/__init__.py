@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import warnings as _warnings
 
-# numpy warns where PyTorch silently gives nan/inf (log(-1), 0/0): not in our kernels.
-for _module in (r"opgrad\.generated\.cpu_kernels", r"opgrad\.numpy_kernels"):
+# numpy warns where PyTorch silently gives nan/inf (log(-1), 0/0, tensor([1e40])): not in our
+# kernels and factories.
+for _module in (r"opgrad\.generated\.cpu_kernels", r"opgrad\.numpy_kernels", r"opgrad\.factories"):
     _warnings.filterwarnings("ignore", category=RuntimeWarning, module=_module)
 
 from . import dtypes as _dtypes
@@ -92,6 +93,7 @@ from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  
 from . import utils  # noqa: E402
 from . import _C  # noqa: E402
 from . import library  # noqa: E402
+from . import cuda  # noqa: E402
 from . import overrides  # noqa: E402
 from .autograd.engine import ExecutionEngine as _ExecutionEngine  # noqa: E402
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -10,7 +11,10 @@ from . import dtypes
 from .generated import ops as aten
 from .numpy_kernels import is_mask
 from .overrides import Site, overridable, overridable_property, public_entry
-from .python_arg_parser import method
+from .device import check_target_device, is_device_like
+from .device import device as opgrad_device
+from .python_arg_parser import arg_type_name, as_dtype, method, python_device, python_dtype
+from .scalar_fit import check_fits
 from .tensor import Tensor, _make
 
 _UINT8 = np.dtype(np.uint8)
@@ -36,6 +40,10 @@ def _pow(self, exponent):
     if isinstance(exponent, Tensor):
         return aten.pow_Tensor_Tensor(self, exponent)
     return aten.pow_Tensor_Scalar(self, exponent)
+
+
+def _ipow(self, exponent):
+    return self.pow_(exponent)
 
 
 def _rpow(self, base):
@@ -86,16 +94,44 @@ def _is_advanced(item) -> bool:
     return isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_))
 
 
+def _is_bool_array(item) -> bool:
+    """A mask index: bool, or uint8 (which PyTorch still takes as a mask)."""
+    data = item._data if isinstance(item, Tensor) else item
+    return is_mask(data)
+
+
 _VALID_INDEX = (
     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
     "indices (got {})"
 )
 
 
+_SEQUENCE_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or "
+    "a different result"
+)
+
+
+def _sequence_as_tuple(index) -> bool:
+    """NumPy's old rule, which PyTorch keeps: a short list (or string) holding a sequence,
+    slice, tensor, None or Ellipsis indexes as the tuple of its items."""
+    if not isinstance(index, (list, str)) or len(index) >= 32:
+        return False
+    for item in index:
+        if isinstance(item, (Tensor, list, tuple, str, slice)) or item is None or item is Ellipsis:
+            warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=4)
+            return True
+    return False
+
+
 def _apply_index(self, index, for_setitem: bool = False):
     """PyTorch's indexing: basic items become select/slice/unsqueeze views; advanced
     items (tensors, lists, masks) are returned as the index list of aten.index."""
     single_slice = isinstance(index, slice) and not for_setitem
+    if _sequence_as_tuple(index):
+        index = tuple(index)
     if not isinstance(index, tuple):
         if self._data.ndim == 0 and isinstance(index, (int, np.integer)) and index is not True:
             if index is not False:
@@ -106,34 +142,35 @@ def _apply_index(self, index, for_setitem: bool = False):
         if self._data.ndim == 0 and isinstance(index, slice):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         index = (index,)
+    # PyTorch counts the indexed dims before converting anything: a list is one index
+    specified = 0
+    for item in index:
+        if item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)):
+            continue
+        if isinstance(item, (Tensor, np.ndarray)) and _is_bool_array(item):
+            specified += item.ndim
+        else:
+            specified += 1
+    ndim = self._data.ndim
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     for item in index:
         if not (
             item is None
             or item is Ellipsis
-            or isinstance(item, (slice, int, np.integer, Tensor, list, np.ndarray, np.bool_))
+            or isinstance(item, (slice, int, np.integer, Tensor, list, str, np.ndarray, np.bool_))
         ):
             raise IndexError(_VALID_INDEX.format(type(item).__name__))
     # Lists and arrays become index tensors once (a dispatch mode sees one lift_fresh each).
     index = tuple(
         (
             _as_index_tensor(item)
-            if isinstance(item, list) or (isinstance(item, np.ndarray) and item.ndim)
+            # a string is a sequence too: torch.tensor refuses it as data
+            if isinstance(item, (list, str)) or (isinstance(item, np.ndarray) and item.ndim)
             else item
         )
         for item in index
     )
-    specified = 0
-    for item in index:
-        if item is None or item is Ellipsis:
-            continue
-        if _is_advanced(item):
-            t = _as_index_tensor(item) if not isinstance(item, (bool, np.bool_)) else None
-            specified += t._data.ndim if t is not None and _is_mask(t) else 1
-        else:
-            specified += 1
-    ndim = self._data.ndim
-    if specified > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result = self
     dim = 0
     advanced = {}
@@ -151,7 +188,9 @@ def _apply_index(self, index, for_setitem: bool = False):
             start = 0 if item.start is None else item.start
             stop = INT64_MAX if item.stop is None else item.stop
             step = 1 if item.step is None else item.step
-            if step <= 0:
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
                 raise ValueError("step must be greater than zero")
             # A lone ':' still slices (x[:] is a SliceBackward0 view); in a tuple it is skipped.
             if single_slice or not (start == 0 and stop == INT64_MAX and step == 1):
@@ -198,45 +237,147 @@ def _getitem(self, index):
 
 def _setitem(self, index, value) -> None:
     """``x[index] = value``: fill_/copy_ into the indexed view, or index_put_."""
-    from .factories import tensor
-
-    if not isinstance(value, (Tensor, bool, int, float, np.number, np.bool_)):
-        raise TypeError(
-            f"can't assign a {type(value).__name__} to a {dtypes.legacy_tensor_type(self._data.dtype)}"
-        )
     if not isinstance(value, Tensor):
-        value = tensor(value, dtype=self.dtype)  # before the index, as in PyTorch
+        value = _value_tensor(self, value)  # before the index, as in PyTorch
     view, indices = _apply_index(self, index, for_setitem=True)
     if indices is not None:
+        if value._data.ndim and value._data.shape[0] == 1:
+            value = aten.view(value, _without_leading_ones(value._data.shape))
         aten.index_put_(view, indices, value)
-    elif value._data.ndim == 0 and view._data.ndim > 0:
-        aten.fill__Tensor(view, value)
-    elif value._data.ndim == 0:
+    elif value._data.shape == view._data.shape:
         aten.copy_(view, value)
+    elif value._data.ndim == 0:
+        aten.fill__Tensor(view, value)
     else:
+        # leading 1s of the value go first (a [1, 3] value fills a [3] row), then it expands
+        value = aten.view(value, _without_leading_ones(value._data.shape))
         if value._data.shape != view._data.shape:
             value = aten.expand(value, view._data.shape)
         aten.copy_(view, value)
+
+
+def _value_tensor(self, value) -> Tensor:
+    """A number assigned to ``self[...]``: a 0-dim tensor of self's dtype, refusing a
+    number that dtype cannot hold (PyTorch's texts)."""
+    from .factories import tensor
+
+    if not isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a "
+            f"{dtypes.legacy_tensor_type(self._data.dtype)}"
+        )
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    check_fits(value, self._data.dtype)
+    if isinstance(value, (complex, np.complexfloating)):
+        value = value.real  # fits: its imaginary part is zero
+    return tensor(value, dtype=self.dtype)
+
+
+def _without_leading_ones(shape: tuple) -> tuple:
+    first = 0
+    while first < len(shape) and shape[first] == 1:
+        first += 1
+    return shape[first:]
 
 
 def split(tensor, split_size_or_sections, dim: int = 0):
     """torch.split: equal chunks for an int, the given sizes for a list."""
     if isinstance(split_size_or_sections, (int, np.integer)):
         return aten.split_Tensor(tensor, split_size_or_sections, dim)
+    if not isinstance(split_size_or_sections, (list, tuple)):
+        raise TypeError(
+            "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+            f"{arg_type_name(split_size_or_sections)}"
+        )
     return aten.split_with_sizes(tensor, list(split_size_or_sections), dim)
 
 
+_TO_SIGNATURES = (
+    " * (opgrad.device device = None, opgrad.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, opgrad.memory_format memory_format = None)\n"
+    " * (opgrad.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "opgrad.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, opgrad.memory_format "
+    "memory_format = None)\n"
+)
+# Tensor.to's Python signatures, as (parameters, how each is checked); the first that takes
+# the call wins, as in PyTorch.
+_IS_BOOL = (bool, np.bool_)
+_TO_FORMS = (
+    (
+        ("device", "dtype", "non_blocking", "copy"),
+        (
+            lambda v: v is None or is_device_like(v),
+            lambda v: v is None or as_dtype(v) is not None,
+            _IS_BOOL,
+            _IS_BOOL,
+        ),
+    ),
+    (("dtype", "non_blocking", "copy"), (lambda v: as_dtype(v) is not None, _IS_BOOL, _IS_BOOL)),
+    (("tensor", "non_blocking", "copy"), (lambda v: isinstance(v, Tensor), _IS_BOOL, _IS_BOOL)),
+)
+
+
+def _bind_to(args: tuple, kwargs: dict):
+    """The named arguments of ``Tensor.to(*args, **kwargs)`` under the first signature that
+    takes them, else None."""
+    for names, checks in _TO_FORMS:
+        if len(args) > len(names) or any(k not in names for k in kwargs):
+            continue
+        bound = dict(zip(names, args))
+        if any(k in bound for k in kwargs):
+            continue
+        bound.update(kwargs)
+        if names[0] != "device" and names[0] not in bound:
+            continue  # the dtype or tensor is required
+        if all(
+            check(bound[n]) if callable(check) else isinstance(bound[n], check)
+            for n, check in zip(names, checks)
+            if n in bound
+        ):
+            return bound
+    return None
+
+
 def _to(self, *args, **kwargs):
-    dtype = kwargs.pop("dtype", None)
-    copy = kwargs.pop("copy", False)
-    for a in args:
-        if isinstance(a, dtypes.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype = a.dtype
-    if dtype is None or (dtype.np == self._data.dtype and not copy):
+    """``Tensor.to(device, dtype)``, ``to(dtype)``, ``to(other)``: a copy converted to the
+    dtype, or self when nothing changes. Devices other than the CPU are refused as a
+    CPU-only PyTorch build refuses them."""
+    if len(args) == 1 and not kwargs and args[0].__class__ is dtypes.dtype:  # x.to(dtype)
+        if args[0].np == self._data.dtype:
+            return self
+        return aten._to_copy(self, dtype=args[0])
+    if len(args) > 4:
+        raise TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} were given")
+    memory_format = kwargs.pop("memory_format", None)
+    bound = _bind_to(args, kwargs)
+    if bound is None:
+        given = ", ".join(
+            [arg_type_name(a) for a in args]
+            + [f"{k}={arg_type_name(v)}" for k, v in kwargs.items()]
+        )
+        if kwargs and not args:
+            given += ", "
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got ({given}), but expected "
+            f"one of:\n{_TO_SIGNATURES}"
+        )
+    other = bound.get("tensor")
+    dtype = other.dtype if other is not None else bound.get("dtype")
+    if bound.get("device") is not None:
+        check_target_device(bound["device"])
+    dtype = as_dtype(dtype) if dtype is not None else None
+    if (dtype is None or dtype.np == self._data.dtype) and not bound.get("copy"):
         return self
-    return aten._to_copy(self, dtype=dtype)
+    return aten._to_copy(self, dtype=dtype, memory_format=memory_format)
+
+
+def _cuda(self, device=None, non_blocking=False, memory_format=None):
+    """A CPU-only build has no CUDA device to copy to."""
+    if device is not None and opgrad_device(device).type != "cuda":
+        raise RuntimeError("Invalid device, must be cuda device")
+    raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 def _converter(dtype):
@@ -252,15 +393,26 @@ def _contiguous(self, memory_format=None):
     return aten.clone(self)
 
 
+def _other_tensor(method: str, other) -> None:
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"{method}(): argument 'other' (position 1) must be Tensor, not "
+            f"{arg_type_name(other)}"
+        )
+
+
 def _type_as(self, other):
+    _other_tensor("type_as", other)
     return _to(self, dtype=other.dtype)
 
 
 def _view_as(self, other):
+    _other_tensor("view_as", other)
     return self.view(other._data.shape)
 
 
 def _reshape_as(self, other):
+    _other_tensor("reshape_as", other)
     return self.reshape(other._data.shape)
 
 
@@ -280,9 +432,12 @@ def _new_tensor_factory(name):
     from . import factories
 
     factory = getattr(factories, name)
+    function = f"new_{name}"
 
-    def new(self, *size, dtype=None, requires_grad=False, **kwargs):
-        return factory(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    def new(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        dtype = python_dtype(function, dtype)
+        python_device(function, device)
+        return factory(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
     return new
 
@@ -325,6 +480,7 @@ def install(methods: dict) -> None:
     )
     Tensor.__pow__ = _python_method(_pow, "__pow__", "pow", operator=True)
     Tensor.__rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
+    Tensor.__ipow__ = _python_method(_ipow, "__ipow__", "pow_")
     Tensor.__neg__ = _operator(aten.neg_op, "__neg__", "neg", binary=False)
     Tensor.__abs__ = _operator(aten.abs_op, "__abs__", "abs", binary=False)
     Tensor.__matmul__ = _operator(aten.matmul_op, "__matmul__", "matmul")
@@ -344,6 +500,7 @@ def install(methods: dict) -> None:
     Tensor.__setitem__ = _python_method(_setitem, "__setitem__")
     Tensor.__hash__ = lambda self: id(self)
     Tensor.to = _python_method(_to, "to")
+    Tensor.cuda = _python_method(_cuda, "cuda")
     for name, dtype in (
         ("half", dtypes.float16),
         ("float", dtypes.float32),

@@ -13,15 +13,16 @@ class _DispatchState(threading.local):
     include = K.CPU
     #: mask applied to every call's key set (clears thread-locally excluded keys)
     keep = K.ALL
-    #: a forward-AD level is active: ops compute the tangents of their outputs
+    #: ops compute the tangents of their outputs. The class attribute says whether a
+    #: forward-AD level exists, for every thread (levels are global, as PyTorch's); a
+    #: thread switches forward AD off for itself only by setting False on its own
+    #: state (see forward_ad_off), never True.
     fw_active = False
     #: __torch_function__ handling: 0 enabled, 1 subclasses disabled, 2 all disabled
     tf_state = 0
 
     def __init__(self) -> None:
         self.mode_stack = []
-        #: ids of gradients the running backward must not store without a copy
-        self.shared_grads = frozenset()
         #: saved_tensors_hooks: the (pack, unpack) pairs in force, innermost last
         self.saved_hooks = []
         #: disable_saved_tensors_hooks: the error message while disabled, else None
@@ -33,3 +34,21 @@ class _DispatchState(threading.local):
 
 
 state = _DispatchState()
+
+
+def set_forward_ad_level(active: bool) -> None:
+    """A forward-AD level was entered or exited: every thread sees it."""
+    _DispatchState.fw_active = active
+
+
+def forward_ad_off() -> bool:
+    """Switch forward AD off on this thread; pass the result to forward_ad_restore."""
+    was_off_here = "fw_active" in state.__dict__
+    state.fw_active = False
+    return was_off_here
+
+
+def forward_ad_restore(was_off_here: bool) -> None:
+    """Undo forward_ad_off: this thread follows the global level again."""
+    if not was_off_here:
+        del state.fw_active

@@ -62,9 +62,11 @@ def promote_optional(tensors: tuple, to_float: bool) -> tuple:
     return tuple([cast(t._data, dt) if t is not None else None for t in tensors])
 
 
-def _check_cast(result: np.dtype, target: np.dtype) -> None:
-    # PyTorch's canCast: no floating result into an integral or bool tensor, nothing but
-    # bool into a bool one (an integral result may go into any integral tensor, and wraps)
+def check_cast(result: np.dtype, target: np.dtype) -> None:
+    """PyTorch's refusal to write a result into a tensor of a dtype it cannot be cast to
+    (its canCast: no floating result into an integral or bool tensor, nothing but bool
+    into a bool one; an integral result may go into any integral tensor, and wraps);
+    in-place ops check it before computing."""
     if result != target and (
         (result.kind == "f" and target.kind != "f") or (target.kind == "b" and result.kind != "b")
     ):
@@ -88,7 +90,7 @@ def copy_into(out: Tensor, result) -> Tensor:
     _check_inference(out)
     target = out._data
     result = np.asarray(result)
-    _check_cast(result.dtype, target.dtype)
+    check_cast(result.dtype, target.dtype)
     if result.shape != target.shape:
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
@@ -127,6 +129,6 @@ def write_out(out: Tensor, result) -> Tensor:
                 UserWarning,
                 stacklevel=2,
             )
-        _check_cast(result.dtype, out._data.dtype)  # before anything changes
+        check_cast(result.dtype, out._data.dtype)  # before anything changes
         out._data = np.empty(result.shape, dtype=out._data.dtype)
     return copy_into(out, result)

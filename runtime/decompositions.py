@@ -44,9 +44,15 @@ def expand_as(self, other):
 
 def narrow(self, dim: int, start: int, length: int):
     size = self._data.shape[k.wrap_dim(dim, self._data.ndim)]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return aten.slice_Tensor(self, dim, start, start + length, 1)
 

@@ -213,18 +213,20 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     )
     args, kwargs = op._unflatten(flat)
     types = _subclass_types(flat)
-    tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
-    mode = None
+    mode = stack[-1] if stack else None
+    # Each state change below is a single store that the finally undoes, so an
+    # exception raised at any instruction (a KeyboardInterrupt from a signal
+    # handler) leaves the modes and keys as they were: the running mode is hidden
+    # by installing a shorter copy of the stack, never by popping the stack itself.
     try:
-        if stack:
-            mode = stack.pop()
-            if not stack:
+        tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
+        if mode is not None:
+            if len(stack) == 1:
                 tls.include = saved_include & ~K.PYTHON
-            try:
-                result = mode.__torch_dispatch__(op, types, args, kwargs)
-            finally:
-                stack.append(mode)
-                tls.include = saved_include
+            tls.mode_stack = stack[:-1]
+            result = mode.__torch_dispatch__(op, types, args, kwargs)
+            tls.mode_stack = stack
+            tls.include = saved_include
             if result is not NotImplemented:
                 return result
         for cls in types:
@@ -235,6 +237,7 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
             # A wrapper without a handler of its own: the backend runs the op.
             return op.kernel_for(K.CPU)(K.CPU, *raw)
     finally:
+        tls.mode_stack = stack
         tls.keep, tls.include = saved_keep, saved_include
     raise multiple_dispatch_failed(f"{__name__}.{op}", "__torch_dispatch__", mode, types)
 
@@ -322,7 +325,7 @@ class OpOverloadPacket:
         return f"<OpOverloadPacket(op='{self.namespace}.{self.__name__}')>"
 
     def __getattr__(self, name: str):
-        raise AttributeError(f"'{self}' has no overload '{name}'")
+        raise AttributeError(f"The underlying op of '{self}' has no overload name '{name}'")
 
 
 class _Namespace:

@@ -11,8 +11,16 @@ from . import dtypes
 from . import numpy_kernels as k
 from ._tls import state as _tls
 from .generated import ops as aten
+from .device import check_target_device
 from .numpy_interop import checked_array, type_name
-from .python_arg_parser import int_list
+from .python_arg_parser import (
+    factory_argument_error,
+    int_list,
+    py_type_name,
+    python_device,
+    python_dtype,
+)
+from .scalar_fit import check_array_fits
 from .tensor import Size, Tensor, _make
 
 
@@ -66,6 +74,29 @@ def _size(name: str, args: tuple, size) -> tuple:
     return int_list(args)
 
 
+_NO_VALUE = object()
+
+
+def _given(**options) -> dict:
+    """The options of a call that were given (named in PyTorch's invalid-combination text)."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _is_number(value) -> bool:
+    """What PyTorch takes for a Number argument: a number or a one-element tensor."""
+    if isinstance(value, Tensor):
+        return value._data.size == 1
+    return isinstance(value, (numbers.Number, np.number, np.bool_))
+
+
+def _check_number(function: str, name: str, position: int, value) -> None:
+    if not _is_number(value):
+        raise TypeError(
+            f"{function}(): argument '{name}' (position {position}) must be Number, not "
+            f"{py_type_name(value)}"
+        )
+
+
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
@@ -101,6 +132,8 @@ def _sizes(data) -> list:
         if not data:
             break
         data = data[0]
+        if isinstance(data, str):  # a string is a sequence too, and it has no length to take
+            raise ValueError("too many dimensions 'str'")
     return sizes
 
 
@@ -133,50 +166,31 @@ def _to_nested(data):
     return data
 
 
-def _overflow(dtype: dtypes.dtype) -> RuntimeError:
-    return RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
-
-
-def _check_integral_leaves(data, dtype: dtypes.dtype) -> None:
-    """PyTorch's checks of the Python numbers stored into an integral dtype: ints beyond
-    int64 cannot be unpacked, other values must fit the dtype (an unsigned one also takes
-    negative ints down to -max, which wrap), floats must be finite and in range."""
-    if isinstance(data, (list, tuple)):
+def _check_int64_range(data) -> None:
+    """Python ints an integer tensor is made from are read as C ``long long``."""
+    if isinstance(data, int) and not -(2**63) <= data < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    if _is_sequence(data):
         for item in data:
-            _check_integral_leaves(item, dtype)
-        return
-    if isinstance(data, (bool, np.bool_, Tensor, np.ndarray)):
-        return
-    info = np.iinfo(dtype.np)
-    if isinstance(data, float):
-        if not info.min <= data <= info.max:  # NaN and inf included
-            raise _overflow(dtype)
-    elif isinstance(data, (int, np.integer)):
-        value = int(data)
-        if not -(2**63) <= value < 2**63:
-            raise ValueError("Overflow when unpacking long long")
-        low = -info.max if info.min == 0 else info.min
-        if not low <= value <= info.max:
-            raise _overflow(dtype)
-    elif isinstance(data, np.floating):
-        raise TypeError(f"'{type_name(data)}' object cannot be interpreted as an integer")
+            _check_int64_range(item)
 
 
-def _from_python(data, inferred: Optional[dtypes.dtype], dtype: dtypes.dtype) -> np.ndarray:
-    """The array of Python ``data`` stored as ``dtype``: numbers are checked and converted
-    as PyTorch stores them (ints wrap into an unsigned dtype, floats truncate toward zero,
-    float16 rounds through float32)."""
+def _array_from_data(data, np_dtype: np.dtype) -> np.ndarray:
+    """The values of nested Python data as an array of ``np_dtype``. Float and bool tensors
+    take any number (a float overflows to inf); integer tensors refuse what overflows, as
+    torch.tensor does, checked on the array the data makes (no loop over the values).
+    Values are converted as PyTorch stores them: floats through float64 (float16 then
+    rounds through float32, and numpy warns of no overflow), negative ints wrap into an
+    unsigned dtype, floats truncate toward zero."""
     nested = _to_nested(data)
-    if dtype.category == 2:
-        # built in float64, then cast: float16 rounds through float32 as in PyTorch, and
-        # a value past float32's range becomes inf without numpy's warning
-        return k.cast(np.array(nested, dtype=np.float64), dtype.np)
-    if dtype.category == 1:
-        _check_integral_leaves(data, dtype)
-    if inferred is None or inferred is dtype or inferred.category == 0:
-        return np.array(nested, dtype=dtype.np)
-    built = np.array(nested, dtype=np.float64 if inferred.category == 2 else np.int64)
-    return k.cast(built, dtype.np)
+    if np_dtype.kind == "f":
+        return k.cast(np.array(nested, dtype=np.float64), np_dtype)
+    if np_dtype.kind not in "iu":
+        return np.array(nested, dtype=np_dtype)
+    _check_int64_range(data)
+    values = np.array(nested)
+    check_array_fits(values, np_dtype)
+    return k.cast(values, np_dtype)
 
 
 def tensor(
@@ -187,6 +201,10 @@ def tensor(
     pin_memory: bool = False,
 ) -> Tensor:
     """A new leaf tensor holding a copy of ``data``."""
+    dtype = python_dtype("tensor", dtype)
+    python_device("tensor", device, kernel=None)
+    if device is not None:
+        check_target_device(device)
     if isinstance(data, np.ndarray):
         # as PyTorch: a tensor sharing the array's memory, then a copy of it
         shared = _lift_fresh(_make(checked_array(data, warn_if_not_writable=False)))
@@ -197,7 +215,7 @@ def tensor(
         inferred = _infer_dtype(data, _sizes(data))
         if dtype is None:
             dtype = inferred or dtypes.get_default_dtype()
-        array = _from_python(data, inferred, dtype)
+        array = _array_from_data(data, dtype.np)
     return _finish(_lift_fresh(_make(array)), requires_grad)
 
 
@@ -207,6 +225,10 @@ def _lift_fresh(t: Tensor) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    dtype = python_dtype("as_tensor", dtype)
+    python_device("as_tensor", device, kernel=None)
+    if device is not None:
+        check_target_device(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     if isinstance(data, np.ndarray):
@@ -236,7 +258,11 @@ def _factory(op_entry, name: str):
         pin_memory=False,
         memory_format=None,
     ):
-        return _finish(op_entry(_size(name, args, size), dtype=dtype), requires_grad)
+        shape = _size(name, args, size)
+        call = (args, _given(dtype=dtype, device=device))
+        dtype = python_dtype(name, dtype, call)
+        python_device(name, device, call)
+        return _finish(op_entry(shape, dtype=dtype, device=device), requires_grad)
 
     return factory
 
@@ -263,7 +289,10 @@ def full(
             f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}"
         )
     size = _size_sequence("full", size)
-    return _finish(aten.full(size, fill_value, dtype=dtype), requires_grad)
+    _check_number("full", "fill_value", 2, fill_value)
+    dtype = python_dtype("full", dtype)
+    python_device("full", device)
+    return _finish(aten.full(size, fill_value, dtype=dtype, device=device), requires_grad)
 
 
 def arange(
@@ -278,15 +307,24 @@ def arange(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
+    bounds = tuple(v for v in (start, end, step) if v is not None)
+    call = (bounds, _given(dtype=dtype, device=device))
+    bad = next((v for v in bounds if not _is_number(v)), _NO_VALUE)
+    if bad is not _NO_VALUE:
+        if len(bounds) == 1:
+            _check_number("arange", "end", 1, bad)
+        raise factory_argument_error("arange", "end", "Number", bad, call)
+    dtype = python_dtype("arange", dtype, call)
+    python_device("arange", device, call)
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     # The overload follows the arguments given, as in PyTorch: arange(end), arange.start,
     # arange.start_step.
     if end is None:
-        result = aten.arange(start, dtype=dtype)
+        result = aten.arange(start, dtype=dtype, device=device)
     elif step is None:
-        result = aten.arange_start(start, end, dtype=dtype)
+        result = aten.arange_start(start, end, dtype=dtype, device=device)
     else:
-        result = aten.arange_start_step(start, end, step, dtype=dtype)
+        result = aten.arange_start_step(start, end, step, dtype=dtype, device=device)
     return _finish(result, requires_grad)
 
 
@@ -301,11 +339,17 @@ def eye(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
-    result = aten.eye(n, dtype=dtype) if m is None else aten.eye_m(n, m, dtype=dtype)
+    call = ((n,) if m is None else (n, m), _given(dtype=dtype, device=device))
+    dtype = python_dtype("eye", dtype, call)
+    python_device("eye", device, call)
+    if m is None:
+        result = aten.eye(n, dtype=dtype, device=device)
+    else:
+        result = aten.eye_m(n, m, dtype=dtype, device=device)
     return _finish(result, requires_grad)
 
 
-def _like(op_entry):
+def _like(op_entry, name: str):
     def like(
         input,
         *,
@@ -316,14 +360,19 @@ def _like(op_entry):
         memory_format=None,
         pin_memory=None,
     ):
-        return _finish(op_entry(input, dtype=dtype), requires_grad)
+        call = ((input,), _given(dtype=dtype, device=device))
+        if not isinstance(input, Tensor):
+            raise factory_argument_error(name, "input", "Tensor", input, call)
+        dtype = python_dtype(name, dtype, call)
+        python_device(name, device, call, "empty_strided")
+        return _finish(op_entry(input, dtype=dtype, device=device), requires_grad)
 
     return like
 
 
-zeros_like = _like(aten.zeros_like)
-ones_like = _like(aten.ones_like)
-empty_like = _like(aten.empty_like)
+zeros_like = _like(aten.zeros_like, "zeros_like")
+ones_like = _like(aten.ones_like, "ones_like")
+empty_like = _like(aten.empty_like, "empty_like")
 
 
 def full_like(
@@ -337,11 +386,17 @@ def full_like(
     memory_format=None,
     pin_memory=None,
 ) -> Tensor:
-    return _finish(aten.full_like(input, fill_value, dtype=dtype), requires_grad)
+    if not isinstance(input, Tensor):
+        raise factory_argument_error("full_like", "input", "Tensor", input, None)
+    _check_number("full_like", "fill_value", 2, fill_value)
+    dtype = python_dtype("full_like", dtype)
+    python_device("full_like", device, kernel="empty_strided")
+    result = aten.full_like(input, fill_value, dtype=dtype, device=device)
+    return _finish(result, requires_grad)
 
 
-rand_like = _like(aten.rand_like)
-randn_like = _like(aten.randn_like)
+rand_like = _like(aten.rand_like, "rand_like")
+randn_like = _like(aten.randn_like, "randn_like")
 rand_like.__name__, randn_like.__name__ = "rand_like", "randn_like"
 
 

@@ -18,6 +18,7 @@ from . import dispatch_keys as K
 from . import dispatcher
 from ._tls import state as _tls
 from .dispatcher import OpOverload, boxed_entry, define as _define_op, lookup, ops
+from .numpy_kernels import memory_owner
 from .schema import parse_schema
 from .tensor import Tensor
 
@@ -56,7 +57,7 @@ class Library:
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
         if kind not in ("IMPL", "DEF", "FRAGMENT"):
-            raise ValueError("Unsupported kind: ", kind)
+            raise ValueError(f"Unsupported kind: {kind}")
         if ns in ("prim",) and kind in ("DEF", "FRAGMENT"):
             raise ValueError(
                 ns, " is a reserved namespace. Please try creating a library with another name."
@@ -256,7 +257,10 @@ def infer_schema(fn: Callable, mutates_args: Iterable[str] = ()) -> str:
     alias = 0
     for name, param in signature.parameters.items():
         if name not in hints:
-            raise ValueError(f"custom_op: parameter '{name}' needs a type annotation")
+            raise ValueError(
+                f"infer_schema(func): Parameter {name} must have a type annotation. Got func with "
+                f"signature {signature})"
+            )
         text = _schema_type(hints[name])
         if name in mutates:
             if not text.startswith("Tensor"):
@@ -291,7 +295,7 @@ class CustomOpDef:
         self._lib = Library(namespace, "FRAGMENT")
         self._lib.define(name + schema)
         self._opoverload = getattr(getattr(ops, namespace), name).default
-        self._lib.impl(name, fn, "CompositeExplicitAutograd")
+        self._lib.impl(name, _refusing_aliases(name, fn), "CompositeExplicitAutograd")
         self._opoverload.register_kernel(K.AUTOGRAD, self._autograd_kernel())
         if self._opoverload._schema.is_mutable:
             self._opoverload.register_kernel(K.AD_INPLACE_OR_VIEW, self._inplace_kernel())
@@ -318,7 +322,8 @@ class CustomOpDef:
 
     def register_kernel(self, device_types, fn: Optional[Callable] = None):
         def register(func):
-            self._lib.impl(self._name, func, "CompositeExplicitAutograd")
+            kernel = _refusing_aliases(self._name, func)
+            self._lib.impl(self._name, kernel, "CompositeExplicitAutograd")
             return func
 
         return register(fn) if fn is not None else register
@@ -391,6 +396,45 @@ class CustomOpDef:
             return Generated.apply(keyset, *flat)
 
         return kernel
+
+
+_ALIASING_OUTPUT = (
+    "{name} (with implementation in {module!r}): The output of this custom operator (1) must "
+    "not also be an input to this custom operator and (2) may not alias any inputs to this "
+    "custom operator or other returns. The most common way to trigger this error is if we have "
+    "y = custom_op(x) and y and x are the same Tensor. Please instead return a clone of the "
+    "offending output tensor(s) (e.g. return x.clone()) or refactor the custom operator to not "
+    "return y."
+)
+
+
+def _tensors_in(values) -> list:
+    found = []
+    for value in values:
+        if isinstance(value, Tensor):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(_tensors_in(value))
+    return found
+
+
+def _refusing_aliases(name: str, fn: Callable) -> Callable:
+    """A custom op's kernel that refuses to return an input or memory shared with an input
+    or another output, as torch.library.custom_op does: the op must be functional."""
+
+    def kernel(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        owners = {id(memory_owner(t._data)) for t in _tensors_in(args + tuple(kwargs.values()))}
+        outputs = result if isinstance(result, (list, tuple)) else (result,)
+        for out in _tensors_in(outputs):
+            owner = id(memory_owner(out._data))
+            if owner in owners:
+                raise RuntimeError(_ALIASING_OUTPUT.format(name=name, module=inspect.getmodule(fn)))
+            owners.add(owner)
+        return result
+
+    kernel.__name__ = getattr(fn, "__name__", name)
+    return kernel
 
 
 def _check_grads(op: OpOverload, inputs: tuple, result) -> tuple:

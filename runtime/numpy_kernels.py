@@ -7,6 +7,8 @@ arrays, views for view ops. Errors follow PyTorch's types and phrases.
 from __future__ import annotations
 
 import math
+import os
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -14,6 +16,7 @@ import numpy as np
 from . import dtypes
 from . import random_kernels
 from .random import generator
+from .scalar_fit import check_fits, check_scalar_range, overflow_error
 from .user_warnings import warn_user
 
 # ``slice`` and ``sum`` below are op kernels; keep Python's at hand.
@@ -21,6 +24,7 @@ builtins_slice = slice
 _py_sum = sum
 
 INT64_MAX = 2**63 - 1
+_INT64 = np.dtype(np.int64)
 
 
 def _shape_str(shape) -> str:
@@ -67,61 +71,19 @@ def cast(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
 _BOOL = np.dtype(np.bool_)
 
 
-# the C++ type PyTorch names when a Scalar does not fit a dtype
-_C_TYPE_NAMES = {
-    np.dtype(np.uint8): "uint8_t",
-    np.dtype(np.int8): "int8_t",
-    np.dtype(np.int16): "int16_t",
-    np.dtype(np.int32): "int",
-    np.dtype(np.int64): "int64_t",
-    _HALF: "c10::Half",
-    _F32: "float",
-    _F64: "double",
-}
-
-
-def overflows(value, dtype: np.dtype) -> bool:
-    """Whether the Python number ``value`` does not fit ``dtype`` (c10's overflows): an
-    unsigned dtype also takes negative ints down to -max (they wrap, so that ``a - b``
-    works as ``a + 255 * b``), a floating one takes inf and NaN."""
-    if dtype.kind == "f":
-        if value.__class__ is not float or not math.isfinite(value):
-            return False
-        limit = float(np.finfo(dtype).max)
-        return not -limit <= value <= limit
-    if dtype.kind not in "iu":
-        return False
-    info = np.iinfo(dtype)
-    if value.__class__ is float and math.isnan(value):
-        return True
-    low = -int(info.max) if info.min == 0 and value.__class__ is not float else info.min
-    return not low <= value <= info.max
-
-
-def overflow_error(dtype: np.dtype) -> RuntimeError:
-    name = _C_TYPE_NAMES.get(dtype, dtype.name)
-    return RuntimeError(f"value cannot be converted to type {name} without overflow")
-
-
 def scalar_as(value, dtype: np.dtype):
     """A Python number as an operand of ``dtype``, converted as PyTorch converts a scalar
     to a tensor's type: an int wraps into an integral dtype (300 -> 44 in uint8), a float
     reaches float16 through float32. Where numpy converts the number the same way on its
     own (int64, float32, float64), the number itself."""
     if dtype.kind in "iu":
-        if dtype is _INT64 or value.__class__ is not int:
+        if value.__class__ is not int or (dtype is _INT64 and value <= INT64_MAX):
             return value
-        return np.int64(value).astype(dtype)
+        # a Scalar holds int64 or uint64: wrap into int64, then into the dtype
+        return np.int64((value + 2**63) % 2**64 - 2**63).astype(dtype)
     if dtype is _HALF and value.__class__ is not bool:
         return np.float32(value).astype(_HALF)
     return value
-
-
-def fill_value(value, dtype: np.dtype):
-    """A fill or bound that fits ``dtype`` (c10's overflows), converted as PyTorch converts
-    it (-1 into uint8 is 255, a float reaches float16 through float32). One that does not
-    fit is left as it is: the kernel's overflow check refuses it."""
-    return value if overflows(value, dtype) else scalar_as(value, dtype)
 
 
 def _check_alpha(alpha, dtype: np.dtype) -> None:
@@ -138,8 +100,7 @@ def _check_alpha(alpha, dtype: np.dtype) -> None:
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number."
         )
-    if overflows(alpha, dtype):
-        raise overflow_error(dtype)
+    check_fits(alpha, dtype)
 
 
 def _result_dtype(a, b) -> np.dtype:
@@ -247,8 +208,7 @@ def power(a, b):
     elif b.__class__ is not np.ndarray:
         if dtype.kind in "iu" and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        if overflows(b, dtype):
-            raise overflow_error(dtype)
+        check_fits(b, dtype)
         b = scalar_as(b, dtype)
     if dtype.kind in "iu" and b.__class__ is np.ndarray and (b < 0).any():
         return _integer_power(a, b)
@@ -348,6 +308,22 @@ def threshold_backward(grad, a, threshold):
     return result
 
 
+def clamp_check(self, min, max) -> None:
+    """Python int bounds beyond int64, refused as PyTorch refuses them before promotion: a
+    Scalar holds int64 or uint64, and a uint64 bound fits no integer tensor."""
+    for bound in (min, max):
+        if bound.__class__ is int and not -(2**63) <= bound <= INT64_MAX:
+            check_scalar_range(bound)
+            dtype = self._data.dtype
+            if dtype == _BOOL:
+                raise RuntimeError(
+                    "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                    "promote Bool and UInt64"
+                )
+            if dtype.kind in "iu":
+                raise overflow_error(dtype)
+
+
 def clamp(a, min, max):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -358,10 +334,18 @@ def clamp(a, min, max):
             else "clamp_min" if max is None else "clamp_max"
         )
         raise NotImplementedError(f"\"{kernel}_scalar_cpu\" not implemented for 'Bool'")
+    # bounds are cast to the result type as PyTorch casts them, refusing what overflows
+    # (numpy would widen the result for a numpy scalar bound, or refuse -1 for uint8)
     if min is not None:
-        a = np.maximum(a, fill_value(min, a.dtype))
+        check_fits(min, a.dtype)
+        min = _cast_number(min, a.dtype)
     if max is not None:
-        a = np.minimum(a, fill_value(max, a.dtype))
+        check_fits(max, a.dtype)
+        max = _cast_number(max, a.dtype)
+    if min is not None:
+        a = np.maximum(a, min)
+    if max is not None:
+        a = np.minimum(a, max)
     return a
 
 
@@ -378,6 +362,25 @@ def clamp_tensor(a, min, max):
     if min is not None:
         return np.maximum(a, min)
     return np.minimum(a, max)
+
+
+def where_check(condition) -> None:
+    """PyTorch's where takes a bool condition (uint8 still, with a deprecation warning)."""
+    dtype = condition._data.dtype
+    if dtype is _BOOL:
+        return
+    if dtype == np.uint8:
+        warnings.warn(
+            "where received a uint8 condition tensor. This behavior is deprecated and will be "
+            "removed in a future version of PyTorch. Use a boolean condition instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    raise RuntimeError(
+        "where expected condition to be a boolean tensor, but got a tensor with dtype "
+        f"{dtypes.scalar_type_name(dtype)}"
+    )
 
 
 # ---- reductions -------------------------------------------------------------------
@@ -585,7 +588,8 @@ def expand(a, size):
     lead = len(size) - len(shape)
     if lead < 0:
         raise RuntimeError(
-            f"expand({_tensor_type(a)}{{{_shape_str(shape)}}}, size={_shape_str(size)}): the "
+            f"expand({dtypes.legacy_tensor_type(a.dtype)}{{{_shape_str(shape)}}}, "
+            f"size={_shape_str(size)}): the "
             f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(shape)})"
         )
@@ -619,12 +623,6 @@ def expand(a, size):
         view.flags.writeable = False
         return view
     return np.broadcast_to(a, target)
-
-
-def _tensor_type(a) -> str:
-    return {"f4": "CPUFloatType", "f8": "CPUDoubleType", "i8": "CPULongType"}.get(
-        a.dtype.str[1:], "CPUType"
-    )
 
 
 def t(a):
@@ -732,12 +730,19 @@ def to_copy(a, dtype):
     return a.copy(order="K") if result is a else result
 
 
+def _cast_number(value, dtype: np.dtype) -> np.ndarray:
+    """A number that fits ``dtype`` as a 0-dim array of it: floats truncate into integer
+    dtypes, negative ints wrap into unsigned ones, a float reaches float16 through float32,
+    as PyTorch converts."""
+    return cast(np.asarray(value), dtype)
+
+
 def _fill_dtype(value, dtype) -> np.dtype:
     if dtype is not None:
         return dtype.np
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return np.dtype(np.bool_)
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return np.dtype(np.int64)
     return dtypes.get_default_dtype().np
 
@@ -748,23 +753,66 @@ def full_like(a, value, dtype):
         return np.ones(a.shape, dt)
     if value == 0:
         return np.zeros(a.shape, dt)
-    return np.full(a.shape, fill_value(value, dt), dtype=dt)
+    check_fits(value, dt)
+    return np.full(a.shape, _cast_number(value, dt))
 
 
-def _check_size(size) -> tuple:
+def _check_size(size, dtype: np.dtype) -> tuple:
+    """A new tensor's shape: no negative dims, and memory this machine can give."""
     size = tuple(size)
     for s in size:
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {_shape_str(size)}"
             )
+    check_allocation(size, dtype)
     return size
+
+
+_memory_limit: Optional[int] = None
+
+
+def _memory_bytes() -> int:
+    """RAM plus swap: what the system's default overcommit rule lets one process allocate."""
+    global _memory_limit
+    if _memory_limit is None:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            total = 2**48
+        try:
+            with open("/proc/meminfo") as meminfo:
+                for line in meminfo:
+                    if line.startswith("SwapTotal:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        _memory_limit = total
+    return _memory_limit
+
+
+def check_allocation(size, dtype: np.dtype) -> None:
+    """PyTorch's errors for a tensor too large to allocate, raised before numpy tries:
+    a byte count beyond int64, or more memory than the machine has."""
+    nbytes = np.dtype(dtype).itemsize
+    for s in size:
+        nbytes *= s
+    if nbytes <= 2**30:
+        return
+    if nbytes > INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={_shape_str(size)}")
+    if nbytes > _memory_bytes():
+        raise RuntimeError(
+            f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
+            "Error code 12 (Cannot allocate memory)"
+        )
 
 
 def full(size, value, dtype):
     """``full``: the dtype follows the fill value when none is given."""
-    dt = _fill_dtype(value, dtype)
-    return np.full(_check_size(size), fill_value(value, dt), dtype=dt)
+    np_dtype = _fill_dtype(value, dtype)
+    check_fits(value, np_dtype)
+    return np.full(_check_size(size, np_dtype), _cast_number(value, np_dtype))
 
 
 def zeros(size, dtype):
@@ -775,23 +823,49 @@ def zeros(size, dtype):
 
 def constant(size, value, dtype):
     """zeros/ones/empty: the default float dtype when none is given."""
-    return np.full(_check_size(size), value, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    return np.full(_check_size(size, np_dtype), value, dtype=np_dtype)
 
 
 def arange(start, end, step, dtype):
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    """PyTorch's arange: bounds checked in double precision first; an integer result counts
+    and steps with the bounds cast to integers (int64 counts in integers too, so its step
+    must not truncate to 0); values wrap into narrow integer dtypes."""
     if dtype is None:
-        is_int = all(isinstance(v, int) for v in (start, end, step))
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         np_dtype = np.dtype(np.int64) if is_int else dtypes.get_default_dtype().np
     else:
         np_dtype = dtype.np
-    count = max(0, math.ceil((end - start) / step))
-    return (
-        start + step * np.arange(count, dtype=np.float64 if np_dtype.kind == "f" else np.int64)
-    ).astype(np_dtype)
+    if np_dtype.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    d_start, d_end, d_step = float(start), float(end), float(step)
+    if not (d_step > 0 or d_step < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(d_start) and math.isfinite(d_end)):
+        raise RuntimeError(f"unsupported range: {d_start:g} -> {d_end:g}")
+    if not ((d_step > 0 and d_end >= d_start) or (d_step < 0 and d_end <= d_start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if np_dtype != _INT64:
+        quotient = (d_end - d_start) / d_step
+        if not 0 <= quotient <= INT64_MAX:  # inf too
+            raise RuntimeError("invalid size, possible overflow?")
+        count = math.ceil(quotient)
+    if np_dtype.kind in "iu":
+        for bound in (start, end, step):
+            check_fits(bound, _INT64)
+        i_start, i_end, i_step = int(start), int(end), int(step)  # C++ casts truncate
+    if np_dtype == _INT64:
+        if i_step == 0:
+            raise ValueError("step must be nonzero")
+        numerator = i_end - i_start + i_step - (1 if i_step > 0 else -1)
+        # C++ integer division truncates toward zero
+        count = abs(numerator) // abs(i_step) if numerator * i_step >= 0 else 0
+    check_allocation((count,), np_dtype)
+    if np_dtype.kind in "iu":
+        values = i_start + i_step * np.arange(count, dtype=np.int64)
+    else:
+        values = start + step * np.arange(count, dtype=np.float64)
+    return values.astype(np_dtype)
 
 
 def _random_float_dtype(np_dtype: np.dtype, kernel: str) -> np.dtype:
@@ -803,20 +877,20 @@ def _random_float_dtype(np_dtype: np.dtype, kernel: str) -> np.dtype:
 
 
 def rand(size, dtype):
-    shape = _check_size(size)
     np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    shape = _check_size(size, np_dtype)
     np_dtype = _random_float_dtype(np_dtype, "check_uniform_bounds")
     return random_kernels.uniform(generator(), math.prod(shape), np_dtype).reshape(shape)
 
 
 def randn(size, dtype):
-    shape = _check_size(size)
     np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    shape = _check_size(size, np_dtype)
     np_dtype = _random_float_dtype(np_dtype, "normal_kernel_cpu")
     return random_kernels.normal(generator(), math.prod(shape), np_dtype).reshape(shape)
 
 
-def _memory_order(a: np.ndarray):
+def memory_order(a: np.ndarray):
     """The dims of ``a`` from outermost to innermost in memory when ``a`` is dense,
     non-overlapping and not contiguous (empty_like then keeps its strides), else None."""
     if a.flags.c_contiguous or a.size <= 1:
@@ -838,7 +912,7 @@ def _random_like(a: np.ndarray, dtype, kernel: str, fill):
     """rand_like/randn_like: a dense permuted input gives a result with its strides, filled
     in memory order (the normal kernel then takes its non-contiguous path), as in PyTorch."""
     np_dtype = _random_float_dtype(_np_dtype(dtype, a.dtype), kernel)
-    order = _memory_order(a)
+    order = memory_order(a)
     if order is None:
         return fill(a.size, np_dtype, True).reshape(a.shape)
     values = fill(a.size, np_dtype, False).reshape([a.shape[d] for d in order])
@@ -862,7 +936,9 @@ def randn_like(a, dtype):
 def eye(n: int, m: int, dtype):
     if n < 0 or m < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
-    return np.eye(n, m, dtype=_np_dtype(dtype, dtypes.get_default_dtype().np))
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    check_allocation((n, m), np_dtype)
+    return np.eye(n, m, dtype=np_dtype)
 
 
 # ---- strided views, copies and fills ----------------------------------------------------
@@ -981,14 +1057,17 @@ def broadcast_error(*shapes) -> str:
 
 
 def fill(self, value):
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):  # fill_.Tensor: the value is cast, as copy_ casts
         if value.ndim:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions."
             )
-        value = value.item()
-    return np.full(self.shape, fill_value(value, self.dtype), dtype=self.dtype)
+        value = cast(value, self.dtype)
+    else:
+        check_fits(value, self.dtype)
+        value = _cast_number(value, self.dtype)
+    return np.full(self.shape, value)
 
 
 def masked_fill(self, mask, value):
@@ -1004,7 +1083,13 @@ def masked_fill(self, mask, value):
                 f"{value.ndim} dimension(s)."
             )
         value = value.item()
-    return np.where(mask, np.asarray(fill_value(value, self.dtype), dtype=self.dtype), self)
+    check_fits(value, self.dtype)
+    if mask.shape != self.shape:
+        try:
+            np.broadcast_shapes(self.shape, mask.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(self.shape, mask.shape)) from None
+    return np.where(mask, _cast_number(value, self.dtype), self)
 
 
 # ---- advanced indexing ---------------------------------------------------------------------
@@ -1085,10 +1170,16 @@ def index_put(self, indices, values, accumulate: bool):
     out = self.copy()
     key = _index_tuple(self, indices)
     values = values.astype(self.dtype, copy=False)
-    if accumulate:
-        np.add.at(out, key, values)
-    else:
-        out[key] = values
+    try:
+        if accumulate:
+            np.add.at(out, key, values)
+        else:
+            out[key] = values
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(out[key].shape)}"
+        ) from None
     return out
 
 
@@ -1187,6 +1278,11 @@ def split(a, split_size: int, dim: int):
 
 def split_with_sizes(a, split_sizes, dim: int):
     d = wrap_dim(dim, a.ndim)
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError(
+            "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes={list(split_sizes)}"
+        )
     if _py_sum(split_sizes) != a.shape[d]:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {a.shape[d]} (input tensor's "
@@ -1202,7 +1298,7 @@ def split_with_sizes(a, split_sizes, dim: int):
 def cat(tensors, dim: int):
     arrays = [t for t in tensors if not (t.ndim == 1 and t.size == 0)]
     if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # as PyTorch
+        raise ValueError("opgrad.cat(): expected a non-empty list of Tensors")  # as PyTorch
     if not arrays:
         return tensors[0].copy()
     ndim = arrays[0].ndim

@@ -142,9 +142,15 @@ class BaseTorchFunctionMode(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+# Push sets the flag before adding the mode, pop removes the mode before clearing the
+# flag: interrupted in between, a flag without a mode is harmless (handlers look at the
+# stack), whereas a mode without its flag would be skipped.
+
+
 def _push_mode(mode: TorchFunctionMode) -> None:
+    if _tls.tf_state != ALL_DISABLED:
+        _tls.include = _tls.include | _TF
     _tls.tf_modes.append(mode)
-    _sync_mode_flag()
 
 
 def _pop_mode() -> TorchFunctionMode:
@@ -329,12 +335,22 @@ def dispatch(site: Site, relevant: Iterable, args: tuple, kwargs: dict, with_pla
     if site.builtin and not kwargs:
         kwargs = None  # as torch's C++ bindings pass it
     tried_mode = None
-    if _tls.include & _TF:
-        with _pop_mode_temporarily() as mode:
-            result = mode.__torch_function__(func, types, args, kwargs)
+    modes = _tls.tf_modes
+    if _tls.include & _TF and modes:
+        tried_mode = modes[-1]
+        saved_include = _tls.include
+        # As for dispatch modes: single stores that the finally undoes, so that an
+        # exception at any instruction leaves the modes and keys as they were.
+        try:
+            _tls.tf_modes = modes[:-1]
+            if len(modes) == 1:
+                _tls.include = saved_include & ~_TF
+            result = tried_mode.__torch_function__(func, types, args, kwargs)
+        finally:
+            _tls.tf_modes = modes
+            _tls.include = saved_include
         if result is not NotImplemented:
             return result
-        tried_mode = mode
     for arg in overloaded:
         owner = arg if arg.__class__ not in _PLAIN else _public_type(arg)
         result = owner.__torch_function__(func, types, args, kwargs)

@@ -14,7 +14,9 @@ from typing import Callable, Dict, Optional, Sequence
 
 import numpy as np
 
+from . import dtypes
 from ._tls import state as _tls
+from .device import check_factory_device, device, is_device_like
 from .dispatch_keys import TORCH_FUNCTION
 from .overrides import (
     Site,
@@ -64,6 +66,20 @@ def tensor_arg(value, site, op, index: int) -> Tensor:
     raise _wrong_type(value, site, op, index, "Tensor", "Tensor")
 
 
+#: the classes a Scalar argument takes as they are
+PY_NUMBERS = frozenset({int, float, bool, complex})
+
+
+def scalar_arg(value, site, op, index: int):
+    """A Scalar argument that is no Python number: a tensor gives its value, a numpy number
+    stays; anything else is refused with the error PyTorch gives at that call site."""
+    if isinstance(value, Tensor):
+        return value.item()
+    if isinstance(value, (np.number, np.bool_)):
+        return value
+    raise _wrong_type(value, site, op, index, "Number", "number")
+
+
 def int_arg(value, site, op, index: int) -> int:
     """An int argument (anything with __index__, as PyTorch's parser takes)."""
     try:
@@ -72,23 +88,151 @@ def int_arg(value, site, op, index: int) -> int:
         raise _wrong_type(value, site, op, index, "int", "int") from None
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python
+
+
+def py_type_name(value) -> str:
+    """A value's type as PyTorch's messages name it (the C type name): ``str``,
+    ``numpy.float64``, a Python class by its own name."""
+    cls = type(value)
+    if cls.__flags__ & _HEAP_TYPE or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_aten_call(site, op) -> bool:
+    """Whether the entry was called as opgrad.ops.aten.<op>.<overload>(...)."""
+    return site.func is op or site.func is None
+
+
 def _wrong_type(value, site, op, index: int, py_type: str, jit_type: str) -> Exception:
     arg = op._schema.arguments[index]
-    kind = type(value).__name__
-    if site.func is op or site.func is None:  # opgrad.ops.aten.<op>.<overload>(...)
+    kind = py_type_name(value)
+    if _is_aten_call(site, op):
+        if arg.type.optional:
+            jit_type = f"Optional[{jit_type}]"
         return RuntimeError(
             f"aten::{op._schema.base_name}() Expected a value of type '{jit_type}' for argument "
             f"'{arg.name}' but instead found type '{kind}'.\nPosition: {index}\n"
             f"Value: {value!r}\nDeclaration: {op._schema}\nCast error details: Unable to cast "
             f"{value} to {jit_type}"
         )
-    # Python signatures call self "input"; a method's self is not counted
+    # Python signatures call self "input"; a method's self is not counted; a keyword-only
+    # argument has no position
     method = site.func.__qualname__.startswith("Tensor.")
     name = "input" if arg.name == "self" else arg.name
+    where = "" if arg.kwarg_only else f" (position {index if method else index + 1})"
     return TypeError(
-        f"{op._schema.base_name}(): argument '{name}' (position "
-        f"{index if method else index + 1}) must be {py_type}, not {kind}"
+        f"{op._schema.base_name}(): argument '{name}'{where} must be {py_type}, not {kind}"
     )
+
+
+# ---- dtype and device arguments --------------------------------------------------------
+
+# Python types PyTorch's Python signatures take for a dtype (an ops.aten call does not)
+_PYTHON_TYPE_DTYPES = {float: "float64", int: "int64", bool: "bool"}
+
+
+def as_dtype(value, python_call: bool = True) -> Optional[dtypes.dtype]:
+    """``value`` as a dtype argument, or None when it is none (a string, a numpy type)."""
+    if value.__class__ is dtypes.dtype:
+        return value
+    if python_call and value.__class__ is type and value in _PYTHON_TYPE_DTYPES:
+        return getattr(dtypes, _PYTHON_TYPE_DTYPES[value])
+    return None
+
+
+def dtype_arg(value, site, op, index: int) -> dtypes.dtype:
+    """A ScalarType argument of an op entry (called only when it is not a dtype)."""
+    found = as_dtype(value, not _is_aten_call(site, op))
+    if found is None:
+        raise _wrong_type(value, site, op, index, "opgrad.dtype", "int")
+    return found
+
+
+def device_arg(value, site, op, index: int) -> device:
+    """A Device argument of an op entry: the CPU, or PyTorch's error for another device."""
+    if not is_device_like(value):
+        raise _wrong_type(value, site, op, index, "opgrad.device", "Device")
+    name = op._schema.base_name
+    kernel = "empty_strided" if name.endswith("_like") or name == "_to_copy" else None
+    return check_factory_device(
+        value, kernel or "empty.memory_format", python_call=not _is_aten_call(site, op)
+    )
+
+
+# PyTorch's Python signatures of the factories that have several: a bad argument there
+# gets the "invalid combination" text listing them.
+_OPTIONS = (
+    "opgrad.dtype dtype = None, opgrad.layout layout = None, opgrad.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False"
+)
+_FACTORY_SIGNATURES = {
+    "rand": (
+        f"(tuple of ints size, *, opgrad.Generator generator, Tensor out = None, {_OPTIONS})",
+        f"(tuple of ints size, *, Tensor out = None, {_OPTIONS})",
+    ),
+    "arange": (
+        f"(Number end, *, Tensor out = None, {_OPTIONS})",
+        f"(Number start, Number end, *, {_OPTIONS})",
+        f"(Number start, Number end, Number step = 1, *, Tensor out = None, {_OPTIONS})",
+    ),
+    "eye": (
+        f"(int n, *, Tensor out = None, {_OPTIONS})",
+        f"(int n, int m, *, Tensor out = None, {_OPTIONS})",
+    ),
+    "rand_like": (
+        "(Tensor input, *, opgrad.Generator generator, opgrad.memory_format memory_format = "
+        f"None, {_OPTIONS})",
+        f"(Tensor input, *, opgrad.memory_format memory_format = None, {_OPTIONS})",
+    ),
+}
+_FACTORY_SIGNATURES["randn"] = _FACTORY_SIGNATURES["rand"]
+_FACTORY_SIGNATURES["randn_like"] = _FACTORY_SIGNATURES["rand_like"]
+
+
+def factory_argument_error(function: str, name: str, py_type: str, value, call) -> TypeError:
+    """PyTorch's TypeError for a Python-level factory's bad argument ``name``. ``call`` is
+    the call's (args, kwargs), named in the text of factories with several signatures."""
+    signatures = _FACTORY_SIGNATURES.get(function)
+    if signatures is None:
+        where = " (position 1)" if name == "input" else ""
+        return TypeError(
+            f"{function}(): argument '{name}'{where} must be {py_type}, not {arg_type_name(value)}"
+        )
+    args, kwargs = call
+    given = ", ".join(
+        [arg_type_name(a) for a in args] + [f"{k}={arg_type_name(v)}" for k, v in kwargs.items()]
+    )
+    lines = "".join(f" * {s}\n" for s in signatures)
+    return TypeError(
+        f"{function}() received an invalid combination of arguments - got ({given}), but "
+        f"expected one of:\n{lines}"
+    )
+
+
+def python_dtype(function: str, value, call=((), {})) -> Optional[dtypes.dtype]:
+    """The ``dtype=`` of a Python-level factory, refused with PyTorch's TypeError."""
+    if value is None:
+        return None
+    found = as_dtype(value)
+    if found is None:
+        raise factory_argument_error(function, "dtype", "opgrad.dtype", value, call)
+    return found
+
+
+def python_device(
+    function: str, value, call=((), {}), kernel: Optional[str] = "empty.memory_format"
+) -> None:
+    """The ``device=`` of a Python-level factory: refused with PyTorch's TypeError when it
+    is no device, with the error of a CPU-only build when it is not the CPU (unless
+    ``kernel`` is None: the caller checks the device itself)."""
+    if value is None:
+        return
+    if not is_device_like(value):
+        raise factory_argument_error(function, "device", "opgrad.device", value, call)
+    if kernel is not None:
+        check_factory_device(value, kernel)
 
 
 def as_int(value) -> int:
@@ -98,14 +242,46 @@ def as_int(value) -> int:
         raise TypeError(f"an integer is required (got type {type(value).__name__})") from None
 
 
-def int_list(value, size: int = 1) -> tuple:
+def int_list(value, size: int = 1, site=None, op=None, index: int = 0) -> tuple:
+    """An int[] argument: a tuple as given (the fast path), a list, a 1-D tensor or one
+    int repeated ``size`` times. With the entry's ``site``, ``op`` and argument ``index``,
+    anything else is refused with PyTorch's text for that call site."""
     if value.__class__ is tuple:
         return value
     if isinstance(value, (tuple, list, Size)):
-        return tuple(operator.index(v) for v in value)
+        try:
+            return tuple([operator.index(v) for v in value])
+        except TypeError:
+            if op is None:
+                raise
+            position, bad = next((i, v) for i, v in enumerate(value) if not _is_index(v))
+            raise _unpack_error(bad, position, site, op, index) from None
     if isinstance(value, Tensor) and value._data.ndim == 1:
         return tuple(value.tolist())
-    return (as_int(value),) * size
+    try:
+        return (as_int(value),) * size
+    except TypeError:
+        if op is None:
+            raise
+        raise _wrong_type(value, site, op, index, "tuple of ints", "List[int]") from None
+
+
+def _is_index(value) -> bool:
+    try:
+        operator.index(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _unpack_error(value, position: int, site, op, index: int) -> Exception:
+    if _is_aten_call(site, op):
+        return _wrong_type(value, site, op, index, "tuple of ints", "List[int]")
+    arg = op._schema.arguments[index]
+    return TypeError(
+        f"{op._schema.base_name}(): argument '{arg.name}' failed to unpack the object at pos "
+        f'{position + 1} with error "type must be tuple of ints,but got {py_type_name(value)}"'
+    )
 
 
 def tensor_list(value) -> tuple:
@@ -169,7 +345,11 @@ def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
         return isinstance(value, (bool, np.bool_))
     if base == "str":
         return isinstance(value, str)
-    return True  # ScalarType, Layout, Device, MemoryFormat, Generator: checked by kernels
+    if base == "ScalarType":
+        return as_dtype(value) is not None
+    if base == "Device":
+        return is_device_like(value)
+    return True  # Layout, MemoryFormat, Generator: checked by kernels
 
 
 def _collapse_varargs(op, args: tuple, varargs: bool) -> bool:
@@ -222,12 +402,21 @@ def resolve_overload(overloads, args: tuple, kwargs: dict, varargs: bool = False
             bound = _bind(op, args, kwargs, lenient, varargs)
             if bound is not None:
                 return op, bound
-    raise TypeError(_no_match_message(overloads, args, kwargs))
+    # a method (varargs) is described without its self, as PyTorch's method parser does
+    raise TypeError(_no_match_message(overloads, args, kwargs, method=varargs))
 
 
 # ---- PyTorch's texts for calls no overload takes --------------------------------------
 
-_PY_TYPES = {"Tensor": "Tensor", "Scalar": "Number", "ScalarType": "opgrad.dtype"}
+_PY_TYPES = {
+    "Tensor": "Tensor",
+    "Scalar": "Number",
+    "ScalarType": "opgrad.dtype",
+    "Device": "opgrad.device",
+    "Layout": "opgrad.layout",
+    "MemoryFormat": "opgrad.memory_format",
+    "Generator": "opgrad.Generator",
+}
 
 
 def _py_type(t) -> str:
@@ -279,35 +468,41 @@ def _render(params, has_out: bool) -> str:
 
 
 def _plausible(params, has_out: bool, args: tuple, kwargs: dict) -> bool:
-    positional = [a for a in params if not a.kwarg_only]
-    if len(args) > len(positional):
-        return False
-    names = {a.name for a in params} | ({"out"} if has_out else set())
-    if params and params[0].name == "self":
-        names.add("input")
-    if any(k not in names for k in kwargs):
-        return False
-    given = set(kwargs) | {a.name for a in positional[: len(args)]}
-    if "input" in kwargs and params:
-        given.add(params[0].name)
-    return all(a.has_default or a.name in given for a in params)
+    """PyTorch's test of a signature for naming it alone in the error: only the number of
+    arguments counts (from its required ones to all of them, out= included)."""
+    count = len(args) + len(kwargs)
+    required = sum(1 for a in params if not a.has_default)
+    return required <= count <= len(params) + has_out
 
 
-def _type_name(value) -> str:
-    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+def arg_type_name(value) -> str:
+    """How PyTorch's argument errors name a value's type (``Tensor``, ``opgrad.dtype``)."""
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if value.__class__ is dtypes.dtype:
+        return "opgrad.dtype"
+    return py_type_name(value)
 
 
-def _no_match_message(overloads, args: tuple, kwargs: dict) -> str:
+def _no_match_message(overloads, args: tuple, kwargs: dict, method: bool = False) -> str:
     name = overloads[0]._opname
     signatures = _signatures(overloads)
+    if method:
+        args = args[1:]
+        signatures = [
+            (op, params[1:] if params and params[0].name == "self" else params, has_out)
+            for op, params, has_out in signatures
+        ]
     plausible = [s for s in signatures if _plausible(s[1], s[2], args, kwargs)]
     if len(plausible) == 1:
         return _argument_error(*plausible[0][:2], args, kwargs)
     if len(signatures) == 1:
         return _argument_error(*signatures[0][:2], args, kwargs)
     given = ", ".join(
-        [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+        [arg_type_name(a) for a in args] + [f"{k}={arg_type_name(v)}" for k, v in kwargs.items()]
     )
+    if kwargs and not args:
+        given += ", "  # PyTorch's text has this trailing separator
     lines = "".join(f" * {_render(params, has_out)}\n" for _, params, has_out in signatures)
     return (
         f"{name}() received an invalid combination of arguments - got ({given}), but expected "
@@ -346,7 +541,7 @@ def _argument_error(op, params, args: tuple, kwargs: dict) -> str:
         if not _accepts(a, value, True, op._numbers_as_tensors):
             return (
                 f"{name}(): argument '{py_name}'{where} must be {_py_type(a.type)}, not "
-                f"{_type_name(value)}"
+                f"{arg_type_name(value)}"
             )
     return f"{name}() received an invalid combination of arguments"
 
@@ -384,7 +579,8 @@ def schema_mismatch(op, args: tuple, kwargs: dict) -> str:
             target = "Tensor" if arg.type.base == "Tensor" else "number"
             return (
                 f"aten::{base}() Expected a value of type '{_jit_type(arg.type)}' for argument "
-                f"'{arg.name}' but instead found type '{_type_name(value)}'.\nPosition: {index}\n"
+                f"'{arg.name}' but instead found type '{arg_type_name(value)}'.\n"
+                f"Position: {index}\n"
                 f"Value: {value!r}\nDeclaration: {schema}\nCast error details: Unable to cast "
                 f"{value} to {target}"
             )

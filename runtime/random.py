@@ -72,7 +72,12 @@ class Generator:
 
     def __init__(self, device="cpu") -> None:
         if str(device) != "cpu":
-            raise RuntimeError(f"opgrad has only the CPU generator, got device {device!r}")
+            raise RuntimeError(
+                "Cannot get CUDA generator without ATen_cuda library. opgrad computes on the "
+                f"CPU only and has no generator for device {device!r}"
+                if str(device).startswith("cuda")
+                else f"opgrad has only the CPU generator, got device {device!r}"
+            )
         self._engine = np.random.MT19937()
         # The normal kernels' cached second Box-Muller sample (PyTorch keeps one per dtype
         # family; its kernels only ever fill the double one).

@@ -279,6 +279,14 @@ class Tensor:
     def is_cpu(self) -> bool:
         return True
 
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
     def cpu(self, memory_format=None) -> "Tensor":
         """The tensor on the CPU: itself, as every opgrad tensor lives there."""
         return self

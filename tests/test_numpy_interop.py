@@ -276,7 +276,6 @@ CONVERSIONS = {
     "bools into int8": lambda lib, T: T([True, False], dtype=lib.int8),
     "numpy int64 300 into uint8": lambda lib, T: T([np.int64(300)], dtype=lib.uint8),
     "numpy int8 -1 into uint8": lambda lib, T: T([np.int8(-1)], dtype=lib.uint8),
-    "numpy float32 into uint8": lambda lib, T: T([np.float32(1.5)], dtype=lib.uint8),
     # numpy scalars keep their dtype and promote as dtypes do
     "numpy uint8 scalar": lambda lib, T: T(np.uint8(250)) + 10,
     "numpy uint8 and int8": lambda lib, T: T([np.uint8(3), np.int8(2)]),

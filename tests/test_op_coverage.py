@@ -50,6 +50,7 @@ TESTED_ELSEWHERE = {
     "aten.sigmoid_.default": "test_inplace_basics.py",
     "aten.relu_.default": "test_inplace_basics.py",
     "aten.pow_.Scalar": "test_inplace_basics.py",
+    "aten.pow_.Tensor": "test_inplace_pow_tensor.py",
     "aten.clamp_.default": "test_inplace_basics.py",
     "aten.logical_or_.default": "test_clamp_tensor.py",
     "aten.squeeze_.dim": "test_matmul.py (1-D @ 2-D)",

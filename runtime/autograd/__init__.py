@@ -155,8 +155,9 @@ def backward(
     if grad_tensors is None:
         grad_tensors = grad_variables
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
+    if len(grads) < len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    grads = grads[: len(outputs)]  # extra gradients are ignored, as in PyTorch
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -167,8 +168,13 @@ def backward(
     root_edges = _root_edges(outputs)
     root_grads = _make_grads(outputs, grads)
     if not inputs:
-        execute(root_edges, root_grads, retain_graph, create_graph, user_grads=grads)
+        execute(root_edges, root_grads, retain_graph, create_graph)
         return
+    for t in inputs:  # all checked before any of them is touched
+        if not isinstance(t, (Tensor, graph.GradientEdge)):
+            raise RuntimeError(
+                "all inputs have to be Tensors or GradientEdges, but got " + type(t).__name__
+            )
     run_edges, capture_edges = [], []
     for t in inputs:
         if isinstance(t, graph.GradientEdge):
@@ -186,7 +192,6 @@ def backward(
         retain_graph,
         create_graph,
         capture_edges,
-        user_grads=grads,
         run_edges=run_edges,
     )
 
@@ -236,9 +241,7 @@ def grad(
     root_edges = _root_edges(outputs)
     input_edges = [_input_edge(t) for t in inputs_tuple]
     root_grads = _make_grads(outputs, grads)
-    captured = execute(
-        root_edges, root_grads, retain_graph, create_graph, input_edges, user_grads=grads
-    )
+    captured = execute(root_edges, root_grads, retain_graph, create_graph, input_edges)
     for index, g in enumerate(captured):
         if g is None and not allow_unused:
             raise RuntimeError(

@@ -2,26 +2,52 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
+from ..numpy_kernels import memory_order
 from ..tensor import TENSOR_CLASSES, _make, version_counter
 
 
-def _can_steal(grad) -> bool:
-    # PyTorch stores an incoming gradient without a copy when nobody else holds
-    # it and its layout is dense: here, when the engine saw it go to this leaf
-    # only (not the caller's own gradient, not also sent elsewhere) and it is
-    # no broadcast view. A wrapper subclass's array is metadata only: its
-    # layout is the contiguous one it declares.
-    if id(grad) in _tls.shared_grads:
-        return False
+def references(items: list) -> int:
+    """How many references ``items[0]`` has, as counted from inside this call."""
+    return sys.getrefcount(items[0])
+
+
+# The count when the list is the gradient's only holder, measured once, since
+# interpreters differ in the references a call adds.
+_ONLY_THE_LIST = references([object()])
+
+
+def held_by_list_only(items: list) -> bool:
+    """Whether nothing but ``items`` references ``items[0]``: PyTorch's use_count test
+    for stealing a gradient. The engine passes its input buffer and keeps no other
+    reference, so any extra one belongs to someone else (a hook that kept it, a ctx
+    attribute, a saved tensor, a global, another edge's buffer, the root)."""
+    return references(items) == _ONLY_THE_LIST
+
+
+def _obeys_layout_contract(grad, variable) -> bool:
+    """PyTorch's gradient layout contract: strides as the leaf's when the leaf is dense
+    (no stride 0 even in a size-1 dim), else row-major contiguous. A wrapper
+    subclass's array is metadata only: its layout is the contiguous one it declares."""
     if grad._keys & PYTHON and grad.__class__ not in TENSOR_CLASSES:
         return True
-    data = grad._data
-    return data.flags.c_contiguous and data.flags.writeable
+    g = grad._data
+    if not g.flags.writeable:
+        return False
+    v = variable._data
+    if not (v.flags.c_contiguous or v.flags.f_contiguous or memory_order(v) is not None):
+        return g.flags.c_contiguous
+    if g.strides == v.strides:
+        return 0 not in g.strides
+    for size, g_stride, v_stride in zip(g.shape, g.strides, v.strides):
+        if (g_stride != v_stride) if size != 1 else (g_stride == 0):
+            return False
+    return True
 
 
 def _copy_for(variable, grad):
@@ -62,16 +88,19 @@ def _detach(grad):
 _lock = threading.Lock()
 
 
-def accumulate_grad(variable, new_grad) -> None:
+def accumulate_grad(variable, new_grad, stealable: bool) -> None:
+    """Store ``new_grad`` into ``variable.grad`` (adding to a gradient already there).
+    ``stealable``: nobody but the engine holds ``new_grad``, so it may become the
+    stored gradient without a copy."""
     # Backward may run in several threads on graphs that share leaves.
     with _lock:
-        _accumulate(variable, new_grad)
+        _accumulate(variable, new_grad, stealable)
 
 
-def _accumulate(variable, new_grad) -> None:
+def _accumulate(variable, new_grad, stealable: bool) -> None:
     grad = variable._grad
     if grad is None:
-        if not _tls.grad_enabled and _can_steal(new_grad):
+        if stealable and not _tls.grad_enabled and _obeys_layout_contract(new_grad, variable):
             variable._grad = _detach(new_grad)
         else:
             variable._grad = _copy_for(variable, new_grad)

@@ -70,16 +70,6 @@ def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
     return True
 
 
-def _mark_repeated(outputs, edges, shared: set, keep: list) -> None:
-    seen = set()
-    for grad, edge in zip(outputs, edges):
-        if grad is not None and edge is not None:
-            if id(grad) in seen:
-                shared.add(id(grad))
-                keep.append(grad)
-            seen.add(id(grad))
-
-
 def _compute_dependencies(root: Node) -> Dict[Node, int]:
     dependencies: Dict[Node, int] = {}
     stack = [root]
@@ -166,7 +156,6 @@ def execute(
     keep_graph: bool,
     create_graph: bool,
     capture_edges: Optional[Sequence] = None,
-    user_grads: Sequence = (),
     run_edges: Optional[Sequence] = None,
 ) -> List:
     """Run backward from ``root_edges`` seeded with ``root_grads``.
@@ -200,22 +189,21 @@ def execute(
     ready: list = []
     counter = 0
     tls = _tls
-    # Gradients held elsewhere too (the caller's, or one object a node sends
-    # along two edges) are copied, never stolen, when a leaf stores them.
-    # The root node keeps its gradients too (PyTorch never steals them).
-    shared = {id(g) for g in user_grads if g is not None}
-    shared.update(id(g) for g in root_grads if g is not None)
-    keep: list = []
-    previous_grad_mode, previous_shared = tls.grad_enabled, tls.shared_grads
+    # A leaf's AccumulateGrad stores an incoming gradient without a copy only when
+    # nobody else references it. The root keeps its gradients (PyTorch never steals
+    # them), and so does this list the root gradients converted to an input's dtype.
+    converted_root_grads: list = []
+    previous_grad_mode = tls.grad_enabled
     tasks = tls.graph_tasks
-    tasks.append(task)
-    tls.grad_enabled = create_graph
-    tls.shared_grads = shared
+    depth = len(tasks)
     heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
     upcoming = None  # a ready entry not (yet) pushed onto the heap
     node = root
     outputs = root.grads
     try:
+        # inside the try: the finally undoes them wherever an exception strikes
+        tasks.append(task)
+        tls.grad_enabled = create_graph
         while True:
             # Route this node's outputs along its edges; a target whose last
             # gradient arrived becomes ready.
@@ -232,14 +220,6 @@ def execute(
                     f"function {node.name()} returned an incorrect number of gradients "
                     f"(expected {len(edges)}, got {count})"
                 )
-            if count == 2:
-                grad = outputs[0]
-                if grad is not None and grad is outputs[1] and edges[0] and edges[1]:
-                    # Kept alive for the task, so that its id is not reused by another tensor.
-                    shared.add(id(grad))
-                    keep.append(grad)
-            elif count > 2:
-                _mark_repeated(outputs, edges, shared, keep)
             if node is not root and (count > 2 or (count == 2 and buffers)):
                 # PyTorch validates every output (sum_to, dtype) before routing any, so the
                 # reductions come before the additions of the routing below. Routing
@@ -257,9 +237,8 @@ def execute(
                     shape, dtype = target._in_meta[input_nr]
                     if data.shape != shape or data.dtype != dtype:
                         grad = _validate_output(node, index, grad, target, input_nr)
-                        if node is root:  # a converted root gradient is still the root's
-                            shared.add(id(grad))
-                            keep.append(grad)
+                        if node is root:
+                            converted_root_grads.append(grad)
                 remaining = dependencies[target] - 1
                 dependencies[target] = remaining
                 if remaining == 0 and input_nr == 0 and len(target._in_meta) == 1:
@@ -286,6 +265,10 @@ def execute(
                     upcoming = entry  # most steps make one node ready: skip the heap
                 else:
                     heappush(ready, entry)
+
+            # Drop this frame's references to the routed gradients: a leaf's
+            # AccumulateGrad counts who else holds its gradient.
+            outputs = grad = data = buffer = previous = entry = None
 
             # Run the next ready node: the most recently created one first.
             while True:
@@ -334,8 +317,8 @@ def execute(
             anomaly.report(task.current_node, error)
         raise
     finally:
-        tasks.pop()
-        tls.grad_enabled, tls.shared_grads = previous_grad_mode, previous_shared
+        del tasks[depth:]
+        tls.grad_enabled = previous_grad_mode
 
 
 class ExecutionEngine:

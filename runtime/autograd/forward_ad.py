@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional
 
+from .._tls import set_forward_ad_level
 from .._tls import state as _tls
 from ..generated.nodes import AliasBackward0
 from ..tensor import Tensor
@@ -35,7 +36,7 @@ def enter_dual_level() -> int:
     if _current_level >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _current_level = 0
-    _tls.fw_active = True
+    set_forward_ad_level(True)
     return _current_level
 
 
@@ -52,7 +53,7 @@ def exit_dual_level(*, level: Optional[int] = None) -> None:
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     _fg.clear_all()
-    _tls.fw_active = False
+    set_forward_ad_level(False)
     _current_level = level - 1
 
 

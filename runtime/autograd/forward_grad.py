@@ -22,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._tls import forward_ad_off, forward_ad_restore
 from .._tls import state as _tls
 from ..numpy_kernels import empty_strided, storage_offset
 from ..tensor import Tensor, _make, _WrappedNumber
@@ -53,14 +54,13 @@ def clear_all() -> None:
 class suspended:
     """Ops run inside leave tangents alone (formulas, custom Function forwards)."""
 
-    __slots__ = ("previous",)
+    __slots__ = ("was_off",)
 
     def __enter__(self):
-        self.previous = _tls.fw_active
-        _tls.fw_active = False
+        self.was_off = forward_ad_off()
 
     def __exit__(self, *exc):
-        _tls.fw_active = self.previous
+        forward_ad_restore(self.was_off)
 
 
 # ---- reading ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Tuple
 
+from .._tls import forward_ad_off, forward_ad_restore
 from .._tls import state as _tls
 from ..tensor import Tensor
 from . import anomaly
@@ -267,7 +268,7 @@ def _apply(cls, args: tuple, kwargs: dict):
     fw_active = _tls.fw_active
     previous = _tls.grad_enabled
     _tls.grad_enabled = False
-    _tls.fw_active = False
+    fw_was_off = forward_ad_off()
     try:
         try:
             if uses_setup_context:
@@ -279,7 +280,7 @@ def _apply(cls, args: tuple, kwargs: dict):
             _tls.grad_enabled = previous
         result = _wrap_outputs(node, args, tensor_inputs, output, record)
     finally:
-        _tls.fw_active = fw_active
+        forward_ad_restore(fw_was_off)
     if fw_active:
         from .function_jvp import process_forward_mode
 

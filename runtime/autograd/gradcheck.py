@@ -521,7 +521,6 @@ def _check_undefined_grad(func, inputs) -> None:
                 False,
                 False,
                 [gradient_edge(t) for t in diff_inputs],
-                user_grads=grad_outputs,
             )
         except Exception as e:  # torch: RuntimeError; opgrad's Python formulas raise any kind
             _warn_bc_breaking()

@@ -7,7 +7,7 @@ import weakref
 from typing import NamedTuple, Optional, Tuple
 
 from . import anomaly
-from .accumulate import accumulate_grad
+from .accumulate import accumulate_grad, held_by_list_only
 from .hooks import run_post_accumulate_hooks
 
 #: the thread-shared counter behind every node's sequence number
@@ -124,12 +124,13 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "opgrad::autograd::AccumulateGrad"
 
-    def apply(self, grads: tuple, needs: tuple) -> tuple:
-        new_grad = grads[0]
-        if new_grad is not None:
-            accumulate_grad(self.variable, new_grad)
-            if self.variable._meta is not None:
-                run_post_accumulate_hooks(self.variable)
+    def apply(self, grads: list, needs: tuple) -> tuple:
+        if grads[0] is None:
+            return ()
+        stealable = held_by_list_only(grads)  # asked before this frame holds it too
+        accumulate_grad(self.variable, grads[0], stealable)
+        if self.variable._meta is not None:
+            run_post_accumulate_hooks(self.variable)
         return ()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 from typing import Any
 
@@ -42,15 +43,20 @@ class TorchDispatchMode:
 
     def __enter__(self):
         global _is_in_torch_dispatch_mode
-        self.__dict__.setdefault("_old_flags", []).append(_is_in_torch_dispatch_mode)
+        self.__dict__.setdefault("_old_flags", collections.deque()).append(
+            _is_in_torch_dispatch_mode
+        )
         _is_in_torch_dispatch_mode = True
         _push_mode(self)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> None:
+        # As torch: pops the innermost mode, whichever it is (exiting out of order
+        # pops the other one), and a mode exited more often than entered raises
+        # IndexError from its own flags.
         global _is_in_torch_dispatch_mode
         _is_in_torch_dispatch_mode = self._old_flags.pop()
-        _pop_mode(self)
+        _pop_mode()
 
     @classmethod
     def push(cls, *args, **kwargs):
@@ -61,17 +67,21 @@ class TorchDispatchMode:
         return False
 
 
+# Push sets the Python key before adding the mode, pop removes the mode before clearing
+# the key: interrupted in between, a key without a mode is harmless (the Python kernel
+# looks at the stack), whereas a mode without its key would be skipped.
+
+
 def _push_mode(mode: TorchDispatchMode) -> None:
-    _tls.mode_stack.append(mode)
     _tls.include = _tls.include | K.PYTHON
+    _tls.mode_stack.append(mode)
 
 
-def _pop_mode(mode: Any = None) -> TorchDispatchMode:
+def _pop_mode(k: Any = None) -> TorchDispatchMode:
+    """Pop the innermost mode (``k``, a dispatch key in torch, selects nothing here)."""
     stack = _tls.mode_stack
     if not stack:
         raise RuntimeError("Trying to pop from an empty mode stack")
-    if mode is not None and stack[-1] is not mode:
-        raise RuntimeError("Trying to exit a dispatch mode that is not the innermost one")
     popped = stack.pop()
     if not stack:
         _tls.include = _tls.include & ~K.PYTHON
