@@ -175,7 +175,7 @@ def mul_Tensor(keyset, self, other):
     """CPU kernel of mul.Tensor"""
     self, other = promote2(self, other, False, True)
     try:
-        result = k.mul(self, other)
+        result = np.multiply(self, other) if self.dtype is not k.HALF else k.mul(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -194,7 +194,7 @@ def mul__Tensor(keyset, self, other):
     if self.dtype is not target._data.dtype:
         check_cast(self.dtype, target._data.dtype)
     try:
-        result = k.mul(self, other)
+        result = np.multiply(self, other) if self.dtype is not k.HALF else k.mul(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -210,7 +210,7 @@ def mul_out(keyset, self, other, out):
     target = out
     self, other = promote2(self, other, False, True)
     try:
-        result = k.mul(self, other)
+        result = np.multiply(self, other) if self.dtype is not k.HALF else k.mul(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -233,7 +233,7 @@ def div_Tensor(keyset, self, other):
     """CPU kernel of div.Tensor"""
     self, other = promote2(self, other, True, True)
     try:
-        result = k.div(self, other)
+        result = np.true_divide(self, other) if self.dtype is not k.HALF else k.div(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -252,7 +252,7 @@ def div__Tensor(keyset, self, other):
     if self.dtype is not target._data.dtype:
         check_cast(self.dtype, target._data.dtype)
     try:
-        result = k.div(self, other)
+        result = np.true_divide(self, other) if self.dtype is not k.HALF else k.div(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -268,7 +268,7 @@ def div_out(keyset, self, other, out):
     target = out
     self, other = promote2(self, other, True, True)
     try:
-        result = k.div(self, other)
+        result = np.true_divide(self, other) if self.dtype is not k.HALF else k.div(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(

@@ -101,9 +101,6 @@ IN_SCOPE = [expr for expr in EXPRESSIONS if expr not in OUT_OF_SCOPE]
 # a changed table must be looked at, not absorbed silently.
 EXPECTED_IN_SCOPE_COUNT = 59
 
-# The expressions each table test has evaluated (see the last test).
-CHECKED = {}
-
 
 def make_inputs():
     """Inputs shaped and flagged as in the table's ``_setup`` (float32)."""
@@ -133,10 +130,6 @@ def evaluate(expr):
     inputs = make_inputs()
     out = eval(expr, {"torch": og}, dict(inputs))
     return inputs, out
-
-
-def record(test, expr):
-    CHECKED.setdefault(test, set()).add(expr)
 
 
 TENSOR_REPR = re.compile(
@@ -191,7 +184,6 @@ def test_every_table_expression_is_checked_or_listed_out_of_scope():
 
 @pytest.mark.parametrize("expr", in_scope_params())
 def test_grad_fn_name_matches_table(expr):
-    record("grad_fn", expr)
     _, out = evaluate(expr)
     expected = TABLE[expr]["grad_fn"]
     assert node_type_name(out.grad_fn) == expected
@@ -201,7 +193,6 @@ def test_grad_fn_name_matches_table(expr):
 
 @pytest.mark.parametrize("expr", in_scope_params())
 def test_saved_attribute_names_match_table(expr):
-    record("names", expr)
     _, out = evaluate(expr)
     if out.grad_fn is None:
         assert TABLE[expr]["attrs"] == {}
@@ -211,7 +202,6 @@ def test_saved_attribute_names_match_table(expr):
 
 @pytest.mark.parametrize("expr", in_scope_params())
 def test_saved_attribute_values_match_table(expr):
-    record("values", expr)
     inputs, out = evaluate(expr)
     for name, spec in TABLE[expr]["attrs"].items():
         assert hasattr(out.grad_fn, name), f"{expr}: missing {name}"
@@ -220,7 +210,6 @@ def test_saved_attribute_values_match_table(expr):
 
 @pytest.mark.parametrize("expr", in_scope_params())
 def test_next_functions_match_table(expr):
-    record("next_functions", expr)
     _, out = evaluate(expr)
     expected = TABLE[expr]["next_functions"]
     if expected is None:
@@ -231,27 +220,22 @@ def test_next_functions_match_table(expr):
 
 @pytest.mark.parametrize("expr", in_scope_params())
 def test_dispatch_mode_sees_table_aten_ops(expr):
-    record("aten_ops", expr)
     inputs = make_inputs()
     log = aten_log(og, lambda: eval(expr, {"torch": og}, dict(inputs)))
     assert log == TABLE[expr]["aten_ops_seen"]
 
 
-def test_all_in_scope_expressions_were_checked(request):
-    """Runs last in this file: every in-scope expression went through every test."""
-    table_tests = {
-        "grad_fn": "test_grad_fn_name_matches_table",
-        "names": "test_saved_attribute_names_match_table",
-        "values": "test_saved_attribute_values_match_table",
-        "next_functions": "test_next_functions_match_table",
-        "aten_ops": "test_dispatch_mode_sees_table_aten_ops",
-    }
-    selected = {item.originalname for item in request.session.items}
-    if not set(table_tests.values()) <= selected:
-        pytest.skip("only part of the table tests was selected")
-    for key, test_name in table_tests.items():
-        missing = sorted(set(IN_SCOPE) - CHECKED.get(key, set()))
-        assert not missing, f"{test_name} did not check: {missing}"
+def test_every_table_test_runs_on_every_in_scope_expression():
+    table_tests = [
+        test_grad_fn_name_matches_table,
+        test_saved_attribute_names_match_table,
+        test_saved_attribute_values_match_table,
+        test_next_functions_match_table,
+        test_dispatch_mode_sees_table_aten_ops,
+    ]
+    for test in table_tests:
+        (mark,) = [m for m in test.pytestmark if m.name == "parametrize"]
+        assert [param.values[0] for param in mark.args[1]] == IN_SCOPE, test.__name__
 
 
 def test_the_table_is_what_torch_gives(torch):
