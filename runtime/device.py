@@ -156,6 +156,8 @@ def check_target_device(value) -> device:
     error = _not_compiled(d)
     if error is not None:
         raise error
+    if d.type == "meta":  # torch has it, opgrad has no kernels for it: as factories refuse it
+        check_factory_device(d, "_to_copy")
     raise RuntimeError(f"opgrad is not linked with support for {d.type} devices")
 
 

@@ -75,15 +75,24 @@ def _size(name: str, args: tuple, size) -> tuple:
 
 
 _NO_VALUE = object()
+_PLAIN_NUMBERS = (int, float, bool)
 
 
-def _given(**options) -> dict:
-    """The options of a call that were given (named in PyTorch's invalid-combination text)."""
-    return {k: v for k, v in options.items() if v is not None}
+def _checked_options(
+    function: str, args: tuple, dtype, device, kernel: str = "empty.memory_format"
+):
+    """A factory's dtype (as an opgrad dtype) after checking it and the device, refused
+    with PyTorch's text naming the call (what was passed) when the factory takes neither."""
+    call = (args, {"dtype": dtype, "device": device})
+    dtype = python_dtype(function, dtype, call)
+    python_device(function, device, call, kernel)
+    return dtype
 
 
 def _is_number(value) -> bool:
     """What PyTorch takes for a Number argument: a number or a one-element tensor."""
+    if value.__class__ in _PLAIN_NUMBERS:
+        return True
     if isinstance(value, Tensor):
         return value._data.size == 1
     return isinstance(value, (numbers.Number, np.number, np.bool_))
@@ -259,9 +268,8 @@ def _factory(op_entry, name: str):
         memory_format=None,
     ):
         shape = _size(name, args, size)
-        call = (args, _given(dtype=dtype, device=device))
-        dtype = python_dtype(name, dtype, call)
-        python_device(name, device, call)
+        if dtype is not None or device is not None:
+            dtype = _checked_options(name, args, dtype, device)
         return _finish(op_entry(shape, dtype=dtype, device=device), requires_grad)
 
     return factory
@@ -290,8 +298,9 @@ def full(
         )
     size = _size_sequence("full", size)
     _check_number("full", "fill_value", 2, fill_value)
-    dtype = python_dtype("full", dtype)
-    python_device("full", device)
+    if dtype is not None or device is not None:
+        dtype = python_dtype("full", dtype)
+        python_device("full", device)
     return _finish(aten.full(size, fill_value, dtype=dtype, device=device), requires_grad)
 
 
@@ -308,14 +317,15 @@ def arange(
     pin_memory=False,
 ) -> Tensor:
     bounds = tuple(v for v in (start, end, step) if v is not None)
-    call = (bounds, _given(dtype=dtype, device=device))
     bad = next((v for v in bounds if not _is_number(v)), _NO_VALUE)
     if bad is not _NO_VALUE:
         if len(bounds) == 1:
             _check_number("arange", "end", 1, bad)
-        raise factory_argument_error("arange", "end", "Number", bad, call)
-    dtype = python_dtype("arange", dtype, call)
-    python_device("arange", device, call)
+        raise factory_argument_error(
+            "arange", "end", "Number", bad, (bounds, {"dtype": dtype, "device": device})
+        )
+    if dtype is not None or device is not None:
+        dtype = _checked_options("arange", bounds, dtype, device)
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     # The overload follows the arguments given, as in PyTorch: arange(end), arange.start,
     # arange.start_step.
@@ -339,9 +349,8 @@ def eye(
     requires_grad=False,
     pin_memory=False,
 ) -> Tensor:
-    call = ((n,) if m is None else (n, m), _given(dtype=dtype, device=device))
-    dtype = python_dtype("eye", dtype, call)
-    python_device("eye", device, call)
+    if dtype is not None or device is not None:
+        dtype = _checked_options("eye", (n,) if m is None else (n, m), dtype, device)
     if m is None:
         result = aten.eye(n, dtype=dtype, device=device)
     else:
@@ -360,11 +369,12 @@ def _like(op_entry, name: str):
         memory_format=None,
         pin_memory=None,
     ):
-        call = ((input,), _given(dtype=dtype, device=device))
         if not isinstance(input, Tensor):
-            raise factory_argument_error(name, "input", "Tensor", input, call)
-        dtype = python_dtype(name, dtype, call)
-        python_device(name, device, call, "empty_strided")
+            raise factory_argument_error(
+                name, "input", "Tensor", input, ((input,), {"dtype": dtype, "device": device})
+            )
+        if dtype is not None or device is not None:
+            dtype = _checked_options(name, (input,), dtype, device, "empty_strided")
         return _finish(op_entry(input, dtype=dtype, device=device), requires_grad)
 
     return like
@@ -389,8 +399,9 @@ def full_like(
     if not isinstance(input, Tensor):
         raise factory_argument_error("full_like", "input", "Tensor", input, None)
     _check_number("full_like", "fill_value", 2, fill_value)
-    dtype = python_dtype("full_like", dtype)
-    python_device("full_like", device, kernel="empty_strided")
+    if dtype is not None or device is not None:
+        dtype = python_dtype("full_like", dtype)
+        python_device("full_like", device, kernel="empty_strided")
     result = aten.full_like(input, fill_value, dtype=dtype, device=device)
     return _finish(result, requires_grad)
 

@@ -19,7 +19,7 @@ from . import dispatcher
 from ._tls import state as _tls
 from .dispatcher import OpOverload, boxed_entry, define as _define_op, lookup, ops
 from .numpy_kernels import memory_owner
-from .schema import parse_schema
+from .schema import SchemaError, parse_schema
 from .tensor import Tensor
 
 __all__ = ["Library", "custom_op", "CustomOpDef"]
@@ -89,7 +89,10 @@ class Library:
         """Declare an op of this namespace from its schema; returns its name."""
         if self.kind == "IMPL":
             raise RuntimeError("define() is not allowed on a Library of kind IMPL")
-        parsed = parse_schema(schema)
+        try:
+            parsed = parse_schema(schema)
+        except SchemaError as error:  # torch's schema parser raises RuntimeError
+            raise RuntimeError(str(error)) from None
         if parsed.namespace and parsed.namespace != self.ns:
             raise ValueError(
                 f"Namespace mismatch: {parsed.namespace} in the schema, {self.ns} in the library"

@@ -135,6 +135,8 @@ def _with_alpha(op, a, b, alpha):
     if dtype is _HALF:
         scaled = np.multiply(b, np.float32(scalar_as(alpha, _HALF)), dtype=_F32)
         return op(a, scaled, dtype=_F32).astype(_HALF)
+    if dtype in _WIDE_FLOATS and alpha.__class__ in _PLAIN_NUMBERS:
+        return op(a, np.multiply(b, alpha))  # numpy rounds a weak scalar as torch's cast does
     return op(a, np.multiply(b, np.asarray(scalar_as(alpha, dtype), dtype)))
 
 
@@ -209,7 +211,8 @@ def power(a, b):
     elif b.__class__ is not np.ndarray:
         if dtype.kind in "iu" and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        check_fits(b, dtype)
+        if dtype.kind in "iu" or dtype is _HALF:  # torch range-checks only these exponents
+            check_fits(b, dtype)
         b = scalar_as(b, dtype)
     if dtype.kind in "iu" and b.__class__ is np.ndarray and (b < 0).any():
         return _integer_power(a, b)
@@ -735,7 +738,13 @@ def _cast_number(value, dtype: np.dtype) -> np.ndarray:
     """A number that fits ``dtype`` as a 0-dim array of it: floats truncate into integer
     dtypes, negative ints wrap into unsigned ones, a float reaches float16 through float32,
     as PyTorch converts."""
+    if value.__class__ in _PLAIN_NUMBERS and dtype in _WIDE_FLOATS:
+        return dtype.type(value)  # the common case: one rounding, as torch's cast
     return cast(np.asarray(value), dtype)
+
+
+_PLAIN_NUMBERS = (int, float)
+_WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _fill_dtype(value, dtype) -> np.dtype:
@@ -761,11 +770,11 @@ def full_like(a, value, dtype):
 def _check_size(size, dtype: np.dtype) -> tuple:
     """A new tensor's shape: no negative dims, and memory this machine can give."""
     size = tuple(size)
-    for s in size:
-        if s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {_shape_str(size)}"
-            )
+    if size and min(size) < 0:
+        negative = next(s for s in size if s < 0)
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {negative}: {_shape_str(size)}"
+        )
     check_allocation(size, dtype)
     return size
 
@@ -795,7 +804,7 @@ def _memory_bytes() -> int:
 def check_allocation(size, dtype: np.dtype) -> None:
     """PyTorch's errors for a tensor too large to allocate, raised before numpy tries:
     a byte count beyond int64, or more memory than the machine has."""
-    nbytes = np.dtype(dtype).itemsize
+    nbytes = dtype.itemsize
     for s in size:
         nbytes *= s
     if nbytes <= 2**30:
@@ -817,7 +826,7 @@ def full(size, value, dtype):
 
 
 def zeros(size, dtype):
-    if any(s < 0 for s in size):
+    if size and min(size) < 0:
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     return constant(size, 0, dtype)
 

@@ -193,7 +193,8 @@ _FACTORY_SIGNATURES["randn_like"] = _FACTORY_SIGNATURES["rand_like"]
 
 def factory_argument_error(function: str, name: str, py_type: str, value, call) -> TypeError:
     """PyTorch's TypeError for a Python-level factory's bad argument ``name``. ``call`` is
-    the call's (args, kwargs), named in the text of factories with several signatures."""
+    the call's (args, kwargs), named in the text of factories with several signatures
+    (keyword arguments that are None were not given)."""
     signatures = _FACTORY_SIGNATURES.get(function)
     if signatures is None:
         where = " (position 1)" if name == "input" else ""
@@ -202,7 +203,8 @@ def factory_argument_error(function: str, name: str, py_type: str, value, call) 
         )
     args, kwargs = call
     given = ", ".join(
-        [arg_type_name(a) for a in args] + [f"{k}={arg_type_name(v)}" for k, v in kwargs.items()]
+        [arg_type_name(a) for a in args]
+        + [f"{k}={arg_type_name(v)}" for k, v in kwargs.items() if v is not None]
     )
     lines = "".join(f" * {s}\n" for s in signatures)
     return TypeError(
@@ -499,7 +501,8 @@ def _no_match_message(overloads, args: tuple, kwargs: dict, method: bool = False
     if len(signatures) == 1:
         return _argument_error(*signatures[0][:2], args, kwargs)
     given = ", ".join(
-        [arg_type_name(a) for a in args] + [f"{k}={arg_type_name(v)}" for k, v in kwargs.items()]
+        [arg_type_name(a) for a in args]
+        + [f"{k}={arg_type_name(v)}" for k, v in kwargs.items() if v is not None]
     )
     if kwargs and not args:
         given += ", "  # PyTorch's text has this trailing separator

@@ -324,6 +324,14 @@ def _two_edges(lib):
     return a, lambda: s.backward(lib.ones(2) * 2)
 
 
+def _backward_inputs_non_leaf_and_leaf(lib):
+    # backward(inputs=) keeps no reference to the non-leaf's gradient, which AddBackward0
+    # hands on to the leaf unchanged
+    x = _leaf(lib)
+    y = x + 0
+    return x, lambda: (y * 2).sum().backward(inputs=[y, x])
+
+
 def _transposed_leaf(lib):
     # a gradient laid out unlike the leaf is copied into the leaf's layout
     x = lib.ones(3, 2).t().detach().requires_grad_()
@@ -332,7 +340,13 @@ def _transposed_leaf(lib):
 
 @pytest.mark.parametrize(
     "setup",
-    [_fresh_product, _kept_by_hook, _two_edges, _transposed_leaf],
+    [
+        _fresh_product,
+        _kept_by_hook,
+        _two_edges,
+        _backward_inputs_non_leaf_and_leaf,
+        _transposed_leaf,
+    ],
     ids=lambda s: s.__name__.strip("_"),
 )
 def test_steal_or_copy_is_the_call_torch_makes(torch, setup):

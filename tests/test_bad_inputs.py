@@ -1755,7 +1755,8 @@ bad(
     ),
     RuntimeError,
     "expected ) but found 'arrow' here",
-    xfail="the schema parser codegen shares raises its own SchemaError with its own text",
+    xfail="the type is torch's (RuntimeError), but opgrad's schema parser, shared with "
+    "codegen, words the fault its own way ('expected name(args) -> returns')",
 )
 bad(
     "ops_unknown_overload",

@@ -69,10 +69,15 @@ def test_to_takes_torchs_signatures(torch, call):
     assert_same(torch, scenario)
 
 
-def test_to_meta_is_refused_not_silently_a_cpu_tensor():
-    # torch makes a shapes-only tensor; opgrad has no meta device and says so
-    with pytest.raises(RuntimeError, match="opgrad is not linked with support for meta devices"):
+def test_meta_is_refused_one_way_not_silently_a_cpu_tensor():
+    # torch makes a shapes-only tensor; opgrad has no Meta kernels and says so, the same
+    # way wherever a meta tensor would be made
+    with pytest.raises(
+        NotImplementedError, match="'aten::_to_copy' with arguments from the 'Meta'"
+    ):
         og.ones(2).to("meta")
+    with pytest.raises(NotImplementedError, match="from the 'Meta' backend"):
+        og.tensor([1.0], device="meta")
     with pytest.raises(NotImplementedError, match="from the 'Meta' backend"):
         og.ones(2, device="meta")
 

@@ -226,6 +226,8 @@ def test_dispatch_mode_sees_table_aten_ops(expr):
 
 
 def test_every_table_test_runs_on_every_in_scope_expression():
+    """A guard against a table test losing its parametrization (a decorator edited to a
+    subset): each runs on exactly the in-scope expressions."""
     table_tests = [
         test_grad_fn_name_matches_table,
         test_saved_attribute_names_match_table,

@@ -53,3 +53,28 @@ def test_pow_inplace_tensor_exponent_is_aten_pow__tensor_to_a_dispatch_mode(torc
         return aten_log(lib, lambda: x.pow_(e))
 
     assert_same(torch, scenario)
+
+
+POW_EXPONENTS = [
+    ("float32", 1e39),
+    ("float32", -1e39),
+    ("float64", 1e300),
+    ("int64", 1e300),
+    ("uint8", 300),
+    ("int8", -200),
+    ("float16", 7e4),
+]
+
+
+@pytest.mark.parametrize("dtype, exponent", POW_EXPONENTS, ids=str)
+@pytest.mark.parametrize("inplace", [False, True])
+def test_pow_scalar_exponent_range_is_checked_only_where_torch_checks_it(
+    torch, dtype, exponent, inplace
+):
+    # torch refuses an exponent the result's dtype cannot hold only for integral and float16
+    # results; float32 ** 1e39 is inf and 0, not an error
+    def scenario(lib, tensor):
+        base = tensor([0, 1, 2], dtype=getattr(lib, dtype))
+        return base.pow_(exponent) if inplace else base**exponent
+
+    assert_same(torch, result_scenario(scenario))

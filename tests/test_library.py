@@ -5,7 +5,7 @@ import pytest
 
 import opgrad as og
 from opgrad.library import NO_AUTOGRAD_KERNEL, Library, custom_op, infer_schema
-from torch_oracle import logging_mode_class
+from torch_oracle import assert_same, logging_mode_class
 
 
 @pytest.fixture
@@ -156,3 +156,15 @@ def test_custom_op_mutating_an_argument_bumps_its_version_like_torch(torch):
     assert (
         str(og.ops.oglibtest_ops.inc.default._schema) == "oglibtest_ops::inc(Tensor(a0!) x) -> ()"
     )
+
+
+def test_define_with_a_malformed_schema_raises_runtime_error_as_torch(torch):
+    def scenario(lib):
+        library = lib.library.Library(f"malformed_{lib.__name__}", "FRAGMENT")
+        try:
+            library.define("f(Tensor x -> Tensor")
+        except Exception as error:  # noqa: BLE001 - the type is what is compared
+            return type(error).__name__
+        return "accepted"
+
+    assert_same(torch, scenario)

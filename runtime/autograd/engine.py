@@ -182,7 +182,9 @@ def execute(
         needed = _compute_needed(root, targets)
         for edge in run_edges or ():
             needed[edge[0]] = True
-    prehooks_on_captures = run_edges is not None
+    # backward(inputs=) returns nothing: its capture edges only mark where to stop, and
+    # holding their gradients would stop a leaf from storing one without a copy.
+    backward_inputs = run_edges is not None
 
     task = GraphTask(dependencies, needed, captures)
     buffers: Dict[Node, list] = {}
@@ -289,12 +291,12 @@ def execute(
                 if needed is None:
                     break
                 targets = captures.get(node)
-                if targets is not None:
+                if targets is not None and not backward_inputs:
                     for input_nr, position in targets:
                         captured[position] = grads[input_nr]
                 if needed.get(node, False):
                     break
-                if prehooks_on_captures and node._hooks is not None and targets is not None:
+                if backward_inputs and node._hooks is not None and targets is not None:
                     run_pre_hooks(node, grads)
             if needed is None:
                 node_needs = node._next_edges
