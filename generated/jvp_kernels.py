@@ -10,7 +10,7 @@ usual, which is what reverse-over-forward differentiates). In-place kernels
 read the tangents before the op (``*_pre``) and update ``self``'s in place.
 """
 
-from opgrad._tls import forward_ad_off, forward_ad_restore
+from opgrad._tls import forward_ad_off, forward_ad_off_here, forward_ad_restore
 from opgrad._tls import state as _tls
 from opgrad.autograd.forward_grad import (
     fw_grad,
@@ -40,8 +40,9 @@ def add_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = maybe_multiply(other_t, alpha).clone()
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -78,8 +79,9 @@ def add__Tensor(self, other, alpha, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + maybe_multiply(other_t, alpha)
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -103,8 +105,9 @@ def add_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.clone()
     finally:
         forward_ad_restore(was_off)
@@ -118,8 +121,9 @@ def sub_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = -maybe_multiply(other_t, alpha)
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -156,8 +160,9 @@ def sub__Tensor(self, other, alpha, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + -maybe_multiply(other_t, alpha)
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -181,8 +186,9 @@ def sub_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.clone()
     finally:
         forward_ad_restore(was_off)
@@ -196,8 +202,9 @@ def rsub_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t.clone()
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -221,8 +228,9 @@ def rsub_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = -maybe_multiply(self_t, alpha)
     finally:
         forward_ad_restore(was_off)
@@ -236,8 +244,9 @@ def mul_Tensor(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t * self
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -271,8 +280,9 @@ def mul__Tensor(self, other, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + other_t * original_self
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -296,8 +306,9 @@ def mul_Scalar(self, other, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * other
     finally:
         forward_ad_restore(was_off)
@@ -311,8 +322,9 @@ def div_Tensor(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = -(other_t * result) / other
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -349,8 +361,9 @@ def div__Tensor(self, other, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + -(other_t * result) / other
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -374,8 +387,9 @@ def div_Scalar(self, other, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t / other
     finally:
         forward_ad_restore(was_off)
@@ -387,8 +401,9 @@ def reciprocal(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = -self_t * (result * result)
     finally:
         forward_ad_restore(was_off)
@@ -408,8 +423,9 @@ def reciprocal_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = -self_t * (result * result)
     finally:
         forward_ad_restore(was_off)
@@ -421,8 +437,9 @@ def neg(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.neg(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -442,8 +459,9 @@ def neg_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.neg(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -455,8 +473,9 @@ def exp(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * result
     finally:
         forward_ad_restore(was_off)
@@ -476,8 +495,9 @@ def exp_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * result
     finally:
         forward_ad_restore(was_off)
@@ -489,8 +509,9 @@ def log(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.div(self)
     finally:
         forward_ad_restore(was_off)
@@ -510,8 +531,9 @@ def log_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.div(original_self)
     finally:
         forward_ad_restore(was_off)
@@ -523,8 +545,9 @@ def sin(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * self.cos()
     finally:
         forward_ad_restore(was_off)
@@ -544,8 +567,9 @@ def sin_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * original_self.cos()
     finally:
         forward_ad_restore(was_off)
@@ -557,8 +581,9 @@ def cos(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * -self.sin()
     finally:
         forward_ad_restore(was_off)
@@ -578,8 +603,9 @@ def cos_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * -original_self.sin()
     finally:
         forward_ad_restore(was_off)
@@ -591,8 +617,9 @@ def tanh(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.tanh_backward(self_t, result)
     finally:
         forward_ad_restore(was_off)
@@ -612,8 +639,9 @@ def tanh_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.tanh_backward(self_t, result)
     finally:
         forward_ad_restore(was_off)
@@ -627,8 +655,9 @@ def tanh_backward(grad_output, output, result):
     if grad_output_t is None and output_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
             tangent = F.tanh_backward(grad_output_t, output)
         else:
@@ -650,8 +679,9 @@ def sigmoid(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.sigmoid_backward(self_t, result)
     finally:
         forward_ad_restore(was_off)
@@ -671,8 +701,9 @@ def sigmoid_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.sigmoid_backward(self_t, result)
     finally:
         forward_ad_restore(was_off)
@@ -686,8 +717,9 @@ def sigmoid_backward(grad_output, output, result):
     if grad_output_t is None and output_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
             tangent = F.sigmoid_backward(grad_output_t, output)
         else:
@@ -711,8 +743,9 @@ def relu(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.threshold_backward(self_t, result, 0)
     finally:
         forward_ad_restore(was_off)
@@ -732,8 +765,9 @@ def relu_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.threshold_backward(self_t, result, 0)
     finally:
         forward_ad_restore(was_off)
@@ -748,8 +782,9 @@ def threshold_backward(grad_output, self, threshold, result):
         return
     if grad_output_t is None:
         grad_output_t = zeros_tangent(grad_output)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.threshold_backward(grad_output_t, self, threshold)
     finally:
         forward_ad_restore(was_off)
@@ -761,8 +796,9 @@ def pow_Tensor_Scalar(self, exponent, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = pow_backward(self_t, self, exponent)
     finally:
         forward_ad_restore(was_off)
@@ -782,8 +818,9 @@ def pow__Scalar(self, exponent, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = pow_backward(self_t, original_self, exponent)
     finally:
         forward_ad_restore(was_off)
@@ -800,8 +837,9 @@ def pow_Tensor_Tensor(self, exponent, result):
         self_t = zeros_tangent(self)
     if exponent_t is None:
         exponent_t = zeros_tangent(exponent)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = pow_backward_self(self_t, self, exponent) + pow_backward_exponent(
             exponent_t, self, exponent, result
         )
@@ -828,8 +866,9 @@ def pow__Tensor(self, exponent, result, tangents):
         self_t = zeros_tangent(self)
     if exponent_t is None:
         exponent_t = zeros_tangent(exponent)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = pow_backward_self(self_t, original_self, exponent) + pow_backward_exponent(
             exponent_t, original_self, exponent, result
         )
@@ -843,8 +882,9 @@ def pow_Scalar(self, exponent, result):
     exponent_t = fw_grad(exponent)
     if exponent_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = pow_backward_exponent(exponent_t, self, exponent, result)
     finally:
         forward_ad_restore(was_off)
@@ -856,8 +896,9 @@ def sqrt(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t / maybe_multiply(result, 2)
     finally:
         forward_ad_restore(was_off)
@@ -877,8 +918,9 @@ def sqrt_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t / maybe_multiply(result, 2)
     finally:
         forward_ad_restore(was_off)
@@ -890,8 +932,9 @@ def abs(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * self.sgn()
     finally:
         forward_ad_restore(was_off)
@@ -911,8 +954,9 @@ def abs_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t * original_self.sgn()
     finally:
         forward_ad_restore(was_off)
@@ -924,8 +968,9 @@ def sgn(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.zeros_like(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -937,8 +982,9 @@ def sign(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.zeros_like(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -950,8 +996,9 @@ def clamp(self, min, max, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = clamp_backward(self_t, self, min, max)
     finally:
         forward_ad_restore(was_off)
@@ -971,8 +1018,9 @@ def clamp_(self, min, max, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = clamp_backward(self_t, original_self, min, max)
     finally:
         forward_ad_restore(was_off)
@@ -992,8 +1040,9 @@ def clamp_Tensor(self, min, max, result):
         min_t = zeros_tangent(min)
     if max_t is None and max is not None:
         max_t = zeros_tangent(max)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = clamp_jvp(self, self_t, min, min_t, max, max_t)
     finally:
         forward_ad_restore(was_off)
@@ -1021,8 +1070,9 @@ def clamp__Tensor(self, min, max, result, tangents):
         min_t = zeros_tangent(min)
     if max_t is None and max is not None:
         max_t = zeros_tangent(max)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = clamp_jvp(original_self, self_t, min, min_t, max, max_t)
     finally:
         forward_ad_restore(was_off)
@@ -1036,8 +1086,9 @@ def maximum(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t + F.where(
                 self == other, -other_t / 2, F.where(self > other, -other_t, 0)
@@ -1070,8 +1121,9 @@ def where_self(condition, self, other, result):
         self_t = zeros_tangent(self)
     if other_t is None:
         other_t = zeros_tangent(other)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.where(condition, self_t, other_t)
     finally:
         forward_ad_restore(was_off)
@@ -1083,8 +1135,9 @@ def sum(self, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.sum(self_t, dtype=dtype)
     finally:
         forward_ad_restore(was_off)
@@ -1096,8 +1149,9 @@ def sum_dim_IntList(self, dim, keepdim, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.sum_dim_IntList(self_t, dim, keepdim, dtype=dtype)
     finally:
         forward_ad_restore(was_off)
@@ -1109,8 +1163,9 @@ def mean(self, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.mean(self_t, dtype=dtype)
     finally:
         forward_ad_restore(was_off)
@@ -1122,8 +1177,9 @@ def mean_dim(self, dim, keepdim, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
     finally:
         forward_ad_restore(was_off)
@@ -1137,8 +1193,9 @@ def mm(self, mat2, result):
     if self_t is None and mat2_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
             tangent = F.mm(self, mat2_t)
         elif mat2_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
@@ -1164,8 +1221,9 @@ def bmm(self, mat2, result):
     if self_t is None and mat2_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
             tangent = self.bmm(mat2_t)
         elif mat2_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
@@ -1191,8 +1249,9 @@ def dot(self, tensor, result):
     if self_t is None and tensor_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or tensor._rg)):
             tangent = F.dot(self, tensor_t)
         elif tensor_t is None and not (_tls.grad_enabled and (self._rg or tensor._rg)):
@@ -1218,8 +1277,9 @@ def mv(self, vec, result):
     if self_t is None and vec_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if self_t is None and not (_tls.grad_enabled and (self._rg or vec._rg)):
             tangent = F.mv(self, vec_t)
         elif vec_t is None and not (_tls.grad_enabled and (self._rg or vec._rg)):
@@ -1244,8 +1304,9 @@ def t(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.t(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -1258,8 +1319,9 @@ def transpose_int(self, dim0, dim1, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.transpose_int(self_t, dim0, dim1)
     finally:
         forward_ad_restore(was_off)
@@ -1272,8 +1334,9 @@ def permute(self, dims, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.permute(self_t, dims)
     finally:
         forward_ad_restore(was_off)
@@ -1286,8 +1349,9 @@ def view(self, size, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.view(self_t, size)
     finally:
         forward_ad_restore(was_off)
@@ -1299,8 +1363,9 @@ def _unsafe_view(self, size, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops._unsafe_view(self_t, size)
     finally:
         forward_ad_restore(was_off)
@@ -1313,8 +1378,9 @@ def expand(self, size, implicit, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.expand(self_t, size, implicit=implicit)
     finally:
         forward_ad_restore(was_off)
@@ -1327,8 +1393,9 @@ def unsqueeze(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.unsqueeze(self_t, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1341,8 +1408,9 @@ def squeeze(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.squeeze(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -1355,8 +1423,9 @@ def squeeze_dim(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.squeeze_dim(self_t, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1373,8 +1442,9 @@ def squeeze__pre(self):
 def squeeze_(self, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.squeeze_(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -1391,8 +1461,9 @@ def squeeze__dim_pre(self, dim):
 def squeeze__dim(self, dim, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.squeeze__dim(self_t, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1409,8 +1480,9 @@ def unsqueeze__pre(self, dim):
 def unsqueeze_(self, dim, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.unsqueeze_(self_t, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1427,8 +1499,9 @@ def t__pre(self):
 def t_(self, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.t_(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -1445,8 +1518,9 @@ def transpose__pre(self, dim0, dim1):
 def transpose_(self, dim0, dim1, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.transpose_(self_t, dim0, dim1)
     finally:
         forward_ad_restore(was_off)
@@ -1459,8 +1533,9 @@ def select_int(self, dim, index, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.select_int(self_t, dim, index)
     finally:
         forward_ad_restore(was_off)
@@ -1472,8 +1547,9 @@ def select_backward(grad_output, input_sizes, dim, index, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.select_backward(grad_output_t, input_sizes, dim, index)
     finally:
         forward_ad_restore(was_off)
@@ -1486,8 +1562,9 @@ def slice_Tensor(self, dim, start, end, step, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.slice_Tensor(self_t, dim, start, end, step)
     finally:
         forward_ad_restore(was_off)
@@ -1499,8 +1576,9 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.slice_backward(grad_output_t, input_sizes, dim, start, end, step)
     finally:
         forward_ad_restore(was_off)
@@ -1513,8 +1591,9 @@ def as_strided(self, size, stride, storage_offset, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.as_strided(self_t, size, stride, storage_offset)
     finally:
         forward_ad_restore(was_off)
@@ -1527,8 +1606,9 @@ def diagonal(self, offset, dim1, dim2, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.diagonal(self_t, offset, dim1, dim2)
     finally:
         forward_ad_restore(was_off)
@@ -1540,8 +1620,9 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)
     finally:
         forward_ad_restore(was_off)
@@ -1554,8 +1635,9 @@ def unfold(self, dimension, size, step, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.unfold(self_t, dimension, size, step)
     finally:
         forward_ad_restore(was_off)
@@ -1567,8 +1649,9 @@ def unfold_backward(grad_in, input_sizes, dim, size, step, result):
     grad_in_t = fw_grad(grad_in)
     if grad_in_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.unfold_backward(grad_in_t, input_sizes, dim, size, step)
     finally:
         forward_ad_restore(was_off)
@@ -1581,8 +1664,9 @@ def unbind_int(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.unbind_int(self_t, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1595,8 +1679,9 @@ def split_Tensor(self, split_size, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.split_Tensor(self_t, split_size, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1609,8 +1694,9 @@ def split_with_sizes(self, split_sizes, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.split_with_sizes(self_t, split_sizes, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1623,8 +1709,9 @@ def cat(tensors, dim, result):
     if all([t is None for t in tensors_t]):
         return
     tensors_t = [g if g is not None else zeros_tangent(t) for g, t in zip(tensors_t, tensors)]
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.cat(tensors_t, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1637,8 +1724,9 @@ def stack(tensors, dim, result):
     if all([t is None for t in tensors_t]):
         return
     tensors_t = [g if g is not None else zeros_tangent(t) for g, t in zip(tensors_t, tensors)]
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.stack(tensors_t, dim)
     finally:
         forward_ad_restore(was_off)
@@ -1651,8 +1739,9 @@ def alias(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.alias(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -1664,8 +1753,9 @@ def clone(self, memory_format, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = ops.clone(self_t, memory_format=memory_format)
     finally:
         forward_ad_restore(was_off)
@@ -1677,8 +1767,9 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F._to_copy(self_t, dtype=dtype)
     finally:
         forward_ad_restore(was_off)
@@ -1701,8 +1792,9 @@ def copy_(self, src, non_blocking, result, tangents):
     self_t, src_t = tangents
     if src_t is None:
         src_t = zeros_tangent(src)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = src_t.expand_as(self)
     finally:
         forward_ad_restore(was_off)
@@ -1722,8 +1814,9 @@ def zero_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.zeros_like(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -1743,8 +1836,9 @@ def fill__Scalar(self, value, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.zeros_like(self_t)
     finally:
         forward_ad_restore(was_off)
@@ -1769,8 +1863,9 @@ def fill__Tensor(self, value, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         if value_t is None and not (_tls.grad_enabled and (self._rg or value._rg)):
             tangent = F.zeros_like(self_t)
         else:
@@ -1792,8 +1887,9 @@ def masked_fill_Scalar(self, mask, value, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.masked_fill(mask, 0)
     finally:
         forward_ad_restore(was_off)
@@ -1813,8 +1909,9 @@ def masked_fill__Scalar(self, mask, value, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.masked_fill(mask, 0)
     finally:
         forward_ad_restore(was_off)
@@ -1831,8 +1928,9 @@ def masked_fill_Tensor(self, mask, value, result):
         self_t = zeros_tangent(self)
     if value_t is None:
         value_t = zeros_tangent(value)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.masked_fill(mask, value_t)
     finally:
         forward_ad_restore(was_off)
@@ -1860,8 +1958,9 @@ def masked_fill__Tensor(self, mask, value, result, tangents):
         self_t = zeros_tangent(self)
     if value_t is None:
         value_t = zeros_tangent(value)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = self_t.masked_fill(mask, value_t)
     finally:
         forward_ad_restore(was_off)
@@ -1873,8 +1972,9 @@ def index_Tensor(self, indices, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.index(self_t, indices)
     finally:
         forward_ad_restore(was_off)
@@ -1891,8 +1991,9 @@ def index_put(self, indices, values, accumulate, result):
         self_t = zeros_tangent(self)
     if values_t is None:
         values_t = zeros_tangent(values)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.index_put(self_t, indices, values_t, accumulate)
     finally:
         forward_ad_restore(was_off)
@@ -1920,8 +2021,9 @@ def index_put_(self, indices, values, accumulate, result, tangents):
         self_t = zeros_tangent(self)
     if values_t is None:
         values_t = zeros_tangent(values)
-    was_off = forward_ad_off()
+    was_off = forward_ad_off_here()
     try:
+        forward_ad_off()
         tangent = F.index_put(self_t, indices, values_t, accumulate)
     finally:
         forward_ad_restore(was_off)

@@ -41,14 +41,19 @@ def set_forward_ad_level(active: bool) -> None:
     _DispatchState.fw_active = active
 
 
-def forward_ad_off() -> bool:
-    """Switch forward AD off on this thread; pass the result to forward_ad_restore."""
-    was_off_here = "fw_active" in state.__dict__
+def forward_ad_off_here() -> bool:
+    """Whether this thread has switched forward AD off for itself. Read it before calling
+    forward_ad_off, and hand it to forward_ad_restore in a finally."""
+    return "fw_active" in state.__dict__
+
+
+def forward_ad_off() -> None:
+    """Switch forward AD off on this thread (a single store: safe inside a try)."""
     state.fw_active = False
-    return was_off_here
 
 
 def forward_ad_restore(was_off_here: bool) -> None:
-    """Undo forward_ad_off: this thread follows the global level again."""
+    """Undo forward_ad_off: unless it was off here before, this thread follows the global
+    level again (also when forward_ad_off never ran, interrupted before it)."""
     if not was_off_here:
-        del state.fw_active
+        state.__dict__.pop("fw_active", None)

@@ -77,6 +77,7 @@ def _mode_state():
         tls.tf_state,
         tls.grad_enabled,
         len(tls.graph_tasks),
+        tls.__dict__.get("fw_active"),  # a thread's own forward-AD switch
     )
 
 
@@ -141,6 +142,28 @@ def test_an_interrupted_torch_function_mode_call_restores_stack_and_keys(no_trac
     x = opgrad.ones(2)
     with _PassesFunctions():
         assert _interrupt_everywhere(lambda: opgrad.add(x, 1)) > 20
+
+
+def test_an_interrupted_custom_function_restores_grad_mode_and_forward_ad(no_trace):
+    import opgrad.autograd.forward_ad as fwAD
+
+    class Double(opgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    x = opgrad.ones(2, requires_grad=True)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, opgrad.ones(2))
+        assert _interrupt_everywhere(lambda: Double.apply(dual)) > 40
 
 
 def test_dispatch_modes_still_see_calls_after_the_interruptions(no_trace):

@@ -22,7 +22,7 @@ from typing import Optional
 
 import numpy as np
 
-from .._tls import forward_ad_off, forward_ad_restore
+from .._tls import forward_ad_off_here, forward_ad_restore
 from .._tls import state as _tls
 from ..numpy_kernels import empty_strided, storage_offset
 from ..tensor import Tensor, _make, _WrappedNumber
@@ -57,7 +57,8 @@ class suspended:
     __slots__ = ("was_off",)
 
     def __enter__(self):
-        self.was_off = forward_ad_off()
+        self.was_off = forward_ad_off_here()
+        _tls.fw_active = False  # a store, not a call, last: no exception can follow it here
 
     def __exit__(self, *exc):
         forward_ad_restore(self.was_off)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Tuple
 
-from .._tls import forward_ad_off, forward_ad_restore
+from .._tls import forward_ad_off, forward_ad_off_here, forward_ad_restore
 from .._tls import state as _tls
 from ..tensor import Tensor
 from . import anomaly
@@ -267,10 +267,12 @@ def _apply(cls, args: tuple, kwargs: dict):
     # forward runs with grad mode and forward AD off; its outputs' tangents come from jvp
     fw_active = _tls.fw_active
     previous = _tls.grad_enabled
-    _tls.grad_enabled = False
-    fw_was_off = forward_ad_off()
+    fw_was_off = forward_ad_off_here()
     try:
+        # inside the try: the finally clauses undo them wherever an exception strikes
+        forward_ad_off()
         try:
+            _tls.grad_enabled = False
             if uses_setup_context:
                 output = cls.forward(*args)
                 cls.setup_context(node, args, output)
