@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -131,3 +132,15 @@ def check_array_fits(values: np.ndarray, dtype: np.dtype) -> None:
         ok = bool(values.min() >= smallest and values.max() <= high)
     if not ok:
         raise overflow_error(dtype, dtype.name)
+
+
+def check_integer_data(data) -> None:
+    """PyTorch's TypeError for Python data an integer tensor cannot be made of: each element
+    is read as C++ reads an integer from Python, a float (``np.float64`` too) truncated and
+    anything else through ``__index__``, so complex numbers, numpy ``float16``/``float32``
+    and ``bool`` scalars and float tensors are refused with Python's own message."""
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            check_integer_data(item)
+    elif not isinstance(data, float):
+        operator.index(data)
