@@ -13,8 +13,15 @@ from .numpy_kernels import is_mask
 from .overrides import Site, overridable, overridable_property, public_entry
 from .device import check_target_device, is_device_like
 from .device import device as opgrad_device
-from .factories import _infer_dtype, _sizes, tensor
-from .python_arg_parser import arg_type_name, as_dtype, method, python_device, python_dtype
+from .factories import _infer_dtype, _sizes, from_numpy, tensor
+from .python_arg_parser import (
+    arg_type_name,
+    as_dtype,
+    method,
+    py_type_name,
+    python_device,
+    python_dtype,
+)
 from ._tls import state as _tls
 from .numpy_interop import checked_array
 from .scalar_fit import check_fits, check_integer_data
@@ -40,9 +47,15 @@ def _rtruediv(self, other):
     return aten.reciprocal(self) * other
 
 
+# The reflected operators and ** take a tensor or a number; anything else (a numpy array)
+# is NotImplemented, so Python tries the other operand, as with PyTorch's operators.
+
+
 def _pow(self, exponent):
     if isinstance(exponent, Tensor):
         return aten.pow_Tensor_Tensor(self, exponent)
+    if not isinstance(exponent, _NUMBERS):
+        return NotImplemented
     return aten.pow_Tensor_Scalar(self, exponent)
 
 
@@ -51,6 +64,8 @@ def _ipow(self, exponent):
 
 
 def _rpow(self, base):
+    if not isinstance(base, _NUMBERS):
+        return NotImplemented
     return aten.pow_Scalar(base, self)
 
 
@@ -63,15 +78,25 @@ def _rmatmul(self, other):
 def _rsub(self, other):
     if isinstance(other, Tensor):
         return aten.rsub_Tensor(self, other)
+    if not isinstance(other, _NUMBERS):
+        return NotImplemented
     return aten.rsub_Scalar(self, other)
 
 
-def _comparison(tensor_op, scalar_op):
+def _comparison(tensor_op, scalar_op, arrays: bool = False):
+    """A comparison operator; with ``arrays``, a numpy array is compared as a tensor of
+    its own dtype (PyTorch's ``==`` does so; its other comparisons leave arrays to Python)."""
+
     def compare(self, other):
-        if isinstance(other, Tensor):
-            return tensor_op(self, other)
-        if isinstance(other, _NUMBERS):
-            return scalar_op(self, other)
+        try:
+            if isinstance(other, Tensor):
+                return tensor_op(self, other)
+            if isinstance(other, _NUMBERS):
+                return scalar_op(self, other)
+            if arrays and isinstance(other, np.ndarray):
+                return tensor_op(self, from_numpy(other))
+        except TypeError:  # as PyTorch's operators: Python then tries the other operand
+            pass
         return NotImplemented
 
     return compare
@@ -290,16 +315,22 @@ def _setitem(self, index, value) -> None:
 
 def _value_tensor(self, value) -> Tensor:
     """A number assigned to ``self[...]``: a 0-dim tensor of self's dtype, refusing a
-    number that dtype cannot hold (PyTorch's texts)."""
-    if not isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+    number that dtype cannot hold (PyTorch's texts). As in PyTorch, a value is an int, a
+    float or a complex, numpy integers, np.float64 and np.complex128 included (they are
+    subclasses or index like ints); numpy's other scalars and arrays are refused."""
+    if isinstance(value, np.integer):
+        value = int(value)
+    elif isinstance(value, np.generic) and isinstance(value, (float, complex)):
+        value = value.item()
+    elif not isinstance(value, (int, float, complex)) or isinstance(value, np.generic):
         raise TypeError(
-            f"can't assign a {type(value).__name__} to a "
+            f"can't assign a {py_type_name(value)} to a "
             f"{dtypes.legacy_tensor_type(self._data.dtype)}"
         )
     if isinstance(value, int) and not -(2**63) <= value < 2**63:
         raise ValueError("Overflow when unpacking long long")
     check_fits(value, self._data.dtype)
-    if isinstance(value, (complex, np.complexfloating)):
+    if isinstance(value, complex):
         value = value.real  # fits: its imaginary part is zero
     return tensor(value, dtype=self.dtype)
 
@@ -496,26 +527,28 @@ def install(methods: dict) -> None:
 
     Tensor.__add__ = _operator(aten.add_Tensor_op, "__add__", "add")
     Tensor.__radd__ = _operator(aten.add_Tensor_op, "__radd__", "add")
-    Tensor.__iadd__ = _operator(aten.add__Tensor_op, "__iadd__", "add_", binary=False)
+    Tensor.__iadd__ = _operator(aten.add__Tensor_op, "__iadd__", "add_")
     Tensor.__sub__ = _operator(aten.sub_Tensor_op, "__sub__", "sub")
-    Tensor.__isub__ = _operator(aten.sub__Tensor_op, "__isub__", "sub_", binary=False)
+    Tensor.__isub__ = _operator(aten.sub__Tensor_op, "__isub__", "sub_")
     Tensor.__rsub__ = _python_method(_rsub, "__rsub__", builtin=False, operator=True)
     Tensor.__mul__ = _operator(aten.mul_Tensor_op, "__mul__", "mul")
     Tensor.__rmul__ = _operator(aten.mul_Tensor_op, "__rmul__", "mul")
-    Tensor.__imul__ = _operator(aten.mul__Tensor_op, "__imul__", "mul_", binary=False)
+    Tensor.__imul__ = _operator(aten.mul__Tensor_op, "__imul__", "mul_")
     Tensor.__truediv__ = _operator(aten.div_Tensor_op, "__truediv__", "div")
-    Tensor.__itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", "div_", binary=False)
+    Tensor.__itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", "div_")
     Tensor.__rtruediv__ = Tensor.__rdiv__ = _python_method(
         _rtruediv, "__rdiv__", builtin=False, operator=True
     )
     Tensor.__pow__ = _python_method(_pow, "__pow__", "pow", operator=True)
     Tensor.__rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
-    Tensor.__ipow__ = _python_method(_ipow, "__ipow__", "pow_")
+    Tensor.__ipow__ = _python_method(_ipow, "__ipow__", "pow_", operator=True)
     Tensor.__neg__ = _operator(aten.neg_op, "__neg__", "neg", binary=False)
     Tensor.__abs__ = _operator(aten.abs_op, "__abs__", "abs", binary=False)
     Tensor.__matmul__ = _operator(aten.matmul_op, "__matmul__", "matmul")
     Tensor.__rmatmul__ = _python_method(_rmatmul, "__rmatmul__", builtin=False, operator=True)
-    Tensor.__eq__ = _python_method(_comparison(aten.eq_Tensor, aten.eq_Scalar), "__eq__")
+    Tensor.__eq__ = _python_method(
+        _comparison(aten.eq_Tensor, aten.eq_Scalar, arrays=True), "__eq__"
+    )
     Tensor.__ne__ = _python_method(_comparison(aten.ne_Tensor, aten.ne_Scalar), "__ne__")
     for name, tensor_op, scalar_op in (
         ("lt", aten.lt_Tensor, aten.lt_Scalar),
