@@ -1150,18 +1150,43 @@ def index(self, indices):
     return self[_index_tuple(self, indices)]
 
 
+def _fill_mask(self, indices):
+    """(mask, the dim it starts at) when PyTorch's index_put_ fills through masked_fill_:
+    one mask (bool or uint8) and nothing but full slices beside it; else None."""
+    found = None
+    for position, index in enumerate(indices):
+        if index is None:
+            continue
+        if found is not None or not is_mask(index):
+            return None
+        found = (index, position)
+    if found is None:
+        return None
+    mask, start = found
+    for j, size in enumerate(mask.shape):  # checked here, in PyTorch's words
+        if start + j >= self.ndim or size != self.shape[start + j]:
+            raise IndexError(
+                f"The shape of the mask {list(mask.shape)} at index {j} does not match the "
+                f"shape of the indexed tensor {list(self.shape)} at index {start + j}"
+            )
+    return found
+
+
 def index_put(self, indices, values, accumulate: bool):
-    if (
-        not accumulate
-        and values.size == 1
-        and len(indices) == 1
-        and indices[0] is not None
-        and indices[0].dtype is _UINT8
-    ):
-        # PyTorch fills through masked_fill_ here, which takes bool masks only
-        raise RuntimeError(
-            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
-        )
+    fill = None if accumulate or values.size != 1 else _fill_mask(self, indices)
+    if fill is not None:
+        # PyTorch fills with the value's number (masked_fill_): any dtype of it is taken and
+        # converted to self's, a number self cannot hold refused; bool masks only
+        mask, start = fill
+        if mask.dtype is _UINT8:
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+            )
+        value = values.item()
+        check_fits(value, self.dtype)
+        out = self.copy()
+        out[(builtins_slice(None),) * start + (mask,)] = _cast_number(value, self.dtype)
+        return out
     if values.dtype != self.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
