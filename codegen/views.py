@@ -184,6 +184,10 @@ class CpuKernel:
         return f"*[t.shape for t in ({names}) if t is not None]"
 
 
+#: the check of each exact out_dtype rule: (result dtype, out's dtype) -> raises
+_OUT_DTYPE_CHECKS = {"exact": "check_out_dtype", "exact_matmul": "check_matmul_out_dtype"}
+
+
 def cpu_kernel(ov: Overload) -> CpuKernel:
     entry = ov.entry
     schema_args = entry.schema.arguments
@@ -235,6 +239,16 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         prelude.append(
             f"if {first}.dtype is not target._data.dtype: "
             f"check_cast({first}.dtype, target._data.dtype)"
+        )
+    if ov.kind == "out_variant" and entry.out_dtype != "castable":
+        # out must have the very result type, checked before anything runs (the first
+        # tensor's array carries it once promoted); a castable result is checked as it is
+        # written (write_out)
+        first = promoted[0] if rule != "none" and promoted else tensors[0]
+        check = _OUT_DTYPE_CHECKS[entry.out_dtype]
+        prelude.append(
+            f"if {first}.dtype is not target._data.dtype: "
+            f"{check}({first}.dtype, target._data.dtype)"
         )
     returns = entry.schema.returns
     many = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)

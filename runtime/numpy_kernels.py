@@ -231,13 +231,12 @@ def relu(a):
     return np.maximum(a, 0)
 
 
-def negative(a):
-    if a.dtype is _BOOL:
+def neg_check(self) -> None:
+    if self._data.dtype is _BOOL:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    return np.negative(a)
 
 
 def absolute(a):
@@ -310,8 +309,11 @@ def threshold_backward(grad, a, threshold):
 
 
 def clamp_check(self, min, max) -> None:
-    """Python int bounds beyond int64, refused as PyTorch refuses them before promotion: a
-    Scalar holds int64 or uint64, and a uint64 bound fits no integer tensor."""
+    """No bounds at all, then Python int bounds beyond int64, refused as PyTorch refuses
+    them before promotion (and before out='s dtype): a Scalar holds int64 or uint64, and a
+    uint64 bound fits no integer tensor."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     for bound in (min, max):
         if bound.__class__ is int and not -(2**63) <= bound <= INT64_MAX:
             check_scalar_range(bound)
@@ -458,7 +460,9 @@ def _product(a, b):
     return np.matmul(a, b)
 
 
-def mm(a, b):
+def mm_check(self, mat2) -> None:
+    """mm's shapes, checked before anything else (out='s dtype too), as in PyTorch."""
+    a, b = self._data, mat2._data
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
@@ -468,6 +472,10 @@ def mm(a, b):
             f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
             f"{b.shape[0]}x{b.shape[1]})"
         )
+
+
+def mm(a, b):
+    """mm on shapes mm_check has passed."""
     _same_dtype(a, b, "m1 and m2")
     _refuse_bool_product(a, "addmm_impl_cpu_")
     return _product(a, b)
