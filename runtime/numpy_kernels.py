@@ -735,7 +735,16 @@ def clone(a):
 
 
 def to_copy(a, dtype):
-    result = cast(a, _np_dtype(dtype, a.dtype))
+    target, source = _np_dtype(dtype, a.dtype), a.dtype
+    if (source.kind == "f" and (target.kind != "f" or target.itemsize < source.itemsize)) or (
+        target is _HALF and source.kind in "iu"
+    ):
+        # a value may not fit (1e300 into float32, NaN into int64): PyTorch converts it
+        # silently, numpy would warn whatever the user's warning filters
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = cast(a, target)
+    else:
+        result = cast(a, target)
     return a.copy(order="K") if result is a else result
 
 
