@@ -120,9 +120,13 @@ def check_fits(value, dtype: np.dtype) -> None:
 def check_array_fits(values: np.ndarray, dtype: np.dtype) -> None:
     """``tensor(data, dtype=...)``'s check of its elements (``values`` read from the data in
     a wide dtype) against an integer ``dtype``: the same rule as ``fits``, vectorized, and
-    its message names the dtype as ``int64``, not ``int64_t``."""
+    its message names the dtype as ``int64``, not ``int64_t``. Values read as float16 or
+    float32 come from numpy scalars of those types, which PyTorch refuses as integers
+    (check_integer_data has the element-wise rule)."""
     if dtype.kind not in "iu" or values.dtype.kind not in "iuf" or values.size == 0:
         return
+    if values.dtype.kind == "f" and values.dtype.itemsize < 8:
+        raise TypeError(f"'numpy.{values.dtype.name}' object cannot be interpreted as an integer")
     low, high = _limits(dtype)
     if values.dtype.kind == "f":
         with np.errstate(invalid="ignore"):

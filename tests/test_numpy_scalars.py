@@ -149,3 +149,17 @@ def test_result_type_reads_a_numpy_scalar_as_a_number(torch, name):
         return str(lib.result_type(lib.tensor([1], dtype=lib.int8), SCALARS[name]))
 
     assert scenario(og).replace("opgrad", "torch") == scenario(torch)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "int8"])
+@pytest.mark.parametrize(
+    "data",
+    [[np.float16(1.5)], [np.float32(1.5), np.float32(2)], [[np.float16(1)]], [np.float64(1.5)]],
+    ids=["float16", "float32 pair", "nested float16", "float64 truncates"],
+)
+def test_integer_tensor_of_numpy_float_scalars_is_refused_as_torch(torch, data, dtype):
+    def scenario(lib):
+        kind, value = outcome(lambda: lib.tensor(data, dtype=getattr(lib, dtype)))
+        return (kind, value.tolist()) if kind == "ok" else (kind, value)
+
+    assert_same(torch, scenario)
