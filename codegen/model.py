@@ -66,9 +66,11 @@ BUILTINS = frozenset(
     "None True False len range tuple list int float abs min max isinstance".split()
 )
 KNOWN_KEYS = frozenset(
-    "name cpu check dtype unpromoted composite node inplace out variants "
+    "name cpu check dtype unpromoted composite node inplace out out_dtype variants "
     "output_differentiability tags".split()
 )
+#: how an out= variant treats out's dtype (PyTorch's rule for the op)
+OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul")
 TAGS = frozenset({"inplace_view", "not_a_view", "float16_scalar_other"})
 
 
@@ -115,6 +117,8 @@ class Entry:
     saved: Tuple[SavedField, ...] = ()
     check: Optional[str] = None
     unpromoted: Tuple[str, ...] = ()
+    #: the out= variant's rule for out's dtype: one of OUT_DTYPE_RULES
+    out_dtype: str = "castable"
 
     @property
     def op_name(self) -> str:
@@ -361,6 +365,13 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
             inplace = s
         else:
             out = s
+    out_dtype = str(item.get("out_dtype", "castable"))
+    if out_dtype not in OUT_DTYPE_RULES:
+        raise fail(
+            f"out_dtype must be one of {', '.join(OUT_DTYPE_RULES)}, got '{out_dtype}'", "out_dtype"
+        )
+    if "out_dtype" in item and out is None:
+        raise fail("out_dtype without an out= variant", "out_dtype")
     entry = Entry(
         line=line,
         schema=schema,
@@ -378,6 +389,7 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
         tags=tags,
         check=str(check) if check is not None else None,
         unpromoted=unpromoted,
+        out_dtype=out_dtype,
     )
     return _with_saved(entry)
 

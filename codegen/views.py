@@ -14,6 +14,8 @@ from . import model as m
 
 #: Python spelling of a formula's local for an argument name.
 LOCAL_NAMES = {"self": "self_"}
+#: the ints a Scalar holds (int64 or uint64); others get PyTorch's OverflowError
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
 
 
 def ident(schema) -> str:
@@ -37,7 +39,7 @@ class Param:
     type: str  # schema type text
     default: Optional[str]
     kwarg_only: bool
-    normalize: Optional[str]  # one statement, or None
+    normalize: Optional[str]  # statements, one a line, or None
     keys: Optional[str]  # expression of this argument's dispatch keys, if a tensor
 
 
@@ -67,10 +69,15 @@ def _param(arg, index: int, schema) -> Param:
         else:
             normalize = f"if {n}.__class__ is not int: {n} = {convert}"
     elif t.base == "Scalar":
-        # Python numbers pass; tensors give their value, anything else is refused
+        # Python numbers pass (an int only within a Scalar's int64/uint64 range); tensors
+        # give their value, numpy scalars the number they hold, anything else is refused
         convert = f"scalar_arg({n}, _site, {ident(schema)}_op, {index})"
         guard = f"{n} is not None and " if t.optional else ""
-        normalize = f"if {guard}{n}.__class__ not in PY_NUMBERS: {n} = {convert}"
+        normalize = (
+            f"if {guard}{n}.__class__ not in PY_NUMBERS: {n} = {convert}\n"
+            f"elif {n}.__class__ is int and not {_INT64_MIN} <= {n} <= {_UINT64_MAX}: "
+            f"check_scalar_range({n})"
+        )
     elif t.base == "ScalarType":
         # strings, numpy types, Python types: dtype_arg converts or refuses (given ones only)
         convert = f"dtype_arg({n}, _site, {ident(schema)}_op, {index})"
@@ -126,7 +133,7 @@ class Overload:
 
     @property
     def normalizations(self) -> List[str]:
-        return [p.normalize for p in self.params if p.normalize]
+        return [line for p in self.params if p.normalize for line in p.normalize.split("\n")]
 
 
 def overloads_of(entry: m.Entry) -> List[Overload]:
@@ -175,6 +182,10 @@ class CpuKernel:
             return "".join(f"{t}.shape, " for t in self.broadcasts)
         names = ", ".join(self.broadcasts)
         return f"*[t.shape for t in ({names}) if t is not None]"
+
+
+#: the check of each exact out_dtype rule: (result dtype, out's dtype) -> raises
+_OUT_DTYPE_CHECKS = {"exact": "check_out_dtype", "exact_matmul": "check_matmul_out_dtype"}
 
 
 def cpu_kernel(ov: Overload) -> CpuKernel:
@@ -228,6 +239,16 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         prelude.append(
             f"if {first}.dtype is not target._data.dtype: "
             f"check_cast({first}.dtype, target._data.dtype)"
+        )
+    if ov.kind == "out_variant" and entry.out_dtype != "castable":
+        # out must have the very result type, checked before anything runs (the first
+        # tensor's array carries it once promoted); a castable result is checked as it is
+        # written (write_out)
+        first = promoted[0] if rule != "none" and promoted else tensors[0]
+        check = _OUT_DTYPE_CHECKS[entry.out_dtype]
+        prelude.append(
+            f"if {first}.dtype is not target._data.dtype: "
+            f"{check}({first}.dtype, target._data.dtype)"
         )
     returns = entry.schema.returns
     many = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)

@@ -14,6 +14,8 @@ from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
 from opgrad.cpu_support import (
     check_cast,
+    check_matmul_out_dtype,
+    check_out_dtype,
     copy_into,
     float_array,
     promote,
@@ -307,27 +309,32 @@ def reciprocal_(keyset, self):
 
 def neg(keyset, self):
     """CPU kernel of neg"""
+    k.neg_check(self)
     self = self._data
-    result = k.negative(self)
+    result = np.negative(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def neg_(keyset, self):
     """CPU kernel of neg_"""
+    k.neg_check(self)
     target = self
     self = self._data
     if self.dtype is not target._data.dtype:
         check_cast(self.dtype, target._data.dtype)
-    result = k.negative(self)
+    result = np.negative(self)
     return copy_into(target, result)
 
 
 def neg_out(keyset, self, out):
     """CPU kernel of neg.out"""
+    k.neg_check(self)
     target = out
     self = self._data
-    result = k.negative(self)
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = np.negative(self)
     return write_out(target, result)
 
 
@@ -674,6 +681,8 @@ def clamp_out(keyset, self, min, max, out):
     k.clamp_check(self, min, max)
     target = out
     (self,) = promote((self,), (min, max), False)
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
     result = k.clamp(self, min, max)
     return write_out(target, result)
 
@@ -968,6 +977,7 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
 
 def mm(keyset, self, mat2):
     """CPU kernel of mm"""
+    k.mm_check(self, mat2)
     self = self._data
     mat2 = mat2._data
     result = k.mm(self, mat2)
@@ -977,9 +987,12 @@ def mm(keyset, self, mat2):
 
 def mm_out(keyset, self, mat2, out):
     """CPU kernel of mm.out"""
+    k.mm_check(self, mat2)
     target = out
     self = self._data
     mat2 = mat2._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
     result = k.mm(self, mat2)
     return write_out(target, result)
 

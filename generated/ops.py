@@ -30,6 +30,7 @@ from opgrad.python_arg_parser import (
     tensor_arg,
     tensor_list,
 )
+from opgrad.scalar_fit import check_scalar_range
 from opgrad.tensor import TENSOR_CLASSES, Tensor
 
 add_Tensor_op = define("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
@@ -49,6 +50,11 @@ def _add_Tensor_entry(_site):
                     other = tensor_arg(other, _site, add_Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, add_Tensor_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, add_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -85,6 +91,11 @@ def _add__Tensor_entry(_site):
                     other = tensor_arg(other, _site, add__Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, add__Tensor_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, add__Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -121,6 +132,11 @@ def _add_out_entry(_site):
                     other = tensor_arg(other, _site, add_out_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, add_out_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, add_out_op, 3)
             except Overridden:
@@ -155,8 +171,18 @@ def _add_Scalar_entry(_site):
                     self = tensor_arg(self, _site, add_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, add_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, add_Scalar_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, add_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
@@ -191,6 +217,11 @@ def _sub_Tensor_entry(_site):
                     other = tensor_arg(other, _site, sub_Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, sub_Tensor_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, sub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -227,6 +258,11 @@ def _sub__Tensor_entry(_site):
                     other = tensor_arg(other, _site, sub__Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, sub__Tensor_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, sub__Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -263,6 +299,11 @@ def _sub_out_entry(_site):
                     other = tensor_arg(other, _site, sub_out_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, sub_out_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, sub_out_op, 3)
             except Overridden:
@@ -297,8 +338,18 @@ def _sub_Scalar_entry(_site):
                     self = tensor_arg(self, _site, sub_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, sub_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, sub_Scalar_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, sub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
@@ -333,6 +384,11 @@ def _rsub_Tensor_entry(_site):
                     other = tensor_arg(other, _site, rsub_Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, rsub_Tensor_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -365,8 +421,18 @@ def _rsub_Scalar_entry(_site):
                     self = tensor_arg(self, _site, rsub_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, rsub_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, rsub_Scalar_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
             except Overridden:
                 return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
@@ -497,6 +563,11 @@ def _mul_Scalar_entry(_site):
                     self = tensor_arg(self, _site, mul_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, mul_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, mul_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -627,6 +698,11 @@ def _div_Scalar_entry(_site):
                     self = tensor_arg(self, _site, div_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, div_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, div_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -1395,6 +1471,11 @@ def _threshold_backward_entry(_site):
                     self = tensor_arg(self, _site, threshold_backward_op, 1)
                 if threshold.__class__ not in PY_NUMBERS:
                     threshold = scalar_arg(threshold, _site, threshold_backward_op, 2)
+                elif (
+                    threshold.__class__ is int
+                    and not -9223372036854775808 <= threshold <= 18446744073709551615
+                ):
+                    check_scalar_range(threshold)
             except Overridden:
                 return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
             keyset = (grad_output._keys | self._keys | include) & _tls.keep
@@ -1429,6 +1510,11 @@ def _pow_Tensor_Scalar_entry(_site):
                     self = tensor_arg(self, _site, pow_Tensor_Scalar_op, 0)
                 if exponent.__class__ not in PY_NUMBERS:
                     exponent = scalar_arg(exponent, _site, pow_Tensor_Scalar_op, 1)
+                elif (
+                    exponent.__class__ is int
+                    and not -9223372036854775808 <= exponent <= 18446744073709551615
+                ):
+                    check_scalar_range(exponent)
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
             keyset = (self._keys | include) & _tls.keep
@@ -1463,6 +1549,11 @@ def _pow__Scalar_entry(_site):
                     self = tensor_arg(self, _site, pow__Scalar_op, 0)
                 if exponent.__class__ not in PY_NUMBERS:
                     exponent = scalar_arg(exponent, _site, pow__Scalar_op, 1)
+                elif (
+                    exponent.__class__ is int
+                    and not -9223372036854775808 <= exponent <= 18446744073709551615
+                ):
+                    check_scalar_range(exponent)
             except Overridden:
                 return handle_entry(_site, pow__Scalar_op, self, exponent)
             keyset = (self._keys | include) & _tls.keep
@@ -1497,6 +1588,11 @@ def _pow_Tensor_Scalar_out_entry(_site):
                     self = tensor_arg(self, _site, pow_Tensor_Scalar_out_op, 0)
                 if exponent.__class__ not in PY_NUMBERS:
                     exponent = scalar_arg(exponent, _site, pow_Tensor_Scalar_out_op, 1)
+                elif (
+                    exponent.__class__ is int
+                    and not -9223372036854775808 <= exponent <= 18446744073709551615
+                ):
+                    check_scalar_range(exponent)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, pow_Tensor_Scalar_out_op, 2)
             except Overridden:
@@ -1599,6 +1695,11 @@ def _pow_Scalar_entry(_site):
             try:
                 if self.__class__ not in PY_NUMBERS:
                     self = scalar_arg(self, _site, pow_Scalar_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
                 if exponent.__class__ not in TENSOR_CLASSES:
                     exponent = tensor_arg(exponent, _site, pow_Scalar_op, 1)
             except Overridden:
@@ -1813,8 +1914,16 @@ def _clamp_entry(_site):
                     self = tensor_arg(self, _site, clamp_op, 0)
                 if min is not None and min.__class__ not in PY_NUMBERS:
                     min = scalar_arg(min, _site, clamp_op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
                 if max is not None and max.__class__ not in PY_NUMBERS:
                     max = scalar_arg(max, _site, clamp_op, 2)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
             except Overridden:
                 return handle_entry(_site, clamp_op, self, min, max)
             keyset = (self._keys | include) & _tls.keep
@@ -1849,8 +1958,16 @@ def _clamp__entry(_site):
                     self = tensor_arg(self, _site, clamp__op, 0)
                 if min is not None and min.__class__ not in PY_NUMBERS:
                     min = scalar_arg(min, _site, clamp__op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
                 if max is not None and max.__class__ not in PY_NUMBERS:
                     max = scalar_arg(max, _site, clamp__op, 2)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
             except Overridden:
                 return handle_entry(_site, clamp__op, self, min, max)
             keyset = (self._keys | include) & _tls.keep
@@ -1885,8 +2002,16 @@ def _clamp_out_entry(_site):
                     self = tensor_arg(self, _site, clamp_out_op, 0)
                 if min is not None and min.__class__ not in PY_NUMBERS:
                     min = scalar_arg(min, _site, clamp_out_op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
                 if max is not None and max.__class__ not in PY_NUMBERS:
                     max = scalar_arg(max, _site, clamp_out_op, 2)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
                 if out.__class__ not in TENSOR_CLASSES:
                     out = tensor_arg(out, _site, clamp_out_op, 3)
             except Overridden:
@@ -2115,6 +2240,11 @@ def _where_ScalarSelf_entry(_site):
                     condition = tensor_arg(condition, _site, where_ScalarSelf_op, 0)
                 if self.__class__ not in PY_NUMBERS:
                     self = scalar_arg(self, _site, where_ScalarSelf_op, 1)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
                 if other.__class__ not in TENSOR_CLASSES:
                     other = tensor_arg(other, _site, where_ScalarSelf_op, 2)
             except Overridden:
@@ -2153,6 +2283,11 @@ def _where_ScalarOther_entry(_site):
                     self = tensor_arg(self, _site, where_ScalarOther_op, 1)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, where_ScalarOther_op, 2)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, where_ScalarOther_op, condition, self, other)
             keyset = (condition._keys | self._keys | include) & _tls.keep
@@ -2189,8 +2324,18 @@ def _where_Scalar_entry(_site):
                     condition = tensor_arg(condition, _site, where_Scalar_op, 0)
                 if self.__class__ not in PY_NUMBERS:
                     self = scalar_arg(self, _site, where_Scalar_op, 1)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, where_Scalar_op, 2)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, where_Scalar_op, condition, self, other)
             keyset = (condition._keys | include) & _tls.keep
@@ -2255,6 +2400,11 @@ def _eq_Scalar_entry(_site):
                     self = tensor_arg(self, _site, eq_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, eq_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, eq_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2319,6 +2469,11 @@ def _ne_Scalar_entry(_site):
                     self = tensor_arg(self, _site, ne_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, ne_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, ne_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2383,6 +2538,11 @@ def _lt_Scalar_entry(_site):
                     self = tensor_arg(self, _site, lt_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, lt_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, lt_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2447,6 +2607,11 @@ def _le_Scalar_entry(_site):
                     self = tensor_arg(self, _site, le_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, le_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, le_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2511,6 +2676,11 @@ def _gt_Scalar_entry(_site):
                     self = tensor_arg(self, _site, gt_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, gt_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, gt_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -2575,6 +2745,11 @@ def _ge_Scalar_entry(_site):
                     self = tensor_arg(self, _site, ge_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, ge_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
             except Overridden:
                 return handle_entry(_site, ge_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
@@ -4482,6 +4657,11 @@ def _fill__Scalar_entry(_site):
                     self = tensor_arg(self, _site, fill__Scalar_op, 0)
                 if value.__class__ not in PY_NUMBERS:
                     value = scalar_arg(value, _site, fill__Scalar_op, 1)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
             except Overridden:
                 return handle_entry(_site, fill__Scalar_op, self, value)
             keyset = (self._keys | include) & _tls.keep
@@ -4550,6 +4730,11 @@ def _masked_fill_Scalar_entry(_site):
                     mask = tensor_arg(mask, _site, masked_fill_Scalar_op, 1)
                 if value.__class__ not in PY_NUMBERS:
                     value = scalar_arg(value, _site, masked_fill_Scalar_op, 2)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
             except Overridden:
                 return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
             keyset = (self._keys | mask._keys | include) & _tls.keep
@@ -4588,6 +4773,11 @@ def _masked_fill__Scalar_entry(_site):
                     mask = tensor_arg(mask, _site, masked_fill__Scalar_op, 1)
                 if value.__class__ not in PY_NUMBERS:
                     value = scalar_arg(value, _site, masked_fill__Scalar_op, 2)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
             except Overridden:
                 return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
             keyset = (self._keys | mask._keys | include) & _tls.keep
@@ -4980,6 +5170,11 @@ def _full_like_entry(_site):
                     self = tensor_arg(self, _site, full_like_op, 0)
                 if fill_value.__class__ not in PY_NUMBERS:
                     fill_value = scalar_arg(fill_value, _site, full_like_op, 1)
+                elif (
+                    fill_value.__class__ is int
+                    and not -9223372036854775808 <= fill_value <= 18446744073709551615
+                ):
+                    check_scalar_range(fill_value)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, full_like_op, 2)
                 if device is not None:
@@ -5241,6 +5436,8 @@ def _scalar_tensor_entry(_site):
                 return handle_entry(_site, scalar_tensor_op, s, dtype, layout, device, pin_memory)
             if s.__class__ not in PY_NUMBERS:
                 s = scalar_arg(s, _site, scalar_tensor_op, 0)
+            elif s.__class__ is int and not -9223372036854775808 <= s <= 18446744073709551615:
+                check_scalar_range(s)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, scalar_tensor_op, 1)
             if device is not None:
@@ -5277,6 +5474,11 @@ def _full_entry(_site):
             size = int_list(size, 1, _site, full_op, 0)
             if fill_value.__class__ not in PY_NUMBERS:
                 fill_value = scalar_arg(fill_value, _site, full_op, 1)
+            elif (
+                fill_value.__class__ is int
+                and not -9223372036854775808 <= fill_value <= 18446744073709551615
+            ):
+                check_scalar_range(fill_value)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, full_op, 2)
             if device is not None:
@@ -5310,6 +5512,8 @@ def _arange_entry(_site):
                 return handle_entry(_site, arange_op, end, dtype, layout, device, pin_memory)
             if end.__class__ not in PY_NUMBERS:
                 end = scalar_arg(end, _site, arange_op, 0)
+            elif end.__class__ is int and not -9223372036854775808 <= end <= 18446744073709551615:
+                check_scalar_range(end)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, arange_op, 1)
             if device is not None:
@@ -5345,8 +5549,14 @@ def _arange_start_entry(_site):
                 )
             if start.__class__ not in PY_NUMBERS:
                 start = scalar_arg(start, _site, arange_start_op, 0)
+            elif (
+                start.__class__ is int and not -9223372036854775808 <= start <= 18446744073709551615
+            ):
+                check_scalar_range(start)
             if end.__class__ not in PY_NUMBERS:
                 end = scalar_arg(end, _site, arange_start_op, 1)
+            elif end.__class__ is int and not -9223372036854775808 <= end <= 18446744073709551615:
+                check_scalar_range(end)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, arange_start_op, 2)
             if device is not None:
@@ -5384,10 +5594,18 @@ def _arange_start_step_entry(_site):
                 )
             if start.__class__ not in PY_NUMBERS:
                 start = scalar_arg(start, _site, arange_start_step_op, 0)
+            elif (
+                start.__class__ is int and not -9223372036854775808 <= start <= 18446744073709551615
+            ):
+                check_scalar_range(start)
             if end.__class__ not in PY_NUMBERS:
                 end = scalar_arg(end, _site, arange_start_step_op, 1)
+            elif end.__class__ is int and not -9223372036854775808 <= end <= 18446744073709551615:
+                check_scalar_range(end)
             if step.__class__ not in PY_NUMBERS:
                 step = scalar_arg(step, _site, arange_start_step_op, 2)
+            elif step.__class__ is int and not -9223372036854775808 <= step <= 18446744073709551615:
+                check_scalar_range(step)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, arange_start_step_op, 3)
             if device is not None:

@@ -13,11 +13,22 @@ from .numpy_kernels import is_mask
 from .overrides import Site, overridable, overridable_property, public_entry
 from .device import check_target_device, is_device_like
 from .device import device as opgrad_device
-from .python_arg_parser import arg_type_name, as_dtype, method, python_device, python_dtype
-from .scalar_fit import check_fits
+from .factories import _infer_dtype, _sizes, from_numpy, tensor
+from .python_arg_parser import (
+    arg_type_name,
+    as_dtype,
+    method,
+    py_type_name,
+    python_device,
+    python_dtype,
+)
+from ._tls import state as _tls
+from .numpy_interop import checked_array
+from .scalar_fit import check_fits, check_integer_data
 from .tensor import Tensor, _make
 
 _UINT8 = np.dtype(np.uint8)
+_KEPT_INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.int64, np.bool_, np.uint8))
 
 INT64_MAX = 2**63 - 1
 _NUMBERS = (numbers.Number, np.generic)
@@ -36,9 +47,15 @@ def _rtruediv(self, other):
     return aten.reciprocal(self) * other
 
 
+# The reflected operators and ** take a tensor or a number; anything else (a numpy array)
+# is NotImplemented, so Python tries the other operand, as with PyTorch's operators.
+
+
 def _pow(self, exponent):
     if isinstance(exponent, Tensor):
         return aten.pow_Tensor_Tensor(self, exponent)
+    if not isinstance(exponent, _NUMBERS):
+        return NotImplemented
     return aten.pow_Tensor_Scalar(self, exponent)
 
 
@@ -47,6 +64,8 @@ def _ipow(self, exponent):
 
 
 def _rpow(self, base):
+    if not isinstance(base, _NUMBERS):
+        return NotImplemented
     return aten.pow_Scalar(base, self)
 
 
@@ -59,27 +78,69 @@ def _rmatmul(self, other):
 def _rsub(self, other):
     if isinstance(other, Tensor):
         return aten.rsub_Tensor(self, other)
+    if not isinstance(other, _NUMBERS):
+        return NotImplemented
     return aten.rsub_Scalar(self, other)
 
 
-def _comparison(tensor_op, scalar_op):
+def _comparison(tensor_op, scalar_op, arrays: bool = False):
+    """A comparison operator; with ``arrays``, a numpy array is compared as a tensor of
+    its own dtype (PyTorch's ``==`` does so; its other comparisons leave arrays to Python)."""
+
     def compare(self, other):
-        if isinstance(other, Tensor):
-            return tensor_op(self, other)
-        if isinstance(other, _NUMBERS):
-            return scalar_op(self, other)
+        try:
+            if isinstance(other, Tensor):
+                return tensor_op(self, other)
+            if isinstance(other, _NUMBERS):
+                return scalar_op(self, other)
+            if arrays and isinstance(other, np.ndarray):
+                return tensor_op(self, from_numpy(other))
+        except TypeError:  # as PyTorch's operators: Python then tries the other operand
+            pass
         return NotImplemented
 
     return compare
 
 
-def _as_index_tensor(item):
-    """A tensor, list or array used as an index, as the tensor torch would make of it."""
+#: what PyTorch converts into an index tensor: its Python sequences and numpy arrays
+_INDEX_DATA = (list, tuple, range, str, np.ndarray)
+#: array dtypes PyTorch takes as data that opgrad has no dtype for: converted to int64 here
+_WIDE_UNSIGNED = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
+
+
+def _as_index_tensor(item) -> Tensor:
+    """A tensor, sequence or array used as an index, as PyTorch converts it: a tensor as it
+    is; data keeps a bool or uint8 dtype (a mask) and becomes int64 otherwise, a float
+    truncated toward zero, as PyTorch builds index tensors from data."""
     if isinstance(item, Tensor):
         return item
-    from .factories import tensor
+    if isinstance(item, np.ndarray):
+        return _array_index(item)
+    if isinstance(item, range):
+        item = list(item)
+    try:
+        inferred = _infer_dtype(item, _sizes(item))
+    except RuntimeError:
+        check_integer_data(item)  # complex data: PyTorch's TypeError for a complex index
+        raise
+    if inferred is dtypes.bool or inferred is dtypes.uint8:
+        return tensor(item, dtype=inferred)
+    if inferred is not None and inferred.is_floating_point:
+        check_integer_data(item)  # integral data needs no element check
+    return tensor(item, dtype=dtypes.int64)
 
-    return tensor(item)
+
+def _array_index(array: np.ndarray) -> Tensor:
+    """A numpy array used as an index: a tensor sharing its memory (a dispatch mode sees
+    lift_fresh), then an int64 copy unless it is int64, bool or uint8 (_to_copy)."""
+    if array.dtype in _WIDE_UNSIGNED:
+        array = array.astype(np.int64)
+    shared = _make(checked_array(array, warn_if_not_writable=True))
+    if _tls.mode_stack:
+        shared = aten.lift_fresh(shared)
+    if shared._data.dtype in _KEPT_INDEX_DTYPES:
+        return shared
+    return aten._to_copy(shared, dtype=dtypes.int64)
 
 
 def _is_mask(t: Tensor) -> bool:
@@ -91,7 +152,7 @@ def _is_advanced(item) -> bool:
         # A 0-dim integer tensor indexes like an int; a 0-dim mask (bool, uint8) or a
         # 0-dim tensor of another type goes to aten.index (which refuses floats).
         return item._data.ndim > 0 or item._data.dtype.kind not in "iu" or _is_mask(item)
-    return isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_))
+    return isinstance(item, _INDEX_DATA) or isinstance(item, (bool, np.bool_))
 
 
 def _is_bool_array(item) -> bool:
@@ -120,7 +181,7 @@ def _sequence_as_tuple(index) -> bool:
     if not isinstance(index, (list, str)) or len(index) >= 32:
         return False
     for item in index:
-        if isinstance(item, (Tensor, list, tuple, str, slice)) or item is None or item is Ellipsis:
+        if isinstance(item, (Tensor, slice) + _INDEX_DATA) or item is None or item is Ellipsis:
             warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=4)
             return True
     return False
@@ -142,12 +203,13 @@ def _apply_index(self, index, for_setitem: bool = False):
         if self._data.ndim == 0 and isinstance(index, slice):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         index = (index,)
-    # PyTorch counts the indexed dims before converting anything: a list is one index
+    # PyTorch counts the indexed dims before converting anything: a list or an array is one
+    # index, a mask tensor counts its dims
     specified = 0
     for item in index:
         if item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)):
             continue
-        if isinstance(item, (Tensor, np.ndarray)) and _is_bool_array(item):
+        if isinstance(item, Tensor) and _is_bool_array(item):
             specified += item.ndim
         else:
             specified += 1
@@ -158,18 +220,13 @@ def _apply_index(self, index, for_setitem: bool = False):
         if not (
             item is None
             or item is Ellipsis
-            or isinstance(item, (slice, int, np.integer, Tensor, list, str, np.ndarray, np.bool_))
+            or isinstance(item, (slice, int, np.integer, Tensor, np.bool_) + _INDEX_DATA)
         ):
             raise IndexError(_VALID_INDEX.format(type(item).__name__))
-    # Lists and arrays become index tensors once (a dispatch mode sees one lift_fresh each).
+    # Sequences and arrays (0-dim ones too) become index tensors once (a dispatch mode sees
+    # one lift_fresh each); a string is a sequence too, which torch.tensor refuses as data.
     index = tuple(
-        (
-            _as_index_tensor(item)
-            # a string is a sequence too: torch.tensor refuses it as data
-            if isinstance(item, (list, str)) or (isinstance(item, np.ndarray) and item.ndim)
-            else item
-        )
-        for item in index
+        _as_index_tensor(item) if isinstance(item, _INDEX_DATA) else item for item in index
     )
     result = self
     dim = 0
@@ -207,12 +264,12 @@ def _apply_index(self, index, for_setitem: bool = False):
             dim += tensor_index._data.ndim if _is_mask(tensor_index) else 1
         else:
             size = result._data.shape[dim] if dim < result._data.ndim else 0
-            if not -size <= int(item) < size:  # Python indexing's own check, before select
+            item = int(item)  # once: a 0-dim tensor's value is read once (_local_scalar_dense)
+            if not -size <= item < size:  # Python indexing's own check, before select
                 raise IndexError(  # the dimension named is the item's place in the index
-                    f"index {int(item)} is out of bounds for dimension {position} with size "
-                    f"{size}"
+                    f"index {item} is out of bounds for dimension {position} with size {size}"
                 )
-            result = aten.select_int(result, dim, int(item))
+            result = aten.select_int(result, dim, item)
     indices = None
     if advanced:
         indices, position = [], 0
@@ -258,18 +315,22 @@ def _setitem(self, index, value) -> None:
 
 def _value_tensor(self, value) -> Tensor:
     """A number assigned to ``self[...]``: a 0-dim tensor of self's dtype, refusing a
-    number that dtype cannot hold (PyTorch's texts)."""
-    from .factories import tensor
-
-    if not isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+    number that dtype cannot hold (PyTorch's texts). As in PyTorch, a value is an int, a
+    float or a complex, numpy integers, np.float64 and np.complex128 included (they are
+    subclasses or index like ints); numpy's other scalars and arrays are refused."""
+    if isinstance(value, np.integer):
+        value = int(value)
+    elif isinstance(value, np.generic) and isinstance(value, (float, complex)):
+        value = value.item()
+    elif not isinstance(value, (int, float, complex)) or isinstance(value, np.generic):
         raise TypeError(
-            f"can't assign a {type(value).__name__} to a "
+            f"can't assign a {py_type_name(value)} to a "
             f"{dtypes.legacy_tensor_type(self._data.dtype)}"
         )
     if isinstance(value, int) and not -(2**63) <= value < 2**63:
         raise ValueError("Overflow when unpacking long long")
     check_fits(value, self._data.dtype)
-    if isinstance(value, (complex, np.complexfloating)):
+    if isinstance(value, complex):
         value = value.real  # fits: its imaginary part is zero
     return tensor(value, dtype=self.dtype)
 
@@ -466,26 +527,28 @@ def install(methods: dict) -> None:
 
     Tensor.__add__ = _operator(aten.add_Tensor_op, "__add__", "add")
     Tensor.__radd__ = _operator(aten.add_Tensor_op, "__radd__", "add")
-    Tensor.__iadd__ = _operator(aten.add__Tensor_op, "__iadd__", "add_", binary=False)
+    Tensor.__iadd__ = _operator(aten.add__Tensor_op, "__iadd__", "add_")
     Tensor.__sub__ = _operator(aten.sub_Tensor_op, "__sub__", "sub")
-    Tensor.__isub__ = _operator(aten.sub__Tensor_op, "__isub__", "sub_", binary=False)
+    Tensor.__isub__ = _operator(aten.sub__Tensor_op, "__isub__", "sub_")
     Tensor.__rsub__ = _python_method(_rsub, "__rsub__", builtin=False, operator=True)
     Tensor.__mul__ = _operator(aten.mul_Tensor_op, "__mul__", "mul")
     Tensor.__rmul__ = _operator(aten.mul_Tensor_op, "__rmul__", "mul")
-    Tensor.__imul__ = _operator(aten.mul__Tensor_op, "__imul__", "mul_", binary=False)
+    Tensor.__imul__ = _operator(aten.mul__Tensor_op, "__imul__", "mul_")
     Tensor.__truediv__ = _operator(aten.div_Tensor_op, "__truediv__", "div")
-    Tensor.__itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", "div_", binary=False)
+    Tensor.__itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", "div_")
     Tensor.__rtruediv__ = Tensor.__rdiv__ = _python_method(
         _rtruediv, "__rdiv__", builtin=False, operator=True
     )
     Tensor.__pow__ = _python_method(_pow, "__pow__", "pow", operator=True)
     Tensor.__rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
-    Tensor.__ipow__ = _python_method(_ipow, "__ipow__", "pow_")
+    Tensor.__ipow__ = _python_method(_ipow, "__ipow__", "pow_", operator=True)
     Tensor.__neg__ = _operator(aten.neg_op, "__neg__", "neg", binary=False)
     Tensor.__abs__ = _operator(aten.abs_op, "__abs__", "abs", binary=False)
     Tensor.__matmul__ = _operator(aten.matmul_op, "__matmul__", "matmul")
     Tensor.__rmatmul__ = _python_method(_rmatmul, "__rmatmul__", builtin=False, operator=True)
-    Tensor.__eq__ = _python_method(_comparison(aten.eq_Tensor, aten.eq_Scalar), "__eq__")
+    Tensor.__eq__ = _python_method(
+        _comparison(aten.eq_Tensor, aten.eq_Scalar, arrays=True), "__eq__"
+    )
     Tensor.__ne__ = _python_method(_comparison(aten.ne_Tensor, aten.ne_Scalar), "__ne__")
     for name, tensor_op, scalar_op in (
         ("lt", aten.lt_Tensor, aten.lt_Scalar),

@@ -76,6 +76,25 @@ def check_cast(result: np.dtype, target: np.dtype) -> None:
         )
 
 
+def check_out_dtype(result: np.dtype, out: np.dtype) -> None:
+    """PyTorch's refusal of an out= tensor whose dtype is not the result type, for ops
+    that compute in out's dtype only (neg, clamp with numbers)."""
+    if result != out:
+        raise RuntimeError(
+            f"Found dtype {dtypes.scalar_type_name(out)} but expected "
+            f"{dtypes.scalar_type_name(result)}"
+        )
+
+
+def check_matmul_out_dtype(result: np.dtype, out: np.dtype) -> None:
+    """``check_out_dtype`` for the matrix products, in their words (C++ type names)."""
+    if result != out:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {dtypes.cpp_type_name(result)}, but got "
+            f"{dtypes.cpp_type_name(out)} instead"
+        )
+
+
 def _check_inference(out: Tensor) -> None:
     if out._keys == INFERENCE_TENSOR_KEYS and not _tls.inference_mode:
         raise RuntimeError(

@@ -13,6 +13,7 @@ from typing import Callable, Dict, Optional
 
 from . import dispatch_keys as K
 from ._tls import state as _tls
+from .numpy_scalars import is_aten_number
 from .schema import FunctionSchema, parse_schema
 
 #: Ops whose Tensor arguments take Python numbers too (PyTorch's own list, by base name):
@@ -45,6 +46,11 @@ class OpOverload:
         self._numbers_as_tensors = schema.base_name in NUMBERS_AS_TENSORS
         #: positions of list arguments, which handlers get as lists (as torch hands them)
         self._list_positions = frozenset(i for i, a in enumerate(args) if a.type.is_list)
+        #: (position, name) of Scalar arguments, read as TorchScript reads them when called
+        #: as opgrad.ops.aten.<op>.<overload>
+        self._scalar_args = tuple(
+            (i, a.name) for i, a in enumerate(args) if a.type.base == "Scalar"
+        )
 
     # ----- identity ------------------------------------------------------
     def name(self) -> str:
@@ -64,6 +70,8 @@ class OpOverload:
 
     # ----- calling -------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if self._scalar_args:
+            _check_aten_numbers(self, args, kwargs)
         return self._entry(*args, **kwargs)
 
     def redispatch(self, keyset: int, *args, **kwargs):
@@ -276,6 +284,17 @@ def subclass_first_index(types: list, cls: type) -> int:
         if issubclass(cls, earlier):
             return i
     return len(types)
+
+
+def _check_aten_numbers(op: OpOverload, args: tuple, kwargs: dict) -> None:
+    """TorchScript's refusal of a numpy scalar other than np.float64 for a Scalar argument
+    (the Python surface reads it as a number instead)."""
+    for position, name in op._scalar_args:
+        value = args[position] if position < len(args) else kwargs.get(name)
+        if not is_aten_number(value):
+            from .python_arg_parser import wrong_type
+
+            raise wrong_type(value, None, op, position, "Number", "number")
 
 
 class OpOverloadPacket:

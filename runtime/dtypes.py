@@ -88,11 +88,23 @@ long = int64
 int = int32
 
 
+# A Python int in [2**63, 2**64) is a uint64 Scalar in PyTorch. opgrad has no uint64
+# tensors, but such a number takes part in type promotion as a wrapped number: within the
+# integers the tensors decide, a float wins, and it meets bool (or another integer number)
+# with PyTorch's refusal. Not public: no tensor the user sees has it.
+uint64_number = dtype("uint64", np.uint64, len(ALL_DTYPES), 1, "UInt64", "uint64_t")
+_NUMBER_TYPES = {**FROM_NUMPY, uint64_number.np: uint64_number}
+
+
 def _promotion_table() -> tuple:
     """``table[a.index][b.index]``: the lattice is the order of ALL_DTYPES, except that
-    uint8 and int8 (neither holds the other's values) meet at int16."""
+    uint8 and int8 (neither holds the other's values) meet at int16. The uint64 number
+    meets only itself and the floats: None marks PyTorch's refusal."""
     table = [[a if a.index >= b.index else b for b in ALL_DTYPES] for a in ALL_DTYPES]
     table[uint8.index][int8.index] = table[int8.index][uint8.index] = int16
+    for row, d in zip(table, ALL_DTYPES):
+        row.append(d if d.is_floating_point else None)
+    table.append([d if d.is_floating_point else None for d in ALL_DTYPES] + [uint64_number])
     return tuple(tuple(row) for row in table)
 
 
@@ -173,6 +185,17 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _PROMOTE[a.index][b.index]
 
 
+def _promote_numbers(a: dtype, b: dtype) -> dtype:
+    """``promote_types`` where one side may be the uint64 number (PyTorch's refusal)."""
+    found = _PROMOTE[a.index][b.index]
+    if found is None:
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            f"{a.scalar_type_name} and {b.scalar_type_name}"
+        )
+    return found
+
+
 def _combine_tiers(higher, lower):
     """PyTorch's combine_categories: a higher operand tier decides the result unless a
     lower tier brings a higher category (bool -> anything, anything -> floating)."""
@@ -181,7 +204,7 @@ def _combine_tiers(higher, lower):
     if lower is None or higher.category == 2:
         return higher
     if higher.category == 0 or lower.category == 2:
-        return _PROMOTE[higher.index][lower.index]
+        return _promote_numbers(higher, lower)
     return higher
 
 
@@ -192,12 +215,14 @@ def result_type(*tensors) -> np.dtype:
         if t is None:
             continue
         data = t._data
-        d = FROM_NUMPY[data.dtype]
         if t._wrapped:
+            d = _NUMBER_TYPES[data.dtype]
             if d.category == 2:  # a Python float counts as the default dtype
                 d = _default_float
-            wrapped = d if wrapped is None else _PROMOTE[wrapped.index][d.index]
-        elif data.ndim:
+            wrapped = d if wrapped is None else _promote_numbers(wrapped, d)
+            continue
+        d = FROM_NUMPY[data.dtype]
+        if data.ndim:
             dim = d if dim is None else _PROMOTE[dim.index][d.index]
         else:
             zero = d if zero is None else _PROMOTE[zero.index][d.index]

@@ -234,13 +234,12 @@ def relu(a):
     return np.maximum(a, 0)
 
 
-def negative(a):
-    if a.dtype is _BOOL:
+def neg_check(self) -> None:
+    if self._data.dtype is _BOOL:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    return np.negative(a)
 
 
 def absolute(a):
@@ -313,8 +312,11 @@ def threshold_backward(grad, a, threshold):
 
 
 def clamp_check(self, min, max) -> None:
-    """Python int bounds beyond int64, refused as PyTorch refuses them before promotion: a
-    Scalar holds int64 or uint64, and a uint64 bound fits no integer tensor."""
+    """No bounds at all, then Python int bounds beyond int64, refused as PyTorch refuses
+    them before promotion (and before out='s dtype): a Scalar holds int64 or uint64, and a
+    uint64 bound fits no integer tensor."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     for bound in (min, max):
         if bound.__class__ is int and not -(2**63) <= bound <= INT64_MAX:
             check_scalar_range(bound)
@@ -461,7 +463,9 @@ def _product(a, b):
     return np.matmul(a, b)
 
 
-def mm(a, b):
+def mm_check(self, mat2) -> None:
+    """mm's shapes, checked before anything else (out='s dtype too), as in PyTorch."""
+    a, b = self._data, mat2._data
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
@@ -471,6 +475,10 @@ def mm(a, b):
             f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
             f"{b.shape[0]}x{b.shape[1]})"
         )
+
+
+def mm(a, b):
+    """mm on shapes mm_check has passed."""
     _same_dtype(a, b, "m1 and m2")
     _refuse_bool_product(a, "addmm_impl_cpu_")
     return _product(a, b)
@@ -730,7 +738,16 @@ def clone(a):
 
 
 def to_copy(a, dtype):
-    result = cast(a, _np_dtype(dtype, a.dtype))
+    target, source = _np_dtype(dtype, a.dtype), a.dtype
+    if (source.kind == "f" and (target.kind != "f" or target.itemsize < source.itemsize)) or (
+        target is _HALF and source.kind in "iu"
+    ):
+        # a value may not fit (1e300 into float32, NaN into int64): PyTorch converts it
+        # silently, numpy would warn whatever the user's warning filters
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = cast(a, target)
+    else:
+        result = cast(a, target)
     return a.copy(order="K") if result is a else result
 
 
@@ -1159,18 +1176,43 @@ def index(self, indices):
     return self[_index_tuple(self, indices)]
 
 
+def _fill_mask(self, indices):
+    """(mask, the dim it starts at) when PyTorch's index_put_ fills through masked_fill_:
+    one mask (bool or uint8) and nothing but full slices beside it; else None."""
+    found = None
+    for position, index in enumerate(indices):
+        if index is None:
+            continue
+        if found is not None or not is_mask(index):
+            return None
+        found = (index, position)
+    if found is None:
+        return None
+    mask, start = found
+    for j, size in enumerate(mask.shape):  # checked here, in PyTorch's words
+        if start + j >= self.ndim or size != self.shape[start + j]:
+            raise IndexError(
+                f"The shape of the mask {list(mask.shape)} at index {j} does not match the "
+                f"shape of the indexed tensor {list(self.shape)} at index {start + j}"
+            )
+    return found
+
+
 def index_put(self, indices, values, accumulate: bool):
-    if (
-        not accumulate
-        and values.size == 1
-        and len(indices) == 1
-        and indices[0] is not None
-        and indices[0].dtype is _UINT8
-    ):
-        # PyTorch fills through masked_fill_ here, which takes bool masks only
-        raise RuntimeError(
-            "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
-        )
+    fill = None if accumulate or values.size != 1 else _fill_mask(self, indices)
+    if fill is not None:
+        # PyTorch fills with the value's number (masked_fill_): any dtype of it is taken and
+        # converted to self's, a number self cannot hold refused; bool masks only
+        mask, start = fill
+        if mask.dtype is _UINT8:
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+            )
+        value = values.item()
+        check_fits(value, self.dtype)
+        out = self.copy()
+        out[(builtins_slice(None),) * start + (mask,)] = _cast_number(value, self.dtype)
+        return out
     if values.dtype != self.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "

@@ -26,6 +26,7 @@ from .overrides import (
     has_torch_function,
     public_entry,
 )
+from .numpy_scalars import python_number
 from .tensor import TENSOR_CLASSES, Size, Tensor, wrap_scalar
 
 
@@ -63,7 +64,7 @@ def tensor_arg(value, site, op, index: int) -> Tensor:
         return as_tensor_arg(value)
     if not _tls.tf_state and class_overrides(cls):
         raise Overridden
-    raise _wrong_type(value, site, op, index, "Tensor", "Tensor")
+    raise wrong_type(value, site, op, index, "Tensor", "Tensor")
 
 
 #: the classes a Scalar argument takes as they are
@@ -71,13 +72,15 @@ PY_NUMBERS = frozenset({int, float, bool, complex})
 
 
 def scalar_arg(value, site, op, index: int):
-    """A Scalar argument that is no Python number: a tensor gives its value, a numpy number
-    stays; anything else is refused with the error PyTorch gives at that call site."""
+    """A Scalar argument that is no Python number: a tensor gives its value, a numpy scalar
+    the Python number PyTorch reads from it (numpy_scalars: np.uint8(200) is 200,
+    np.float16(1.5) is 1.5, np.bool_ is a float), so it promotes as that number; anything
+    else is refused with the error PyTorch gives at that call site."""
     if isinstance(value, Tensor):
         return value.item()
-    if isinstance(value, (np.number, np.bool_)):
-        return value
-    raise _wrong_type(value, site, op, index, "Number", "number")
+    if isinstance(value, np.generic):
+        return python_number(value)
+    raise wrong_type(value, site, op, index, "Number", "number")
 
 
 def int_arg(value, site, op, index: int) -> int:
@@ -85,7 +88,7 @@ def int_arg(value, site, op, index: int) -> int:
     try:
         return operator.index(value)
     except TypeError:
-        raise _wrong_type(value, site, op, index, "int", "int") from None
+        raise wrong_type(value, site, op, index, "int", "int") from None
 
 
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python
@@ -101,22 +104,28 @@ def py_type_name(value) -> str:
 
 
 def _is_aten_call(site, op) -> bool:
-    """Whether the entry was called as opgrad.ops.aten.<op>.<overload>(...)."""
-    return site.func is op or site.func is None
+    """Whether the entry was called as opgrad.ops.aten.<op>.<overload>(...) (``site`` None:
+    the overload's own check)."""
+    return site is None or site.func is op or site.func is None
 
 
-def _wrong_type(value, site, op, index: int, py_type: str, jit_type: str) -> Exception:
+def wrong_type(value, site, op, index: int, py_type: str, jit_type: str) -> Exception:
+    """PyTorch's error for ``value`` given for ``op``'s argument ``index``: TorchScript's
+    RuntimeError for an opgrad.ops.aten call, the Python signature's TypeError otherwise."""
     arg = op._schema.arguments[index]
-    kind = py_type_name(value)
     if _is_aten_call(site, op):
+        # TorchScript names the type by its bare name (ndarray, uint8) and says "Cannot cast"
+        # for a number
+        details = "Cannot cast" if jit_type == "number" else "Unable to cast"
         if arg.type.optional:
             jit_type = f"Optional[{jit_type}]"
         return RuntimeError(
             f"aten::{op._schema.base_name}() Expected a value of type '{jit_type}' for argument "
-            f"'{arg.name}' but instead found type '{kind}'.\nPosition: {index}\n"
-            f"Value: {value!r}\nDeclaration: {op._schema}\nCast error details: Unable to cast "
-            f"{value} to {jit_type}"
+            f"'{arg.name}' but instead found type '{type(value).__name__}'.\nPosition: {index}\n"
+            f"Value: {value!r}\nDeclaration: {op._schema}\nCast error details: {details} "
+            f"{value} to {jit_type.replace('Optional[', '').rstrip(']')}"
         )
+    kind = py_type_name(value)
     # Python signatures call self "input"; a method's self is not counted; a keyword-only
     # argument has no position
     method = site.func.__qualname__.startswith("Tensor.")
@@ -146,14 +155,14 @@ def dtype_arg(value, site, op, index: int) -> dtypes.dtype:
     """A ScalarType argument of an op entry (called only when it is not a dtype)."""
     found = as_dtype(value, not _is_aten_call(site, op))
     if found is None:
-        raise _wrong_type(value, site, op, index, "opgrad.dtype", "int")
+        raise wrong_type(value, site, op, index, "opgrad.dtype", "int")
     return found
 
 
 def device_arg(value, site, op, index: int) -> device:
     """A Device argument of an op entry: the CPU, or PyTorch's error for another device."""
     if not is_device_like(value):
-        raise _wrong_type(value, site, op, index, "opgrad.device", "Device")
+        raise wrong_type(value, site, op, index, "opgrad.device", "Device")
     name = op._schema.base_name
     kernel = "empty_strided" if name.endswith("_like") or name == "_to_copy" else None
     return check_factory_device(
@@ -265,7 +274,7 @@ def int_list(value, size: int = 1, site=None, op=None, index: int = 0) -> tuple:
     except TypeError:
         if op is None:
             raise
-        raise _wrong_type(value, site, op, index, "tuple of ints", "List[int]") from None
+        raise wrong_type(value, site, op, index, "tuple of ints", "List[int]") from None
 
 
 def _is_index(value) -> bool:
@@ -278,7 +287,7 @@ def _is_index(value) -> bool:
 
 def _unpack_error(value, position: int, site, op, index: int) -> Exception:
     if _is_aten_call(site, op):
-        return _wrong_type(value, site, op, index, "tuple of ints", "List[int]")
+        return wrong_type(value, site, op, index, "tuple of ints", "List[int]")
     arg = op._schema.arguments[index]
     return TypeError(
         f"{op._schema.base_name}(): argument '{arg.name}' failed to unpack the object at pos "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -119,9 +120,13 @@ def check_fits(value, dtype: np.dtype) -> None:
 def check_array_fits(values: np.ndarray, dtype: np.dtype) -> None:
     """``tensor(data, dtype=...)``'s check of its elements (``values`` read from the data in
     a wide dtype) against an integer ``dtype``: the same rule as ``fits``, vectorized, and
-    its message names the dtype as ``int64``, not ``int64_t``."""
+    its message names the dtype as ``int64``, not ``int64_t``. Values read as float16 or
+    float32 come from numpy scalars of those types, which PyTorch refuses as integers
+    (check_integer_data has the element-wise rule)."""
     if dtype.kind not in "iu" or values.dtype.kind not in "iuf" or values.size == 0:
         return
+    if values.dtype.kind == "f" and values.dtype.itemsize < 8:
+        raise TypeError(f"'numpy.{values.dtype.name}' object cannot be interpreted as an integer")
     low, high = _limits(dtype)
     if values.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
@@ -131,3 +136,15 @@ def check_array_fits(values: np.ndarray, dtype: np.dtype) -> None:
         ok = bool(values.min() >= smallest and values.max() <= high)
     if not ok:
         raise overflow_error(dtype, dtype.name)
+
+
+def check_integer_data(data) -> None:
+    """PyTorch's TypeError for Python data an integer tensor cannot be made of: each element
+    is read as C++ reads an integer from Python, a float (``np.float64`` too) truncated and
+    anything else through ``__index__``, so complex numbers, numpy ``float16``/``float32``
+    and ``bool`` scalars and float tensors are refused with Python's own message."""
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            check_integer_data(item)
+    elif not isinstance(data, float):
+        operator.index(data)

@@ -18,6 +18,8 @@ from . import dtypes
 from ._tls import state as _tls
 from .device import CPU as _CPU
 from .numpy_kernels import wrap_dim as _wrap_dim
+from .numpy_scalars import python_number
+from .scalar_fit import check_scalar_range
 
 _new = object.__new__
 
@@ -361,8 +363,19 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
+    # numpy defers its binary operators to a Tensor's (np.float32(2) * x is x.__rmul__), and
+    # wraps what a ufunc makes of a Tensor back into one (x + np.array(0.5)), as in PyTorch
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+    def __array_wrap__(self, array):
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)  # as PyTorch's: a bool result comes back as uint8
+        from .factories import from_numpy
+
+        return from_numpy(array)
 
     def __iter__(self):
         if self._data.ndim == 0:
@@ -516,12 +529,15 @@ _SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.d
 
 
 def wrap_scalar(value: Any) -> Tensor:
-    """A Python number as PyTorch's 0-dim "wrapped number" tensor."""
+    """A Python number as PyTorch's 0-dim "wrapped number" tensor (a numpy scalar as the
+    Python number it holds)."""
     npdt = _SCALAR_DTYPES.get(value.__class__)
     if npdt is None:
         if isinstance(value, Tensor):
             return value
-        if isinstance(value, (np.generic, np.ndarray)):
+        if isinstance(value, np.generic):
+            return wrap_scalar(python_number(value))
+        if isinstance(value, np.ndarray):
             return _make(np.asarray(value))
         if isinstance(value, bool):
             npdt = _SCALAR_DTYPES[bool]
@@ -532,7 +548,11 @@ def wrap_scalar(value: Any) -> Tensor:
         else:
             raise TypeError(f"expected Tensor as element, but got {type(value).__name__}")
     t = _new(_WrappedNumber)
-    t._data = np.array(value, npdt)
+    try:
+        t._data = np.array(value, npdt)
+    except OverflowError:  # an int beyond int64: a uint64 Scalar in PyTorch, if it fits one
+        check_scalar_range(value)
+        t._data = np.array(value, np.uint64)
     t._rg = False
     t._grad_fn = None
     t._vc = None

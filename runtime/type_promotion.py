@@ -3,6 +3,8 @@ directly."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import dtypes
 from .tensor import Tensor, wrap_scalar
 
@@ -22,8 +24,8 @@ def promote_types(type1: dtypes.dtype, type2: dtypes.dtype) -> dtypes.dtype:
 def _operand(value):
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, int, float)):
-        return wrap_scalar(value)  # a Python number is a wrapped number, as in an op
+    if isinstance(value, (bool, int, float, np.generic)):
+        return wrap_scalar(value)  # a number is a wrapped number, as in an op
     return None
 
 

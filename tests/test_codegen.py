@@ -370,3 +370,35 @@ def test_inplace_forward_formula_gives_self_a_real_zero_tangent():
         "zeros_tangent(self) + maybe_multiply(other_t, alpha)"
     )
     assert _zero_variant(expr, "other", inplace=True) == "self_t.clone()"
+
+
+OUT_ENTRY = GOOD_ENTRY + """\
+  out: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  out_dtype: {rule}
+"""
+
+
+def test_out_dtype_rule_checks_out_before_the_kernel(tmp_path):
+    from codegen import views
+
+    (entry,) = load_text(tmp_path, OUT_ENTRY.format(rule="exact")).entries
+    assert entry.out_dtype == "exact"
+    out = next(ov for ov in views.overloads_of(entry) if ov.kind == "out_variant")
+    prelude = views.cpu_kernel(out).prelude
+    assert prelude[-1] == (
+        "if self.dtype is not target._data.dtype: check_out_dtype(self.dtype, target._data.dtype)"
+    )
+
+
+def test_unknown_out_dtype_rule_is_located(tmp_path):
+    assert error_of(tmp_path, OUT_ENTRY.format(rule="cast")) == (
+        "derivatives.yaml:6: neg: out_dtype must be one of castable, exact, exact_matmul, got "
+        "'cast'"
+    )
+
+
+def test_out_dtype_without_an_out_variant_is_refused(tmp_path):
+    text = GOOD_ENTRY + "  out_dtype: exact\n"
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:5: neg: out_dtype without an out= variant"
+    )

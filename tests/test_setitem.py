@@ -359,3 +359,76 @@ def test_indexing_errors_match_torch(torch, name):
     expected = outcome(lambda: INDEX_ERRORS[name](torch))
     assert expected[0] == "IndexError"
     assert outcome(lambda: INDEX_ERRORS[name](og)) == expected
+
+
+# ---------------------------------------------------------------------------
+# One mask and a one-element value: PyTorch fills through masked_fill_ with the value's
+# number, so the value may have any dtype (converted, or refused if it does not fit)
+
+ONE_MASK_TARGETS = {
+    "1-d mask": ((3,), lambda L: L.tensor([True, False, True])),
+    "row mask": ((2, 3), lambda L: L.tensor([True, False])),
+    "mask after a full slice": ((2, 3), lambda L: (slice(None), L.tensor([True, False, True]))),
+    "mask then an int": ((2, 3), lambda L: (L.tensor([True, False]), 0)),
+}
+ONE_MASK_VALUES = {
+    "float64 0-dim": lambda L: L.tensor(3.0, dtype=L.float64),
+    "int64 0-dim": lambda L: L.tensor(3),
+    "float16 [1]": lambda L: L.tensor([3.0], dtype=L.float16),
+    "bool [1, 1]": lambda L: L.tensor([[True]]),
+    "float32 3.7": lambda L: L.tensor(3.7),
+    "float64 -1": lambda L: L.tensor(-1.0, dtype=L.float64),
+    "float64 1e6": lambda L: L.tensor(1e6, dtype=L.float64),
+    "float64 1e40": lambda L: L.tensor(1e40, dtype=L.float64),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("value", list(ONE_MASK_VALUES))
+@pytest.mark.parametrize("target", list(ONE_MASK_TARGETS))
+def test_mask_setitem_takes_a_one_element_value_of_any_dtype_as_torch(torch, target, value, dtype):
+    from torch_oracle import outcome
+
+    def scenario(L):
+        shape, index = ONE_MASK_TARGETS[target]
+        x = L.zeros(shape, dtype=getattr(L, dtype))
+        kind, text = outcome(lambda: x.__setitem__(index(L), ONE_MASK_VALUES[value](L)))
+        return kind, text, x.tolist(), x._version
+
+    assert scenario(og) == scenario(torch)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_with_one_mask_takes_another_dtype_unless_accumulating(torch, accumulate):
+    from torch_oracle import outcome
+
+    def scenario(L):
+        x = L.zeros(3)
+        mask, value = L.tensor([True, False, True]), L.tensor(3.0, dtype=L.float64)
+        kind, text = outcome(lambda: x.index_put_((mask,), value, accumulate=accumulate))
+        return kind, text if kind != "ok" else None, x.tolist()
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_index_tensor_setitem_still_requires_the_same_dtype(torch):
+    from torch_oracle import outcome
+
+    def scenario(L):
+        x = L.zeros(3)
+        return outcome(lambda: x.__setitem__(L.tensor([0, 2]), L.tensor(3.0, dtype=L.float64)))
+
+    assert scenario(og) == scenario(torch)
+
+
+@pytest.mark.parametrize("x_dtype, v_dtype", [("float32", "float64"), ("float64", "float32")])
+def test_mask_setitem_of_another_dtype_differentiates_as_torch(torch, x_dtype, v_dtype):
+    def scenario(L):
+        x = L.zeros(3, dtype=getattr(L, x_dtype), requires_grad=True)
+        v = L.tensor([2.0], dtype=getattr(L, v_dtype), requires_grad=True)
+        y = x.clone()
+        y[L.tensor([True, False, True])] = v
+        (y * L.tensor([1.0, 2.0, 3.0], dtype=y.dtype)).sum().backward()
+        return y.grad_fn.name(), x.grad.tolist(), v.grad.tolist(), str(v.grad.dtype)[-7:]
+
+    assert scenario(og) == scenario(torch)

@@ -8,6 +8,7 @@ float16 random stream.
 import itertools
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -274,6 +275,33 @@ def test_overflow_is_silent_as_in_torch():
         text=True,
     )
     assert run.returncode == 0 and run.stdout == "ok\n", run.stderr
+
+
+NARROWING_CONVERSIONS = {
+    "float64 1e300 to float32": lambda lib: lib.tensor([1e300], dtype=lib.float64).float(),
+    "float64 1e300 to float16": lambda lib: lib.tensor([1e300], dtype=lib.float64).half(),
+    "float32 1e30 to float16": lambda lib: lib.tensor([1e30]).to(lib.float16),
+    "float64 1e300 to int32": lambda lib: lib.tensor([1e300], dtype=lib.float64).to(lib.int32),
+    "nan to int64": lambda lib: lib.tensor([float("nan")]).long(),
+    "inf to uint8": lambda lib: lib.tensor([float("inf")]).byte(),
+    "int64 to float16": lambda lib: lib.tensor([2**40]).half(),
+}
+
+
+@pytest.mark.parametrize("name", list(NARROWING_CONVERSIONS))
+def test_narrowing_conversion_warns_of_nothing_whatever_the_filters(torch, name):
+    # the user's own filters come first (pytest -W error, catch_warnings): numpy's
+    # RuntimeWarnings must not be raised at all, as torch raises none
+    def scenario(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = NARROWING_CONVERSIONS[name](lib)
+        return str(result.dtype).split(".")[-1], result.shape == (1,)
+
+    assert_same(torch, scenario)
+    got, expected = NARROWING_CONVERSIONS[name](og), NARROWING_CONVERSIONS[name](torch)
+    if got.dtype.is_floating_point:  # an integer's value for NaN or inf is undefined in C++
+        assert got.tolist() == expected.tolist()
 
 
 # ---- the ops opgrad has, on every integral dtype ---------------------------------------------

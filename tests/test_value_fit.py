@@ -135,3 +135,48 @@ def test_tensor_data_check_names_the_dtype_as_torch_tensor_does(torch, name):
     with pytest.raises(RuntimeError) as got:
         scalar_fit.check_array_fits(values, np.dtype(name))
     assert str(got.value) == str(expected.value)
+
+
+# ---- Python ints beyond int64: uint64 Scalars, or PyTorch's OverflowError -------------------
+# A Python int in [2**63, 2**64) is a uint64 Scalar in PyTorch: it wraps into an integer
+# tensor's dtype, is a float for a float tensor, and meets a bool tensor with PyTorch's
+# promotion error; an int beyond uint64 (or below int64) raises OverflowError.
+
+BIG_INTS = [2**63, 2**64 - 1, 2**64, -(2**63) - 1]
+BIG_INT_DTYPES = ["bool", "uint8", "int8", "int64", "float16", "float32", "float64"]
+BIG_INT_OPS = {
+    "x + v": lambda L, x, v: x + v,
+    "v + x": lambda L, x, v: v + x,
+    "x * v": lambda L, x, v: x * v,
+    "v - x": lambda L, x, v: v - x,
+    "x / v": lambda L, x, v: x / v,
+    "x == v": lambda L, x, v: x == v,
+    "x < v": lambda L, x, v: x < v,
+    "v ** x": lambda L, x, v: v**x,
+    "x += v": lambda L, x, v: x.__iadd__(v),
+    "mul(x, v)": lambda L, x, v: L.mul(x, v),
+    "aten.add.Scalar": lambda L, x, v: L.ops.aten.add.Scalar(x, v),
+    "aten.mul.Tensor": lambda L, x, v: L.ops.aten.mul.Tensor(x, v),
+    "clamp max": lambda L, x, v: x.clamp(max=v),
+    "masked_fill": lambda L, x, v: x.masked_fill(x > 1, v),
+}
+
+
+@pytest.mark.parametrize("dtype", BIG_INT_DTYPES)
+@pytest.mark.parametrize("value", BIG_INTS, ids=repr)
+@pytest.mark.parametrize("op", list(BIG_INT_OPS))
+def test_python_int_beyond_int64_is_a_uint64_scalar_as_in_torch(torch, op, value, dtype):
+    def scenario(lib, tensor):
+        return BIG_INT_OPS[op](lib, tensor([1, 2], dtype=getattr(lib, dtype)), value)
+
+    assert_same(torch, result_scenario(scenario))
+
+
+def test_uint64_scalar_in_a_graph_is_saved_as_the_number(torch):
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2**63
+        y.sum().backward()
+        return y.tolist(), x.grad.tolist()
+
+    assert_same(torch, scenario)
