@@ -538,6 +538,7 @@ def threshold_backward(keyset, grad_output, self, threshold):
 
 def pow_Tensor_Scalar(keyset, self, exponent):
     """CPU kernel of pow.Tensor_Scalar"""
+    k.pow_exponent_check(self, exponent)
     (self,) = promote((self,), (exponent,), False)
     result = k.power(self, exponent)
     # numpy hands back scalars, not arrays, for 0-dim results
@@ -546,6 +547,7 @@ def pow_Tensor_Scalar(keyset, self, exponent):
 
 def pow__Scalar(keyset, self, exponent):
     """CPU kernel of pow_.Scalar"""
+    k.pow_exponent_check(self, exponent)
     target = self
     (self,) = promote((self,), (exponent,), False)
     if self.dtype is not target._data.dtype:
@@ -556,6 +558,7 @@ def pow__Scalar(keyset, self, exponent):
 
 def pow_Tensor_Scalar_out(keyset, self, exponent, out):
     """CPU kernel of pow.Tensor_Scalar_out"""
+    k.pow_exponent_check(self, exponent)
     target = out
     (self,) = promote((self,), (exponent,), False)
     result = k.power(self, exponent)
@@ -1512,7 +1515,7 @@ def empty_memory_format(keyset, size, dtype, layout, device, pin_memory, memory_
 
 def scalar_tensor(keyset, s, dtype, layout, device, pin_memory):
     """CPU kernel of scalar_tensor"""
-    result = k.full((), s if dtype is not None or isinstance(s, complex) else float(s), dtype)
+    result = k.scalar_tensor(s, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

@@ -125,9 +125,7 @@ def _as_index_tensor(item) -> Tensor:
         raise
     if inferred is dtypes.bool or inferred is dtypes.uint8:
         return tensor(item, dtype=inferred)
-    if inferred is not None and inferred.is_floating_point:
-        check_integer_data(item)  # integral data needs no element check
-    return tensor(item, dtype=dtypes.int64)
+    return tensor(item, dtype=dtypes.int64)  # which reads each element as torch does
 
 
 def _array_index(array: np.ndarray) -> Tensor:
@@ -329,7 +327,8 @@ def _value_tensor(self, value) -> Tensor:
         )
     if isinstance(value, int) and not -(2**63) <= value < 2**63:
         raise ValueError("Overflow when unpacking long long")
-    check_fits(value, self._data.dtype)
+    if self._data.dtype.name != "float16" or isinstance(value, complex):
+        check_fits(value, self._data.dtype)  # float16 takes what it cannot hold as +-inf
     if isinstance(value, complex):
         value = value.real  # fits: its imaginary part is zero
     return tensor(value, dtype=self.dtype)

@@ -20,7 +20,7 @@ from .python_arg_parser import (
     python_device,
     python_dtype,
 )
-from .scalar_fit import check_array_fits
+from .scalar_fit import check_array_fits, check_integer_data
 from .tensor import Size, Tensor, _make
 
 
@@ -175,15 +175,6 @@ def _to_nested(data):
     return data
 
 
-def _check_int64_range(data) -> None:
-    """Python ints an integer tensor is made from are read as C ``long long``."""
-    if isinstance(data, int) and not -(2**63) <= data < 2**63:
-        raise ValueError("Overflow when unpacking long long")
-    if _is_sequence(data):
-        for item in data:
-            _check_int64_range(item)
-
-
 def _array_from_data(data, np_dtype: np.dtype) -> np.ndarray:
     """The values of nested Python data as an array of ``np_dtype``. Float and bool tensors
     take any number (a float overflows to inf); integer tensors refuse what overflows, as
@@ -196,7 +187,7 @@ def _array_from_data(data, np_dtype: np.dtype) -> np.ndarray:
         return k.cast(np.array(nested, dtype=np.float64), np_dtype)
     if np_dtype.kind not in "iu":
         return np.array(nested, dtype=np_dtype)
-    _check_int64_range(data)
+    check_integer_data(data)
     values = np.array(nested)
     check_array_fits(values, np_dtype)
     return k.cast(values, np_dtype)

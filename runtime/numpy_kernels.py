@@ -50,7 +50,6 @@ _F32 = np.dtype(np.float32)
 _HALF = np.dtype(np.float16)
 HALF = _HALF  # for derivatives.yaml's kernels: float16 takes mul's and div's own path
 _UINT8 = np.dtype(np.uint8)
-_INT64 = np.dtype(np.int64)
 
 
 def cast(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -196,6 +195,13 @@ def div(a, b):
     if a.dtype is _HALF and _opmath_scalar(b):
         return np.true_divide(a, np.float32(b), dtype=_F32).astype(_HALF)
     return np.true_divide(a, b)
+
+
+def pow_exponent_check(self, exponent) -> None:
+    """PyTorch reads an int exponent of an integral or bool tensor as int64 before anything
+    else: one in uint64's range overflows there, whatever the tensor's own dtype."""
+    if exponent.__class__ is int and exponent > INT64_MAX and self._data.dtype.kind in "biu":
+        raise overflow_error(_INT64)
 
 
 def power(a, b):
@@ -833,6 +839,18 @@ def check_allocation(size, dtype: np.dtype) -> None:
             f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
             "Error code 12 (Cannot allocate memory)"
         )
+
+
+def scalar_tensor(value, dtype):
+    """``scalar_tensor``: a 0-dim tensor of ``value`` in ``dtype`` (the default float dtype
+    when none is given, a real number read as a float). As in PyTorch, float16 takes what
+    it cannot hold as +-inf, where every other dtype refuses it as ``full`` does."""
+    if dtype is None and not isinstance(value, complex):
+        value = float(value)
+    if dtype is not None and dtype.np is _HALF and not isinstance(value, complex):
+        with np.errstate(over="ignore"):
+            return cast(np.asarray(float(value)), _HALF)
+    return full((), value, dtype)
 
 
 def full(size, value, dtype):

@@ -40,7 +40,7 @@ _CPP_NAMES = {
     "float64": "double",
 }
 
-_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _limits_cache: dict = {}
 
@@ -139,12 +139,16 @@ def check_array_fits(values: np.ndarray, dtype: np.dtype) -> None:
 
 
 def check_integer_data(data) -> None:
-    """PyTorch's TypeError for Python data an integer tensor cannot be made of: each element
-    is read as C++ reads an integer from Python, a float (``np.float64`` too) truncated and
-    anything else through ``__index__``, so complex numbers, numpy ``float16``/``float32``
-    and ``bool`` scalars and float tensors are refused with Python's own message."""
+    """PyTorch's errors for Python data an integer tensor cannot be made of, each element
+    read as C++ reads a ``long long`` from Python: an int beyond int64 overflows (its
+    ValueError), a float (``np.float64`` too) is truncated, anything else goes through
+    ``__index__`` (numpy ``float16``/``float32`` and ``bool`` scalars, complex numbers and
+    float tensors are refused with Python's own TypeError)."""
     if isinstance(data, (list, tuple)):
         for item in data:
             check_integer_data(item)
+    elif data.__class__ is int:
+        if not _INT64_MIN <= data <= _INT64_MAX:
+            raise ValueError("Overflow when unpacking long long")
     elif not isinstance(data, float):
         operator.index(data)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import assert_same, outcome
+from torch_oracle import assert_same, outcome, result_scenario
 
 SCALARS = {
     "uint8 200": np.uint8(200),
@@ -163,3 +163,22 @@ def test_integer_tensor_of_numpy_float_scalars_is_refused_as_torch(torch, data, 
         return (kind, value.tolist()) if kind == "ok" else (kind, value)
 
     assert_same(torch, scenario)
+
+
+INTEGER_DATA = [
+    ("float16_alone", lambda lib: [np.float16(1.5)]),
+    ("float16_after_a_float", lambda lib: [1.5, np.float16(1)]),
+    ("python_floats_truncate", lambda lib: [1.5, -2.7]),
+    ("numpy_bool_among_ints", lambda lib: [1, np.bool_(True)]),
+    ("python_bool_among_ints", lambda lib: [True, 2]),
+    ("float32_scalar", lambda lib: [np.float32(2)]),
+    ("float64_scalar", lambda lib: [np.float64(2.5)]),
+    ("int_beyond_int64", lambda lib: [1, 2**70]),
+    ("float_tensor_element", lambda lib: [lib.tensor(1.5)]),
+    ("int_tensor_element", lambda lib: [lib.tensor(2), 3]),
+]
+
+
+@pytest.mark.parametrize("make", [m for _, m in INTEGER_DATA], ids=[n for n, _ in INTEGER_DATA])
+def test_integer_tensor_data_is_read_element_by_element_as_torch(torch, make):
+    assert_same(torch, result_scenario(lambda lib, tensor: tensor(make(lib), dtype=lib.int64)))

@@ -10,8 +10,11 @@ from opgrad import scalar_fit
 from torch_oracle import assert_same, result_scenario
 
 NAN, INF = float("nan"), float("inf")
-VALUES = [NAN, INF, -INF, 2**63, 2**31, -(2**63) - 1, 2**64, 1e30, 1e40, -1, 2.5, np.int64(2**40)]
-DTYPES = ["int64", "int32", "bool", "float32", "float64"]
+VALUES = [
+    NAN, INF, -INF, 2**63, 2**31, -(2**63) - 1, 2**64, 1e30, 1e40, -1, 2.5, np.int64(2**40),
+    300, -129, 70000.0, 65519.0,
+]  # fmt: skip
+DTYPES = ["int64", "int32", "int16", "int8", "uint8", "bool", "float16", "float32", "float64"]
 MASK = [True, False]
 
 
@@ -40,6 +43,10 @@ ENTRY_POINTS = [
     ("tensor_0dim", lambda lib, tensor, x, v: tensor(v, dtype=x.dtype)),
     ("clamp_min", lambda lib, tensor, x, v: x.clamp(min=v)),
     ("clamp_max", lambda lib, tensor, x, v: x.clamp(max=v)),
+    ("scalar_tensor", lambda lib, tensor, x, v: lib.scalar_tensor(v, dtype=x.dtype)),
+    ("where_scalar_other", lambda lib, tensor, x, v: lib.where(tensor(MASK), x, v)),
+    ("where_scalar_self", lambda lib, tensor, x, v: lib.where(tensor(MASK), v, x)),
+    ("pow_exponent", lambda lib, tensor, x, v: x**v),
 ]
 
 
@@ -103,7 +110,7 @@ def test_inplace_op_refuses_the_result_type_before_computing(torch):
     )
 
 
-# dtypes opgrad gains on another branch: the check is generic over numpy dtypes
+# the fit rule and its texts for the narrow dtypes, value by value
 NARROW = [
     ("uint8", [-255, 255, 2.5, -1], [-256, 256, 255.5, -1.0, NAN, INF]),
     ("int8", [-128, 127, -128.9 + 0.9], [-129, 128, 127.5, -128.9, NAN]),
