@@ -538,7 +538,7 @@ def threshold_backward(keyset, grad_output, self, threshold):
 
 def pow_Tensor_Scalar(keyset, self, exponent):
     """CPU kernel of pow.Tensor_Scalar"""
-    k.pow_exponent_check(self, exponent)
+    k.refuse_uint64_exponent(self) if exponent.__class__ is int and exponent > k.INT64_MAX else None
     (self,) = promote((self,), (exponent,), False)
     result = k.power(self, exponent)
     # numpy hands back scalars, not arrays, for 0-dim results
@@ -547,7 +547,7 @@ def pow_Tensor_Scalar(keyset, self, exponent):
 
 def pow__Scalar(keyset, self, exponent):
     """CPU kernel of pow_.Scalar"""
-    k.pow_exponent_check(self, exponent)
+    k.refuse_uint64_exponent(self) if exponent.__class__ is int and exponent > k.INT64_MAX else None
     target = self
     (self,) = promote((self,), (exponent,), False)
     if self.dtype is not target._data.dtype:
@@ -558,7 +558,7 @@ def pow__Scalar(keyset, self, exponent):
 
 def pow_Tensor_Scalar_out(keyset, self, exponent, out):
     """CPU kernel of pow.Tensor_Scalar_out"""
-    k.pow_exponent_check(self, exponent)
+    k.refuse_uint64_exponent(self) if exponent.__class__ is int and exponent > k.INT64_MAX else None
     target = out
     (self,) = promote((self,), (exponent,), False)
     result = k.power(self, exponent)

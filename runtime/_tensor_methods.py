@@ -32,6 +32,7 @@ _KEPT_INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.int64, np.bool_, np.uint
 
 INT64_MAX = 2**63 - 1
 _NUMBERS = (numbers.Number, np.generic)
+_PLAIN_NUMBERS = (int, float, bool)
 
 
 def _binary(tensor_op, scalar_op=None):
@@ -52,6 +53,8 @@ def _rtruediv(self, other):
 
 
 def _pow(self, exponent):
+    if exponent.__class__ in _PLAIN_NUMBERS:  # the common case, before the ABC check
+        return aten.pow_Tensor_Scalar(self, exponent)
     if isinstance(exponent, Tensor):
         return aten.pow_Tensor_Tensor(self, exponent)
     if not isinstance(exponent, _NUMBERS):

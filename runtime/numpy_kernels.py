@@ -185,8 +185,8 @@ def mul(a, b):
     one-element array left in its own type for a float16 result: see _opmath_scalar)."""
     if a.dtype is _HALF and _opmath_scalar(b):
         return np.multiply(a, np.float32(b), dtype=_F32).astype(_HALF)
-    if b.__class__ is not np.ndarray:
-        b = scalar_as(b, a.dtype)
+    if b.__class__ is not np.ndarray and a.dtype.kind != "f":
+        b = scalar_as(b, a.dtype)  # float32/float64 take a Python number as it is
     return np.multiply(a, b)
 
 
@@ -197,10 +197,10 @@ def div(a, b):
     return np.true_divide(a, b)
 
 
-def pow_exponent_check(self, exponent) -> None:
+def refuse_uint64_exponent(self) -> None:
     """PyTorch reads an int exponent of an integral or bool tensor as int64 before anything
     else: one in uint64's range overflows there, whatever the tensor's own dtype."""
-    if exponent.__class__ is int and exponent > INT64_MAX and self._data.dtype.kind in "biu":
+    if self._data.dtype.kind in "biu":
         raise overflow_error(_INT64)
 
 
@@ -213,13 +213,15 @@ def power(a, b):
             return a.copy() if b else np.ones_like(a)
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if a.__class__ is not np.ndarray:
-        a = scalar_as(a, dtype)  # a base wraps into the exponent's type (300 -> 44 in uint8)
+        if dtype is not _F32 and dtype is not _F64:
+            a = scalar_as(a, dtype)  # a base wraps into the exponent's type (300 -> 44 in uint8)
     elif b.__class__ is not np.ndarray:
         if dtype.kind in "iu" and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if dtype.kind in "iu" or dtype is _HALF:  # torch range-checks only these exponents
             check_fits(b, dtype)
-        b = scalar_as(b, dtype)
+        if dtype is not _F32 and dtype is not _F64:
+            b = scalar_as(b, dtype)
     if dtype.kind in "iu" and b.__class__ is np.ndarray and (b < 0).any():
         return _integer_power(a, b)
     return np.power(a, b)
@@ -465,8 +467,12 @@ def _product(a, b):
     """``a @ b``; float16 multiplies and accumulates in float32 and rounds once, as
     PyTorch's CPU kernels do."""
     if a.dtype is _HALF:
-        return np.matmul(a.astype(_F32), b.astype(_F32)).astype(_HALF)
+        return _half_product(a, b)
     return np.matmul(a, b)
+
+
+def _half_product(a, b):
+    return np.matmul(a.astype(_F32), b.astype(_F32)).astype(_HALF)
 
 
 def mm_check(self, mat2) -> None:
@@ -487,7 +493,7 @@ def mm(a, b):
     """mm on shapes mm_check has passed."""
     _same_dtype(a, b, "m1 and m2")
     _refuse_bool_product(a, "addmm_impl_cpu_")
-    return _product(a, b)
+    return np.matmul(a, b) if a.dtype is not _HALF else _half_product(a, b)
 
 
 def bmm(a, b):

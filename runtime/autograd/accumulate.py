@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 import threading
+from sys import getrefcount
 
 from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
@@ -13,21 +13,16 @@ from ..tensor import TENSOR_CLASSES, _make, version_counter
 
 
 def references(items: list) -> int:
-    """How many references ``items[0]`` has, as counted from inside this call."""
-    return sys.getrefcount(items[0])
+    """How many references ``items[0]`` has, counted as a function that holds ``items``
+    sees them (AccumulateGrad.apply asks the same way)."""
+    return getrefcount(items[0])
 
 
-# The count when the list is the gradient's only holder, measured once, since
-# interpreters differ in the references a call adds.
-_ONLY_THE_LIST = references([object()])
-
-
-def held_by_list_only(items: list) -> bool:
-    """Whether nothing but ``items`` references ``items[0]``: PyTorch's use_count test
-    for stealing a gradient. The engine passes its input buffer and keeps no other
-    reference, so any extra one belongs to someone else (a hook that kept it, a ctx
-    attribute, a saved tensor, a global, another edge's buffer, the root)."""
-    return references(items) == _ONLY_THE_LIST
+#: The count when the list is the gradient's only holder, measured once, since
+#: interpreters differ in the references a call adds. More means someone else holds
+#: the gradient (a hook that kept it, a ctx attribute, a saved tensor, a global, another
+#: edge's buffer, the root): PyTorch's use_count test for stealing it.
+ONLY_THE_LIST = references([object()])
 
 
 def _obeys_layout_contract(grad, variable) -> bool:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from sys import getrefcount
 from typing import NamedTuple, Optional, Tuple
 
 from . import anomaly
-from .accumulate import accumulate_grad, held_by_list_only
+from .accumulate import ONLY_THE_LIST, accumulate_grad
 from .hooks import run_post_accumulate_hooks
 
 #: the thread-shared counter behind every node's sequence number
@@ -127,7 +128,9 @@ class AccumulateGrad(Node):
     def apply(self, grads: list, needs: tuple) -> tuple:
         if grads[0] is None:
             return ()
-        stealable = held_by_list_only(grads)  # asked before this frame holds it too
+        # Nobody but the engine's list holds the gradient: asked before this frame holds it
+        # too, as accumulate.references counts.
+        stealable = getrefcount(grads[0]) == ONLY_THE_LIST
         accumulate_grad(self.variable, grads[0], stealable)
         if self.variable._meta is not None:
             run_post_accumulate_hooks(self.variable)
