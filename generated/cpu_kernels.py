@@ -31,7 +31,11 @@ def add_Tensor(keyset, self, other, alpha):
     """CPU kernel of add.Tensor"""
     self, other = promote2(self, other, False)
     try:
-        result = k.add(self, other, alpha)
+        result = (
+            np.add(self, other)
+            if alpha.__class__ is int and alpha == 1
+            else k.add(self, other, alpha)
+        )
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -50,7 +54,11 @@ def add__Tensor(keyset, self, other, alpha):
     if self.dtype is not target._data.dtype:
         check_cast(self.dtype, target._data.dtype)
     try:
-        result = k.add(self, other, alpha)
+        result = (
+            np.add(self, other)
+            if alpha.__class__ is int and alpha == 1
+            else k.add(self, other, alpha)
+        )
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -66,7 +74,11 @@ def add_out(keyset, self, other, alpha, out):
     target = out
     self, other = promote2(self, other, False)
     try:
-        result = k.add(self, other, alpha)
+        result = (
+            np.add(self, other)
+            if alpha.__class__ is int and alpha == 1
+            else k.add(self, other, alpha)
+        )
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -90,7 +102,11 @@ def sub_Tensor(keyset, self, other, alpha):
     k.sub_check(self, other)
     self, other = promote2(self, other, False)
     try:
-        result = k.sub(self, other, alpha)
+        result = (
+            np.subtract(self, other)
+            if alpha.__class__ is int and alpha == 1
+            else k.sub(self, other, alpha)
+        )
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -110,7 +126,11 @@ def sub__Tensor(keyset, self, other, alpha):
     if self.dtype is not target._data.dtype:
         check_cast(self.dtype, target._data.dtype)
     try:
-        result = k.sub(self, other, alpha)
+        result = (
+            np.subtract(self, other)
+            if alpha.__class__ is int and alpha == 1
+            else k.sub(self, other, alpha)
+        )
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -127,7 +147,11 @@ def sub_out(keyset, self, other, alpha, out):
     target = out
     self, other = promote2(self, other, False)
     try:
-        result = k.sub(self, other, alpha)
+        result = (
+            np.subtract(self, other)
+            if alpha.__class__ is int and alpha == 1
+            else k.sub(self, other, alpha)
+        )
     except ValueError:
         raise RuntimeError(
             broadcast_error(

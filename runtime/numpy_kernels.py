@@ -441,10 +441,12 @@ def mean(a, dim, keepdim: bool, dtype):
         )
     axis = _dims(dim, a.ndim)
     count = a.size if axis is None else math.prod(a.shape[d] for d in axis)
-    # float16 sums and divides in float32, rounding once (PyTorch's CPU mean)
-    work = _F32 if out_dtype is _HALF else out_dtype
-    total = np.add.reduce(cast(a, work), axis=axis, keepdims=keepdim, dtype=work)
-    return cast(np.true_divide(total, count, dtype=work), out_dtype)
+    if out_dtype is _HALF:
+        # float16 sums and divides in float32, rounding once (PyTorch's CPU mean)
+        total = np.add.reduce(cast(a, _F32), axis=axis, keepdims=keepdim, dtype=_F32)
+        return cast(np.true_divide(total, count, dtype=_F32), _HALF)
+    total = np.add.reduce(a, axis=axis, keepdims=keepdim, dtype=out_dtype)
+    return np.true_divide(total, count, dtype=out_dtype)
 
 
 # ---- linear algebra -----------------------------------------------------------------
