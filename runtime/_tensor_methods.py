@@ -15,6 +15,7 @@ from .device import check_target_device, is_device_like
 from .device import device as opgrad_device
 from .factories import _infer_dtype, _sizes, from_numpy, tensor
 from .python_arg_parser import (
+    PY_NUMBERS,
     arg_type_name,
     as_dtype,
     method,
@@ -32,7 +33,6 @@ _KEPT_INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.int64, np.bool_, np.uint
 
 INT64_MAX = 2**63 - 1
 _NUMBERS = (numbers.Number, np.generic)
-_PLAIN_NUMBERS = (int, float, bool)
 
 
 def _binary(tensor_op, scalar_op=None):
@@ -53,7 +53,7 @@ def _rtruediv(self, other):
 
 
 def _pow(self, exponent):
-    if exponent.__class__ in _PLAIN_NUMBERS:  # the common case, before the ABC check
+    if exponent.__class__ in PY_NUMBERS:  # the common case, before the ABC check
         return aten.pow_Tensor_Scalar(self, exponent)
     if isinstance(exponent, Tensor):
         return aten.pow_Tensor_Tensor(self, exponent)

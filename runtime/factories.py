@@ -12,8 +12,9 @@ from . import numpy_kernels as k
 from ._tls import state as _tls
 from .generated import ops as aten
 from .device import check_target_device
-from .numpy_interop import checked_array, type_name
+from .numpy_interop import checked_array
 from .python_arg_parser import (
+    PY_NUMBERS,
     factory_argument_error,
     int_list,
     py_type_name,
@@ -75,7 +76,6 @@ def _size(name: str, args: tuple, size) -> tuple:
 
 
 _NO_VALUE = object()
-_PLAIN_NUMBERS = (int, float, bool)
 
 
 def _checked_options(
@@ -91,7 +91,7 @@ def _checked_options(
 
 def _is_number(value) -> bool:
     """What PyTorch takes for a Number argument: a number or a one-element tensor."""
-    if value.__class__ in _PLAIN_NUMBERS:
+    if value.__class__ in PY_NUMBERS:
         return True
     if isinstance(value, Tensor):
         return value._data.size == 1
@@ -242,7 +242,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``array``."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type_name(array)})")
+        raise TypeError(f"expected np.ndarray (got {py_type_name(array)})")
     return _lift_fresh(_make(checked_array(array, warn_if_not_writable=True)))
 
 

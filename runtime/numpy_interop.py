@@ -20,12 +20,6 @@ _NOT_WRITABLE = (
 _warned_not_writable = False
 
 
-def type_name(obj) -> str:
-    """How PyTorch names an object's type in its messages (``numpy.float32``, ``list``)."""
-    cls = type(obj)
-    return f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__
-
-
 def checked_array(array: np.ndarray, warn_if_not_writable: bool) -> np.ndarray:
     """``array`` as a tensor's memory, after PyTorch's checks in its order: the not-writable
     warning (once per program), the dtype (TypeError), then the strides and the byte order
