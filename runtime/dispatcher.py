@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional
 
 from . import dispatch_keys as K
+from ._tls import leave_impure, refresh_plain
 from ._tls import state as _tls
 from .numpy_scalars import is_aten_number
 from .schema import FunctionSchema, parse_schema
@@ -226,7 +227,9 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     # exception raised at any instruction (a KeyboardInterrupt from a signal
     # handler) leaves the modes and keys as they were: the running mode is hidden
     # by installing a shorter copy of the stack, never by popping the stack itself.
+    was_impure = "plain" in tls.__dict__
     try:
+        tls.plain = False  # before the keys change: never plain while autograd is excluded
         tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
         if mode is not None:
             if len(stack) == 1:
@@ -247,6 +250,7 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     finally:
         tls.mode_stack = stack
         tls.keep, tls.include = saved_keep, saved_include
+        leave_impure(was_impure)
     raise multiple_dispatch_failed(f"{__name__}.{op}", "__torch_dispatch__", mode, types)
 
 
@@ -439,6 +443,7 @@ class _KeyGuard:
 
     def __exit__(self, *exc) -> None:
         _tls.include, _tls.keep = self._saved
+        refresh_plain()
 
 
 class ExcludeDispatchKeyGuard(_KeyGuard):
@@ -446,7 +451,9 @@ class ExcludeDispatchKeyGuard(_KeyGuard):
 
     def __enter__(self) -> "ExcludeDispatchKeyGuard":
         self._saved = (_tls.include, _tls.keep)
+        _tls.plain = False
         _tls.keep = _tls.keep & ~self.keys
+        refresh_plain()
         return self
 
 
@@ -455,7 +462,9 @@ class IncludeDispatchKeyGuard(_KeyGuard):
 
     def __enter__(self) -> "IncludeDispatchKeyGuard":
         self._saved = (_tls.include, _tls.keep)
+        _tls.plain = False
         _tls.include = _tls.include | self.keys
+        refresh_plain()
         return self
 
 

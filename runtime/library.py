@@ -16,6 +16,7 @@ from typing import Callable, Dict, Iterable, Optional, Sequence, Union
 
 from . import dispatch_keys as K
 from . import dispatcher
+from ._tls import set_process_reason
 from ._tls import state as _tls
 from .dispatcher import OpOverload, boxed_entry, define as _define_op, lookup, ops
 from .numpy_kernels import memory_owner
@@ -126,6 +127,7 @@ class Library:
                 self._previous.append((op, bit, op._kernels.get(bit)))
                 if op.namespace == "aten":
                     dispatcher.user_aten_kernels += 1
+                    set_process_reason("user kernel on an aten op", True)
         op.register_kernel(bits, kernel)
 
     def fallback(self, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False) -> None:
@@ -139,6 +141,7 @@ def _undo(ns: str, kind: str, defined: list, previous: list) -> None:
     for op, bit, kernel in reversed(previous):
         if op.namespace == "aten":
             dispatcher.user_aten_kernels -= 1
+            set_process_reason("user kernel on an aten op", False)
         if kernel is None:
             op.remove_kernel(bit)
         else:

@@ -20,6 +20,7 @@ import functools
 from typing import Any, Callable, Iterable, List, Optional
 
 from . import dispatch_keys as K
+from ._tls import refresh_plain
 from ._tls import state as _tls
 from .dispatcher import multiple_dispatch_failed, subclass_first_index
 from .tensor import TENSOR_CLASSES as _PLAIN
@@ -46,9 +47,11 @@ _TF = K.TORCH_FUNCTION
 def _sync_mode_flag() -> None:
     """Keep the include bit equal to "a mode is live" (stack not empty, not all disabled)."""
     if _tls.tf_modes and _tls.tf_state != ALL_DISABLED:
+        _tls.plain = False
         _tls.include = _tls.include | _TF
     else:
         _tls.include = _tls.include & ~_TF
+    refresh_plain()
 
 
 def _set_state(state: int) -> None:
@@ -149,6 +152,7 @@ class BaseTorchFunctionMode(TorchFunctionMode):
 
 def _push_mode(mode: TorchFunctionMode) -> None:
     if _tls.tf_state != ALL_DISABLED:
+        _tls.plain = False
         _tls.include = _tls.include | _TF
     _tls.tf_modes.append(mode)
 
@@ -345,10 +349,13 @@ def dispatch(site: Site, relevant: Iterable, args: tuple, kwargs: dict, with_pla
             _tls.tf_modes = modes[:-1]
             if len(modes) == 1:
                 _tls.include = saved_include & ~_TF
+                refresh_plain()
             result = tried_mode.__torch_function__(func, types, args, kwargs)
         finally:
             _tls.tf_modes = modes
+            _tls.plain = False  # the mode is live again
             _tls.include = saved_include
+            refresh_plain()
         if result is not NotImplemented:
             return result
     for arg in overloaded:

@@ -9,6 +9,8 @@ import traceback
 import warnings
 from typing import Any
 
+from .._tls import set_process_flag
+
 enabled = False
 check_nan = True
 
@@ -59,6 +61,7 @@ class set_detect_anomaly:
 
 def _set(mode: bool, nan: bool) -> None:
     global enabled, check_nan
+    set_process_flag("anomaly mode", bool(mode))
     enabled = bool(mode)
     check_nan = bool(nan)
 

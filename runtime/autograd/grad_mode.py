@@ -7,6 +7,7 @@ import inspect
 from typing import Any, Callable
 
 from .. import dispatch_keys as K
+from .._tls import refresh_plain
 from .._tls import state as _tls
 
 
@@ -152,6 +153,7 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self) -> None:
         self._saved = (_tls.grad_enabled, _tls.inference_mode, _tls.keep)
+        _tls.plain = False
         if self.mode:
             _tls.grad_enabled = False
             _tls.inference_mode = True
@@ -160,9 +162,11 @@ class inference_mode(_DecoratorContextManager):
             _tls.grad_enabled = True
             _tls.inference_mode = False
             _tls.keep = _tls.keep | K.AUTOGRAD
+        refresh_plain()
 
     def __exit__(self, *exc: Any) -> None:
         _tls.grad_enabled, _tls.inference_mode, _tls.keep = self._saved
+        refresh_plain()
 
     def clone(self) -> "inference_mode":
         return self.__class__(self.mode)

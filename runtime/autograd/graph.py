@@ -139,13 +139,15 @@ class saved_tensors_hooks:
 
         if state.saved_hooks_disabled is not None:
             raise RuntimeError(state.saved_hooks_disabled)
+        state.plain = False
         state.saved_hooks.append((self.pack_hook, self.unpack_hook))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        from .._tls import state
+        from .._tls import refresh_plain, state
 
         state.saved_hooks.pop()
+        refresh_plain()
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -7,6 +7,7 @@ import contextlib
 from typing import Any
 
 from .. import dispatch_keys as K
+from .._tls import refresh_plain
 from .._tls import state as _tls
 
 __all__ = [
@@ -73,6 +74,7 @@ class TorchDispatchMode:
 
 
 def _push_mode(mode: TorchDispatchMode) -> None:
+    _tls.plain = False
     _tls.include = _tls.include | K.PYTHON
     _tls.mode_stack.append(mode)
 
@@ -85,6 +87,7 @@ def _pop_mode(k: Any = None) -> TorchDispatchMode:
     popped = stack.pop()
     if not stack:
         _tls.include = _tls.include & ~K.PYTHON
+        refresh_plain()
     return popped
 
 
