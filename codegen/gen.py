@@ -26,6 +26,7 @@ OUTPUTS = {
     "nodes.py": "nodes.py.j2",
     "autograd_kernels.py": "autograd_kernels.py.j2",
     "jvp_kernels.py": "jvp_kernels.py.j2",
+    "plain_kernels.py": "plain_kernels.py.j2",
     "inplace_or_view_kernels.py": "inplace_or_view_kernels.py.j2",
     "registration.py": "registration.py.j2",
     "python_surface.py": "python_surface.py.j2",

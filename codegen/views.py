@@ -127,6 +127,17 @@ class Overload:
         return f"({' | '.join(keys)} | include) & _tls.keep"
 
     @property
+    def plain_test(self) -> str:
+        """Whether the call may take the plain path: the key set of plain tensors (which
+        the union of several tensors' keys also is when one is an inference tensor, so
+        their intersection must be too) and the plain flag."""
+        keys = [p.keys for p in self.params if p.keys]
+        test = "keyset == PLAIN_KEYS"
+        if len(keys) > 1:
+            test += f" and ({' & '.join(keys)}) == PLAIN_KEYS"
+        return test + " and _tls.plain"
+
+    @property
     def takes_tensors(self) -> bool:
         """Whether an argument may be a subclass whose __torch_function__ takes the call."""
         return any(p.keys for p in self.params)
@@ -485,6 +496,67 @@ def autograd_kernel(
     )
 
 
+# ---- plain kernels -----------------------------------------------------------------------------
+
+
+@dataclass
+class PlainKernel:
+    """An op computed in one frame while nothing observes aten calls (the plain path):
+    the numpy result from the entry's ``cpu`` expression, then the node, its edges and
+    saved inputs and the result's history, as the autograd and CPU kernels would make
+    them. ``fits`` is the test under which that equals the full path bit for bit;
+    otherwise the entry steps aside before anything is created."""
+
+    ident: str
+    params: str
+    tensors: List[str]  # Tensor arguments (each gets a ``<name>_data`` local)
+    fits: str
+    check: Optional[str]
+    expr: str  # the cpu expression on the ``_data`` locals
+    broadcasts: bool
+    kernel: Optional[AutogradKernel]  # the node to record, if the op is differentiable
+
+
+#: dtypes whose promotion among themselves and with Python numbers is the identity when
+#: every tensor has the same one (numpy's own rules then agree with PyTorch's)
+_PLAIN_FLOAT_TEST = "{}.dtype in PLAIN_FLOATS"
+
+
+def plain_kernel(ov: Overload, kernel: Optional[AutogradKernel]) -> Optional[PlainKernel]:
+    """The plain-path body of a functional overload, or None where the full path alone
+    knows the op (views, several results, optional or list tensors, composites)."""
+    entry = ov.entry
+    if ov.kind != "functional" or entry.is_view or entry.composite or not entry.cpu:
+        return None
+    returns = entry.schema.returns
+    if len(returns) != 1 or returns[0].type.base != "Tensor" or returns[0].type.is_list:
+        return None
+    args = entry.schema.arguments
+    if any(a.type.base == "Tensor" and (a.type.optional or a.type.is_list) for a in args):
+        return None
+    if entry.dtype_rule not in ("promote", "float", "none"):
+        return None
+    if kernel is not None and kernel.saves_output:
+        return None  # a saved result keeps its own alias: the full path makes it
+    tensors = [a.name for a in args if a.type.base == "Tensor"]
+    if not tensors:
+        return None  # factories: their entries have no tensor to be plain
+    first = f"{tensors[0]}_data"
+    tests = [_PLAIN_FLOAT_TEST.format(first)]
+    tests += [f"{t}_data.dtype is {first}.dtype" for t in tensors[1:]]
+    mapping = {t: f"{t}_data" for t in tensors}
+    return PlainKernel(
+        ov.ident,
+        ov.args,
+        tensors,
+        " and ".join(tests),
+        entry.check,
+        _rename(entry.cpu, mapping),
+        len(tensors) > 1,
+        kernel,
+    )
+
+
 # ---- forward-mode (JVP) kernels ---------------------------------------------------------------
 
 
@@ -797,6 +869,7 @@ def build_context(model: m.Model) -> Dict:
     inplace: List[Overload] = []
     composites: List[Overload] = []
     out_autograd: List[Overload] = []
+    plain_kernels: List[PlainKernel] = []
     for entry in model.entries:
         node = None
         if entry.is_differentiable:
@@ -815,6 +888,11 @@ def build_context(model: m.Model) -> Dict:
                     out_autograd.append(ov)
             elif node is not None:
                 autograd.append(autograd_kernel(ov, node, functions, linear))
+            plain = plain_kernel(
+                ov, autograd[-1] if node is not None and ov.kind == "functional" else None
+            )
+            if plain is not None and (node is not None or not entry.is_differentiable):
+                plain_kernels.append(plain)
             if ov.kind in ("inplace", "inplace_variant", "out_variant"):
                 inplace.append(ov)
             elif entry.is_view:
@@ -839,6 +917,8 @@ def build_context(model: m.Model) -> Dict:
         jvp_kernels=[k.jvp for k in autograd if k.jvp],
         jvp_helpers=sorted(jvp_names & set(model.helpers)),
         overloads=overloads,
+        plain_kernels=plain_kernels,
+        plain_idents={p.ident for p in plain_kernels},
         cpu_kernels=cpu_kernels,
         nodes=nodes,
         autograd_kernels=autograd,

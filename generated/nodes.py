@@ -270,7 +270,7 @@ class MulBackward0(Node):
 
     @property
     def _raw_saved_other(self):
-        return raw_saved(self.other_, self)
+        return raw_saved(self, "other_")
 
     @property
     def _saved_self(self):
@@ -278,7 +278,7 @@ class MulBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class MulBackward1(Node):
@@ -350,7 +350,7 @@ class DivBackward0(Node):
 
     @property
     def _raw_saved_other(self):
-        return raw_saved(self.other_, self)
+        return raw_saved(self, "other_")
 
     @property
     def _saved_self(self):
@@ -358,7 +358,7 @@ class DivBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class DivBackward1(Node):
@@ -414,7 +414,7 @@ class ReciprocalBackward0(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
 
 class NegBackward0(Node):
@@ -464,7 +464,7 @@ class ExpBackward0(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
 
 class LogBackward0(Node):
@@ -494,7 +494,7 @@ class LogBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class SinBackward0(Node):
@@ -524,7 +524,7 @@ class SinBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class CosBackward0(Node):
@@ -554,7 +554,7 @@ class CosBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class TanhBackward0(Node):
@@ -584,7 +584,7 @@ class TanhBackward0(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
 
 class TanhBackwardBackward0(Node):
@@ -630,7 +630,7 @@ class TanhBackwardBackward0(Node):
 
     @property
     def _raw_saved_grad_output(self):
-        return raw_saved(self.grad_output_, self)
+        return raw_saved(self, "grad_output_")
 
     @property
     def _saved_output(self):
@@ -638,7 +638,7 @@ class TanhBackwardBackward0(Node):
 
     @property
     def _raw_saved_output(self):
-        return raw_saved(self.output_, self)
+        return raw_saved(self, "output_")
 
 
 class SigmoidBackward0(Node):
@@ -668,7 +668,7 @@ class SigmoidBackward0(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
 
 class SigmoidBackwardBackward0(Node):
@@ -714,7 +714,7 @@ class SigmoidBackwardBackward0(Node):
 
     @property
     def _raw_saved_grad_output(self):
-        return raw_saved(self.grad_output_, self)
+        return raw_saved(self, "grad_output_")
 
     @property
     def _saved_output(self):
@@ -722,7 +722,7 @@ class SigmoidBackwardBackward0(Node):
 
     @property
     def _raw_saved_output(self):
-        return raw_saved(self.output_, self)
+        return raw_saved(self, "output_")
 
 
 class ReluBackward0(Node):
@@ -752,7 +752,7 @@ class ReluBackward0(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
 
 class ThresholdBackwardBackward0(Node):
@@ -795,7 +795,7 @@ class ThresholdBackwardBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
     @property
     def _saved_threshold(self):
@@ -838,7 +838,7 @@ class PowBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class PowBackward1(Node):
@@ -888,7 +888,7 @@ class PowBackward1(Node):
 
     @property
     def _raw_saved_exponent(self):
-        return raw_saved(self.exponent_, self)
+        return raw_saved(self, "exponent_")
 
     @property
     def _saved_result(self):
@@ -896,7 +896,7 @@ class PowBackward1(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
     @property
     def _saved_self(self):
@@ -904,7 +904,7 @@ class PowBackward1(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class PowBackward2(Node):
@@ -945,7 +945,7 @@ class PowBackward2(Node):
 
     @property
     def _raw_saved_exponent(self):
-        return raw_saved(self.exponent_, self)
+        return raw_saved(self, "exponent_")
 
     @property
     def _saved_result(self):
@@ -953,7 +953,7 @@ class PowBackward2(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
     @property
     def _saved_self(self):
@@ -987,7 +987,7 @@ class SqrtBackward0(Node):
 
     @property
     def _raw_saved_result(self):
-        return raw_saved(self.result_, self)
+        return raw_saved(self, "result_")
 
 
 class AbsBackward0(Node):
@@ -1017,7 +1017,7 @@ class AbsBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class SgnBackward0(Node):
@@ -1103,7 +1103,7 @@ class ClampBackward1(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class ClampBackward0(Node):
@@ -1162,7 +1162,7 @@ class ClampBackward0(Node):
 
     @property
     def _raw_saved_max(self):
-        return raw_saved(self.max_, self)
+        return raw_saved(self, "max_")
 
     @property
     def _saved_min(self):
@@ -1170,7 +1170,7 @@ class ClampBackward0(Node):
 
     @property
     def _raw_saved_min(self):
-        return raw_saved(self.min_, self)
+        return raw_saved(self, "min_")
 
     @property
     def _saved_self(self):
@@ -1178,7 +1178,7 @@ class ClampBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class MaximumBackward0(Node):
@@ -1224,7 +1224,7 @@ class MaximumBackward0(Node):
 
     @property
     def _raw_saved_other(self):
-        return raw_saved(self.other_, self)
+        return raw_saved(self, "other_")
 
     @property
     def _saved_self(self):
@@ -1232,7 +1232,7 @@ class MaximumBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class WhereBackward0(Node):
@@ -1270,7 +1270,7 @@ class WhereBackward0(Node):
 
     @property
     def _raw_saved_condition(self):
-        return raw_saved(self.condition_, self)
+        return raw_saved(self, "condition_")
 
 
 class SumBackward0(Node):
@@ -1488,7 +1488,7 @@ class MmBackward0(Node):
 
     @property
     def _raw_saved_mat2(self):
-        return raw_saved(self.mat2_, self)
+        return raw_saved(self, "mat2_")
 
     @property
     def _saved_mat2_sym_sizes(self):
@@ -1504,7 +1504,7 @@ class MmBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
     @property
     def _saved_self_sym_sizes(self):
@@ -1558,7 +1558,7 @@ class BmmBackward0(Node):
 
     @property
     def _raw_saved_mat2(self):
-        return raw_saved(self.mat2_, self)
+        return raw_saved(self, "mat2_")
 
     @property
     def _saved_self(self):
@@ -1566,7 +1566,7 @@ class BmmBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
 
 class DotBackward0(Node):
@@ -1612,7 +1612,7 @@ class DotBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
     @property
     def _saved_tensor(self):
@@ -1620,7 +1620,7 @@ class DotBackward0(Node):
 
     @property
     def _raw_saved_tensor(self):
-        return raw_saved(self.tensor_, self)
+        return raw_saved(self, "tensor_")
 
 
 class MvBackward0(Node):
@@ -1666,7 +1666,7 @@ class MvBackward0(Node):
 
     @property
     def _raw_saved_self(self):
-        return raw_saved(self.self_, self)
+        return raw_saved(self, "self_")
 
     @property
     def _saved_vec(self):
@@ -1674,7 +1674,7 @@ class MvBackward0(Node):
 
     @property
     def _raw_saved_vec(self):
-        return raw_saved(self.vec_, self)
+        return raw_saved(self, "vec_")
 
 
 class TBackward0(Node):
@@ -2853,7 +2853,7 @@ class MaskedFillBackward0(Node):
 
     @property
     def _raw_saved_mask(self):
-        return raw_saved(self.mask_, self)
+        return raw_saved(self, "mask_")
 
 
 class MaskedFillBackward1(Node):
@@ -2891,7 +2891,7 @@ class MaskedFillBackward1(Node):
 
     @property
     def _raw_saved_mask(self):
-        return raw_saved(self.mask_, self)
+        return raw_saved(self, "mask_")
 
 
 class IndexBackward0(Node):

@@ -31,6 +31,7 @@ from opgrad.python_arg_parser import (
     tensor_list,
 )
 from opgrad.scalar_fit import check_scalar_range
+from opgrad.plain import PLAIN_KEYS
 from opgrad.tensor import TENSOR_CLASSES, Tensor
 
 add_Tensor_op = define("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
@@ -58,6 +59,10 @@ def _add_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, add_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.add_Tensor(self, other, alpha)
+                if result is not None:
+                    return result
             kernel = _add_Tensor_cache.get(keyset) or add_Tensor_op._resolve(keyset)
             return kernel(keyset, self, other, alpha)
         except TypeError:
@@ -186,6 +191,10 @@ def _add_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, add_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.add_Scalar(self, other, alpha)
+                if result is not None:
+                    return result
             kernel = _add_Scalar_cache.get(keyset) or add_Scalar_op._resolve(keyset)
             return kernel(keyset, self, other, alpha)
         except TypeError:
@@ -225,6 +234,10 @@ def _sub_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, sub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.sub_Tensor(self, other, alpha)
+                if result is not None:
+                    return result
             kernel = _sub_Tensor_cache.get(keyset) or sub_Tensor_op._resolve(keyset)
             return kernel(keyset, self, other, alpha)
         except TypeError:
@@ -353,6 +366,10 @@ def _sub_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, sub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.sub_Scalar(self, other, alpha)
+                if result is not None:
+                    return result
             kernel = _sub_Scalar_cache.get(keyset) or sub_Scalar_op._resolve(keyset)
             return kernel(keyset, self, other, alpha)
         except TypeError:
@@ -392,6 +409,10 @@ def _rsub_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.rsub_Tensor(self, other, alpha)
+                if result is not None:
+                    return result
             kernel = _rsub_Tensor_cache.get(keyset) or rsub_Tensor_op._resolve(keyset)
             return kernel(keyset, self, other, alpha)
         except TypeError:
@@ -436,6 +457,10 @@ def _rsub_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.rsub_Scalar(self, other, alpha)
+                if result is not None:
+                    return result
             kernel = _rsub_Scalar_cache.get(keyset) or rsub_Scalar_op._resolve(keyset)
             return kernel(keyset, self, other, alpha)
         except TypeError:
@@ -468,6 +493,10 @@ def _mul_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, mul_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.mul_Tensor(self, other)
+                if result is not None:
+                    return result
             kernel = _mul_Tensor_cache.get(keyset) or mul_Tensor_op._resolve(keyset)
             return kernel(keyset, self, other)
         except TypeError:
@@ -571,6 +600,10 @@ def _mul_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, mul_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.mul_Scalar(self, other)
+                if result is not None:
+                    return result
             kernel = _mul_Scalar_cache.get(keyset) or mul_Scalar_op._resolve(keyset)
             return kernel(keyset, self, other)
         except TypeError:
@@ -603,6 +636,10 @@ def _div_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, div_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.div_Tensor(self, other)
+                if result is not None:
+                    return result
             kernel = _div_Tensor_cache.get(keyset) or div_Tensor_op._resolve(keyset)
             return kernel(keyset, self, other)
         except TypeError:
@@ -706,6 +743,10 @@ def _div_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, div_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.div_Scalar(self, other)
+                if result is not None:
+                    return result
             kernel = _div_Scalar_cache.get(keyset) or div_Scalar_op._resolve(keyset)
             return kernel(keyset, self, other)
         except TypeError:
@@ -796,6 +837,10 @@ def _neg_entry(_site):
             except Overridden:
                 return handle_entry(_site, neg_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.neg(self)
+                if result is not None:
+                    return result
             kernel = _neg_cache.get(keyset) or neg_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -980,6 +1025,10 @@ def _log_entry(_site):
             except Overridden:
                 return handle_entry(_site, log_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.log(self)
+                if result is not None:
+                    return result
             kernel = _log_cache.get(keyset) or log_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1040,6 +1089,10 @@ def _sin_entry(_site):
             except Overridden:
                 return handle_entry(_site, sin_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.sin(self)
+                if result is not None:
+                    return result
             kernel = _sin_cache.get(keyset) or sin_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1100,6 +1153,10 @@ def _cos_entry(_site):
             except Overridden:
                 return handle_entry(_site, cos_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.cos(self)
+                if result is not None:
+                    return result
             kernel = _cos_cache.get(keyset) or cos_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1254,6 +1311,14 @@ def _tanh_backward_entry(_site):
             except Overridden:
                 return handle_entry(_site, tanh_backward_op, grad_output, output)
             keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            if (
+                keyset == PLAIN_KEYS
+                and (grad_output._keys & output._keys) == PLAIN_KEYS
+                and _tls.plain
+            ):
+                result = plain_kernels.tanh_backward(grad_output, output)
+                if result is not None:
+                    return result
             kernel = _tanh_backward_cache.get(keyset) or tanh_backward_op._resolve(keyset)
             return kernel(keyset, grad_output, output)
         except TypeError:
@@ -1378,6 +1443,14 @@ def _sigmoid_backward_entry(_site):
             except Overridden:
                 return handle_entry(_site, sigmoid_backward_op, grad_output, output)
             keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            if (
+                keyset == PLAIN_KEYS
+                and (grad_output._keys & output._keys) == PLAIN_KEYS
+                and _tls.plain
+            ):
+                result = plain_kernels.sigmoid_backward(grad_output, output)
+                if result is not None:
+                    return result
             kernel = _sigmoid_backward_cache.get(keyset) or sigmoid_backward_op._resolve(keyset)
             return kernel(keyset, grad_output, output)
         except TypeError:
@@ -1479,6 +1552,14 @@ def _threshold_backward_entry(_site):
             except Overridden:
                 return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
             keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+                and _tls.plain
+            ):
+                result = plain_kernels.threshold_backward(grad_output, self, threshold)
+                if result is not None:
+                    return result
             kernel = _threshold_backward_cache.get(keyset) or threshold_backward_op._resolve(keyset)
             return kernel(keyset, grad_output, self, threshold)
         except TypeError:
@@ -1518,6 +1599,10 @@ def _pow_Tensor_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.pow_Tensor_Scalar(self, exponent)
+                if result is not None:
+                    return result
             kernel = _pow_Tensor_Scalar_cache.get(keyset) or pow_Tensor_Scalar_op._resolve(keyset)
             return kernel(keyset, self, exponent)
         except TypeError:
@@ -1795,6 +1880,10 @@ def _abs_entry(_site):
             except Overridden:
                 return handle_entry(_site, abs_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.abs(self)
+                if result is not None:
+                    return result
             kernel = _abs_cache.get(keyset) or abs_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1855,6 +1944,10 @@ def _sgn_entry(_site):
             except Overridden:
                 return handle_entry(_site, sgn_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.sgn(self)
+                if result is not None:
+                    return result
             kernel = _sgn_cache.get(keyset) or sgn_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1885,6 +1978,10 @@ def _sign_entry(_site):
             except Overridden:
                 return handle_entry(_site, sign_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.sign(self)
+                if result is not None:
+                    return result
             kernel = _sign_cache.get(keyset) or sign_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1927,6 +2024,10 @@ def _clamp_entry(_site):
             except Overridden:
                 return handle_entry(_site, clamp_op, self, min, max)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.clamp(self, min, max)
+                if result is not None:
+                    return result
             kernel = _clamp_cache.get(keyset) or clamp_op._resolve(keyset)
             return kernel(keyset, self, min, max)
         except TypeError:
@@ -2175,6 +2276,10 @@ def _maximum_entry(_site):
             except Overridden:
                 return handle_entry(_site, maximum_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.maximum(self, other)
+                if result is not None:
+                    return result
             kernel = _maximum_cache.get(keyset) or maximum_op._resolve(keyset)
             return kernel(keyset, self, other)
         except TypeError:
@@ -2209,6 +2314,14 @@ def _where_self_entry(_site):
             except Overridden:
                 return handle_entry(_site, where_self_op, condition, self, other)
             keyset = (condition._keys | self._keys | other._keys | include) & _tls.keep
+            if (
+                keyset == PLAIN_KEYS
+                and (condition._keys & self._keys & other._keys) == PLAIN_KEYS
+                and _tls.plain
+            ):
+                result = plain_kernels.where_self(condition, self, other)
+                if result is not None:
+                    return result
             kernel = _where_self_cache.get(keyset) or where_self_op._resolve(keyset)
             return kernel(keyset, condition, self, other)
         except TypeError:
@@ -2785,6 +2898,10 @@ def _logical_and_entry(_site):
             except Overridden:
                 return handle_entry(_site, logical_and_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.logical_and(self, other)
+                if result is not None:
+                    return result
             kernel = _logical_and_cache.get(keyset) or logical_and_op._resolve(keyset)
             return kernel(keyset, self, other)
         except TypeError:
@@ -2849,6 +2966,10 @@ def _logical_or_entry(_site):
             except Overridden:
                 return handle_entry(_site, logical_or_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.logical_or(self, other)
+                if result is not None:
+                    return result
             kernel = _logical_or_cache.get(keyset) or logical_or_op._resolve(keyset)
             return kernel(keyset, self, other)
         except TypeError:
@@ -2913,6 +3034,10 @@ def _sum_entry(_site):
             except Overridden:
                 return handle_entry(_site, sum_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.sum(self, dtype)
+                if result is not None:
+                    return result
             kernel = _sum_cache.get(keyset) or sum_op._resolve(keyset)
             return kernel(keyset, self, dtype)
         except TypeError:
@@ -2949,6 +3074,10 @@ def _sum_dim_IntList_entry(_site):
             except Overridden:
                 return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.sum_dim_IntList(self, dim, keepdim, dtype)
+                if result is not None:
+                    return result
             kernel = _sum_dim_IntList_cache.get(keyset) or sum_dim_IntList_op._resolve(keyset)
             return kernel(keyset, self, dim, keepdim, dtype)
         except TypeError:
@@ -2981,6 +3110,10 @@ def _mean_entry(_site):
             except Overridden:
                 return handle_entry(_site, mean_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.mean(self, dtype)
+                if result is not None:
+                    return result
             kernel = _mean_cache.get(keyset) or mean_op._resolve(keyset)
             return kernel(keyset, self, dtype)
         except TypeError:
@@ -3017,6 +3150,10 @@ def _mean_dim_entry(_site):
             except Overridden:
                 return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.mean_dim(self, dim, keepdim, dtype)
+                if result is not None:
+                    return result
             kernel = _mean_dim_cache.get(keyset) or mean_dim_op._resolve(keyset)
             return kernel(keyset, self, dim, keepdim, dtype)
         except TypeError:
@@ -3049,6 +3186,10 @@ def _mm_entry(_site):
             except Overridden:
                 return handle_entry(_site, mm_op, self, mat2)
             keyset = (self._keys | mat2._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & mat2._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.mm(self, mat2)
+                if result is not None:
+                    return result
             kernel = _mm_cache.get(keyset) or mm_op._resolve(keyset)
             return kernel(keyset, self, mat2)
         except TypeError:
@@ -3115,6 +3256,10 @@ def _bmm_entry(_site):
             except Overridden:
                 return handle_entry(_site, bmm_op, self, mat2)
             keyset = (self._keys | mat2._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & mat2._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.bmm(self, mat2)
+                if result is not None:
+                    return result
             kernel = _bmm_cache.get(keyset) or bmm_op._resolve(keyset)
             return kernel(keyset, self, mat2)
         except TypeError:
@@ -3147,6 +3292,10 @@ def _dot_entry(_site):
             except Overridden:
                 return handle_entry(_site, dot_op, self, tensor)
             keyset = (self._keys | tensor._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & tensor._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.dot(self, tensor)
+                if result is not None:
+                    return result
             kernel = _dot_cache.get(keyset) or dot_op._resolve(keyset)
             return kernel(keyset, self, tensor)
         except TypeError:
@@ -3179,6 +3328,10 @@ def _mv_entry(_site):
             except Overridden:
                 return handle_entry(_site, mv_op, self, vec)
             keyset = (self._keys | vec._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & vec._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.mv(self, vec)
+                if result is not None:
+                    return result
             kernel = _mv_cache.get(keyset) or mv_op._resolve(keyset)
             return kernel(keyset, self, vec)
         except TypeError:
@@ -3368,6 +3521,10 @@ def __unsafe_view_entry(_site):
             except Overridden:
                 return handle_entry(_site, _unsafe_view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels._unsafe_view(self, size)
+                if result is not None:
+                    return result
             kernel = __unsafe_view_cache.get(keyset) or _unsafe_view_op._resolve(keyset)
             return kernel(keyset, self, size)
         except TypeError:
@@ -3825,6 +3982,10 @@ def _select_backward_entry(_site):
             except Overridden:
                 return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
             keyset = (grad_output._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.select_backward(grad_output, input_sizes, dim, index)
+                if result is not None:
+                    return result
             kernel = _select_backward_cache.get(keyset) or select_backward_op._resolve(keyset)
             return kernel(keyset, grad_output, input_sizes, dim, index)
         except TypeError:
@@ -3910,6 +4071,12 @@ def _slice_backward_entry(_site):
                     _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
                 )
             keyset = (grad_output._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.slice_backward(
+                    grad_output, input_sizes, dim, start, end, step
+                )
+                if result is not None:
+                    return result
             kernel = _slice_backward_cache.get(keyset) or slice_backward_op._resolve(keyset)
             return kernel(keyset, grad_output, input_sizes, dim, start, end, step)
         except TypeError:
@@ -4027,6 +4194,12 @@ def _diagonal_backward_entry(_site):
                     _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
                 )
             keyset = (grad_output._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.diagonal_backward(
+                    grad_output, input_sizes, offset, dim1, dim2
+                )
+                if result is not None:
+                    return result
             kernel = _diagonal_backward_cache.get(keyset) or diagonal_backward_op._resolve(keyset)
             return kernel(keyset, grad_output, input_sizes, offset, dim1, dim2)
         except TypeError:
@@ -4108,6 +4281,10 @@ def _unfold_backward_entry(_site):
                     _site, unfold_backward_op, grad_in, input_sizes, dim, size, step
                 )
             keyset = (grad_in._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.unfold_backward(grad_in, input_sizes, dim, size, step)
+                if result is not None:
+                    return result
             kernel = _unfold_backward_cache.get(keyset) or unfold_backward_op._resolve(keyset)
             return kernel(keyset, grad_in, input_sizes, dim, size, step)
         except TypeError:
@@ -4405,6 +4582,10 @@ def _clone_entry(_site):
             except Overridden:
                 return handle_entry(_site, clone_op, self, memory_format)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.clone(self, memory_format)
+                if result is not None:
+                    return result
             kernel = _clone_cache.get(keyset) or clone_op._resolve(keyset)
             return kernel(keyset, self, memory_format)
         except TypeError:
@@ -4564,6 +4745,12 @@ def __to_copy_entry(_site):
                     memory_format,
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels._to_copy(
+                    self, dtype, layout, device, pin_memory, non_blocking, memory_format
+                )
+                if result is not None:
+                    return result
             kernel = __to_copy_cache.get(keyset) or _to_copy_op._resolve(keyset)
             return kernel(
                 keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format
@@ -4738,6 +4925,10 @@ def _masked_fill_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
             keyset = (self._keys | mask._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and (self._keys & mask._keys) == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.masked_fill_Scalar(self, mask, value)
+                if result is not None:
+                    return result
             kernel = _masked_fill_Scalar_cache.get(keyset) or masked_fill_Scalar_op._resolve(keyset)
             return kernel(keyset, self, mask, value)
         except TypeError:
@@ -4821,6 +5012,14 @@ def _masked_fill_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
             keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
+            if (
+                keyset == PLAIN_KEYS
+                and (self._keys & mask._keys & value._keys) == PLAIN_KEYS
+                and _tls.plain
+            ):
+                result = plain_kernels.masked_fill_Tensor(self, mask, value)
+                if result is not None:
+                    return result
             kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
             return kernel(keyset, self, mask, value)
         except TypeError:
@@ -5036,6 +5235,12 @@ def _ones_like_entry(_site):
                     _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.ones_like(
+                    self, dtype, layout, device, pin_memory, memory_format
+                )
+                if result is not None:
+                    return result
             kernel = _ones_like_cache.get(keyset) or ones_like_op._resolve(keyset)
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
@@ -5078,6 +5283,12 @@ def _zeros_like_entry(_site):
                     _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.zeros_like(
+                    self, dtype, layout, device, pin_memory, memory_format
+                )
+                if result is not None:
+                    return result
             kernel = _zeros_like_cache.get(keyset) or zeros_like_op._resolve(keyset)
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
@@ -5120,6 +5331,12 @@ def _empty_like_entry(_site):
                     _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.empty_like(
+                    self, dtype, layout, device, pin_memory, memory_format
+                )
+                if result is not None:
+                    return result
             kernel = _empty_like_cache.get(keyset) or empty_like_op._resolve(keyset)
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
@@ -5192,6 +5409,12 @@ def _full_like_entry(_site):
                     memory_format,
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.full_like(
+                    self, fill_value, dtype, layout, device, pin_memory, memory_format
+                )
+                if result is not None:
+                    return result
             kernel = _full_like_cache.get(keyset) or full_like_op._resolve(keyset)
             return kernel(
                 keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format
@@ -5235,6 +5458,10 @@ def _new_zeros_entry(_site):
                     _site, new_zeros_op, self, size, dtype, layout, device, pin_memory
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.new_zeros(self, size, dtype, layout, device, pin_memory)
+                if result is not None:
+                    return result
             kernel = _new_zeros_cache.get(keyset) or new_zeros_op._resolve(keyset)
             return kernel(keyset, self, size, dtype, layout, device, pin_memory)
         except TypeError:
@@ -5295,6 +5522,12 @@ def _new_empty_strided_entry(_site):
                     pin_memory,
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.new_empty_strided(
+                    self, size, stride, dtype, layout, device, pin_memory
+                )
+                if result is not None:
+                    return result
             kernel = _new_empty_strided_cache.get(keyset) or new_empty_strided_op._resolve(keyset)
             return kernel(keyset, self, size, stride, dtype, layout, device, pin_memory)
         except TypeError:
@@ -5719,6 +5952,12 @@ def _rand_like_entry(_site):
                     _site, rand_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.rand_like(
+                    self, dtype, layout, device, pin_memory, memory_format
+                )
+                if result is not None:
+                    return result
             kernel = _rand_like_cache.get(keyset) or rand_like_op._resolve(keyset)
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
@@ -5761,6 +6000,12 @@ def _randn_like_entry(_site):
                     _site, randn_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.randn_like(
+                    self, dtype, layout, device, pin_memory, memory_format
+                )
+                if result is not None:
+                    return result
             kernel = _randn_like_cache.get(keyset) or randn_like_op._resolve(keyset)
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
@@ -5841,3 +6086,7 @@ def _eye_m_entry(_site):
 
 eye_m = eye_m_op._entry = _eye_m_entry(Site(eye_m_op))
 eye_m_op._make_entry = _eye_m_entry
+
+
+# Last: the plain kernels build nodes, whose module needs every entry above.
+from opgrad.generated import plain_kernels  # noqa: E402

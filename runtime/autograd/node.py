@@ -10,6 +10,7 @@ from typing import NamedTuple, Optional, Tuple
 from . import anomaly
 from .accumulate import ONLY_THE_LIST, accumulate_grad
 from .hooks import run_post_accumulate_hooks
+from .saved_variable import release
 
 #: the thread-shared counter behind every node's sequence number
 sequence_nr_counter = itertools.count()
@@ -83,13 +84,7 @@ class Node:
 
     def release_variables(self) -> None:
         for slot in self._releasable_slots:
-            saved = getattr(self, slot)
-            if saved.__class__ is tuple:
-                for item in saved:
-                    if item is not None:
-                        item.reset()
-            elif saved is not None:
-                saved.reset()
+            release(self, slot)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

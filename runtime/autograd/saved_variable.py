@@ -221,16 +221,64 @@ class SavedTensor:
         return "<opgrad._C._autograd.SavedTensor object>"
 
 
+# The plain path keeps a saved input that is at version 0 and has no history as the
+# tensor itself in the node's slot: nothing more is needed to unpack it (no hooks, no
+# alias, no history to check). A SavedVariable is made from it when someone asks for
+# the handle (_raw_saved_*), and a release replaces it with FREED.
+
+
+def _saved_as_itself(tensor) -> SavedVariable:
+    """The SavedVariable of an input the plain path saved as itself at version 0."""
+    saved = object.__new__(SavedVariable)
+    saved._tensor = tensor
+    saved._version = 0
+    saved._is_output = False
+    saved._hooks = None
+    return saved
+
+
+#: what a released slot holds: unpacking it raises the "backward a second time" error
+FREED = object.__new__(SavedVariable)
+FREED._tensor = FREED._hooks = None
+FREED._version = 0
+FREED._is_output = False
+
+
 def unpack_saved(saved, grad_fn):
     """``_saved_<name>``: None when nothing was saved."""
     if saved is None:
         return None
-    return saved.unpack(grad_fn)
+    if saved.__class__ is SavedVariable:
+        return saved.unpack(grad_fn)
+    vc = saved._vc  # a tensor saved as itself at version 0
+    if vc is not None and vc[0]:
+        _saved_as_itself(saved)._raise_version_error(saved, grad_fn)
+    return saved
 
 
-def raw_saved(saved, grad_fn):
-    """``_raw_saved_<name>``: a SavedTensor handle, even when nothing was saved."""
+def raw_saved(grad_fn, slot: str):
+    """``_raw_saved_<name>``: a SavedTensor handle, even when nothing was saved (made
+    once from a tensor saved as itself, so hooks registered on it stay)."""
+    saved = getattr(grad_fn, slot)
+    if saved is not None and saved.__class__ is not SavedVariable:
+        saved = _saved_as_itself(saved)
+        setattr(grad_fn, slot, saved)
     return SavedTensor(saved, grad_fn)
+
+
+def release(grad_fn, slot: str) -> None:
+    """Free what ``slot`` saved (after a backward without retain_graph)."""
+    saved = getattr(grad_fn, slot)
+    if saved is None:
+        return
+    if saved.__class__ is SavedVariable:
+        saved.reset()
+    elif saved.__class__ is tuple:
+        for item in saved:
+            if item is not None:
+                item.reset()
+    else:
+        setattr(grad_fn, slot, FREED)
 
 
 def save_list(tensors) -> tuple:
