@@ -411,9 +411,8 @@ class Tensor:
         inputs=None,
     ) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves (see ``opgrad.autograd.backward``)."""
-        from .autograd import _backward  # this method already went through __torch_function__
-
-        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        # this method already went through __torch_function__
+        run_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ----- hooks ----------------------------------------------------------------
     def register_hook(self, hook):
@@ -637,3 +636,6 @@ def _install_overrides() -> None:
 
 
 _install_overrides()
+
+# Last: autograd needs the Tensor class above.
+from .autograd import run_backward  # noqa: E402

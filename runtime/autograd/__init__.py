@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
+from .._tls import state as _tls
 from ..dtypes import from_numpy_dtype
 from ..generated import ops as aten
+from ..overrides import overridable
 from ..tensor import Tensor
 
 #: torch.autograd.Variable: the Tensor class under its old name
@@ -22,7 +24,7 @@ from . import function
 from . import forward_ad
 from . import functional
 from .function import Function
-from .engine import execute
+from .engine import execute, execute_plain
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -136,7 +138,7 @@ _CYCLE_WARNING = (
 )
 
 
-def backward(
+def run_backward(
     tensors,
     grad_tensors=None,
     retain_graph: Optional[bool] = None,
@@ -147,8 +149,23 @@ def backward(
     """Accumulate into ``.grad`` of the graph leaves the gradient of ``tensors``.
 
     With ``inputs``, only those tensors' ``.grad`` change (a non-leaf among them
-    retains its grad), and only the graph leading to them runs.
+    retains its grad), and only the graph leading to them runs. ``backward`` and
+    ``Tensor.backward`` call this once __torch_function__ had its say.
     """
+    if (
+        tensors.__class__ is Tensor
+        and grad_tensors is None
+        and grad_variables is None
+        and inputs is None
+        and not create_graph
+        and _tls.plain
+    ):
+        # The common call, loss.backward(): one root, seeded with ones, the plain engine.
+        edge = gradient_edge(tensors)
+        data = tensors._data
+        if edge is not None and data.size == 1 and data.dtype.kind == "f":
+            execute_plain(edge, aten.ones_like(tensors), bool(retain_graph))
+            return
     import warnings
 
     outputs = _as_tuple(tensors)
@@ -196,7 +213,7 @@ def backward(
     )
 
 
-def grad(
+def run_grad(
     outputs,
     inputs,
     grad_outputs=None,
@@ -286,7 +303,7 @@ def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unus
             )
     batch = grads[0]._data.shape[0]
     rows = [
-        _grad(
+        run_grad(
             outputs,
             inputs,
             tuple(g[i] for g in grads),
@@ -321,14 +338,8 @@ def _grad_tensors(args: tuple, kwargs: dict) -> list:
     return _tensors_of(outputs, args[1] if len(args) > 1 else kwargs.get("inputs"))
 
 
-def _route_through_torch_function() -> None:
-    """backward and grad reach TorchFunctionModes and the subclasses among their tensors."""
-    from ..overrides import overridable
-
-    global backward, grad, _backward, _grad
-    _backward, _grad = backward, grad
-    backward = overridable(backward, builtin=False, relevant=_backward_tensors)
-    grad = overridable(grad, builtin=False, relevant=_grad_tensors)
-
-
-_route_through_torch_function()
+# backward and grad reach TorchFunctionModes and the subclasses among their tensors.
+backward = overridable(
+    run_backward, builtin=False, relevant=_backward_tensors, name="backward", qualname="backward"
+)
+grad = overridable(run_grad, builtin=False, relevant=_grad_tensors, name="grad", qualname="grad")

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from sys import getrefcount
 from typing import Dict, List, Optional, Sequence
 
 from .._tls import state as _tls
 from . import anomaly, functions_manual
 from .hooks import run_post_hooks, run_pre_hooks, run_tensor_pre_hooks
-from .node import GraphRoot, Node
+from .accumulate import ONLY_THE_LIST, accumulate_grad
+from .node import AccumulateGrad, GraphRoot, Node
 
 
 def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
@@ -110,6 +112,24 @@ def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
             if edge is not None and edge[0] not in needed:
                 stack.append((edge[0], False))
     return needed
+
+
+def _dependencies_from(start: Node) -> Dict[Node, int]:
+    """``_compute_dependencies`` for a single root edge into ``start``."""
+    dependencies: Dict[Node, int] = {start: 1}
+    stack = [start]
+    while stack:
+        node = stack.pop()
+        for edge in node._next_edges:
+            if edge is not None:
+                target = edge[0]
+                count = dependencies.get(target)
+                if count is None:
+                    dependencies[target] = 1
+                    stack.append(target)
+                else:
+                    dependencies[target] = count + 1
+    return dependencies
 
 
 _task_ids = itertools.count()
@@ -318,6 +338,116 @@ def execute(
         if anomaly.enabled and task.current_node is not None:
             anomaly.report(task.current_node, error)
         raise
+    finally:
+        del tasks[depth:]
+        tls.grad_enabled = previous_grad_mode
+
+
+def execute_plain(root_edge: tuple, root_grad, keep_graph: bool) -> None:
+    """``loss.backward()`` in the plain state: one root edge, no ``inputs=``, no
+    create_graph, no anomaly mode. As ``execute`` without its captures and pruning, and
+    a leaf's AccumulateGrad without hooks runs inline."""
+    target, input_nr = root_edge
+    shape, dtype = target._in_meta[input_nr]
+    data = root_grad._data
+    if data.shape != shape or data.dtype != dtype:
+        execute((root_edge,), (root_grad,), keep_graph, False)
+        return
+    dependencies = _dependencies_from(target)
+    task = GraphTask(dependencies, None, {})
+    buffers: Dict[Node, list] = {}
+    ready: list = []
+    counter = 0
+    tls = _tls
+    previous_grad_mode = tls.grad_enabled
+    tasks = tls.graph_tasks
+    depth = len(tasks)
+    heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
+    upcoming = None
+    node = None
+    edges = (root_edge,)
+    # The root's gradient stays held by root_grad: as PyTorch, a leaf never steals it.
+    outputs = (root_grad,)
+    try:
+        tasks.append(task)
+        tls.grad_enabled = False
+        while True:
+            count = len(outputs)
+            if count != len(edges):
+                raise RuntimeError(
+                    f"function {node.name()} returned an incorrect number of gradients "
+                    f"(expected {len(edges)}, got {count})"
+                )
+            if count > 2 or (count == 2 and buffers):
+                outputs = _validate_outputs(node, outputs, edges, edges)  # as execute
+            for index, edge in enumerate(edges):
+                if edge is None:
+                    continue
+                target, input_nr = edge
+                grad = outputs[index]
+                if grad is not None:
+                    data = grad._data
+                    shape, dtype = target._in_meta[input_nr]
+                    if data.shape != shape or data.dtype != dtype:
+                        grad = _validate_output(node, index, grad, target, input_nr)
+                remaining = dependencies[target] - 1
+                dependencies[target] = remaining
+                if remaining == 0 and input_nr == 0 and len(target._in_meta) == 1:
+                    buffer = buffers.pop(target, None)
+                    if buffer is None:
+                        buffer = [grad]
+                    elif grad is not None:
+                        previous = buffer[0]
+                        buffer[0] = grad if previous is None else previous + grad
+                else:
+                    buffer = buffers.get(target)
+                    if buffer is None:
+                        buffer = buffers[target] = [None] * len(target._in_meta)
+                    if grad is not None:
+                        previous = buffer[input_nr]
+                        buffer[input_nr] = grad if previous is None else previous + grad
+                    if remaining:
+                        continue
+                    del buffers[target]
+                entry = (-target._seq, counter, target, buffer)
+                counter += 1
+                if upcoming is None:
+                    upcoming = entry
+                else:
+                    heappush(ready, entry)
+            # A leaf's AccumulateGrad counts who else holds its gradient: not this frame.
+            outputs = grad = data = buffer = previous = entry = None
+
+            while True:
+                if upcoming is not None:
+                    if ready and ready[0] < upcoming:
+                        upcoming = heapreplace(ready, upcoming)
+                    _, _, node, grads = upcoming
+                    upcoming = None
+                elif ready:
+                    _, _, node, grads = heappop(ready)
+                else:
+                    for callback in task.callbacks:
+                        callback()
+                    return
+                task.current_node = node
+                if node._hooks is not None:
+                    grads = run_tensor_pre_hooks(node, grads)
+                    edges = node._next_edges
+                    grads = run_pre_hooks(node, grads)
+                    outputs = run_post_hooks(node, node.apply(grads, edges), grads)
+                    break
+                if node.__class__ is AccumulateGrad and node.variable._meta is None:
+                    if grads[0] is not None:
+                        # asked before this frame holds it, as AccumulateGrad.apply asks
+                        stealable = getrefcount(grads[0]) == ONLY_THE_LIST
+                        accumulate_grad(node.variable, grads[0], stealable)
+                    continue
+                edges = node._next_edges
+                outputs = node.apply(grads, edges)
+                break
+            if not keep_graph and node._releasable_slots:
+                node.release_variables()
     finally:
         del tasks[depth:]
         tls.grad_enabled = previous_grad_mode
