@@ -515,6 +515,7 @@ class PlainKernel:
     expr: str  # the cpu expression on the ``_data`` locals
     broadcasts: bool
     kernel: Optional[AutogradKernel]  # the node to record, if the op is differentiable
+    is_view: bool = False  # the result views the first tensor (ADInplaceOrView's as_view)
 
 
 #: dtypes whose promotion among themselves and with Python numbers is the identity when
@@ -526,7 +527,9 @@ def plain_kernel(ov: Overload, kernel: Optional[AutogradKernel]) -> Optional[Pla
     """The plain-path body of a functional overload, or None where the full path alone
     knows the op (views, several results, optional or list tensors, composites)."""
     entry = ov.entry
-    if ov.kind != "functional" or entry.is_view or entry.composite or not entry.cpu:
+    if ov.kind != "functional" or entry.composite or not entry.cpu:
+        return None
+    if entry.is_view and "not_a_view" in entry.tags:
         return None
     returns = entry.schema.returns
     if len(returns) != 1 or returns[0].type.base != "Tensor" or returns[0].type.is_list:
@@ -554,6 +557,7 @@ def plain_kernel(ov: Overload, kernel: Optional[AutogradKernel]) -> Optional[Pla
         _rename(entry.cpu, mapping),
         len(tensors) > 1,
         kernel,
+        entry.is_view,
     )
 
 

@@ -3394,6 +3394,10 @@ def _t_entry(_site):
             except Overridden:
                 return handle_entry(_site, t_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.t(self)
+                if result is not None:
+                    return result
             kernel = _t_cache.get(keyset) or t_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -3428,6 +3432,10 @@ def _transpose_int_entry(_site):
             except Overridden:
                 return handle_entry(_site, transpose_int_op, self, dim0, dim1)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.transpose_int(self, dim0, dim1)
+                if result is not None:
+                    return result
             kernel = _transpose_int_cache.get(keyset) or transpose_int_op._resolve(keyset)
             return kernel(keyset, self, dim0, dim1)
         except TypeError:
@@ -3459,6 +3467,10 @@ def _permute_entry(_site):
             except Overridden:
                 return handle_entry(_site, permute_op, self, dims)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.permute(self, dims)
+                if result is not None:
+                    return result
             kernel = _permute_cache.get(keyset) or permute_op._resolve(keyset)
             return kernel(keyset, self, dims)
         except TypeError:
@@ -3490,6 +3502,10 @@ def _view_entry(_site):
             except Overridden:
                 return handle_entry(_site, view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.view(self, size)
+                if result is not None:
+                    return result
             kernel = _view_cache.get(keyset) or view_op._resolve(keyset)
             return kernel(keyset, self, size)
         except TypeError:
@@ -3627,6 +3643,10 @@ def _expand_entry(_site):
             except Overridden:
                 return handle_entry(_site, expand_op, self, size, implicit)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.expand(self, size, implicit)
+                if result is not None:
+                    return result
             kernel = _expand_cache.get(keyset) or expand_op._resolve(keyset)
             return kernel(keyset, self, size, implicit)
         except TypeError:
@@ -3691,6 +3711,10 @@ def _unsqueeze_entry(_site):
             except Overridden:
                 return handle_entry(_site, unsqueeze_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.unsqueeze(self, dim)
+                if result is not None:
+                    return result
             kernel = _unsqueeze_cache.get(keyset) or unsqueeze_op._resolve(keyset)
             return kernel(keyset, self, dim)
         except TypeError:
@@ -3721,6 +3745,10 @@ def _squeeze_entry(_site):
             except Overridden:
                 return handle_entry(_site, squeeze_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.squeeze(self)
+                if result is not None:
+                    return result
             kernel = _squeeze_cache.get(keyset) or squeeze_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -3753,6 +3781,10 @@ def _squeeze_dim_entry(_site):
             except Overridden:
                 return handle_entry(_site, squeeze_dim_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.squeeze_dim(self, dim)
+                if result is not None:
+                    return result
             kernel = _squeeze_dim_cache.get(keyset) or squeeze_dim_op._resolve(keyset)
             return kernel(keyset, self, dim)
         except TypeError:
@@ -3945,6 +3977,10 @@ def _select_int_entry(_site):
             except Overridden:
                 return handle_entry(_site, select_int_op, self, dim, index)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.select_int(self, dim, index)
+                if result is not None:
+                    return result
             kernel = _select_int_cache.get(keyset) or select_int_op._resolve(keyset)
             return kernel(keyset, self, dim, index)
         except TypeError:
@@ -4026,6 +4062,10 @@ def _slice_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.slice_Tensor(self, dim, start, end, step)
+                if result is not None:
+                    return result
             kernel = _slice_Tensor_cache.get(keyset) or slice_Tensor_op._resolve(keyset)
             return kernel(keyset, self, dim, start, end, step)
         except TypeError:
@@ -4113,6 +4153,10 @@ def _as_strided_entry(_site):
             except Overridden:
                 return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.as_strided(self, size, stride, storage_offset)
+                if result is not None:
+                    return result
             kernel = _as_strided_cache.get(keyset) or as_strided_op._resolve(keyset)
             return kernel(keyset, self, size, stride, storage_offset)
         except TypeError:
@@ -4151,6 +4195,10 @@ def _diagonal_entry(_site):
             except Overridden:
                 return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.diagonal(self, offset, dim1, dim2)
+                if result is not None:
+                    return result
             kernel = _diagonal_cache.get(keyset) or diagonal_op._resolve(keyset)
             return kernel(keyset, self, offset, dim1, dim2)
         except TypeError:
@@ -4238,6 +4286,10 @@ def _unfold_entry(_site):
             except Overridden:
                 return handle_entry(_site, unfold_op, self, dimension, size, step)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.unfold(self, dimension, size, step)
+                if result is not None:
+                    return result
             kernel = _unfold_cache.get(keyset) or unfold_op._resolve(keyset)
             return kernel(keyset, self, dimension, size, step)
         except TypeError:
@@ -4514,6 +4566,10 @@ def _alias_entry(_site):
             except Overridden:
                 return handle_entry(_site, alias_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if keyset == PLAIN_KEYS and _tls.plain:
+                result = plain_kernels.alias(self)
+                if result is not None:
+                    return result
             kernel = _alias_cache.get(keyset) or alias_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:

@@ -21,6 +21,7 @@ from opgrad._tls import state as _tls
 from opgrad.autograd.metadata import strides_of
 from opgrad.autograd.node import gradient_edge, sequence_nr_counter
 from opgrad.autograd.saved_variable import SavedVariable
+from opgrad.autograd.views import as_view, geometry
 from opgrad.generated import nodes
 from opgrad.plain import PLAIN_FLOATS, input_metadata
 from opgrad.tensor import Tensor
@@ -1171,6 +1172,122 @@ def mv(self, vec):
     return out
 
 
+def t(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.t(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.TBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def transpose_int(self, dim0, dim1):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.transpose(self_data, dim0, dim1)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.TransposeBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim0_ = dim0
+        grad_fn.dim1_ = dim1
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def permute(self, dims):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.permute(self_data, dims)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.PermuteBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dims_ = dims
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def view(self, size):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.view(self_data, size)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ViewBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def _unsafe_view(self, size):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):
@@ -1191,6 +1308,154 @@ def _unsafe_view(self, size):
         grad_fn = _new(nodes.UnsafeViewBackward0)
         grad_fn._seq = next(_sequence)
         grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def expand(self, size, implicit):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.expand(self_data, size)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ExpandBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def unsqueeze(self, dim):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.unsqueeze(self_data, dim)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UnsqueezeBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def squeeze(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.squeeze(self_data, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SqueezeBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def squeeze_dim(self, dim):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.squeeze(self_data, dim)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SqueezeBackward1)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def select_int(self, dim, index):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.select(self_data, dim, index)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SelectBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = index
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1221,6 +1486,39 @@ def select_backward(grad_output, input_sizes, dim, index):
         grad_fn._next_edges = (gradient_edge(grad_output),)
         grad_fn.dim_ = dim
         grad_fn.index_ = index
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def slice_Tensor(self, dim, start, end, step):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.slice(self_data, dim, start, end, step)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SliceBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.end_ = end
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.start_ = start
+        grad_fn.step_ = step
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -1259,6 +1557,70 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     return out
 
 
+def as_strided(self, size, stride, storage_offset):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.as_strided(self_data, size, stride, storage_offset)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.AsStridedBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.self_geometry_ = geometry(self)
+        grad_fn.size_ = size
+        grad_fn.storage_offset_ = storage_offset
+        grad_fn.stride_ = stride
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def diagonal(self, offset, dim1, dim2):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.diagonal(self_data, offset, dim1, dim2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.DiagonalBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     grad_output_data = grad_output._data
     if not (grad_output_data.dtype in PLAIN_FLOATS):
@@ -1289,6 +1651,38 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return out
 
 
+def unfold(self, dimension, size, step):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.unfold(self_data, dimension, size, step)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UnfoldBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn.dimension_ = dimension
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.size_ = size
+        grad_fn.step_ = step
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def unfold_backward(grad_in, input_sizes, dim, size, step):
     grad_in_data = grad_in._data
     if not (grad_in_data.dtype in PLAIN_FLOATS):
@@ -1312,6 +1706,34 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
         grad_fn.dim_ = dim
         grad_fn.size_ = size
         grad_fn.step_ = step
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def alias(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = self_data.view()
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.AliasBackward0)
+        grad_fn._seq = next(_sequence)
+        grad_fn._next_edges = (gradient_edge(self),)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
