@@ -457,6 +457,8 @@ class AutogradKernel:
     multi_output: bool  # a tuple or list of results
     tags: Tuple[str, ...] = ()
     jvp: Optional["JvpKernel"] = None
+    #: the differentiable inputs, in edge order
+    node_inputs: Tuple[str, ...] = ()
 
     @property
     def saves_output(self) -> bool:
@@ -493,6 +495,7 @@ def autograd_kernel(
         multi,
         entry.tags,
         jvp_kernel(ov, functions, linear),
+        tuple(diff),
     )
 
 
@@ -516,6 +519,18 @@ class PlainKernel:
     broadcasts: bool
     kernel: Optional[AutogradKernel]  # the node to record, if the op is differentiable
     is_view: bool = False  # the result views the first tensor (ADInplaceOrView's as_view)
+
+    @property
+    def edges(self) -> List[str]:
+        """Per differentiable input, the statement making its edge (``gradient_edge``
+        without a call for a tensor with history) into ``edge_<input>``."""
+        lines = []
+        for name in self.kernel.node_inputs:
+            lines.append(f"fn = {name}._grad_fn")
+            lines.append(
+                f"edge_{name} = (fn, {name}._output_nr) if fn is not None else leaf_edge({name})"
+            )
+        return lines
 
 
 #: dtypes whose promotion among themselves and with Python numbers is the identity when

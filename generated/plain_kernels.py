@@ -19,7 +19,7 @@ import numpy as np
 from opgrad import numpy_kernels as k
 from opgrad._tls import state as _tls
 from opgrad.autograd.metadata import strides_of
-from opgrad.autograd.node import gradient_edge, sequence_nr_counter
+from opgrad.autograd.node import leaf_edge, sequence_nr_counter
 from opgrad.autograd.saved_variable import SavedVariable
 from opgrad.autograd.views import as_view, geometry
 from opgrad.generated import nodes
@@ -54,9 +54,13 @@ def add_Tensor(self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.AddBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = other._grad_fn
+        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            edge_self,
+            edge_other,
         )
         grad_fn.alpha_ = alpha
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
@@ -85,7 +89,9 @@ def add_Scalar(self, other, alpha):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AddBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -118,9 +124,13 @@ def sub_Tensor(self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.SubBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = other._grad_fn
+        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            edge_self,
+            edge_other,
         )
         grad_fn.alpha_ = alpha
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
@@ -150,7 +160,9 @@ def sub_Scalar(self, other, alpha):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SubBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -179,9 +191,13 @@ def rsub_Tensor(self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.RsubBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = other._grad_fn
+        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            edge_self,
+            edge_other,
         )
         grad_fn.alpha_ = alpha
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
@@ -211,7 +227,9 @@ def rsub_Scalar(self, other, alpha):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.RsubBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.alpha_ = alpha
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -244,9 +262,13 @@ def mul_Tensor(self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.MulBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = other._grad_fn
+        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            edge_self,
+            edge_other,
         )
         grad_fn.other_ = (
             (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
@@ -284,7 +306,9 @@ def mul_Scalar(self, other):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MulBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.other_ = other
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -317,9 +341,13 @@ def div_Tensor(self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.DivBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = other._grad_fn
+        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            edge_self,
+            edge_other,
         )
         grad_fn.other_ = (
             other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
@@ -355,7 +383,9 @@ def div_Scalar(self, other):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.DivBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.other_ = other
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -384,7 +414,9 @@ def neg(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.NegBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -411,7 +443,9 @@ def log(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.LogBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
@@ -441,7 +475,9 @@ def sin(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SinBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
@@ -471,7 +507,9 @@ def cos(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.CosBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
@@ -502,9 +540,15 @@ def tanh_backward(grad_output, output):
     if _tls.grad_enabled and (grad_output._rg or output._rg):
         grad_fn = _new(nodes.TanhBackwardBackward0)
         grad_fn._seq = next(_sequence)
+        fn = grad_output._grad_fn
+        edge_grad_output = (
+            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
+        )
+        fn = output._grad_fn
+        edge_output = (fn, output._output_nr) if fn is not None else leaf_edge(output)
         grad_fn._next_edges = (
-            gradient_edge(grad_output),
-            gradient_edge(output),
+            edge_grad_output,
+            edge_output,
         )
         grad_fn.grad_output_ = (
             (
@@ -547,9 +591,15 @@ def sigmoid_backward(grad_output, output):
     if _tls.grad_enabled and (grad_output._rg or output._rg):
         grad_fn = _new(nodes.SigmoidBackwardBackward0)
         grad_fn._seq = next(_sequence)
+        fn = grad_output._grad_fn
+        edge_grad_output = (
+            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
+        )
+        fn = output._grad_fn
+        edge_output = (fn, output._output_nr) if fn is not None else leaf_edge(output)
         grad_fn._next_edges = (
-            gradient_edge(grad_output),
-            gradient_edge(output),
+            edge_grad_output,
+            edge_output,
         )
         grad_fn.grad_output_ = (
             (
@@ -592,9 +642,15 @@ def threshold_backward(grad_output, self, threshold):
     if _tls.grad_enabled and (grad_output._rg or self._rg):
         grad_fn = _new(nodes.ThresholdBackwardBackward0)
         grad_fn._seq = next(_sequence)
+        fn = grad_output._grad_fn
+        edge_grad_output = (
+            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
+        )
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
         grad_fn._next_edges = (
-            gradient_edge(grad_output),
-            gradient_edge(self),
+            edge_grad_output,
+            edge_self,
         )
         grad_fn.self_ = (
             (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
@@ -633,7 +689,9 @@ def pow_Tensor_Scalar(self, exponent):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.PowBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.exponent_ = exponent
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
@@ -664,7 +722,9 @@ def abs(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AbsBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
@@ -694,7 +754,9 @@ def sgn(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SgnBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -721,7 +783,9 @@ def sign(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SignBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -749,7 +813,9 @@ def clamp(self, min, max):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ClampBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.max_ = max
         grad_fn.min_ = min
         grad_fn.self_ = (
@@ -782,9 +848,13 @@ def maximum(self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.MaximumBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = other._grad_fn
+        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            edge_self,
+            edge_other,
         )
         grad_fn.other_ = (
             other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
@@ -825,9 +895,13 @@ def where_self(condition, self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.WhereBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = other._grad_fn
+        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            edge_self,
+            edge_other,
         )
         grad_fn.condition_ = (
             condition
@@ -900,7 +974,9 @@ def sum(self, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SumBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -928,7 +1004,9 @@ def sum_dim_IntList(self, dim, keepdim, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SumBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.keepdim_ = keepdim
         grad_fn.self_sym_sizes_ = self._data.shape
@@ -958,7 +1036,9 @@ def mean(self, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MeanBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_numel_ = self._data.size
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
@@ -987,7 +1067,9 @@ def mean_dim(self, dim, keepdim, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MeanBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.keepdim_ = keepdim
         grad_fn.self_sym_numel_ = self._data.size
@@ -1020,9 +1102,13 @@ def mm(self, mat2):
     if _tls.grad_enabled and (self._rg or mat2._rg):
         grad_fn = _new(nodes.MmBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = mat2._grad_fn
+        edge_mat2 = (fn, mat2._output_nr) if fn is not None else leaf_edge(mat2)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(mat2),
+            edge_self,
+            edge_mat2,
         )
         grad_fn.mat2_ = (
             (mat2 if mat2._vc is None and mat2._grad_fn is None else SavedVariable(mat2, False))
@@ -1065,9 +1151,13 @@ def bmm(self, mat2):
     if _tls.grad_enabled and (self._rg or mat2._rg):
         grad_fn = _new(nodes.BmmBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = mat2._grad_fn
+        edge_mat2 = (fn, mat2._output_nr) if fn is not None else leaf_edge(mat2)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(mat2),
+            edge_self,
+            edge_mat2,
         )
         grad_fn.mat2_ = (
             (mat2 if mat2._vc is None and mat2._grad_fn is None else SavedVariable(mat2, False))
@@ -1106,9 +1196,13 @@ def dot(self, tensor):
     if _tls.grad_enabled and (self._rg or tensor._rg):
         grad_fn = _new(nodes.DotBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = tensor._grad_fn
+        edge_tensor = (fn, tensor._output_nr) if fn is not None else leaf_edge(tensor)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(tensor),
+            edge_self,
+            edge_tensor,
         )
         grad_fn.self_ = (
             (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
@@ -1151,9 +1245,13 @@ def mv(self, vec):
     if _tls.grad_enabled and (self._rg or vec._rg):
         grad_fn = _new(nodes.MvBackward0)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = vec._grad_fn
+        edge_vec = (fn, vec._output_nr) if fn is not None else leaf_edge(vec)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(vec),
+            edge_self,
+            edge_vec,
         )
         grad_fn.self_ = (
             (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
@@ -1192,7 +1290,9 @@ def t(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.TBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -1220,7 +1320,9 @@ def transpose_int(self, dim0, dim1):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.TransposeBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim0_ = dim0
         grad_fn.dim1_ = dim1
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
@@ -1250,7 +1352,9 @@ def permute(self, dims):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.PermuteBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dims_ = dims
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1279,7 +1383,9 @@ def view(self, size):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ViewBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1307,7 +1413,9 @@ def _unsafe_view(self, size):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.UnsafeViewBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1336,7 +1444,9 @@ def expand(self, size, implicit):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ExpandBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1365,7 +1475,9 @@ def unsqueeze(self, dim):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.UnsqueezeBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1394,7 +1506,9 @@ def squeeze(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SqueezeBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1423,7 +1537,9 @@ def squeeze_dim(self, dim):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SqueezeBackward1)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
@@ -1453,7 +1569,9 @@ def select_int(self, dim, index):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SelectBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.index_ = index
         grad_fn.self_sym_sizes_ = self._data.shape
@@ -1483,7 +1601,11 @@ def select_backward(grad_output, input_sizes, dim, index):
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = _new(nodes.SelectBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(grad_output),)
+        fn = grad_output._grad_fn
+        edge_grad_output = (
+            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
+        )
+        grad_fn._next_edges = (edge_grad_output,)
         grad_fn.dim_ = dim
         grad_fn.index_ = index
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
@@ -1513,7 +1635,9 @@ def slice_Tensor(self, dim, start, end, step):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SliceBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.end_ = end
         grad_fn.self_sym_sizes_ = self._data.shape
@@ -1545,7 +1669,11 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = _new(nodes.SliceBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(grad_output),)
+        fn = grad_output._grad_fn
+        edge_grad_output = (
+            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
+        )
+        grad_fn._next_edges = (edge_grad_output,)
         grad_fn.dim_ = dim
         grad_fn.end_ = end
         grad_fn.start_ = start
@@ -1577,7 +1705,9 @@ def as_strided(self, size, stride, storage_offset):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AsStridedBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_geometry_ = geometry(self)
         grad_fn.size_ = size
         grad_fn.storage_offset_ = storage_offset
@@ -1609,7 +1739,9 @@ def diagonal(self, offset, dim1, dim2):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.DiagonalBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dim1_ = dim1
         grad_fn.dim2_ = dim2
         grad_fn.offset_ = offset
@@ -1640,7 +1772,11 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = _new(nodes.DiagonalBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(grad_output),)
+        fn = grad_output._grad_fn
+        edge_grad_output = (
+            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
+        )
+        grad_fn._next_edges = (edge_grad_output,)
         grad_fn.dim1_ = dim1
         grad_fn.dim2_ = dim2
         grad_fn.offset_ = offset
@@ -1671,7 +1807,9 @@ def unfold(self, dimension, size, step):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.UnfoldBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.dimension_ = dimension
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.size_ = size
@@ -1702,7 +1840,9 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
     if _tls.grad_enabled and (grad_in._rg):
         grad_fn = _new(nodes.UnfoldBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(grad_in),)
+        fn = grad_in._grad_fn
+        edge_grad_in = (fn, grad_in._output_nr) if fn is not None else leaf_edge(grad_in)
+        grad_fn._next_edges = (edge_grad_in,)
         grad_fn.dim_ = dim
         grad_fn.size_ = size
         grad_fn.step_ = step
@@ -1733,7 +1873,9 @@ def alias(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AliasBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -1760,7 +1902,9 @@ def clone(self, memory_format):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.CloneBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
@@ -1787,7 +1931,9 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ToCopyBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.self_scalar_type_ = self.dtype
         grad_fn._in_meta = input_metadata((result.shape, result.dtype))
         if result.dtype.kind == "f":  # integral results get no history
@@ -1816,7 +1962,9 @@ def masked_fill_Scalar(self, mask, value):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MaskedFillBackward0)
         grad_fn._seq = next(_sequence)
-        grad_fn._next_edges = (gradient_edge(self),)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
         grad_fn.mask_ = (
             mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)
         )
@@ -1852,9 +2000,13 @@ def masked_fill_Tensor(self, mask, value):
     if _tls.grad_enabled and (self._rg or value._rg):
         grad_fn = _new(nodes.MaskedFillBackward1)
         grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = value._grad_fn
+        edge_value = (fn, value._output_nr) if fn is not None else leaf_edge(value)
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(value),
+            edge_self,
+            edge_value,
         )
         grad_fn.mask_ = (
             mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)

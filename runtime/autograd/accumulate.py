@@ -76,7 +76,8 @@ def _detach(grad):
     if (grad._keys | _tls.include) & PYTHON:
         return aten.detach(grad)
     alias = _make(grad._data)
-    alias._vc = version_counter(grad)
+    vc = grad._vc
+    alias._vc = vc if vc is not None else version_counter(grad)
     return alias
 
 
@@ -89,18 +90,24 @@ def accumulate_grad(variable, new_grad, stealable: bool) -> None:
     stored gradient without a copy."""
     # Backward may run in several threads on graphs that share leaves.
     with _lock:
-        _accumulate(variable, new_grad, stealable)
-
-
-def _accumulate(variable, new_grad, stealable: bool) -> None:
-    grad = variable._grad
-    if grad is None:
-        if stealable and not _tls.grad_enabled and _obeys_layout_contract(new_grad, variable):
-            variable._grad = _detach(new_grad)
+        grad = variable._grad
+        if grad is None:
+            if stealable and not _tls.grad_enabled and _keeps_layout(new_grad, variable):
+                variable._grad = _detach(new_grad)
+            else:
+                variable._grad = _copy_for(variable, new_grad)
+        elif _tls.grad_enabled:
+            # create_graph: keep the history of the sum.
+            variable._grad = aten.add_Tensor(grad, new_grad)
         else:
-            variable._grad = _copy_for(variable, new_grad)
-    elif _tls.grad_enabled:
-        # create_graph: keep the history of the sum.
-        variable._grad = aten.add_Tensor(grad, new_grad)
-    else:
-        aten.add__Tensor(grad, new_grad)
+            aten.add__Tensor(grad, new_grad)
+
+
+def _keeps_layout(grad, variable) -> bool:
+    """_obeys_layout_contract, with its common case (a writable gradient strided as a
+    row-major leaf, no stride 0) decided without a call."""
+    g, v = grad._data, variable._data
+    if g.strides == v.strides and v.flags.c_contiguous and g.flags.writeable:
+        if 0 not in g.strides and grad.__class__ in TENSOR_CLASSES:
+            return True
+    return _obeys_layout_contract(grad, variable)

@@ -12,6 +12,8 @@ from .accumulate import ONLY_THE_LIST, accumulate_grad
 from .hooks import run_post_accumulate_hooks
 from .saved_variable import release
 
+_new = object.__new__
+
 #: the thread-shared counter behind every node's sequence number
 sequence_nr_counter = itertools.count()
 _sequence = sequence_nr_counter
@@ -155,11 +157,20 @@ def grad_accumulator(tensor) -> AccumulateGrad:
     ref = tensor._grad_acc
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(tensor)
+        node = _new(AccumulateGrad)  # AccumulateGrad(tensor), one call less per leaf and step
+        node._seq = ACCUMULATE_GRAD_SEQUENCE_NR
+        node._next_edges = ()
+        node._in_meta = ((tensor._data.shape, tensor._data.dtype),)
+        node.variable = tensor
         if tensor._meta is not None:
             node._hooks = True  # the leaf's tensor or post-accumulate hooks
         tensor._grad_acc = weakref.ref(node)
     return node
+
+
+def leaf_edge(tensor) -> Optional[tuple]:
+    """``gradient_edge`` of a tensor without grad_fn: its AccumulateGrad, or None."""
+    return (grad_accumulator(tensor), 0) if tensor._rg else None
 
 
 def gradient_edge(tensor) -> Optional[tuple]:
