@@ -355,6 +355,11 @@ GRAPHS = {
     "float32 * 0-dim float64": _pair((2, 3), (), lambda a, b: a * b, og.float32, og.float64),
     "float32 + float64": _pair((2, 3), (2, 3), lambda a, b: a + b, og.float32, og.float64),
     "0-dim * 0-dim": _pair((), (), lambda a, b: a * b),
+    "int64 * float leaf": _one((3,), lambda a: og.tensor([1, 2, 3]) * a),
+    "float32 leaf / int32 0-dim": _one(
+        (3,), lambda a: a / og.tensor(2, dtype=og.int32), og.float32
+    ),
+    "bool * float leaf": _one((3,), lambda a: og.tensor([True, False, True]) * a),
     "0-dim exp": _one((), lambda a: a.exp()),
     "broadcast (2,1,3) + (4,1)": _pair((2, 1, 3), (4, 1), lambda a, b: a + b),
     "broadcast (3,) * (2,3)": _pair((3,), (2, 3), lambda a, b: a * b),
