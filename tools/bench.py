@@ -47,7 +47,14 @@ columns' loops are interleaved (numpy, torch, opgrad, numpy, ...), so a slow
 spell of a shared machine hits all three alike and the ratios stay steady.
 The garbage collector stays enabled, as it is in a real training loop.
 
+The chain cases (d and e) run each library in a fresh process of its own: numpy and
+opgrad interleaved in one where torch is never imported, torch alone in another. In one
+shared process opgrad's garbage collections would also walk torch's heap (case d then
+reads twice its real cost), and torch would pay for opgrad's.
+
 Usage:  python tools/bench.py [--quick] [--case NAME ...] [--traceback]
+        (``--child CASE --columns numpy,opgrad`` is how the script runs a chain case's
+        process: it prints that process's times as one JSON line)
 
 OPGRAD_BENCH_FAKE=torch runs the "opgrad" column with torch imported as og;
 it exists only to test this script while opgrad is not importable.
@@ -62,30 +69,50 @@ for _var in _THREAD_VARS:
 import argparse  # noqa: E402
 import importlib  # noqa: E402
 import gc  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-try:
-    import torch
-except ImportError:
-    torch = None
-else:
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)  # CPU backward runs on the caller anyway
-
+# The libraries are imported by load_libraries: a chain case's process imports only
+# the ones its columns need.
+torch = None
+og = None
 OG_IMPORT_ERROR = None
-if os.environ.get("OPGRAD_BENCH_FAKE") == "torch":
-    og = torch  # testing this script only
-else:
-    try:
-        import opgrad as og
-    except Exception as exc:  # report, and still run numpy and torch
-        og = None
-        OG_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+
+
+def load_libraries(with_torch: bool = True, with_opgrad: bool = True) -> None:
+    """Import torch (one thread) and opgrad as the columns need; None where missing."""
+    global torch, og, OG_IMPORT_ERROR
+    fake = os.environ.get("OPGRAD_BENCH_FAKE") == "torch"
+    if with_torch or (with_opgrad and fake):
+        try:
+            import torch as torch_module
+        except ImportError:
+            torch_module = None
+        else:
+            torch_module.set_num_threads(1)
+            try:
+                torch_module.set_num_interop_threads(1)  # CPU backward runs on the caller
+            except RuntimeError:  # already set in this process
+                pass
+        if with_torch:
+            torch = torch_module
+    if with_opgrad:
+        if fake:
+            og = torch_module  # testing this script only
+            return
+        try:
+            import opgrad as og_module
+        except Exception as exc:  # report, and still run numpy and torch
+            OG_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+        else:
+            og = og_module
+
 
 RTOL = 1e-4
 
@@ -361,6 +388,12 @@ CASES = {
 }
 
 
+#: timed with each library in its own process (see the module docstring)
+OWN_PROCESS_CASES = ("chain", "rows")
+#: the processes of a chain case: numpy and opgrad together, torch alone
+PROCESS_COLUMNS = (("numpy", "opgrad"), ("torch",))
+
+
 def calibrate(fn, budget, repeats, min_repeats):
     """(calls per timed loop, loops) for ~budget seconds of fn, like timeit.autorange."""
     gc.collect()
@@ -454,13 +487,16 @@ def print_environment():
         print("WARNING: a thread pool is not single-threaded; ratios are unreliable")
 
 
-def run_case(name, args):
+def run_case(name, args, columns=("numpy", "torch", "opgrad")):
+    """Time ``columns`` of one case in this process, interleaved: (label, times, notes)."""
     _, label, factory = CASES[name]
     case = factory()
     budget, repeats, min_repeats = (0.4, 3, 1) if args.quick else (2.0, 5, 3)
     times, notes = {}, []
-    steps = {"numpy": case.numpy_step()}
+    steps = {"numpy": case.numpy_step()} if "numpy" in columns else {}
     for column, mod in (("torch", torch), ("opgrad", og)):
+        if column not in columns:
+            continue
         if mod is None:
             times[column] = None
             continue
@@ -481,6 +517,46 @@ def run_case(name, args):
                 traceback.print_exc()
     times.update(measure_interleaved(steps, budget, repeats, min_repeats))
     return label, times, notes
+
+
+def run_case_in_own_processes(name, args):
+    """Time a chain case with numpy+opgrad in one fresh process and torch in another."""
+    _, label, _ = CASES[name]
+    times, notes = {}, []
+    for columns in PROCESS_COLUMNS:
+        if columns == ("torch",) and torch is None:
+            times["torch"] = None
+            continue
+        command = [sys.executable, os.path.abspath(__file__), "--child", name]
+        command += ["--columns", ",".join(columns)]
+        command += ["--quick"] if args.quick else []
+        command += ["--traceback"] if args.traceback else []
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if args.traceback:
+            sys.stderr.write(proc.stderr)
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            times.update({column: "error" for column in columns})
+            notes.append(f"{'+'.join(columns)} process failed: {last}")
+            continue
+        result = json.loads(lines[-1])
+        times.update(result["times"])
+        notes += result["notes"]
+    return label, times, notes
+
+
+def child_main(args) -> int:
+    """One process of a chain case: import only what its columns need, print the times
+    as one JSON line."""
+    columns = tuple(args.columns.split(","))
+    load_libraries(with_torch="torch" in columns, with_opgrad="opgrad" in columns)
+    _, times, notes = run_case(args.child, args, columns)
+    fake = os.environ.get("OPGRAD_BENCH_FAKE") == "torch"
+    if "torch" not in columns and "torch" in sys.modules and not fake:
+        notes.append("torch was imported in the process meant to be free of it")
+    print(json.dumps({"times": times, "notes": notes}))
+    return 0
 
 
 # ---- activation checkpointing: memory the graph holds -----------------------------------
@@ -564,8 +640,6 @@ print(mid - start, end - mid, (peak - base) / 1024.0, float(x.grad))
 
 def long_chain(n: int = LONG_CHAIN) -> None:
     """Print forward/backward time and peak RSS growth of an n-op chain, per library."""
-    import subprocess
-
     print(f"\n{n:,}-op chain (y = y * c on one float64 element), one process per library:")
     print(f"  {'library':<8} {'forward':>10} {'backward':>10} {'peak RSS growth':>16}")
     for lib in ("torch", "opgrad"):
@@ -593,6 +667,8 @@ def main():
     )
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
     parser.add_argument("--traceback", action="store_true", help="print full tracebacks of errors")
+    parser.add_argument("--child", choices=sorted(CASES), help=argparse.SUPPRESS)
+    parser.add_argument("--columns", default="numpy,torch,opgrad", help=argparse.SUPPRESS)
     choices = sorted(set(CASES) | {letter for letter, _, _ in CASES.values()})
     parser.add_argument(
         "--case",
@@ -602,6 +678,9 @@ def main():
         help=f"run only this case (repeatable): {', '.join(choices)}",
     )
     args = parser.parse_args()
+    if args.child:
+        return child_main(args)
+    load_libraries()
     letters = {letter: name for name, (letter, _, _) in CASES.items()}
     names = [letters.get(c, c) for c in args.case] if args.case else list(CASES)
 
@@ -614,7 +693,10 @@ def main():
     print(row.format(*("-" * w for w in widths)))
     all_notes = []
     for name in dict.fromkeys(names):
-        label, t, notes = run_case(name, args)
+        if name in OWN_PROCESS_CASES:
+            label, t, notes = run_case_in_own_processes(name, args)
+        else:
+            label, t, notes = run_case(name, args)
         cells = (
             label,
             fmt_time(t["numpy"]),
@@ -629,6 +711,12 @@ def main():
         print()
         print("\n".join(all_notes))
     print("\ntimes: min over repeats, per call; one thread everywhere")
+    isolated = [CASES[name][0] for name in names if name in OWN_PROCESS_CASES]
+    if isolated:
+        print(
+            f"case{'s' if len(isolated) > 1 else ''} {', '.join(isolated)}: numpy and opgrad "
+            "in one process without torch, torch in its own"
+        )
     checkpoint_memory()
     if args.long_chain:
         long_chain()
