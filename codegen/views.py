@@ -132,10 +132,10 @@ class Overload:
         the union of several tensors' keys also is when one is an inference tensor, so
         their intersection must be too) and the plain flag."""
         keys = [p.keys for p in self.params if p.keys]
-        test = "keyset == PLAIN_KEYS"
+        test = "_tls.plain and keyset == PLAIN_KEYS"
         if len(keys) > 1:
             test += f" and ({' & '.join(keys)}) == PLAIN_KEYS"
-        return test + " and _tls.plain"
+        return test
 
     @property
     def takes_tensors(self) -> bool:

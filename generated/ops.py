@@ -59,7 +59,7 @@ def _add_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, add_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.add_Tensor(self, other, alpha)
                 if result is not None:
                     return result
@@ -191,7 +191,7 @@ def _add_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, add_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.add_Scalar(self, other, alpha)
                 if result is not None:
                     return result
@@ -234,7 +234,7 @@ def _sub_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, sub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.sub_Tensor(self, other, alpha)
                 if result is not None:
                     return result
@@ -366,7 +366,7 @@ def _sub_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, sub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.sub_Scalar(self, other, alpha)
                 if result is not None:
                     return result
@@ -409,7 +409,7 @@ def _rsub_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, rsub_Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.rsub_Tensor(self, other, alpha)
                 if result is not None:
                     return result
@@ -457,7 +457,7 @@ def _rsub_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, rsub_Scalar_op, self, other, alpha)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.rsub_Scalar(self, other, alpha)
                 if result is not None:
                     return result
@@ -493,7 +493,7 @@ def _mul_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, mul_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.mul_Tensor(self, other)
                 if result is not None:
                     return result
@@ -600,7 +600,7 @@ def _mul_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, mul_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.mul_Scalar(self, other)
                 if result is not None:
                     return result
@@ -636,7 +636,7 @@ def _div_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, div_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.div_Tensor(self, other)
                 if result is not None:
                     return result
@@ -743,7 +743,7 @@ def _div_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, div_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.div_Scalar(self, other)
                 if result is not None:
                     return result
@@ -837,7 +837,7 @@ def _neg_entry(_site):
             except Overridden:
                 return handle_entry(_site, neg_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.neg(self)
                 if result is not None:
                     return result
@@ -1025,7 +1025,7 @@ def _log_entry(_site):
             except Overridden:
                 return handle_entry(_site, log_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.log(self)
                 if result is not None:
                     return result
@@ -1089,7 +1089,7 @@ def _sin_entry(_site):
             except Overridden:
                 return handle_entry(_site, sin_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.sin(self)
                 if result is not None:
                     return result
@@ -1153,7 +1153,7 @@ def _cos_entry(_site):
             except Overridden:
                 return handle_entry(_site, cos_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.cos(self)
                 if result is not None:
                     return result
@@ -1312,9 +1312,9 @@ def _tanh_backward_entry(_site):
                 return handle_entry(_site, tanh_backward_op, grad_output, output)
             keyset = (grad_output._keys | output._keys | include) & _tls.keep
             if (
-                keyset == PLAIN_KEYS
+                _tls.plain
+                and keyset == PLAIN_KEYS
                 and (grad_output._keys & output._keys) == PLAIN_KEYS
-                and _tls.plain
             ):
                 result = plain_kernels.tanh_backward(grad_output, output)
                 if result is not None:
@@ -1444,9 +1444,9 @@ def _sigmoid_backward_entry(_site):
                 return handle_entry(_site, sigmoid_backward_op, grad_output, output)
             keyset = (grad_output._keys | output._keys | include) & _tls.keep
             if (
-                keyset == PLAIN_KEYS
+                _tls.plain
+                and keyset == PLAIN_KEYS
                 and (grad_output._keys & output._keys) == PLAIN_KEYS
-                and _tls.plain
             ):
                 result = plain_kernels.sigmoid_backward(grad_output, output)
                 if result is not None:
@@ -1553,9 +1553,9 @@ def _threshold_backward_entry(_site):
                 return handle_entry(_site, threshold_backward_op, grad_output, self, threshold)
             keyset = (grad_output._keys | self._keys | include) & _tls.keep
             if (
-                keyset == PLAIN_KEYS
+                _tls.plain
+                and keyset == PLAIN_KEYS
                 and (grad_output._keys & self._keys) == PLAIN_KEYS
-                and _tls.plain
             ):
                 result = plain_kernels.threshold_backward(grad_output, self, threshold)
                 if result is not None:
@@ -1599,7 +1599,7 @@ def _pow_Tensor_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Scalar_op, self, exponent)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.pow_Tensor_Scalar(self, exponent)
                 if result is not None:
                     return result
@@ -1880,7 +1880,7 @@ def _abs_entry(_site):
             except Overridden:
                 return handle_entry(_site, abs_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.abs(self)
                 if result is not None:
                     return result
@@ -1944,7 +1944,7 @@ def _sgn_entry(_site):
             except Overridden:
                 return handle_entry(_site, sgn_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.sgn(self)
                 if result is not None:
                     return result
@@ -1978,7 +1978,7 @@ def _sign_entry(_site):
             except Overridden:
                 return handle_entry(_site, sign_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.sign(self)
                 if result is not None:
                     return result
@@ -2024,7 +2024,7 @@ def _clamp_entry(_site):
             except Overridden:
                 return handle_entry(_site, clamp_op, self, min, max)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.clamp(self, min, max)
                 if result is not None:
                     return result
@@ -2276,7 +2276,7 @@ def _maximum_entry(_site):
             except Overridden:
                 return handle_entry(_site, maximum_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.maximum(self, other)
                 if result is not None:
                     return result
@@ -2315,9 +2315,9 @@ def _where_self_entry(_site):
                 return handle_entry(_site, where_self_op, condition, self, other)
             keyset = (condition._keys | self._keys | other._keys | include) & _tls.keep
             if (
-                keyset == PLAIN_KEYS
+                _tls.plain
+                and keyset == PLAIN_KEYS
                 and (condition._keys & self._keys & other._keys) == PLAIN_KEYS
-                and _tls.plain
             ):
                 result = plain_kernels.where_self(condition, self, other)
                 if result is not None:
@@ -2898,7 +2898,7 @@ def _logical_and_entry(_site):
             except Overridden:
                 return handle_entry(_site, logical_and_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.logical_and(self, other)
                 if result is not None:
                     return result
@@ -2966,7 +2966,7 @@ def _logical_or_entry(_site):
             except Overridden:
                 return handle_entry(_site, logical_or_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
                 result = plain_kernels.logical_or(self, other)
                 if result is not None:
                     return result
@@ -3034,7 +3034,7 @@ def _sum_entry(_site):
             except Overridden:
                 return handle_entry(_site, sum_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.sum(self, dtype)
                 if result is not None:
                     return result
@@ -3074,7 +3074,7 @@ def _sum_dim_IntList_entry(_site):
             except Overridden:
                 return handle_entry(_site, sum_dim_IntList_op, self, dim, keepdim, dtype)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.sum_dim_IntList(self, dim, keepdim, dtype)
                 if result is not None:
                     return result
@@ -3110,7 +3110,7 @@ def _mean_entry(_site):
             except Overridden:
                 return handle_entry(_site, mean_op, self, dtype)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.mean(self, dtype)
                 if result is not None:
                     return result
@@ -3150,7 +3150,7 @@ def _mean_dim_entry(_site):
             except Overridden:
                 return handle_entry(_site, mean_dim_op, self, dim, keepdim, dtype)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.mean_dim(self, dim, keepdim, dtype)
                 if result is not None:
                     return result
@@ -3186,7 +3186,7 @@ def _mm_entry(_site):
             except Overridden:
                 return handle_entry(_site, mm_op, self, mat2)
             keyset = (self._keys | mat2._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & mat2._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & mat2._keys) == PLAIN_KEYS:
                 result = plain_kernels.mm(self, mat2)
                 if result is not None:
                     return result
@@ -3256,7 +3256,7 @@ def _bmm_entry(_site):
             except Overridden:
                 return handle_entry(_site, bmm_op, self, mat2)
             keyset = (self._keys | mat2._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & mat2._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & mat2._keys) == PLAIN_KEYS:
                 result = plain_kernels.bmm(self, mat2)
                 if result is not None:
                     return result
@@ -3292,7 +3292,7 @@ def _dot_entry(_site):
             except Overridden:
                 return handle_entry(_site, dot_op, self, tensor)
             keyset = (self._keys | tensor._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & tensor._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & tensor._keys) == PLAIN_KEYS:
                 result = plain_kernels.dot(self, tensor)
                 if result is not None:
                     return result
@@ -3328,7 +3328,7 @@ def _mv_entry(_site):
             except Overridden:
                 return handle_entry(_site, mv_op, self, vec)
             keyset = (self._keys | vec._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & vec._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & vec._keys) == PLAIN_KEYS:
                 result = plain_kernels.mv(self, vec)
                 if result is not None:
                     return result
@@ -3394,7 +3394,7 @@ def _t_entry(_site):
             except Overridden:
                 return handle_entry(_site, t_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.t(self)
                 if result is not None:
                     return result
@@ -3432,7 +3432,7 @@ def _transpose_int_entry(_site):
             except Overridden:
                 return handle_entry(_site, transpose_int_op, self, dim0, dim1)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.transpose_int(self, dim0, dim1)
                 if result is not None:
                     return result
@@ -3467,7 +3467,7 @@ def _permute_entry(_site):
             except Overridden:
                 return handle_entry(_site, permute_op, self, dims)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.permute(self, dims)
                 if result is not None:
                     return result
@@ -3502,7 +3502,7 @@ def _view_entry(_site):
             except Overridden:
                 return handle_entry(_site, view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.view(self, size)
                 if result is not None:
                     return result
@@ -3537,7 +3537,7 @@ def __unsafe_view_entry(_site):
             except Overridden:
                 return handle_entry(_site, _unsafe_view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels._unsafe_view(self, size)
                 if result is not None:
                     return result
@@ -3643,7 +3643,7 @@ def _expand_entry(_site):
             except Overridden:
                 return handle_entry(_site, expand_op, self, size, implicit)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.expand(self, size, implicit)
                 if result is not None:
                     return result
@@ -3711,7 +3711,7 @@ def _unsqueeze_entry(_site):
             except Overridden:
                 return handle_entry(_site, unsqueeze_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.unsqueeze(self, dim)
                 if result is not None:
                     return result
@@ -3745,7 +3745,7 @@ def _squeeze_entry(_site):
             except Overridden:
                 return handle_entry(_site, squeeze_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.squeeze(self)
                 if result is not None:
                     return result
@@ -3781,7 +3781,7 @@ def _squeeze_dim_entry(_site):
             except Overridden:
                 return handle_entry(_site, squeeze_dim_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.squeeze_dim(self, dim)
                 if result is not None:
                     return result
@@ -3977,7 +3977,7 @@ def _select_int_entry(_site):
             except Overridden:
                 return handle_entry(_site, select_int_op, self, dim, index)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.select_int(self, dim, index)
                 if result is not None:
                     return result
@@ -4018,7 +4018,7 @@ def _select_backward_entry(_site):
             except Overridden:
                 return handle_entry(_site, select_backward_op, grad_output, input_sizes, dim, index)
             keyset = (grad_output._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.select_backward(grad_output, input_sizes, dim, index)
                 if result is not None:
                     return result
@@ -4062,7 +4062,7 @@ def _slice_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, slice_Tensor_op, self, dim, start, end, step)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.slice_Tensor(self, dim, start, end, step)
                 if result is not None:
                     return result
@@ -4111,7 +4111,7 @@ def _slice_backward_entry(_site):
                     _site, slice_backward_op, grad_output, input_sizes, dim, start, end, step
                 )
             keyset = (grad_output._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.slice_backward(
                     grad_output, input_sizes, dim, start, end, step
                 )
@@ -4153,7 +4153,7 @@ def _as_strided_entry(_site):
             except Overridden:
                 return handle_entry(_site, as_strided_op, self, size, stride, storage_offset)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.as_strided(self, size, stride, storage_offset)
                 if result is not None:
                     return result
@@ -4195,7 +4195,7 @@ def _diagonal_entry(_site):
             except Overridden:
                 return handle_entry(_site, diagonal_op, self, offset, dim1, dim2)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.diagonal(self, offset, dim1, dim2)
                 if result is not None:
                     return result
@@ -4242,7 +4242,7 @@ def _diagonal_backward_entry(_site):
                     _site, diagonal_backward_op, grad_output, input_sizes, offset, dim1, dim2
                 )
             keyset = (grad_output._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.diagonal_backward(
                     grad_output, input_sizes, offset, dim1, dim2
                 )
@@ -4286,7 +4286,7 @@ def _unfold_entry(_site):
             except Overridden:
                 return handle_entry(_site, unfold_op, self, dimension, size, step)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.unfold(self, dimension, size, step)
                 if result is not None:
                     return result
@@ -4333,7 +4333,7 @@ def _unfold_backward_entry(_site):
                     _site, unfold_backward_op, grad_in, input_sizes, dim, size, step
                 )
             keyset = (grad_in._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.unfold_backward(grad_in, input_sizes, dim, size, step)
                 if result is not None:
                     return result
@@ -4566,7 +4566,7 @@ def _alias_entry(_site):
             except Overridden:
                 return handle_entry(_site, alias_op, self)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.alias(self)
                 if result is not None:
                     return result
@@ -4638,7 +4638,7 @@ def _clone_entry(_site):
             except Overridden:
                 return handle_entry(_site, clone_op, self, memory_format)
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.clone(self, memory_format)
                 if result is not None:
                     return result
@@ -4801,7 +4801,7 @@ def __to_copy_entry(_site):
                     memory_format,
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels._to_copy(
                     self, dtype, layout, device, pin_memory, non_blocking, memory_format
                 )
@@ -4981,7 +4981,7 @@ def _masked_fill_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, masked_fill_Scalar_op, self, mask, value)
             keyset = (self._keys | mask._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and (self._keys & mask._keys) == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & mask._keys) == PLAIN_KEYS:
                 result = plain_kernels.masked_fill_Scalar(self, mask, value)
                 if result is not None:
                     return result
@@ -5069,9 +5069,9 @@ def _masked_fill_Tensor_entry(_site):
                 return handle_entry(_site, masked_fill_Tensor_op, self, mask, value)
             keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
             if (
-                keyset == PLAIN_KEYS
+                _tls.plain
+                and keyset == PLAIN_KEYS
                 and (self._keys & mask._keys & value._keys) == PLAIN_KEYS
-                and _tls.plain
             ):
                 result = plain_kernels.masked_fill_Tensor(self, mask, value)
                 if result is not None:
@@ -5291,7 +5291,7 @@ def _ones_like_entry(_site):
                     _site, ones_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.ones_like(
                     self, dtype, layout, device, pin_memory, memory_format
                 )
@@ -5339,7 +5339,7 @@ def _zeros_like_entry(_site):
                     _site, zeros_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.zeros_like(
                     self, dtype, layout, device, pin_memory, memory_format
                 )
@@ -5387,7 +5387,7 @@ def _empty_like_entry(_site):
                     _site, empty_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.empty_like(
                     self, dtype, layout, device, pin_memory, memory_format
                 )
@@ -5465,7 +5465,7 @@ def _full_like_entry(_site):
                     memory_format,
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.full_like(
                     self, fill_value, dtype, layout, device, pin_memory, memory_format
                 )
@@ -5514,7 +5514,7 @@ def _new_zeros_entry(_site):
                     _site, new_zeros_op, self, size, dtype, layout, device, pin_memory
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.new_zeros(self, size, dtype, layout, device, pin_memory)
                 if result is not None:
                     return result
@@ -5578,7 +5578,7 @@ def _new_empty_strided_entry(_site):
                     pin_memory,
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.new_empty_strided(
                     self, size, stride, dtype, layout, device, pin_memory
                 )
@@ -6008,7 +6008,7 @@ def _rand_like_entry(_site):
                     _site, rand_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.rand_like(
                     self, dtype, layout, device, pin_memory, memory_format
                 )
@@ -6056,7 +6056,7 @@ def _randn_like_entry(_site):
                     _site, randn_like_op, self, dtype, layout, device, pin_memory, memory_format
                 )
             keyset = (self._keys | include) & _tls.keep
-            if keyset == PLAIN_KEYS and _tls.plain:
+            if _tls.plain and keyset == PLAIN_KEYS:
                 result = plain_kernels.randn_like(
                     self, dtype, layout, device, pin_memory, memory_format
                 )

@@ -108,20 +108,6 @@ def refresh_plain() -> None:
         state.plain = False
 
 
-def enter_impure() -> bool:
-    """Mark this thread not plain before a change that a finally will undo; hand the
-    result to ``leave_impure`` there. Cheaper than refresh_plain on hot handlers."""
-    was_impure = "plain" in state.__dict__
-    state.plain = False
-    return was_impure
-
-
-def leave_impure(was_impure: bool) -> None:
-    """Undo enter_impure once the state it guarded is restored."""
-    if not was_impure:
-        state.__dict__.pop("plain", None)
-
-
 # OPGRAD_PLAIN=0 switches the plain path off for the whole process (CI runs the op and
 # autograd tests once more that way: both paths must give the same results).
 if os.environ.get("OPGRAD_PLAIN", "1") == "0":

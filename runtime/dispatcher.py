@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional
 
 from . import dispatch_keys as K
-from ._tls import leave_impure, refresh_plain
+from ._tls import refresh_plain
 from ._tls import state as _tls
 from .numpy_scalars import is_aten_number
 from .schema import FunctionSchema, parse_schema
@@ -227,9 +227,12 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     # exception raised at any instruction (a KeyboardInterrupt from a signal
     # handler) leaves the modes and keys as they were: the running mode is hidden
     # by installing a shorter copy of the stack, never by popping the stack itself.
-    was_impure = "plain" in tls.__dict__
+    # A mode on the stack already made this thread not plain; a subclass handler alone
+    # may run in the plain state, which must not hold while autograd is excluded.
+    was_plain = tls.plain
     try:
-        tls.plain = False  # before the keys change: never plain while autograd is excluded
+        if was_plain:
+            tls.plain = False  # before the keys change
         tls.keep = saved_keep & ~(K.AUTOGRAD | K.AD_INPLACE_OR_VIEW)
         if mode is not None:
             if len(stack) == 1:
@@ -250,7 +253,8 @@ def call_dispatch_mode(op: OpOverload, flat: tuple):
     finally:
         tls.mode_stack = stack
         tls.keep, tls.include = saved_keep, saved_include
-        leave_impure(was_impure)
+        if was_plain:
+            tls.__dict__.pop("plain", None)
     raise multiple_dispatch_failed(f"{__name__}.{op}", "__torch_dispatch__", mode, types)
 
 
