@@ -27,6 +27,7 @@ import pytest
 
 import opgrad as og
 from opgrad import _tls
+from test_modes_and_subclasses import wrapper_class
 from test_ops_vs_torch import CASES, input_arrays, weights_like
 from torch_oracle import dispatch_module
 
@@ -777,29 +778,7 @@ def _user_mul_kernel(lib, leaves, forward):
 
 def _wrapper_subclass(lib, leaves, forward):
     log = []
-
-    class Wrapper(lib.Tensor):
-        __torch_function__ = lib._C._disabled_torch_function_impl
-
-        @staticmethod
-        def __new__(cls, elem):
-            return lib.Tensor._make_wrapper_subclass(
-                cls, elem.shape, dtype=elem.dtype, requires_grad=elem.requires_grad
-            )
-
-        def __init__(self, elem):
-            self.elem = elem
-
-        @classmethod
-        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            log.append(str(func))
-            tree_map = importlib.import_module(lib.__name__ + ".utils._pytree").tree_map
-            unwrap = lambda t: t.elem if isinstance(t, Wrapper) else t  # noqa: E731
-            wrap = lambda t: (  # noqa: E731
-                cls(t) if isinstance(t, lib.Tensor) and not isinstance(t, Wrapper) else t
-            )
-            return tree_map(wrap, func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {})))
-
+    Wrapper = wrapper_class(lib, log)
     wrapped = [Wrapper(t.detach()).requires_grad_() for t in leaves]
     loss = forward(*wrapped)
     log.append("-- backward --")
