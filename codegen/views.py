@@ -475,13 +475,13 @@ def autograd_kernel(
     for d in diff:
         if d == node.list_input:
             checks.append(f"any([t._rg for t in {d}])")
-            edges.append(f"*[gradient_edge(t) for t in {d}]")
+            edges.append(f"*[next_edge(t) for t in {d}]")
         elif d in optional:
             checks.append(f"({d} is not None and {d}._rg)")
-            edges.append(f"gradient_edge({d}) if {d} is not None else None")
+            edges.append(f"next_edge({d}) if {d} is not None else None")
         else:
             checks.append(f"{d}._rg")
-            edges.append(f"gradient_edge({d})")
+            edges.append(f"next_edge({d})")
     returns = entry.schema.returns
     multi = len(returns) > 1 or (len(returns) == 1 and returns[0].type.is_list)
     return AutogradKernel(
@@ -522,14 +522,17 @@ class PlainKernel:
 
     @property
     def edges(self) -> List[str]:
-        """Per differentiable input, the statement making its edge (``gradient_edge``
+        """Per differentiable input, the statements making its stored edge (``next_edge``,
         without a call for a tensor with history) into ``edge_<input>``."""
         lines = []
         for name in self.kernel.node_inputs:
-            lines.append(f"fn = {name}._grad_fn")
-            lines.append(
-                f"edge_{name} = (fn, {name}._output_nr) if fn is not None else leaf_edge({name})"
-            )
+            lines += [
+                f"edge_{name} = {name}._grad_fn",
+                f"if edge_{name} is None:",
+                f"    edge_{name} = leaf_edge({name}) if {name}._rg else None",
+                f"elif {name}._output_nr:",
+                f"    edge_{name} = (edge_{name}, {name}._output_nr)",
+            ]
         return lines
 
 

@@ -10,7 +10,7 @@ the history of ``self``).
 
 from opgrad._tls import state as _tls
 from opgrad.autograd.inplace import check_out, saved_original
-from opgrad.autograd.node import gradient_edge, set_history, set_history_multi
+from opgrad.autograd.node import next_edge, set_history, set_history_multi
 from opgrad.autograd.saved_variable import SavedVariable, save_list
 from opgrad.autograd.views import check_inplace, geometry, rebase_history
 from opgrad.autograd.metadata import strides_of
@@ -25,8 +25,8 @@ def add_Tensor(keyset, self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = nodes.AddBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
@@ -45,8 +45,8 @@ def add__Tensor(keyset, self, other, alpha):
         check_inplace(self)
         grad_fn = nodes.AddBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.alpha_ = alpha
     tangents = jvp_kernels.add__Tensor_pre(self, other, alpha) if _tls.fw_active else None
@@ -64,7 +64,7 @@ def add_Scalar(keyset, self, other, alpha):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.AddBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._add_Scalar_cache.get(keyset) or ops.add_Scalar_op._resolve(keyset)
     result = redispatch(keyset, self, other, alpha)
@@ -80,8 +80,8 @@ def sub_Tensor(keyset, self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = nodes.SubBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
@@ -100,8 +100,8 @@ def sub__Tensor(keyset, self, other, alpha):
         check_inplace(self)
         grad_fn = nodes.SubBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.alpha_ = alpha
     tangents = jvp_kernels.sub__Tensor_pre(self, other, alpha) if _tls.fw_active else None
@@ -119,7 +119,7 @@ def sub_Scalar(keyset, self, other, alpha):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SubBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sub_Scalar_cache.get(keyset) or ops.sub_Scalar_op._resolve(keyset)
     result = redispatch(keyset, self, other, alpha)
@@ -135,8 +135,8 @@ def rsub_Tensor(keyset, self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = nodes.RsubBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
@@ -153,7 +153,7 @@ def rsub_Scalar(keyset, self, other, alpha):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.RsubBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._rsub_Scalar_cache.get(keyset) or ops.rsub_Scalar_op._resolve(keyset)
@@ -170,8 +170,8 @@ def mul_Tensor(keyset, self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = nodes.MulBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         if self._rg:
             grad_fn.other_ = SavedVariable(other, False)
@@ -193,8 +193,8 @@ def mul__Tensor(keyset, self, other):
         check_inplace(self)
         grad_fn = nodes.MulBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         if self._rg:
             grad_fn.other_ = SavedVariable(other, False)
@@ -215,7 +215,7 @@ def mul_Scalar(keyset, self, other):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.MulBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.other_ = other
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._mul_Scalar_cache.get(keyset) or ops.mul_Scalar_op._resolve(keyset)
@@ -232,8 +232,8 @@ def div_Tensor(keyset, self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = nodes.DivBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.other_ = SavedVariable(other, False)
         if other._rg:
@@ -254,8 +254,8 @@ def div__Tensor(keyset, self, other):
         check_inplace(self)
         grad_fn = nodes.DivBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.other_ = SavedVariable(other, False)
         if other._rg:
@@ -275,7 +275,7 @@ def div_Scalar(keyset, self, other):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.DivBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.other_ = other
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._div_Scalar_cache.get(keyset) or ops.div_Scalar_op._resolve(keyset)
@@ -291,7 +291,7 @@ def reciprocal(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.ReciprocalBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._reciprocal_cache.get(keyset) or ops.reciprocal_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -312,7 +312,7 @@ def reciprocal_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.ReciprocalBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.reciprocal__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._reciprocal__cache.get(keyset) or ops.reciprocal__op._resolve(keyset)
@@ -333,7 +333,7 @@ def neg(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.NegBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._neg_cache.get(keyset) or ops.neg_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -349,7 +349,7 @@ def neg_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.NegBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.neg__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._neg__cache.get(keyset) or ops.neg__op._resolve(keyset)
@@ -365,7 +365,7 @@ def exp(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.ExpBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._exp_cache.get(keyset) or ops.exp_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -386,7 +386,7 @@ def exp_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.ExpBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.exp__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._exp__cache.get(keyset) or ops.exp__op._resolve(keyset)
@@ -407,7 +407,7 @@ def log(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.LogBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._log_cache.get(keyset) or ops.log_op._resolve(keyset)
@@ -424,7 +424,7 @@ def log_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.LogBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.log__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -441,7 +441,7 @@ def sin(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SinBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sin_cache.get(keyset) or ops.sin_op._resolve(keyset)
@@ -458,7 +458,7 @@ def sin_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.SinBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.sin__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -475,7 +475,7 @@ def cos(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.CosBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._cos_cache.get(keyset) or ops.cos_op._resolve(keyset)
@@ -492,7 +492,7 @@ def cos_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.CosBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.cos__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -509,7 +509,7 @@ def tanh(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.TanhBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._tanh_cache.get(keyset) or ops.tanh_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -530,7 +530,7 @@ def tanh_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.TanhBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.tanh__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._tanh__cache.get(keyset) or ops.tanh__op._resolve(keyset)
@@ -552,8 +552,8 @@ def tanh_backward(keyset, grad_output, output):
     if _tls.grad_enabled and (grad_output._rg or output._rg):
         grad_fn = nodes.TanhBackwardBackward0()
         grad_fn._next_edges = (
-            gradient_edge(grad_output),
-            gradient_edge(output),
+            next_edge(grad_output),
+            next_edge(output),
         )
         if output._rg:
             grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -572,7 +572,7 @@ def sigmoid(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SigmoidBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sigmoid_cache.get(keyset) or ops.sigmoid_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -593,7 +593,7 @@ def sigmoid_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.SigmoidBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.sigmoid__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sigmoid__cache.get(keyset) or ops.sigmoid__op._resolve(keyset)
@@ -615,8 +615,8 @@ def sigmoid_backward(keyset, grad_output, output):
     if _tls.grad_enabled and (grad_output._rg or output._rg):
         grad_fn = nodes.SigmoidBackwardBackward0()
         grad_fn._next_edges = (
-            gradient_edge(grad_output),
-            gradient_edge(output),
+            next_edge(grad_output),
+            next_edge(output),
         )
         if output._rg:
             grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -635,7 +635,7 @@ def relu(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.ReluBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._relu_cache.get(keyset) or ops.relu_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -656,7 +656,7 @@ def relu_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.ReluBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.relu__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._relu__cache.get(keyset) or ops.relu__op._resolve(keyset)
@@ -678,8 +678,8 @@ def threshold_backward(keyset, grad_output, self, threshold):
     if _tls.grad_enabled and (grad_output._rg or self._rg):
         grad_fn = nodes.ThresholdBackwardBackward0()
         grad_fn._next_edges = (
-            gradient_edge(grad_output),
-            gradient_edge(self),
+            next_edge(grad_output),
+            next_edge(self),
         )
         if grad_output._rg:
             grad_fn.self_ = SavedVariable(self, False)
@@ -700,7 +700,7 @@ def pow_Tensor_Scalar(keyset, self, exponent):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.PowBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.exponent_ = exponent
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
@@ -720,7 +720,7 @@ def pow__Scalar(keyset, self, exponent):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.PowBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.exponent_ = exponent
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.pow__Scalar_pre(self, exponent) if _tls.fw_active else None
@@ -739,8 +739,8 @@ def pow_Tensor_Tensor(keyset, self, exponent):
     if _tls.grad_enabled and (self._rg or exponent._rg):
         grad_fn = nodes.PowBackward1()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(exponent),
+            next_edge(self),
+            next_edge(exponent),
         )
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self, False)
@@ -767,8 +767,8 @@ def pow__Tensor(keyset, self, exponent):
         check_inplace(self)
         grad_fn = nodes.PowBackward1()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(exponent),
+            next_edge(self),
+            next_edge(exponent),
         )
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
@@ -792,7 +792,7 @@ def pow_Scalar(keyset, self, exponent):
     grad_fn = None
     if _tls.grad_enabled and (exponent._rg):
         grad_fn = nodes.PowBackward2()
-        grad_fn._next_edges = (gradient_edge(exponent),)
+        grad_fn._next_edges = (next_edge(exponent),)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = self
     keyset &= AFTER_AUTOGRAD
@@ -814,7 +814,7 @@ def sqrt(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SqrtBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sqrt_cache.get(keyset) or ops.sqrt_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -835,7 +835,7 @@ def sqrt_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.SqrtBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.sqrt__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sqrt__cache.get(keyset) or ops.sqrt__op._resolve(keyset)
@@ -856,7 +856,7 @@ def abs(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.AbsBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._abs_cache.get(keyset) or ops.abs_op._resolve(keyset)
@@ -873,7 +873,7 @@ def abs_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.AbsBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.abs__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -890,7 +890,7 @@ def sgn(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SgnBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sgn_cache.get(keyset) or ops.sgn_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -905,7 +905,7 @@ def sign(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SignBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sign_cache.get(keyset) or ops.sign_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -920,7 +920,7 @@ def clamp(keyset, self, min, max):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.ClampBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.max_ = max
         grad_fn.min_ = min
         grad_fn.self_ = SavedVariable(self, False)
@@ -939,7 +939,7 @@ def clamp_(keyset, self, min, max):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.ClampBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.max_ = max
         grad_fn.min_ = min
         grad_fn.self_ = SavedVariable(saved_original(self), False)
@@ -961,9 +961,9 @@ def clamp_Tensor(keyset, self, min, max):
     ):
         grad_fn = nodes.ClampBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(min) if min is not None else None,
-            gradient_edge(max) if max is not None else None,
+            next_edge(self),
+            next_edge(min) if min is not None else None,
+            next_edge(max) if max is not None else None,
         )
         if max is not None:
             grad_fn.max_ = SavedVariable(max, False)
@@ -988,9 +988,9 @@ def clamp__Tensor(keyset, self, min, max):
         check_inplace(self)
         grad_fn = nodes.ClampBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(min) if min is not None else None,
-            gradient_edge(max) if max is not None else None,
+            next_edge(self),
+            next_edge(min) if min is not None else None,
+            next_edge(max) if max is not None else None,
         )
         if max is not None:
             grad_fn.max_ = SavedVariable(max, False)
@@ -1013,8 +1013,8 @@ def maximum(keyset, self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = nodes.MaximumBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
@@ -1033,8 +1033,8 @@ def where_self(keyset, condition, self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = nodes.WhereBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(other),
+            next_edge(self),
+            next_edge(other),
         )
         grad_fn.condition_ = SavedVariable(condition, False)
     keyset &= AFTER_AUTOGRAD
@@ -1051,7 +1051,7 @@ def sum(keyset, self, dtype):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SumBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._sum_cache.get(keyset) or ops.sum_op._resolve(keyset)
@@ -1067,7 +1067,7 @@ def sum_dim_IntList(keyset, self, dim, keepdim, dtype):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SumBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.keepdim_ = keepdim
         grad_fn.self_sym_sizes_ = self._data.shape
@@ -1085,7 +1085,7 @@ def mean(keyset, self, dtype):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.MeanBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_numel_ = self._data.size
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
@@ -1102,7 +1102,7 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.MeanBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.keepdim_ = keepdim
         grad_fn.self_sym_numel_ = self._data.size
@@ -1122,8 +1122,8 @@ def mm(keyset, self, mat2):
     if _tls.grad_enabled and (self._rg or mat2._rg):
         grad_fn = nodes.MmBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(mat2),
+            next_edge(self),
+            next_edge(mat2),
         )
         if self._rg:
             grad_fn.mat2_ = SavedVariable(mat2, False)
@@ -1150,8 +1150,8 @@ def bmm(keyset, self, mat2):
     if _tls.grad_enabled and (self._rg or mat2._rg):
         grad_fn = nodes.BmmBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(mat2),
+            next_edge(self),
+            next_edge(mat2),
         )
         if self._rg:
             grad_fn.mat2_ = SavedVariable(mat2, False)
@@ -1172,8 +1172,8 @@ def dot(keyset, self, tensor):
     if _tls.grad_enabled and (self._rg or tensor._rg):
         grad_fn = nodes.DotBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(tensor),
+            next_edge(self),
+            next_edge(tensor),
         )
         if tensor._rg:
             grad_fn.self_ = SavedVariable(self, False)
@@ -1194,8 +1194,8 @@ def mv(keyset, self, vec):
     if _tls.grad_enabled and (self._rg or vec._rg):
         grad_fn = nodes.MvBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(vec),
+            next_edge(self),
+            next_edge(vec),
         )
         if vec._rg:
             grad_fn.self_ = SavedVariable(self, False)
@@ -1215,7 +1215,7 @@ def t(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.TBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._t_cache.get(keyset) or ops.t_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -1230,7 +1230,7 @@ def transpose_int(keyset, self, dim0, dim1):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.TransposeBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim0_ = dim0
         grad_fn.dim1_ = dim1
     keyset &= AFTER_AUTOGRAD
@@ -1247,7 +1247,7 @@ def permute(keyset, self, dims):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.PermuteBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dims_ = dims
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._permute_cache.get(keyset) or ops.permute_op._resolve(keyset)
@@ -1263,7 +1263,7 @@ def view(keyset, self, size):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.ViewBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._view_cache.get(keyset) or ops.view_op._resolve(keyset)
@@ -1279,7 +1279,7 @@ def _unsafe_view(keyset, self, size):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.UnsafeViewBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.__unsafe_view_cache.get(keyset) or ops._unsafe_view_op._resolve(keyset)
@@ -1295,7 +1295,7 @@ def expand(keyset, self, size, implicit):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.ExpandBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._expand_cache.get(keyset) or ops.expand_op._resolve(keyset)
@@ -1311,7 +1311,7 @@ def unsqueeze(keyset, self, dim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.UnsqueezeBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._unsqueeze_cache.get(keyset) or ops.unsqueeze_op._resolve(keyset)
@@ -1327,7 +1327,7 @@ def squeeze(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SqueezeBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._squeeze_cache.get(keyset) or ops.squeeze_op._resolve(keyset)
@@ -1343,7 +1343,7 @@ def squeeze_dim(keyset, self, dim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SqueezeBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
@@ -1361,7 +1361,7 @@ def squeeze_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.SqueezeBackward3()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     tangents = jvp_kernels.squeeze__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -1379,7 +1379,7 @@ def squeeze__dim(keyset, self, dim):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.SqueezeBackward4()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
     tangents = jvp_kernels.squeeze__dim_pre(self, dim) if _tls.fw_active else None
@@ -1398,7 +1398,7 @@ def unsqueeze_(keyset, self, dim):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.UnsqueezeBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
     tangents = jvp_kernels.unsqueeze__pre(self, dim) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -1416,7 +1416,7 @@ def t_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.TBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.t__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._t__cache.get(keyset) or ops.t__op._resolve(keyset)
@@ -1433,7 +1433,7 @@ def transpose_(keyset, self, dim0, dim1):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.TransposeBackward1()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim0_ = dim0
         grad_fn.dim1_ = dim1
     tangents = jvp_kernels.transpose__pre(self, dim0, dim1) if _tls.fw_active else None
@@ -1451,7 +1451,7 @@ def select_int(keyset, self, dim, index):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SelectBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.index_ = index
         grad_fn.self_sym_sizes_ = self._data.shape
@@ -1469,7 +1469,7 @@ def select_backward(keyset, grad_output, input_sizes, dim, index):
     grad_fn = None
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = nodes.SelectBackwardBackward0()
-        grad_fn._next_edges = (gradient_edge(grad_output),)
+        grad_fn._next_edges = (next_edge(grad_output),)
         grad_fn.dim_ = dim
         grad_fn.index_ = index
     keyset &= AFTER_AUTOGRAD
@@ -1486,7 +1486,7 @@ def slice_Tensor(keyset, self, dim, start, end, step):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SliceBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.end_ = end
         grad_fn.self_sym_sizes_ = self._data.shape
@@ -1506,7 +1506,7 @@ def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
     grad_fn = None
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = nodes.SliceBackwardBackward0()
-        grad_fn._next_edges = (gradient_edge(grad_output),)
+        grad_fn._next_edges = (next_edge(grad_output),)
         grad_fn.dim_ = dim
         grad_fn.end_ = end
         grad_fn.start_ = start
@@ -1525,7 +1525,7 @@ def as_strided(keyset, self, size, stride, storage_offset):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.AsStridedBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_geometry_ = geometry(self)
         grad_fn.size_ = size
         grad_fn.storage_offset_ = storage_offset
@@ -1544,7 +1544,7 @@ def diagonal(keyset, self, offset, dim1, dim2):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.DiagonalBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim1_ = dim1
         grad_fn.dim2_ = dim2
         grad_fn.offset_ = offset
@@ -1563,7 +1563,7 @@ def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
     grad_fn = None
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = nodes.DiagonalBackwardBackward0()
-        grad_fn._next_edges = (gradient_edge(grad_output),)
+        grad_fn._next_edges = (next_edge(grad_output),)
         grad_fn.dim1_ = dim1
         grad_fn.dim2_ = dim2
         grad_fn.offset_ = offset
@@ -1583,7 +1583,7 @@ def unfold(keyset, self, dimension, size, step):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.UnfoldBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dimension_ = dimension
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.size_ = size
@@ -1602,7 +1602,7 @@ def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
     grad_fn = None
     if _tls.grad_enabled and (grad_in._rg):
         grad_fn = nodes.UnfoldBackwardBackward0()
-        grad_fn._next_edges = (gradient_edge(grad_in),)
+        grad_fn._next_edges = (next_edge(grad_in),)
         grad_fn.dim_ = dim
         grad_fn.size_ = size
         grad_fn.step_ = step
@@ -1620,7 +1620,7 @@ def unbind_int(keyset, self, dim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.UnbindBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._unbind_int_cache.get(keyset) or ops.unbind_int_op._resolve(keyset)
@@ -1636,7 +1636,7 @@ def split_Tensor(keyset, self, split_size, dim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SplitBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.split_size_ = split_size
@@ -1654,7 +1654,7 @@ def split_with_sizes(keyset, self, split_sizes, dim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SplitWithSizesBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.split_sizes_ = split_sizes
@@ -1672,7 +1672,7 @@ def cat(keyset, tensors, dim):
     grad_fn = None
     if _tls.grad_enabled and (any([t._rg for t in tensors])):
         grad_fn = nodes.CatBackward0()
-        grad_fn._next_edges = (*[gradient_edge(t) for t in tensors],)
+        grad_fn._next_edges = (*[next_edge(t) for t in tensors],)
         grad_fn.dim_ = dim
         grad_fn.tensors_args_scalartypes_ = tuple([t.dtype for t in tensors])
         grad_fn.tensors_args_sizes_ = tuple([t._data.shape for t in tensors])
@@ -1690,7 +1690,7 @@ def stack(keyset, tensors, dim):
     grad_fn = None
     if _tls.grad_enabled and (any([t._rg for t in tensors])):
         grad_fn = nodes.StackBackward0()
-        grad_fn._next_edges = (*[gradient_edge(t) for t in tensors],)
+        grad_fn._next_edges = (*[next_edge(t) for t in tensors],)
         grad_fn.dim_ = dim
         grad_fn.tensors_args_scalartypes_ = tuple([t.dtype for t in tensors])
     keyset &= AFTER_AUTOGRAD
@@ -1707,7 +1707,7 @@ def alias(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.AliasBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._alias_cache.get(keyset) or ops.alias_op._resolve(keyset)
     result = redispatch(keyset, self)
@@ -1722,7 +1722,7 @@ def clone(keyset, self, memory_format):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.CloneBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._clone_cache.get(keyset) or ops.clone_op._resolve(keyset)
     result = redispatch(keyset, self, memory_format)
@@ -1737,7 +1737,7 @@ def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memo
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.ToCopyBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_scalar_type_ = self.dtype
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.__to_copy_cache.get(keyset) or ops._to_copy_op._resolve(keyset)
@@ -1759,8 +1759,8 @@ def copy_(keyset, self, src, non_blocking):
         check_inplace(self)
         grad_fn = nodes.CopyBackwards()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(src),
+            next_edge(self),
+            next_edge(src),
         )
         grad_fn.src_scalar_type_ = src.dtype
     tangents = jvp_kernels.copy__pre(self, src, non_blocking) if _tls.fw_active else None
@@ -1779,7 +1779,7 @@ def zero_(keyset, self):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.ZeroBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.zero__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._zero__cache.get(keyset) or ops.zero__op._resolve(keyset)
@@ -1796,7 +1796,7 @@ def fill__Scalar(keyset, self, value):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.FillBackward2()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.fill__Scalar_pre(self, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._fill__Scalar_cache.get(keyset) or ops.fill__Scalar_op._resolve(keyset)
@@ -1814,8 +1814,8 @@ def fill__Tensor(keyset, self, value):
         check_inplace(self)
         grad_fn = nodes.FillBackward3()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(value),
+            next_edge(self),
+            next_edge(value),
         )
     tangents = jvp_kernels.fill__Tensor_pre(self, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -1832,7 +1832,7 @@ def masked_fill_Scalar(keyset, self, mask, value):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.MaskedFillBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.mask_ = SavedVariable(mask, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops._masked_fill_Scalar_cache.get(keyset) or ops.masked_fill_Scalar_op._resolve(
@@ -1851,7 +1851,7 @@ def masked_fill__Scalar(keyset, self, mask, value):
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
         grad_fn = nodes.MaskedFillBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.mask_ = SavedVariable(mask, False)
     tangents = jvp_kernels.masked_fill__Scalar_pre(self, mask, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
@@ -1871,8 +1871,8 @@ def masked_fill_Tensor(keyset, self, mask, value):
     if _tls.grad_enabled and (self._rg or value._rg):
         grad_fn = nodes.MaskedFillBackward1()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(value),
+            next_edge(self),
+            next_edge(value),
         )
         grad_fn.mask_ = SavedVariable(mask, False)
     keyset &= AFTER_AUTOGRAD
@@ -1893,8 +1893,8 @@ def masked_fill__Tensor(keyset, self, mask, value):
         check_inplace(self)
         grad_fn = nodes.MaskedFillBackward1()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(value),
+            next_edge(self),
+            next_edge(value),
         )
         grad_fn.mask_ = SavedVariable(mask, False)
     tangents = jvp_kernels.masked_fill__Tensor_pre(self, mask, value) if _tls.fw_active else None
@@ -1914,7 +1914,7 @@ def index_Tensor(keyset, self, indices):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.IndexBackward0()
-        grad_fn._next_edges = (gradient_edge(self),)
+        grad_fn._next_edges = (next_edge(self),)
         grad_fn.indices_ = save_list(indices)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
@@ -1932,8 +1932,8 @@ def index_put(keyset, self, indices, values, accumulate):
     if _tls.grad_enabled and (self._rg or values._rg):
         grad_fn = nodes.IndexPutBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(values),
+            next_edge(self),
+            next_edge(values),
         )
         grad_fn.accumulate_ = accumulate
         grad_fn.indices_ = save_list(indices)
@@ -1954,8 +1954,8 @@ def index_put_(keyset, self, indices, values, accumulate):
         check_inplace(self)
         grad_fn = nodes.IndexPutBackward0()
         grad_fn._next_edges = (
-            gradient_edge(self),
-            gradient_edge(values),
+            next_edge(self),
+            next_edge(values),
         )
         grad_fn.accumulate_ = accumulate
         grad_fn.indices_ = save_list(indices)

@@ -23,11 +23,12 @@ from opgrad.autograd.node import leaf_edge, sequence_nr_counter
 from opgrad.autograd.saved_variable import SavedVariable
 from opgrad.autograd.views import as_view, geometry
 from opgrad.generated import nodes
-from opgrad.plain import PLAIN_FLOATS, input_metadata
+from opgrad.plain import PLAIN_FLOATS, SHARED_INPUT_METADATA, input_metadata
 from opgrad.tensor import Tensor
 
 _new = object.__new__
 _sequence = sequence_nr_counter
+_shared_input_metadata = SHARED_INPUT_METADATA.get
 
 
 def add_Tensor(self, other, alpha):
@@ -54,16 +55,23 @@ def add_Tensor(self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.AddBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = other._grad_fn
-        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = leaf_edge(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_other,
         )
         grad_fn.alpha_ = alpha
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -89,10 +97,14 @@ def add_Scalar(self, other, alpha):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AddBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -124,16 +136,23 @@ def sub_Tensor(self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.SubBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = other._grad_fn
-        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = leaf_edge(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_other,
         )
         grad_fn.alpha_ = alpha
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -160,10 +179,14 @@ def sub_Scalar(self, other, alpha):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SubBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -191,16 +214,23 @@ def rsub_Tensor(self, other, alpha):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.RsubBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = other._grad_fn
-        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = leaf_edge(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_other,
         )
         grad_fn.alpha_ = alpha
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -227,11 +257,15 @@ def rsub_Scalar(self, other, alpha):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.RsubBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.alpha_ = alpha
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -262,10 +296,16 @@ def mul_Tensor(self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.MulBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = other._grad_fn
-        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = leaf_edge(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_other,
@@ -280,7 +320,8 @@ def mul_Tensor(self, other):
             if other._rg
             else None
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -306,11 +347,15 @@ def mul_Scalar(self, other):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MulBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.other_ = other
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -341,10 +386,16 @@ def div_Tensor(self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.DivBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = other._grad_fn
-        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = leaf_edge(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_other,
@@ -357,7 +408,8 @@ def div_Tensor(self, other):
             if other._rg
             else None
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -383,11 +435,15 @@ def div_Scalar(self, other):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.DivBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.other_ = other
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -414,10 +470,14 @@ def neg(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.NegBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -443,13 +503,17 @@ def log(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.LogBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -475,13 +539,17 @@ def sin(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SinBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -507,13 +575,17 @@ def cos(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.CosBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -540,12 +612,16 @@ def tanh_backward(grad_output, output):
     if _tls.grad_enabled and (grad_output._rg or output._rg):
         grad_fn = _new(nodes.TanhBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        fn = grad_output._grad_fn
-        edge_grad_output = (
-            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
-        )
-        fn = output._grad_fn
-        edge_output = (fn, output._output_nr) if fn is not None else leaf_edge(output)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_output = output._grad_fn
+        if edge_output is None:
+            edge_output = leaf_edge(output) if output._rg else None
+        elif output._output_nr:
+            edge_output = (edge_output, output._output_nr)
         grad_fn._next_edges = (
             edge_grad_output,
             edge_output,
@@ -564,7 +640,8 @@ def tanh_backward(grad_output, output):
             if output._vc is None and output._grad_fn is None
             else SavedVariable(output, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -591,12 +668,16 @@ def sigmoid_backward(grad_output, output):
     if _tls.grad_enabled and (grad_output._rg or output._rg):
         grad_fn = _new(nodes.SigmoidBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        fn = grad_output._grad_fn
-        edge_grad_output = (
-            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
-        )
-        fn = output._grad_fn
-        edge_output = (fn, output._output_nr) if fn is not None else leaf_edge(output)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_output = output._grad_fn
+        if edge_output is None:
+            edge_output = leaf_edge(output) if output._rg else None
+        elif output._output_nr:
+            edge_output = (edge_output, output._output_nr)
         grad_fn._next_edges = (
             edge_grad_output,
             edge_output,
@@ -615,7 +696,8 @@ def sigmoid_backward(grad_output, output):
             if output._vc is None and output._grad_fn is None
             else SavedVariable(output, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -642,12 +724,16 @@ def threshold_backward(grad_output, self, threshold):
     if _tls.grad_enabled and (grad_output._rg or self._rg):
         grad_fn = _new(nodes.ThresholdBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        fn = grad_output._grad_fn
-        edge_grad_output = (
-            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
-        )
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (
             edge_grad_output,
             edge_self,
@@ -658,7 +744,8 @@ def threshold_backward(grad_output, self, threshold):
             else None
         )
         grad_fn.threshold_ = threshold
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -689,14 +776,18 @@ def pow_Tensor_Scalar(self, exponent):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.PowBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.exponent_ = exponent
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -722,13 +813,17 @@ def abs(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AbsBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -754,10 +849,14 @@ def sgn(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SgnBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -783,10 +882,14 @@ def sign(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SignBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -813,15 +916,19 @@ def clamp(self, min, max):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ClampBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.max_ = max
         grad_fn.min_ = min
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -848,10 +955,16 @@ def maximum(self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.MaximumBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = other._grad_fn
-        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = leaf_edge(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_other,
@@ -862,7 +975,8 @@ def maximum(self, other):
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -895,10 +1009,16 @@ def where_self(condition, self, other):
     if _tls.grad_enabled and (self._rg or other._rg):
         grad_fn = _new(nodes.WhereBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = other._grad_fn
-        edge_other = (fn, other._output_nr) if fn is not None else leaf_edge(other)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = leaf_edge(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_other,
@@ -908,7 +1028,8 @@ def where_self(condition, self, other):
             if condition._vc is None and condition._grad_fn is None
             else SavedVariable(condition, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -974,11 +1095,15 @@ def sum(self, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SumBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1004,13 +1129,17 @@ def sum_dim_IntList(self, dim, keepdim, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SumBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.keepdim_ = keepdim
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1036,12 +1165,16 @@ def mean(self, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MeanBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_numel_ = self._data.size
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1067,14 +1200,18 @@ def mean_dim(self, dim, keepdim, dtype):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MeanBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.keepdim_ = keepdim
         grad_fn.self_sym_numel_ = self._data.size
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1102,10 +1239,16 @@ def mm(self, mat2):
     if _tls.grad_enabled and (self._rg or mat2._rg):
         grad_fn = _new(nodes.MmBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = mat2._grad_fn
-        edge_mat2 = (fn, mat2._output_nr) if fn is not None else leaf_edge(mat2)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_mat2 = mat2._grad_fn
+        if edge_mat2 is None:
+            edge_mat2 = leaf_edge(mat2) if mat2._rg else None
+        elif mat2._output_nr:
+            edge_mat2 = (edge_mat2, mat2._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_mat2,
@@ -1124,7 +1267,8 @@ def mm(self, mat2):
         )
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.self_sym_strides_ = strides_of(self) if self._rg else ()
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1151,10 +1295,16 @@ def bmm(self, mat2):
     if _tls.grad_enabled and (self._rg or mat2._rg):
         grad_fn = _new(nodes.BmmBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = mat2._grad_fn
-        edge_mat2 = (fn, mat2._output_nr) if fn is not None else leaf_edge(mat2)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_mat2 = mat2._grad_fn
+        if edge_mat2 is None:
+            edge_mat2 = leaf_edge(mat2) if mat2._rg else None
+        elif mat2._output_nr:
+            edge_mat2 = (edge_mat2, mat2._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_mat2,
@@ -1169,7 +1319,8 @@ def bmm(self, mat2):
             if mat2._rg
             else None
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1196,10 +1347,16 @@ def dot(self, tensor):
     if _tls.grad_enabled and (self._rg or tensor._rg):
         grad_fn = _new(nodes.DotBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = tensor._grad_fn
-        edge_tensor = (fn, tensor._output_nr) if fn is not None else leaf_edge(tensor)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_tensor = tensor._grad_fn
+        if edge_tensor is None:
+            edge_tensor = leaf_edge(tensor) if tensor._rg else None
+        elif tensor._output_nr:
+            edge_tensor = (edge_tensor, tensor._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_tensor,
@@ -1218,7 +1375,8 @@ def dot(self, tensor):
             if self._rg
             else None
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1245,10 +1403,16 @@ def mv(self, vec):
     if _tls.grad_enabled and (self._rg or vec._rg):
         grad_fn = _new(nodes.MvBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = vec._grad_fn
-        edge_vec = (fn, vec._output_nr) if fn is not None else leaf_edge(vec)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_vec = vec._grad_fn
+        if edge_vec is None:
+            edge_vec = leaf_edge(vec) if vec._rg else None
+        elif vec._output_nr:
+            edge_vec = (edge_vec, vec._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_vec,
@@ -1263,7 +1427,8 @@ def mv(self, vec):
             if self._rg
             else None
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1290,10 +1455,14 @@ def t(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.TBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1320,12 +1489,16 @@ def transpose_int(self, dim0, dim1):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.TransposeBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim0_ = dim0
         grad_fn.dim1_ = dim1
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1352,11 +1525,15 @@ def permute(self, dims):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.PermuteBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dims_ = dims
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1383,11 +1560,15 @@ def view(self, size):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ViewBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1413,11 +1594,15 @@ def _unsafe_view(self, size):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.UnsafeViewBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1444,11 +1629,15 @@ def expand(self, size, implicit):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ExpandBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1475,11 +1664,15 @@ def unsqueeze(self, dim):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.UnsqueezeBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1506,11 +1699,15 @@ def squeeze(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SqueezeBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1537,12 +1734,16 @@ def squeeze_dim(self, dim):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SqueezeBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1569,13 +1770,17 @@ def select_int(self, dim, index):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SelectBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.index_ = index
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1601,14 +1806,16 @@ def select_backward(grad_output, input_sizes, dim, index):
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = _new(nodes.SelectBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        fn = grad_output._grad_fn
-        edge_grad_output = (
-            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
-        )
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
         grad_fn._next_edges = (edge_grad_output,)
         grad_fn.dim_ = dim
         grad_fn.index_ = index
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1635,15 +1842,19 @@ def slice_Tensor(self, dim, start, end, step):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.SliceBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim_ = dim
         grad_fn.end_ = end
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.start_ = start
         grad_fn.step_ = step
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1669,16 +1880,18 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = _new(nodes.SliceBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        fn = grad_output._grad_fn
-        edge_grad_output = (
-            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
-        )
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
         grad_fn._next_edges = (edge_grad_output,)
         grad_fn.dim_ = dim
         grad_fn.end_ = end
         grad_fn.start_ = start
         grad_fn.step_ = step
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1705,14 +1918,18 @@ def as_strided(self, size, stride, storage_offset):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AsStridedBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_geometry_ = geometry(self)
         grad_fn.size_ = size
         grad_fn.storage_offset_ = storage_offset
         grad_fn.stride_ = stride
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1739,14 +1956,18 @@ def diagonal(self, offset, dim1, dim2):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.DiagonalBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dim1_ = dim1
         grad_fn.dim2_ = dim2
         grad_fn.offset_ = offset
         grad_fn.self_sym_sizes_ = self._data.shape
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1772,15 +1993,17 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     if _tls.grad_enabled and (grad_output._rg):
         grad_fn = _new(nodes.DiagonalBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        fn = grad_output._grad_fn
-        edge_grad_output = (
-            (fn, grad_output._output_nr) if fn is not None else leaf_edge(grad_output)
-        )
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
         grad_fn._next_edges = (edge_grad_output,)
         grad_fn.dim1_ = dim1
         grad_fn.dim2_ = dim2
         grad_fn.offset_ = offset
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1807,14 +2030,18 @@ def unfold(self, dimension, size, step):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.UnfoldBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.dimension_ = dimension
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.size_ = size
         grad_fn.step_ = step
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1840,13 +2067,17 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
     if _tls.grad_enabled and (grad_in._rg):
         grad_fn = _new(nodes.UnfoldBackwardBackward0)
         grad_fn._seq = next(_sequence)
-        fn = grad_in._grad_fn
-        edge_grad_in = (fn, grad_in._output_nr) if fn is not None else leaf_edge(grad_in)
+        edge_grad_in = grad_in._grad_fn
+        if edge_grad_in is None:
+            edge_grad_in = leaf_edge(grad_in) if grad_in._rg else None
+        elif grad_in._output_nr:
+            edge_grad_in = (edge_grad_in, grad_in._output_nr)
         grad_fn._next_edges = (edge_grad_in,)
         grad_fn.dim_ = dim
         grad_fn.size_ = size
         grad_fn.step_ = step
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1873,10 +2104,14 @@ def alias(self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.AliasBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1902,10 +2137,14 @@ def clone(self, memory_format):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.CloneBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1931,11 +2170,15 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.ToCopyBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.self_scalar_type_ = self.dtype
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -1962,13 +2205,17 @@ def masked_fill_Scalar(self, mask, value):
     if _tls.grad_enabled and (self._rg):
         grad_fn = _new(nodes.MaskedFillBackward0)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
         grad_fn.mask_ = (
             mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
@@ -2000,10 +2247,16 @@ def masked_fill_Tensor(self, mask, value):
     if _tls.grad_enabled and (self._rg or value._rg):
         grad_fn = _new(nodes.MaskedFillBackward1)
         grad_fn._seq = next(_sequence)
-        fn = self._grad_fn
-        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
-        fn = value._grad_fn
-        edge_value = (fn, value._output_nr) if fn is not None else leaf_edge(value)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_value = value._grad_fn
+        if edge_value is None:
+            edge_value = leaf_edge(value) if value._rg else None
+        elif value._output_nr:
+            edge_value = (edge_value, value._output_nr)
         grad_fn._next_edges = (
             edge_self,
             edge_value,
@@ -2011,7 +2264,8 @@ def masked_fill_Tensor(self, mask, value):
         grad_fn.mask_ = (
             mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)
         )
-        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True

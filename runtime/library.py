@@ -195,7 +195,7 @@ def _below_forward_ad(kernel, keyset, flat):
 
 def autograd_not_implemented_kernel(op: OpOverload) -> Callable:
     """The Autograd kernel of a library op that has none: run it, and make backward refuse."""
-    from .autograd.node import Node, gradient_edge
+    from .autograd.node import Node, next_edge
 
     class NotImplemented(Node):
         def name(self) -> str:
@@ -214,7 +214,7 @@ def autograd_not_implemented_kernel(op: OpOverload) -> Callable:
             result = op.kernel_for(below)(below, *flat)
         if record:
             node = NotImplemented()
-            node._next_edges = tuple(gradient_edge(t) for t in tensors)
+            node._next_edges = tuple(next_edge(t) for t in tensors)
             outputs = result if isinstance(result, tuple) else (result,)
             for nr, out in enumerate(outputs):
                 if isinstance(out, Tensor) and out._data.dtype.kind == "f":

@@ -17,15 +17,15 @@ PLAIN_KEYS = DEFAULT_TENSOR_KEYS
 PLAIN_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 #: one ``_in_meta`` tuple per (shape, dtype): nodes share them instead of each making two
-_input_metadata: dict = {}
+SHARED_INPUT_METADATA: dict = {}
 _MAX_SHARED = 4096
 
 
 def input_metadata(key: tuple) -> tuple:
     """The shared ``((shape, dtype),)`` of a single-output node whose result has ``key``."""
-    meta = _input_metadata.get(key)
+    meta = SHARED_INPUT_METADATA.get(key)
     if meta is None:
-        if len(_input_metadata) >= _MAX_SHARED:  # shapes that keep changing: start afresh
-            _input_metadata.clear()
-        meta = _input_metadata[key] = (key,)
+        if len(SHARED_INPUT_METADATA) >= _MAX_SHARED:  # shapes that keep changing: start afresh
+            SHARED_INPUT_METADATA.clear()
+        meta = SHARED_INPUT_METADATA[key] = (key,)
     return meta

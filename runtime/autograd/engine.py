@@ -19,7 +19,7 @@ from .._tls import state as _tls
 from . import anomaly, functions_manual
 from .hooks import run_post_hooks, run_pre_hooks, run_tensor_pre_hooks
 from .accumulate import ONLY_THE_LIST, accumulate_grad
-from .node import AccumulateGrad, GraphRoot, Node
+from .node import AccumulateGrad, GraphRoot, Node, edge_parts
 
 
 def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
@@ -46,7 +46,7 @@ def _validate_outputs(node: Node, outputs, edges, needs):
         grad = outputs[index]
         if grad is None or not needs[index]:
             continue
-        target, input_nr = edge
+        target, input_nr = edge_parts(edge)
         shape, dtype = target._in_meta[input_nr]
         data = grad._data
         if data.shape != shape or data.dtype != dtype:
@@ -79,7 +79,7 @@ def _compute_dependencies(root: Node) -> Dict[Node, int]:
         node = stack.pop()
         for edge in node._next_edges:
             if edge is not None:
-                target = edge[0]
+                target = edge[0] if edge.__class__ is tuple else edge
                 count = dependencies.get(target)
                 if count is None:  # first visit (the root is never a target)
                     dependencies[target] = 1
@@ -87,6 +87,12 @@ def _compute_dependencies(root: Node) -> Dict[Node, int]:
                 else:
                     dependencies[target] = count + 1
     return dependencies
+
+
+def _needs(edges, captures, needed) -> list:
+    """Per edge, whether a pruned task (autograd.grad, backward(inputs=)) routes along it."""
+    targets = [edge_parts(e)[0] if e is not None else None for e in edges]
+    return [t is not None and (t in captures or needed.get(t, False)) for t in targets]
 
 
 def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
@@ -99,7 +105,7 @@ def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
             result = False
             for edge in node._next_edges:
                 if edge is not None:
-                    target = edge[0]
+                    target = edge_parts(edge)[0]
                     if target in capture_nodes or needed.get(target, False):
                         result = True
             needed[node] = result
@@ -109,8 +115,10 @@ def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
         needed[node] = False  # provisional; graphs are acyclic
         stack.append((node, True))
         for edge in node._next_edges:
-            if edge is not None and edge[0] not in needed:
-                stack.append((edge[0], False))
+            if edge is not None:
+                target = edge_parts(edge)[0]
+                if target not in needed:
+                    stack.append((target, False))
     return needed
 
 
@@ -122,7 +130,7 @@ def _dependencies_from(start: Node) -> Dict[Node, int]:
         node = stack.pop()
         for edge in node._next_edges:
             if edge is not None:
-                target = edge[0]
+                target = edge[0] if edge.__class__ is tuple else edge
                 count = dependencies.get(target)
                 if count is None:
                     dependencies[target] = 1
@@ -233,9 +241,7 @@ def execute(
             if needed is None:
                 needs = edges  # an edge is truthy exactly when its input needs a gradient
             else:
-                needs = [
-                    e is not None and (e[0] in captures or needed.get(e[0], False)) for e in edges
-                ]
+                needs = _needs(edges, captures, needed)
             count = len(outputs)
             if count != len(edges):
                 raise RuntimeError(
@@ -252,7 +258,10 @@ def execute(
             for index, edge in enumerate(edges):
                 if not needs[index]:
                     continue
-                target, input_nr = edge
+                if edge.__class__ is tuple:
+                    target, input_nr = edge
+                else:
+                    target, input_nr = edge, 0
                 grad = outputs[index]
                 if grad is not None:
                     data = grad._data
@@ -321,10 +330,7 @@ def execute(
             if needed is None:
                 node_needs = node._next_edges
             else:
-                node_needs = [
-                    e is not None and (e[0] in captures or needed.get(e[0], False))
-                    for e in node._next_edges
-                ]
+                node_needs = _needs(node._next_edges, captures, needed)
             if node._hooks is None:
                 outputs = node.apply(grads, node_needs)
             else:
@@ -383,7 +389,10 @@ def execute_plain(root_edge: tuple, root_grad, keep_graph: bool) -> None:
             for index, edge in enumerate(edges):
                 if edge is None:
                     continue
-                target, input_nr = edge
+                if edge.__class__ is tuple:
+                    target, input_nr = edge
+                else:
+                    target, input_nr = edge, 0
                 grad = outputs[index]
                 if grad is not None:
                     data = grad._data

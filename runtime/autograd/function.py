@@ -14,7 +14,7 @@ from .._tls import forward_ad_off, forward_ad_off_here, forward_ad_restore
 from .._tls import state as _tls
 from ..tensor import Tensor
 from . import anomaly
-from .node import Node, gradient_edge
+from .node import Node, next_edge
 from .saved_variable import SavedVariable, unpack_saved
 from .inplace import bump_version
 from .views import IN_CUSTOM_FUNCTION, check_inplace, rebase_history
@@ -331,7 +331,7 @@ def _wrap_outputs(node, args, tensor_inputs, output, record: bool):
             "https://discuss.pytorch.org/ if you need help to do this change."
         )
     if record:
-        node._next_edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor))
+        node._next_edges = tuple(next_edge(a) for a in args if isinstance(a, Tensor))
         for t in dirty:
             if t._grad_fn is None and t._rg and t._base is None:
                 raise RuntimeError(
@@ -445,7 +445,7 @@ class _DelayedError(Node):
     def __init__(self, message: str, inputs) -> None:
         Node.__init__(self)
         self.message = message
-        self._next_edges = tuple(gradient_edge(t) for t in inputs)
+        self._next_edges = tuple(next_edge(t) for t in inputs)
 
     def name(self) -> str:
         return "DelayedError"

@@ -29,8 +29,10 @@ class InputMetadata(NamedTuple):
 class Node:
     """A function of the backward graph (``opgrad.autograd.graph.Node``).
 
-    ``_next_edges`` holds, per differentiable forward input, ``(node, input_nr)``
-    or None when that input needs no gradient; ``_in_meta`` holds, per
+    ``_next_edges`` holds, per differentiable forward input, its edge or None when
+    that input needs no gradient. An edge is stored flat: the node itself when the
+    gradient enters it at input 0 (nearly always), else ``(node, input_nr)``; one tuple
+    less per op. ``edge_parts`` reads either form. ``_in_meta`` holds, per
     forward output, the ``(shape, numpy dtype)`` its incoming gradient must have.
     """
 
@@ -64,7 +66,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._next_edges)
+        return tuple(edge_parts(e) if e is not None else (None, 0) for e in self._next_edges)
 
     @property
     def metadata(self) -> dict:
@@ -168,9 +170,30 @@ def grad_accumulator(tensor) -> AccumulateGrad:
     return node
 
 
-def leaf_edge(tensor) -> Optional[tuple]:
-    """``gradient_edge`` of a tensor without grad_fn: its AccumulateGrad, or None."""
-    return (grad_accumulator(tensor), 0) if tensor._rg else None
+def leaf_edge(tensor) -> Optional[AccumulateGrad]:
+    """The stored edge of a tensor without grad_fn: its AccumulateGrad, or None."""
+    if not tensor._rg:
+        return None
+    ref = tensor._grad_acc
+    if ref is not None:
+        node = ref()  # the common case, inline: a leaf used again
+        if node is not None:
+            return node
+    return grad_accumulator(tensor)
+
+
+def next_edge(tensor):
+    """What a node's ``_next_edges`` stores for an input ``tensor`` (see Node)."""
+    fn = tensor._grad_fn
+    if fn is not None:
+        output_nr = tensor._output_nr
+        return fn if output_nr == 0 else (fn, output_nr)
+    return leaf_edge(tensor)
+
+
+def edge_parts(edge) -> tuple:
+    """``(node, input_nr)`` of a stored edge."""
+    return edge if edge.__class__ is tuple else (edge, 0)
 
 
 def gradient_edge(tensor) -> Optional[tuple]:
