@@ -4,7 +4,9 @@
 
 ``apply`` unpacks what was saved and evaluates the formulas of the inputs
 that need a gradient; ``_saved_<name>`` / ``_raw_saved_<name>`` expose the
-saved fields as PyTorch does.
+saved fields as PyTorch does. An input saved as itself (a tensor without history
+and without a version counter) that still has none is its own unpacked value: only
+the other cases call ``unpack_saved``.
 """
 
 from opgrad.autograd.functions_manual import (
@@ -41,6 +43,7 @@ from opgrad.autograd.saved_variable import (
     unpack_saved,
     unpack_saved_list,
 )
+from opgrad.tensor import TENSOR_CLASSES
 from opgrad.generated.python_surface import (
     diagonal_backward,
     div,
@@ -253,8 +256,12 @@ class MulBackward0(Node):
                 None,
                 None,
             )
-        other = unpack_saved(self.other_, self)
-        self_ = unpack_saved(self.self_, self)
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES or other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # other: grad * self
         grad_other = grad * self_ if needs[1] else None
         # self: grad * other
@@ -333,8 +340,12 @@ class DivBackward0(Node):
                 None,
                 None,
             )
-        other = unpack_saved(self.other_, self)
-        self_ = unpack_saved(self.self_, self)
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES or other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # other: div_tensor_other_backward(grad, self, other)
         grad_other = div_tensor_other_backward(grad, self_, other) if needs[1] else None
         # self: grad / other
@@ -483,7 +494,9 @@ class LogBackward0(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # self: grad.div(self)
         grad_self = grad.div(self_) if needs[0] else None
         return (grad_self,)
@@ -513,7 +526,9 @@ class SinBackward0(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # self: grad * self.cos()
         grad_self = grad * self_.cos() if needs[0] else None
         return (grad_self,)
@@ -543,7 +558,9 @@ class CosBackward0(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # self: grad * -self.sin()
         grad_self = grad * -self_.sin() if needs[0] else None
         return (grad_self,)
@@ -613,8 +630,12 @@ class TanhBackwardBackward0(Node):
                 None,
                 None,
             )
-        grad_output = unpack_saved(self.grad_output_, self)
-        output = unpack_saved(self.output_, self)
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES or grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        output = self.output_
+        if output.__class__ not in TENSOR_CLASSES or output._vc is not None:
+            output = unpack_saved(output, self)
         # grad_output: tanh_backward(grad, output)
         grad_grad_output = tanh_backward(grad, output) if needs[0] else None
         # output: -2 * output * grad * grad_output
@@ -697,8 +718,12 @@ class SigmoidBackwardBackward0(Node):
                 None,
                 None,
             )
-        grad_output = unpack_saved(self.grad_output_, self)
-        output = unpack_saved(self.output_, self)
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES or grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        output = self.output_
+        if output.__class__ not in TENSOR_CLASSES or output._vc is not None:
+            output = unpack_saved(output, self)
         # grad_output: sigmoid_backward(grad, output)
         grad_grad_output = sigmoid_backward(grad, output) if needs[0] else None
         # output: grad * grad_output * (-2 * output + 1)
@@ -778,7 +803,9 @@ class ThresholdBackwardBackward0(Node):
                 None,
                 None,
             )
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         threshold = self.threshold_
         # grad_output: threshold_backward(grad, self, threshold)
         grad_grad_output = threshold_backward(grad, self_, threshold) if needs[0] else None
@@ -823,7 +850,9 @@ class PowBackward0(Node):
         if grad is None:
             return (None,)
         exponent = self.exponent_
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # self: pow_backward(grad, self, exponent)
         grad_self = pow_backward(grad, self_, exponent) if needs[0] else None
         return (grad_self,)
@@ -870,9 +899,13 @@ class PowBackward1(Node):
                 None,
                 None,
             )
-        exponent = unpack_saved(self.exponent_, self)
+        exponent = self.exponent_
+        if exponent.__class__ not in TENSOR_CLASSES or exponent._vc is not None:
+            exponent = unpack_saved(exponent, self)
         result = unpack_saved(self.result_, self)
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # exponent: pow_backward_exponent(grad, self, exponent, result)
         grad_exponent = pow_backward_exponent(grad, self_, exponent, result) if needs[1] else None
         # self: pow_backward_self(grad, self, exponent)
@@ -932,7 +965,9 @@ class PowBackward2(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
-        exponent = unpack_saved(self.exponent_, self)
+        exponent = self.exponent_
+        if exponent.__class__ not in TENSOR_CLASSES or exponent._vc is not None:
+            exponent = unpack_saved(exponent, self)
         result = unpack_saved(self.result_, self)
         self_ = self.self_
         # exponent: pow_backward_exponent(grad, self, exponent, result)
@@ -1006,7 +1041,9 @@ class AbsBackward0(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # self: grad * self.sgn()
         grad_self = grad * self_.sgn() if needs[0] else None
         return (grad_self,)
@@ -1084,7 +1121,9 @@ class ClampBackward1(Node):
             return (None,)
         max = self.max_
         min = self.min_
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # self: clamp_backward(grad, self, min, max)
         grad_self = clamp_backward(grad, self_, min, max) if needs[0] else None
         return (grad_self,)
@@ -1136,9 +1175,15 @@ class ClampBackward0(Node):
                 None,
                 None,
             )
-        max = unpack_saved(self.max_, self)
-        min = unpack_saved(self.min_, self)
-        self_ = unpack_saved(self.self_, self)
+        max = self.max_
+        if max.__class__ not in TENSOR_CLASSES or max._vc is not None:
+            max = unpack_saved(max, self)
+        min = self.min_
+        if min.__class__ not in TENSOR_CLASSES or min._vc is not None:
+            min = unpack_saved(min, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
         grad_min, grad_max = (
             clamp_backward_min_max(grad, self_, min, max, (needs[1], needs[2]))
@@ -1207,8 +1252,12 @@ class MaximumBackward0(Node):
                 None,
                 None,
             )
-        other = unpack_saved(self.other_, self)
-        self_ = unpack_saved(self.self_, self)
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES or other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # other: maximum_backward(grad, self, other, True)
         grad_other = maximum_backward(grad, self_, other, True) if needs[1] else None
         # self: maximum_backward(grad, self, other, False)
@@ -1254,7 +1303,9 @@ class WhereBackward0(Node):
                 None,
                 None,
             )
-        condition = unpack_saved(self.condition_, self)
+        condition = self.condition_
+        if condition.__class__ not in TENSOR_CLASSES or condition._vc is not None:
+            condition = unpack_saved(condition, self)
         # other: where(condition, 0, grad)
         grad_other = where(condition, 0, grad) if needs[1] else None
         # self: where(condition, grad, 0)
@@ -1463,10 +1514,14 @@ class MmBackward0(Node):
                 None,
                 None,
             )
-        mat2 = unpack_saved(self.mat2_, self)
+        mat2 = self.mat2_
+        if mat2.__class__ not in TENSOR_CLASSES or mat2._vc is not None:
+            mat2 = unpack_saved(mat2, self)
         mat2_sym_sizes = self.mat2_sym_sizes_
         mat2_sym_strides = self.mat2_sym_strides_
-        self_ = unpack_saved(self.self_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         self_sym_sizes = self.self_sym_sizes_
         self_sym_strides = self.self_sym_strides_
         # mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), 1)
@@ -1541,8 +1596,12 @@ class BmmBackward0(Node):
                 None,
                 None,
             )
-        mat2 = unpack_saved(self.mat2_, self)
-        self_ = unpack_saved(self.self_, self)
+        mat2 = self.mat2_
+        if mat2.__class__ not in TENSOR_CLASSES or mat2._vc is not None:
+            mat2 = unpack_saved(mat2, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
         # mat2: self.transpose(1, 2).bmm(grad)
         grad_mat2 = self_.transpose(1, 2).bmm(grad) if needs[1] else None
         # self: grad.bmm(mat2.transpose(1, 2))
@@ -1595,8 +1654,12 @@ class DotBackward0(Node):
                 None,
                 None,
             )
-        self_ = unpack_saved(self.self_, self)
-        tensor = unpack_saved(self.tensor_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        tensor = self.tensor_
+        if tensor.__class__ not in TENSOR_CLASSES or tensor._vc is not None:
+            tensor = unpack_saved(tensor, self)
         # self: grad * tensor
         grad_self = grad * tensor if needs[0] else None
         # tensor: grad * self
@@ -1649,8 +1712,12 @@ class MvBackward0(Node):
                 None,
                 None,
             )
-        self_ = unpack_saved(self.self_, self)
-        vec = unpack_saved(self.vec_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        vec = self.vec_
+        if vec.__class__ not in TENSOR_CLASSES or vec._vc is not None:
+            vec = unpack_saved(vec, self)
         # self: mv_self_backward(grad, vec)
         grad_self = mv_self_backward(grad, vec) if needs[0] else None
         # vec: self.t().mv(grad)
@@ -2842,7 +2909,9 @@ class MaskedFillBackward0(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
-        mask = unpack_saved(self.mask_, self)
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES or mask._vc is not None:
+            mask = unpack_saved(mask, self)
         # self: grad.masked_fill(mask, 0)
         grad_self = grad.masked_fill(mask, 0) if needs[0] else None
         return (grad_self,)
@@ -2875,7 +2944,9 @@ class MaskedFillBackward1(Node):
                 None,
                 None,
             )
-        mask = unpack_saved(self.mask_, self)
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES or mask._vc is not None:
+            mask = unpack_saved(mask, self)
         # self: grad.masked_fill(mask, 0)
         grad_self = grad.masked_fill(mask, 0) if needs[0] else None
         # value: where(mask, grad, 0).sum()

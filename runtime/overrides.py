@@ -469,9 +469,10 @@ def overridable(
     return wrap if func is None else wrap(func)
 
 
-def overridable_property(prop: property, name: str) -> property:
+def overridable_property(prop: property, name: str, none_slot: Optional[str] = None) -> property:
     """A Tensor property whose getter and setter go through the protocol, as
-    ``Tensor.<name>.__get__`` / ``.__set__``."""
+    ``Tensor.<name>.__get__`` / ``.__set__``. With ``none_slot``, assigning None stores
+    None in that slot without calling the setter (``x.grad = None`` every step)."""
     get_site, set_site = Site(), Site()
     fget, fset = prop.fget, prop.fset
 
@@ -483,8 +484,10 @@ def overridable_property(prop: property, name: str) -> property:
     def setter(self, value):
         if _tls.include & _TF or (self.__class__ not in _PLAIN and overrides(self)):
             dispatch(set_site, (self,), (self, value), {})
-            return
-        fset(self, value)
+        elif value is None and none_slot is not None:
+            setattr(self, none_slot, None)
+        else:
+            fset(self, value)
 
     getter.__name__ = setter.__name__ = name
     new = property(getter, setter if fset is not None else None, doc=prop.__doc__)

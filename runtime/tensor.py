@@ -632,7 +632,8 @@ def _install_overrides() -> None:
         "output_nr",
         "retains_grad",
     ):
-        setattr(Tensor, name, overridable_property(Tensor.__dict__[name], name))
+        none_slot = "_grad" if name == "grad" else None  # its setter stores None unchecked
+        setattr(Tensor, name, overridable_property(Tensor.__dict__[name], name, none_slot))
 
 
 _install_overrides()

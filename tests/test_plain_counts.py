@@ -3,8 +3,7 @@
 (a) Python-level calls in one warm case-a step, ``(x * w + b).sum().backward()``;
 (b) GC-tracked objects each recorded op keeps alive on a 1,000-op chain.
 
-The issue measured 123 calls and 7 objects. A gate not yet met is a strict xfail, so the
-suite turns red (XPASS) the moment it is met; whoever meets it removes the mark.
+The issue measured 123 calls and 7 objects.
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ import opgrad as og
 pytestmark = pytest.mark.skipif(
     os.environ.get("OPGRAD_PLAIN") == "0", reason="OPGRAD_PLAIN=0: the gates are the plain path's"
 )
-
-NOT_YET = pytest.mark.xfail(strict=True, reason="issue 12: plain path not complete")
 
 MAX_CALLS_PER_STEP = 55
 MAX_OBJECTS_PER_OP = 3
@@ -83,7 +80,6 @@ def gc_tracked_objects_per_recorded_op() -> float:
     return (gc_tracked_objects_kept_by_chain(2 * CHAIN_LENGTH) - shorter) / CHAIN_LENGTH
 
 
-@NOT_YET
 def test_case_a_step_makes_at_most_55_python_calls():
     calls = count_python_calls_of_case_a_step()
     assert calls <= MAX_CALLS_PER_STEP, f"{calls} Python-level calls in one case-a step"

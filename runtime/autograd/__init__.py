@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
+from numpy import empty
+
 from .._tls import state as _tls
 from ..dtypes import from_numpy_dtype
 from ..generated import ops as aten
 from ..overrides import overridable
-from ..tensor import Tensor
+from ..tensor import Tensor, _make
 
 #: torch.autograd.Variable: the Tensor class under its old name
 Variable = Tensor
@@ -160,11 +162,14 @@ def run_backward(
         and not create_graph
         and _tls.plain
     ):
-        # The common call, loss.backward(): one root, seeded with ones, the plain engine.
-        edge = gradient_edge(tensors)
+        # The common call, loss.backward(): one root with history, seeded with ones, the
+        # plain engine. The seed is aten.ones_like's result, made directly: nobody observes.
+        fn = tensors._grad_fn
         data = tensors._data
-        if edge is not None and data.size == 1 and data.dtype.kind == "f":
-            execute_plain(edge, aten.ones_like(tensors), bool(retain_graph))
+        if fn is not None and data.size == 1 and data.dtype.kind == "f":
+            seed = empty(data.shape, data.dtype)
+            seed.fill(1)
+            execute_plain((fn, tensors._output_nr), _make(seed), bool(retain_graph))
             return
     import warnings
 

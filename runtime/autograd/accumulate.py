@@ -75,6 +75,10 @@ def _detach(grad):
     # so make its result directly.
     if (grad._keys | _tls.include) & PYTHON:
         return aten.detach(grad)
+    if grad._base is None and not grad._rg and grad._meta is None:
+        # A gradient nobody else holds, with no history, hooks or base: its detached
+        # alias would be indistinguishable from itself.
+        return grad
     alias = _make(grad._data)
     vc = grad._vc
     alias._vc = vc if vc is not None else version_counter(grad)

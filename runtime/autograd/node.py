@@ -87,8 +87,7 @@ class Node:
         return result[0] if len(result) == 1 else tuple(result)
 
     def release_variables(self) -> None:
-        for slot in self._releasable_slots:
-            release(self, slot)
+        release(self, self._releasable_slots)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

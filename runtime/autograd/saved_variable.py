@@ -266,19 +266,20 @@ def raw_saved(grad_fn, slot: str):
     return SavedTensor(saved, grad_fn)
 
 
-def release(grad_fn, slot: str) -> None:
-    """Free what ``slot`` saved (after a backward without retain_graph)."""
-    saved = getattr(grad_fn, slot)
-    if saved is None:
-        return
-    if saved.__class__ is SavedVariable:
-        saved.reset()
-    elif saved.__class__ is tuple:
-        for item in saved:
-            if item is not None:
-                item.reset()
-    else:
-        setattr(grad_fn, slot, FREED)
+def release(grad_fn, slots: tuple) -> None:
+    """Free what ``grad_fn``'s ``slots`` saved (after a backward without retain_graph)."""
+    for slot in slots:
+        saved = getattr(grad_fn, slot)
+        if saved is None:
+            continue
+        if saved.__class__ is SavedVariable:
+            saved.reset()
+        elif saved.__class__ is tuple:
+            for item in saved:
+                if item is not None:
+                    item.reset()
+        else:
+            setattr(grad_fn, slot, FREED)
 
 
 def save_list(tensors) -> tuple:
