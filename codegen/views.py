@@ -60,8 +60,10 @@ def _param(arg, index: int, schema) -> Param:
         normalize = f"{n} = tensor_list({n})"
         keys = f"list_keys({n})"
     elif t.is_list and t.base in ("int", "SymInt"):
+        # a tuple passes as given: int_list converts or refuses anything else
         call = f"int_list({n}, {t.list_size or 1}, _site, {ident(schema)}_op, {index})"
-        normalize = f"if {n} is not None: {n} = {call}" if t.optional else f"{n} = {call}"
+        guard = f"{n} is not None and " if t.optional else ""
+        normalize = f"if {guard}{n}.__class__ is not tuple: {n} = {call}"
     elif t.base in ("int", "SymInt"):
         convert = f"int_arg({n}, _site, {ident(schema)}_op, {index})"
         if t.optional:

@@ -30,7 +30,7 @@ def add_Tensor(keyset, self, other, alpha):
         )
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._add_Tensor_cache.get(keyset) or ops.add_Tensor_op._resolve(keyset)
+    redispatch = ops.add_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -51,7 +51,7 @@ def add__Tensor(keyset, self, other, alpha):
         grad_fn.alpha_ = alpha
     tangents = jvp_kernels.add__Tensor_pre(self, other, alpha) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._add__Tensor_cache.get(keyset) or ops.add__Tensor_op._resolve(keyset)
+    redispatch = ops.add__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -66,7 +66,7 @@ def add_Scalar(keyset, self, other, alpha):
         grad_fn = nodes.AddBackward1()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._add_Scalar_cache.get(keyset) or ops.add_Scalar_op._resolve(keyset)
+    redispatch = ops.add_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -85,7 +85,7 @@ def sub_Tensor(keyset, self, other, alpha):
         )
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sub_Tensor_cache.get(keyset) or ops.sub_Tensor_op._resolve(keyset)
+    redispatch = ops.sub_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -106,7 +106,7 @@ def sub__Tensor(keyset, self, other, alpha):
         grad_fn.alpha_ = alpha
     tangents = jvp_kernels.sub__Tensor_pre(self, other, alpha) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sub__Tensor_cache.get(keyset) or ops.sub__Tensor_op._resolve(keyset)
+    redispatch = ops.sub__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -121,7 +121,7 @@ def sub_Scalar(keyset, self, other, alpha):
         grad_fn = nodes.SubBackward1()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sub_Scalar_cache.get(keyset) or ops.sub_Scalar_op._resolve(keyset)
+    redispatch = ops.sub_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -140,7 +140,7 @@ def rsub_Tensor(keyset, self, other, alpha):
         )
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._rsub_Tensor_cache.get(keyset) or ops.rsub_Tensor_op._resolve(keyset)
+    redispatch = ops.rsub_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -156,7 +156,7 @@ def rsub_Scalar(keyset, self, other, alpha):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.alpha_ = alpha
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._rsub_Scalar_cache.get(keyset) or ops.rsub_Scalar_op._resolve(keyset)
+    redispatch = ops.rsub_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -178,7 +178,7 @@ def mul_Tensor(keyset, self, other):
         if other._rg:
             grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mul_Tensor_cache.get(keyset) or ops.mul_Tensor_op._resolve(keyset)
+    redispatch = ops.mul_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -202,7 +202,7 @@ def mul__Tensor(keyset, self, other):
             grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.mul__Tensor_pre(self, other) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mul__Tensor_cache.get(keyset) or ops.mul__Tensor_op._resolve(keyset)
+    redispatch = ops.mul__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -218,7 +218,7 @@ def mul_Scalar(keyset, self, other):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.other_ = other
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mul_Scalar_cache.get(keyset) or ops.mul_Scalar_op._resolve(keyset)
+    redispatch = ops.mul_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -239,7 +239,7 @@ def div_Tensor(keyset, self, other):
         if other._rg:
             grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._div_Tensor_cache.get(keyset) or ops.div_Tensor_op._resolve(keyset)
+    redispatch = ops.div_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -262,7 +262,7 @@ def div__Tensor(keyset, self, other):
             grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.div__Tensor_pre(self, other) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._div__Tensor_cache.get(keyset) or ops.div__Tensor_op._resolve(keyset)
+    redispatch = ops.div__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -278,7 +278,7 @@ def div_Scalar(keyset, self, other):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.other_ = other
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._div_Scalar_cache.get(keyset) or ops.div_Scalar_op._resolve(keyset)
+    redispatch = ops.div_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -293,7 +293,7 @@ def reciprocal(keyset, self):
         grad_fn = nodes.ReciprocalBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._reciprocal_cache.get(keyset) or ops.reciprocal_op._resolve(keyset)
+    redispatch = ops.reciprocal_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -315,7 +315,7 @@ def reciprocal_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.reciprocal__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._reciprocal__cache.get(keyset) or ops.reciprocal__op._resolve(keyset)
+    redispatch = ops.reciprocal__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -335,7 +335,7 @@ def neg(keyset, self):
         grad_fn = nodes.NegBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._neg_cache.get(keyset) or ops.neg_op._resolve(keyset)
+    redispatch = ops.neg_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -352,7 +352,7 @@ def neg_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.neg__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._neg__cache.get(keyset) or ops.neg__op._resolve(keyset)
+    redispatch = ops.neg__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -367,7 +367,7 @@ def exp(keyset, self):
         grad_fn = nodes.ExpBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._exp_cache.get(keyset) or ops.exp_op._resolve(keyset)
+    redispatch = ops.exp_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -389,7 +389,7 @@ def exp_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.exp__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._exp__cache.get(keyset) or ops.exp__op._resolve(keyset)
+    redispatch = ops.exp__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -410,7 +410,7 @@ def log(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._log_cache.get(keyset) or ops.log_op._resolve(keyset)
+    redispatch = ops.log_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -428,7 +428,7 @@ def log_(keyset, self):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.log__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._log__cache.get(keyset) or ops.log__op._resolve(keyset)
+    redispatch = ops.log__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -444,7 +444,7 @@ def sin(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sin_cache.get(keyset) or ops.sin_op._resolve(keyset)
+    redispatch = ops.sin_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -462,7 +462,7 @@ def sin_(keyset, self):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.sin__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sin__cache.get(keyset) or ops.sin__op._resolve(keyset)
+    redispatch = ops.sin__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -478,7 +478,7 @@ def cos(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._cos_cache.get(keyset) or ops.cos_op._resolve(keyset)
+    redispatch = ops.cos_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -496,7 +496,7 @@ def cos_(keyset, self):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.cos__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._cos__cache.get(keyset) or ops.cos__op._resolve(keyset)
+    redispatch = ops.cos__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -511,7 +511,7 @@ def tanh(keyset, self):
         grad_fn = nodes.TanhBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._tanh_cache.get(keyset) or ops.tanh_op._resolve(keyset)
+    redispatch = ops.tanh_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -533,7 +533,7 @@ def tanh_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.tanh__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._tanh__cache.get(keyset) or ops.tanh__op._resolve(keyset)
+    redispatch = ops.tanh__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -559,7 +559,7 @@ def tanh_backward(keyset, grad_output, output):
             grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._tanh_backward_cache.get(keyset) or ops.tanh_backward_op._resolve(keyset)
+    redispatch = ops.tanh_backward_op.kernels[keyset]
     result = redispatch(keyset, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -574,7 +574,7 @@ def sigmoid(keyset, self):
         grad_fn = nodes.SigmoidBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sigmoid_cache.get(keyset) or ops.sigmoid_op._resolve(keyset)
+    redispatch = ops.sigmoid_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -596,7 +596,7 @@ def sigmoid_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.sigmoid__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sigmoid__cache.get(keyset) or ops.sigmoid__op._resolve(keyset)
+    redispatch = ops.sigmoid__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -622,7 +622,7 @@ def sigmoid_backward(keyset, grad_output, output):
             grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.output_ = SavedVariable(output, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sigmoid_backward_cache.get(keyset) or ops.sigmoid_backward_op._resolve(keyset)
+    redispatch = ops.sigmoid_backward_op.kernels[keyset]
     result = redispatch(keyset, grad_output, output)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -637,7 +637,7 @@ def relu(keyset, self):
         grad_fn = nodes.ReluBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._relu_cache.get(keyset) or ops.relu_op._resolve(keyset)
+    redispatch = ops.relu_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -659,7 +659,7 @@ def relu_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.relu__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._relu__cache.get(keyset) or ops.relu__op._resolve(keyset)
+    redispatch = ops.relu__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -685,9 +685,7 @@ def threshold_backward(keyset, grad_output, self, threshold):
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.threshold_ = threshold
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._threshold_backward_cache.get(keyset) or ops.threshold_backward_op._resolve(
-        keyset
-    )
+    redispatch = ops.threshold_backward_op.kernels[keyset]
     result = redispatch(keyset, grad_output, self, threshold)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -704,9 +702,7 @@ def pow_Tensor_Scalar(keyset, self, exponent):
         grad_fn.exponent_ = exponent
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._pow_Tensor_Scalar_cache.get(keyset) or ops.pow_Tensor_Scalar_op._resolve(
-        keyset
-    )
+    redispatch = ops.pow_Tensor_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -725,7 +721,7 @@ def pow__Scalar(keyset, self, exponent):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.pow__Scalar_pre(self, exponent) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._pow__Scalar_cache.get(keyset) or ops.pow__Scalar_op._resolve(keyset)
+    redispatch = ops.pow__Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -745,9 +741,7 @@ def pow_Tensor_Tensor(keyset, self, exponent):
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._pow_Tensor_Tensor_cache.get(keyset) or ops.pow_Tensor_Tensor_op._resolve(
-        keyset
-    )
+    redispatch = ops.pow_Tensor_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -774,7 +768,7 @@ def pow__Tensor(keyset, self, exponent):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.pow__Tensor_pre(self, exponent) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._pow__Tensor_cache.get(keyset) or ops.pow__Tensor_op._resolve(keyset)
+    redispatch = ops.pow__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -796,7 +790,7 @@ def pow_Scalar(keyset, self, exponent):
         grad_fn.exponent_ = SavedVariable(exponent, False)
         grad_fn.self_ = self
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._pow_Scalar_cache.get(keyset) or ops.pow_Scalar_op._resolve(keyset)
+    redispatch = ops.pow_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, exponent)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -816,7 +810,7 @@ def sqrt(keyset, self):
         grad_fn = nodes.SqrtBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sqrt_cache.get(keyset) or ops.sqrt_op._resolve(keyset)
+    redispatch = ops.sqrt_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -838,7 +832,7 @@ def sqrt_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.sqrt__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sqrt__cache.get(keyset) or ops.sqrt__op._resolve(keyset)
+    redispatch = ops.sqrt__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -859,7 +853,7 @@ def abs(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._abs_cache.get(keyset) or ops.abs_op._resolve(keyset)
+    redispatch = ops.abs_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -877,7 +871,7 @@ def abs_(keyset, self):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.abs__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._abs__cache.get(keyset) or ops.abs__op._resolve(keyset)
+    redispatch = ops.abs__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -892,7 +886,7 @@ def sgn(keyset, self):
         grad_fn = nodes.SgnBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sgn_cache.get(keyset) or ops.sgn_op._resolve(keyset)
+    redispatch = ops.sgn_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -907,7 +901,7 @@ def sign(keyset, self):
         grad_fn = nodes.SignBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sign_cache.get(keyset) or ops.sign_op._resolve(keyset)
+    redispatch = ops.sign_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -925,7 +919,7 @@ def clamp(keyset, self, min, max):
         grad_fn.min_ = min
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._clamp_cache.get(keyset) or ops.clamp_op._resolve(keyset)
+    redispatch = ops.clamp_op.kernels[keyset]
     result = redispatch(keyset, self, min, max)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -945,7 +939,7 @@ def clamp_(keyset, self, min, max):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.clamp__pre(self, min, max) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._clamp__cache.get(keyset) or ops.clamp__op._resolve(keyset)
+    redispatch = ops.clamp__op.kernels[keyset]
     result = redispatch(keyset, self, min, max)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -971,7 +965,7 @@ def clamp_Tensor(keyset, self, min, max):
             grad_fn.min_ = SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._clamp_Tensor_cache.get(keyset) or ops.clamp_Tensor_op._resolve(keyset)
+    redispatch = ops.clamp_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, min, max)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -999,7 +993,7 @@ def clamp__Tensor(keyset, self, min, max):
         grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.clamp__Tensor_pre(self, min, max) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._clamp__Tensor_cache.get(keyset) or ops.clamp__Tensor_op._resolve(keyset)
+    redispatch = ops.clamp__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, min, max)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1019,7 +1013,7 @@ def maximum(keyset, self, other):
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._maximum_cache.get(keyset) or ops.maximum_op._resolve(keyset)
+    redispatch = ops.maximum_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1038,7 +1032,7 @@ def where_self(keyset, condition, self, other):
         )
         grad_fn.condition_ = SavedVariable(condition, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._where_self_cache.get(keyset) or ops.where_self_op._resolve(keyset)
+    redispatch = ops.where_self_op.kernels[keyset]
     result = redispatch(keyset, condition, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1054,7 +1048,7 @@ def sum(keyset, self, dtype):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sum_cache.get(keyset) or ops.sum_op._resolve(keyset)
+    redispatch = ops.sum_op.kernels[keyset]
     result = redispatch(keyset, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1072,7 +1066,7 @@ def sum_dim_IntList(keyset, self, dim, keepdim, dtype):
         grad_fn.keepdim_ = keepdim
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sum_dim_IntList_cache.get(keyset) or ops.sum_dim_IntList_op._resolve(keyset)
+    redispatch = ops.sum_dim_IntList_op.kernels[keyset]
     result = redispatch(keyset, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1089,7 +1083,7 @@ def mean(keyset, self, dtype):
         grad_fn.self_sym_numel_ = self._data.size
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mean_cache.get(keyset) or ops.mean_op._resolve(keyset)
+    redispatch = ops.mean_op.kernels[keyset]
     result = redispatch(keyset, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1108,7 +1102,7 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
         grad_fn.self_sym_numel_ = self._data.size
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mean_dim_cache.get(keyset) or ops.mean_dim_op._resolve(keyset)
+    redispatch = ops.mean_dim_op.kernels[keyset]
     result = redispatch(keyset, self, dim, keepdim, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1136,7 +1130,7 @@ def mm(keyset, self, mat2):
         if self._rg:
             grad_fn.self_sym_strides_ = strides_of(self)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mm_cache.get(keyset) or ops.mm_op._resolve(keyset)
+    redispatch = ops.mm_op.kernels[keyset]
     result = redispatch(keyset, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1158,7 +1152,7 @@ def bmm(keyset, self, mat2):
         if mat2._rg:
             grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._bmm_cache.get(keyset) or ops.bmm_op._resolve(keyset)
+    redispatch = ops.bmm_op.kernels[keyset]
     result = redispatch(keyset, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1180,7 +1174,7 @@ def dot(keyset, self, tensor):
         if self._rg:
             grad_fn.tensor_ = SavedVariable(tensor, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._dot_cache.get(keyset) or ops.dot_op._resolve(keyset)
+    redispatch = ops.dot_op.kernels[keyset]
     result = redispatch(keyset, self, tensor)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1202,7 +1196,7 @@ def mv(keyset, self, vec):
         if self._rg:
             grad_fn.vec_ = SavedVariable(vec, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mv_cache.get(keyset) or ops.mv_op._resolve(keyset)
+    redispatch = ops.mv_op.kernels[keyset]
     result = redispatch(keyset, self, vec)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1217,7 +1211,7 @@ def t(keyset, self):
         grad_fn = nodes.TBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._t_cache.get(keyset) or ops.t_op._resolve(keyset)
+    redispatch = ops.t_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1234,7 +1228,7 @@ def transpose_int(keyset, self, dim0, dim1):
         grad_fn.dim0_ = dim0
         grad_fn.dim1_ = dim1
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._transpose_int_cache.get(keyset) or ops.transpose_int_op._resolve(keyset)
+    redispatch = ops.transpose_int_op.kernels[keyset]
     result = redispatch(keyset, self, dim0, dim1)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1250,7 +1244,7 @@ def permute(keyset, self, dims):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.dims_ = dims
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._permute_cache.get(keyset) or ops.permute_op._resolve(keyset)
+    redispatch = ops.permute_op.kernels[keyset]
     result = redispatch(keyset, self, dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1266,7 +1260,7 @@ def view(keyset, self, size):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._view_cache.get(keyset) or ops.view_op._resolve(keyset)
+    redispatch = ops.view_op.kernels[keyset]
     result = redispatch(keyset, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1282,7 +1276,7 @@ def _unsafe_view(keyset, self, size):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops.__unsafe_view_cache.get(keyset) or ops._unsafe_view_op._resolve(keyset)
+    redispatch = ops._unsafe_view_op.kernels[keyset]
     result = redispatch(keyset, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1298,7 +1292,7 @@ def expand(keyset, self, size, implicit):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._expand_cache.get(keyset) or ops.expand_op._resolve(keyset)
+    redispatch = ops.expand_op.kernels[keyset]
     result = redispatch(keyset, self, size, implicit)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1314,7 +1308,7 @@ def unsqueeze(keyset, self, dim):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._unsqueeze_cache.get(keyset) or ops.unsqueeze_op._resolve(keyset)
+    redispatch = ops.unsqueeze_op.kernels[keyset]
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1330,7 +1324,7 @@ def squeeze(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._squeeze_cache.get(keyset) or ops.squeeze_op._resolve(keyset)
+    redispatch = ops.squeeze_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1347,7 +1341,7 @@ def squeeze_dim(keyset, self, dim):
         grad_fn.dim_ = dim
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._squeeze_dim_cache.get(keyset) or ops.squeeze_dim_op._resolve(keyset)
+    redispatch = ops.squeeze_dim_op.kernels[keyset]
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1365,7 +1359,7 @@ def squeeze_(keyset, self):
         grad_fn.self_sym_sizes_ = self._data.shape
     tangents = jvp_kernels.squeeze__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._squeeze__cache.get(keyset) or ops.squeeze__op._resolve(keyset)
+    redispatch = ops.squeeze__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
@@ -1384,7 +1378,7 @@ def squeeze__dim(keyset, self, dim):
         grad_fn.self_sym_sizes_ = self._data.shape
     tangents = jvp_kernels.squeeze__dim_pre(self, dim) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._squeeze__dim_cache.get(keyset) or ops.squeeze__dim_op._resolve(keyset)
+    redispatch = ops.squeeze__dim_op.kernels[keyset]
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
@@ -1402,7 +1396,7 @@ def unsqueeze_(keyset, self, dim):
         grad_fn.dim_ = dim
     tangents = jvp_kernels.unsqueeze__pre(self, dim) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._unsqueeze__cache.get(keyset) or ops.unsqueeze__op._resolve(keyset)
+    redispatch = ops.unsqueeze__op.kernels[keyset]
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
@@ -1419,7 +1413,7 @@ def t_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.t__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._t__cache.get(keyset) or ops.t__op._resolve(keyset)
+    redispatch = ops.t__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
@@ -1438,7 +1432,7 @@ def transpose_(keyset, self, dim0, dim1):
         grad_fn.dim1_ = dim1
     tangents = jvp_kernels.transpose__pre(self, dim0, dim1) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._transpose__cache.get(keyset) or ops.transpose__op._resolve(keyset)
+    redispatch = ops.transpose__op.kernels[keyset]
     result = redispatch(keyset, self, dim0, dim1)
     if grad_fn is not None:
         rebase_history(self, grad_fn, metadata_only=True)
@@ -1456,7 +1450,7 @@ def select_int(keyset, self, dim, index):
         grad_fn.index_ = index
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._select_int_cache.get(keyset) or ops.select_int_op._resolve(keyset)
+    redispatch = ops.select_int_op.kernels[keyset]
     result = redispatch(keyset, self, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1473,7 +1467,7 @@ def select_backward(keyset, grad_output, input_sizes, dim, index):
         grad_fn.dim_ = dim
         grad_fn.index_ = index
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._select_backward_cache.get(keyset) or ops.select_backward_op._resolve(keyset)
+    redispatch = ops.select_backward_op.kernels[keyset]
     result = redispatch(keyset, grad_output, input_sizes, dim, index)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1493,7 +1487,7 @@ def slice_Tensor(keyset, self, dim, start, end, step):
         grad_fn.start_ = start
         grad_fn.step_ = step
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._slice_Tensor_cache.get(keyset) or ops.slice_Tensor_op._resolve(keyset)
+    redispatch = ops.slice_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1512,7 +1506,7 @@ def slice_backward(keyset, grad_output, input_sizes, dim, start, end, step):
         grad_fn.start_ = start
         grad_fn.step_ = step
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._slice_backward_cache.get(keyset) or ops.slice_backward_op._resolve(keyset)
+    redispatch = ops.slice_backward_op.kernels[keyset]
     result = redispatch(keyset, grad_output, input_sizes, dim, start, end, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1531,7 +1525,7 @@ def as_strided(keyset, self, size, stride, storage_offset):
         grad_fn.storage_offset_ = storage_offset
         grad_fn.stride_ = stride
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._as_strided_cache.get(keyset) or ops.as_strided_op._resolve(keyset)
+    redispatch = ops.as_strided_op.kernels[keyset]
     result = redispatch(keyset, self, size, stride, storage_offset)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1550,7 +1544,7 @@ def diagonal(keyset, self, offset, dim1, dim2):
         grad_fn.offset_ = offset
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._diagonal_cache.get(keyset) or ops.diagonal_op._resolve(keyset)
+    redispatch = ops.diagonal_op.kernels[keyset]
     result = redispatch(keyset, self, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1568,9 +1562,7 @@ def diagonal_backward(keyset, grad_output, input_sizes, offset, dim1, dim2):
         grad_fn.dim2_ = dim2
         grad_fn.offset_ = offset
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._diagonal_backward_cache.get(keyset) or ops.diagonal_backward_op._resolve(
-        keyset
-    )
+    redispatch = ops.diagonal_backward_op.kernels[keyset]
     result = redispatch(keyset, grad_output, input_sizes, offset, dim1, dim2)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1589,7 +1581,7 @@ def unfold(keyset, self, dimension, size, step):
         grad_fn.size_ = size
         grad_fn.step_ = step
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._unfold_cache.get(keyset) or ops.unfold_op._resolve(keyset)
+    redispatch = ops.unfold_op.kernels[keyset]
     result = redispatch(keyset, self, dimension, size, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1607,7 +1599,7 @@ def unfold_backward(keyset, grad_in, input_sizes, dim, size, step):
         grad_fn.size_ = size
         grad_fn.step_ = step
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._unfold_backward_cache.get(keyset) or ops.unfold_backward_op._resolve(keyset)
+    redispatch = ops.unfold_backward_op.kernels[keyset]
     result = redispatch(keyset, grad_in, input_sizes, dim, size, step)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1623,7 +1615,7 @@ def unbind_int(keyset, self, dim):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.dim_ = dim
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._unbind_int_cache.get(keyset) or ops.unbind_int_op._resolve(keyset)
+    redispatch = ops.unbind_int_op.kernels[keyset]
     result = redispatch(keyset, self, dim)
     if grad_fn is not None:
         set_history_multi(result, grad_fn)
@@ -1641,7 +1633,7 @@ def split_Tensor(keyset, self, split_size, dim):
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.split_size_ = split_size
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._split_Tensor_cache.get(keyset) or ops.split_Tensor_op._resolve(keyset)
+    redispatch = ops.split_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, split_size, dim)
     if grad_fn is not None:
         set_history_multi(result, grad_fn)
@@ -1659,7 +1651,7 @@ def split_with_sizes(keyset, self, split_sizes, dim):
         grad_fn.self_sym_sizes_ = self._data.shape
         grad_fn.split_sizes_ = split_sizes
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._split_with_sizes_cache.get(keyset) or ops.split_with_sizes_op._resolve(keyset)
+    redispatch = ops.split_with_sizes_op.kernels[keyset]
     result = redispatch(keyset, self, split_sizes, dim)
     if grad_fn is not None:
         set_history_multi(result, grad_fn)
@@ -1677,7 +1669,7 @@ def cat(keyset, tensors, dim):
         grad_fn.tensors_args_scalartypes_ = tuple([t.dtype for t in tensors])
         grad_fn.tensors_args_sizes_ = tuple([t._data.shape for t in tensors])
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._cat_cache.get(keyset) or ops.cat_op._resolve(keyset)
+    redispatch = ops.cat_op.kernels[keyset]
     result = redispatch(keyset, tensors, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1694,7 +1686,7 @@ def stack(keyset, tensors, dim):
         grad_fn.dim_ = dim
         grad_fn.tensors_args_scalartypes_ = tuple([t.dtype for t in tensors])
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._stack_cache.get(keyset) or ops.stack_op._resolve(keyset)
+    redispatch = ops.stack_op.kernels[keyset]
     result = redispatch(keyset, tensors, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1709,7 +1701,7 @@ def alias(keyset, self):
         grad_fn = nodes.AliasBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._alias_cache.get(keyset) or ops.alias_op._resolve(keyset)
+    redispatch = ops.alias_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1724,7 +1716,7 @@ def clone(keyset, self, memory_format):
         grad_fn = nodes.CloneBackward0()
         grad_fn._next_edges = (next_edge(self),)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._clone_cache.get(keyset) or ops.clone_op._resolve(keyset)
+    redispatch = ops.clone_op.kernels[keyset]
     result = redispatch(keyset, self, memory_format)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1740,7 +1732,7 @@ def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memo
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.self_scalar_type_ = self.dtype
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops.__to_copy_cache.get(keyset) or ops._to_copy_op._resolve(keyset)
+    redispatch = ops._to_copy_op.kernels[keyset]
     result = redispatch(
         keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
@@ -1765,7 +1757,7 @@ def copy_(keyset, self, src, non_blocking):
         grad_fn.src_scalar_type_ = src.dtype
     tangents = jvp_kernels.copy__pre(self, src, non_blocking) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._copy__cache.get(keyset) or ops.copy__op._resolve(keyset)
+    redispatch = ops.copy__op.kernels[keyset]
     result = redispatch(keyset, self, src, non_blocking)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1782,7 +1774,7 @@ def zero_(keyset, self):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.zero__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._zero__cache.get(keyset) or ops.zero__op._resolve(keyset)
+    redispatch = ops.zero__op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1799,7 +1791,7 @@ def fill__Scalar(keyset, self, value):
         grad_fn._next_edges = (next_edge(self),)
     tangents = jvp_kernels.fill__Scalar_pre(self, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._fill__Scalar_cache.get(keyset) or ops.fill__Scalar_op._resolve(keyset)
+    redispatch = ops.fill__Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1819,7 +1811,7 @@ def fill__Tensor(keyset, self, value):
         )
     tangents = jvp_kernels.fill__Tensor_pre(self, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._fill__Tensor_cache.get(keyset) or ops.fill__Tensor_op._resolve(keyset)
+    redispatch = ops.fill__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1835,9 +1827,7 @@ def masked_fill_Scalar(keyset, self, mask, value):
         grad_fn._next_edges = (next_edge(self),)
         grad_fn.mask_ = SavedVariable(mask, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._masked_fill_Scalar_cache.get(keyset) or ops.masked_fill_Scalar_op._resolve(
-        keyset
-    )
+    redispatch = ops.masked_fill_Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1855,9 +1845,7 @@ def masked_fill__Scalar(keyset, self, mask, value):
         grad_fn.mask_ = SavedVariable(mask, False)
     tangents = jvp_kernels.masked_fill__Scalar_pre(self, mask, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._masked_fill__Scalar_cache.get(keyset) or ops.masked_fill__Scalar_op._resolve(
-        keyset
-    )
+    redispatch = ops.masked_fill__Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1876,9 +1864,7 @@ def masked_fill_Tensor(keyset, self, mask, value):
         )
         grad_fn.mask_ = SavedVariable(mask, False)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._masked_fill_Tensor_cache.get(keyset) or ops.masked_fill_Tensor_op._resolve(
-        keyset
-    )
+    redispatch = ops.masked_fill_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1899,9 +1885,7 @@ def masked_fill__Tensor(keyset, self, mask, value):
         grad_fn.mask_ = SavedVariable(mask, False)
     tangents = jvp_kernels.masked_fill__Tensor_pre(self, mask, value) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._masked_fill__Tensor_cache.get(keyset) or ops.masked_fill__Tensor_op._resolve(
-        keyset
-    )
+    redispatch = ops.masked_fill__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, mask, value)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1918,7 +1902,7 @@ def index_Tensor(keyset, self, indices):
         grad_fn.indices_ = save_list(indices)
         grad_fn.self_sym_sizes_ = self._data.shape
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._index_Tensor_cache.get(keyset) or ops.index_Tensor_op._resolve(keyset)
+    redispatch = ops.index_Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, indices)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1939,7 +1923,7 @@ def index_put(keyset, self, indices, values, accumulate):
         grad_fn.indices_ = save_list(indices)
         grad_fn.values_info_ = (values._data.shape, values.dtype)
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._index_put_cache.get(keyset) or ops.index_put_op._resolve(keyset)
+    redispatch = ops.index_put_op.kernels[keyset]
     result = redispatch(keyset, self, indices, values, accumulate)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1964,7 +1948,7 @@ def index_put_(keyset, self, indices, values, accumulate):
         jvp_kernels.index_put__pre(self, indices, values, accumulate) if _tls.fw_active else None
     )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._index_put__cache.get(keyset) or ops.index_put__op._resolve(keyset)
+    redispatch = ops.index_put__op.kernels[keyset]
     result = redispatch(keyset, self, indices, values, accumulate)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
@@ -1983,7 +1967,7 @@ def add_out(keyset, self, other, alpha, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._add_out_cache.get(keyset) or ops.add_out_op._resolve(keyset)
+    redispatch = ops.add_out_op.kernels[keyset]
     return redispatch(keyset, self, other, alpha, out)
 
 
@@ -1997,7 +1981,7 @@ def sub_out(keyset, self, other, alpha, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sub_out_cache.get(keyset) or ops.sub_out_op._resolve(keyset)
+    redispatch = ops.sub_out_op.kernels[keyset]
     return redispatch(keyset, self, other, alpha, out)
 
 
@@ -2011,7 +1995,7 @@ def mul_out(keyset, self, other, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mul_out_cache.get(keyset) or ops.mul_out_op._resolve(keyset)
+    redispatch = ops.mul_out_op.kernels[keyset]
     return redispatch(keyset, self, other, out)
 
 
@@ -2025,7 +2009,7 @@ def div_out(keyset, self, other, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._div_out_cache.get(keyset) or ops.div_out_op._resolve(keyset)
+    redispatch = ops.div_out_op.kernels[keyset]
     return redispatch(keyset, self, other, out)
 
 
@@ -2038,7 +2022,7 @@ def neg_out(keyset, self, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._neg_out_cache.get(keyset) or ops.neg_out_op._resolve(keyset)
+    redispatch = ops.neg_out_op.kernels[keyset]
     return redispatch(keyset, self, out)
 
 
@@ -2051,7 +2035,7 @@ def exp_out(keyset, self, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._exp_out_cache.get(keyset) or ops.exp_out_op._resolve(keyset)
+    redispatch = ops.exp_out_op.kernels[keyset]
     return redispatch(keyset, self, out)
 
 
@@ -2064,7 +2048,7 @@ def tanh_out(keyset, self, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._tanh_out_cache.get(keyset) or ops.tanh_out_op._resolve(keyset)
+    redispatch = ops.tanh_out_op.kernels[keyset]
     return redispatch(keyset, self, out)
 
 
@@ -2077,7 +2061,7 @@ def sigmoid_out(keyset, self, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._sigmoid_out_cache.get(keyset) or ops.sigmoid_out_op._resolve(keyset)
+    redispatch = ops.sigmoid_out_op.kernels[keyset]
     return redispatch(keyset, self, out)
 
 
@@ -2090,9 +2074,7 @@ def pow_Tensor_Scalar_out(keyset, self, exponent, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._pow_Tensor_Scalar_out_cache.get(
-        keyset
-    ) or ops.pow_Tensor_Scalar_out_op._resolve(keyset)
+    redispatch = ops.pow_Tensor_Scalar_out_op.kernels[keyset]
     return redispatch(keyset, self, exponent, out)
 
 
@@ -2105,7 +2087,7 @@ def clamp_out(keyset, self, min, max, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._clamp_out_cache.get(keyset) or ops.clamp_out_op._resolve(keyset)
+    redispatch = ops.clamp_out_op.kernels[keyset]
     return redispatch(keyset, self, min, max, out)
 
 
@@ -2120,7 +2102,7 @@ def clamp_Tensor_out(keyset, self, min, max, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._clamp_Tensor_out_cache.get(keyset) or ops.clamp_Tensor_out_op._resolve(keyset)
+    redispatch = ops.clamp_Tensor_out_op.kernels[keyset]
     return redispatch(keyset, self, min, max, out)
 
 
@@ -2134,5 +2116,5 @@ def mm_out(keyset, self, mat2, out):
             out,
         )
     keyset &= AFTER_AUTOGRAD
-    redispatch = ops._mm_out_cache.get(keyset) or ops.mm_out_op._resolve(keyset)
+    redispatch = ops.mm_out_op.kernels[keyset]
     return redispatch(keyset, self, mat2, out)

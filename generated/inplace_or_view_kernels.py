@@ -15,123 +15,123 @@ from opgrad.generated import ops
 
 def t(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._t_cache.get(keyset) or ops.t_op._resolve(keyset)
+    redispatch = ops.t_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self))
 
 
 def transpose_int(keyset, self, dim0, dim1):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._transpose_int_cache.get(keyset) or ops.transpose_int_op._resolve(keyset)
+    redispatch = ops.transpose_int_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, dim0, dim1))
 
 
 def permute(keyset, self, dims):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._permute_cache.get(keyset) or ops.permute_op._resolve(keyset)
+    redispatch = ops.permute_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, dims))
 
 
 def view(keyset, self, size):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._view_cache.get(keyset) or ops.view_op._resolve(keyset)
+    redispatch = ops.view_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, size))
 
 
 def expand(keyset, self, size, implicit):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._expand_cache.get(keyset) or ops.expand_op._resolve(keyset)
+    redispatch = ops.expand_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, size, implicit))
 
 
 def unsqueeze(keyset, self, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._unsqueeze_cache.get(keyset) or ops.unsqueeze_op._resolve(keyset)
+    redispatch = ops.unsqueeze_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, dim))
 
 
 def squeeze(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._squeeze_cache.get(keyset) or ops.squeeze_op._resolve(keyset)
+    redispatch = ops.squeeze_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self))
 
 
 def squeeze_dim(keyset, self, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._squeeze_dim_cache.get(keyset) or ops.squeeze_dim_op._resolve(keyset)
+    redispatch = ops.squeeze_dim_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, dim))
 
 
 def select_int(keyset, self, dim, index):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._select_int_cache.get(keyset) or ops.select_int_op._resolve(keyset)
+    redispatch = ops.select_int_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, dim, index))
 
 
 def slice_Tensor(keyset, self, dim, start, end, step):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._slice_Tensor_cache.get(keyset) or ops.slice_Tensor_op._resolve(keyset)
+    redispatch = ops.slice_Tensor_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, dim, start, end, step))
 
 
 def as_strided(keyset, self, size, stride, storage_offset):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._as_strided_cache.get(keyset) or ops.as_strided_op._resolve(keyset)
+    redispatch = ops.as_strided_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, size, stride, storage_offset))
 
 
 def diagonal(keyset, self, offset, dim1, dim2):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._diagonal_cache.get(keyset) or ops.diagonal_op._resolve(keyset)
+    redispatch = ops.diagonal_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, offset, dim1, dim2))
 
 
 def unfold(keyset, self, dimension, size, step):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._unfold_cache.get(keyset) or ops.unfold_op._resolve(keyset)
+    redispatch = ops.unfold_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self, dimension, size, step))
 
 
 def unbind_int(keyset, self, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._unbind_int_cache.get(keyset) or ops.unbind_int_op._resolve(keyset)
+    redispatch = ops.unbind_int_op.kernels[keyset]
     return as_views(self, redispatch(keyset, self, dim))
 
 
 def split_Tensor(keyset, self, split_size, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._split_Tensor_cache.get(keyset) or ops.split_Tensor_op._resolve(keyset)
+    redispatch = ops.split_Tensor_op.kernels[keyset]
     return as_views(self, redispatch(keyset, self, split_size, dim))
 
 
 def split_with_sizes(keyset, self, split_sizes, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._split_with_sizes_cache.get(keyset) or ops.split_with_sizes_op._resolve(keyset)
+    redispatch = ops.split_with_sizes_op.kernels[keyset]
     return as_views(self, redispatch(keyset, self, split_sizes, dim))
 
 
 def alias(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._alias_cache.get(keyset) or ops.alias_op._resolve(keyset)
+    redispatch = ops.alias_op.kernels[keyset]
     return as_view(self, redispatch(keyset, self))
 
 
 def detach(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._detach_cache.get(keyset) or ops.detach_op._resolve(keyset)
+    redispatch = ops.detach_op.kernels[keyset]
     # an alias that is no view: it shares only the version counter
     return share_version(self, redispatch(keyset, self))
 
 
 def lift_fresh(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._lift_fresh_cache.get(keyset) or ops.lift_fresh_op._resolve(keyset)
+    redispatch = ops.lift_fresh_op.kernels[keyset]
     # an alias that is no view: it shares only the version counter
     return share_version(self, redispatch(keyset, self))
 
 
 def add__Tensor(keyset, self, other, alpha):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._add__Tensor_cache.get(keyset) or ops.add__Tensor_op._resolve(keyset)
+    redispatch = ops.add__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     bump_version(self)
     return result
@@ -139,7 +139,7 @@ def add__Tensor(keyset, self, other, alpha):
 
 def add_out(keyset, self, other, alpha, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._add_out_cache.get(keyset) or ops.add_out_op._resolve(keyset)
+    redispatch = ops.add_out_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha, out)
     bump_version(out)
     return result
@@ -147,7 +147,7 @@ def add_out(keyset, self, other, alpha, out):
 
 def sub__Tensor(keyset, self, other, alpha):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._sub__Tensor_cache.get(keyset) or ops.sub__Tensor_op._resolve(keyset)
+    redispatch = ops.sub__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha)
     bump_version(self)
     return result
@@ -155,7 +155,7 @@ def sub__Tensor(keyset, self, other, alpha):
 
 def sub_out(keyset, self, other, alpha, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._sub_out_cache.get(keyset) or ops.sub_out_op._resolve(keyset)
+    redispatch = ops.sub_out_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha, out)
     bump_version(out)
     return result
@@ -163,7 +163,7 @@ def sub_out(keyset, self, other, alpha, out):
 
 def mul__Tensor(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._mul__Tensor_cache.get(keyset) or ops.mul__Tensor_op._resolve(keyset)
+    redispatch = ops.mul__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     bump_version(self)
     return result
@@ -171,7 +171,7 @@ def mul__Tensor(keyset, self, other):
 
 def mul_out(keyset, self, other, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._mul_out_cache.get(keyset) or ops.mul_out_op._resolve(keyset)
+    redispatch = ops.mul_out_op.kernels[keyset]
     result = redispatch(keyset, self, other, out)
     bump_version(out)
     return result
@@ -179,7 +179,7 @@ def mul_out(keyset, self, other, out):
 
 def div__Tensor(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._div__Tensor_cache.get(keyset) or ops.div__Tensor_op._resolve(keyset)
+    redispatch = ops.div__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, other)
     bump_version(self)
     return result
@@ -187,7 +187,7 @@ def div__Tensor(keyset, self, other):
 
 def div_out(keyset, self, other, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._div_out_cache.get(keyset) or ops.div_out_op._resolve(keyset)
+    redispatch = ops.div_out_op.kernels[keyset]
     result = redispatch(keyset, self, other, out)
     bump_version(out)
     return result
@@ -195,7 +195,7 @@ def div_out(keyset, self, other, out):
 
 def reciprocal_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._reciprocal__cache.get(keyset) or ops.reciprocal__op._resolve(keyset)
+    redispatch = ops.reciprocal__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -203,7 +203,7 @@ def reciprocal_(keyset, self):
 
 def neg_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._neg__cache.get(keyset) or ops.neg__op._resolve(keyset)
+    redispatch = ops.neg__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -211,7 +211,7 @@ def neg_(keyset, self):
 
 def neg_out(keyset, self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._neg_out_cache.get(keyset) or ops.neg_out_op._resolve(keyset)
+    redispatch = ops.neg_out_op.kernels[keyset]
     result = redispatch(keyset, self, out)
     bump_version(out)
     return result
@@ -219,7 +219,7 @@ def neg_out(keyset, self, out):
 
 def exp_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._exp__cache.get(keyset) or ops.exp__op._resolve(keyset)
+    redispatch = ops.exp__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -227,7 +227,7 @@ def exp_(keyset, self):
 
 def exp_out(keyset, self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._exp_out_cache.get(keyset) or ops.exp_out_op._resolve(keyset)
+    redispatch = ops.exp_out_op.kernels[keyset]
     result = redispatch(keyset, self, out)
     bump_version(out)
     return result
@@ -235,7 +235,7 @@ def exp_out(keyset, self, out):
 
 def log_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._log__cache.get(keyset) or ops.log__op._resolve(keyset)
+    redispatch = ops.log__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -243,7 +243,7 @@ def log_(keyset, self):
 
 def sin_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._sin__cache.get(keyset) or ops.sin__op._resolve(keyset)
+    redispatch = ops.sin__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -251,7 +251,7 @@ def sin_(keyset, self):
 
 def cos_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._cos__cache.get(keyset) or ops.cos__op._resolve(keyset)
+    redispatch = ops.cos__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -259,7 +259,7 @@ def cos_(keyset, self):
 
 def tanh_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._tanh__cache.get(keyset) or ops.tanh__op._resolve(keyset)
+    redispatch = ops.tanh__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -267,7 +267,7 @@ def tanh_(keyset, self):
 
 def tanh_out(keyset, self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._tanh_out_cache.get(keyset) or ops.tanh_out_op._resolve(keyset)
+    redispatch = ops.tanh_out_op.kernels[keyset]
     result = redispatch(keyset, self, out)
     bump_version(out)
     return result
@@ -275,7 +275,7 @@ def tanh_out(keyset, self, out):
 
 def sigmoid_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._sigmoid__cache.get(keyset) or ops.sigmoid__op._resolve(keyset)
+    redispatch = ops.sigmoid__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -283,7 +283,7 @@ def sigmoid_(keyset, self):
 
 def sigmoid_out(keyset, self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._sigmoid_out_cache.get(keyset) or ops.sigmoid_out_op._resolve(keyset)
+    redispatch = ops.sigmoid_out_op.kernels[keyset]
     result = redispatch(keyset, self, out)
     bump_version(out)
     return result
@@ -291,7 +291,7 @@ def sigmoid_out(keyset, self, out):
 
 def relu_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._relu__cache.get(keyset) or ops.relu__op._resolve(keyset)
+    redispatch = ops.relu__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -299,7 +299,7 @@ def relu_(keyset, self):
 
 def pow__Scalar(keyset, self, exponent):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._pow__Scalar_cache.get(keyset) or ops.pow__Scalar_op._resolve(keyset)
+    redispatch = ops.pow__Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, exponent)
     bump_version(self)
     return result
@@ -307,9 +307,7 @@ def pow__Scalar(keyset, self, exponent):
 
 def pow_Tensor_Scalar_out(keyset, self, exponent, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._pow_Tensor_Scalar_out_cache.get(
-        keyset
-    ) or ops.pow_Tensor_Scalar_out_op._resolve(keyset)
+    redispatch = ops.pow_Tensor_Scalar_out_op.kernels[keyset]
     result = redispatch(keyset, self, exponent, out)
     bump_version(out)
     return result
@@ -317,7 +315,7 @@ def pow_Tensor_Scalar_out(keyset, self, exponent, out):
 
 def pow__Tensor(keyset, self, exponent):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._pow__Tensor_cache.get(keyset) or ops.pow__Tensor_op._resolve(keyset)
+    redispatch = ops.pow__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, exponent)
     bump_version(self)
     return result
@@ -325,7 +323,7 @@ def pow__Tensor(keyset, self, exponent):
 
 def sqrt_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._sqrt__cache.get(keyset) or ops.sqrt__op._resolve(keyset)
+    redispatch = ops.sqrt__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -333,7 +331,7 @@ def sqrt_(keyset, self):
 
 def abs_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._abs__cache.get(keyset) or ops.abs__op._resolve(keyset)
+    redispatch = ops.abs__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -341,7 +339,7 @@ def abs_(keyset, self):
 
 def clamp_(keyset, self, min, max):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._clamp__cache.get(keyset) or ops.clamp__op._resolve(keyset)
+    redispatch = ops.clamp__op.kernels[keyset]
     result = redispatch(keyset, self, min, max)
     bump_version(self)
     return result
@@ -349,7 +347,7 @@ def clamp_(keyset, self, min, max):
 
 def clamp_out(keyset, self, min, max, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._clamp_out_cache.get(keyset) or ops.clamp_out_op._resolve(keyset)
+    redispatch = ops.clamp_out_op.kernels[keyset]
     result = redispatch(keyset, self, min, max, out)
     bump_version(out)
     return result
@@ -357,7 +355,7 @@ def clamp_out(keyset, self, min, max, out):
 
 def clamp__Tensor(keyset, self, min, max):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._clamp__Tensor_cache.get(keyset) or ops.clamp__Tensor_op._resolve(keyset)
+    redispatch = ops.clamp__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, min, max)
     bump_version(self)
     return result
@@ -365,7 +363,7 @@ def clamp__Tensor(keyset, self, min, max):
 
 def clamp_Tensor_out(keyset, self, min, max, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._clamp_Tensor_out_cache.get(keyset) or ops.clamp_Tensor_out_op._resolve(keyset)
+    redispatch = ops.clamp_Tensor_out_op.kernels[keyset]
     result = redispatch(keyset, self, min, max, out)
     bump_version(out)
     return result
@@ -373,7 +371,7 @@ def clamp_Tensor_out(keyset, self, min, max, out):
 
 def logical_and_(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._logical_and__cache.get(keyset) or ops.logical_and__op._resolve(keyset)
+    redispatch = ops.logical_and__op.kernels[keyset]
     result = redispatch(keyset, self, other)
     bump_version(self)
     return result
@@ -381,7 +379,7 @@ def logical_and_(keyset, self, other):
 
 def logical_or_(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._logical_or__cache.get(keyset) or ops.logical_or__op._resolve(keyset)
+    redispatch = ops.logical_or__op.kernels[keyset]
     result = redispatch(keyset, self, other)
     bump_version(self)
     return result
@@ -389,7 +387,7 @@ def logical_or_(keyset, self, other):
 
 def mm_out(keyset, self, mat2, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._mm_out_cache.get(keyset) or ops.mm_out_op._resolve(keyset)
+    redispatch = ops.mm_out_op.kernels[keyset]
     result = redispatch(keyset, self, mat2, out)
     bump_version(out)
     return result
@@ -397,7 +395,7 @@ def mm_out(keyset, self, mat2, out):
 
 def squeeze_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._squeeze__cache.get(keyset) or ops.squeeze__op._resolve(keyset)
+    redispatch = ops.squeeze__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -405,7 +403,7 @@ def squeeze_(keyset, self):
 
 def squeeze__dim(keyset, self, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._squeeze__dim_cache.get(keyset) or ops.squeeze__dim_op._resolve(keyset)
+    redispatch = ops.squeeze__dim_op.kernels[keyset]
     result = redispatch(keyset, self, dim)
     bump_version(self)
     return result
@@ -413,7 +411,7 @@ def squeeze__dim(keyset, self, dim):
 
 def unsqueeze_(keyset, self, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._unsqueeze__cache.get(keyset) or ops.unsqueeze__op._resolve(keyset)
+    redispatch = ops.unsqueeze__op.kernels[keyset]
     result = redispatch(keyset, self, dim)
     bump_version(self)
     return result
@@ -421,7 +419,7 @@ def unsqueeze_(keyset, self, dim):
 
 def t_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._t__cache.get(keyset) or ops.t__op._resolve(keyset)
+    redispatch = ops.t__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -429,7 +427,7 @@ def t_(keyset, self):
 
 def transpose_(keyset, self, dim0, dim1):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._transpose__cache.get(keyset) or ops.transpose__op._resolve(keyset)
+    redispatch = ops.transpose__op.kernels[keyset]
     result = redispatch(keyset, self, dim0, dim1)
     bump_version(self)
     return result
@@ -437,7 +435,7 @@ def transpose_(keyset, self, dim0, dim1):
 
 def copy_(keyset, self, src, non_blocking):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._copy__cache.get(keyset) or ops.copy__op._resolve(keyset)
+    redispatch = ops.copy__op.kernels[keyset]
     result = redispatch(keyset, self, src, non_blocking)
     bump_version(self)
     return result
@@ -445,7 +443,7 @@ def copy_(keyset, self, src, non_blocking):
 
 def zero_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._zero__cache.get(keyset) or ops.zero__op._resolve(keyset)
+    redispatch = ops.zero__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -453,7 +451,7 @@ def zero_(keyset, self):
 
 def fill__Scalar(keyset, self, value):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._fill__Scalar_cache.get(keyset) or ops.fill__Scalar_op._resolve(keyset)
+    redispatch = ops.fill__Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, value)
     bump_version(self)
     return result
@@ -461,7 +459,7 @@ def fill__Scalar(keyset, self, value):
 
 def fill__Tensor(keyset, self, value):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._fill__Tensor_cache.get(keyset) or ops.fill__Tensor_op._resolve(keyset)
+    redispatch = ops.fill__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, value)
     bump_version(self)
     return result
@@ -469,9 +467,7 @@ def fill__Tensor(keyset, self, value):
 
 def masked_fill__Scalar(keyset, self, mask, value):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._masked_fill__Scalar_cache.get(keyset) or ops.masked_fill__Scalar_op._resolve(
-        keyset
-    )
+    redispatch = ops.masked_fill__Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, mask, value)
     bump_version(self)
     return result
@@ -479,9 +475,7 @@ def masked_fill__Scalar(keyset, self, mask, value):
 
 def masked_fill__Tensor(keyset, self, mask, value):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._masked_fill__Tensor_cache.get(keyset) or ops.masked_fill__Tensor_op._resolve(
-        keyset
-    )
+    redispatch = ops.masked_fill__Tensor_op.kernels[keyset]
     result = redispatch(keyset, self, mask, value)
     bump_version(self)
     return result
@@ -489,7 +483,7 @@ def masked_fill__Tensor(keyset, self, mask, value):
 
 def index_put_(keyset, self, indices, values, accumulate):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops._index_put__cache.get(keyset) or ops.index_put__op._resolve(keyset)
+    redispatch = ops.index_put__op.kernels[keyset]
     result = redispatch(keyset, self, indices, values, accumulate)
     bump_version(self)
     return result

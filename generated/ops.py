@@ -35,7 +35,7 @@ from opgrad.plain import PLAIN_KEYS
 from opgrad.tensor import TENSOR_CLASSES, Tensor
 
 add_Tensor_op = define("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
-_add_Tensor_cache = add_Tensor_op._cache
+_add_Tensor_kernels = add_Tensor_op.kernels
 
 
 def _add_Tensor_entry(_site):
@@ -63,7 +63,7 @@ def _add_Tensor_entry(_site):
                 result = plain_kernels.add_Tensor(self, other, alpha)
                 if result is not None:
                     return result
-            kernel = _add_Tensor_cache.get(keyset) or add_Tensor_op._resolve(keyset)
+            kernel = _add_Tensor_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -80,7 +80,7 @@ add_Tensor_op._make_entry = _add_Tensor_entry
 add__Tensor_op = define(
     "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
 )
-_add__Tensor_cache = add__Tensor_op._cache
+_add__Tensor_kernels = add__Tensor_op.kernels
 
 
 def _add__Tensor_entry(_site):
@@ -104,7 +104,7 @@ def _add__Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, add__Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _add__Tensor_cache.get(keyset) or add__Tensor_op._resolve(keyset)
+            kernel = _add__Tensor_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -121,7 +121,7 @@ add__Tensor_op._make_entry = _add__Tensor_entry
 add_out_op = define(
     "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
 )
-_add_out_cache = add_out_op._cache
+_add_out_kernels = add_out_op.kernels
 
 
 def _add_out_entry(_site):
@@ -147,7 +147,7 @@ def _add_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, add_out_op, self, other, alpha, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-            kernel = _add_out_cache.get(keyset) or add_out_op._resolve(keyset)
+            kernel = _add_out_kernels[keyset]
             return kernel(keyset, self, other, alpha, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -162,7 +162,7 @@ add_out_op._make_entry = _add_out_entry
 
 
 add_Scalar_op = define("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-_add_Scalar_cache = add_Scalar_op._cache
+_add_Scalar_kernels = add_Scalar_op.kernels
 
 
 def _add_Scalar_entry(_site):
@@ -195,7 +195,7 @@ def _add_Scalar_entry(_site):
                 result = plain_kernels.add_Scalar(self, other, alpha)
                 if result is not None:
                     return result
-            kernel = _add_Scalar_cache.get(keyset) or add_Scalar_op._resolve(keyset)
+            kernel = _add_Scalar_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -210,7 +210,7 @@ add_Scalar_op._make_entry = _add_Scalar_entry
 
 
 sub_Tensor_op = define("aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
-_sub_Tensor_cache = sub_Tensor_op._cache
+_sub_Tensor_kernels = sub_Tensor_op.kernels
 
 
 def _sub_Tensor_entry(_site):
@@ -238,7 +238,7 @@ def _sub_Tensor_entry(_site):
                 result = plain_kernels.sub_Tensor(self, other, alpha)
                 if result is not None:
                     return result
-            kernel = _sub_Tensor_cache.get(keyset) or sub_Tensor_op._resolve(keyset)
+            kernel = _sub_Tensor_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -255,7 +255,7 @@ sub_Tensor_op._make_entry = _sub_Tensor_entry
 sub__Tensor_op = define(
     "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
 )
-_sub__Tensor_cache = sub__Tensor_op._cache
+_sub__Tensor_kernels = sub__Tensor_op.kernels
 
 
 def _sub__Tensor_entry(_site):
@@ -279,7 +279,7 @@ def _sub__Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, sub__Tensor_op, self, other, alpha)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _sub__Tensor_cache.get(keyset) or sub__Tensor_op._resolve(keyset)
+            kernel = _sub__Tensor_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -296,7 +296,7 @@ sub__Tensor_op._make_entry = _sub__Tensor_entry
 sub_out_op = define(
     "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
 )
-_sub_out_cache = sub_out_op._cache
+_sub_out_kernels = sub_out_op.kernels
 
 
 def _sub_out_entry(_site):
@@ -322,7 +322,7 @@ def _sub_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, sub_out_op, self, other, alpha, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-            kernel = _sub_out_cache.get(keyset) or sub_out_op._resolve(keyset)
+            kernel = _sub_out_kernels[keyset]
             return kernel(keyset, self, other, alpha, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -337,7 +337,7 @@ sub_out_op._make_entry = _sub_out_entry
 
 
 sub_Scalar_op = define("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-_sub_Scalar_cache = sub_Scalar_op._cache
+_sub_Scalar_kernels = sub_Scalar_op.kernels
 
 
 def _sub_Scalar_entry(_site):
@@ -370,7 +370,7 @@ def _sub_Scalar_entry(_site):
                 result = plain_kernels.sub_Scalar(self, other, alpha)
                 if result is not None:
                     return result
-            kernel = _sub_Scalar_cache.get(keyset) or sub_Scalar_op._resolve(keyset)
+            kernel = _sub_Scalar_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -385,7 +385,7 @@ sub_Scalar_op._make_entry = _sub_Scalar_entry
 
 
 rsub_Tensor_op = define("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
-_rsub_Tensor_cache = rsub_Tensor_op._cache
+_rsub_Tensor_kernels = rsub_Tensor_op.kernels
 
 
 def _rsub_Tensor_entry(_site):
@@ -413,7 +413,7 @@ def _rsub_Tensor_entry(_site):
                 result = plain_kernels.rsub_Tensor(self, other, alpha)
                 if result is not None:
                     return result
-            kernel = _rsub_Tensor_cache.get(keyset) or rsub_Tensor_op._resolve(keyset)
+            kernel = _rsub_Tensor_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -428,7 +428,7 @@ rsub_Tensor_op._make_entry = _rsub_Tensor_entry
 
 
 rsub_Scalar_op = define("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-_rsub_Scalar_cache = rsub_Scalar_op._cache
+_rsub_Scalar_kernels = rsub_Scalar_op.kernels
 
 
 def _rsub_Scalar_entry(_site):
@@ -461,7 +461,7 @@ def _rsub_Scalar_entry(_site):
                 result = plain_kernels.rsub_Scalar(self, other, alpha)
                 if result is not None:
                     return result
-            kernel = _rsub_Scalar_cache.get(keyset) or rsub_Scalar_op._resolve(keyset)
+            kernel = _rsub_Scalar_kernels[keyset]
             return kernel(keyset, self, other, alpha)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -476,7 +476,7 @@ rsub_Scalar_op._make_entry = _rsub_Scalar_entry
 
 
 mul_Tensor_op = define("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor")
-_mul_Tensor_cache = mul_Tensor_op._cache
+_mul_Tensor_kernels = mul_Tensor_op.kernels
 
 
 def _mul_Tensor_entry(_site):
@@ -497,7 +497,7 @@ def _mul_Tensor_entry(_site):
                 result = plain_kernels.mul_Tensor(self, other)
                 if result is not None:
                     return result
-            kernel = _mul_Tensor_cache.get(keyset) or mul_Tensor_op._resolve(keyset)
+            kernel = _mul_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -512,7 +512,7 @@ mul_Tensor_op._make_entry = _mul_Tensor_entry
 
 
 mul__Tensor_op = define("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-_mul__Tensor_cache = mul__Tensor_op._cache
+_mul__Tensor_kernels = mul__Tensor_op.kernels
 
 
 def _mul__Tensor_entry(_site):
@@ -529,7 +529,7 @@ def _mul__Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, mul__Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _mul__Tensor_cache.get(keyset) or mul__Tensor_op._resolve(keyset)
+            kernel = _mul__Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -544,7 +544,7 @@ mul__Tensor_op._make_entry = _mul__Tensor_entry
 
 
 mul_out_op = define("aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
-_mul_out_cache = mul_out_op._cache
+_mul_out_kernels = mul_out_op.kernels
 
 
 def _mul_out_entry(_site):
@@ -563,7 +563,7 @@ def _mul_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, mul_out_op, self, other, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-            kernel = _mul_out_cache.get(keyset) or mul_out_op._resolve(keyset)
+            kernel = _mul_out_kernels[keyset]
             return kernel(keyset, self, other, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -578,7 +578,7 @@ mul_out_op._make_entry = _mul_out_entry
 
 
 mul_Scalar_op = define("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor")
-_mul_Scalar_cache = mul_Scalar_op._cache
+_mul_Scalar_kernels = mul_Scalar_op.kernels
 
 
 def _mul_Scalar_entry(_site):
@@ -604,7 +604,7 @@ def _mul_Scalar_entry(_site):
                 result = plain_kernels.mul_Scalar(self, other)
                 if result is not None:
                     return result
-            kernel = _mul_Scalar_cache.get(keyset) or mul_Scalar_op._resolve(keyset)
+            kernel = _mul_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -619,7 +619,7 @@ mul_Scalar_op._make_entry = _mul_Scalar_entry
 
 
 div_Tensor_op = define("aten::div.Tensor(Tensor self, Tensor other) -> Tensor")
-_div_Tensor_cache = div_Tensor_op._cache
+_div_Tensor_kernels = div_Tensor_op.kernels
 
 
 def _div_Tensor_entry(_site):
@@ -640,7 +640,7 @@ def _div_Tensor_entry(_site):
                 result = plain_kernels.div_Tensor(self, other)
                 if result is not None:
                     return result
-            kernel = _div_Tensor_cache.get(keyset) or div_Tensor_op._resolve(keyset)
+            kernel = _div_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -655,7 +655,7 @@ div_Tensor_op._make_entry = _div_Tensor_entry
 
 
 div__Tensor_op = define("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-_div__Tensor_cache = div__Tensor_op._cache
+_div__Tensor_kernels = div__Tensor_op.kernels
 
 
 def _div__Tensor_entry(_site):
@@ -672,7 +672,7 @@ def _div__Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, div__Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _div__Tensor_cache.get(keyset) or div__Tensor_op._resolve(keyset)
+            kernel = _div__Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -687,7 +687,7 @@ div__Tensor_op._make_entry = _div__Tensor_entry
 
 
 div_out_op = define("aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
-_div_out_cache = div_out_op._cache
+_div_out_kernels = div_out_op.kernels
 
 
 def _div_out_entry(_site):
@@ -706,7 +706,7 @@ def _div_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, div_out_op, self, other, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
-            kernel = _div_out_cache.get(keyset) or div_out_op._resolve(keyset)
+            kernel = _div_out_kernels[keyset]
             return kernel(keyset, self, other, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -721,7 +721,7 @@ div_out_op._make_entry = _div_out_entry
 
 
 div_Scalar_op = define("aten::div.Scalar(Tensor self, Scalar other) -> Tensor")
-_div_Scalar_cache = div_Scalar_op._cache
+_div_Scalar_kernels = div_Scalar_op.kernels
 
 
 def _div_Scalar_entry(_site):
@@ -747,7 +747,7 @@ def _div_Scalar_entry(_site):
                 result = plain_kernels.div_Scalar(self, other)
                 if result is not None:
                     return result
-            kernel = _div_Scalar_cache.get(keyset) or div_Scalar_op._resolve(keyset)
+            kernel = _div_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -762,7 +762,7 @@ div_Scalar_op._make_entry = _div_Scalar_entry
 
 
 reciprocal_op = define("aten::reciprocal(Tensor self) -> Tensor")
-_reciprocal_cache = reciprocal_op._cache
+_reciprocal_kernels = reciprocal_op.kernels
 
 
 def _reciprocal_entry(_site):
@@ -777,7 +777,7 @@ def _reciprocal_entry(_site):
             except Overridden:
                 return handle_entry(_site, reciprocal_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _reciprocal_cache.get(keyset) or reciprocal_op._resolve(keyset)
+            kernel = _reciprocal_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -792,7 +792,7 @@ reciprocal_op._make_entry = _reciprocal_entry
 
 
 reciprocal__op = define("aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)")
-_reciprocal__cache = reciprocal__op._cache
+_reciprocal__kernels = reciprocal__op.kernels
 
 
 def _reciprocal__entry(_site):
@@ -807,7 +807,7 @@ def _reciprocal__entry(_site):
             except Overridden:
                 return handle_entry(_site, reciprocal__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _reciprocal__cache.get(keyset) or reciprocal__op._resolve(keyset)
+            kernel = _reciprocal__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -822,7 +822,7 @@ reciprocal__op._make_entry = _reciprocal__entry
 
 
 neg_op = define("aten::neg(Tensor self) -> Tensor")
-_neg_cache = neg_op._cache
+_neg_kernels = neg_op.kernels
 
 
 def _neg_entry(_site):
@@ -841,7 +841,7 @@ def _neg_entry(_site):
                 result = plain_kernels.neg(self)
                 if result is not None:
                     return result
-            kernel = _neg_cache.get(keyset) or neg_op._resolve(keyset)
+            kernel = _neg_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -856,7 +856,7 @@ neg_op._make_entry = _neg_entry
 
 
 neg__op = define("aten::neg_(Tensor(a!) self) -> Tensor(a!)")
-_neg__cache = neg__op._cache
+_neg__kernels = neg__op.kernels
 
 
 def _neg__entry(_site):
@@ -871,7 +871,7 @@ def _neg__entry(_site):
             except Overridden:
                 return handle_entry(_site, neg__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _neg__cache.get(keyset) or neg__op._resolve(keyset)
+            kernel = _neg__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -886,7 +886,7 @@ neg__op._make_entry = _neg__entry
 
 
 neg_out_op = define("aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
-_neg_out_cache = neg_out_op._cache
+_neg_out_kernels = neg_out_op.kernels
 
 
 def _neg_out_entry(_site):
@@ -903,7 +903,7 @@ def _neg_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, neg_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
-            kernel = _neg_out_cache.get(keyset) or neg_out_op._resolve(keyset)
+            kernel = _neg_out_kernels[keyset]
             return kernel(keyset, self, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -918,7 +918,7 @@ neg_out_op._make_entry = _neg_out_entry
 
 
 exp_op = define("aten::exp(Tensor self) -> Tensor")
-_exp_cache = exp_op._cache
+_exp_kernels = exp_op.kernels
 
 
 def _exp_entry(_site):
@@ -933,7 +933,7 @@ def _exp_entry(_site):
             except Overridden:
                 return handle_entry(_site, exp_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _exp_cache.get(keyset) or exp_op._resolve(keyset)
+            kernel = _exp_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -948,7 +948,7 @@ exp_op._make_entry = _exp_entry
 
 
 exp__op = define("aten::exp_(Tensor(a!) self) -> Tensor(a!)")
-_exp__cache = exp__op._cache
+_exp__kernels = exp__op.kernels
 
 
 def _exp__entry(_site):
@@ -963,7 +963,7 @@ def _exp__entry(_site):
             except Overridden:
                 return handle_entry(_site, exp__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _exp__cache.get(keyset) or exp__op._resolve(keyset)
+            kernel = _exp__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -978,7 +978,7 @@ exp__op._make_entry = _exp__entry
 
 
 exp_out_op = define("aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
-_exp_out_cache = exp_out_op._cache
+_exp_out_kernels = exp_out_op.kernels
 
 
 def _exp_out_entry(_site):
@@ -995,7 +995,7 @@ def _exp_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, exp_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
-            kernel = _exp_out_cache.get(keyset) or exp_out_op._resolve(keyset)
+            kernel = _exp_out_kernels[keyset]
             return kernel(keyset, self, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1010,7 +1010,7 @@ exp_out_op._make_entry = _exp_out_entry
 
 
 log_op = define("aten::log(Tensor self) -> Tensor")
-_log_cache = log_op._cache
+_log_kernels = log_op.kernels
 
 
 def _log_entry(_site):
@@ -1029,7 +1029,7 @@ def _log_entry(_site):
                 result = plain_kernels.log(self)
                 if result is not None:
                     return result
-            kernel = _log_cache.get(keyset) or log_op._resolve(keyset)
+            kernel = _log_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1044,7 +1044,7 @@ log_op._make_entry = _log_entry
 
 
 log__op = define("aten::log_(Tensor(a!) self) -> Tensor(a!)")
-_log__cache = log__op._cache
+_log__kernels = log__op.kernels
 
 
 def _log__entry(_site):
@@ -1059,7 +1059,7 @@ def _log__entry(_site):
             except Overridden:
                 return handle_entry(_site, log__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _log__cache.get(keyset) or log__op._resolve(keyset)
+            kernel = _log__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1074,7 +1074,7 @@ log__op._make_entry = _log__entry
 
 
 sin_op = define("aten::sin(Tensor self) -> Tensor")
-_sin_cache = sin_op._cache
+_sin_kernels = sin_op.kernels
 
 
 def _sin_entry(_site):
@@ -1093,7 +1093,7 @@ def _sin_entry(_site):
                 result = plain_kernels.sin(self)
                 if result is not None:
                     return result
-            kernel = _sin_cache.get(keyset) or sin_op._resolve(keyset)
+            kernel = _sin_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1108,7 +1108,7 @@ sin_op._make_entry = _sin_entry
 
 
 sin__op = define("aten::sin_(Tensor(a!) self) -> Tensor(a!)")
-_sin__cache = sin__op._cache
+_sin__kernels = sin__op.kernels
 
 
 def _sin__entry(_site):
@@ -1123,7 +1123,7 @@ def _sin__entry(_site):
             except Overridden:
                 return handle_entry(_site, sin__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _sin__cache.get(keyset) or sin__op._resolve(keyset)
+            kernel = _sin__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1138,7 +1138,7 @@ sin__op._make_entry = _sin__entry
 
 
 cos_op = define("aten::cos(Tensor self) -> Tensor")
-_cos_cache = cos_op._cache
+_cos_kernels = cos_op.kernels
 
 
 def _cos_entry(_site):
@@ -1157,7 +1157,7 @@ def _cos_entry(_site):
                 result = plain_kernels.cos(self)
                 if result is not None:
                     return result
-            kernel = _cos_cache.get(keyset) or cos_op._resolve(keyset)
+            kernel = _cos_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1172,7 +1172,7 @@ cos_op._make_entry = _cos_entry
 
 
 cos__op = define("aten::cos_(Tensor(a!) self) -> Tensor(a!)")
-_cos__cache = cos__op._cache
+_cos__kernels = cos__op.kernels
 
 
 def _cos__entry(_site):
@@ -1187,7 +1187,7 @@ def _cos__entry(_site):
             except Overridden:
                 return handle_entry(_site, cos__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _cos__cache.get(keyset) or cos__op._resolve(keyset)
+            kernel = _cos__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1202,7 +1202,7 @@ cos__op._make_entry = _cos__entry
 
 
 tanh_op = define("aten::tanh(Tensor self) -> Tensor")
-_tanh_cache = tanh_op._cache
+_tanh_kernels = tanh_op.kernels
 
 
 def _tanh_entry(_site):
@@ -1217,7 +1217,7 @@ def _tanh_entry(_site):
             except Overridden:
                 return handle_entry(_site, tanh_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _tanh_cache.get(keyset) or tanh_op._resolve(keyset)
+            kernel = _tanh_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1232,7 +1232,7 @@ tanh_op._make_entry = _tanh_entry
 
 
 tanh__op = define("aten::tanh_(Tensor(a!) self) -> Tensor(a!)")
-_tanh__cache = tanh__op._cache
+_tanh__kernels = tanh__op.kernels
 
 
 def _tanh__entry(_site):
@@ -1247,7 +1247,7 @@ def _tanh__entry(_site):
             except Overridden:
                 return handle_entry(_site, tanh__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _tanh__cache.get(keyset) or tanh__op._resolve(keyset)
+            kernel = _tanh__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1262,7 +1262,7 @@ tanh__op._make_entry = _tanh__entry
 
 
 tanh_out_op = define("aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
-_tanh_out_cache = tanh_out_op._cache
+_tanh_out_kernels = tanh_out_op.kernels
 
 
 def _tanh_out_entry(_site):
@@ -1279,7 +1279,7 @@ def _tanh_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, tanh_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
-            kernel = _tanh_out_cache.get(keyset) or tanh_out_op._resolve(keyset)
+            kernel = _tanh_out_kernels[keyset]
             return kernel(keyset, self, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1294,7 +1294,7 @@ tanh_out_op._make_entry = _tanh_out_entry
 
 
 tanh_backward_op = define("aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
-_tanh_backward_cache = tanh_backward_op._cache
+_tanh_backward_kernels = tanh_backward_op.kernels
 
 
 def _tanh_backward_entry(_site):
@@ -1319,7 +1319,7 @@ def _tanh_backward_entry(_site):
                 result = plain_kernels.tanh_backward(grad_output, output)
                 if result is not None:
                     return result
-            kernel = _tanh_backward_cache.get(keyset) or tanh_backward_op._resolve(keyset)
+            kernel = _tanh_backward_kernels[keyset]
             return kernel(keyset, grad_output, output)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1334,7 +1334,7 @@ tanh_backward_op._make_entry = _tanh_backward_entry
 
 
 sigmoid_op = define("aten::sigmoid(Tensor self) -> Tensor")
-_sigmoid_cache = sigmoid_op._cache
+_sigmoid_kernels = sigmoid_op.kernels
 
 
 def _sigmoid_entry(_site):
@@ -1349,7 +1349,7 @@ def _sigmoid_entry(_site):
             except Overridden:
                 return handle_entry(_site, sigmoid_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _sigmoid_cache.get(keyset) or sigmoid_op._resolve(keyset)
+            kernel = _sigmoid_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1364,7 +1364,7 @@ sigmoid_op._make_entry = _sigmoid_entry
 
 
 sigmoid__op = define("aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)")
-_sigmoid__cache = sigmoid__op._cache
+_sigmoid__kernels = sigmoid__op.kernels
 
 
 def _sigmoid__entry(_site):
@@ -1379,7 +1379,7 @@ def _sigmoid__entry(_site):
             except Overridden:
                 return handle_entry(_site, sigmoid__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _sigmoid__cache.get(keyset) or sigmoid__op._resolve(keyset)
+            kernel = _sigmoid__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1394,7 +1394,7 @@ sigmoid__op._make_entry = _sigmoid__entry
 
 
 sigmoid_out_op = define("aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
-_sigmoid_out_cache = sigmoid_out_op._cache
+_sigmoid_out_kernels = sigmoid_out_op.kernels
 
 
 def _sigmoid_out_entry(_site):
@@ -1411,7 +1411,7 @@ def _sigmoid_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, sigmoid_out_op, self, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
-            kernel = _sigmoid_out_cache.get(keyset) or sigmoid_out_op._resolve(keyset)
+            kernel = _sigmoid_out_kernels[keyset]
             return kernel(keyset, self, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1426,7 +1426,7 @@ sigmoid_out_op._make_entry = _sigmoid_out_entry
 
 
 sigmoid_backward_op = define("aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
-_sigmoid_backward_cache = sigmoid_backward_op._cache
+_sigmoid_backward_kernels = sigmoid_backward_op.kernels
 
 
 def _sigmoid_backward_entry(_site):
@@ -1451,7 +1451,7 @@ def _sigmoid_backward_entry(_site):
                 result = plain_kernels.sigmoid_backward(grad_output, output)
                 if result is not None:
                     return result
-            kernel = _sigmoid_backward_cache.get(keyset) or sigmoid_backward_op._resolve(keyset)
+            kernel = _sigmoid_backward_kernels[keyset]
             return kernel(keyset, grad_output, output)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1466,7 +1466,7 @@ sigmoid_backward_op._make_entry = _sigmoid_backward_entry
 
 
 relu_op = define("aten::relu(Tensor self) -> Tensor")
-_relu_cache = relu_op._cache
+_relu_kernels = relu_op.kernels
 
 
 def _relu_entry(_site):
@@ -1481,7 +1481,7 @@ def _relu_entry(_site):
             except Overridden:
                 return handle_entry(_site, relu_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _relu_cache.get(keyset) or relu_op._resolve(keyset)
+            kernel = _relu_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1496,7 +1496,7 @@ relu_op._make_entry = _relu_entry
 
 
 relu__op = define("aten::relu_(Tensor(a!) self) -> Tensor(a!)")
-_relu__cache = relu__op._cache
+_relu__kernels = relu__op.kernels
 
 
 def _relu__entry(_site):
@@ -1511,7 +1511,7 @@ def _relu__entry(_site):
             except Overridden:
                 return handle_entry(_site, relu__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _relu__cache.get(keyset) or relu__op._resolve(keyset)
+            kernel = _relu__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1528,7 +1528,7 @@ relu__op._make_entry = _relu__entry
 threshold_backward_op = define(
     "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"
 )
-_threshold_backward_cache = threshold_backward_op._cache
+_threshold_backward_kernels = threshold_backward_op.kernels
 
 
 def _threshold_backward_entry(_site):
@@ -1560,7 +1560,7 @@ def _threshold_backward_entry(_site):
                 result = plain_kernels.threshold_backward(grad_output, self, threshold)
                 if result is not None:
                     return result
-            kernel = _threshold_backward_cache.get(keyset) or threshold_backward_op._resolve(keyset)
+            kernel = _threshold_backward_kernels[keyset]
             return kernel(keyset, grad_output, self, threshold)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1577,7 +1577,7 @@ threshold_backward_op._make_entry = _threshold_backward_entry
 
 
 pow_Tensor_Scalar_op = define("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor")
-_pow_Tensor_Scalar_cache = pow_Tensor_Scalar_op._cache
+_pow_Tensor_Scalar_kernels = pow_Tensor_Scalar_op.kernels
 
 
 def _pow_Tensor_Scalar_entry(_site):
@@ -1603,7 +1603,7 @@ def _pow_Tensor_Scalar_entry(_site):
                 result = plain_kernels.pow_Tensor_Scalar(self, exponent)
                 if result is not None:
                     return result
-            kernel = _pow_Tensor_Scalar_cache.get(keyset) or pow_Tensor_Scalar_op._resolve(keyset)
+            kernel = _pow_Tensor_Scalar_kernels[keyset]
             return kernel(keyset, self, exponent)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1620,7 +1620,7 @@ pow_Tensor_Scalar_op._make_entry = _pow_Tensor_Scalar_entry
 
 
 pow__Scalar_op = define("aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")
-_pow__Scalar_cache = pow__Scalar_op._cache
+_pow__Scalar_kernels = pow__Scalar_op.kernels
 
 
 def _pow__Scalar_entry(_site):
@@ -1642,7 +1642,7 @@ def _pow__Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow__Scalar_op, self, exponent)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _pow__Scalar_cache.get(keyset) or pow__Scalar_op._resolve(keyset)
+            kernel = _pow__Scalar_kernels[keyset]
             return kernel(keyset, self, exponent)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1659,7 +1659,7 @@ pow__Scalar_op._make_entry = _pow__Scalar_entry
 pow_Tensor_Scalar_out_op = define(
     "aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)"
 )
-_pow_Tensor_Scalar_out_cache = pow_Tensor_Scalar_out_op._cache
+_pow_Tensor_Scalar_out_kernels = pow_Tensor_Scalar_out_op.kernels
 
 
 def _pow_Tensor_Scalar_out_entry(_site):
@@ -1683,9 +1683,7 @@ def _pow_Tensor_Scalar_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Scalar_out_op, self, exponent, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
-            kernel = _pow_Tensor_Scalar_out_cache.get(keyset) or pow_Tensor_Scalar_out_op._resolve(
-                keyset
-            )
+            kernel = _pow_Tensor_Scalar_out_kernels[keyset]
             return kernel(keyset, self, exponent, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1702,7 +1700,7 @@ pow_Tensor_Scalar_out_op._make_entry = _pow_Tensor_Scalar_out_entry
 
 
 pow_Tensor_Tensor_op = define("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
-_pow_Tensor_Tensor_cache = pow_Tensor_Tensor_op._cache
+_pow_Tensor_Tensor_kernels = pow_Tensor_Tensor_op.kernels
 
 
 def _pow_Tensor_Tensor_entry(_site):
@@ -1719,7 +1717,7 @@ def _pow_Tensor_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
             keyset = (self._keys | exponent._keys | include) & _tls.keep
-            kernel = _pow_Tensor_Tensor_cache.get(keyset) or pow_Tensor_Tensor_op._resolve(keyset)
+            kernel = _pow_Tensor_Tensor_kernels[keyset]
             return kernel(keyset, self, exponent)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1736,7 +1734,7 @@ pow_Tensor_Tensor_op._make_entry = _pow_Tensor_Tensor_entry
 
 
 pow__Tensor_op = define("aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)")
-_pow__Tensor_cache = pow__Tensor_op._cache
+_pow__Tensor_kernels = pow__Tensor_op.kernels
 
 
 def _pow__Tensor_entry(_site):
@@ -1753,7 +1751,7 @@ def _pow__Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow__Tensor_op, self, exponent)
             keyset = (self._keys | exponent._keys | include) & _tls.keep
-            kernel = _pow__Tensor_cache.get(keyset) or pow__Tensor_op._resolve(keyset)
+            kernel = _pow__Tensor_kernels[keyset]
             return kernel(keyset, self, exponent)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1768,7 +1766,7 @@ pow__Tensor_op._make_entry = _pow__Tensor_entry
 
 
 pow_Scalar_op = define("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
-_pow_Scalar_cache = pow_Scalar_op._cache
+_pow_Scalar_kernels = pow_Scalar_op.kernels
 
 
 def _pow_Scalar_entry(_site):
@@ -1790,7 +1788,7 @@ def _pow_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Scalar_op, self, exponent)
             keyset = (exponent._keys | include) & _tls.keep
-            kernel = _pow_Scalar_cache.get(keyset) or pow_Scalar_op._resolve(keyset)
+            kernel = _pow_Scalar_kernels[keyset]
             return kernel(keyset, self, exponent)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1805,7 +1803,7 @@ pow_Scalar_op._make_entry = _pow_Scalar_entry
 
 
 sqrt_op = define("aten::sqrt(Tensor self) -> Tensor")
-_sqrt_cache = sqrt_op._cache
+_sqrt_kernels = sqrt_op.kernels
 
 
 def _sqrt_entry(_site):
@@ -1820,7 +1818,7 @@ def _sqrt_entry(_site):
             except Overridden:
                 return handle_entry(_site, sqrt_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _sqrt_cache.get(keyset) or sqrt_op._resolve(keyset)
+            kernel = _sqrt_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1835,7 +1833,7 @@ sqrt_op._make_entry = _sqrt_entry
 
 
 sqrt__op = define("aten::sqrt_(Tensor(a!) self) -> Tensor(a!)")
-_sqrt__cache = sqrt__op._cache
+_sqrt__kernels = sqrt__op.kernels
 
 
 def _sqrt__entry(_site):
@@ -1850,7 +1848,7 @@ def _sqrt__entry(_site):
             except Overridden:
                 return handle_entry(_site, sqrt__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _sqrt__cache.get(keyset) or sqrt__op._resolve(keyset)
+            kernel = _sqrt__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1865,7 +1863,7 @@ sqrt__op._make_entry = _sqrt__entry
 
 
 abs_op = define("aten::abs(Tensor self) -> Tensor")
-_abs_cache = abs_op._cache
+_abs_kernels = abs_op.kernels
 
 
 def _abs_entry(_site):
@@ -1884,7 +1882,7 @@ def _abs_entry(_site):
                 result = plain_kernels.abs(self)
                 if result is not None:
                     return result
-            kernel = _abs_cache.get(keyset) or abs_op._resolve(keyset)
+            kernel = _abs_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1899,7 +1897,7 @@ abs_op._make_entry = _abs_entry
 
 
 abs__op = define("aten::abs_(Tensor(a!) self) -> Tensor(a!)")
-_abs__cache = abs__op._cache
+_abs__kernels = abs__op.kernels
 
 
 def _abs__entry(_site):
@@ -1914,7 +1912,7 @@ def _abs__entry(_site):
             except Overridden:
                 return handle_entry(_site, abs__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _abs__cache.get(keyset) or abs__op._resolve(keyset)
+            kernel = _abs__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1929,7 +1927,7 @@ abs__op._make_entry = _abs__entry
 
 
 sgn_op = define("aten::sgn(Tensor self) -> Tensor")
-_sgn_cache = sgn_op._cache
+_sgn_kernels = sgn_op.kernels
 
 
 def _sgn_entry(_site):
@@ -1948,7 +1946,7 @@ def _sgn_entry(_site):
                 result = plain_kernels.sgn(self)
                 if result is not None:
                     return result
-            kernel = _sgn_cache.get(keyset) or sgn_op._resolve(keyset)
+            kernel = _sgn_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1963,7 +1961,7 @@ sgn_op._make_entry = _sgn_entry
 
 
 sign_op = define("aten::sign(Tensor self) -> Tensor")
-_sign_cache = sign_op._cache
+_sign_kernels = sign_op.kernels
 
 
 def _sign_entry(_site):
@@ -1982,7 +1980,7 @@ def _sign_entry(_site):
                 result = plain_kernels.sign(self)
                 if result is not None:
                     return result
-            kernel = _sign_cache.get(keyset) or sign_op._resolve(keyset)
+            kernel = _sign_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -1997,7 +1995,7 @@ sign_op._make_entry = _sign_entry
 
 
 clamp_op = define("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
-_clamp_cache = clamp_op._cache
+_clamp_kernels = clamp_op.kernels
 
 
 def _clamp_entry(_site):
@@ -2028,7 +2026,7 @@ def _clamp_entry(_site):
                 result = plain_kernels.clamp(self, min, max)
                 if result is not None:
                     return result
-            kernel = _clamp_cache.get(keyset) or clamp_op._resolve(keyset)
+            kernel = _clamp_kernels[keyset]
             return kernel(keyset, self, min, max)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2045,7 +2043,7 @@ clamp_op._make_entry = _clamp_entry
 clamp__op = define(
     "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"
 )
-_clamp__cache = clamp__op._cache
+_clamp__kernels = clamp__op.kernels
 
 
 def _clamp__entry(_site):
@@ -2072,7 +2070,7 @@ def _clamp__entry(_site):
             except Overridden:
                 return handle_entry(_site, clamp__op, self, min, max)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _clamp__cache.get(keyset) or clamp__op._resolve(keyset)
+            kernel = _clamp__kernels[keyset]
             return kernel(keyset, self, min, max)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2089,7 +2087,7 @@ clamp__op._make_entry = _clamp__entry
 clamp_out_op = define(
     "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)"
 )
-_clamp_out_cache = clamp_out_op._cache
+_clamp_out_kernels = clamp_out_op.kernels
 
 
 def _clamp_out_entry(_site):
@@ -2118,7 +2116,7 @@ def _clamp_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, clamp_out_op, self, min, max, out)
             keyset = (self._keys | out._keys | include) & _tls.keep
-            kernel = _clamp_out_cache.get(keyset) or clamp_out_op._resolve(keyset)
+            kernel = _clamp_out_kernels[keyset]
             return kernel(keyset, self, min, max, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2135,7 +2133,7 @@ clamp_out_op._make_entry = _clamp_out_entry
 clamp_Tensor_op = define(
     "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
 )
-_clamp_Tensor_cache = clamp_Tensor_op._cache
+_clamp_Tensor_kernels = clamp_Tensor_op.kernels
 
 
 def _clamp_Tensor_entry(_site):
@@ -2159,7 +2157,7 @@ def _clamp_Tensor_entry(_site):
                 | (max._keys if max is not None else 0)
                 | include
             ) & _tls.keep
-            kernel = _clamp_Tensor_cache.get(keyset) or clamp_Tensor_op._resolve(keyset)
+            kernel = _clamp_Tensor_kernels[keyset]
             return kernel(keyset, self, min, max)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2176,7 +2174,7 @@ clamp_Tensor_op._make_entry = _clamp_Tensor_entry
 clamp__Tensor_op = define(
     "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"
 )
-_clamp__Tensor_cache = clamp__Tensor_op._cache
+_clamp__Tensor_kernels = clamp__Tensor_op.kernels
 
 
 def _clamp__Tensor_entry(_site):
@@ -2200,7 +2198,7 @@ def _clamp__Tensor_entry(_site):
                 | (max._keys if max is not None else 0)
                 | include
             ) & _tls.keep
-            kernel = _clamp__Tensor_cache.get(keyset) or clamp__Tensor_op._resolve(keyset)
+            kernel = _clamp__Tensor_kernels[keyset]
             return kernel(keyset, self, min, max)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2217,7 +2215,7 @@ clamp__Tensor_op._make_entry = _clamp__Tensor_entry
 clamp_Tensor_out_op = define(
     "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)"
 )
-_clamp_Tensor_out_cache = clamp_Tensor_out_op._cache
+_clamp_Tensor_out_kernels = clamp_Tensor_out_op.kernels
 
 
 def _clamp_Tensor_out_entry(_site):
@@ -2244,7 +2242,7 @@ def _clamp_Tensor_out_entry(_site):
                 | out._keys
                 | include
             ) & _tls.keep
-            kernel = _clamp_Tensor_out_cache.get(keyset) or clamp_Tensor_out_op._resolve(keyset)
+            kernel = _clamp_Tensor_out_kernels[keyset]
             return kernel(keyset, self, min, max, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2259,7 +2257,7 @@ clamp_Tensor_out_op._make_entry = _clamp_Tensor_out_entry
 
 
 maximum_op = define("aten::maximum(Tensor self, Tensor other) -> Tensor")
-_maximum_cache = maximum_op._cache
+_maximum_kernels = maximum_op.kernels
 
 
 def _maximum_entry(_site):
@@ -2280,7 +2278,7 @@ def _maximum_entry(_site):
                 result = plain_kernels.maximum(self, other)
                 if result is not None:
                     return result
-            kernel = _maximum_cache.get(keyset) or maximum_op._resolve(keyset)
+            kernel = _maximum_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2295,7 +2293,7 @@ maximum_op._make_entry = _maximum_entry
 
 
 where_self_op = define("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
-_where_self_cache = where_self_op._cache
+_where_self_kernels = where_self_op.kernels
 
 
 def _where_self_entry(_site):
@@ -2322,7 +2320,7 @@ def _where_self_entry(_site):
                 result = plain_kernels.where_self(condition, self, other)
                 if result is not None:
                     return result
-            kernel = _where_self_cache.get(keyset) or where_self_op._resolve(keyset)
+            kernel = _where_self_kernels[keyset]
             return kernel(keyset, condition, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2339,7 +2337,7 @@ where_self_op._make_entry = _where_self_entry
 where_ScalarSelf_op = define(
     "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor"
 )
-_where_ScalarSelf_cache = where_ScalarSelf_op._cache
+_where_ScalarSelf_kernels = where_ScalarSelf_op.kernels
 
 
 def _where_ScalarSelf_entry(_site):
@@ -2363,7 +2361,7 @@ def _where_ScalarSelf_entry(_site):
             except Overridden:
                 return handle_entry(_site, where_ScalarSelf_op, condition, self, other)
             keyset = (condition._keys | other._keys | include) & _tls.keep
-            kernel = _where_ScalarSelf_cache.get(keyset) or where_ScalarSelf_op._resolve(keyset)
+            kernel = _where_ScalarSelf_kernels[keyset]
             return kernel(keyset, condition, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2380,7 +2378,7 @@ where_ScalarSelf_op._make_entry = _where_ScalarSelf_entry
 where_ScalarOther_op = define(
     "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor"
 )
-_where_ScalarOther_cache = where_ScalarOther_op._cache
+_where_ScalarOther_kernels = where_ScalarOther_op.kernels
 
 
 def _where_ScalarOther_entry(_site):
@@ -2404,7 +2402,7 @@ def _where_ScalarOther_entry(_site):
             except Overridden:
                 return handle_entry(_site, where_ScalarOther_op, condition, self, other)
             keyset = (condition._keys | self._keys | include) & _tls.keep
-            kernel = _where_ScalarOther_cache.get(keyset) or where_ScalarOther_op._resolve(keyset)
+            kernel = _where_ScalarOther_kernels[keyset]
             return kernel(keyset, condition, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2423,7 +2421,7 @@ where_ScalarOther_op._make_entry = _where_ScalarOther_entry
 where_Scalar_op = define(
     "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor"
 )
-_where_Scalar_cache = where_Scalar_op._cache
+_where_Scalar_kernels = where_Scalar_op.kernels
 
 
 def _where_Scalar_entry(_site):
@@ -2452,7 +2450,7 @@ def _where_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, where_Scalar_op, condition, self, other)
             keyset = (condition._keys | include) & _tls.keep
-            kernel = _where_Scalar_cache.get(keyset) or where_Scalar_op._resolve(keyset)
+            kernel = _where_Scalar_kernels[keyset]
             return kernel(keyset, condition, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2467,7 +2465,7 @@ where_Scalar_op._make_entry = _where_Scalar_entry
 
 
 eq_Tensor_op = define("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor")
-_eq_Tensor_cache = eq_Tensor_op._cache
+_eq_Tensor_kernels = eq_Tensor_op.kernels
 
 
 def _eq_Tensor_entry(_site):
@@ -2484,7 +2482,7 @@ def _eq_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, eq_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _eq_Tensor_cache.get(keyset) or eq_Tensor_op._resolve(keyset)
+            kernel = _eq_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2499,7 +2497,7 @@ eq_Tensor_op._make_entry = _eq_Tensor_entry
 
 
 eq_Scalar_op = define("aten::eq.Scalar(Tensor self, Scalar other) -> Tensor")
-_eq_Scalar_cache = eq_Scalar_op._cache
+_eq_Scalar_kernels = eq_Scalar_op.kernels
 
 
 def _eq_Scalar_entry(_site):
@@ -2521,7 +2519,7 @@ def _eq_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, eq_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _eq_Scalar_cache.get(keyset) or eq_Scalar_op._resolve(keyset)
+            kernel = _eq_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2536,7 +2534,7 @@ eq_Scalar_op._make_entry = _eq_Scalar_entry
 
 
 ne_Tensor_op = define("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor")
-_ne_Tensor_cache = ne_Tensor_op._cache
+_ne_Tensor_kernels = ne_Tensor_op.kernels
 
 
 def _ne_Tensor_entry(_site):
@@ -2553,7 +2551,7 @@ def _ne_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, ne_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _ne_Tensor_cache.get(keyset) or ne_Tensor_op._resolve(keyset)
+            kernel = _ne_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2568,7 +2566,7 @@ ne_Tensor_op._make_entry = _ne_Tensor_entry
 
 
 ne_Scalar_op = define("aten::ne.Scalar(Tensor self, Scalar other) -> Tensor")
-_ne_Scalar_cache = ne_Scalar_op._cache
+_ne_Scalar_kernels = ne_Scalar_op.kernels
 
 
 def _ne_Scalar_entry(_site):
@@ -2590,7 +2588,7 @@ def _ne_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, ne_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _ne_Scalar_cache.get(keyset) or ne_Scalar_op._resolve(keyset)
+            kernel = _ne_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2605,7 +2603,7 @@ ne_Scalar_op._make_entry = _ne_Scalar_entry
 
 
 lt_Tensor_op = define("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor")
-_lt_Tensor_cache = lt_Tensor_op._cache
+_lt_Tensor_kernels = lt_Tensor_op.kernels
 
 
 def _lt_Tensor_entry(_site):
@@ -2622,7 +2620,7 @@ def _lt_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, lt_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _lt_Tensor_cache.get(keyset) or lt_Tensor_op._resolve(keyset)
+            kernel = _lt_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2637,7 +2635,7 @@ lt_Tensor_op._make_entry = _lt_Tensor_entry
 
 
 lt_Scalar_op = define("aten::lt.Scalar(Tensor self, Scalar other) -> Tensor")
-_lt_Scalar_cache = lt_Scalar_op._cache
+_lt_Scalar_kernels = lt_Scalar_op.kernels
 
 
 def _lt_Scalar_entry(_site):
@@ -2659,7 +2657,7 @@ def _lt_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, lt_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _lt_Scalar_cache.get(keyset) or lt_Scalar_op._resolve(keyset)
+            kernel = _lt_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2674,7 +2672,7 @@ lt_Scalar_op._make_entry = _lt_Scalar_entry
 
 
 le_Tensor_op = define("aten::le.Tensor(Tensor self, Tensor other) -> Tensor")
-_le_Tensor_cache = le_Tensor_op._cache
+_le_Tensor_kernels = le_Tensor_op.kernels
 
 
 def _le_Tensor_entry(_site):
@@ -2691,7 +2689,7 @@ def _le_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, le_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _le_Tensor_cache.get(keyset) or le_Tensor_op._resolve(keyset)
+            kernel = _le_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2706,7 +2704,7 @@ le_Tensor_op._make_entry = _le_Tensor_entry
 
 
 le_Scalar_op = define("aten::le.Scalar(Tensor self, Scalar other) -> Tensor")
-_le_Scalar_cache = le_Scalar_op._cache
+_le_Scalar_kernels = le_Scalar_op.kernels
 
 
 def _le_Scalar_entry(_site):
@@ -2728,7 +2726,7 @@ def _le_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, le_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _le_Scalar_cache.get(keyset) or le_Scalar_op._resolve(keyset)
+            kernel = _le_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2743,7 +2741,7 @@ le_Scalar_op._make_entry = _le_Scalar_entry
 
 
 gt_Tensor_op = define("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor")
-_gt_Tensor_cache = gt_Tensor_op._cache
+_gt_Tensor_kernels = gt_Tensor_op.kernels
 
 
 def _gt_Tensor_entry(_site):
@@ -2760,7 +2758,7 @@ def _gt_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, gt_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _gt_Tensor_cache.get(keyset) or gt_Tensor_op._resolve(keyset)
+            kernel = _gt_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2775,7 +2773,7 @@ gt_Tensor_op._make_entry = _gt_Tensor_entry
 
 
 gt_Scalar_op = define("aten::gt.Scalar(Tensor self, Scalar other) -> Tensor")
-_gt_Scalar_cache = gt_Scalar_op._cache
+_gt_Scalar_kernels = gt_Scalar_op.kernels
 
 
 def _gt_Scalar_entry(_site):
@@ -2797,7 +2795,7 @@ def _gt_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, gt_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _gt_Scalar_cache.get(keyset) or gt_Scalar_op._resolve(keyset)
+            kernel = _gt_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2812,7 +2810,7 @@ gt_Scalar_op._make_entry = _gt_Scalar_entry
 
 
 ge_Tensor_op = define("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor")
-_ge_Tensor_cache = ge_Tensor_op._cache
+_ge_Tensor_kernels = ge_Tensor_op.kernels
 
 
 def _ge_Tensor_entry(_site):
@@ -2829,7 +2827,7 @@ def _ge_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, ge_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _ge_Tensor_cache.get(keyset) or ge_Tensor_op._resolve(keyset)
+            kernel = _ge_Tensor_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2844,7 +2842,7 @@ ge_Tensor_op._make_entry = _ge_Tensor_entry
 
 
 ge_Scalar_op = define("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor")
-_ge_Scalar_cache = ge_Scalar_op._cache
+_ge_Scalar_kernels = ge_Scalar_op.kernels
 
 
 def _ge_Scalar_entry(_site):
@@ -2866,7 +2864,7 @@ def _ge_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, ge_Scalar_op, self, other)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _ge_Scalar_cache.get(keyset) or ge_Scalar_op._resolve(keyset)
+            kernel = _ge_Scalar_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2881,7 +2879,7 @@ ge_Scalar_op._make_entry = _ge_Scalar_entry
 
 
 logical_and_op = define("aten::logical_and(Tensor self, Tensor other) -> Tensor")
-_logical_and_cache = logical_and_op._cache
+_logical_and_kernels = logical_and_op.kernels
 
 
 def _logical_and_entry(_site):
@@ -2902,7 +2900,7 @@ def _logical_and_entry(_site):
                 result = plain_kernels.logical_and(self, other)
                 if result is not None:
                     return result
-            kernel = _logical_and_cache.get(keyset) or logical_and_op._resolve(keyset)
+            kernel = _logical_and_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2917,7 +2915,7 @@ logical_and_op._make_entry = _logical_and_entry
 
 
 logical_and__op = define("aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-_logical_and__cache = logical_and__op._cache
+_logical_and__kernels = logical_and__op.kernels
 
 
 def _logical_and__entry(_site):
@@ -2934,7 +2932,7 @@ def _logical_and__entry(_site):
             except Overridden:
                 return handle_entry(_site, logical_and__op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _logical_and__cache.get(keyset) or logical_and__op._resolve(keyset)
+            kernel = _logical_and__kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2949,7 +2947,7 @@ logical_and__op._make_entry = _logical_and__entry
 
 
 logical_or_op = define("aten::logical_or(Tensor self, Tensor other) -> Tensor")
-_logical_or_cache = logical_or_op._cache
+_logical_or_kernels = logical_or_op.kernels
 
 
 def _logical_or_entry(_site):
@@ -2970,7 +2968,7 @@ def _logical_or_entry(_site):
                 result = plain_kernels.logical_or(self, other)
                 if result is not None:
                     return result
-            kernel = _logical_or_cache.get(keyset) or logical_or_op._resolve(keyset)
+            kernel = _logical_or_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -2985,7 +2983,7 @@ logical_or_op._make_entry = _logical_or_entry
 
 
 logical_or__op = define("aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-_logical_or__cache = logical_or__op._cache
+_logical_or__kernels = logical_or__op.kernels
 
 
 def _logical_or__entry(_site):
@@ -3002,7 +3000,7 @@ def _logical_or__entry(_site):
             except Overridden:
                 return handle_entry(_site, logical_or__op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _logical_or__cache.get(keyset) or logical_or__op._resolve(keyset)
+            kernel = _logical_or__kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3017,7 +3015,7 @@ logical_or__op._make_entry = _logical_or__entry
 
 
 sum_op = define("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
-_sum_cache = sum_op._cache
+_sum_kernels = sum_op.kernels
 
 
 def _sum_entry(_site):
@@ -3038,7 +3036,7 @@ def _sum_entry(_site):
                 result = plain_kernels.sum(self, dtype)
                 if result is not None:
                     return result
-            kernel = _sum_cache.get(keyset) or sum_op._resolve(keyset)
+            kernel = _sum_kernels[keyset]
             return kernel(keyset, self, dtype)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3055,7 +3053,7 @@ sum_op._make_entry = _sum_entry
 sum_dim_IntList_op = define(
     "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
-_sum_dim_IntList_cache = sum_dim_IntList_op._cache
+_sum_dim_IntList_kernels = sum_dim_IntList_op.kernels
 
 
 def _sum_dim_IntList_entry(_site):
@@ -3067,7 +3065,7 @@ def _sum_dim_IntList_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, sum_dim_IntList_op, 0)
-                if dim is not None:
+                if dim is not None and dim.__class__ is not tuple:
                     dim = int_list(dim, 1, _site, sum_dim_IntList_op, 1)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, sum_dim_IntList_op, 3)
@@ -3078,7 +3076,7 @@ def _sum_dim_IntList_entry(_site):
                 result = plain_kernels.sum_dim_IntList(self, dim, keepdim, dtype)
                 if result is not None:
                     return result
-            kernel = _sum_dim_IntList_cache.get(keyset) or sum_dim_IntList_op._resolve(keyset)
+            kernel = _sum_dim_IntList_kernels[keyset]
             return kernel(keyset, self, dim, keepdim, dtype)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3093,7 +3091,7 @@ sum_dim_IntList_op._make_entry = _sum_dim_IntList_entry
 
 
 mean_op = define("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
-_mean_cache = mean_op._cache
+_mean_kernels = mean_op.kernels
 
 
 def _mean_entry(_site):
@@ -3114,7 +3112,7 @@ def _mean_entry(_site):
                 result = plain_kernels.mean(self, dtype)
                 if result is not None:
                     return result
-            kernel = _mean_cache.get(keyset) or mean_op._resolve(keyset)
+            kernel = _mean_kernels[keyset]
             return kernel(keyset, self, dtype)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3131,7 +3129,7 @@ mean_op._make_entry = _mean_entry
 mean_dim_op = define(
     "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
-_mean_dim_cache = mean_dim_op._cache
+_mean_dim_kernels = mean_dim_op.kernels
 
 
 def _mean_dim_entry(_site):
@@ -3143,7 +3141,7 @@ def _mean_dim_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, mean_dim_op, 0)
-                if dim is not None:
+                if dim is not None and dim.__class__ is not tuple:
                     dim = int_list(dim, 1, _site, mean_dim_op, 1)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, mean_dim_op, 3)
@@ -3154,7 +3152,7 @@ def _mean_dim_entry(_site):
                 result = plain_kernels.mean_dim(self, dim, keepdim, dtype)
                 if result is not None:
                     return result
-            kernel = _mean_dim_cache.get(keyset) or mean_dim_op._resolve(keyset)
+            kernel = _mean_dim_kernels[keyset]
             return kernel(keyset, self, dim, keepdim, dtype)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3169,7 +3167,7 @@ mean_dim_op._make_entry = _mean_dim_entry
 
 
 mm_op = define("aten::mm(Tensor self, Tensor mat2) -> Tensor")
-_mm_cache = mm_op._cache
+_mm_kernels = mm_op.kernels
 
 
 def _mm_entry(_site):
@@ -3190,7 +3188,7 @@ def _mm_entry(_site):
                 result = plain_kernels.mm(self, mat2)
                 if result is not None:
                     return result
-            kernel = _mm_cache.get(keyset) or mm_op._resolve(keyset)
+            kernel = _mm_kernels[keyset]
             return kernel(keyset, self, mat2)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3205,7 +3203,7 @@ mm_op._make_entry = _mm_entry
 
 
 mm_out_op = define("aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)")
-_mm_out_cache = mm_out_op._cache
+_mm_out_kernels = mm_out_op.kernels
 
 
 def _mm_out_entry(_site):
@@ -3224,7 +3222,7 @@ def _mm_out_entry(_site):
             except Overridden:
                 return handle_entry(_site, mm_out_op, self, mat2, out)
             keyset = (self._keys | mat2._keys | out._keys | include) & _tls.keep
-            kernel = _mm_out_cache.get(keyset) or mm_out_op._resolve(keyset)
+            kernel = _mm_out_kernels[keyset]
             return kernel(keyset, self, mat2, out)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3239,7 +3237,7 @@ mm_out_op._make_entry = _mm_out_entry
 
 
 bmm_op = define("aten::bmm(Tensor self, Tensor mat2) -> Tensor")
-_bmm_cache = bmm_op._cache
+_bmm_kernels = bmm_op.kernels
 
 
 def _bmm_entry(_site):
@@ -3260,7 +3258,7 @@ def _bmm_entry(_site):
                 result = plain_kernels.bmm(self, mat2)
                 if result is not None:
                     return result
-            kernel = _bmm_cache.get(keyset) or bmm_op._resolve(keyset)
+            kernel = _bmm_kernels[keyset]
             return kernel(keyset, self, mat2)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3275,7 +3273,7 @@ bmm_op._make_entry = _bmm_entry
 
 
 dot_op = define("aten::dot(Tensor self, Tensor tensor) -> Tensor")
-_dot_cache = dot_op._cache
+_dot_kernels = dot_op.kernels
 
 
 def _dot_entry(_site):
@@ -3296,7 +3294,7 @@ def _dot_entry(_site):
                 result = plain_kernels.dot(self, tensor)
                 if result is not None:
                     return result
-            kernel = _dot_cache.get(keyset) or dot_op._resolve(keyset)
+            kernel = _dot_kernels[keyset]
             return kernel(keyset, self, tensor)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3311,7 +3309,7 @@ dot_op._make_entry = _dot_entry
 
 
 mv_op = define("aten::mv(Tensor self, Tensor vec) -> Tensor")
-_mv_cache = mv_op._cache
+_mv_kernels = mv_op.kernels
 
 
 def _mv_entry(_site):
@@ -3332,7 +3330,7 @@ def _mv_entry(_site):
                 result = plain_kernels.mv(self, vec)
                 if result is not None:
                     return result
-            kernel = _mv_cache.get(keyset) or mv_op._resolve(keyset)
+            kernel = _mv_kernels[keyset]
             return kernel(keyset, self, vec)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3347,7 +3345,7 @@ mv_op._make_entry = _mv_entry
 
 
 matmul_op = define("aten::matmul(Tensor self, Tensor other) -> Tensor")
-_matmul_cache = matmul_op._cache
+_matmul_kernels = matmul_op.kernels
 
 
 def _matmul_entry(_site):
@@ -3364,7 +3362,7 @@ def _matmul_entry(_site):
             except Overridden:
                 return handle_entry(_site, matmul_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _matmul_cache.get(keyset) or matmul_op._resolve(keyset)
+            kernel = _matmul_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3379,7 +3377,7 @@ matmul_op._make_entry = _matmul_entry
 
 
 t_op = define("aten::t(Tensor(a) self) -> Tensor(a)")
-_t_cache = t_op._cache
+_t_kernels = t_op.kernels
 
 
 def _t_entry(_site):
@@ -3398,7 +3396,7 @@ def _t_entry(_site):
                 result = plain_kernels.t(self)
                 if result is not None:
                     return result
-            kernel = _t_cache.get(keyset) or t_op._resolve(keyset)
+            kernel = _t_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3413,7 +3411,7 @@ t_op._make_entry = _t_entry
 
 
 transpose_int_op = define("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
-_transpose_int_cache = transpose_int_op._cache
+_transpose_int_kernels = transpose_int_op.kernels
 
 
 def _transpose_int_entry(_site):
@@ -3436,7 +3434,7 @@ def _transpose_int_entry(_site):
                 result = plain_kernels.transpose_int(self, dim0, dim1)
                 if result is not None:
                     return result
-            kernel = _transpose_int_cache.get(keyset) or transpose_int_op._resolve(keyset)
+            kernel = _transpose_int_kernels[keyset]
             return kernel(keyset, self, dim0, dim1)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3451,7 +3449,7 @@ transpose_int_op._make_entry = _transpose_int_entry
 
 
 permute_op = define("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")
-_permute_cache = permute_op._cache
+_permute_kernels = permute_op.kernels
 
 
 def _permute_entry(_site):
@@ -3463,7 +3461,8 @@ def _permute_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, permute_op, 0)
-                dims = int_list(dims, 1, _site, permute_op, 1)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, permute_op, 1)
             except Overridden:
                 return handle_entry(_site, permute_op, self, dims)
             keyset = (self._keys | include) & _tls.keep
@@ -3471,7 +3470,7 @@ def _permute_entry(_site):
                 result = plain_kernels.permute(self, dims)
                 if result is not None:
                     return result
-            kernel = _permute_cache.get(keyset) or permute_op._resolve(keyset)
+            kernel = _permute_kernels[keyset]
             return kernel(keyset, self, dims)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3486,7 +3485,7 @@ permute_op._make_entry = _permute_entry
 
 
 view_op = define("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
-_view_cache = view_op._cache
+_view_kernels = view_op.kernels
 
 
 def _view_entry(_site):
@@ -3498,7 +3497,8 @@ def _view_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, view_op, 0)
-                size = int_list(size, 1, _site, view_op, 1)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, view_op, 1)
             except Overridden:
                 return handle_entry(_site, view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
@@ -3506,7 +3506,7 @@ def _view_entry(_site):
                 result = plain_kernels.view(self, size)
                 if result is not None:
                     return result
-            kernel = _view_cache.get(keyset) or view_op._resolve(keyset)
+            kernel = _view_kernels[keyset]
             return kernel(keyset, self, size)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3521,7 +3521,7 @@ view_op._make_entry = _view_entry
 
 
 _unsafe_view_op = define("aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
-__unsafe_view_cache = _unsafe_view_op._cache
+__unsafe_view_kernels = _unsafe_view_op.kernels
 
 
 def __unsafe_view_entry(_site):
@@ -3533,7 +3533,8 @@ def __unsafe_view_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, _unsafe_view_op, 0)
-                size = int_list(size, 1, _site, _unsafe_view_op, 1)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, _unsafe_view_op, 1)
             except Overridden:
                 return handle_entry(_site, _unsafe_view_op, self, size)
             keyset = (self._keys | include) & _tls.keep
@@ -3541,7 +3542,7 @@ def __unsafe_view_entry(_site):
                 result = plain_kernels._unsafe_view(self, size)
                 if result is not None:
                     return result
-            kernel = __unsafe_view_cache.get(keyset) or _unsafe_view_op._resolve(keyset)
+            kernel = __unsafe_view_kernels[keyset]
             return kernel(keyset, self, size)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3556,7 +3557,7 @@ _unsafe_view_op._make_entry = __unsafe_view_entry
 
 
 reshape_op = define("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
-_reshape_cache = reshape_op._cache
+_reshape_kernels = reshape_op.kernels
 
 
 def _reshape_entry(_site):
@@ -3568,11 +3569,12 @@ def _reshape_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, reshape_op, 0)
-                shape = int_list(shape, 1, _site, reshape_op, 1)
+                if shape.__class__ is not tuple:
+                    shape = int_list(shape, 1, _site, reshape_op, 1)
             except Overridden:
                 return handle_entry(_site, reshape_op, self, shape)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _reshape_cache.get(keyset) or reshape_op._resolve(keyset)
+            kernel = _reshape_kernels[keyset]
             return kernel(keyset, self, shape)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3589,7 +3591,7 @@ reshape_op._make_entry = _reshape_entry
 flatten_using_ints_op = define(
     "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"
 )
-_flatten_using_ints_cache = flatten_using_ints_op._cache
+_flatten_using_ints_kernels = flatten_using_ints_op.kernels
 
 
 def _flatten_using_ints_entry(_site):
@@ -3608,7 +3610,7 @@ def _flatten_using_ints_entry(_site):
             except Overridden:
                 return handle_entry(_site, flatten_using_ints_op, self, start_dim, end_dim)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _flatten_using_ints_cache.get(keyset) or flatten_using_ints_op._resolve(keyset)
+            kernel = _flatten_using_ints_kernels[keyset]
             return kernel(keyset, self, start_dim, end_dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3627,7 +3629,7 @@ flatten_using_ints_op._make_entry = _flatten_using_ints_entry
 expand_op = define(
     "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"
 )
-_expand_cache = expand_op._cache
+_expand_kernels = expand_op.kernels
 
 
 def _expand_entry(_site):
@@ -3639,7 +3641,8 @@ def _expand_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, expand_op, 0)
-                size = int_list(size, 1, _site, expand_op, 1)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, expand_op, 1)
             except Overridden:
                 return handle_entry(_site, expand_op, self, size, implicit)
             keyset = (self._keys | include) & _tls.keep
@@ -3647,7 +3650,7 @@ def _expand_entry(_site):
                 result = plain_kernels.expand(self, size, implicit)
                 if result is not None:
                     return result
-            kernel = _expand_cache.get(keyset) or expand_op._resolve(keyset)
+            kernel = _expand_kernels[keyset]
             return kernel(keyset, self, size, implicit)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3662,7 +3665,7 @@ expand_op._make_entry = _expand_entry
 
 
 expand_as_op = define("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)")
-_expand_as_cache = expand_as_op._cache
+_expand_as_kernels = expand_as_op.kernels
 
 
 def _expand_as_entry(_site):
@@ -3679,7 +3682,7 @@ def _expand_as_entry(_site):
             except Overridden:
                 return handle_entry(_site, expand_as_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
-            kernel = _expand_as_cache.get(keyset) or expand_as_op._resolve(keyset)
+            kernel = _expand_as_kernels[keyset]
             return kernel(keyset, self, other)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3694,7 +3697,7 @@ expand_as_op._make_entry = _expand_as_entry
 
 
 unsqueeze_op = define("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
-_unsqueeze_cache = unsqueeze_op._cache
+_unsqueeze_kernels = unsqueeze_op.kernels
 
 
 def _unsqueeze_entry(_site):
@@ -3715,7 +3718,7 @@ def _unsqueeze_entry(_site):
                 result = plain_kernels.unsqueeze(self, dim)
                 if result is not None:
                     return result
-            kernel = _unsqueeze_cache.get(keyset) or unsqueeze_op._resolve(keyset)
+            kernel = _unsqueeze_kernels[keyset]
             return kernel(keyset, self, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3730,7 +3733,7 @@ unsqueeze_op._make_entry = _unsqueeze_entry
 
 
 squeeze_op = define("aten::squeeze(Tensor(a) self) -> Tensor(a)")
-_squeeze_cache = squeeze_op._cache
+_squeeze_kernels = squeeze_op.kernels
 
 
 def _squeeze_entry(_site):
@@ -3749,7 +3752,7 @@ def _squeeze_entry(_site):
                 result = plain_kernels.squeeze(self)
                 if result is not None:
                     return result
-            kernel = _squeeze_cache.get(keyset) or squeeze_op._resolve(keyset)
+            kernel = _squeeze_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3764,7 +3767,7 @@ squeeze_op._make_entry = _squeeze_entry
 
 
 squeeze_dim_op = define("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
-_squeeze_dim_cache = squeeze_dim_op._cache
+_squeeze_dim_kernels = squeeze_dim_op.kernels
 
 
 def _squeeze_dim_entry(_site):
@@ -3785,7 +3788,7 @@ def _squeeze_dim_entry(_site):
                 result = plain_kernels.squeeze_dim(self, dim)
                 if result is not None:
                     return result
-            kernel = _squeeze_dim_cache.get(keyset) or squeeze_dim_op._resolve(keyset)
+            kernel = _squeeze_dim_kernels[keyset]
             return kernel(keyset, self, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3800,7 +3803,7 @@ squeeze_dim_op._make_entry = _squeeze_dim_entry
 
 
 squeeze__op = define("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)")
-_squeeze__cache = squeeze__op._cache
+_squeeze__kernels = squeeze__op.kernels
 
 
 def _squeeze__entry(_site):
@@ -3815,7 +3818,7 @@ def _squeeze__entry(_site):
             except Overridden:
                 return handle_entry(_site, squeeze__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _squeeze__cache.get(keyset) or squeeze__op._resolve(keyset)
+            kernel = _squeeze__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3830,7 +3833,7 @@ squeeze__op._make_entry = _squeeze__entry
 
 
 squeeze__dim_op = define("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)")
-_squeeze__dim_cache = squeeze__dim_op._cache
+_squeeze__dim_kernels = squeeze__dim_op.kernels
 
 
 def _squeeze__dim_entry(_site):
@@ -3847,7 +3850,7 @@ def _squeeze__dim_entry(_site):
             except Overridden:
                 return handle_entry(_site, squeeze__dim_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _squeeze__dim_cache.get(keyset) or squeeze__dim_op._resolve(keyset)
+            kernel = _squeeze__dim_kernels[keyset]
             return kernel(keyset, self, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3862,7 +3865,7 @@ squeeze__dim_op._make_entry = _squeeze__dim_entry
 
 
 unsqueeze__op = define("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)")
-_unsqueeze__cache = unsqueeze__op._cache
+_unsqueeze__kernels = unsqueeze__op.kernels
 
 
 def _unsqueeze__entry(_site):
@@ -3879,7 +3882,7 @@ def _unsqueeze__entry(_site):
             except Overridden:
                 return handle_entry(_site, unsqueeze__op, self, dim)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _unsqueeze__cache.get(keyset) or unsqueeze__op._resolve(keyset)
+            kernel = _unsqueeze__kernels[keyset]
             return kernel(keyset, self, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3894,7 +3897,7 @@ unsqueeze__op._make_entry = _unsqueeze__entry
 
 
 t__op = define("aten::t_(Tensor(a!) self) -> Tensor(a!)")
-_t__cache = t__op._cache
+_t__kernels = t__op.kernels
 
 
 def _t__entry(_site):
@@ -3909,7 +3912,7 @@ def _t__entry(_site):
             except Overridden:
                 return handle_entry(_site, t__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _t__cache.get(keyset) or t__op._resolve(keyset)
+            kernel = _t__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3924,7 +3927,7 @@ t__op._make_entry = _t__entry
 
 
 transpose__op = define("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
-_transpose__cache = transpose__op._cache
+_transpose__kernels = transpose__op.kernels
 
 
 def _transpose__entry(_site):
@@ -3943,7 +3946,7 @@ def _transpose__entry(_site):
             except Overridden:
                 return handle_entry(_site, transpose__op, self, dim0, dim1)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _transpose__cache.get(keyset) or transpose__op._resolve(keyset)
+            kernel = _transpose__kernels[keyset]
             return kernel(keyset, self, dim0, dim1)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3958,7 +3961,7 @@ transpose__op._make_entry = _transpose__entry
 
 
 select_int_op = define("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
-_select_int_cache = select_int_op._cache
+_select_int_kernels = select_int_op.kernels
 
 
 def _select_int_entry(_site):
@@ -3981,7 +3984,7 @@ def _select_int_entry(_site):
                 result = plain_kernels.select_int(self, dim, index)
                 if result is not None:
                     return result
-            kernel = _select_int_cache.get(keyset) or select_int_op._resolve(keyset)
+            kernel = _select_int_kernels[keyset]
             return kernel(keyset, self, dim, index)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -3998,7 +4001,7 @@ select_int_op._make_entry = _select_int_entry
 select_backward_op = define(
     "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"
 )
-_select_backward_cache = select_backward_op._cache
+_select_backward_kernels = select_backward_op.kernels
 
 
 def _select_backward_entry(_site):
@@ -4010,7 +4013,8 @@ def _select_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, select_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1, _site, select_backward_op, 1)
+                if input_sizes.__class__ is not tuple:
+                    input_sizes = int_list(input_sizes, 1, _site, select_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, select_backward_op, 2)
                 if index.__class__ is not int:
@@ -4022,7 +4026,7 @@ def _select_backward_entry(_site):
                 result = plain_kernels.select_backward(grad_output, input_sizes, dim, index)
                 if result is not None:
                     return result
-            kernel = _select_backward_cache.get(keyset) or select_backward_op._resolve(keyset)
+            kernel = _select_backward_kernels[keyset]
             return kernel(keyset, grad_output, input_sizes, dim, index)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4039,7 +4043,7 @@ select_backward_op._make_entry = _select_backward_entry
 slice_Tensor_op = define(
     "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"
 )
-_slice_Tensor_cache = slice_Tensor_op._cache
+_slice_Tensor_kernels = slice_Tensor_op.kernels
 
 
 def _slice_Tensor_entry(_site):
@@ -4066,7 +4070,7 @@ def _slice_Tensor_entry(_site):
                 result = plain_kernels.slice_Tensor(self, dim, start, end, step)
                 if result is not None:
                     return result
-            kernel = _slice_Tensor_cache.get(keyset) or slice_Tensor_op._resolve(keyset)
+            kernel = _slice_Tensor_kernels[keyset]
             return kernel(keyset, self, dim, start, end, step)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4083,7 +4087,7 @@ slice_Tensor_op._make_entry = _slice_Tensor_entry
 slice_backward_op = define(
     "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"
 )
-_slice_backward_cache = slice_backward_op._cache
+_slice_backward_kernels = slice_backward_op.kernels
 
 
 def _slice_backward_entry(_site):
@@ -4097,7 +4101,8 @@ def _slice_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, slice_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1, _site, slice_backward_op, 1)
+                if input_sizes.__class__ is not tuple:
+                    input_sizes = int_list(input_sizes, 1, _site, slice_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, slice_backward_op, 2)
                 if start.__class__ is not int:
@@ -4117,7 +4122,7 @@ def _slice_backward_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _slice_backward_cache.get(keyset) or slice_backward_op._resolve(keyset)
+            kernel = _slice_backward_kernels[keyset]
             return kernel(keyset, grad_output, input_sizes, dim, start, end, step)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4134,7 +4139,7 @@ slice_backward_op._make_entry = _slice_backward_entry
 as_strided_op = define(
     "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"
 )
-_as_strided_cache = as_strided_op._cache
+_as_strided_kernels = as_strided_op.kernels
 
 
 def _as_strided_entry(_site):
@@ -4146,8 +4151,10 @@ def _as_strided_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, as_strided_op, 0)
-                size = int_list(size, 1, _site, as_strided_op, 1)
-                stride = int_list(stride, 1, _site, as_strided_op, 2)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, as_strided_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, as_strided_op, 2)
                 if storage_offset is not None and storage_offset.__class__ is not int:
                     storage_offset = int_arg(storage_offset, _site, as_strided_op, 3)
             except Overridden:
@@ -4157,7 +4164,7 @@ def _as_strided_entry(_site):
                 result = plain_kernels.as_strided(self, size, stride, storage_offset)
                 if result is not None:
                     return result
-            kernel = _as_strided_cache.get(keyset) or as_strided_op._resolve(keyset)
+            kernel = _as_strided_kernels[keyset]
             return kernel(keyset, self, size, stride, storage_offset)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4174,7 +4181,7 @@ as_strided_op._make_entry = _as_strided_entry
 diagonal_op = define(
     "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"
 )
-_diagonal_cache = diagonal_op._cache
+_diagonal_kernels = diagonal_op.kernels
 
 
 def _diagonal_entry(_site):
@@ -4199,7 +4206,7 @@ def _diagonal_entry(_site):
                 result = plain_kernels.diagonal(self, offset, dim1, dim2)
                 if result is not None:
                     return result
-            kernel = _diagonal_cache.get(keyset) or diagonal_op._resolve(keyset)
+            kernel = _diagonal_kernels[keyset]
             return kernel(keyset, self, offset, dim1, dim2)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4216,7 +4223,7 @@ diagonal_op._make_entry = _diagonal_entry
 diagonal_backward_op = define(
     "aten::diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"
 )
-_diagonal_backward_cache = diagonal_backward_op._cache
+_diagonal_backward_kernels = diagonal_backward_op.kernels
 
 
 def _diagonal_backward_entry(_site):
@@ -4230,7 +4237,8 @@ def _diagonal_backward_entry(_site):
             try:
                 if grad_output.__class__ not in TENSOR_CLASSES:
                     grad_output = tensor_arg(grad_output, _site, diagonal_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1, _site, diagonal_backward_op, 1)
+                if input_sizes.__class__ is not tuple:
+                    input_sizes = int_list(input_sizes, 1, _site, diagonal_backward_op, 1)
                 if offset.__class__ is not int:
                     offset = int_arg(offset, _site, diagonal_backward_op, 2)
                 if dim1.__class__ is not int:
@@ -4248,7 +4256,7 @@ def _diagonal_backward_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _diagonal_backward_cache.get(keyset) or diagonal_backward_op._resolve(keyset)
+            kernel = _diagonal_backward_kernels[keyset]
             return kernel(keyset, grad_output, input_sizes, offset, dim1, dim2)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4265,7 +4273,7 @@ diagonal_backward_op._make_entry = _diagonal_backward_entry
 
 
 unfold_op = define("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)")
-_unfold_cache = unfold_op._cache
+_unfold_kernels = unfold_op.kernels
 
 
 def _unfold_entry(_site):
@@ -4290,7 +4298,7 @@ def _unfold_entry(_site):
                 result = plain_kernels.unfold(self, dimension, size, step)
                 if result is not None:
                     return result
-            kernel = _unfold_cache.get(keyset) or unfold_op._resolve(keyset)
+            kernel = _unfold_kernels[keyset]
             return kernel(keyset, self, dimension, size, step)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4307,7 +4315,7 @@ unfold_op._make_entry = _unfold_entry
 unfold_backward_op = define(
     "aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"
 )
-_unfold_backward_cache = unfold_backward_op._cache
+_unfold_backward_kernels = unfold_backward_op.kernels
 
 
 def _unfold_backward_entry(_site):
@@ -4321,7 +4329,8 @@ def _unfold_backward_entry(_site):
             try:
                 if grad_in.__class__ not in TENSOR_CLASSES:
                     grad_in = tensor_arg(grad_in, _site, unfold_backward_op, 0)
-                input_sizes = int_list(input_sizes, 1, _site, unfold_backward_op, 1)
+                if input_sizes.__class__ is not tuple:
+                    input_sizes = int_list(input_sizes, 1, _site, unfold_backward_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, unfold_backward_op, 2)
                 if size.__class__ is not int:
@@ -4337,7 +4346,7 @@ def _unfold_backward_entry(_site):
                 result = plain_kernels.unfold_backward(grad_in, input_sizes, dim, size, step)
                 if result is not None:
                     return result
-            kernel = _unfold_backward_cache.get(keyset) or unfold_backward_op._resolve(keyset)
+            kernel = _unfold_backward_kernels[keyset]
             return kernel(keyset, grad_in, input_sizes, dim, size, step)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4352,7 +4361,7 @@ unfold_backward_op._make_entry = _unfold_backward_entry
 
 
 unbind_int_op = define("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
-_unbind_int_cache = unbind_int_op._cache
+_unbind_int_kernels = unbind_int_op.kernels
 
 
 def _unbind_int_entry(_site):
@@ -4369,7 +4378,7 @@ def _unbind_int_entry(_site):
             except Overridden:
                 return handle_entry(_site, unbind_int_op, self, dim)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _unbind_int_cache.get(keyset) or unbind_int_op._resolve(keyset)
+            kernel = _unbind_int_kernels[keyset]
             return kernel(keyset, self, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4386,7 +4395,7 @@ unbind_int_op._make_entry = _unbind_int_entry
 split_Tensor_op = define(
     "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"
 )
-_split_Tensor_cache = split_Tensor_op._cache
+_split_Tensor_kernels = split_Tensor_op.kernels
 
 
 def _split_Tensor_entry(_site):
@@ -4405,7 +4414,7 @@ def _split_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, split_Tensor_op, self, split_size, dim)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _split_Tensor_cache.get(keyset) or split_Tensor_op._resolve(keyset)
+            kernel = _split_Tensor_kernels[keyset]
             return kernel(keyset, self, split_size, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4422,7 +4431,7 @@ split_Tensor_op._make_entry = _split_Tensor_entry
 split_with_sizes_op = define(
     "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"
 )
-_split_with_sizes_cache = split_with_sizes_op._cache
+_split_with_sizes_kernels = split_with_sizes_op.kernels
 
 
 def _split_with_sizes_entry(_site):
@@ -4434,13 +4443,14 @@ def _split_with_sizes_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, split_with_sizes_op, 0)
-                split_sizes = int_list(split_sizes, 1, _site, split_with_sizes_op, 1)
+                if split_sizes.__class__ is not tuple:
+                    split_sizes = int_list(split_sizes, 1, _site, split_with_sizes_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, split_with_sizes_op, 2)
             except Overridden:
                 return handle_entry(_site, split_with_sizes_op, self, split_sizes, dim)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _split_with_sizes_cache.get(keyset) or split_with_sizes_op._resolve(keyset)
+            kernel = _split_with_sizes_kernels[keyset]
             return kernel(keyset, self, split_sizes, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4455,7 +4465,7 @@ split_with_sizes_op._make_entry = _split_with_sizes_entry
 
 
 chunk_op = define("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]")
-_chunk_cache = chunk_op._cache
+_chunk_kernels = chunk_op.kernels
 
 
 def _chunk_entry(_site):
@@ -4474,7 +4484,7 @@ def _chunk_entry(_site):
             except Overridden:
                 return handle_entry(_site, chunk_op, self, chunks, dim)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _chunk_cache.get(keyset) or chunk_op._resolve(keyset)
+            kernel = _chunk_kernels[keyset]
             return kernel(keyset, self, chunks, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4489,7 +4499,7 @@ chunk_op._make_entry = _chunk_entry
 
 
 cat_op = define("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
-_cat_cache = cat_op._cache
+_cat_kernels = cat_op.kernels
 
 
 def _cat_entry(_site):
@@ -4505,7 +4515,7 @@ def _cat_entry(_site):
             except Overridden:
                 return handle_entry(_site, cat_op, tensors, dim)
             keyset = (list_keys(tensors) | include) & _tls.keep
-            kernel = _cat_cache.get(keyset) or cat_op._resolve(keyset)
+            kernel = _cat_kernels[keyset]
             return kernel(keyset, tensors, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4520,7 +4530,7 @@ cat_op._make_entry = _cat_entry
 
 
 stack_op = define("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
-_stack_cache = stack_op._cache
+_stack_kernels = stack_op.kernels
 
 
 def _stack_entry(_site):
@@ -4536,7 +4546,7 @@ def _stack_entry(_site):
             except Overridden:
                 return handle_entry(_site, stack_op, tensors, dim)
             keyset = (list_keys(tensors) | include) & _tls.keep
-            kernel = _stack_cache.get(keyset) or stack_op._resolve(keyset)
+            kernel = _stack_kernels[keyset]
             return kernel(keyset, tensors, dim)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4551,7 +4561,7 @@ stack_op._make_entry = _stack_entry
 
 
 alias_op = define("aten::alias(Tensor(a) self) -> Tensor(a)")
-_alias_cache = alias_op._cache
+_alias_kernels = alias_op.kernels
 
 
 def _alias_entry(_site):
@@ -4570,7 +4580,7 @@ def _alias_entry(_site):
                 result = plain_kernels.alias(self)
                 if result is not None:
                     return result
-            kernel = _alias_cache.get(keyset) or alias_op._resolve(keyset)
+            kernel = _alias_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4587,7 +4597,7 @@ alias_op._make_entry = _alias_entry
 narrow_op = define(
     "aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)"
 )
-_narrow_cache = narrow_op._cache
+_narrow_kernels = narrow_op.kernels
 
 
 def _narrow_entry(_site):
@@ -4608,7 +4618,7 @@ def _narrow_entry(_site):
             except Overridden:
                 return handle_entry(_site, narrow_op, self, dim, start, length)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _narrow_cache.get(keyset) or narrow_op._resolve(keyset)
+            kernel = _narrow_kernels[keyset]
             return kernel(keyset, self, dim, start, length)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4623,7 +4633,7 @@ narrow_op._make_entry = _narrow_entry
 
 
 clone_op = define("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
-_clone_cache = clone_op._cache
+_clone_kernels = clone_op.kernels
 
 
 def _clone_entry(_site):
@@ -4642,7 +4652,7 @@ def _clone_entry(_site):
                 result = plain_kernels.clone(self, memory_format)
                 if result is not None:
                     return result
-            kernel = _clone_cache.get(keyset) or clone_op._resolve(keyset)
+            kernel = _clone_kernels[keyset]
             return kernel(keyset, self, memory_format)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4657,7 +4667,7 @@ clone_op._make_entry = _clone_entry
 
 
 detach_op = define("aten::detach(Tensor(a) self) -> Tensor(a)")
-_detach_cache = detach_op._cache
+_detach_kernels = detach_op.kernels
 
 
 def _detach_entry(_site):
@@ -4672,7 +4682,7 @@ def _detach_entry(_site):
             except Overridden:
                 return handle_entry(_site, detach_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _detach_cache.get(keyset) or detach_op._resolve(keyset)
+            kernel = _detach_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4687,7 +4697,7 @@ detach_op._make_entry = _detach_entry
 
 
 _local_scalar_dense_op = define("aten::_local_scalar_dense(Tensor self) -> Scalar")
-__local_scalar_dense_cache = _local_scalar_dense_op._cache
+__local_scalar_dense_kernels = _local_scalar_dense_op.kernels
 
 
 def __local_scalar_dense_entry(_site):
@@ -4702,9 +4712,7 @@ def __local_scalar_dense_entry(_site):
             except Overridden:
                 return handle_entry(_site, _local_scalar_dense_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = __local_scalar_dense_cache.get(keyset) or _local_scalar_dense_op._resolve(
-                keyset
-            )
+            kernel = __local_scalar_dense_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4721,7 +4729,7 @@ _local_scalar_dense_op._make_entry = __local_scalar_dense_entry
 
 
 lift_fresh_op = define("aten::lift_fresh(Tensor(a) self) -> Tensor(a)")
-_lift_fresh_cache = lift_fresh_op._cache
+_lift_fresh_kernels = lift_fresh_op.kernels
 
 
 def _lift_fresh_entry(_site):
@@ -4736,7 +4744,7 @@ def _lift_fresh_entry(_site):
             except Overridden:
                 return handle_entry(_site, lift_fresh_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _lift_fresh_cache.get(keyset) or lift_fresh_op._resolve(keyset)
+            kernel = _lift_fresh_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4753,7 +4761,7 @@ lift_fresh_op._make_entry = _lift_fresh_entry
 _to_copy_op = define(
     "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"
 )
-__to_copy_cache = _to_copy_op._cache
+__to_copy_kernels = _to_copy_op.kernels
 
 
 def __to_copy_entry(_site):
@@ -4807,7 +4815,7 @@ def __to_copy_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = __to_copy_cache.get(keyset) or _to_copy_op._resolve(keyset)
+            kernel = __to_copy_kernels[keyset]
             return kernel(
                 keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format
             )
@@ -4824,7 +4832,7 @@ _to_copy_op._make_entry = __to_copy_entry
 
 
 copy__op = define("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
-_copy__cache = copy__op._cache
+_copy__kernels = copy__op.kernels
 
 
 def _copy__entry(_site):
@@ -4841,7 +4849,7 @@ def _copy__entry(_site):
             except Overridden:
                 return handle_entry(_site, copy__op, self, src, non_blocking)
             keyset = (self._keys | src._keys | include) & _tls.keep
-            kernel = _copy__cache.get(keyset) or copy__op._resolve(keyset)
+            kernel = _copy__kernels[keyset]
             return kernel(keyset, self, src, non_blocking)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4856,7 +4864,7 @@ copy__op._make_entry = _copy__entry
 
 
 zero__op = define("aten::zero_(Tensor(a!) self) -> Tensor(a!)")
-_zero__cache = zero__op._cache
+_zero__kernels = zero__op.kernels
 
 
 def _zero__entry(_site):
@@ -4871,7 +4879,7 @@ def _zero__entry(_site):
             except Overridden:
                 return handle_entry(_site, zero__op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _zero__cache.get(keyset) or zero__op._resolve(keyset)
+            kernel = _zero__kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4886,7 +4894,7 @@ zero__op._make_entry = _zero__entry
 
 
 fill__Scalar_op = define("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
-_fill__Scalar_cache = fill__Scalar_op._cache
+_fill__Scalar_kernels = fill__Scalar_op.kernels
 
 
 def _fill__Scalar_entry(_site):
@@ -4908,7 +4916,7 @@ def _fill__Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, fill__Scalar_op, self, value)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _fill__Scalar_cache.get(keyset) or fill__Scalar_op._resolve(keyset)
+            kernel = _fill__Scalar_kernels[keyset]
             return kernel(keyset, self, value)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4923,7 +4931,7 @@ fill__Scalar_op._make_entry = _fill__Scalar_entry
 
 
 fill__Tensor_op = define("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
-_fill__Tensor_cache = fill__Tensor_op._cache
+_fill__Tensor_kernels = fill__Tensor_op.kernels
 
 
 def _fill__Tensor_entry(_site):
@@ -4940,7 +4948,7 @@ def _fill__Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, fill__Tensor_op, self, value)
             keyset = (self._keys | value._keys | include) & _tls.keep
-            kernel = _fill__Tensor_cache.get(keyset) or fill__Tensor_op._resolve(keyset)
+            kernel = _fill__Tensor_kernels[keyset]
             return kernel(keyset, self, value)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -4957,7 +4965,7 @@ fill__Tensor_op._make_entry = _fill__Tensor_entry
 masked_fill_Scalar_op = define(
     "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"
 )
-_masked_fill_Scalar_cache = masked_fill_Scalar_op._cache
+_masked_fill_Scalar_kernels = masked_fill_Scalar_op.kernels
 
 
 def _masked_fill_Scalar_entry(_site):
@@ -4985,7 +4993,7 @@ def _masked_fill_Scalar_entry(_site):
                 result = plain_kernels.masked_fill_Scalar(self, mask, value)
                 if result is not None:
                     return result
-            kernel = _masked_fill_Scalar_cache.get(keyset) or masked_fill_Scalar_op._resolve(keyset)
+            kernel = _masked_fill_Scalar_kernels[keyset]
             return kernel(keyset, self, mask, value)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5004,7 +5012,7 @@ masked_fill_Scalar_op._make_entry = _masked_fill_Scalar_entry
 masked_fill__Scalar_op = define(
     "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"
 )
-_masked_fill__Scalar_cache = masked_fill__Scalar_op._cache
+_masked_fill__Scalar_kernels = masked_fill__Scalar_op.kernels
 
 
 def _masked_fill__Scalar_entry(_site):
@@ -5028,9 +5036,7 @@ def _masked_fill__Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, masked_fill__Scalar_op, self, mask, value)
             keyset = (self._keys | mask._keys | include) & _tls.keep
-            kernel = _masked_fill__Scalar_cache.get(keyset) or masked_fill__Scalar_op._resolve(
-                keyset
-            )
+            kernel = _masked_fill__Scalar_kernels[keyset]
             return kernel(keyset, self, mask, value)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5049,7 +5055,7 @@ masked_fill__Scalar_op._make_entry = _masked_fill__Scalar_entry
 masked_fill_Tensor_op = define(
     "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"
 )
-_masked_fill_Tensor_cache = masked_fill_Tensor_op._cache
+_masked_fill_Tensor_kernels = masked_fill_Tensor_op.kernels
 
 
 def _masked_fill_Tensor_entry(_site):
@@ -5076,7 +5082,7 @@ def _masked_fill_Tensor_entry(_site):
                 result = plain_kernels.masked_fill_Tensor(self, mask, value)
                 if result is not None:
                     return result
-            kernel = _masked_fill_Tensor_cache.get(keyset) or masked_fill_Tensor_op._resolve(keyset)
+            kernel = _masked_fill_Tensor_kernels[keyset]
             return kernel(keyset, self, mask, value)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5095,7 +5101,7 @@ masked_fill_Tensor_op._make_entry = _masked_fill_Tensor_entry
 masked_fill__Tensor_op = define(
     "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"
 )
-_masked_fill__Tensor_cache = masked_fill__Tensor_op._cache
+_masked_fill__Tensor_kernels = masked_fill__Tensor_op.kernels
 
 
 def _masked_fill__Tensor_entry(_site):
@@ -5114,9 +5120,7 @@ def _masked_fill__Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, masked_fill__Tensor_op, self, mask, value)
             keyset = (self._keys | mask._keys | value._keys | include) & _tls.keep
-            kernel = _masked_fill__Tensor_cache.get(keyset) or masked_fill__Tensor_op._resolve(
-                keyset
-            )
+            kernel = _masked_fill__Tensor_kernels[keyset]
             return kernel(keyset, self, mask, value)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5133,7 +5137,7 @@ masked_fill__Tensor_op._make_entry = _masked_fill__Tensor_entry
 
 
 index_Tensor_op = define("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
-_index_Tensor_cache = index_Tensor_op._cache
+_index_Tensor_kernels = index_Tensor_op.kernels
 
 
 def _index_Tensor_entry(_site):
@@ -5149,7 +5153,7 @@ def _index_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, index_Tensor_op, self, indices)
             keyset = (self._keys | list_keys(indices) | include) & _tls.keep
-            kernel = _index_Tensor_cache.get(keyset) or index_Tensor_op._resolve(keyset)
+            kernel = _index_Tensor_kernels[keyset]
             return kernel(keyset, self, indices)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5166,7 +5170,7 @@ index_Tensor_op._make_entry = _index_Tensor_entry
 index_put_op = define(
     "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"
 )
-_index_put_cache = index_put_op._cache
+_index_put_kernels = index_put_op.kernels
 
 
 def _index_put_entry(_site):
@@ -5184,7 +5188,7 @@ def _index_put_entry(_site):
             except Overridden:
                 return handle_entry(_site, index_put_op, self, indices, values, accumulate)
             keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
-            kernel = _index_put_cache.get(keyset) or index_put_op._resolve(keyset)
+            kernel = _index_put_kernels[keyset]
             return kernel(keyset, self, indices, values, accumulate)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5201,7 +5205,7 @@ index_put_op._make_entry = _index_put_entry
 index_put__op = define(
     "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"
 )
-_index_put__cache = index_put__op._cache
+_index_put__kernels = index_put__op.kernels
 
 
 def _index_put__entry(_site):
@@ -5219,7 +5223,7 @@ def _index_put__entry(_site):
             except Overridden:
                 return handle_entry(_site, index_put__op, self, indices, values, accumulate)
             keyset = (self._keys | list_keys(indices) | values._keys | include) & _tls.keep
-            kernel = _index_put__cache.get(keyset) or index_put__op._resolve(keyset)
+            kernel = _index_put__kernels[keyset]
             return kernel(keyset, self, indices, values, accumulate)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5234,7 +5238,7 @@ index_put__op._make_entry = _index_put__entry
 
 
 square_op = define("aten::square(Tensor self) -> Tensor")
-_square_cache = square_op._cache
+_square_kernels = square_op.kernels
 
 
 def _square_entry(_site):
@@ -5249,7 +5253,7 @@ def _square_entry(_site):
             except Overridden:
                 return handle_entry(_site, square_op, self)
             keyset = (self._keys | include) & _tls.keep
-            kernel = _square_cache.get(keyset) or square_op._resolve(keyset)
+            kernel = _square_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5266,7 +5270,7 @@ square_op._make_entry = _square_entry
 ones_like_op = define(
     "aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
-_ones_like_cache = ones_like_op._cache
+_ones_like_kernels = ones_like_op.kernels
 
 
 def _ones_like_entry(_site):
@@ -5297,7 +5301,7 @@ def _ones_like_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _ones_like_cache.get(keyset) or ones_like_op._resolve(keyset)
+            kernel = _ones_like_kernels[keyset]
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5314,7 +5318,7 @@ ones_like_op._make_entry = _ones_like_entry
 zeros_like_op = define(
     "aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
-_zeros_like_cache = zeros_like_op._cache
+_zeros_like_kernels = zeros_like_op.kernels
 
 
 def _zeros_like_entry(_site):
@@ -5345,7 +5349,7 @@ def _zeros_like_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _zeros_like_cache.get(keyset) or zeros_like_op._resolve(keyset)
+            kernel = _zeros_like_kernels[keyset]
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5362,7 +5366,7 @@ zeros_like_op._make_entry = _zeros_like_entry
 empty_like_op = define(
     "aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
-_empty_like_cache = empty_like_op._cache
+_empty_like_kernels = empty_like_op.kernels
 
 
 def _empty_like_entry(_site):
@@ -5393,7 +5397,7 @@ def _empty_like_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _empty_like_cache.get(keyset) or empty_like_op._resolve(keyset)
+            kernel = _empty_like_kernels[keyset]
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5410,7 +5414,7 @@ empty_like_op._make_entry = _empty_like_entry
 full_like_op = define(
     "aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
-_full_like_cache = full_like_op._cache
+_full_like_kernels = full_like_op.kernels
 
 
 def _full_like_entry(_site):
@@ -5471,7 +5475,7 @@ def _full_like_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _full_like_cache.get(keyset) or full_like_op._resolve(keyset)
+            kernel = _full_like_kernels[keyset]
             return kernel(
                 keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format
             )
@@ -5490,7 +5494,7 @@ full_like_op._make_entry = _full_like_entry
 new_zeros_op = define(
     "aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_new_zeros_cache = new_zeros_op._cache
+_new_zeros_kernels = new_zeros_op.kernels
 
 
 def _new_zeros_entry(_site):
@@ -5504,7 +5508,8 @@ def _new_zeros_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, new_zeros_op, 0)
-                size = int_list(size, 1, _site, new_zeros_op, 1)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, new_zeros_op, 1)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, new_zeros_op, 2)
                 if device is not None:
@@ -5518,7 +5523,7 @@ def _new_zeros_entry(_site):
                 result = plain_kernels.new_zeros(self, size, dtype, layout, device, pin_memory)
                 if result is not None:
                     return result
-            kernel = _new_zeros_cache.get(keyset) or new_zeros_op._resolve(keyset)
+            kernel = _new_zeros_kernels[keyset]
             return kernel(keyset, self, size, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5535,7 +5540,7 @@ new_zeros_op._make_entry = _new_zeros_entry
 new_empty_strided_op = define(
     "aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_new_empty_strided_cache = new_empty_strided_op._cache
+_new_empty_strided_kernels = new_empty_strided_op.kernels
 
 
 def _new_empty_strided_entry(_site):
@@ -5559,8 +5564,10 @@ def _new_empty_strided_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, new_empty_strided_op, 0)
-                size = int_list(size, 1, _site, new_empty_strided_op, 1)
-                stride = int_list(stride, 1, _site, new_empty_strided_op, 2)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, new_empty_strided_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, new_empty_strided_op, 2)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, new_empty_strided_op, 3)
                 if device is not None:
@@ -5584,7 +5591,7 @@ def _new_empty_strided_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _new_empty_strided_cache.get(keyset) or new_empty_strided_op._resolve(keyset)
+            kernel = _new_empty_strided_kernels[keyset]
             return kernel(keyset, self, size, stride, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5603,7 +5610,7 @@ new_empty_strided_op._make_entry = _new_empty_strided_entry
 zeros_op = define(
     "aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_zeros_cache = zeros_op._cache
+_zeros_kernels = zeros_op.kernels
 
 
 def _zeros_entry(_site):
@@ -5612,13 +5619,14 @@ def _zeros_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, zeros_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1, _site, zeros_op, 0)
+            if size.__class__ is not tuple:
+                size = int_list(size, 1, _site, zeros_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, zeros_op, 1)
             if device is not None:
                 device = device_arg(device, _site, zeros_op, 3)
             keyset = include & _tls.keep
-            kernel = _zeros_cache.get(keyset) or zeros_op._resolve(keyset)
+            kernel = _zeros_kernels[keyset]
             return kernel(keyset, size, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5635,7 +5643,7 @@ zeros_op._make_entry = _zeros_entry
 ones_op = define(
     "aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_ones_cache = ones_op._cache
+_ones_kernels = ones_op.kernels
 
 
 def _ones_entry(_site):
@@ -5644,13 +5652,14 @@ def _ones_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, ones_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1, _site, ones_op, 0)
+            if size.__class__ is not tuple:
+                size = int_list(size, 1, _site, ones_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, ones_op, 1)
             if device is not None:
                 device = device_arg(device, _site, ones_op, 3)
             keyset = include & _tls.keep
-            kernel = _ones_cache.get(keyset) or ones_op._resolve(keyset)
+            kernel = _ones_kernels[keyset]
             return kernel(keyset, size, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5667,7 +5676,7 @@ ones_op._make_entry = _ones_entry
 empty_memory_format_op = define(
     "aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
-_empty_memory_format_cache = empty_memory_format_op._cache
+_empty_memory_format_kernels = empty_memory_format_op.kernels
 
 
 def _empty_memory_format_entry(_site):
@@ -5687,15 +5696,14 @@ def _empty_memory_format_entry(_site):
                     pin_memory,
                     memory_format,
                 )
-            size = int_list(size, 1, _site, empty_memory_format_op, 0)
+            if size.__class__ is not tuple:
+                size = int_list(size, 1, _site, empty_memory_format_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, empty_memory_format_op, 1)
             if device is not None:
                 device = device_arg(device, _site, empty_memory_format_op, 3)
             keyset = include & _tls.keep
-            kernel = _empty_memory_format_cache.get(keyset) or empty_memory_format_op._resolve(
-                keyset
-            )
+            kernel = _empty_memory_format_kernels[keyset]
             return kernel(keyset, size, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5714,7 +5722,7 @@ empty_memory_format_op._make_entry = _empty_memory_format_entry
 scalar_tensor_op = define(
     "aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_scalar_tensor_cache = scalar_tensor_op._cache
+_scalar_tensor_kernels = scalar_tensor_op.kernels
 
 
 def _scalar_tensor_entry(_site):
@@ -5732,7 +5740,7 @@ def _scalar_tensor_entry(_site):
             if device is not None:
                 device = device_arg(device, _site, scalar_tensor_op, 3)
             keyset = include & _tls.keep
-            kernel = _scalar_tensor_cache.get(keyset) or scalar_tensor_op._resolve(keyset)
+            kernel = _scalar_tensor_kernels[keyset]
             return kernel(keyset, s, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5749,7 +5757,7 @@ scalar_tensor_op._make_entry = _scalar_tensor_entry
 full_op = define(
     "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_full_cache = full_op._cache
+_full_kernels = full_op.kernels
 
 
 def _full_entry(_site):
@@ -5760,7 +5768,8 @@ def _full_entry(_site):
                 return handle_entry(
                     _site, full_op, size, fill_value, dtype, layout, device, pin_memory
                 )
-            size = int_list(size, 1, _site, full_op, 0)
+            if size.__class__ is not tuple:
+                size = int_list(size, 1, _site, full_op, 0)
             if fill_value.__class__ not in PY_NUMBERS:
                 fill_value = scalar_arg(fill_value, _site, full_op, 1)
             elif (
@@ -5773,7 +5782,7 @@ def _full_entry(_site):
             if device is not None:
                 device = device_arg(device, _site, full_op, 4)
             keyset = include & _tls.keep
-            kernel = _full_cache.get(keyset) or full_op._resolve(keyset)
+            kernel = _full_kernels[keyset]
             return kernel(keyset, size, fill_value, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5790,7 +5799,7 @@ full_op._make_entry = _full_entry
 arange_op = define(
     "aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_arange_cache = arange_op._cache
+_arange_kernels = arange_op.kernels
 
 
 def _arange_entry(_site):
@@ -5808,7 +5817,7 @@ def _arange_entry(_site):
             if device is not None:
                 device = device_arg(device, _site, arange_op, 3)
             keyset = include & _tls.keep
-            kernel = _arange_cache.get(keyset) or arange_op._resolve(keyset)
+            kernel = _arange_kernels[keyset]
             return kernel(keyset, end, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5825,7 +5834,7 @@ arange_op._make_entry = _arange_entry
 arange_start_op = define(
     "aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_arange_start_cache = arange_start_op._cache
+_arange_start_kernels = arange_start_op.kernels
 
 
 def _arange_start_entry(_site):
@@ -5851,7 +5860,7 @@ def _arange_start_entry(_site):
             if device is not None:
                 device = device_arg(device, _site, arange_start_op, 4)
             keyset = include & _tls.keep
-            kernel = _arange_start_cache.get(keyset) or arange_start_op._resolve(keyset)
+            kernel = _arange_start_kernels[keyset]
             return kernel(keyset, start, end, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5868,7 +5877,7 @@ arange_start_op._make_entry = _arange_start_entry
 arange_start_step_op = define(
     "aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_arange_start_step_cache = arange_start_step_op._cache
+_arange_start_step_kernels = arange_start_step_op.kernels
 
 
 def _arange_start_step_entry(_site):
@@ -5900,7 +5909,7 @@ def _arange_start_step_entry(_site):
             if device is not None:
                 device = device_arg(device, _site, arange_start_step_op, 5)
             keyset = include & _tls.keep
-            kernel = _arange_start_step_cache.get(keyset) or arange_start_step_op._resolve(keyset)
+            kernel = _arange_start_step_kernels[keyset]
             return kernel(keyset, start, end, step, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5919,7 +5928,7 @@ arange_start_step_op._make_entry = _arange_start_step_entry
 rand_op = define(
     "aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_rand_cache = rand_op._cache
+_rand_kernels = rand_op.kernels
 
 
 def _rand_entry(_site):
@@ -5928,13 +5937,14 @@ def _rand_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, rand_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1, _site, rand_op, 0)
+            if size.__class__ is not tuple:
+                size = int_list(size, 1, _site, rand_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, rand_op, 1)
             if device is not None:
                 device = device_arg(device, _site, rand_op, 3)
             keyset = include & _tls.keep
-            kernel = _rand_cache.get(keyset) or rand_op._resolve(keyset)
+            kernel = _rand_kernels[keyset]
             return kernel(keyset, size, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5951,7 +5961,7 @@ rand_op._make_entry = _rand_entry
 randn_op = define(
     "aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_randn_cache = randn_op._cache
+_randn_kernels = randn_op.kernels
 
 
 def _randn_entry(_site):
@@ -5960,13 +5970,14 @@ def _randn_entry(_site):
             include = _tls.include
             if include & TORCH_FUNCTION:
                 return handle_entry(_site, randn_op, size, dtype, layout, device, pin_memory)
-            size = int_list(size, 1, _site, randn_op, 0)
+            if size.__class__ is not tuple:
+                size = int_list(size, 1, _site, randn_op, 0)
             if dtype is not None and dtype.__class__ is not DType:
                 dtype = dtype_arg(dtype, _site, randn_op, 1)
             if device is not None:
                 device = device_arg(device, _site, randn_op, 3)
             keyset = include & _tls.keep
-            kernel = _randn_cache.get(keyset) or randn_op._resolve(keyset)
+            kernel = _randn_kernels[keyset]
             return kernel(keyset, size, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -5983,7 +5994,7 @@ randn_op._make_entry = _randn_entry
 rand_like_op = define(
     "aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
-_rand_like_cache = rand_like_op._cache
+_rand_like_kernels = rand_like_op.kernels
 
 
 def _rand_like_entry(_site):
@@ -6014,7 +6025,7 @@ def _rand_like_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _rand_like_cache.get(keyset) or rand_like_op._resolve(keyset)
+            kernel = _rand_like_kernels[keyset]
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -6031,7 +6042,7 @@ rand_like_op._make_entry = _rand_like_entry
 randn_like_op = define(
     "aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
-_randn_like_cache = randn_like_op._cache
+_randn_like_kernels = randn_like_op.kernels
 
 
 def _randn_like_entry(_site):
@@ -6062,7 +6073,7 @@ def _randn_like_entry(_site):
                 )
                 if result is not None:
                     return result
-            kernel = _randn_like_cache.get(keyset) or randn_like_op._resolve(keyset)
+            kernel = _randn_like_kernels[keyset]
             return kernel(keyset, self, dtype, layout, device, pin_memory, memory_format)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -6079,7 +6090,7 @@ randn_like_op._make_entry = _randn_like_entry
 eye_op = define(
     "aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_eye_cache = eye_op._cache
+_eye_kernels = eye_op.kernels
 
 
 def _eye_entry(_site):
@@ -6095,7 +6106,7 @@ def _eye_entry(_site):
             if device is not None:
                 device = device_arg(device, _site, eye_op, 3)
             keyset = include & _tls.keep
-            kernel = _eye_cache.get(keyset) or eye_op._resolve(keyset)
+            kernel = _eye_kernels[keyset]
             return kernel(keyset, n, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator
@@ -6112,7 +6123,7 @@ eye_op._make_entry = _eye_entry
 eye_m_op = define(
     "aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
-_eye_m_cache = eye_m_op._cache
+_eye_m_kernels = eye_m_op.kernels
 
 
 def _eye_m_entry(_site):
@@ -6130,7 +6141,7 @@ def _eye_m_entry(_site):
             if device is not None:
                 device = device_arg(device, _site, eye_m_op, 4)
             keyset = include & _tls.keep
-            kernel = _eye_m_cache.get(keyset) or eye_m_op._resolve(keyset)
+            kernel = _eye_m_kernels[keyset]
             return kernel(keyset, n, m, dtype, layout, device, pin_memory)
         except TypeError:
             if _site.operator:  # x * y: Python then tries the reflected operator

@@ -26,6 +26,21 @@ NUMBERS_AS_TENSORS = frozenset(
 )
 
 
+class KernelTable(dict):
+    """An overload's kernels by dispatch key set: the first lookup of a key set resolves
+    it along the key order and remembers it; registering a kernel clears the table."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: "OpOverload") -> None:
+        super().__init__()
+        self.op = op
+
+    def __missing__(self, keyset: int) -> Callable:
+        kernel = self[keyset] = self.op._resolve(keyset)
+        return kernel
+
+
 class OpOverload:
     """One overload of an operator, e.g. ``aten.mul.Tensor``."""
 
@@ -37,7 +52,8 @@ class OpOverload:
         self._overloadname = schema.overload_name or "default"
         self.__name__ = f"{self._opname}.{self._overloadname}"
         self._kernels: Dict[int, Callable] = {}
-        self._cache: Dict[int, Callable] = {}
+        #: the kernel for each key set seen: ``op.kernels[keyset]``, resolved on first use
+        self.kernels = KernelTable(self)
         self._entry: Optional[Callable] = None
         self.tags = ()
         args = schema.arguments
@@ -81,10 +97,7 @@ class OpOverload:
         return self.kernel_for(keyset)(keyset, *flat)
 
     def kernel_for(self, keyset: int) -> Callable:
-        kernel = self._cache.get(keyset)
-        if kernel is None:
-            kernel = self._resolve(keyset)
-        return kernel
+        return self.kernels[keyset]
 
     def _resolve(self, keyset: int) -> Callable:
         kernel = None
@@ -109,7 +122,6 @@ class OpOverload:
             # Autograd and ADInplaceOrView fall through for ops without a kernel there.
         if kernel is None:
             kernel = _missing_kernel(self)
-        self._cache[keyset] = kernel
         return kernel
 
     def _flatten(self, args, kwargs) -> tuple:
@@ -152,13 +164,13 @@ class OpOverload:
         for bit in K.ORDER:
             if key & bit:
                 self._kernels[bit] = kernel
-        self._cache.clear()
+        self.kernels.clear()
 
     def remove_kernel(self, key: int) -> None:
         for bit in K.ORDER:
             if key & bit:
                 self._kernels.pop(bit, None)
-        self._cache.clear()
+        self.kernels.clear()
 
     def has_kernel_for_dispatch_key(self, name: str) -> bool:
         return K.BY_NAME[name] in self._kernels

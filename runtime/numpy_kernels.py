@@ -421,7 +421,7 @@ def _dims(dim, ndim: int):
 
 
 def sum(a, dim, keepdim: bool, dtype):
-    axis = _dims(dim, a.ndim)
+    axis = _dims(dim, a.ndim) if dim else None
     if dtype is None and a.dtype.kind == "f" and a.dtype is not _HALF:
         return np.add.reduce(a, axis, None, None, keepdim)
     out_dtype = _np_dtype(dtype, a.dtype if a.dtype.kind == "f" else _INT64)

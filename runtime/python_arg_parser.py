@@ -652,7 +652,7 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
     def call(*args, **kwargs):
         if _tls.include & TORCH_FUNCTION:  # a mode sees the call as given
             return dispatch(site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs)
-        classes = tuple([a.__class__ for a in args])
+        classes = (args[0].__class__,) if len(args) == 1 else tuple([a.__class__ for a in args])
         # keyword values' classes count too: clamp(x, min=0) and clamp(x, min=t) differ
         key = (classes, tuple([(k, v.__class__) for k, v in kwargs.items()]) if kwargs else ())
         hit = cache.get(key)
@@ -705,7 +705,7 @@ def method(name: str, overloads: tuple, site=None) -> Callable:
 
         def varargs_method(self, *args, **kwargs):
             # x.view(2, 3) means x.view((2, 3)): only when every argument is an int
-            if args and all([a.__class__ is int for a in args]):
+            if args and args[0].__class__ is int and all([a.__class__ is int for a in args]):
                 args = (args,)
             return entry(self, *args, **kwargs)
 

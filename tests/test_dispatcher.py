@@ -97,15 +97,15 @@ def test_redispatch_runs_the_kernel_for_the_given_keys():
 
 def test_kernel_lookup_is_cached_per_key_set():
     op = aten.neg.default
-    op._cache.clear()
+    op.kernels.clear()
     _tls.set_process_flag("test: the full path", True)  # the plain path skips the lookup
     try:
         og.neg(og.ones(1))
     finally:
         _tls.set_process_flag("test: the full path", False)
     keyset = compute_keyset(og.ones(1))
-    assert keyset in op._cache
-    assert op.kernel_for(keyset) is op._cache[keyset]
+    assert keyset in op.kernels
+    assert op.kernel_for(keyset) is op.kernels[keyset]
 
 
 def test_ops_without_an_inplace_or_view_kernel_fall_through_that_key():
