@@ -10,7 +10,6 @@ usual, which is what reverse-over-forward differentiates). In-place kernels
 read the tangents before the op (``*_pre``) and update ``self``'s in place.
 """
 
-from opgrad._tls import forward_ad_off, forward_ad_off_here, forward_ad_restore
 from opgrad._tls import state as _tls
 from opgrad.autograd.forward_grad import (
     fw_grad,
@@ -40,9 +39,10 @@ def add_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = maybe_multiply(other_t, alpha).clone()
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -57,7 +57,8 @@ def add_Tensor(self, other, alpha, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -79,9 +80,10 @@ def add__Tensor(self, other, alpha, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + maybe_multiply(other_t, alpha)
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -96,7 +98,8 @@ def add__Tensor(self, other, alpha, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -105,12 +108,14 @@ def add_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -121,9 +126,10 @@ def sub_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = -maybe_multiply(other_t, alpha)
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -138,7 +144,8 @@ def sub_Tensor(self, other, alpha, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -160,9 +167,10 @@ def sub__Tensor(self, other, alpha, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + -maybe_multiply(other_t, alpha)
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -177,7 +185,8 @@ def sub__Tensor(self, other, alpha, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -186,12 +195,14 @@ def sub_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -202,9 +213,10 @@ def rsub_Tensor(self, other, alpha, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t.clone()
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -219,7 +231,8 @@ def rsub_Tensor(self, other, alpha, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -228,12 +241,14 @@ def rsub_Scalar(self, other, alpha, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = -maybe_multiply(self_t, alpha)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -244,9 +259,10 @@ def mul_Tensor(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t * self
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -261,7 +277,8 @@ def mul_Tensor(self, other, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -280,9 +297,10 @@ def mul__Tensor(self, other, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + other_t * original_self
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -297,7 +315,8 @@ def mul__Tensor(self, other, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -306,12 +325,14 @@ def mul_Scalar(self, other, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * other
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -322,9 +343,10 @@ def div_Tensor(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = -(other_t * result) / other
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -339,7 +361,8 @@ def div_Tensor(self, other, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -361,9 +384,10 @@ def div__Tensor(self, other, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = zeros_tangent(self) + -(other_t * result) / other
         elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
@@ -378,7 +402,8 @@ def div__Tensor(self, other, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -387,12 +412,14 @@ def div_Scalar(self, other, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t / other
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -401,12 +428,14 @@ def reciprocal(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = -self_t * (result * result)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -423,12 +452,14 @@ def reciprocal_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = -self_t * (result * result)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -437,12 +468,14 @@ def neg(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.neg(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -459,12 +492,14 @@ def neg_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.neg(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -473,12 +508,14 @@ def exp(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * result
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -495,12 +532,14 @@ def exp_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * result
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -509,12 +548,14 @@ def log(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.div(self)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -531,12 +572,14 @@ def log_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.div(original_self)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -545,12 +588,14 @@ def sin(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * self.cos()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -567,12 +612,14 @@ def sin_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * original_self.cos()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -581,12 +628,14 @@ def cos(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * -self.sin()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -603,12 +652,14 @@ def cos_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * -original_self.sin()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -617,12 +668,14 @@ def tanh(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.tanh_backward(self_t, result)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -639,12 +692,14 @@ def tanh_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.tanh_backward(self_t, result)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -655,9 +710,10 @@ def tanh_backward(grad_output, output, result):
     if grad_output_t is None and output_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
             tangent = F.tanh_backward(grad_output_t, output)
         else:
@@ -670,7 +726,8 @@ def tanh_backward(grad_output, output, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -679,12 +736,14 @@ def sigmoid(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.sigmoid_backward(self_t, result)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -701,12 +760,14 @@ def sigmoid_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.sigmoid_backward(self_t, result)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -717,9 +778,10 @@ def sigmoid_backward(grad_output, output, result):
     if grad_output_t is None and output_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
             tangent = F.sigmoid_backward(grad_output_t, output)
         else:
@@ -734,7 +796,8 @@ def sigmoid_backward(grad_output, output, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -743,12 +806,14 @@ def relu(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.threshold_backward(self_t, result, 0)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -765,12 +830,14 @@ def relu_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.threshold_backward(self_t, result, 0)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -782,12 +849,14 @@ def threshold_backward(grad_output, self, threshold, result):
         return
     if grad_output_t is None:
         grad_output_t = zeros_tangent(grad_output)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.threshold_backward(grad_output_t, self, threshold)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -796,12 +865,14 @@ def pow_Tensor_Scalar(self, exponent, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = pow_backward(self_t, self, exponent)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -818,12 +889,14 @@ def pow__Scalar(self, exponent, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = pow_backward(self_t, original_self, exponent)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -837,14 +910,16 @@ def pow_Tensor_Tensor(self, exponent, result):
         self_t = zeros_tangent(self)
     if exponent_t is None:
         exponent_t = zeros_tangent(exponent)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = pow_backward_self(self_t, self, exponent) + pow_backward_exponent(
             exponent_t, self, exponent, result
         )
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -866,14 +941,16 @@ def pow__Tensor(self, exponent, result, tangents):
         self_t = zeros_tangent(self)
     if exponent_t is None:
         exponent_t = zeros_tangent(exponent)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = pow_backward_self(self_t, original_self, exponent) + pow_backward_exponent(
             exponent_t, original_self, exponent, result
         )
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -882,12 +959,14 @@ def pow_Scalar(self, exponent, result):
     exponent_t = fw_grad(exponent)
     if exponent_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = pow_backward_exponent(exponent_t, self, exponent, result)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -896,12 +975,14 @@ def sqrt(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t / maybe_multiply(result, 2)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -918,12 +999,14 @@ def sqrt_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t / maybe_multiply(result, 2)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -932,12 +1015,14 @@ def abs(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * self.sgn()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -954,12 +1039,14 @@ def abs_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t * original_self.sgn()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -968,12 +1055,14 @@ def sgn(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.zeros_like(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -982,12 +1071,14 @@ def sign(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.zeros_like(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -996,12 +1087,14 @@ def clamp(self, min, max, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = clamp_backward(self_t, self, min, max)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1018,12 +1111,14 @@ def clamp_(self, min, max, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = clamp_backward(self_t, original_self, min, max)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1040,12 +1135,14 @@ def clamp_Tensor(self, min, max, result):
         min_t = zeros_tangent(min)
     if max_t is None and max is not None:
         max_t = zeros_tangent(max)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = clamp_jvp(self, self_t, min, min_t, max, max_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1070,12 +1167,14 @@ def clamp__Tensor(self, min, max, result, tangents):
         min_t = zeros_tangent(min)
     if max_t is None and max is not None:
         max_t = zeros_tangent(max)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = clamp_jvp(original_self, self_t, min, min_t, max, max_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1086,9 +1185,10 @@ def maximum(self, other, result):
     if self_t is None and other_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
             tangent = other_t + F.where(
                 self == other, -other_t / 2, F.where(self > other, -other_t, 0)
@@ -1107,7 +1207,8 @@ def maximum(self, other, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1121,12 +1222,14 @@ def where_self(condition, self, other, result):
         self_t = zeros_tangent(self)
     if other_t is None:
         other_t = zeros_tangent(other)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.where(condition, self_t, other_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1135,12 +1238,14 @@ def sum(self, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.sum(self_t, dtype=dtype)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1149,12 +1254,14 @@ def sum_dim_IntList(self, dim, keepdim, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.sum_dim_IntList(self_t, dim, keepdim, dtype=dtype)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1163,12 +1270,14 @@ def mean(self, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.mean(self_t, dtype=dtype)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1177,12 +1286,14 @@ def mean_dim(self, dim, keepdim, dtype, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1193,9 +1304,10 @@ def mm(self, mat2, result):
     if self_t is None and mat2_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
             tangent = F.mm(self, mat2_t)
         elif mat2_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
@@ -1210,7 +1322,8 @@ def mm(self, mat2, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1221,9 +1334,10 @@ def bmm(self, mat2, result):
     if self_t is None and mat2_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
             tangent = self.bmm(mat2_t)
         elif mat2_t is None and not (_tls.grad_enabled and (self._rg or mat2._rg)):
@@ -1238,7 +1352,8 @@ def bmm(self, mat2, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1249,9 +1364,10 @@ def dot(self, tensor, result):
     if self_t is None and tensor_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or tensor._rg)):
             tangent = F.dot(self, tensor_t)
         elif tensor_t is None and not (_tls.grad_enabled and (self._rg or tensor._rg)):
@@ -1266,7 +1382,8 @@ def dot(self, tensor, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1277,9 +1394,10 @@ def mv(self, vec, result):
     if self_t is None and vec_t is None:
         return
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if self_t is None and not (_tls.grad_enabled and (self._rg or vec._rg)):
             tangent = F.mv(self, vec_t)
         elif vec_t is None and not (_tls.grad_enabled and (self._rg or vec._rg)):
@@ -1294,7 +1412,8 @@ def mv(self, vec, result):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1304,12 +1423,14 @@ def t(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.t(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1319,12 +1440,14 @@ def transpose_int(self, dim0, dim1, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.transpose_int(self_t, dim0, dim1)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1334,12 +1457,14 @@ def permute(self, dims, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.permute(self_t, dims)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1349,12 +1474,14 @@ def view(self, size, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.view(self_t, size)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1363,12 +1490,14 @@ def _unsafe_view(self, size, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops._unsafe_view(self_t, size)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1378,12 +1507,14 @@ def expand(self, size, implicit, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.expand(self_t, size, implicit=implicit)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1393,12 +1524,14 @@ def unsqueeze(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.unsqueeze(self_t, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1408,12 +1541,14 @@ def squeeze(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.squeeze(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1423,12 +1558,14 @@ def squeeze_dim(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.squeeze_dim(self_t, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1442,12 +1579,14 @@ def squeeze__pre(self):
 def squeeze_(self, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.squeeze_(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1461,12 +1600,14 @@ def squeeze__dim_pre(self, dim):
 def squeeze__dim(self, dim, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.squeeze__dim(self_t, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1480,12 +1621,14 @@ def unsqueeze__pre(self, dim):
 def unsqueeze_(self, dim, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.unsqueeze_(self_t, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1499,12 +1642,14 @@ def t__pre(self):
 def t_(self, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.t_(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1518,12 +1663,14 @@ def transpose__pre(self, dim0, dim1):
 def transpose_(self, dim0, dim1, result, tangents):
     # auto_linear
     (self_t,) = tangents
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.transpose_(self_t, dim0, dim1)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1533,12 +1680,14 @@ def select_int(self, dim, index, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.select_int(self_t, dim, index)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1547,12 +1696,14 @@ def select_backward(grad_output, input_sizes, dim, index, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.select_backward(grad_output_t, input_sizes, dim, index)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1562,12 +1713,14 @@ def slice_Tensor(self, dim, start, end, step, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.slice_Tensor(self_t, dim, start, end, step)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1576,12 +1729,14 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.slice_backward(grad_output_t, input_sizes, dim, start, end, step)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1591,12 +1746,14 @@ def as_strided(self, size, stride, storage_offset, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.as_strided(self_t, size, stride, storage_offset)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1606,12 +1763,14 @@ def diagonal(self, offset, dim1, dim2, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.diagonal(self_t, offset, dim1, dim2)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1620,12 +1779,14 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2, result):
     grad_output_t = fw_grad(grad_output)
     if grad_output_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.diagonal_backward(grad_output_t, input_sizes, offset, dim1, dim2)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1635,12 +1796,14 @@ def unfold(self, dimension, size, step, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.unfold(self_t, dimension, size, step)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1649,12 +1812,14 @@ def unfold_backward(grad_in, input_sizes, dim, size, step, result):
     grad_in_t = fw_grad(grad_in)
     if grad_in_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.unfold_backward(grad_in_t, input_sizes, dim, size, step)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1664,12 +1829,14 @@ def unbind_int(self, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.unbind_int(self_t, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grads(result, tangent)
 
 
@@ -1679,12 +1846,14 @@ def split_Tensor(self, split_size, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.split_Tensor(self_t, split_size, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grads(result, tangent)
 
 
@@ -1694,12 +1863,14 @@ def split_with_sizes(self, split_sizes, dim, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.split_with_sizes(self_t, split_sizes, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grads(result, tangent)
 
 
@@ -1709,12 +1880,14 @@ def cat(tensors, dim, result):
     if all([t is None for t in tensors_t]):
         return
     tensors_t = [g if g is not None else zeros_tangent(t) for g, t in zip(tensors_t, tensors)]
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.cat(tensors_t, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1724,12 +1897,14 @@ def stack(tensors, dim, result):
     if all([t is None for t in tensors_t]):
         return
     tensors_t = [g if g is not None else zeros_tangent(t) for g, t in zip(tensors_t, tensors)]
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.stack(tensors_t, dim)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1739,12 +1914,14 @@ def alias(self, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.alias(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1753,12 +1930,14 @@ def clone(self, memory_format, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = ops.clone(self_t, memory_format=memory_format)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1767,12 +1946,14 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F._to_copy(self_t, dtype=dtype)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1792,12 +1973,14 @@ def copy_(self, src, non_blocking, result, tangents):
     self_t, src_t = tangents
     if src_t is None:
         src_t = zeros_tangent(src)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = src_t.expand_as(self)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1814,12 +1997,14 @@ def zero_(self, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.zeros_like(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1836,12 +2021,14 @@ def fill__Scalar(self, value, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.zeros_like(self_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1863,9 +2050,10 @@ def fill__Tensor(self, value, result, tangents):
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
     # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         if value_t is None and not (_tls.grad_enabled and (self._rg or value._rg)):
             tangent = F.zeros_like(self_t)
         else:
@@ -1878,7 +2066,8 @@ def fill__Tensor(self, value, result, tangents):
             # the dropped zero term broadcast the sum to the result's shape
             tangent = tangent.expand(result.shape).clone()
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1887,12 +2076,14 @@ def masked_fill_Scalar(self, mask, value, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.masked_fill(mask, 0)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1909,12 +2100,14 @@ def masked_fill__Scalar(self, mask, value, result, tangents):
     if self_t is not None and _tls.grad_enabled:
         # the formula's history must not save the tangent updated in place below
         self_t = original(self_t)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.masked_fill(mask, 0)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1928,12 +2121,14 @@ def masked_fill_Tensor(self, mask, value, result):
         self_t = zeros_tangent(self)
     if value_t is None:
         value_t = zeros_tangent(value)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.masked_fill(mask, value_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1958,12 +2153,14 @@ def masked_fill__Tensor(self, mask, value, result, tangents):
         self_t = zeros_tangent(self)
     if value_t is None:
         value_t = zeros_tangent(value)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = self_t.masked_fill(mask, value_t)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
 
 
@@ -1972,12 +2169,14 @@ def index_Tensor(self, indices, result):
     self_t = fw_grad(self)
     if self_t is None:
         return
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.index(self_t, indices)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -1991,12 +2190,14 @@ def index_put(self, indices, values, accumulate, result):
         self_t = zeros_tangent(self)
     if values_t is None:
         values_t = zeros_tangent(values)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.index_put(self_t, indices, values_t, accumulate)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
 
 
@@ -2021,10 +2222,12 @@ def index_put_(self, indices, values, accumulate, result, tangents):
         self_t = zeros_tangent(self)
     if values_t is None:
         values_t = zeros_tangent(values)
-    was_off = forward_ad_off_here()
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
     try:
-        forward_ad_off()
+        _tls.fw_active = False
         tangent = F.index_put(self_t, indices, values_t, accumulate)
     finally:
-        forward_ad_restore(was_off)
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)

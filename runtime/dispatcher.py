@@ -289,11 +289,10 @@ def _subclass_types(flat: tuple) -> tuple:
     for value in flat:
         items = value if isinstance(value, (list, tuple)) else (value,)
         for item in items:
-            cls = type(item)
-            if getattr(cls, "__torch_dispatch__", None) is None or cls in found:
-                continue
-            if getattr(item, "_keys", 0) & K.PYTHON:
-                found.insert(subclass_first_index(found, cls), cls)
+            if getattr(item, "_keys", 0) & K.PYTHON:  # plain tensors and numbers have none
+                cls = type(item)
+                if cls not in found and getattr(cls, "__torch_dispatch__", None) is not None:
+                    found.insert(subclass_first_index(found, cls), cls)
     return tuple(found)
 
 

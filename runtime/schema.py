@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Optional, Tuple
 
 __all__ = ["SchemaError", "AliasInfo", "Type", "Argument", "FunctionSchema", "parse_schema"]
@@ -80,7 +81,7 @@ class Argument:
     def has_default(self) -> bool:
         return self.default_text is not None
 
-    @property
+    @cached_property  # read on every call a dispatch mode sees: parsed once
     def default_value(self) -> Any:
         """The default as a Python value (``None``, ``1``, ``[]``, ``'none'``)."""
         return _default_to_python(self.default_text, self.type)

@@ -22,7 +22,6 @@ from typing import Optional
 
 import numpy as np
 
-from .._tls import forward_ad_off_here, forward_ad_restore
 from .._tls import state as _tls
 from ..numpy_kernels import empty_strided, storage_offset
 from ..tensor import Tensor, _make, _WrappedNumber
@@ -56,12 +55,15 @@ class suspended:
 
     __slots__ = ("was_off",)
 
+    # forward_ad_off_here / forward_ad_off / forward_ad_restore, inline: every forward
+    # formula runs inside one
     def __enter__(self):
-        self.was_off = forward_ad_off_here()
-        _tls.fw_active = False  # a store, not a call, last: no exception can follow it here
+        self.was_off = "fw_active" in _tls.__dict__
+        _tls.fw_active = False  # a store last: no exception can follow it here
 
     def __exit__(self, *exc):
-        forward_ad_restore(self.was_off)
+        if not self.was_off:
+            _tls.__dict__.pop("fw_active", None)
 
 
 # ---- reading ---------------------------------------------------------------------------
