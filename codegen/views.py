@@ -554,8 +554,6 @@ def plain_kernel(ov: Overload, kernel: Optional[AutogradKernel]) -> Optional[Pla
         return None
     if entry.dtype_rule not in ("promote", "float", "none"):
         return None
-    if kernel is not None and kernel.saves_output:
-        return None  # a saved result keeps its own alias: the full path makes it
     tensors = [a.name for a in args if a.type.base == "Tensor"]
     if not tensors:
         return None  # factories: their entries have no tensor to be plain

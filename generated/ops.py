@@ -777,6 +777,10 @@ def _reciprocal_entry(_site):
             except Overridden:
                 return handle_entry(_site, reciprocal_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.reciprocal(self)
+                if result is not None:
+                    return result
             kernel = _reciprocal_cache.get(keyset) or reciprocal_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -933,6 +937,10 @@ def _exp_entry(_site):
             except Overridden:
                 return handle_entry(_site, exp_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.exp(self)
+                if result is not None:
+                    return result
             kernel = _exp_cache.get(keyset) or exp_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1217,6 +1225,10 @@ def _tanh_entry(_site):
             except Overridden:
                 return handle_entry(_site, tanh_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.tanh(self)
+                if result is not None:
+                    return result
             kernel = _tanh_cache.get(keyset) or tanh_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1349,6 +1361,10 @@ def _sigmoid_entry(_site):
             except Overridden:
                 return handle_entry(_site, sigmoid_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.sigmoid(self)
+                if result is not None:
+                    return result
             kernel = _sigmoid_cache.get(keyset) or sigmoid_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1481,6 +1497,10 @@ def _relu_entry(_site):
             except Overridden:
                 return handle_entry(_site, relu_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.relu(self)
+                if result is not None:
+                    return result
             kernel = _relu_cache.get(keyset) or relu_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:
@@ -1719,6 +1739,10 @@ def _pow_Tensor_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
             keyset = (self._keys | exponent._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & exponent._keys) == PLAIN_KEYS:
+                result = plain_kernels.pow_Tensor_Tensor(self, exponent)
+                if result is not None:
+                    return result
             kernel = _pow_Tensor_Tensor_cache.get(keyset) or pow_Tensor_Tensor_op._resolve(keyset)
             return kernel(keyset, self, exponent)
         except TypeError:
@@ -1790,6 +1814,10 @@ def _pow_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Scalar_op, self, exponent)
             keyset = (exponent._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.pow_Scalar(self, exponent)
+                if result is not None:
+                    return result
             kernel = _pow_Scalar_cache.get(keyset) or pow_Scalar_op._resolve(keyset)
             return kernel(keyset, self, exponent)
         except TypeError:
@@ -1820,6 +1848,10 @@ def _sqrt_entry(_site):
             except Overridden:
                 return handle_entry(_site, sqrt_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.sqrt(self)
+                if result is not None:
+                    return result
             kernel = _sqrt_cache.get(keyset) or sqrt_op._resolve(keyset)
             return kernel(keyset, self)
         except TypeError:

@@ -394,6 +394,37 @@ def div_Scalar(self, other):
     return out
 
 
+def reciprocal(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.reciprocal(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReciprocalBackward0)
+        grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def neg(self):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):
@@ -421,6 +452,37 @@ def neg(self):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def exp(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.exp(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ExpBackward0)
+        grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
     return out
 
 
@@ -520,6 +582,37 @@ def cos(self):
     return out
 
 
+def tanh(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.tanh(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.TanhBackward0)
+        grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def tanh_backward(grad_output, output):
     grad_output_data = grad_output._data
     output_data = output._data
@@ -571,6 +664,37 @@ def tanh_backward(grad_output, output):
     return out
 
 
+def sigmoid(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.sigmoid(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SigmoidBackward0)
+        grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def sigmoid_backward(grad_output, output):
     grad_output_data = grad_output._data
     output_data = output._data
@@ -619,6 +743,37 @@ def sigmoid_backward(grad_output, output):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def relu(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.relu(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReluBackward0)
+        grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
     return out
 
 
@@ -700,6 +855,119 @@ def pow_Tensor_Scalar(self, exponent):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def pow_Tensor_Tensor(self, exponent):
+    self_data = self._data
+    exponent_data = exponent._data
+    if not (self_data.dtype in PLAIN_FLOATS and exponent_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.power(self_data, exponent_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or exponent._rg):
+        grad_fn = _new(nodes.PowBackward1)
+        grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        fn = exponent._grad_fn
+        edge_exponent = (fn, exponent._output_nr) if fn is not None else leaf_edge(exponent)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_exponent,
+        )
+        grad_fn.exponent_ = (
+            exponent
+            if exponent._vc is None and exponent._grad_fn is None
+            else SavedVariable(exponent, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def pow_Scalar(self, exponent):
+    exponent_data = exponent._data
+    if not (exponent_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.power(self, exponent_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (exponent._rg):
+        grad_fn = _new(nodes.PowBackward2)
+        grad_fn._seq = next(_sequence)
+        fn = exponent._grad_fn
+        edge_exponent = (fn, exponent._output_nr) if fn is not None else leaf_edge(exponent)
+        grad_fn._next_edges = (edge_exponent,)
+        grad_fn.exponent_ = (
+            exponent
+            if exponent._vc is None and exponent._grad_fn is None
+            else SavedVariable(exponent, False)
+        )
+        grad_fn.self_ = self
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def sqrt(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.sqrt(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SqrtBackward0)
+        grad_fn._seq = next(_sequence)
+        fn = self._grad_fn
+        edge_self = (fn, self._output_nr) if fn is not None else leaf_edge(self)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn._in_meta = input_metadata((result.shape, result.dtype))
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
     return out
 
 
