@@ -286,6 +286,10 @@ def _apply_index(self, index, for_setitem: bool = False):
 
 
 def _getitem(self, index):
+    if index.__class__ is int:  # x[i] in range: _apply_index's one select, without its walk
+        shape = self._data.shape
+        if shape and -shape[0] <= index < shape[0]:
+            return aten.select_int(self, 0, index)
     result, indices = _apply_index(self, index)
     if indices is not None:
         return aten.index_Tensor(result, indices)

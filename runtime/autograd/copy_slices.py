@@ -16,9 +16,38 @@ from .saved_variable import ERR_FREED
 _TENSORS = (Tensor, _View)
 
 
+#: element strides per (byte strides, itemsize), shared: a loop writes views of one shape
+_element_strides_of: dict = {}
+#: CopySlices' plain backward layouts per (base sizes, base strides, view sizes, view
+#: strides, itemsize): the base's extent, both byte strides and the view's span
+_layouts: dict = {}
+_MAX_SHARED = 4096
+
+
 def _element_strides(data: np.ndarray) -> tuple:
-    itemsize = data.itemsize
-    return tuple([s // itemsize for s in data.strides])
+    key = (data.strides, data.itemsize)
+    strides = _element_strides_of.get(key)
+    if strides is None:
+        if len(_element_strides_of) >= _MAX_SHARED:
+            _element_strides_of.clear()
+        itemsize = data.itemsize
+        strides = _element_strides_of[key] = tuple([s // itemsize for s in data.strides])
+    return strides
+
+
+def _layout(key: tuple) -> Optional[tuple]:
+    """(extent, base byte strides, view byte strides, view span) for a layout key, or
+    None when a stride is negative (the full path's as_strided raises then)."""
+    sizes, strides, size, stride, item = key
+    if min(strides, default=0) < 0 or min(stride, default=0) < 0:
+        return None
+    extent = 1 + sum([(n - 1) * s for n, s in zip(sizes, strides)]) if all(sizes) else 0
+    span = sum([(n - 1) * s for n, s in zip(size, stride)]) if all(size) else -1
+    if len(_layouts) >= _MAX_SHARED:
+        _layouts.clear()
+    layout = (extent, tuple([s * item for s in strides]), tuple([s * item for s in stride]), span)
+    _layouts[key] = layout
+    return layout
 
 
 class CopySlices(Node):
@@ -95,18 +124,19 @@ class CopySlices(Node):
             return None
         size, stride, offset = self.view_geometry
         offset -= self.base_offset
-        strides = self.base_strides
-        if offset < 0 or min(strides, default=0) < 0 or min(stride, default=0) < 0:
-            return None
-        # as new_empty_strided and as_strided lay them out: one zeroed run of memory
-        extent = 1 + sum([(n - 1) * s for n, s in zip(sizes, strides)]) if all(sizes) else 0
-        if all(size) and offset + sum([(n - 1) * s for n, s in zip(size, stride)]) >= extent:
-            return None
         item = dtype.itemsize
+        key = (sizes, self.base_strides, size, stride, item)
+        layout = _layouts.get(key) or _layout(key)
+        if layout is None or offset < 0:
+            return None
+        extent, byte_strides, view_byte_strides, span = layout
+        if offset + span >= extent and span >= 0:
+            return None  # beyond the base's memory: as_strided's error on the full path
+        # as new_empty_strided and as_strided lay them out: one zeroed run of memory
         storage = np.zeros(max(extent, 1), dtype=dtype)
-        result_data = np.ndarray(sizes, dtype, storage, 0, tuple([s * item for s in strides]))
+        result_data = np.ndarray(sizes, dtype, storage, 0, byte_strides)
         np.copyto(result_data, data)
-        view = np.ndarray(size, dtype, storage, offset * item, tuple([s * item for s in stride]))
+        view = np.ndarray(size, dtype, storage, offset * item, view_byte_strides)
         fn = self.fn
         if fn.__class__ is _copy_backwards() and fn.src_scalar_type_.np == dtype:
             # CopyBackwards' formulas: zeros for the view's old value (written into the
