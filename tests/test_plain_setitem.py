@@ -17,6 +17,8 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import opgrad as og
 from test_plain_path import assert_paths_agree, full_path, leaf
@@ -420,3 +422,48 @@ def test_setitem_takes_the_full_path_when_the_plain_path_is_off():
     c = x.clone()
     with full_path():
         assert "copy_" in _layers_entered(lambda: c.__setitem__(1, leaf(3)))
+
+
+# ---------------------------------------------------------------------------
+# Property: any int/slice index into a clone or a strided view of one agrees
+
+_BASES = {
+    "clone": lambda c: c,
+    "transposed view": lambda c: c.transpose(0, -1) if c.dim() >= 2 else c[::2],
+    "sliced view": lambda c: c[1:],
+}
+
+
+@st.composite
+def _writes(draw):
+    shape = tuple(draw(st.lists(st.integers(2, 4), min_size=1, max_size=3)))
+    bound = st.one_of(st.none(), st.integers(-6, 6))
+    item = st.one_of(
+        st.integers(-4, 3),
+        st.builds(slice, bound, bound, st.sampled_from([None, 1, 2, 3])),
+    )
+    items = tuple(draw(st.lists(item, min_size=1, max_size=len(shape))))
+    return shape, draw(st.sampled_from(sorted(_BASES))), items
+
+
+@settings(
+    max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(_writes())
+def test_any_basic_index_write_agrees(write):
+    shape, base, items = write
+
+    def scenario(rec):
+        x = leaf(*shape)
+        target = _BASES[base](x.clone())
+        try:
+            view_shape = np.empty(tuple(target.shape))[items].shape
+        except IndexError:
+            view_shape = ()
+        value = og.randn(view_shape, dtype=og.float64).requires_grad_()
+        rec.attempt("setitem", lambda: target.__setitem__(items, value))
+        rec("forward", x, target, value)
+        rec.attempt("backward", lambda: (target * target).sum().backward())
+        rec("backward", x, target, value)
+
+    assert_paths_agree(scenario)
