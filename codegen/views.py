@@ -506,8 +506,8 @@ def autograd_kernel(
 class PlainKernel:
     """An op computed in one frame while nothing observes aten calls (the plain path):
     the numpy result from the entry's ``cpu`` expression, then the node, its edges and
-    saved inputs and the result's history, as the autograd and CPU kernels would make
-    them. ``fits`` is the test under which that equals the full path bit for bit;
+    saved inputs, the result's history and a saved result, as the autograd and CPU
+    kernels would make them. ``fits`` is the test under which that equals the full path bit for bit;
     otherwise the entry steps aside before anything is created."""
 
     ident: str

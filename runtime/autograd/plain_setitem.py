@@ -105,7 +105,7 @@ def plain_setitem(self, index, value) -> bool:
     if root is None:
         root = self
     elif self._creation_meta != DEFAULT:
-        return False  # the view inherits it: the full path's error
+        return False  # the new view inherits it (recording history then raises)
     grad_fn = None
     if _tls.grad_enabled:
         self_rg = self._rg
