@@ -508,8 +508,8 @@ def autograd_kernel(
 class PlainKernel:
     """An op computed in one frame while nothing observes aten calls (the plain path):
     the numpy result from the entry's ``cpu`` expression, then the node, its edges and
-    saved inputs and the result's history, as the autograd and CPU kernels would make
-    them. ``fits`` is the test under which that equals the full path bit for bit;
+    saved inputs, the result's history and a saved result, as the autograd and CPU
+    kernels would make them. ``fits`` is the test under which that equals the full path bit for bit;
     otherwise the entry steps aside before anything is created."""
 
     ident: str
@@ -559,8 +559,6 @@ def plain_kernel(ov: Overload, kernel: Optional[AutogradKernel]) -> Optional[Pla
         return None
     if entry.dtype_rule not in ("promote", "float", "none"):
         return None
-    if kernel is not None and kernel.saves_output:
-        return None  # a saved result keeps its own alias: the full path makes it
     tensors = [a.name for a in args if a.type.base == "Tensor"]
     if not tensors:
         return None  # factories: their entries have no tensor to be plain

@@ -777,6 +777,10 @@ def _reciprocal_entry(_site):
             except Overridden:
                 return handle_entry(_site, reciprocal_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.reciprocal(self)
+                if result is not None:
+                    return result
             kernel = _reciprocal_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
@@ -933,6 +937,10 @@ def _exp_entry(_site):
             except Overridden:
                 return handle_entry(_site, exp_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.exp(self)
+                if result is not None:
+                    return result
             kernel = _exp_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
@@ -1217,6 +1225,10 @@ def _tanh_entry(_site):
             except Overridden:
                 return handle_entry(_site, tanh_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.tanh(self)
+                if result is not None:
+                    return result
             kernel = _tanh_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
@@ -1349,6 +1361,10 @@ def _sigmoid_entry(_site):
             except Overridden:
                 return handle_entry(_site, sigmoid_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.sigmoid(self)
+                if result is not None:
+                    return result
             kernel = _sigmoid_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
@@ -1481,6 +1497,10 @@ def _relu_entry(_site):
             except Overridden:
                 return handle_entry(_site, relu_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.relu(self)
+                if result is not None:
+                    return result
             kernel = _relu_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:
@@ -1717,6 +1737,10 @@ def _pow_Tensor_Tensor_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Tensor_Tensor_op, self, exponent)
             keyset = (self._keys | exponent._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & exponent._keys) == PLAIN_KEYS:
+                result = plain_kernels.pow_Tensor_Tensor(self, exponent)
+                if result is not None:
+                    return result
             kernel = _pow_Tensor_Tensor_kernels[keyset]
             return kernel(keyset, self, exponent)
         except TypeError:
@@ -1788,6 +1812,10 @@ def _pow_Scalar_entry(_site):
             except Overridden:
                 return handle_entry(_site, pow_Scalar_op, self, exponent)
             keyset = (exponent._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.pow_Scalar(self, exponent)
+                if result is not None:
+                    return result
             kernel = _pow_Scalar_kernels[keyset]
             return kernel(keyset, self, exponent)
         except TypeError:
@@ -1818,6 +1846,10 @@ def _sqrt_entry(_site):
             except Overridden:
                 return handle_entry(_site, sqrt_op, self)
             keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.sqrt(self)
+                if result is not None:
+                    return result
             kernel = _sqrt_kernels[keyset]
             return kernel(keyset, self)
         except TypeError:

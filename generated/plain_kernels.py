@@ -450,6 +450,41 @@ def div_Scalar(self, other):
     return out
 
 
+def reciprocal(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.reciprocal(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReciprocalBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def neg(self):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):
@@ -481,6 +516,41 @@ def neg(self):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def exp(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.exp(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ExpBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
     return out
 
 
@@ -592,6 +662,41 @@ def cos(self):
     return out
 
 
+def tanh(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.tanh(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.TanhBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def tanh_backward(grad_output, output):
     grad_output_data = grad_output._data
     output_data = output._data
@@ -648,6 +753,41 @@ def tanh_backward(grad_output, output):
     return out
 
 
+def sigmoid(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.sigmoid(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SigmoidBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def sigmoid_backward(grad_output, output):
     grad_output_data = grad_output._data
     output_data = output._data
@@ -701,6 +841,41 @@ def sigmoid_backward(grad_output, output):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def relu(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.relu(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReluBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
     return out
 
 
@@ -791,6 +966,134 @@ def pow_Tensor_Scalar(self, exponent):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def pow_Tensor_Tensor(self, exponent):
+    self_data = self._data
+    exponent_data = exponent._data
+    if not (self_data.dtype in PLAIN_FLOATS and exponent_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.power(self_data, exponent_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or exponent._rg):
+        grad_fn = _new(nodes.PowBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_exponent = exponent._grad_fn
+        if edge_exponent is None:
+            edge_exponent = leaf_edge(exponent) if exponent._rg else None
+        elif exponent._output_nr:
+            edge_exponent = (edge_exponent, exponent._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_exponent,
+        )
+        grad_fn.exponent_ = (
+            exponent
+            if exponent._vc is None and exponent._grad_fn is None
+            else SavedVariable(exponent, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def pow_Scalar(self, exponent):
+    exponent_data = exponent._data
+    if not (exponent_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.power(self, exponent_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (exponent._rg):
+        grad_fn = _new(nodes.PowBackward2)
+        grad_fn._seq = next(_sequence)
+        edge_exponent = exponent._grad_fn
+        if edge_exponent is None:
+            edge_exponent = leaf_edge(exponent) if exponent._rg else None
+        elif exponent._output_nr:
+            edge_exponent = (edge_exponent, exponent._output_nr)
+        grad_fn._next_edges = (edge_exponent,)
+        grad_fn.exponent_ = (
+            exponent
+            if exponent._vc is None and exponent._grad_fn is None
+            else SavedVariable(exponent, False)
+        )
+        grad_fn.self_ = self
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def sqrt(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.sqrt(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SqrtBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = leaf_edge(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
     return out
 
 

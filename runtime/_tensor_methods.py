@@ -24,6 +24,7 @@ from .python_arg_parser import (
     python_dtype,
 )
 from ._tls import state as _tls
+from .autograd.plain_setitem import plain_setitem
 from .numpy_interop import checked_array
 from .scalar_fit import check_fits, check_integer_data
 from .tensor import Tensor, _make
@@ -285,6 +286,10 @@ def _apply_index(self, index, for_setitem: bool = False):
 
 
 def _getitem(self, index):
+    if index.__class__ is int:  # x[i] in range: _apply_index's one select, without its walk
+        shape = self._data.shape
+        if shape and -shape[0] <= index < shape[0]:
+            return aten.select_int(self, 0, index)
     result, indices = _apply_index(self, index)
     if indices is not None:
         return aten.index_Tensor(result, indices)
@@ -295,6 +300,8 @@ def _getitem(self, index):
 
 def _setitem(self, index, value) -> None:
     """``x[index] = value``: fill_/copy_ into the indexed view, or index_put_."""
+    if _tls.plain and plain_setitem(self, index, value):
+        return  # the common case, in one frame (see plain_setitem)
     if not isinstance(value, Tensor):
         value = _value_tensor(self, value)  # before the index, as in PyTorch
     view, indices = _apply_index(self, index, for_setitem=True)

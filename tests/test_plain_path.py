@@ -659,7 +659,17 @@ def times_two(lib, x):
     return (x * 2.0).sum()  # OBSERVED LINE
 
 
-OBSERVED = {"(x * w + b).sum()": (case_a, 3), "(x * 2.0).sum()": (times_two, 1)}
+def row_write(lib, x):
+    a = x.clone()
+    a[1] = (a[0] * 0.5).tanh()  # OBSERVED LINE
+    return a.sum()
+
+
+OBSERVED = {
+    "(x * w + b).sum()": (case_a, 3),
+    "(x * 2.0).sum()": (times_two, 1),
+    "a[1] = (a[0] * 0.5).tanh()": (row_write, 1),
+}
 
 
 def observe(lib, scenario, watch):
@@ -745,7 +755,8 @@ def _anomaly_traceback(lib, leaves, forward):
                 if node.name().endswith("AccumulateGrad"):  # see the xfail below
                     continue
                 stack = node.metadata.get("traceback_")
-                nodes.append((node.name(), stack is not None and "OBSERVED LINE" in stack[-1]))
+                name = node.name().replace("opgrad::", "torch::")  # CopySlices' namespace
+                nodes.append((name, stack is not None and "OBSERVED LINE" in stack[-1]))
             loss.backward()
     return nodes
 
@@ -816,8 +827,25 @@ OBSERVERS = {
 }
 
 
-@pytest.mark.parametrize("scenario", OBSERVED)
-@pytest.mark.parametrize("observer", OBSERVERS)
+#: (observer, scenario) pairs where opgrad's full path already differs from torch
+KNOWN_DIFFERENCES = {
+    ("__torch_dispatch__ subclass", "a[1] = (a[0] * 0.5).tanh()"): (
+        "runtime: CopySlices of a wrapper subclass's view uses the wrapper's geometry "
+        "instead of replaying the view op (torch's select.int), which loses the gradient; "
+        "torch also detaches the saved result and regenerates the view's grad_fn eagerly"
+    ),
+}
+
+
+def _observations():
+    for observer in OBSERVERS:
+        for scenario in OBSERVED:
+            reason = KNOWN_DIFFERENCES.get((observer, scenario))
+            marks = pytest.mark.xfail(strict=True, reason=reason) if reason else ()
+            yield pytest.param(observer, scenario, marks=marks, id=f"{observer}-{scenario}")
+
+
+@pytest.mark.parametrize("observer, scenario", _observations())
 def test_observers_see_torch_s_calls_with_the_plain_path_on(torch, observer, scenario):
     assert_observed_alike(torch, scenario, OBSERVERS[observer])
 

@@ -191,7 +191,7 @@ def rebase_history(tensor, grad_fn, metadata_only: bool = False) -> None:
     if base is not None and not metadata_only:
         from .copy_slices import CopySlices
 
-        copy_slices = CopySlices(base, tensor, grad_fn)
+        copy_slices = CopySlices(base, tensor._data, grad_fn)
         if anomaly.enabled:
             anomaly.record_forward(copy_slices)
         base._grad_fn = copy_slices
