@@ -583,3 +583,36 @@ def test_custom_op_through_opgrad_library_reaches_the_mode():
         y = og.ops.tftest.twice.default(x)
     assert mode.log == ["twice.default"]
     assert y.tolist() == [2.0, 2.0]
+
+
+def test_assigning_none_to_grad_is_seen_by_a_mode_and_clears_it(torch):
+    """``x.grad = None`` stores without the setter only when nobody overrides it."""
+
+    def scenario(lib):
+        x = leaf(lib)
+        x.grad = lib.ones(3, dtype=lib.float64)
+        with log_mode(lib) as mode:
+            x.grad = None
+        return mode.log, x.grad
+
+    assert scenario(og) == (["__set__"], None)
+    assert_same(torch, scenario)
+
+
+def test_assigning_none_to_grad_reaches_a_subclass_handler(torch):
+    def scenario(lib):
+        seen = []
+
+        class Logged(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(func.__name__)
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        x = leaf(lib).detach().as_subclass(Logged).requires_grad_()
+        seen.clear()
+        x.grad = None
+        return seen, x.grad is None
+
+    assert scenario(og) == (["__set__", "__get__"], True)  # the read of x.grad too
+    assert_same(torch, scenario)

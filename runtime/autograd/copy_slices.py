@@ -10,7 +10,7 @@ from .._tls import state as _tls
 from ..numpy_kernels import storage_offset
 from ..plain import PLAIN_FLOATS, PLAIN_KEYS, input_metadata
 from ..tensor import Tensor, _View, _make
-from .node import Node, gradient_edge
+from .node import Node, next_edge
 from .saved_variable import ERR_FREED
 
 _TENSORS = (Tensor, _View)
@@ -73,7 +73,7 @@ class CopySlices(Node):
             view_offset = storage_offset(view)
         self.view_geometry = (view.shape, _element_strides(view), view_offset)
         # Edge 0 is the base's history before the op; the rest are fn's other inputs.
-        self._next_edges = (gradient_edge(base),) + tuple(fn._next_edges[1:])
+        self._next_edges = (next_edge(base),) + tuple(fn._next_edges[1:])
         self._in_meta = input_metadata((data.shape, data.dtype))
         fn._in_meta = input_metadata((view.shape, view.dtype))
 

@@ -27,7 +27,7 @@ from ..numpy_kernels import _slice_bounds as slice_bounds
 from ..plain import PLAIN_FLOATS, PLAIN_KEYS
 from ..tensor import Tensor, _View
 from .copy_slices import CopySlices
-from .node import gradient_edge, sequence_nr_counter
+from .node import next_edge, sequence_nr_counter
 from .views import DEFAULT
 
 _new = object.__new__
@@ -121,7 +121,7 @@ def plain_setitem(self, index, value) -> bool:
                     next(_sequence)
             grad_fn = _new(CopyBackwards)
             grad_fn._seq = next(_sequence)
-            grad_fn._next_edges = (None, gradient_edge(value))
+            grad_fn._next_edges = (None, next_edge(value))
             grad_fn.src_scalar_type_ = value.dtype
     copyto(view, source)
     vc = self._vc

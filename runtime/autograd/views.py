@@ -14,7 +14,7 @@ from ..numpy_kernels import storage_offset
 from ..tensor import Tensor, _View
 from . import anomaly
 from .hooks import move_retains_grad
-from .node import gradient_edge
+from .node import next_edge
 
 # PyTorch's CreationMeta values.
 DEFAULT = 0
@@ -83,7 +83,7 @@ def refresh_view_grad_fn(view) -> None:
     fn.size_ = size
     fn.stride_ = stride
     fn.storage_offset_ = offset
-    fn._next_edges = (gradient_edge(base),)
+    fn._next_edges = (next_edge(base),)
     fn._in_meta = ((size, view._data.dtype),)
     view._grad_fn = fn  # the setter records the current version
     view._rg = True
