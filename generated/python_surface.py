@@ -139,7 +139,6 @@ FUNCTIONS = {
     "diagonal_backward": (ops.diagonal_backward_op,),
     "unfold_backward": (ops.unfold_backward_op,),
     "unbind": (ops.unbind_int_op,),
-    "split": (ops.split_Tensor_op,),
     "split_with_sizes": (ops.split_with_sizes_op,),
     "chunk": (ops.chunk_op,),
     "cat": (ops.cat_op,),
@@ -290,7 +289,6 @@ METHODS = {
     "diagonal": (ops.diagonal_op,),
     "unfold": (ops.unfold_op,),
     "unbind": (ops.unbind_int_op,),
-    "split": (ops.split_Tensor_op,),
     "split_with_sizes": (ops.split_with_sizes_op,),
     "chunk": (ops.chunk_op,),
     "narrow": (ops.narrow_op,),
@@ -374,7 +372,6 @@ diagonal = function("diagonal", FUNCTIONS["diagonal"])
 diagonal_backward = function("diagonal_backward", FUNCTIONS["diagonal_backward"])
 unfold_backward = function("unfold_backward", FUNCTIONS["unfold_backward"])
 unbind = function("unbind", FUNCTIONS["unbind"])
-split = function("split", FUNCTIONS["split"])
 split_with_sizes = function("split_with_sizes", FUNCTIONS["split_with_sizes"])
 chunk = function("chunk", FUNCTIONS["chunk"])
 cat = function("cat", FUNCTIONS["cat"])
