@@ -30,6 +30,7 @@ OUTPUTS = {
     "inplace_or_view_kernels.py": "inplace_or_view_kernels.py.j2",
     "registration.py": "registration.py.j2",
     "python_surface.py": "python_surface.py.j2",
+    "tensor_methods.py": "tensor_methods.py.j2",
     "__init__.py": "__init__.py.j2",
 }
 

@@ -44,10 +44,14 @@ from .generated.registration import register_all as _register_all
 
 _register_all()
 
-from .generated import python_surface as _surface  # noqa: E402
-from . import _tensor_methods  # noqa: E402
+from .generated.tensor_methods import TensorMethods as _TensorMethods  # noqa: E402
+from ._tensor_methods import TensorPythonMethods as _TensorPythonMethods  # noqa: E402
+from ._tensor_methods import join as _join  # noqa: E402
 
-_tensor_methods.install(_surface.METHODS)
+# Tensor is written as three class bodies: its own (tensor.py), the generated op methods and
+# the hand-written ones over the ops. The runtime that makes the ops needs the class first, so
+# the other two join it here, now that the ops exist.
+_join(Tensor, _TensorMethods, _TensorPythonMethods)
 _aten_packets = ops.aten
 
 from ._functions import *  # noqa: E402,F401,F403
@@ -95,9 +99,6 @@ from . import _C  # noqa: E402
 from . import library  # noqa: E402
 from . import cuda  # noqa: E402
 from . import overrides  # noqa: E402
-from .autograd.engine import ExecutionEngine as _ExecutionEngine  # noqa: E402
-
-Tensor._execution_engine = _ExecutionEngine()
 from .utils import _python_dispatch  # noqa: E402,F401
 from .utils import checkpoint as _checkpoint  # noqa: E402,F401 - opgrad.utils.checkpoint
 

@@ -1,4 +1,9 @@
-"""Operators, indexing and conversions on Tensor, mapped onto ops as torch maps them."""
+"""Tensor's hand-written methods over the ops and the autograd runtime.
+
+``TensorPythonMethods`` is the class body of the methods that need the ops:
+operators, indexing and conversions mapped onto ops as torch maps them.
+``join`` makes it and the generated ``TensorMethods`` part of Tensor.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,10 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from . import factories
+from .autograd.engine import ExecutionEngine
 from .generated import ops as aten
+from .generated.tensor_methods import TensorMethods
 from .numpy_kernels import is_mask
 from .overrides import Site, overridable, overridable_property, public_entry
 from .device import check_target_device, is_device_like
@@ -18,7 +26,6 @@ from .python_arg_parser import (
     PY_NUMBERS,
     arg_type_name,
     as_dtype,
-    method,
     py_type_name,
     python_device,
     python_dtype,
@@ -499,8 +506,6 @@ def _mT(self):
 
 
 def _new_tensor_factory(name):
-    from . import factories
-
     factory = getattr(factories, name)
     function = f"new_{name}"
 
@@ -512,84 +517,112 @@ def _new_tensor_factory(name):
     return new
 
 
-def _operator(op, name: str, method_name: str, binary: bool = True):
-    """``Tensor.__mul__``: the op's entry, known to __torch_function__ handlers as the
-    method (``Tensor.mul``) as in torch; a binary operator returns NotImplemented when
+def _operator(op, name: str, method, binary: bool = True):
+    """``Tensor.__mul__``: the op's entry, known to __torch_function__ handlers as
+    ``method`` (``Tensor.mul``) as in torch; a binary operator returns NotImplemented when
     every handler does."""
-    site = Site(getattr(Tensor, method_name), operator=binary)
-    return public_entry(op, name, f"Tensor.{name}", site)
+    return public_entry(op, name, f"Tensor.{name}", Site(method, operator=binary))
 
 
-def _python_method(impl, name: str, identity: str = None, builtin: bool = True, **flags):
-    """A method written here, going through __torch_function__ as ``Tensor.<identity>``
-    (default: itself). ``builtin`` picks which of torch's error texts it raises."""
-    target = getattr(Tensor, identity) if identity else None
+def _python_method(impl, name: str, identity=None, builtin: bool = True, **flags):
+    """A method written here, going through __torch_function__ as ``identity`` (default:
+    itself). ``builtin`` picks which of torch's error texts it raises."""
     return overridable(
-        impl, name=name, qualname=f"Tensor.{name}", identity=target, builtin=builtin, **flags
+        impl, name=name, qualname=f"Tensor.{name}", identity=identity, builtin=builtin, **flags
     )
 
 
-def install(methods: dict) -> None:
-    """Attach the generated op methods, then the operators, to Tensor."""
-    for name, overloads in methods.items():
-        setattr(Tensor, name, method(name, overloads))
+class TensorPythonMethods:
+    """Tensor's methods written here: they join Tensor with the others (``join``)."""
 
-    Tensor.__add__ = _operator(aten.add_Tensor_op, "__add__", "add")
-    Tensor.__radd__ = _operator(aten.add_Tensor_op, "__radd__", "add")
-    Tensor.__iadd__ = _operator(aten.add__Tensor_op, "__iadd__", "add_")
-    Tensor.__sub__ = _operator(aten.sub_Tensor_op, "__sub__", "sub")
-    Tensor.__isub__ = _operator(aten.sub__Tensor_op, "__isub__", "sub_")
-    Tensor.__rsub__ = _python_method(_rsub, "__rsub__", builtin=False, operator=True)
-    Tensor.__mul__ = _operator(aten.mul_Tensor_op, "__mul__", "mul")
-    Tensor.__rmul__ = _operator(aten.mul_Tensor_op, "__rmul__", "mul")
-    Tensor.__imul__ = _operator(aten.mul__Tensor_op, "__imul__", "mul_")
-    Tensor.__truediv__ = _operator(aten.div_Tensor_op, "__truediv__", "div")
-    Tensor.__itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", "div_")
-    Tensor.__rtruediv__ = Tensor.__rdiv__ = _python_method(
-        _rtruediv, "__rdiv__", builtin=False, operator=True
+    # ----- operators -----------------------------------------------------------------
+    __add__ = _operator(aten.add_Tensor_op, "__add__", TensorMethods.add)
+    __radd__ = _operator(aten.add_Tensor_op, "__radd__", TensorMethods.add)
+    __iadd__ = _operator(aten.add__Tensor_op, "__iadd__", TensorMethods.add_)
+    __sub__ = _operator(aten.sub_Tensor_op, "__sub__", TensorMethods.sub)
+    __isub__ = _operator(aten.sub__Tensor_op, "__isub__", TensorMethods.sub_)
+    __rsub__ = _python_method(_rsub, "__rsub__", builtin=False, operator=True)
+    __mul__ = _operator(aten.mul_Tensor_op, "__mul__", TensorMethods.mul)
+    __rmul__ = _operator(aten.mul_Tensor_op, "__rmul__", TensorMethods.mul)
+    __imul__ = _operator(aten.mul__Tensor_op, "__imul__", TensorMethods.mul_)
+    __truediv__ = _operator(aten.div_Tensor_op, "__truediv__", TensorMethods.div)
+    __itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", TensorMethods.div_)
+    __rtruediv__ = __rdiv__ = _python_method(_rtruediv, "__rdiv__", builtin=False, operator=True)
+    __pow__ = _python_method(_pow, "__pow__", TensorMethods.pow, operator=True)
+    __rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
+    __ipow__ = _python_method(_ipow, "__ipow__", TensorMethods.pow_, operator=True)
+    __neg__ = _operator(aten.neg_op, "__neg__", TensorMethods.neg, binary=False)
+    __abs__ = _operator(aten.abs_op, "__abs__", TensorMethods.abs, binary=False)
+    __matmul__ = _operator(aten.matmul_op, "__matmul__", TensorMethods.matmul)
+    __rmatmul__ = _python_method(_rmatmul, "__rmatmul__", builtin=False, operator=True)
+    __eq__ = _python_method(_comparison(aten.eq_Tensor, aten.eq_Scalar, arrays=True), "__eq__")
+    __ne__ = _python_method(_comparison(aten.ne_Tensor, aten.ne_Scalar), "__ne__")
+    __lt__ = _python_method(
+        _comparison(aten.lt_Tensor, aten.lt_Scalar), "__lt__", TensorMethods.lt, operator=True
     )
-    Tensor.__pow__ = _python_method(_pow, "__pow__", "pow", operator=True)
-    Tensor.__rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
-    Tensor.__ipow__ = _python_method(_ipow, "__ipow__", "pow_", operator=True)
-    Tensor.__neg__ = _operator(aten.neg_op, "__neg__", "neg", binary=False)
-    Tensor.__abs__ = _operator(aten.abs_op, "__abs__", "abs", binary=False)
-    Tensor.__matmul__ = _operator(aten.matmul_op, "__matmul__", "matmul")
-    Tensor.__rmatmul__ = _python_method(_rmatmul, "__rmatmul__", builtin=False, operator=True)
-    Tensor.__eq__ = _python_method(
-        _comparison(aten.eq_Tensor, aten.eq_Scalar, arrays=True), "__eq__"
+    __le__ = _python_method(
+        _comparison(aten.le_Tensor, aten.le_Scalar), "__le__", TensorMethods.le, operator=True
     )
-    Tensor.__ne__ = _python_method(_comparison(aten.ne_Tensor, aten.ne_Scalar), "__ne__")
-    for name, tensor_op, scalar_op in (
-        ("lt", aten.lt_Tensor, aten.lt_Scalar),
-        ("le", aten.le_Tensor, aten.le_Scalar),
-        ("gt", aten.gt_Tensor, aten.gt_Scalar),
-        ("ge", aten.ge_Tensor, aten.ge_Scalar),
-    ):
-        compare = _comparison(tensor_op, scalar_op)
-        setattr(Tensor, f"__{name}__", _python_method(compare, f"__{name}__", name, operator=True))
-    Tensor.split = _python_method(split, "split", builtin=False)
-    Tensor.__getitem__ = _python_method(_getitem, "__getitem__")
-    Tensor.__setitem__ = _python_method(_setitem, "__setitem__")
-    Tensor.__hash__ = lambda self: id(self)
-    Tensor.to = _python_method(_to, "to")
-    Tensor.cuda = _python_method(_cuda, "cuda")
-    for name, dtype in (
-        ("half", dtypes.float16),
-        ("float", dtypes.float32),
-        ("double", dtypes.float64),
-        ("byte", dtypes.uint8),
-        ("char", dtypes.int8),
-        ("short", dtypes.int16),
-        ("int", dtypes.int32),
-        ("long", dtypes.int64),
-        ("bool", dtypes.bool_),
-    ):
-        setattr(Tensor, name, _python_method(_converter(dtype), name))
-    Tensor.contiguous = _python_method(_contiguous, "contiguous")
-    Tensor.type_as = _python_method(_type_as, "type_as")
-    Tensor.view_as = _python_method(_view_as, "view_as")
-    Tensor.reshape_as = _python_method(_reshape_as, "reshape_as")
-    Tensor.T = overridable_property(property(_T), "T")
-    Tensor.mT = overridable_property(property(_mT), "mT")
-    for name in ("ones", "empty", "full"):
-        setattr(Tensor, f"new_{name}", _python_method(_new_tensor_factory(name), f"new_{name}"))
+    __gt__ = _python_method(
+        _comparison(aten.gt_Tensor, aten.gt_Scalar), "__gt__", TensorMethods.gt, operator=True
+    )
+    __ge__ = _python_method(
+        _comparison(aten.ge_Tensor, aten.ge_Scalar), "__ge__", TensorMethods.ge, operator=True
+    )
+    __getitem__ = _python_method(_getitem, "__getitem__")
+    __setitem__ = _python_method(_setitem, "__setitem__")
+
+    # ----- shapes, copies and conversions ---------------------------------------------
+    split = _python_method(split, "split", builtin=False)
+    contiguous = _python_method(_contiguous, "contiguous")
+    type_as = _python_method(_type_as, "type_as")
+    view_as = _python_method(_view_as, "view_as")
+    reshape_as = _python_method(_reshape_as, "reshape_as")
+    T = overridable_property(property(_T), "T")
+    mT = overridable_property(property(_mT), "mT")
+    new_ones = _python_method(_new_tensor_factory("ones"), "new_ones")
+    new_empty = _python_method(_new_tensor_factory("empty"), "new_empty")
+    new_full = _python_method(_new_tensor_factory("full"), "new_full")
+    to = _python_method(_to, "to")
+    cuda = _python_method(_cuda, "cuda")
+
+    # ----- autograd -------------------------------------------------------------------
+    _execution_engine = ExecutionEngine()
+
+    # ----- dtype conversions (last: these names shadow the builtins in this body) -------
+    half = _python_method(_converter(dtypes.float16), "half")
+    float = _python_method(_converter(dtypes.float32), "float")
+    double = _python_method(_converter(dtypes.float64), "double")
+    byte = _python_method(_converter(dtypes.uint8), "byte")
+    char = _python_method(_converter(dtypes.int8), "char")
+    short = _python_method(_converter(dtypes.int16), "short")
+    int = _python_method(_converter(dtypes.int32), "int")
+    long = _python_method(_converter(dtypes.int64), "long")
+    bool = _python_method(_converter(dtypes.bool_), "bool")
+
+
+#: what every class statement puts in its class's __dict__, which is no attribute of Tensor
+_CLASS_BOOKKEEPING = frozenset(vars(type("Empty", (), {})))
+
+
+def join(tensor: type, *bodies: type) -> None:
+    """Give ``tensor`` the attributes written in ``bodies``, each exactly once.
+
+    The bodies cannot simply be Tensor's bases: every module of the runtime binds the
+    Tensor class when it is imported, ops included, so the class exists before any op,
+    and these bodies are made of ops. Joined, the attributes sit in Tensor's own
+    ``__dict__``, where lookups find them first.
+    """
+    for body in bodies:
+        for name, value in vars(body).items():
+            if name in _CLASS_BOOKKEEPING or (name == "__hash__" and value is None):
+                continue  # (a body that defines __eq__ gets __hash__ = None: tensors keep id)
+            if name in vars(tensor):
+                raise TypeError(f"Tensor.{name} is written twice ({body.__name__})")
+            function = getattr(value, "__func__", value)  # a classmethod's function
+            if getattr(function, "__module__", None) == body.__module__:
+                # Tensor's now, where torch's texts name it (torch._tensor.backward)
+                function.__module__ = tensor.__module__
+                if function.__qualname__ == f"{body.__qualname__}.{name}":
+                    function.__qualname__ = f"{tensor.__qualname__}.{name}"
+            setattr(tensor, name, value)
