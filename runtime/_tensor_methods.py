@@ -1,24 +1,36 @@
 """Tensor's hand-written methods over the ops and the autograd runtime.
 
-``TensorPythonMethods`` is the class body of the methods that need the ops:
-operators, indexing and conversions mapped onto ops as torch maps them.
-``join`` makes it and the generated ``TensorMethods`` part of Tensor.
+``TensorPythonMethods`` is the class body of the methods that need the ops or
+autograd: operators, indexing and conversions mapped onto ops as torch maps
+them, and the autograd entry points. ``join`` makes it, the generated
+``TensorMethods`` and the marked API of tensor.py part of Tensor.
 """
 
 from __future__ import annotations
 
 import numbers
 import warnings
+from typing import Optional
 
 import numpy as np
 
+from . import dispatch_keys as K
 from . import dtypes
 from . import factories
+from .autograd import hooks, run_backward
 from .autograd.engine import ExecutionEngine
 from .generated import ops as aten
 from .generated.tensor_methods import TensorMethods
 from .numpy_kernels import is_mask
-from .overrides import Site, overridable, overridable_property, public_entry
+from .overrides import (
+    DisableTorchFunctionSubclass,
+    Site,
+    default_torch_function,
+    overridable,
+    overridable_property,
+    public_entry,
+    self_only,
+)
 from .device import check_target_device, is_device_like
 from .device import device as opgrad_device
 from .factories import _infer_dtype, _sizes, from_numpy, tensor
@@ -34,7 +46,7 @@ from ._tls import state as _tls
 from .autograd.plain_setitem import plain_setitem
 from .numpy_interop import checked_array
 from .scalar_fit import check_fits, check_integer_data
-from .tensor import Tensor, _make
+from .tensor import PUBLIC_API, Tensor, _make
 
 _UINT8 = np.dtype(np.uint8)
 _KEPT_INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.int64, np.bool_, np.uint8))
@@ -532,6 +544,18 @@ def _python_method(impl, name: str, identity=None, builtin: bool = True, **flags
     )
 
 
+def public_method(python: bool = False):
+    """A method torch routes through __torch_function__ as ``Tensor.<name>``, checking only
+    ``self``; ``python``: torch writes it in Python (its no-handler error names the module)."""
+
+    def wrap(impl):
+        return overridable(
+            impl, relevant=self_only, builtin=not python, qualname=f"Tensor.{impl.__name__}"
+        )
+
+    return wrap
+
+
 class TensorPythonMethods:
     """Tensor's methods written here: they join Tensor with the others (``join``)."""
 
@@ -586,8 +610,89 @@ class TensorPythonMethods:
     to = _python_method(_to, "to")
     cuda = _python_method(_cuda, "cuda")
 
+    @public_method()
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        if _tls.mode_stack or self._keys & K.PYTHON:
+            # a dispatch mode or a Python subclass sees (and answers) the read
+            return aten._local_scalar_dense(self)
+        return self._data.item()
+
+    def __array_wrap__(self, array):
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)  # as PyTorch's: a bool result comes back as uint8
+        return from_numpy(array)
+
     # ----- autograd -------------------------------------------------------------------
     _execution_engine = ExecutionEngine()
+
+    @public_method(python=True)
+    def backward(
+        self,
+        gradient: Optional[Tensor] = None,
+        retain_graph: Optional[bool] = None,
+        create_graph: bool = False,
+        inputs=None,
+    ) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves (see ``opgrad.autograd.backward``)."""
+        # this method already went through __torch_function__
+        run_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    @public_method(python=True)
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a new one."""
+        return hooks.register_tensor_hook(self, hook)
+
+    @public_method(python=True)
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs on a leaf after its ``.grad`` was updated."""
+        return hooks.register_post_accumulate_grad_hook(self, hook)
+
+    @public_method()
+    def retain_grad(self) -> None:
+        """Populate ``.grad`` of this non-leaf tensor during backward."""
+        hooks.retain_grad(self)
+
+    @property
+    def data(self) -> Tensor:
+        # Shares memory but not the version counter (PyTorch's escape hatch).
+        if _tls.mode_stack or self._keys & K.PYTHON:
+            out = aten.detach(self)  # what a dispatch mode or a Python subclass sees
+            out._vc = None
+            return out
+        return _make(self._data)
+
+    @data.setter
+    def data(self, new: Tensor) -> None:
+        if not isinstance(new, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if self._rg and new._data.dtype.kind != "f":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                "dtype"
+            )
+        # Same tensor object, flags and version counter; the new values' memory.
+        self._data = new._data
+
+    data = overridable_property(data, "data")
+
+    # ----- __torch_function__ -----------------------------------------------------------
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Run ``func`` with subclass handlers disabled and return its tensors as ``cls``."""
+        return default_torch_function(cls, func, types, args, kwargs)
+
+    @public_method()
+    def as_subclass(self, cls) -> Tensor:
+        """This tensor as an instance of ``cls``: an alias (``AliasBackward0`` when it
+        requires grad), as in torch."""
+        with DisableTorchFunctionSubclass():
+            result = aten.alias(self)
+        result.__class__ = cls
+        return result
 
     # ----- dtype conversions (last: these names shadow the builtins in this body) -------
     half = _python_method(_converter(dtypes.float16), "half")
@@ -606,13 +711,24 @@ _CLASS_BOOKKEEPING = frozenset(vars(type("Empty", (), {})))
 
 
 def join(tensor: type, *bodies: type) -> None:
-    """Give ``tensor`` the attributes written in ``bodies``, each exactly once.
+    """Make ``tensor`` what its class bodies say: wrap the methods and properties marked
+    ``@public_api`` there for __torch_function__, then add the attributes written in
+    ``bodies``, each exactly once.
 
     The bodies cannot simply be Tensor's bases: every module of the runtime binds the
     Tensor class when it is imported, ops included, so the class exists before any op,
     and these bodies are made of ops. Joined, the attributes sit in Tensor's own
     ``__dict__``, where lookups find them first.
     """
+    for name, value in list(vars(tensor).items()):
+        marked = PUBLIC_API.get(value.fget if isinstance(value, property) else value)
+        if marked is None:
+            continue
+        python, none_slot = marked
+        if isinstance(value, property):
+            setattr(tensor, name, overridable_property(value, name, none_slot))
+        else:
+            setattr(tensor, name, public_method(python)(value))
     for body in bodies:
         for name, value in vars(body).items():
             if name in _CLASS_BOOKKEEPING or (name == "__hash__" and value is None):

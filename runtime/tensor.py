@@ -1,27 +1,55 @@
 """The Tensor: a numpy array plus autograd metadata.
 
-Ops are not defined here: generated code attaches the op methods
-(``python_surface.install``), and operators map onto them. What lives here is
-the state every op reads (slots kept few for a short per-op path) and the
-non-op API: properties, conversions, ``backward``.
+What lives here is the state every op reads (slots kept few for a short
+per-op path) and the API that reads only that state: properties, sizes,
+conversions. Most of the runtime's modules bind this class when they are
+imported, so it comes first: this module imports none of those (a stale
+view's refresh excepted, at call time).
+
+Tensor's other methods are made of ops, which are made after it, so they are
+written as two more class bodies that join this one once the ops exist
+(``_tensor_methods.join``, run by ``import opgrad``): ``TensorMethods`` in
+generated/tensor_methods.py, one per op name (``x.add``), and
+``TensorPythonMethods`` in _tensor_methods.py (operators, indexing, ``to``,
+``item``, ``backward``...).
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
 from . import dispatch_keys as K
 from . import dtypes
+from ._tensor_str import tensor_repr
 from ._tls import state as _tls
 from .device import CPU as _CPU
+from .numpy_kernels import storage_offset as _storage_offset
 from .numpy_kernels import wrap_dim as _wrap_dim
 from .numpy_scalars import python_number
 from .scalar_fit import check_scalar_range
 
 _new = object.__new__
+
+#: the methods and property getters marked @public_api, with how they are marked
+PUBLIC_API: Dict[Callable, Tuple[bool, Optional[str]]] = {}
+
+
+def public_api(python: bool = False, none_slot: Optional[str] = None) -> Callable:
+    """Mark a method, or a property's getter, as API that __torch_function__ handlers see
+    as ``Tensor.<name>``, as in torch. ``_tensor_methods.join`` gives Tensor the wrapped
+    version (the protocol's module imports this one, so it cannot wrap here).
+    ``python``: torch writes it in Python, which words the no-handler error differently;
+    ``none_slot``: assigning None to the property stores None there, unchecked
+    (``x.grad = None`` every step)."""
+
+    def mark(impl: Callable) -> Callable:
+        PUBLIC_API[impl] = (python, none_slot)
+        return impl
+
+    return mark
 
 
 class Size(tuple):
@@ -85,8 +113,6 @@ class Tensor:
         Its dispatch keys include Python, so every aten call on it reaches
         ``cls.__torch_dispatch__`` (after autograd has run on it).
         """
-        from . import dtypes
-
         np_dtype = (dtype or dtypes.get_default_dtype()).np
         t = _new(cls)
         # metadata only: a stride-0 view of one zero
@@ -113,27 +139,9 @@ class Tensor:
             t.requires_grad_(True)
         return t
 
-    # ----- __torch_function__ ---------------------------------------------
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        """Run ``func`` with subclass handlers disabled and return its tensors as ``cls``."""
-        from .overrides import default_torch_function
-
-        return default_torch_function(cls, func, types, args, kwargs)
-
-    def as_subclass(self, cls) -> "Tensor":
-        """This tensor as an instance of ``cls``: an alias (``AliasBackward0`` when it
-        requires grad), as in torch."""
-        from .generated import ops
-        from .overrides import DisableTorchFunctionSubclass
-
-        with DisableTorchFunctionSubclass():
-            result = ops.alias(self)
-        result.__class__ = cls
-        return result
-
     # ----- autograd metadata ---------------------------------------------
     @property
+    @public_api()
     def requires_grad(self) -> bool:
         return self._rg
 
@@ -141,6 +149,7 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         self._set_requires_grad(value, "only Tensors of floating point and complex dtype")
 
+    @public_api()
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
 
@@ -164,18 +173,22 @@ class Tensor:
         return self
 
     @property
+    @public_api()
     def grad_fn(self):
         return self._grad_fn
 
     @property
+    @public_api()
     def is_leaf(self) -> bool:
         return self._grad_fn is None
 
     @property
+    @public_api()
     def output_nr(self) -> int:
         return self._output_nr
 
     @property
+    @public_api(none_slot="_grad")
     def grad(self) -> Optional["Tensor"]:
         if self._grad_fn is not None and not (self._meta and self._meta.retains_grad):
             warnings.warn(
@@ -214,66 +227,49 @@ class Tensor:
         self._grad = value
 
     @property
+    @public_api()
     def _version(self) -> int:
         if self._keys == K.INFERENCE_TENSOR_KEYS:
             raise RuntimeError("Inference tensors do not track version counter.")
         vc = self._vc
         return vc[0] if vc is not None else 0
 
+    @public_api()
     def is_inference(self) -> bool:
         return self._keys == K.INFERENCE_TENSOR_KEYS
-
-    @property
-    def data(self) -> "Tensor":
-        # Shares memory but not the version counter (PyTorch's escape hatch).
-        if _tls.mode_stack or self._keys & K.PYTHON:
-            from .generated import ops as aten
-
-            out = aten.detach(self)  # what a dispatch mode or a Python subclass sees
-            out._vc = None
-            return out
-        return _make(self._data)
-
-    @data.setter
-    def data(self, new: "Tensor") -> None:
-        if not isinstance(new, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
-        if self._rg and new._data.dtype.kind != "f":
-            raise RuntimeError(
-                "data set to a tensor that requires gradients must be floating point or complex "
-                "dtype"
-            )
-        # Same tensor object, flags and version counter; the new values' memory.
-        self._data = new._data
 
     def _is_view(self) -> bool:
         return self._base is not None
 
     # ----- metadata ------------------------------------------------------
     @property
+    @public_api()
     def shape(self) -> Size:
         return Size(self._data.shape)
 
+    @public_api()
     def size(self, dim: Optional[int] = None):
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
+    @public_api()
     def storage_offset(self) -> int:
-        from .numpy_kernels import storage_offset
+        return _storage_offset(self._data)
 
-        return storage_offset(self._data)
-
+    @public_api()
     def stride(self, dim: Optional[int] = None):
         item = self._data.itemsize
         strides = tuple(s // item for s in self._data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     @property
+    @public_api()
     def dtype(self) -> dtypes.dtype:
         return dtypes.FROM_NUMPY[self._data.dtype]
 
     @property
+    @public_api()
     def device(self) -> "device":
         return _CPU
 
@@ -289,41 +285,52 @@ class Tensor:
     def is_meta(self) -> bool:
         return False
 
+    @public_api()
     def cpu(self, memory_format=None) -> "Tensor":
         """The tensor on the CPU: itself, as every opgrad tensor lives there."""
         return self
 
     @property
+    @public_api()
     def ndim(self) -> int:
         return self._data.ndim
 
+    @public_api()
     def dim(self) -> int:
         return self._data.ndim
 
+    @public_api()
     def ndimension(self) -> int:
         return self._data.ndim
 
+    @public_api()
     def numel(self) -> int:
         return self._data.size
 
+    @public_api()
     def nelement(self) -> int:
         return self._data.size
 
+    @public_api()
     def element_size(self) -> int:
         return self._data.itemsize
 
+    @public_api()
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
+    @public_api()
     def is_contiguous(self) -> bool:
         return self._data.flags.c_contiguous
 
+    @public_api(python=True)
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
     # ----- conversions ---------------------------------------------------
+    @public_api()
     def numpy(self, *, force: bool = False) -> np.ndarray:
         if self._rg and not force:
             raise RuntimeError(
@@ -332,32 +339,25 @@ class Tensor:
             )
         return self._data
 
-    def item(self):
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
-            )
-        if _tls.mode_stack or self._keys & K.PYTHON:
-            # a dispatch mode or a Python subclass sees (and answers) the read
-            from .generated import ops as aten
-
-            return aten._local_scalar_dense(self)
-        return self._data.item()
-
+    @public_api()
     def tolist(self):
         return self._data.tolist()
 
+    @public_api()
     def __float__(self) -> float:
         return float(self.item())
 
+    @public_api()
     def __int__(self) -> int:
         return int(self.item())
 
+    @public_api()
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.item())
 
+    @public_api()
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
@@ -370,13 +370,6 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
 
-    def __array_wrap__(self, array):
-        if array.dtype == np.bool_:
-            array = array.astype(np.uint8)  # as PyTorch's: a bool result comes back as uint8
-        from .factories import from_numpy
-
-        return from_numpy(array)
-
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
@@ -385,11 +378,11 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    @public_api(python=True)
     def __repr__(self) -> str:
-        from ._tensor_str import tensor_repr
-
         return tensor_repr(self)
 
+    @public_api(python=True)
     def __format__(self, format_spec: str) -> str:
         # f"{loss:.4f}": a plain 0-dim tensor formats as its number, as in PyTorch.
         if self._data.ndim == 0 and self.__class__ in TENSOR_CLASSES:
@@ -402,41 +395,13 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         raise TypeError("pickling opgrad tensors is not supported yet")
 
-    # ----- autograd entry points -----------------------------------------
-    def backward(
-        self,
-        gradient: Optional["Tensor"] = None,
-        retain_graph: Optional[bool] = None,
-        create_graph: bool = False,
-        inputs=None,
-    ) -> None:
-        """Compute the gradient of this tensor w.r.t. graph leaves (see ``opgrad.autograd.backward``)."""
-        # this method already went through __torch_function__
-        run_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    # ----- hooks ----------------------------------------------------------------
-    def register_hook(self, hook):
-        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a new one."""
-        from .autograd.hooks import register_tensor_hook
-
-        return register_tensor_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """``hook(tensor)`` runs on a leaf after its ``.grad`` was updated."""
-        from .autograd.hooks import register_post_accumulate_grad_hook
-
-        return register_post_accumulate_grad_hook(self, hook)
-
-    def retain_grad(self) -> None:
-        """Populate ``.grad`` of this non-leaf tensor during backward."""
-        from .autograd.hooks import retain_grad
-
-        retain_grad(self)
-
+    # ----- autograd ----------------------------------------------------------
     @property
+    @public_api()
     def retains_grad(self) -> bool:
         return self._grad_fn is not None and self._meta is not None and self._meta.retains_grad
 
+    @public_api()
     def detach_(self) -> "Tensor":
         if self._base is not None:
             raise RuntimeError(
@@ -557,86 +522,3 @@ def wrap_scalar(value: Any) -> Tensor:
     t._vc = None
     t._base = None
     return t
-
-
-def _install_overrides() -> None:
-    """Route the public methods and properties defined here through __torch_function__.
-
-    The runtime's own hot paths read ``_data`` instead, so the wrappers cost only
-    the user's calls.
-    """
-    from .overrides import overridable, overridable_property, self_only
-
-    # torch defines these in Python (its error text names the module), the rest in C++.
-    python_defined = {
-        "backward",
-        "register_hook",
-        "register_post_accumulate_grad_hook",
-        "__repr__",
-        "__format__",
-        "__len__",
-    }
-    for name in (
-        "requires_grad_",
-        "retain_grad",
-        "detach_",
-        "backward",
-        "register_hook",
-        "register_post_accumulate_grad_hook",
-        "numpy",
-        "tolist",
-        "size",
-        "stride",
-        "storage_offset",
-        "element_size",
-        "nelement",
-        "ndimension",
-        "dim",
-        "numel",
-        "item",
-        "is_contiguous",
-        "is_floating_point",
-        "is_inference",
-        "__len__",
-        "__repr__",
-        "__format__",
-        "cpu",
-        "__float__",
-        "__int__",
-        "__bool__",
-        "__index__",
-        "as_subclass",
-    ):
-        impl = Tensor.__dict__[name]
-        setattr(
-            Tensor,
-            name,
-            overridable(
-                impl,
-                relevant=self_only,
-                builtin=name not in python_defined,
-                qualname=f"Tensor.{name}",
-            ),
-        )
-    for name in (
-        "shape",
-        "dtype",
-        "ndim",
-        "device",
-        "grad",
-        "requires_grad",
-        "grad_fn",
-        "is_leaf",
-        "data",
-        "_version",
-        "output_nr",
-        "retains_grad",
-    ):
-        none_slot = "_grad" if name == "grad" else None  # its setter stores None unchecked
-        setattr(Tensor, name, overridable_property(Tensor.__dict__[name], name, none_slot))
-
-
-_install_overrides()
-
-# Last: autograd needs the Tensor class above.
-from .autograd import run_backward  # noqa: E402
