@@ -374,6 +374,7 @@ ALL_DECLINE = {
     "list argument": lambda lib, n: lib.stack([n, n]),
     "requires_grad_": lambda lib, n: n.requires_grad_(),
     "python method": lambda lib, n: n.backward(),
+    "python method split": lambda lib, n: n.split(1),
     "autograd.grad": lambda lib, n: lib.autograd.grad(n, n),
     "binary operator": lambda lib, n: n + n,
     "reflected operator": lambda lib, n: 2 * n,
