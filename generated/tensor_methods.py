@@ -17,7 +17,6 @@ class TensorMethods:
     add_ = method("add_", (ops.add__Tensor_op,))
     sub = method("sub", (ops.sub_Tensor_op,))
     sub_ = method("sub_", (ops.sub__Tensor_op,))
-    rsub = method("rsub", (ops.rsub_Tensor_op, ops.rsub_Scalar_op))
     mul = method("mul", (ops.mul_Tensor_op,))
     mul_ = method("mul_", (ops.mul__Tensor_op,))
     div = method("div", (ops.div_Tensor_op,))

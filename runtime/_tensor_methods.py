@@ -572,11 +572,11 @@ class TensorPythonMethods:
     __truediv__ = _operator(aten.div_Tensor_op, "__truediv__", TensorMethods.div)
     __itruediv__ = _operator(aten.div__Tensor_op, "__itruediv__", TensorMethods.div_)
     __rtruediv__ = __rdiv__ = _python_method(_rtruediv, "__rdiv__", builtin=False, operator=True)
-    __pow__ = _python_method(_pow, "__pow__", TensorMethods.pow, operator=True)
+    __pow__ = _python_method(_pow, "pow", operator=True)  # torch's: named pow, seen as itself
     __rpow__ = _python_method(_rpow, "__rpow__", builtin=False, operator=True)
-    __ipow__ = _python_method(_ipow, "__ipow__", TensorMethods.pow_, operator=True)
-    __neg__ = _operator(aten.neg_op, "__neg__", TensorMethods.neg, binary=False)
-    __abs__ = _operator(aten.abs_op, "__abs__", TensorMethods.abs, binary=False)
+    __ipow__ = _python_method(_ipow, "pow_", operator=True)
+    __neg__ = TensorMethods.neg  # the methods themselves, as torch's
+    __abs__ = TensorMethods.abs
     __matmul__ = _operator(aten.matmul_op, "__matmul__", TensorMethods.matmul)
     __rmatmul__ = _python_method(_rmatmul, "__rmatmul__", builtin=False, operator=True)
     __eq__ = _python_method(_comparison(aten.eq_Tensor, aten.eq_Scalar, arrays=True), "__eq__")

@@ -81,6 +81,20 @@ def test_join_refuses_a_name_written_twice():
         join(Core, Body)
 
 
+def test_every_public_tensor_method_is_one_torch_has(torch):
+    for name in dir(og.Tensor):
+        if not name.startswith("_"):
+            assert hasattr(torch.Tensor, name), name
+
+
+def test_unary_operators_and_pow_are_named_as_torchs(torch):
+    def scenario(lib):
+        T = lib.Tensor
+        return T.__neg__ is T.neg, T.__abs__ is T.abs, T.__pow__.__name__, T.__ipow__.__name__
+
+    assert_same(torch, scenario)
+
+
 def _seen_by_a_mode(lib, fn, attribute: str):
     """Whether the ``func`` a TorchFunctionMode receives first for ``fn()`` is the Tensor
     attribute ``attribute``, and its name."""
@@ -113,6 +127,9 @@ OPERATORS = {
     "-x": (lambda x, y: -x, "neg"),
     "abs(x)": (lambda x, y: abs(x), "abs"),
     "x @ y": (lambda x, y: x @ y, "matmul"),
+    "x ** 2": (lambda x, y: x**2, "__pow__"),
+    "x **= 2": (lambda x, y: x.__ipow__(2), "__ipow__"),
+    "x ** y": (lambda x, y: x**y, "__pow__"),
     "x < y": (lambda x, y: x < y, "lt"),
     "x >= y": (lambda x, y: x >= y, "ge"),
     "x == y": (lambda x, y: x == y, "__eq__"),
