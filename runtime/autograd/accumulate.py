@@ -9,7 +9,7 @@ from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
 from ..numpy_kernels import memory_order
-from ..tensor import TENSOR_CLASSES, _make, version_counter
+from ..tensor import TENSOR_CLASSES, Tensor, _make, version_counter
 
 
 def references(items: list) -> int:
@@ -96,8 +96,26 @@ def accumulate_grad(variable, new_grad, stealable: bool) -> None:
     with _lock:
         grad = variable._grad
         if grad is None:
-            if stealable and not _tls.grad_enabled and _keeps_layout(new_grad, variable):
-                variable._grad = _detach(new_grad)
+            if stealable and not _tls.grad_enabled:
+                g, v = new_grad._data, variable._data
+                if (
+                    g.strides == v.strides
+                    and new_grad._base is None
+                    and new_grad.__class__ is Tensor
+                    and not new_grad._rg
+                    and new_grad._meta is None
+                    and v.flags.c_contiguous
+                    and g.flags.writeable
+                    and 0 not in g.strides
+                    and not (new_grad._keys | _tls.include) & PYTHON
+                ):
+                    # The common case of _keeps_layout and _detach, decided in this frame:
+                    # the gradient itself becomes leaf.grad.
+                    variable._grad = new_grad
+                elif _keeps_layout(new_grad, variable):
+                    variable._grad = _detach(new_grad)
+                else:
+                    variable._grad = _copy_for(variable, new_grad)
             else:
                 variable._grad = _copy_for(variable, new_grad)
         elif _tls.grad_enabled:
