@@ -531,7 +531,7 @@ class PlainKernel:
             lines += [
                 f"edge_{name} = {name}._grad_fn",
                 f"if edge_{name} is None:",
-                f"    edge_{name} = leaf_edge({name}) if {name}._rg else None",
+                f"    edge_{name} = grad_accumulator({name}) if {name}._rg else None",
                 f"elif {name}._output_nr:",
                 f"    edge_{name} = (edge_{name}, {name}._output_nr)",
             ]

@@ -9,7 +9,7 @@ from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
 from ..numpy_kernels import memory_order
-from ..tensor import TENSOR_CLASSES, Tensor, _make, version_counter
+from ..tensor import TENSOR_CLASSES, _make, version_counter
 
 
 def references(items: list) -> int:
@@ -100,18 +100,22 @@ def accumulate_grad(variable, new_grad, stealable: bool) -> None:
                 g, v = new_grad._data, variable._data
                 if (
                     g.strides == v.strides
-                    and new_grad._base is None
-                    and new_grad.__class__ is Tensor
-                    and not new_grad._rg
-                    and new_grad._meta is None
+                    and new_grad.__class__ in TENSOR_CLASSES
                     and v.flags.c_contiguous
                     and g.flags.writeable
                     and 0 not in g.strides
-                    and not (new_grad._keys | _tls.include) & PYTHON
                 ):
-                    # The common case of _keeps_layout and _detach, decided in this frame:
-                    # the gradient itself becomes leaf.grad.
-                    variable._grad = new_grad
+                    # _keeps_layout's common case, decided in this frame, and _detach's:
+                    # a plain gradient without base or history becomes leaf.grad itself.
+                    if (
+                        new_grad._base is None
+                        and not new_grad._rg
+                        and new_grad._meta is None
+                        and not (new_grad._keys | _tls.include) & PYTHON
+                    ):
+                        variable._grad = new_grad
+                    else:
+                        variable._grad = _detach(new_grad)
                 elif _keeps_layout(new_grad, variable):
                     variable._grad = _detach(new_grad)
                 else:

@@ -276,22 +276,6 @@ def raw_saved(grad_fn, slot: str):
     return SavedTensor(saved, grad_fn)
 
 
-def release(grad_fn, slots: tuple) -> None:
-    """Free what ``grad_fn``'s ``slots`` saved (after a backward without retain_graph)."""
-    for slot in slots:
-        saved = getattr(grad_fn, slot)
-        if saved is None:
-            continue
-        if saved.__class__ is SavedVariable:
-            saved._tensor = saved._hooks = None  # reset(), in this frame
-        elif saved.__class__ is tuple:
-            for item in saved:
-                if item is not None:
-                    item.reset()
-        else:
-            setattr(grad_fn, slot, FREED)
-
-
 def save_list(tensors) -> tuple:
     """A Tensor[] / Tensor?[] input saved element by element (None stays None)."""
     return tuple([SavedVariable(t, False) if t is not None else None for t in tensors])
