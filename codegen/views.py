@@ -53,6 +53,14 @@ def _param(arg, index: int, schema) -> Param:
         if t.optional:
             normalize = f"if {n} is not None and {n}.__class__ is not Tensor: {n} = {convert}"
             keys = f"({n}._keys if {n} is not None else 0)"
+        elif schema.base_name in m.schema_module.NUMBERS_AS_TENSORS:
+            # arithmetic wraps a Python number itself (x * 2 is the common case)
+            normalize = (
+                f"if {n}.__class__ not in TENSOR_CLASSES:\n"
+                f"    if {n}.__class__ in WRAPPED_NUMBER_CLASSES: {n} = wrap_scalar({n})\n"
+                f"    else: {n} = {convert}"
+            )
+            keys = f"{n}._keys"
         else:
             normalize = f"if {n}.__class__ not in TENSOR_CLASSES: {n} = {convert}"
             keys = f"{n}._keys"
