@@ -6,7 +6,8 @@
 that need a gradient; ``_saved_<name>`` / ``_raw_saved_<name>`` expose the
 saved fields as PyTorch does. An input saved as itself (a tensor without history
 and without a version counter) that still has none is its own unpacked value: only
-the other cases call ``unpack_saved``.
+the other cases call ``unpack_saved``. A formula's method call with one possible
+overload calls the op's entry, ``aten.<op>(tensor, ...)``.
 """
 
 from opgrad.autograd.functions_manual import (
@@ -44,6 +45,7 @@ from opgrad.autograd.saved_variable import (
     unpack_saved_list,
 )
 from opgrad.tensor import TENSOR_CLASSES
+from opgrad.generated import ops as aten
 from opgrad.generated.python_surface import (
     diagonal_backward,
     div,
@@ -456,7 +458,7 @@ class NegBackward0(Node):
         if grad is None:
             return (None,)
         # self: grad.neg()
-        grad_self = grad.neg() if needs[0] else None
+        grad_self = aten.neg(grad) if needs[0] else None
         return (grad_self,)
 
 
@@ -548,7 +550,7 @@ class SinBackward0(Node):
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: grad * self.cos()
-        grad_self = grad * self_.cos() if needs[0] else None
+        grad_self = grad * aten.cos(self_) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -583,7 +585,7 @@ class CosBackward0(Node):
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: grad * -self.sin()
-        grad_self = grad * -self_.sin() if needs[0] else None
+        grad_self = grad * -aten.sin(self_) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -1096,7 +1098,7 @@ class AbsBackward0(Node):
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: grad * self.sgn()
-        grad_self = grad * self_.sgn() if needs[0] else None
+        grad_self = grad * aten.sgn(self_) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -1414,7 +1416,7 @@ class SumBackward0(Node):
             return (None,)
         self_sym_sizes = self.self_sym_sizes_
         # self: grad.expand(self.sym_sizes())
-        grad_self = grad.expand(self_sym_sizes) if needs[0] else None
+        grad_self = aten.expand(grad, self_sym_sizes) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -1687,9 +1689,9 @@ class BmmBackward0(Node):
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # mat2: self.transpose(1, 2).bmm(grad)
-        grad_mat2 = self_.transpose(1, 2).bmm(grad) if needs[1] else None
+        grad_mat2 = aten.bmm(self_.transpose(1, 2), grad) if needs[1] else None
         # self: grad.bmm(mat2.transpose(1, 2))
-        grad_self = grad.bmm(mat2.transpose(1, 2)) if needs[0] else None
+        grad_self = aten.bmm(grad, mat2.transpose(1, 2)) if needs[0] else None
         return (
             grad_self,
             grad_mat2,
@@ -1817,7 +1819,7 @@ class MvBackward0(Node):
         # self: mv_self_backward(grad, vec)
         grad_self = mv_self_backward(grad, vec) if needs[0] else None
         # vec: self.t().mv(grad)
-        grad_vec = self_.t().mv(grad) if needs[1] else None
+        grad_vec = aten.mv(aten.t(self_), grad) if needs[1] else None
         return (
             grad_self,
             grad_vec,
@@ -1856,7 +1858,7 @@ class TBackward0(Node):
         if grad is None:
             return (None,)
         # self: grad.t()
-        grad_self = grad.t() if needs[0] else None
+        grad_self = aten.t(grad) if needs[0] else None
         return (grad_self,)
 
 
@@ -2189,7 +2191,7 @@ class TBackward1(Node):
         if grad is None:
             return (None,)
         # self: grad.t()
-        grad_self = grad.t() if needs[0] else None
+        grad_self = aten.t(grad) if needs[0] else None
         return (grad_self,)
 
 
@@ -2538,7 +2540,7 @@ class DiagonalBackwardBackward0(Node):
         dim2 = self.dim2_
         offset = self.offset_
         # grad_output: grad.diagonal(offset, dim1, dim2)
-        grad_grad_output = grad.diagonal(offset, dim1, dim2) if needs[0] else None
+        grad_grad_output = aten.diagonal(grad, offset, dim1, dim2) if needs[0] else None
         return (grad_grad_output,)
 
     @property
@@ -2631,7 +2633,7 @@ class UnfoldBackwardBackward0(Node):
         size = self.size_
         step = self.step_
         # grad_in: grad.unfold(dim, size, step)
-        grad_grad_in = grad.unfold(dim, size, step) if needs[0] else None
+        grad_grad_in = aten.unfold(grad, dim, size, step) if needs[0] else None
         return (grad_grad_in,)
 
     @property
@@ -3091,7 +3093,9 @@ class IndexBackward0(Node):
         self_sym_sizes = self.self_sym_sizes_
         # self: index_backward(grad.new_zeros(self.sym_sizes()), indices, grad)
         grad_self = (
-            index_backward(grad.new_zeros(self_sym_sizes), indices, grad) if needs[0] else None
+            index_backward(aten.new_zeros(grad, self_sym_sizes), indices, grad)
+            if needs[0]
+            else None
         )
         return (grad_self,)
 
