@@ -238,8 +238,22 @@ def load(path: Path) -> Model:
             if key in item:
                 op_functions.add(parse_schema(str(item[key])).base_name)
 
+    overloads_by_name: Dict[str, list] = {}
+    for item, _, schema, _, _ in parsed:
+        overloads_by_name.setdefault(schema.base_name, []).append((item, schema))
+    entry_methods = {}  # method name -> how many positional arguments follow the tensor
+    for base, overloads in overloads_by_name.items():
+        if len(overloads) == 1:
+            item, schema = overloads[0]
+            if "method" in _variants(item) and not schema.overload_name and "composite" not in item:
+                entry_methods[base] = sum(1 for a in schema.arguments[1:] if not a.kwarg_only)
+
     for item, line, schema, op, variant_schemas in parsed:
-        entries.append(_entry(name, item, line, schema, op, variant_schemas, helpers, op_functions))
+        entries.append(
+            _entry(
+                name, item, line, schema, op, variant_schemas, helpers, op_functions, entry_methods
+            )
+        )
     _check_node_names(name, entries)
     return Model(name, entries, helpers)
 
@@ -251,7 +265,9 @@ def _variants(item: dict) -> Tuple[str, ...]:
     return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
-def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions) -> Entry:
+def _entry(
+    path, item, line, schema, op, variant_schemas, helpers, op_functions, entry_methods
+) -> Entry:
     def fail(message: str, key: Optional[str] = None) -> ModelError:
         return ModelError(path, item["__key_lines__"].get(key, line), op, message)
 
@@ -323,7 +339,16 @@ def _entry(path, item, line, schema, op, variant_schemas, helpers, op_functions)
             continue
         formulas.append(
             _formula(
-                path, key_line, op, inputs, str(value), schema, helpers, op_functions, return_names
+                path,
+                key_line,
+                op,
+                inputs,
+                str(value),
+                schema,
+                helpers,
+                op_functions,
+                return_names,
+                entry_methods,
             )
         )
 
@@ -481,7 +506,34 @@ def _names(tree) -> List[str]:
     return [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
 
 
-def _formula(path, line, op, inputs, text, schema, helpers, op_functions, return_names) -> Formula:
+class _MethodToEntry(ast.NodeTransformer):
+    """``t.name(args)`` becomes ``aten.name(t, args)`` when ``name`` is the method of an op
+    with one overload and the call passes its positional arguments exactly: the node then
+    calls the op's entry (and so, in the plain state, its fused kernel) without the Python
+    surface resolving overloads."""
+
+    def __init__(self, entry_methods: Dict[str, int]) -> None:
+        self.entry_methods = entry_methods
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and not (isinstance(func.value, ast.Name) and func.value.id in ("F", "ops", "aten"))
+            and self.entry_methods.get(func.attr) == len(node.args)
+            and not node.keywords
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+        ):
+            entry = ast.Attribute(value=ast.Name(id="aten", ctx=ast.Load()), attr=func.attr)
+            call = ast.Call(func=entry, args=[func.value, *node.args], keywords=[])
+            return ast.copy_location(call, node)
+        return node
+
+
+def _formula(
+    path, line, op, inputs, text, schema, helpers, op_functions, return_names, entry_methods
+) -> Formula:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
@@ -491,6 +543,7 @@ def _formula(path, line, op, inputs, text, schema, helpers, op_functions, return
     tensor_args = [a.name for a in schema.arguments if a.type.base == "Tensor"]
     rewriter = _MetadataRewriter(tensor_args)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
+    tree = ast.fix_missing_locations(_MethodToEntry(entry_methods).visit(tree))
     allowed = (
         {"grad", "grads", "grad_input_mask"}
         | {a.name for a in schema.arguments}
@@ -499,6 +552,7 @@ def _formula(path, line, op, inputs, text, schema, helpers, op_functions, return
         | set(helpers)
         | op_functions
         | BUILTINS
+        | {"aten"}
     )
     names = _names(tree)
     for n in names:

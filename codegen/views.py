@@ -53,6 +53,14 @@ def _param(arg, index: int, schema) -> Param:
         if t.optional:
             normalize = f"if {n} is not None and {n}.__class__ is not Tensor: {n} = {convert}"
             keys = f"({n}._keys if {n} is not None else 0)"
+        elif schema.base_name in m.schema_module.NUMBERS_AS_TENSORS:
+            # arithmetic wraps a Python number itself (x * 2 is the common case)
+            normalize = (
+                f"if {n}.__class__ not in TENSOR_CLASSES:\n"
+                f"    if {n}.__class__ in WRAPPED_NUMBER_CLASSES: {n} = wrap_scalar({n})\n"
+                f"    else: {n} = {convert}"
+            )
+            keys = f"{n}._keys"
         else:
             normalize = f"if {n}.__class__ not in TENSOR_CLASSES: {n} = {convert}"
             keys = f"{n}._keys"
@@ -531,7 +539,7 @@ class PlainKernel:
             lines += [
                 f"edge_{name} = {name}._grad_fn",
                 f"if edge_{name} is None:",
-                f"    edge_{name} = leaf_edge({name}) if {name}._rg else None",
+                f"    edge_{name} = grad_accumulator({name}) if {name}._rg else None",
                 f"elif {name}._output_nr:",
                 f"    edge_{name} = (edge_{name}, {name}._output_nr)",
             ]

@@ -6,7 +6,8 @@
 that need a gradient; ``_saved_<name>`` / ``_raw_saved_<name>`` expose the
 saved fields as PyTorch does. An input saved as itself (a tensor without history
 and without a version counter) that still has none is its own unpacked value: only
-the other cases call ``unpack_saved``.
+the other cases call ``unpack_saved``. A formula's method call with one possible
+overload calls the op's entry, ``aten.<op>(tensor, ...)``.
 """
 
 from opgrad.autograd.functions_manual import (
@@ -44,6 +45,7 @@ from opgrad.autograd.saved_variable import (
     unpack_saved_list,
 )
 from opgrad.tensor import TENSOR_CLASSES
+from opgrad.generated import ops as aten
 from opgrad.generated.python_surface import (
     diagonal_backward,
     div,
@@ -257,10 +259,16 @@ class MulBackward0(Node):
                 None,
             )
         other = self.other_
-        if other.__class__ not in TENSOR_CLASSES or other._vc is not None:
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
             other = unpack_saved(other, self)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # other: grad * self
         grad_other = grad * self_ if needs[1] else None
@@ -341,10 +349,16 @@ class DivBackward0(Node):
                 None,
             )
         other = self.other_
-        if other.__class__ not in TENSOR_CLASSES or other._vc is not None:
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
             other = unpack_saved(other, self)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # other: div_tensor_other_backward(grad, self, other)
         grad_other = div_tensor_other_backward(grad, self_, other) if needs[1] else None
@@ -444,7 +458,7 @@ class NegBackward0(Node):
         if grad is None:
             return (None,)
         # self: grad.neg()
-        grad_self = grad.neg() if needs[0] else None
+        grad_self = aten.neg(grad) if needs[0] else None
         return (grad_self,)
 
 
@@ -495,7 +509,10 @@ class LogBackward0(Node):
         if grad is None:
             return (None,)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: grad.div(self)
         grad_self = grad.div(self_) if needs[0] else None
@@ -527,10 +544,13 @@ class SinBackward0(Node):
         if grad is None:
             return (None,)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: grad * self.cos()
-        grad_self = grad * self_.cos() if needs[0] else None
+        grad_self = grad * aten.cos(self_) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -559,10 +579,13 @@ class CosBackward0(Node):
         if grad is None:
             return (None,)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: grad * -self.sin()
-        grad_self = grad * -self_.sin() if needs[0] else None
+        grad_self = grad * -aten.sin(self_) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -631,10 +654,16 @@ class TanhBackwardBackward0(Node):
                 None,
             )
         grad_output = self.grad_output_
-        if grad_output.__class__ not in TENSOR_CLASSES or grad_output._vc is not None:
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
             grad_output = unpack_saved(grad_output, self)
         output = self.output_
-        if output.__class__ not in TENSOR_CLASSES or output._vc is not None:
+        if output.__class__ not in TENSOR_CLASSES:
+            if output is not None:  # None: not saved, no formula that runs reads it
+                output = unpack_saved(output, self)
+        elif output._vc is not None:
             output = unpack_saved(output, self)
         # grad_output: tanh_backward(grad, output)
         grad_grad_output = tanh_backward(grad, output) if needs[0] else None
@@ -719,10 +748,16 @@ class SigmoidBackwardBackward0(Node):
                 None,
             )
         grad_output = self.grad_output_
-        if grad_output.__class__ not in TENSOR_CLASSES or grad_output._vc is not None:
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
             grad_output = unpack_saved(grad_output, self)
         output = self.output_
-        if output.__class__ not in TENSOR_CLASSES or output._vc is not None:
+        if output.__class__ not in TENSOR_CLASSES:
+            if output is not None:  # None: not saved, no formula that runs reads it
+                output = unpack_saved(output, self)
+        elif output._vc is not None:
             output = unpack_saved(output, self)
         # grad_output: sigmoid_backward(grad, output)
         grad_grad_output = sigmoid_backward(grad, output) if needs[0] else None
@@ -804,7 +839,10 @@ class ThresholdBackwardBackward0(Node):
                 None,
             )
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         threshold = self.threshold_
         # grad_output: threshold_backward(grad, self, threshold)
@@ -851,7 +889,10 @@ class PowBackward0(Node):
             return (None,)
         exponent = self.exponent_
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: pow_backward(grad, self, exponent)
         grad_self = pow_backward(grad, self_, exponent) if needs[0] else None
@@ -900,11 +941,17 @@ class PowBackward1(Node):
                 None,
             )
         exponent = self.exponent_
-        if exponent.__class__ not in TENSOR_CLASSES or exponent._vc is not None:
+        if exponent.__class__ not in TENSOR_CLASSES:
+            if exponent is not None:  # None: not saved, no formula that runs reads it
+                exponent = unpack_saved(exponent, self)
+        elif exponent._vc is not None:
             exponent = unpack_saved(exponent, self)
         result = unpack_saved(self.result_, self)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # exponent: pow_backward_exponent(grad, self, exponent, result)
         grad_exponent = pow_backward_exponent(grad, self_, exponent, result) if needs[1] else None
@@ -966,7 +1013,10 @@ class PowBackward2(Node):
         if grad is None:
             return (None,)
         exponent = self.exponent_
-        if exponent.__class__ not in TENSOR_CLASSES or exponent._vc is not None:
+        if exponent.__class__ not in TENSOR_CLASSES:
+            if exponent is not None:  # None: not saved, no formula that runs reads it
+                exponent = unpack_saved(exponent, self)
+        elif exponent._vc is not None:
             exponent = unpack_saved(exponent, self)
         result = unpack_saved(self.result_, self)
         self_ = self.self_
@@ -1042,10 +1092,13 @@ class AbsBackward0(Node):
         if grad is None:
             return (None,)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: grad * self.sgn()
-        grad_self = grad * self_.sgn() if needs[0] else None
+        grad_self = grad * aten.sgn(self_) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -1122,7 +1175,10 @@ class ClampBackward1(Node):
         max = self.max_
         min = self.min_
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # self: clamp_backward(grad, self, min, max)
         grad_self = clamp_backward(grad, self_, min, max) if needs[0] else None
@@ -1176,13 +1232,22 @@ class ClampBackward0(Node):
                 None,
             )
         max = self.max_
-        if max.__class__ not in TENSOR_CLASSES or max._vc is not None:
+        if max.__class__ not in TENSOR_CLASSES:
+            if max is not None:  # None: not saved, no formula that runs reads it
+                max = unpack_saved(max, self)
+        elif max._vc is not None:
             max = unpack_saved(max, self)
         min = self.min_
-        if min.__class__ not in TENSOR_CLASSES or min._vc is not None:
+        if min.__class__ not in TENSOR_CLASSES:
+            if min is not None:  # None: not saved, no formula that runs reads it
+                min = unpack_saved(min, self)
+        elif min._vc is not None:
             min = unpack_saved(min, self)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
         grad_min, grad_max = (
@@ -1253,10 +1318,16 @@ class MaximumBackward0(Node):
                 None,
             )
         other = self.other_
-        if other.__class__ not in TENSOR_CLASSES or other._vc is not None:
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
             other = unpack_saved(other, self)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # other: maximum_backward(grad, self, other, True)
         grad_other = maximum_backward(grad, self_, other, True) if needs[1] else None
@@ -1304,7 +1375,10 @@ class WhereBackward0(Node):
                 None,
             )
         condition = self.condition_
-        if condition.__class__ not in TENSOR_CLASSES or condition._vc is not None:
+        if condition.__class__ not in TENSOR_CLASSES:
+            if condition is not None:  # None: not saved, no formula that runs reads it
+                condition = unpack_saved(condition, self)
+        elif condition._vc is not None:
             condition = unpack_saved(condition, self)
         # other: where(condition, 0, grad)
         grad_other = where(condition, 0, grad) if needs[1] else None
@@ -1342,7 +1416,7 @@ class SumBackward0(Node):
             return (None,)
         self_sym_sizes = self.self_sym_sizes_
         # self: grad.expand(self.sym_sizes())
-        grad_self = grad.expand(self_sym_sizes) if needs[0] else None
+        grad_self = aten.expand(grad, self_sym_sizes) if needs[0] else None
         return (grad_self,)
 
     @property
@@ -1515,12 +1589,18 @@ class MmBackward0(Node):
                 None,
             )
         mat2 = self.mat2_
-        if mat2.__class__ not in TENSOR_CLASSES or mat2._vc is not None:
+        if mat2.__class__ not in TENSOR_CLASSES:
+            if mat2 is not None:  # None: not saved, no formula that runs reads it
+                mat2 = unpack_saved(mat2, self)
+        elif mat2._vc is not None:
             mat2 = unpack_saved(mat2, self)
         mat2_sym_sizes = self.mat2_sym_sizes_
         mat2_sym_strides = self.mat2_sym_strides_
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         self_sym_sizes = self.self_sym_sizes_
         self_sym_strides = self.self_sym_strides_
@@ -1597,15 +1677,21 @@ class BmmBackward0(Node):
                 None,
             )
         mat2 = self.mat2_
-        if mat2.__class__ not in TENSOR_CLASSES or mat2._vc is not None:
+        if mat2.__class__ not in TENSOR_CLASSES:
+            if mat2 is not None:  # None: not saved, no formula that runs reads it
+                mat2 = unpack_saved(mat2, self)
+        elif mat2._vc is not None:
             mat2 = unpack_saved(mat2, self)
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         # mat2: self.transpose(1, 2).bmm(grad)
-        grad_mat2 = self_.transpose(1, 2).bmm(grad) if needs[1] else None
+        grad_mat2 = aten.bmm(self_.transpose(1, 2), grad) if needs[1] else None
         # self: grad.bmm(mat2.transpose(1, 2))
-        grad_self = grad.bmm(mat2.transpose(1, 2)) if needs[0] else None
+        grad_self = aten.bmm(grad, mat2.transpose(1, 2)) if needs[0] else None
         return (
             grad_self,
             grad_mat2,
@@ -1655,10 +1741,16 @@ class DotBackward0(Node):
                 None,
             )
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         tensor = self.tensor_
-        if tensor.__class__ not in TENSOR_CLASSES or tensor._vc is not None:
+        if tensor.__class__ not in TENSOR_CLASSES:
+            if tensor is not None:  # None: not saved, no formula that runs reads it
+                tensor = unpack_saved(tensor, self)
+        elif tensor._vc is not None:
             tensor = unpack_saved(tensor, self)
         # self: grad * tensor
         grad_self = grad * tensor if needs[0] else None
@@ -1713,15 +1805,21 @@ class MvBackward0(Node):
                 None,
             )
         self_ = self.self_
-        if self_.__class__ not in TENSOR_CLASSES or self_._vc is not None:
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
         vec = self.vec_
-        if vec.__class__ not in TENSOR_CLASSES or vec._vc is not None:
+        if vec.__class__ not in TENSOR_CLASSES:
+            if vec is not None:  # None: not saved, no formula that runs reads it
+                vec = unpack_saved(vec, self)
+        elif vec._vc is not None:
             vec = unpack_saved(vec, self)
         # self: mv_self_backward(grad, vec)
         grad_self = mv_self_backward(grad, vec) if needs[0] else None
         # vec: self.t().mv(grad)
-        grad_vec = self_.t().mv(grad) if needs[1] else None
+        grad_vec = aten.mv(aten.t(self_), grad) if needs[1] else None
         return (
             grad_self,
             grad_vec,
@@ -1760,7 +1858,7 @@ class TBackward0(Node):
         if grad is None:
             return (None,)
         # self: grad.t()
-        grad_self = grad.t() if needs[0] else None
+        grad_self = aten.t(grad) if needs[0] else None
         return (grad_self,)
 
 
@@ -2093,7 +2191,7 @@ class TBackward1(Node):
         if grad is None:
             return (None,)
         # self: grad.t()
-        grad_self = grad.t() if needs[0] else None
+        grad_self = aten.t(grad) if needs[0] else None
         return (grad_self,)
 
 
@@ -2442,7 +2540,7 @@ class DiagonalBackwardBackward0(Node):
         dim2 = self.dim2_
         offset = self.offset_
         # grad_output: grad.diagonal(offset, dim1, dim2)
-        grad_grad_output = grad.diagonal(offset, dim1, dim2) if needs[0] else None
+        grad_grad_output = aten.diagonal(grad, offset, dim1, dim2) if needs[0] else None
         return (grad_grad_output,)
 
     @property
@@ -2535,7 +2633,7 @@ class UnfoldBackwardBackward0(Node):
         size = self.size_
         step = self.step_
         # grad_in: grad.unfold(dim, size, step)
-        grad_grad_in = grad.unfold(dim, size, step) if needs[0] else None
+        grad_grad_in = aten.unfold(grad, dim, size, step) if needs[0] else None
         return (grad_grad_in,)
 
     @property
@@ -2910,7 +3008,10 @@ class MaskedFillBackward0(Node):
         if grad is None:
             return (None,)
         mask = self.mask_
-        if mask.__class__ not in TENSOR_CLASSES or mask._vc is not None:
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
             mask = unpack_saved(mask, self)
         # self: grad.masked_fill(mask, 0)
         grad_self = grad.masked_fill(mask, 0) if needs[0] else None
@@ -2945,7 +3046,10 @@ class MaskedFillBackward1(Node):
                 None,
             )
         mask = self.mask_
-        if mask.__class__ not in TENSOR_CLASSES or mask._vc is not None:
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
             mask = unpack_saved(mask, self)
         # self: grad.masked_fill(mask, 0)
         grad_self = grad.masked_fill(mask, 0) if needs[0] else None
@@ -2989,7 +3093,9 @@ class IndexBackward0(Node):
         self_sym_sizes = self.self_sym_sizes_
         # self: index_backward(grad.new_zeros(self.sym_sizes()), indices, grad)
         grad_self = (
-            index_backward(grad.new_zeros(self_sym_sizes), indices, grad) if needs[0] else None
+            index_backward(aten.new_zeros(grad, self_sym_sizes), indices, grad)
+            if needs[0]
+            else None
         )
         return (grad_self,)
 

@@ -20,6 +20,7 @@ from opgrad.overrides import Site, handle_entry
 from opgrad.dtypes import dtype as DType
 from opgrad.python_arg_parser import (
     PY_NUMBERS,
+    WRAPPED_NUMBER_CLASSES,
     Overridden,
     device_arg,
     dtype_arg,
@@ -32,7 +33,7 @@ from opgrad.python_arg_parser import (
 )
 from opgrad.scalar_fit import check_scalar_range
 from opgrad.plain import PLAIN_KEYS
-from opgrad.tensor import TENSOR_CLASSES, Tensor
+from opgrad.tensor import TENSOR_CLASSES, Tensor, wrap_scalar
 
 add_Tensor_op = define("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
 _add_Tensor_kernels = add_Tensor_op.kernels
@@ -46,9 +47,15 @@ def _add_Tensor_entry(_site):
                 return handle_entry(_site, add_Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, add_Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, add_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, add_Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, add_Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, add_Tensor_op, 2)
                 elif (
@@ -91,9 +98,15 @@ def _add__Tensor_entry(_site):
                 return handle_entry(_site, add__Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, add__Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, add__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, add__Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, add__Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, add__Tensor_op, 2)
                 elif (
@@ -132,9 +145,15 @@ def _add_out_entry(_site):
                 return handle_entry(_site, add_out_op, self, other, alpha, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, add_out_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, add_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, add_out_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, add_out_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, add_out_op, 2)
                 elif (
@@ -143,7 +162,10 @@ def _add_out_entry(_site):
                 ):
                     check_scalar_range(alpha)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = tensor_arg(out, _site, add_out_op, 3)
+                    if out.__class__ in WRAPPED_NUMBER_CLASSES:
+                        out = wrap_scalar(out)
+                    else:
+                        out = tensor_arg(out, _site, add_out_op, 3)
             except Overridden:
                 return handle_entry(_site, add_out_op, self, other, alpha, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -173,7 +195,10 @@ def _add_Scalar_entry(_site):
                 return handle_entry(_site, add_Scalar_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, add_Scalar_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, add_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, add_Scalar_op, 1)
                 elif (
@@ -221,9 +246,15 @@ def _sub_Tensor_entry(_site):
                 return handle_entry(_site, sub_Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, sub_Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, sub_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, sub_Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, sub_Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, sub_Tensor_op, 2)
                 elif (
@@ -266,9 +297,15 @@ def _sub__Tensor_entry(_site):
                 return handle_entry(_site, sub__Tensor_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, sub__Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, sub__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, sub__Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, sub__Tensor_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, sub__Tensor_op, 2)
                 elif (
@@ -307,9 +344,15 @@ def _sub_out_entry(_site):
                 return handle_entry(_site, sub_out_op, self, other, alpha, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, sub_out_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, sub_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, sub_out_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, sub_out_op, 1)
                 if alpha.__class__ not in PY_NUMBERS:
                     alpha = scalar_arg(alpha, _site, sub_out_op, 2)
                 elif (
@@ -318,7 +361,10 @@ def _sub_out_entry(_site):
                 ):
                     check_scalar_range(alpha)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = tensor_arg(out, _site, sub_out_op, 3)
+                    if out.__class__ in WRAPPED_NUMBER_CLASSES:
+                        out = wrap_scalar(out)
+                    else:
+                        out = tensor_arg(out, _site, sub_out_op, 3)
             except Overridden:
                 return handle_entry(_site, sub_out_op, self, other, alpha, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -348,7 +394,10 @@ def _sub_Scalar_entry(_site):
                 return handle_entry(_site, sub_Scalar_op, self, other, alpha)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, sub_Scalar_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, sub_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, sub_Scalar_op, 1)
                 elif (
@@ -487,9 +536,15 @@ def _mul_Tensor_entry(_site):
                 return handle_entry(_site, mul_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, mul_Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, mul_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, mul_Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, mul_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, mul_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -523,9 +578,15 @@ def _mul__Tensor_entry(_site):
                 return handle_entry(_site, mul__Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, mul__Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, mul__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, mul__Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, mul__Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, mul__Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -555,11 +616,20 @@ def _mul_out_entry(_site):
                 return handle_entry(_site, mul_out_op, self, other, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, mul_out_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, mul_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, mul_out_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, mul_out_op, 1)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = tensor_arg(out, _site, mul_out_op, 2)
+                    if out.__class__ in WRAPPED_NUMBER_CLASSES:
+                        out = wrap_scalar(out)
+                    else:
+                        out = tensor_arg(out, _site, mul_out_op, 2)
             except Overridden:
                 return handle_entry(_site, mul_out_op, self, other, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -589,7 +659,10 @@ def _mul_Scalar_entry(_site):
                 return handle_entry(_site, mul_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, mul_Scalar_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, mul_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, mul_Scalar_op, 1)
                 elif (
@@ -630,9 +703,15 @@ def _div_Tensor_entry(_site):
                 return handle_entry(_site, div_Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, div_Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div_Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, div_Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, div_Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, div_Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -666,9 +745,15 @@ def _div__Tensor_entry(_site):
                 return handle_entry(_site, div__Tensor_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, div__Tensor_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div__Tensor_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, div__Tensor_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, div__Tensor_op, 1)
             except Overridden:
                 return handle_entry(_site, div__Tensor_op, self, other)
             keyset = (self._keys | other._keys | include) & _tls.keep
@@ -698,11 +783,20 @@ def _div_out_entry(_site):
                 return handle_entry(_site, div_out_op, self, other, out)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, div_out_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div_out_op, 0)
                 if other.__class__ not in TENSOR_CLASSES:
-                    other = tensor_arg(other, _site, div_out_op, 1)
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, div_out_op, 1)
                 if out.__class__ not in TENSOR_CLASSES:
-                    out = tensor_arg(out, _site, div_out_op, 2)
+                    if out.__class__ in WRAPPED_NUMBER_CLASSES:
+                        out = wrap_scalar(out)
+                    else:
+                        out = tensor_arg(out, _site, div_out_op, 2)
             except Overridden:
                 return handle_entry(_site, div_out_op, self, other, out)
             keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
@@ -732,7 +826,10 @@ def _div_Scalar_entry(_site):
                 return handle_entry(_site, div_Scalar_op, self, other)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, div_Scalar_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div_Scalar_op, 0)
                 if other.__class__ not in PY_NUMBERS:
                     other = scalar_arg(other, _site, div_Scalar_op, 1)
                 elif (
@@ -4823,7 +4920,10 @@ def __to_copy_entry(_site):
                 )
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, _to_copy_op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, _to_copy_op, 0)
                 if dtype is not None and dtype.__class__ is not DType:
                     dtype = dtype_arg(dtype, _site, _to_copy_op, 1)
                 if device is not None:
@@ -4875,9 +4975,15 @@ def _copy__entry(_site):
                 return handle_entry(_site, copy__op, self, src, non_blocking)
             try:
                 if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, copy__op, 0)
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, copy__op, 0)
                 if src.__class__ not in TENSOR_CLASSES:
-                    src = tensor_arg(src, _site, copy__op, 1)
+                    if src.__class__ in WRAPPED_NUMBER_CLASSES:
+                        src = wrap_scalar(src)
+                    else:
+                        src = tensor_arg(src, _site, copy__op, 1)
             except Overridden:
                 return handle_entry(_site, copy__op, self, src, non_blocking)
             keyset = (self._keys | src._keys | include) & _tls.keep

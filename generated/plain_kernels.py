@@ -19,7 +19,7 @@ import numpy as np
 from opgrad import numpy_kernels as k
 from opgrad._tls import state as _tls
 from opgrad.autograd.metadata import strides_of
-from opgrad.autograd.node import leaf_edge, sequence_nr_counter
+from opgrad.autograd.node import grad_accumulator, sequence_nr_counter
 from opgrad.autograd.saved_variable import SavedVariable
 from opgrad.autograd.views import as_view, geometry
 from opgrad.generated import nodes
@@ -57,12 +57,12 @@ def add_Tensor(self, other, alpha):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_other = other._grad_fn
         if edge_other is None:
-            edge_other = leaf_edge(other) if other._rg else None
+            edge_other = grad_accumulator(other) if other._rg else None
         elif other._output_nr:
             edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
@@ -99,7 +99,7 @@ def add_Scalar(self, other, alpha):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -138,12 +138,12 @@ def sub_Tensor(self, other, alpha):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_other = other._grad_fn
         if edge_other is None:
-            edge_other = leaf_edge(other) if other._rg else None
+            edge_other = grad_accumulator(other) if other._rg else None
         elif other._output_nr:
             edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
@@ -181,7 +181,7 @@ def sub_Scalar(self, other, alpha):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -216,12 +216,12 @@ def rsub_Tensor(self, other, alpha):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_other = other._grad_fn
         if edge_other is None:
-            edge_other = leaf_edge(other) if other._rg else None
+            edge_other = grad_accumulator(other) if other._rg else None
         elif other._output_nr:
             edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
@@ -259,7 +259,7 @@ def rsub_Scalar(self, other, alpha):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -298,12 +298,12 @@ def mul_Tensor(self, other):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_other = other._grad_fn
         if edge_other is None:
-            edge_other = leaf_edge(other) if other._rg else None
+            edge_other = grad_accumulator(other) if other._rg else None
         elif other._output_nr:
             edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
@@ -349,7 +349,7 @@ def mul_Scalar(self, other):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -388,12 +388,12 @@ def div_Tensor(self, other):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_other = other._grad_fn
         if edge_other is None:
-            edge_other = leaf_edge(other) if other._rg else None
+            edge_other = grad_accumulator(other) if other._rg else None
         elif other._output_nr:
             edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
@@ -437,7 +437,7 @@ def div_Scalar(self, other):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -471,7 +471,7 @@ def reciprocal(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -507,7 +507,7 @@ def neg(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -540,7 +540,7 @@ def exp(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -575,7 +575,7 @@ def log(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -611,7 +611,7 @@ def sin(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -647,7 +647,7 @@ def cos(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -683,7 +683,7 @@ def tanh(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -719,12 +719,12 @@ def tanh_backward(grad_output, output):
         grad_fn._seq = next(_sequence)
         edge_grad_output = grad_output._grad_fn
         if edge_grad_output is None:
-            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
         elif grad_output._output_nr:
             edge_grad_output = (edge_grad_output, grad_output._output_nr)
         edge_output = output._grad_fn
         if edge_output is None:
-            edge_output = leaf_edge(output) if output._rg else None
+            edge_output = grad_accumulator(output) if output._rg else None
         elif output._output_nr:
             edge_output = (edge_output, output._output_nr)
         grad_fn._next_edges = (
@@ -774,7 +774,7 @@ def sigmoid(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -810,12 +810,12 @@ def sigmoid_backward(grad_output, output):
         grad_fn._seq = next(_sequence)
         edge_grad_output = grad_output._grad_fn
         if edge_grad_output is None:
-            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
         elif grad_output._output_nr:
             edge_grad_output = (edge_grad_output, grad_output._output_nr)
         edge_output = output._grad_fn
         if edge_output is None:
-            edge_output = leaf_edge(output) if output._rg else None
+            edge_output = grad_accumulator(output) if output._rg else None
         elif output._output_nr:
             edge_output = (edge_output, output._output_nr)
         grad_fn._next_edges = (
@@ -865,7 +865,7 @@ def relu(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -901,12 +901,12 @@ def threshold_backward(grad_output, self, threshold):
         grad_fn._seq = next(_sequence)
         edge_grad_output = grad_output._grad_fn
         if edge_grad_output is None:
-            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
         elif grad_output._output_nr:
             edge_grad_output = (edge_grad_output, grad_output._output_nr)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (
@@ -953,7 +953,7 @@ def pow_Tensor_Scalar(self, exponent):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -991,12 +991,12 @@ def pow_Tensor_Tensor(self, exponent):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_exponent = exponent._grad_fn
         if edge_exponent is None:
-            edge_exponent = leaf_edge(exponent) if exponent._rg else None
+            edge_exponent = grad_accumulator(exponent) if exponent._rg else None
         elif exponent._output_nr:
             edge_exponent = (edge_exponent, exponent._output_nr)
         grad_fn._next_edges = (
@@ -1042,7 +1042,7 @@ def pow_Scalar(self, exponent):
         grad_fn._seq = next(_sequence)
         edge_exponent = exponent._grad_fn
         if edge_exponent is None:
-            edge_exponent = leaf_edge(exponent) if exponent._rg else None
+            edge_exponent = grad_accumulator(exponent) if exponent._rg else None
         elif exponent._output_nr:
             edge_exponent = (edge_exponent, exponent._output_nr)
         grad_fn._next_edges = (edge_exponent,)
@@ -1083,7 +1083,7 @@ def sqrt(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1118,7 +1118,7 @@ def abs(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1154,7 +1154,7 @@ def sgn(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1187,7 +1187,7 @@ def sign(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1221,7 +1221,7 @@ def clamp(self, min, max):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1260,12 +1260,12 @@ def maximum(self, other):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_other = other._grad_fn
         if edge_other is None:
-            edge_other = leaf_edge(other) if other._rg else None
+            edge_other = grad_accumulator(other) if other._rg else None
         elif other._output_nr:
             edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
@@ -1314,12 +1314,12 @@ def where_self(condition, self, other):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_other = other._grad_fn
         if edge_other is None:
-            edge_other = leaf_edge(other) if other._rg else None
+            edge_other = grad_accumulator(other) if other._rg else None
         elif other._output_nr:
             edge_other = (edge_other, other._output_nr)
         grad_fn._next_edges = (
@@ -1400,7 +1400,7 @@ def sum(self, dtype):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1434,7 +1434,7 @@ def sum_dim_IntList(self, dim, keepdim, dtype):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1470,7 +1470,7 @@ def mean(self, dtype):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1505,7 +1505,7 @@ def mean_dim(self, dim, keepdim, dtype):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1544,12 +1544,12 @@ def mm(self, mat2):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_mat2 = mat2._grad_fn
         if edge_mat2 is None:
-            edge_mat2 = leaf_edge(mat2) if mat2._rg else None
+            edge_mat2 = grad_accumulator(mat2) if mat2._rg else None
         elif mat2._output_nr:
             edge_mat2 = (edge_mat2, mat2._output_nr)
         grad_fn._next_edges = (
@@ -1600,12 +1600,12 @@ def bmm(self, mat2):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_mat2 = mat2._grad_fn
         if edge_mat2 is None:
-            edge_mat2 = leaf_edge(mat2) if mat2._rg else None
+            edge_mat2 = grad_accumulator(mat2) if mat2._rg else None
         elif mat2._output_nr:
             edge_mat2 = (edge_mat2, mat2._output_nr)
         grad_fn._next_edges = (
@@ -1652,12 +1652,12 @@ def dot(self, tensor):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_tensor = tensor._grad_fn
         if edge_tensor is None:
-            edge_tensor = leaf_edge(tensor) if tensor._rg else None
+            edge_tensor = grad_accumulator(tensor) if tensor._rg else None
         elif tensor._output_nr:
             edge_tensor = (edge_tensor, tensor._output_nr)
         grad_fn._next_edges = (
@@ -1708,12 +1708,12 @@ def mv(self, vec):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_vec = vec._grad_fn
         if edge_vec is None:
-            edge_vec = leaf_edge(vec) if vec._rg else None
+            edge_vec = grad_accumulator(vec) if vec._rg else None
         elif vec._output_nr:
             edge_vec = (edge_vec, vec._output_nr)
         grad_fn._next_edges = (
@@ -1760,7 +1760,7 @@ def t(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1794,7 +1794,7 @@ def transpose_int(self, dim0, dim1):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1830,7 +1830,7 @@ def permute(self, dims):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1865,7 +1865,7 @@ def view(self, size):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1899,7 +1899,7 @@ def _unsafe_view(self, size):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1934,7 +1934,7 @@ def expand(self, size, implicit):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -1969,7 +1969,7 @@ def unsqueeze(self, dim):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2004,7 +2004,7 @@ def squeeze(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2039,7 +2039,7 @@ def squeeze_dim(self, dim):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2075,7 +2075,7 @@ def select_int(self, dim, index):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2111,7 +2111,7 @@ def select_backward(grad_output, input_sizes, dim, index):
         grad_fn._seq = next(_sequence)
         edge_grad_output = grad_output._grad_fn
         if edge_grad_output is None:
-            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
         elif grad_output._output_nr:
             edge_grad_output = (edge_grad_output, grad_output._output_nr)
         grad_fn._next_edges = (edge_grad_output,)
@@ -2147,7 +2147,7 @@ def slice_Tensor(self, dim, start, end, step):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2185,7 +2185,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
         grad_fn._seq = next(_sequence)
         edge_grad_output = grad_output._grad_fn
         if edge_grad_output is None:
-            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
         elif grad_output._output_nr:
             edge_grad_output = (edge_grad_output, grad_output._output_nr)
         grad_fn._next_edges = (edge_grad_output,)
@@ -2223,7 +2223,7 @@ def as_strided(self, size, stride, storage_offset):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2261,7 +2261,7 @@ def diagonal(self, offset, dim1, dim2):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2298,7 +2298,7 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
         grad_fn._seq = next(_sequence)
         edge_grad_output = grad_output._grad_fn
         if edge_grad_output is None:
-            edge_grad_output = leaf_edge(grad_output) if grad_output._rg else None
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
         elif grad_output._output_nr:
             edge_grad_output = (edge_grad_output, grad_output._output_nr)
         grad_fn._next_edges = (edge_grad_output,)
@@ -2335,7 +2335,7 @@ def unfold(self, dimension, size, step):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2372,7 +2372,7 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
         grad_fn._seq = next(_sequence)
         edge_grad_in = grad_in._grad_fn
         if edge_grad_in is None:
-            edge_grad_in = leaf_edge(grad_in) if grad_in._rg else None
+            edge_grad_in = grad_accumulator(grad_in) if grad_in._rg else None
         elif grad_in._output_nr:
             edge_grad_in = (edge_grad_in, grad_in._output_nr)
         grad_fn._next_edges = (edge_grad_in,)
@@ -2409,7 +2409,7 @@ def alias(self):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2442,7 +2442,7 @@ def clone(self, memory_format):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2475,7 +2475,7 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2510,7 +2510,7 @@ def masked_fill_Scalar(self, mask, value):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         grad_fn._next_edges = (edge_self,)
@@ -2552,12 +2552,12 @@ def masked_fill_Tensor(self, mask, value):
         grad_fn._seq = next(_sequence)
         edge_self = self._grad_fn
         if edge_self is None:
-            edge_self = leaf_edge(self) if self._rg else None
+            edge_self = grad_accumulator(self) if self._rg else None
         elif self._output_nr:
             edge_self = (edge_self, self._output_nr)
         edge_value = value._grad_fn
         if edge_value is None:
-            edge_value = leaf_edge(value) if value._rg else None
+            edge_value = grad_accumulator(value) if value._rg else None
         elif value._output_nr:
             edge_value = (edge_value, value._output_nr)
         grad_fn._next_edges = (

@@ -15,15 +15,7 @@ from . import dispatch_keys as K
 from ._tls import refresh_plain
 from ._tls import state as _tls
 from .numpy_scalars import is_aten_number
-from .schema import FunctionSchema, parse_schema
-
-#: Ops whose Tensor arguments take Python numbers too (PyTorch's own list, by base name):
-#: its arithmetic. Any other op refuses a number where it expects a tensor.
-NUMBERS_AS_TENSORS = frozenset(
-    """add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract
-    subtract_ true_divide true_divide_ floor_divide floor_divide_ to _to_copy copy_
-    _conj""".split()
-)
+from .schema import NUMBERS_AS_TENSORS, FunctionSchema, parse_schema
 
 
 class KernelTable(dict):

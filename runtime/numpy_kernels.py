@@ -432,14 +432,14 @@ def sum(a, dim, keepdim: bool, dtype):
 
 
 def mean(a, dim, keepdim: bool, dtype):
-    out_dtype = _np_dtype(dtype, a.dtype)
+    out_dtype = dtype.np if dtype is not None else a.dtype
     if out_dtype.kind != "f":
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
             f"mean(): could not infer output dtype. {which} dtype must be either a floating "
             f"point or complex dtype. Got: {dtypes.scalar_type_name(out_dtype)}"
         )
-    axis = _dims(dim, a.ndim)
+    axis = _dims(dim, a.ndim) if dim else None  # None or []: every dim
     count = a.size if axis is None else math.prod(a.shape[d] for d in axis)
     if out_dtype is _HALF:
         # float16 sums and divides in float32, rounding once (PyTorch's CPU mean)
@@ -493,9 +493,13 @@ def mm_check(self, mat2) -> None:
 
 def mm(a, b):
     """mm on shapes mm_check has passed."""
-    _same_dtype(a, b, "m1 and m2")
-    _refuse_bool_product(a, "addmm_impl_cpu_")
-    return np.matmul(a, b) if a.dtype is not _HALF else _half_product(a, b)
+    dtype = a.dtype
+    if dtype is not b.dtype or dtype is _BOOL or dtype is _HALF:  # the rare cases, checked
+        _same_dtype(a, b, "m1 and m2")
+        _refuse_bool_product(a, "addmm_impl_cpu_")
+        if dtype is _HALF:
+            return _half_product(a, b)
+    return np.matmul(a, b)
 
 
 def bmm(a, b):

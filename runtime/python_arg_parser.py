@@ -50,13 +50,17 @@ def as_tensor_arg(value) -> Tensor:
     raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
 
 
+#: the Python numbers an arithmetic op takes for a tensor, as a 0-dim wrapped number
+WRAPPED_NUMBER_CLASSES = frozenset({float, int, bool})
+
+
 def tensor_arg(value, site, op, index: int) -> Tensor:
     """A Tensor argument of an op entry: a Tensor; a Python number where the op takes
     numbers for tensors (PyTorch's arithmetic ops: wrapped into a 0-dim tensor); a
     tensor-like that overrides __torch_function__ (Overridden). Anything else is
     refused with the error PyTorch gives at that call site."""
     cls = value.__class__
-    if op._numbers_as_tensors and (cls is float or cls is int or cls is bool):
+    if op._numbers_as_tensors and cls in WRAPPED_NUMBER_CLASSES:
         return wrap_scalar(value)
     if isinstance(value, Tensor) or (
         op._numbers_as_tensors and isinstance(value, (int, float, np.generic))

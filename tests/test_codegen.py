@@ -243,6 +243,31 @@ def test_metadata_reads_save_metadata_not_tensors(tmp_path):
     assert [(f.name, f.kind) for f in entry.saved] == [("self_sym_sizes", "metadata")]
 
 
+def test_a_method_with_one_overload_becomes_an_entry_call(tmp_path):
+    text = """\
+- name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
+  cpu: k.expand(self, size)
+  self: grad.sum_to_size(self.sym_sizes())
+  result: auto_linear
+- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  cpu: k.sum(self, None, False, dtype)
+  self: grad.expand(self.sym_sizes())
+  result: auto_linear
+- name: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+  cpu: k.sum(self, dim, keepdim, dtype)
+  self: grad.expand(self.sym_sizes()).sum().expand(self.sym_sizes(), 1)
+  result: auto_linear
+"""
+    _, total, by_dim = load_text(tmp_path, text).entries
+    # one overload, its positional arguments exactly: the op's entry, no overload resolution
+    assert total.formulas[0].expr == "aten.expand(grad, self_sym_sizes)"
+    # sum has two overloads, and a call with more arguments than the schema's positional
+    # ones (varargs sizes) stays a method call
+    assert by_dim.formulas[0].expr == (
+        "aten.expand(grad, self_sym_sizes).sum().expand(self_sym_sizes, 1)"
+    )
+
+
 def test_saved_inputs_are_guarded_by_the_inputs_that_need_them(tmp_path):
     text = """\
 - name: mul.Tensor(Tensor self, Tensor other) -> Tensor

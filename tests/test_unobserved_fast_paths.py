@@ -1,6 +1,6 @@
 """Formula helpers that compute straight with numpy when nobody observes the aten calls.
 
-sum_to and the mm backward helpers skip the dispatcher when no graph is recorded, no
+sum_to, the mm backward helpers, mean_backward and pow_backward skip the dispatcher when no graph is recorded, no
 forward-AD level is open and no mode or subclass is in play. These tests pin that the
 shortcut gives exactly what the dispatched aten calls give (values bit for bit, dtype,
 shape, strides, view-ness), and that any observer turns it off.
@@ -78,6 +78,66 @@ def test_mm_backward_direct_equals_dispatched(monkeypatch, layout, dtype):
     ):
         direct, dispatched = _both_ways(monkeypatch, compute)
         assert direct == dispatched
+
+
+MEAN_CASES = [
+    ((3, 4), None, False, ()),
+    ((3, 4), None, True, (1, 1)),
+    ((2, 3, 4), (0, 2), True, (1, 3, 1)),
+    ((2, 3, 4), (1,), False, (2, 4)),  # unsqueeze first: the dispatched formula
+    ((), None, False, ()),
+]
+
+
+@pytest.mark.parametrize("dtype", [og.float32, og.float64])
+@pytest.mark.parametrize("sizes, dims, keepdim, grad_shape", MEAN_CASES)
+def test_mean_backward_direct_equals_dispatched(
+    monkeypatch, sizes, dims, keepdim, grad_shape, dtype
+):
+    grad = og.randn(grad_shape, dtype=dtype)
+    numel = int(np.prod(sizes))
+    direct, dispatched = _both_ways(
+        monkeypatch,
+        lambda: functions_manual.mean_backward(grad, sizes, dims, numel, keepdim),
+    )
+    assert direct == dispatched
+
+
+@pytest.mark.parametrize("dtype", [og.float32, og.float64])
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -1.5, 1, 2.0])
+@pytest.mark.parametrize("shape", [(2, 3), ()])
+def test_pow_backward_direct_equals_dispatched(monkeypatch, shape, exponent, dtype):
+    grad = og.randn(shape, dtype=dtype)
+    base = og.rand(shape, dtype=dtype) + 0.5
+    direct, dispatched = _both_ways(
+        monkeypatch, lambda: functions_manual.pow_backward(grad, base, exponent)
+    )
+    assert direct == dispatched
+
+
+def _mse_backward_log(lib, mode_class):
+    class Log(mode_class):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.ones(3, 4, requires_grad=True)
+    loss = ((x * 2) ** 2).mean()
+    with Log() as log:
+        loss.backward()
+    return log.calls
+
+
+def test_observers_see_mean_and_pow_backward_calls(torch):
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    calls = _mse_backward_log(og, TorchDispatchMode)
+    assert calls == _mse_backward_log(torch, TorchMode)
+    assert "aten.pow.Tensor_Scalar" in calls and "aten.div.Scalar" in calls
 
 
 def _linear_step(lib):

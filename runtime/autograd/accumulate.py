@@ -96,8 +96,30 @@ def accumulate_grad(variable, new_grad, stealable: bool) -> None:
     with _lock:
         grad = variable._grad
         if grad is None:
-            if stealable and not _tls.grad_enabled and _keeps_layout(new_grad, variable):
-                variable._grad = _detach(new_grad)
+            if stealable and not _tls.grad_enabled:
+                g, v = new_grad._data, variable._data
+                if (
+                    g.strides == v.strides
+                    and new_grad.__class__ in TENSOR_CLASSES
+                    and v.flags.c_contiguous
+                    and g.flags.writeable
+                    and 0 not in g.strides
+                ):
+                    # _keeps_layout's common case, decided in this frame, and _detach's:
+                    # a plain gradient without base or history becomes leaf.grad itself.
+                    if (
+                        new_grad._base is None
+                        and not new_grad._rg
+                        and new_grad._meta is None
+                        and not (new_grad._keys | _tls.include) & PYTHON
+                    ):
+                        variable._grad = new_grad
+                    else:
+                        variable._grad = _detach(new_grad)
+                elif _keeps_layout(new_grad, variable):
+                    variable._grad = _detach(new_grad)
+                else:
+                    variable._grad = _copy_for(variable, new_grad)
             else:
                 variable._grad = _copy_for(variable, new_grad)
         elif _tls.grad_enabled:

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Optional
 
 from .._tls import set_forward_ad_level
 from .._tls import state as _tls
+from ..generated import ops as aten
 from ..generated.nodes import AliasBackward0
 from ..tensor import Tensor
 from . import forward_grad as _fg
@@ -67,11 +68,12 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: Optional[int] = None) -
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
             "enter_dual_level() first."
         )
-    if not tensor.is_floating_point():
+    # read off the dtype, as PyTorch's C++ does (a subclass's handler sees no call)
+    if tensor._data.dtype.kind not in "fc":
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
         )
-    if not tangent.is_floating_point():
+    if tangent._data.dtype.kind not in "fc":
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
@@ -90,8 +92,6 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: Optional[int] = None) -
             "Trying to access a forward AD level with an invalid index. This index was either "
             "not created or is already deleted."
         )
-    from ..generated import ops as aten
-
     with _fg.suspended():
         dual = aten.view(tensor, tensor._data.shape)
     dual._fw_root = True
@@ -132,8 +132,6 @@ def unpack_dual(tensor: Tensor, *, level: Optional[int] = None) -> UnpackedDualT
     # PyTorch only rejects another level when there is a tangent (at level 0) to ignore
     if tangent is not None and level != 0:
         raise RuntimeError("Invalid level given to _fw_primal")
-    from ..generated import ops as aten
-
     with _fg.suspended():
         primal = aten.alias(tensor)
     node = primal._grad_fn

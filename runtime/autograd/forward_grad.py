@@ -169,7 +169,10 @@ def check_new_tangent(tangent) -> None:
 
 def _with_layout_of(tangent, tensor):
     """``tangent`` as is when it is laid out as ``tensor``, else a copy that is."""
-    if _same_layout(tangent._data, tensor._data):
+    a, b = tangent._data, tensor._data
+    if a.strides == b.strides and a.itemsize == b.itemsize and a.shape == b.shape:
+        return tangent  # the common case of _same_layout, decided without a call
+    if _same_layout(a, b):
         return tangent
     from ..generated import ops as aten
 
@@ -182,7 +185,8 @@ def set_fw_grad(tensor, tangent) -> None:
     """Give a fresh op output (or a dual tensor) its tangent."""
     if tangent is None or tensor._data.dtype.kind not in "fc":
         return
-    check_size(tensor, tangent)
+    if tangent._data.shape != tensor._data.shape:
+        check_size(tensor, tangent)  # raises
     tensor._fw_grad = _with_layout_of(tangent, tensor)
     track(tensor)
 

@@ -16,7 +16,9 @@ from .._tls import state as _tls
 from ..dispatch_keys import PYTHON, TORCH_FUNCTION
 from ..dtypes import FROM_NUMPY
 from ..generated import ops as aten
+from .. import numpy_kernels as k
 from ..numpy_kernels import wrap_dim
+from ..plain import PLAIN_FLOATS
 from ..tensor import TENSOR_CLASSES, Tensor, _make
 from .views import as_view
 
@@ -50,30 +52,42 @@ def _unobserved(a, b=None) -> bool:
     )
 
 
-def _plain_matrices(a, b) -> bool:
-    """Operands that mm accepts as they are (a saved tensor's unpack hook may hand back
-    anything; the dispatched mm then raises torch's error)."""
-    x, y = a._data, b._data
-    return x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype
+_SUM_TO_PLANS: dict = {}
+_PLAIN_SUM_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.longdouble))
 
 
-def sum_to(grad, shape: Sequence[int]):
-    """Sum ``grad`` down to ``shape`` (the reverse of broadcasting)."""
-    shape = tuple(shape)
-    sizes = grad._data.shape
-    if sizes == shape:
-        return grad
-    if not shape:
-        return aten.sum(grad)  # as PyTorch: a full reduction (SumBackward0), not sum + view
+def _sum_to_plan(sizes: tuple, shape: tuple) -> tuple:
+    """The dims ``sum_to`` reduces (kept) and how many leading ones the view then drops,
+    remembered per shape pair: a training loop meets the same few."""
     leading = len(sizes) - len(shape)
     reduce_dims = list(range(leading))
     for i, size in enumerate(shape):
         if size == 1 and sizes[leading + i] != 1:
             reduce_dims.append(leading + i)
+    plan = (tuple(reduce_dims), leading)
+    if len(_SUM_TO_PLANS) < 1024:
+        _SUM_TO_PLANS[(sizes, shape)] = plan
+    return plan
+
+
+def sum_to(grad, shape: Sequence[int]):
+    """Sum ``grad`` down to ``shape`` (the reverse of broadcasting)."""
+    if shape.__class__ is not tuple:
+        shape = tuple(shape)
+    data = grad._data
+    sizes = data.shape
+    if sizes == shape:
+        return grad
+    if not shape:
+        return aten.sum(grad)  # as PyTorch: a full reduction (SumBackward0), not sum + view
+    plan = _SUM_TO_PLANS.get((sizes, shape))
+    if plan is None:
+        plan = _sum_to_plan(sizes, shape)
+    reduce_dims, leading = plan
     # (not float16: its sum accumulates in float32, which the dispatched sum does)
-    if grad._data.dtype.kind == "f" and grad._data.dtype is not _HALF and _unobserved(grad):
+    if data.dtype in _PLAIN_SUM_DTYPES and _unobserved(grad):
         # sum_dim_IntList(keepdim=True), then a view of it without the leading dims
-        summed = _make(np.add.reduce(grad._data, tuple(reduce_dims), None, None, True))
+        summed = _make(np.add.reduce(data, reduce_dims, None, None, True))
         if leading > 0:
             return as_view(summed, _make(summed._data.reshape(shape)))
         return summed
@@ -115,6 +129,12 @@ def mean_backward(grad, sizes, dims, numel: int, keepdim: bool):
         for d in dims:
             if sizes:  # a 0-d input's one dim has size 1
                 count *= sizes[wrap_dim(d, len(sizes))]
+    data = grad._data
+    if (dims is None or keepdim) and data.dtype in PLAIN_FLOATS and _unobserved(grad):
+        # expand then div_Scalar, as the dispatched ops compute them; the expanded view
+        # is never seen, so it stays a numpy view
+        quotient = k.div(k.expand(data, sizes), count)
+        return _make(quotient if quotient.__class__ is np.ndarray else np.asarray(quotient))
     return aten.div_Scalar(sum_backward(grad, sizes, dims, keepdim), count)
 
 
@@ -123,6 +143,16 @@ def pow_backward(grad, self, exponent):
         return aten.zeros_like(self)
     # PyTorch evaluates the exponent as a double (complex stays complex)
     exponent = exponent if isinstance(exponent, complex) else float(exponent)
+    data = grad._data
+    if (
+        exponent.__class__ is float
+        and data.dtype in PLAIN_FLOATS
+        and self._data.dtype is data.dtype
+        and _unobserved(grad, self)
+    ):
+        # the three dispatched ops' numpy kernels, without the tensors between them
+        product = np.multiply(data, k.mul(k.power(self._data, exponent - 1), exponent))
+        return _make(product if product.__class__ is np.ndarray else np.asarray(product))
     return grad * aten.mul_Scalar(aten.pow_Tensor_Scalar(self, exponent - 1), exponent)
 
 
@@ -157,18 +187,24 @@ def _column_major(sizes, strides) -> bool:
 
 def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
     # a column-major input gets its gradient in column order too (as PyTorch)
-    if _column_major(sizes, strides):
+    column_major = _column_major(sizes, strides)
+    if not column_major and alpha == 1 and _unobserved(grad, mat2):
+        g, m = grad._data, mat2._data
+        if g.ndim == 2 and m.ndim == 2 and g.dtype is m.dtype:  # else mm raises its error
+            return _make(np.matmul(g, m.T))  # mm(grad, t(mat2))
+    if column_major:
         return maybe_multiply(aten.t(aten.mm(mat2, aten.t(grad))), alpha)
-    if alpha == 1 and _unobserved(grad, mat2) and _plain_matrices(grad, mat2):
-        return _make(np.matmul(grad._data, mat2._data.T))  # mm(grad, t(mat2))
     return maybe_multiply(aten.mm(grad, aten.t(mat2)), alpha)
 
 
 def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
-    if _column_major(sizes, strides):
+    column_major = _column_major(sizes, strides)
+    if not column_major and alpha == 1 and _unobserved(grad, mat1):
+        g, m = grad._data, mat1._data
+        if g.ndim == 2 and m.ndim == 2 and g.dtype is m.dtype:
+            return _make(np.matmul(m.T, g))  # mm(t(mat1), grad)
+    if column_major:
         return maybe_multiply(aten.t(aten.mm(aten.t(grad), mat1)), alpha)
-    if alpha == 1 and _unobserved(grad, mat1) and _plain_matrices(grad, mat1):
-        return _make(np.matmul(mat1._data.T, grad._data))  # mm(t(mat1), grad)
     return maybe_multiply(aten.mm(aten.t(mat1), grad), alpha)
 
 

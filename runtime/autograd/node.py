@@ -10,7 +10,7 @@ from typing import NamedTuple, Optional, Tuple
 from . import anomaly
 from .accumulate import ONLY_THE_LIST, accumulate_grad
 from .hooks import run_post_accumulate_hooks
-from .saved_variable import release
+from .saved_variable import FREED, SavedVariable
 
 _new = object.__new__
 
@@ -87,7 +87,20 @@ class Node:
         return result[0] if len(result) == 1 else tuple(result)
 
     def release_variables(self) -> None:
-        release(self, self._releasable_slots)
+        """Free what the node saved (after a backward without retain_graph): a tensor
+        saved as itself gives way to FREED, a SavedVariable lets go of its data."""
+        for slot in self._releasable_slots:
+            saved = getattr(self, slot)
+            if saved is None:
+                continue
+            if saved.__class__ is SavedVariable:
+                saved._tensor = saved._hooks = None
+            elif saved.__class__ is tuple:
+                for item in saved:
+                    if item is not None:
+                        item._tensor = item._hooks = None
+            else:
+                setattr(self, slot, FREED)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"

@@ -126,7 +126,12 @@ class SavedVariable:
             if tensor._grad_fn is None and getattr(self, "_origin", None) is True:
                 raise RuntimeError(ERR_DETACHED)
             return tensor
-        out = _alias(tensor, keep_base=True)
+        if _tls.mode_stack:
+            out = _alias(tensor, keep_base=True)
+        else:  # _alias's unobserved branch, in this frame
+            out = _make(tensor._data)
+            out._base = tensor._base
+            out._vc = tensor._vc
         if grad_fn is not None:
             out._grad_fn = grad_fn
             if tensor._output_nr:
@@ -249,6 +254,11 @@ def unpack_saved(saved, grad_fn):
     if saved is None:
         return None
     if saved.__class__ is SavedVariable:
+        tensor = saved._tensor
+        if tensor is not None and tensor._grad_fn is not None and not saved._is_output:
+            vc = tensor._vc
+            if (vc[0] if vc is not None else 0) == saved._version:
+                return tensor  # unpack's common case: a non-leaf input, unmodified
         return saved.unpack(grad_fn)
     vc = saved._vc  # a tensor saved as itself at version 0
     if vc is not None and vc[0]:
@@ -264,22 +274,6 @@ def raw_saved(grad_fn, slot: str):
         saved = _saved_as_itself(saved)
         setattr(grad_fn, slot, saved)
     return SavedTensor(saved, grad_fn)
-
-
-def release(grad_fn, slots: tuple) -> None:
-    """Free what ``grad_fn``'s ``slots`` saved (after a backward without retain_graph)."""
-    for slot in slots:
-        saved = getattr(grad_fn, slot)
-        if saved is None:
-            continue
-        if saved.__class__ is SavedVariable:
-            saved.reset()
-        elif saved.__class__ is tuple:
-            for item in saved:
-                if item is not None:
-                    item.reset()
-        else:
-            setattr(grad_fn, slot, FREED)
 
 
 def save_list(tensors) -> tuple:
