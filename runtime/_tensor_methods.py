@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from types import FunctionType
 from typing import Optional
 
 import numpy as np
@@ -557,7 +558,8 @@ def public_method(python: bool = False):
 
 
 class TensorPythonMethods:
-    """Tensor's methods written here: they join Tensor with the others (``join``)."""
+    """Tensor's methods written by hand over the ops and autograd. Only a class body:
+    ``join`` makes each attribute Tensor's own."""
 
     # ----- operators -----------------------------------------------------------------
     __add__ = _operator(aten.add_Tensor_op, "__add__", TensorMethods.add)
@@ -711,34 +713,38 @@ _CLASS_BOOKKEEPING = frozenset(vars(type("Empty", (), {})))
 
 
 def join(tensor: type, *bodies: type) -> None:
-    """Make ``tensor`` what its class bodies say: wrap the methods and properties marked
-    ``@public_api`` there for __torch_function__, then add the attributes written in
-    ``bodies``, each exactly once.
+    """Make ``tensor`` what its class bodies say: wrap its methods and properties marked
+    ``@public_api`` for __torch_function__, then add the attributes written in
+    ``bodies``, each exactly once (else TypeError, before anything changes).
 
     The bodies cannot simply be Tensor's bases: every module of the runtime binds the
     Tensor class when it is imported, ops included, so the class exists before any op,
     and these bodies are made of ops. Joined, the attributes sit in Tensor's own
     ``__dict__``, where lookups find them first.
     """
-    for name, value in list(vars(tensor).items()):
-        marked = PUBLIC_API.get(value.fget if isinstance(value, property) else value)
-        if marked is None:
-            continue
-        python, none_slot = marked
-        if isinstance(value, property):
-            setattr(tensor, name, overridable_property(value, name, none_slot))
-        else:
-            setattr(tensor, name, public_method(python)(value))
+    written, names = [], set()
     for body in bodies:
         for name, value in vars(body).items():
             if name in _CLASS_BOOKKEEPING or (name == "__hash__" and value is None):
                 continue  # (a body that defines __eq__ gets __hash__ = None: tensors keep id)
-            if name in vars(tensor):
-                raise TypeError(f"Tensor.{name} is written twice ({body.__name__})")
-            function = getattr(value, "__func__", value)  # a classmethod's function
-            if getattr(function, "__module__", None) == body.__module__:
-                # Tensor's now, where torch's texts name it (torch._tensor.backward)
-                function.__module__ = tensor.__module__
-                if function.__qualname__ == f"{body.__qualname__}.{name}":
-                    function.__qualname__ = f"{tensor.__qualname__}.{name}"
-            setattr(tensor, name, value)
+            if name in vars(tensor) or name in names:
+                raise TypeError(f"{tensor.__name__}.{name} is written twice ({body.__name__})")
+            names.add(name)
+            written.append((name, value, body))
+    for name, value in list(vars(tensor).items()):
+        impl = value.fget if isinstance(value, property) else value
+        if not isinstance(impl, FunctionType) or impl not in PUBLIC_API:
+            continue
+        python, none_slot = PUBLIC_API[impl]
+        if isinstance(value, property):
+            setattr(tensor, name, overridable_property(value, name, none_slot))
+        else:
+            setattr(tensor, name, public_method(python)(value))
+    for name, value, body in written:
+        function = getattr(value, "__func__", value)  # a classmethod's function
+        if getattr(function, "__module__", None) == body.__module__:
+            # Tensor's now, where torch's texts name it (torch._tensor.backward)
+            function.__module__ = tensor.__module__
+            if function.__qualname__ == f"{body.__qualname__}.{name}":
+                function.__qualname__ = f"{tensor.__qualname__}.{name}"
+        setattr(tensor, name, value)

@@ -68,17 +68,38 @@ def test_marked_api_reaches_tensor_wrapped():
         assert wrapper.__name__ == impl.__name__
 
 
-def test_join_refuses_a_name_written_twice():
+def test_join_refuses_a_name_written_twice_before_changing_anything():
     class Core:
         def size(self):
             return "core"
 
     class Body:
+        def view(self):
+            return "body"
+
         def size(self):
             return "body"
 
-    with pytest.raises(TypeError, match="Tensor.size is written twice"):
+    with pytest.raises(TypeError, match="Core.size is written twice"):
         join(Core, Body)
+    assert "view" not in vars(Core) and Core().size() == "core"
+
+
+def test_join_refuses_an_attribute_of_two_bodies():
+    class Core:
+        pass
+
+    class One:
+        def view(self):
+            return 1
+
+    class Two:
+        def view(self):
+            return 2
+
+    with pytest.raises(TypeError, match="Core.view is written twice"):
+        join(Core, One, Two)
+    assert "view" not in vars(Core)
 
 
 def test_every_public_tensor_method_is_one_torch_has(torch):
