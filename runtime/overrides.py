@@ -438,6 +438,23 @@ def overridable(
                     return dispatch(site, (self,), (self,) + args, kwargs)
                 return impl(self, *args, **kwargs)
 
+        elif operator and relevant is _relevant_positional:
+            # x ** 2: tensors and numbers only, looked at in this frame
+            @functools.wraps(impl)
+            def public(*args, **kwargs):
+                try:
+                    if _tls.include & _TF:
+                        return dispatch(site, relevant(args, kwargs), args, kwargs)
+                    for arg in args:
+                        if arg.__class__ not in plain:
+                            for candidate in relevant(args, kwargs):
+                                if candidate.__class__ not in plain and overrides(candidate):
+                                    return dispatch(site, relevant(args, kwargs), args, kwargs)
+                            break
+                    return impl(*args, **kwargs)
+                except TypeError:  # as torch's binary operators: let Python try the other side
+                    return NotImplemented
+
         else:
 
             @functools.wraps(impl)
@@ -449,7 +466,7 @@ def overridable(
                         return dispatch(site, relevant(args, kwargs), args, kwargs)
                 return impl(*args, **kwargs)
 
-        if operator:
+        if operator and not (relevant is _relevant_positional):
             checked = public
 
             @functools.wraps(impl)

@@ -617,3 +617,29 @@ def test_assigning_none_to_grad_reaches_a_subclass_handler(torch):
 
     assert scenario(og) == (["__set__", "__get__"], True)  # the read of x.grad too
     assert_same(torch, scenario)
+
+
+def _power_operands(lib):
+    """``**`` with a subclass on either side, and with an operand nobody takes."""
+    seen = []
+
+    class Logged(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x = lib.tensor([1.0, 2.0])
+    s = lib.tensor([3.0, 4.0]).as_subclass(Logged)
+    values = [(x**s).tolist(), (s**2).tolist(), (2**s).tolist()]
+    try:
+        x ** "a"
+    except TypeError:
+        values.append("TypeError")
+    return seen, values
+
+
+def test_power_operator_finds_a_subclass_on_either_side(torch):
+    seen, values = _power_operands(og)
+    assert (seen, values) == _power_operands(torch)
+    assert seen and values[-1] == "TypeError"
