@@ -1,19 +1,23 @@
 """The backward engine: runs a graph task iteratively, newest node first.
 
-1. A GraphRoot node hands out the root gradients.
-2. Dependencies: count, for every reachable node, the edges pointing at it.
-3. With ``inputs=``, mark the nodes on a path to an input (``needed``) and
-   capture the gradients that arrive at the inputs' edges.
-4. A node runs once all its gradients have arrived (input buffers sum them),
-   highest sequence number first, as PyTorch orders its ready queue.
+1. A GraphTask counts, for every node reachable from the root edges, the edges pointing
+   at it (its dependencies).
+2. With ``inputs=``, a PrunedGraphTask marks the nodes on a path to an input (``needed``)
+   and captures the gradients that arrive at the inputs' edges.
+3. ``GraphTask.run`` routes the root gradients (``execute``: a GraphRoot hands them out;
+   ``execute_plain``, ``loss.backward()`` in the plain state: its one seed makes the loss's
+   node ready at once), then repeats until no node is ready: pop the ready node with the
+   highest sequence number (PyTorch's ready-queue order), run it, route its outputs into
+   the input buffers of the nodes they point at (``GraphTask.route``). A node is ready
+   once all its gradients have arrived; its input buffer sums them.
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
+from heapq import heappop, heappush, heapreplace
 from sys import getrefcount
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 from .._tls import state as _tls
 from . import anomaly, functions_manual
@@ -39,12 +43,12 @@ def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
     return grad
 
 
-def _validate_outputs(node: Node, outputs, edges, needs):
+def _validate_outputs(node: Node, outputs, edges):
     """``outputs`` with every routed gradient reduced and cast to its input's metadata."""
     validated = None
     for index, edge in enumerate(edges):
         grad = outputs[index]
-        if grad is None or not needs[index]:
+        if grad is None or edge is None:
             continue
         target, input_nr = edge_parts(edge)
         shape, dtype = target._in_meta[input_nr]
@@ -72,27 +76,18 @@ def _is_expandable_to(shape: tuple, desired: tuple) -> bool:
     return True
 
 
-def _compute_dependencies(root: Node) -> Dict[Node, int]:
-    dependencies: Dict[Node, int] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for edge in node._next_edges:
-            if edge is not None:
-                target = edge[0] if edge.__class__ is tuple else edge
-                count = dependencies.get(target)
-                if count is None:  # first visit (the root is never a target)
-                    dependencies[target] = 1
-                    stack.append(target)
-                else:
-                    dependencies[target] = count + 1
-    return dependencies
-
-
-def _needs(edges, captures, needed) -> list:
-    """Per edge, whether a pruned task (autograd.grad, backward(inputs=)) routes along it."""
-    targets = [edge_parts(e)[0] if e is not None else None for e in edges]
-    return [t is not None and (t in captures or needed.get(t, False)) for t in targets]
+def _pruned(edges, captures, needed) -> tuple:
+    """``edges`` with None for each one a pruned task (autograd.grad, backward(inputs=))
+    does not route along. Routing skips a None edge, and a node's apply computes the
+    gradients its ``needs`` marks truthy: the pruned edges serve as both."""
+    pruned = []
+    for edge in edges:
+        if edge is not None:
+            target = edge_parts(edge)[0]
+            if not (target in captures or needed.get(target, False)):
+                edge = None
+        pruned.append(edge)
+    return tuple(pruned)
 
 
 def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
@@ -122,37 +117,42 @@ def _compute_needed(root: Node, capture_nodes: set) -> Dict[Node, bool]:
     return needed
 
 
-def _dependencies_from(start: Node) -> Dict[Node, int]:
-    """``_compute_dependencies`` for a single root edge into ``start``."""
-    dependencies: Dict[Node, int] = {start: 1}
-    stack = [start]
-    while stack:
-        node = stack.pop()
-        for edge in node._next_edges:
-            if edge is not None:
-                target = edge[0] if edge.__class__ is tuple else edge
-                count = dependencies.get(target)
-                if count is None:
-                    dependencies[target] = 1
-                    stack.append(target)
-                else:
-                    dependencies[target] = count + 1
-    return dependencies
-
-
 _task_ids = itertools.count()
 
 
 class GraphTask:
-    """One backward call: what the engine knows while it runs (callbacks, the
-    current node, which nodes it will execute)."""
+    """One backward call and all the engine's state for it: the gradients each node still
+    waits for, the input buffers, the ready queue, the final callbacks and the node
+    running now. It runs every node reachable from the root edges."""
 
-    __slots__ = ("dependencies", "needed", "captures", "callbacks", "current_node", "id")
+    __slots__ = ("dependencies", "buffers", "ready", "counter", "callbacks", "current_node", "id")
 
-    def __init__(self, dependencies, needed, captures) -> None:
+    # Class-level, as nothing is pruned: PrunedGraphTask sets them per task.
+    needed: Optional[Dict[Node, bool]] = None
+    captures: Optional[Dict[Node, list]] = None
+    captured: Sequence = ()
+
+    def __init__(self, root_edges: Sequence) -> None:
+        # Count, for every node reachable from the root edges, the edges pointing at it.
+        # Counted here, not in a helper: a plain backward makes one call less.
+        dependencies: Dict[Node, int] = {}
+        stack = [root_edges]  # edges still to walk, a node's at a time
+        while stack:
+            for edge in stack.pop():
+                if edge is not None:
+                    target = edge[0] if edge.__class__ is tuple else edge
+                    count = dependencies.get(target)
+                    if count is None:  # first visit
+                        dependencies[target] = 1
+                        stack.append(target._next_edges)
+                    else:
+                        dependencies[target] = count + 1
         self.dependencies = dependencies
-        self.needed = needed
-        self.captures = captures
+        self.buffers: Dict[Node, list] = {}
+        # a heap of (-sequence number, arrival counter, node, gradients): the most recently
+        # created node first, first come first served among equals
+        self.ready: list = []
+        self.counter = 0
         self.callbacks: list = []
         self.current_node = None
         self.id = next(_task_ids)
@@ -164,6 +164,197 @@ class GraphTask:
         if self.needed is None:
             return True
         return self.needed.get(node, False) or node in self.captures
+
+    def run(self, root, upcoming, grad_mode: bool, keep_graph: bool) -> Sequence:
+        """Route the gradients of ``root``, a GraphRoot, or (the plain path, with ``root``
+        None) start from ``upcoming``, the ready entry of the node the seed feeds. Then,
+        until no node is ready: pop the next ready node, run it, route its outputs. Then the
+        final callbacks. Returns the captured gradients.
+
+        The pop and run steps stay inline, not methods: they happen once per node, and a
+        call per node would cost more than the rest of the engine's work on it."""
+        tls = _tls
+        tasks = tls.graph_tasks
+        depth = len(tasks)
+        previous_grad_mode = tls.grad_enabled
+        needed, ready = self.needed, self.ready
+        try:
+            # inside the try: the finally undoes them wherever an exception strikes
+            tasks.append(self)
+            tls.grad_enabled = grad_mode
+            if root is not None:
+                edges = root._next_edges
+                if needed is not None:
+                    edges = _pruned(edges, self.captures, needed)
+                # As PyTorch, every root gradient is validated before any is routed, and the
+                # root holds the converted ones, so that no leaf's AccumulateGrad steals one.
+                root.grads = _validate_outputs(root, root.grads, edges)
+                upcoming = self.route(root, root.grads, edges)
+            while True:
+                # Pop the next node to run: the most recently created one first.
+                while True:
+                    if upcoming is not None:
+                        if ready and ready[0] < upcoming:
+                            upcoming = heapreplace(ready, upcoming)
+                        _, _, node, grads = upcoming
+                        upcoming = None
+                    elif ready:
+                        _, _, node, grads = heappop(ready)
+                    else:
+                        for callback in self.callbacks:
+                            callback()
+                        return self.captured
+                    self.current_node = node
+                    hooked = node._hooks is not None  # read once: a class attribute is slow
+                    if hooked:
+                        grads = run_tensor_pre_hooks(node, grads)
+                    elif (
+                        node.__class__ is AccumulateGrad
+                        and node.variable._meta is None
+                        and needed is None
+                    ):
+                        # A leaf without hooks stores its gradient right here: no call to
+                        # apply, and no outputs to route.
+                        if grads[0] is not None:
+                            # asked before this frame holds it, as AccumulateGrad.apply asks
+                            stealable = getrefcount(grads[0]) == ONLY_THE_LIST
+                            accumulate_grad(node.variable, grads[0], stealable)
+                        continue
+                    if needed is None or self.runs(node, grads):
+                        break
+
+                # Run it.
+                edges = node._next_edges
+                if needed is not None:
+                    edges = _pruned(edges, self.captures, needed)
+                if hooked:
+                    grads = run_pre_hooks(node, grads)
+                    outputs = run_post_hooks(node, node.apply(grads, edges), grads)
+                else:
+                    outputs = node.apply(grads, edges)
+                if anomaly.enabled:
+                    anomaly.check_outputs(node, outputs)
+                if not keep_graph and node._releasable_slots:
+                    node.release_variables()
+
+                # Route its outputs.
+                upcoming = self.route(node, outputs, edges)
+                # A leaf's AccumulateGrad counts who else holds its gradient: not this frame.
+                outputs = None
+        except BaseException as error:
+            if anomaly.enabled and self.current_node is not None:
+                anomaly.report(self.current_node, error)
+            raise
+        finally:
+            del tasks[depth:]
+            tls.grad_enabled = previous_grad_mode
+
+    def route(self, node, outputs, edges) -> Optional[tuple]:
+        """Add each of ``outputs`` into the input buffer of the node its edge points at (an
+        output whose edge is None goes nowhere), validated first against that input's shape
+        and dtype. A node whose last gradient arrived becomes ready: the first one is
+        returned as its ready entry rather than pushed, since most steps make one node
+        ready and it runs next without a trip through the heap."""
+        count = len(outputs)
+        if count != len(edges):
+            raise RuntimeError(
+                f"function {node.name()} returned an incorrect number of gradients "
+                f"(expected {len(edges)}, got {count})"
+            )
+        buffers = self.buffers
+        if count > 2 or (count == 2 and buffers):
+            # PyTorch validates every output (sum_to, dtype) before routing any, so the
+            # reductions come before the additions of the routing below. Routing
+            # validates each output just before it is added; that order differs only
+            # when an addition precedes a later output's validation: with a gradient
+            # already waiting in a buffer, or with three outputs or more.
+            outputs = _validate_outputs(node, outputs, edges)
+        dependencies = self.dependencies
+        upcoming = None
+        index = -1
+        for edge in edges:
+            index += 1  # cheaper than enumerate() over a node's one or two edges
+            if edge is None:
+                continue
+            if edge.__class__ is tuple:
+                target, input_nr = edge
+            else:
+                target, input_nr = edge, 0
+            grad = outputs[index]
+            if grad is not None:
+                data = grad._data
+                shape, dtype = target._in_meta[input_nr]
+                if data.shape != shape or data.dtype != dtype:
+                    grad = _validate_output(node, index, grad, target, input_nr)
+            remaining = dependencies[target] - 1
+            if remaining == 0 and len(target._in_meta) == 1:
+                # The common case: a single-input node gets its last gradient. (Its count,
+                # now zero, is never read again: not stored.)
+                buffer = buffers.pop(target, None) if buffers else None
+                if buffer is None:
+                    buffer = [grad]
+                elif grad is not None:
+                    previous = buffer[0]
+                    buffer[0] = grad if previous is None else previous + grad
+            else:
+                dependencies[target] = remaining
+                buffer = buffers.get(target)
+                if buffer is None:
+                    buffer = buffers[target] = [None] * len(target._in_meta)
+                if grad is not None:
+                    previous = buffer[input_nr]
+                    buffer[input_nr] = grad if previous is None else previous + grad
+                if remaining:
+                    continue
+                del buffers[target]
+            entry = (-target._seq, self.counter, target, buffer)
+            self.counter += 1
+            if upcoming is None:
+                upcoming = entry
+            else:
+                heappush(self.ready, entry)
+        return upcoming
+
+
+class PrunedGraphTask(GraphTask):
+    """A task that runs only the nodes on a path to given inputs. ``capture_edges``
+    (autograd.grad's inputs) get the gradients arriving at them captured, in order; their
+    nodes run only their tensor hooks. ``run_edges`` (backward's leaf inputs) lead to
+    nodes that run; backward's non-leaf inputs come as capture edges whose nodes also run
+    their node pre-hooks."""
+
+    __slots__ = ("needed", "captures", "captured", "backward_inputs")
+
+    def __init__(self, root: Node, capture_edges: Sequence, run_edges: Optional[Sequence]) -> None:
+        super().__init__(root._next_edges)
+        captures: Dict[Node, list] = {}
+        self.captures = captures
+        self.captured = [None] * len(capture_edges)
+        for position, edge in enumerate(capture_edges):
+            if edge is not None:
+                captures.setdefault(edge[0], []).append((edge[1], position))
+        targets = set(captures) | {edge[0] for edge in run_edges or ()}
+        needed = self.needed = _compute_needed(root, targets)
+        for edge in run_edges or ():
+            needed[edge[0]] = True
+        # backward(inputs=) returns nothing: its capture edges only mark where to stop, and
+        # holding their gradients would stop a leaf from storing one without a copy.
+        self.backward_inputs = run_edges is not None
+
+    def runs(self, node: Node, grads: list) -> bool:
+        """For a task pruned to inputs, at a popped node: capture the gradients arriving at
+        an input of autograd.grad, run the node pre-hooks of backward's non-leaf input
+        that stops here, and tell whether the node runs."""
+        targets = self.captures.get(node)
+        if targets is not None and not self.backward_inputs:
+            captured = self.captured
+            for input_nr, position in targets:
+                captured[position] = grads[input_nr]
+        if self.needed.get(node, False):
+            return True
+        if self.backward_inputs and node._hooks is not None and targets is not None:
+            run_pre_hooks(node, grads)
+        return False
 
 
 def current_graph_task():
@@ -185,7 +376,7 @@ def execute(
     create_graph: bool,
     capture_edges: Optional[Sequence] = None,
     run_edges: Optional[Sequence] = None,
-) -> List:
+) -> Sequence:
     """Run backward from ``root_edges`` seeded with ``root_grads``.
 
     With ``capture_edges`` (autograd.grad's inputs) only the nodes leading to
@@ -195,271 +386,29 @@ def execute(
     capture edges of backward (non-leaf inputs) also run their node pre-hooks.
     """
     root = GraphRoot(tuple(root_edges), tuple(root_grads))
-    dependencies = _compute_dependencies(root)
-
-    needed = None
-    captures: Dict[Node, list] = {}
-    captured: List = []
-    if capture_edges is not None or run_edges is not None:
-        capture_edges = capture_edges or ()
-        captured = [None] * len(capture_edges)
-        for position, edge in enumerate(capture_edges):
-            if edge is not None:
-                captures.setdefault(edge[0], []).append((edge[1], position))
-        targets = set(captures) | {edge[0] for edge in run_edges or ()}
-        needed = _compute_needed(root, targets)
-        for edge in run_edges or ():
-            needed[edge[0]] = True
-    # backward(inputs=) returns nothing: its capture edges only mark where to stop, and
-    # holding their gradients would stop a leaf from storing one without a copy.
-    backward_inputs = run_edges is not None
-
-    task = GraphTask(dependencies, needed, captures)
-    buffers: Dict[Node, list] = {}
-    ready: list = []
-    counter = 0
-    tls = _tls
-    # A leaf's AccumulateGrad stores an incoming gradient without a copy only when
-    # nobody else references it. The root keeps its gradients (PyTorch never steals
-    # them), and so does this list the root gradients converted to an input's dtype.
-    converted_root_grads: list = []
-    previous_grad_mode = tls.grad_enabled
-    tasks = tls.graph_tasks
-    depth = len(tasks)
-    heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
-    upcoming = None  # a ready entry not (yet) pushed onto the heap
-    node = root
-    outputs = root.grads
-    try:
-        # inside the try: the finally undoes them wherever an exception strikes
-        tasks.append(task)
-        tls.grad_enabled = create_graph
-        while True:
-            # Route this node's outputs along its edges; a target whose last
-            # gradient arrived becomes ready.
-            edges = node._next_edges
-            if needed is None:
-                needs = edges  # an edge is truthy exactly when its input needs a gradient
-            else:
-                needs = _needs(edges, captures, needed)
-            count = len(outputs)
-            if count != len(edges):
-                raise RuntimeError(
-                    f"function {node.name()} returned an incorrect number of gradients "
-                    f"(expected {len(edges)}, got {count})"
-                )
-            if node is not root and (count > 2 or (count == 2 and buffers)):
-                # PyTorch validates every output (sum_to, dtype) before routing any, so the
-                # reductions come before the additions of the routing below. Routing
-                # validates each output just before it is added; that order differs only
-                # when an addition precedes a later output's validation: with a gradient
-                # already waiting in a buffer, or with three outputs or more.
-                outputs = _validate_outputs(node, outputs, edges, needs)
-            for index, edge in enumerate(edges):
-                if not needs[index]:
-                    continue
-                if edge.__class__ is tuple:
-                    target, input_nr = edge
-                else:
-                    target, input_nr = edge, 0
-                grad = outputs[index]
-                if grad is not None:
-                    data = grad._data
-                    shape, dtype = target._in_meta[input_nr]
-                    if data.shape != shape or data.dtype != dtype:
-                        grad = _validate_output(node, index, grad, target, input_nr)
-                        if node is root:
-                            converted_root_grads.append(grad)
-                remaining = dependencies[target] - 1
-                dependencies[target] = remaining
-                if remaining == 0 and input_nr == 0 and len(target._in_meta) == 1:
-                    # The common case: a single-input node gets its only gradient.
-                    buffer = buffers.pop(target, None)
-                    if buffer is None:
-                        buffer = [grad]
-                    elif grad is not None:
-                        previous = buffer[0]
-                        buffer[0] = grad if previous is None else previous + grad
-                else:
-                    buffer = buffers.get(target)
-                    if buffer is None:
-                        buffer = buffers[target] = [None] * len(target._in_meta)
-                    if grad is not None:
-                        previous = buffer[input_nr]
-                        buffer[input_nr] = grad if previous is None else previous + grad
-                    if remaining:
-                        continue
-                    del buffers[target]
-                entry = (-target._seq, counter, target, buffer)
-                counter += 1
-                if upcoming is None:
-                    upcoming = entry  # most steps make one node ready: skip the heap
-                else:
-                    heappush(ready, entry)
-
-            # Drop this frame's references to the routed gradients: a leaf's
-            # AccumulateGrad counts who else holds its gradient.
-            outputs = grad = data = buffer = previous = entry = None
-
-            # Run the next ready node: the most recently created one first.
-            while True:
-                if upcoming is not None:
-                    if ready and ready[0] < upcoming:
-                        upcoming = heapreplace(ready, upcoming)
-                    _, _, node, grads = upcoming
-                    upcoming = None
-                elif ready:
-                    _, _, node, grads = heappop(ready)
-                else:
-                    for callback in task.callbacks:
-                        callback()
-                    return captured
-                task.current_node = node
-                if node._hooks is not None:
-                    grads = run_tensor_pre_hooks(node, grads)
-                if needed is None:
-                    break
-                targets = captures.get(node)
-                if targets is not None and not backward_inputs:
-                    for input_nr, position in targets:
-                        captured[position] = grads[input_nr]
-                if needed.get(node, False):
-                    break
-                if backward_inputs and node._hooks is not None and targets is not None:
-                    run_pre_hooks(node, grads)
-            if needed is None:
-                node_needs = node._next_edges
-            else:
-                node_needs = _needs(node._next_edges, captures, needed)
-            if node._hooks is None:
-                outputs = node.apply(grads, node_needs)
-            else:
-                grads = run_pre_hooks(node, grads)
-                outputs = run_post_hooks(node, node.apply(grads, node_needs), grads)
-            if anomaly.enabled:
-                anomaly.check_outputs(node, outputs)
-            if not keep_graph and node._releasable_slots:
-                node.release_variables()
-    except BaseException as error:
-        if anomaly.enabled and task.current_node is not None:
-            anomaly.report(task.current_node, error)
-        raise
-    finally:
-        del tasks[depth:]
-        tls.grad_enabled = previous_grad_mode
+    if capture_edges is None and run_edges is None:
+        task = GraphTask(root._next_edges)
+    else:
+        task = PrunedGraphTask(root, capture_edges or (), run_edges)
+    return task.run(root, None, create_graph, keep_graph)
 
 
 def execute_plain(root_edge: tuple, root_grad, keep_graph: bool) -> None:
     """``loss.backward()`` in the plain state: one root edge, no ``inputs=``, no
-    create_graph, no anomaly mode. As ``execute`` without its captures and pruning, and
-    a leaf's AccumulateGrad without hooks runs inline."""
+    create_graph. As ``execute`` without a GraphRoot: a seed that fits its input needs no
+    validation, and a leaf never steals it, since the caller holds it."""
     target, input_nr = root_edge
     shape, dtype = target._in_meta[input_nr]
     data = root_grad._data
     if data.shape != shape or data.dtype != dtype:
         execute((root_edge,), (root_grad,), keep_graph, False)
         return
-    dependencies = _dependencies_from(target)
-    task = GraphTask(dependencies, None, {})
-    buffers: Dict[Node, list] = {}
-    ready: list = []
-    counter = 0
-    tls = _tls
-    previous_grad_mode = tls.grad_enabled
-    tasks = tls.graph_tasks
-    depth = len(tasks)
-    heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
-    upcoming = None
-    node = None
-    edges = (root_edge,)
-    # The root's gradient stays held by root_grad: as PyTorch, a leaf never steals it.
-    outputs = (root_grad,)
-    try:
-        tasks.append(task)
-        tls.grad_enabled = False
-        while True:
-            count = len(outputs)
-            if count != len(edges):
-                raise RuntimeError(
-                    f"function {node.name()} returned an incorrect number of gradients "
-                    f"(expected {len(edges)}, got {count})"
-                )
-            if count > 2 or (count == 2 and buffers):
-                outputs = _validate_outputs(node, outputs, edges, edges)  # as execute
-            for index, edge in enumerate(edges):
-                if edge is None:
-                    continue
-                if edge.__class__ is tuple:
-                    target, input_nr = edge
-                else:
-                    target, input_nr = edge, 0
-                grad = outputs[index]
-                if grad is not None:
-                    data = grad._data
-                    shape, dtype = target._in_meta[input_nr]
-                    if data.shape != shape or data.dtype != dtype:
-                        grad = _validate_output(node, index, grad, target, input_nr)
-                remaining = dependencies[target] - 1
-                dependencies[target] = remaining
-                if remaining == 0 and input_nr == 0 and len(target._in_meta) == 1:
-                    buffer = buffers.pop(target, None)
-                    if buffer is None:
-                        buffer = [grad]
-                    elif grad is not None:
-                        previous = buffer[0]
-                        buffer[0] = grad if previous is None else previous + grad
-                else:
-                    buffer = buffers.get(target)
-                    if buffer is None:
-                        buffer = buffers[target] = [None] * len(target._in_meta)
-                    if grad is not None:
-                        previous = buffer[input_nr]
-                        buffer[input_nr] = grad if previous is None else previous + grad
-                    if remaining:
-                        continue
-                    del buffers[target]
-                entry = (-target._seq, counter, target, buffer)
-                counter += 1
-                if upcoming is None:
-                    upcoming = entry
-                else:
-                    heappush(ready, entry)
-            # A leaf's AccumulateGrad counts who else holds its gradient: not this frame.
-            outputs = grad = data = buffer = previous = entry = None
-
-            while True:
-                if upcoming is not None:
-                    if ready and ready[0] < upcoming:
-                        upcoming = heapreplace(ready, upcoming)
-                    _, _, node, grads = upcoming
-                    upcoming = None
-                elif ready:
-                    _, _, node, grads = heappop(ready)
-                else:
-                    for callback in task.callbacks:
-                        callback()
-                    return
-                task.current_node = node
-                if node._hooks is not None:
-                    grads = run_tensor_pre_hooks(node, grads)
-                    edges = node._next_edges
-                    grads = run_pre_hooks(node, grads)
-                    outputs = run_post_hooks(node, node.apply(grads, edges), grads)
-                    break
-                if node.__class__ is AccumulateGrad and node.variable._meta is None:
-                    if grads[0] is not None:
-                        # asked before this frame holds it, as AccumulateGrad.apply asks
-                        stealable = getrefcount(grads[0]) == ONLY_THE_LIST
-                        accumulate_grad(node.variable, grads[0], stealable)
-                    continue
-                edges = node._next_edges
-                outputs = node.apply(grads, edges)
-                break
-            if not keep_graph and node._releasable_slots:
-                node.release_variables()
-    finally:
-        del tasks[depth:]
-        tls.grad_enabled = previous_grad_mode
+    # Nothing else in the graph leads to the loss's node: the seed makes it ready at once,
+    # no routing needed. (Its entry is popped before any other exists, so its arrival
+    # counter never breaks a tie.)
+    grads = [None] * len(target._in_meta)
+    grads[input_nr] = root_grad
+    GraphTask((root_edge,)).run(None, (-target._seq, 0, target, grads), False, keep_graph)
 
 
 class ExecutionEngine:
