@@ -125,12 +125,18 @@ class GraphTask:
     waits for, the input buffers, the ready queue, the final callbacks and the node
     running now. It runs every node reachable from the root edges."""
 
-    __slots__ = ("dependencies", "buffers", "ready", "counter", "callbacks", "current_node", "id")
-
-    # Class-level, as nothing is pruned: PrunedGraphTask sets them per task.
-    needed: Optional[Dict[Node, bool]] = None
-    captures: Optional[Dict[Node, list]] = None
-    captured: Sequence = ()
+    __slots__ = (
+        "dependencies",
+        "buffers",
+        "ready",
+        "counter",
+        "callbacks",
+        "current_node",
+        "id",
+        "needed",
+        "captures",
+        "captured",
+    )
 
     def __init__(self, root_edges: Sequence) -> None:
         # Count, for every node reachable from the root edges, the edges pointing at it.
@@ -156,6 +162,10 @@ class GraphTask:
         self.callbacks: list = []
         self.current_node = None
         self.id = next(_task_ids)
+        # Nothing pruned: PrunedGraphTask sets these.
+        self.needed: Optional[Dict[Node, bool]] = None
+        self.captures: Optional[Dict[Node, list]] = None
+        self.captured: Sequence = ()
 
     def will_execute(self, node) -> bool:
         """Whether ``node`` runs in this task (PyTorch's _will_engine_execute_node)."""
@@ -201,7 +211,7 @@ class GraphTask:
                     elif ready:
                         _, _, node, grads = heappop(ready)
                     else:
-                        for callback in self.callbacks:
+                        for callback in self.callbacks:  # sees those queued meanwhile
                             callback()
                         return self.captured
                     self.current_node = node
@@ -323,7 +333,7 @@ class PrunedGraphTask(GraphTask):
     nodes that run; backward's non-leaf inputs come as capture edges whose nodes also run
     their node pre-hooks."""
 
-    __slots__ = ("needed", "captures", "captured", "backward_inputs")
+    __slots__ = ("backward_inputs",)
 
     def __init__(self, root: Node, capture_edges: Sequence, run_edges: Optional[Sequence]) -> None:
         super().__init__(root._next_edges)
