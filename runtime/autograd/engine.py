@@ -147,12 +147,11 @@ class GraphTask:
             for edge in stack.pop():
                 if edge is not None:
                     target = edge[0] if edge.__class__ is tuple else edge
-                    count = dependencies.get(target)
-                    if count is None:  # first visit
+                    if target in dependencies:
+                        dependencies[target] += 1
+                    else:  # first visit
                         dependencies[target] = 1
                         stack.append(target._next_edges)
-                    else:
-                        dependencies[target] = count + 1
         self.dependencies = dependencies
         self.buffers: Dict[Node, list] = {}
         # a heap of (-sequence number, arrival counter, node, gradients): the most recently
