@@ -224,6 +224,12 @@ def power(a, b):
             b = scalar_as(b, dtype)
     if dtype.kind in "iu" and b.__class__ is np.ndarray and (b < 0).any():
         return _integer_power(a, b)
+    if b.__class__ is not np.ndarray and (dtype is _F32 or dtype is _F64):
+        # PyTorch's own shortcuts for these exponents, at a fraction of np.power's cost
+        if b == 2:
+            return np.multiply(a, a)
+        if b == 1:
+            return a.copy(order="K")
     return np.power(a, b)
 
 
@@ -311,11 +317,12 @@ def threshold_backward(grad, a, threshold):
         or not (grad.flags.c_contiguous and a.flags.c_contiguous)
     ):
         return np.where(a <= threshold, 0, grad)
+    # masked (a <= threshold, so NaN inputs keep their grad): True - 1 = 0, else -1,
+    # made in one byte per element and widened by the and
+    mask = np.less_equal(a, threshold).view(np.int8)
+    np.subtract(mask, 1, out=mask)
     result = np.empty(grad.shape, grad.dtype)
-    bits = result.view(int_type)
-    # masked (a <= threshold, so NaN inputs keep their grad): True - 1 = 0, else -1
-    np.subtract(np.less_equal(a, threshold), 1, out=bits, dtype=int_type)
-    np.bitwise_and(grad.view(int_type), bits, out=bits)
+    np.bitwise_and(grad.view(int_type), mask, out=result.view(int_type), dtype=int_type)
     return result
 
 

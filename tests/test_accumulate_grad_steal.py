@@ -362,3 +362,31 @@ def test_a_fresh_gradient_is_stored_without_a_copy():
     y.grad_fn.register_hook(lambda gi, go: arrays.append(gi[0].detach().numpy()))
     y.sum().backward()
     assert np.shares_memory(x.grad.numpy(), arrays[0])
+
+
+def _transposed_leaf_summed(lib):
+    # sum's gradient is an expanded (stride 0) tensor: never stealable, always copied
+    return lib.ones(3, 2).t().detach().requires_grad_()
+
+
+def _permuted_leaf_summed(lib):
+    return lib.ones(2, 3, 4).permute(2, 0, 1).detach().requires_grad_()
+
+
+def _sliced_leaf_summed(lib):
+    # not dense: the copy is row-major contiguous
+    return lib.ones(4, 6)[:, ::2].detach().requires_grad_()
+
+
+@pytest.mark.parametrize(
+    "make_leaf",
+    [_transposed_leaf_summed, _permuted_leaf_summed, _sliced_leaf_summed],
+    ids=lambda s: s.__name__.strip("_"),
+)
+def test_a_copied_gradient_takes_the_dense_leafs_strides(torch, make_leaf):
+    def scenario(lib):
+        x = make_leaf(lib)
+        x.sum().backward()
+        return x.grad.stride(), x.grad.tolist()
+
+    assert_same(torch, scenario)

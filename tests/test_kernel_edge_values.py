@@ -103,3 +103,32 @@ def test_threshold_backward_keeps_torchs_layout(torch, layout):
     assert np.array_equal(got.numpy(), expected.numpy())
     if layout != "mixed":  # torch and numpy pick different layouts for mixed operands
         assert got.stride() == expected.stride()
+
+
+EDGES = [0.0, -0.0, 1.5, -2.25, 1e-30, -1e30, 3e38, float("nan"), float("inf"), -float("inf")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [1, 2, 1.0, 2.0])
+def test_pow_by_one_or_two_takes_torchs_bits_and_layout(torch, dtype, exponent):
+    # exponents 2 and 1 are a multiply and a copy, not np.power
+    values = np.array(EDGES * 2, dtype=dtype).reshape(4, 5)
+
+    def scenario(lib):
+        x = lib.from_numpy(values.copy()).t()
+        y = x**exponent
+        x.zero_()  # y is a new tensor: unchanged
+        return _bits(y.flatten().tolist()), y.stride(), str(y.dtype).split(".")[1]
+
+    assert scenario(torch) == scenario(__import__("opgrad"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mean_backward_of_a_scalar_gradient_matches_torch(torch, dtype):
+    # the 0-dim gradient's quotient is computed once and filled in
+    def scenario(lib):
+        x = lib.from_numpy(np.array(EDGES[:6] * 2, dtype=dtype)).reshape(3, 4).requires_grad_()
+        x.mean().backward(lib.tensor(0.7, dtype=getattr(lib, dtype)))
+        return _bits(x.grad.flatten().tolist()), x.grad.stride()
+
+    assert scenario(torch) == scenario(__import__("opgrad"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from sys import getrefcount
 
+import numpy as np
+
 from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
@@ -46,18 +48,24 @@ def _obeys_layout_contract(grad, variable) -> bool:
 
 
 def _copy_for(variable, grad):
-    """PyTorch's clone_obey_contract: a copy laid out like the (dense) leaf, made with
-    new_empty_strided + copy_ (what a mode sees), else a contiguous clone."""
-    if not _tls.grad_enabled and not (grad._keys | _tls.include) & PYTHON:
-        # Nobody observes the calls and no history is recorded: one clone does.
-        return aten.clone(grad)
+    """PyTorch's clone_obey_contract: a copy laid out like the leaf when the leaf is dense
+    (made with new_empty_strided + copy_, what a mode sees), else a contiguous clone."""
     data = variable._data
-    if variable._keys & PYTHON and variable.__class__ not in TENSOR_CLASSES:
-        strides = _contiguous_strides(data.shape)
-    elif data.flags.c_contiguous or data.flags.f_contiguous:
-        strides = tuple(s // data.itemsize for s in data.strides)
-    else:
+    wrapper = variable._keys & PYTHON and variable.__class__ not in TENSOR_CLASSES
+    if not wrapper and not (
+        data.flags.c_contiguous or data.flags.f_contiguous or memory_order(data) is not None
+    ):
         return aten.clone(grad)
+    if not wrapper and not _tls.grad_enabled and not (grad._keys | _tls.include) & PYTHON:
+        # Nobody observes the calls and no history is recorded: copy straight into an
+        # array laid out as the leaf's.
+        out = np.empty_like(data)
+        np.copyto(out, grad._data, casting="unsafe")
+        return _make(out)
+    if wrapper:
+        strides = _contiguous_strides(data.shape)
+    else:
+        strides = tuple(s // data.itemsize for s in data.strides)
     # the variable's dtype passed explicitly, as PyTorch passes its options
     return aten.copy_(aten.new_empty_strided(grad, data.shape, strides, dtype=variable.dtype), grad)
 

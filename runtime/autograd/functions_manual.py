@@ -133,6 +133,9 @@ def mean_backward(grad, sizes, dims, numel: int, keepdim: bool):
     if (dims is None or keepdim) and data.dtype in PLAIN_FLOATS and _unobserved(grad):
         # expand then div_Scalar, as the dispatched ops compute them; the expanded view
         # is never seen, so it stays a numpy view
+        if data.ndim == 0:
+            # every element of the expanded quotient is the same one: computed once
+            return _make(np.full(sizes, k.div(data, count)))
         quotient = k.div(k.expand(data, sizes), count)
         return _make(quotient if quotient.__class__ is np.ndarray else np.asarray(quotient))
     return aten.div_Scalar(sum_backward(grad, sizes, dims, keepdim), count)
