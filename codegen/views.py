@@ -395,6 +395,8 @@ def _metadata_expr(arg: str, kind: str) -> str:
 def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
     diff_inputs = entry.differentiable_inputs
     optional = {a.name for a in entry.schema.arguments if a.type.optional}
+    # a saved ScalarType argument has no Python getter in PyTorch (like scalar_type())
+    dtype_args = {a.name for a in entry.schema.arguments if a.type.base == "ScalarType"}
     slots = []
     for f in entry.saved:
         guard = None
@@ -412,7 +414,7 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
                 local(f.name),
                 f.kind,
                 f.source,
-                f.metadata,
+                "scalar_type" if f.kind == "value" and f.source in dtype_args else f.metadata,
                 guard,
                 default,
                 f.kind == "tensor" and f.source in optional,

@@ -1111,6 +1111,135 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     return result
 
 
+def _softmax(keyset, self, dim, half_to_float):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SoftmaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._softmax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, half_to_float)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._softmax(self, dim, half_to_float, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._softmax(self, dim, half_to_float, result)
+    return result
+
+
+def _log_softmax(keyset, self, dim, half_to_float):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogSoftmaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._log_softmax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, half_to_float)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._log_softmax(self, dim, half_to_float, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._log_softmax(self, dim, half_to_float, result)
+    return result
+
+
+def _softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or output._rg):
+        grad_fn = nodes.SoftmaxBackwardDataBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(output),
+        )
+        grad_fn.dim_ = dim
+        if output._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_dtype_ = input_dtype
+        grad_fn.output_ = SavedVariable(output, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._softmax_backward_data_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output, dim, input_dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._softmax_backward_data(grad_output, output, dim, input_dtype, result)
+    return result
+
+
+def _log_softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or output._rg):
+        grad_fn = nodes.LogSoftmaxBackwardDataBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(output),
+        )
+        grad_fn.dim_ = dim
+        if output._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.output_ = SavedVariable(output, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._log_softmax_backward_data_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output, dim, input_dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._log_softmax_backward_data(grad_output, output, dim, input_dtype, result)
+    return result
+
+
+def logsumexp(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogsumexpBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logsumexp_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.logsumexp(self, dim, keepdim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.logsumexp(self, dim, keepdim, result)
+    return result
+
+
+def exponential_(keyset, self, lambd, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ExponentialBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.exponential__pre(self, lambd, generator) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.exponential__op.kernels[keyset]
+    result = redispatch(keyset, self, lambd, generator)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.exponential_(self, lambd, generator, result, tangents)
+    return result
+
+
 def mm(keyset, self, mat2):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or mat2._rg):

@@ -1002,6 +1002,56 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _softmax(keyset, self, dim, half_to_float):
+    """CPU kernel of _softmax"""
+    self = self._data
+    result = k.softmax(self, dim, half_to_float)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _log_softmax(keyset, self, dim, half_to_float):
+    """CPU kernel of _log_softmax"""
+    self = self._data
+    result = k.log_softmax(self, dim, half_to_float)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    """CPU kernel of _softmax_backward_data"""
+    grad_output = grad_output._data
+    output = output._data
+    result = k.softmax_backward_data(grad_output, output, dim, input_dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _log_softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    """CPU kernel of _log_softmax_backward_data"""
+    grad_output = grad_output._data
+    output = output._data
+    result = k.log_softmax_backward_data(grad_output, output, dim, input_dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logsumexp(keyset, self, dim, keepdim):
+    """CPU kernel of logsumexp"""
+    self = self._data
+    result = k.logsumexp(self, dim, keepdim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def exponential_(keyset, self, lambd, generator):
+    """CPU kernel of exponential_"""
+    target = self
+    self = self._data
+    result = k.exponential(self, lambd, generator)
+    return copy_into(target, result)
+
+
 def mm(keyset, self, mat2):
     """CPU kernel of mm"""
     k.mm_check(self, mat2)

@@ -391,6 +391,14 @@ def logical_or_(keyset, self, other):
     return result
 
 
+def exponential_(keyset, self, lambd, generator):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.exponential__op.kernels[keyset]
+    result = redispatch(keyset, self, lambd, generator)
+    bump_version(self)
+    return result
+
+
 def mm_out(keyset, self, mat2, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.mm_out_op.kernels[keyset]

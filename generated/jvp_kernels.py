@@ -23,6 +23,7 @@ from opgrad.autograd.forward_grad import (
 from opgrad.autograd.functions_manual import (
     clamp_backward,
     clamp_jvp,
+    logsumexp_jvp,
     maybe_multiply,
     pow_backward,
     pow_backward_exponent,
@@ -1295,6 +1296,140 @@ def mean_dim(self, dim, keepdim, dtype, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def _softmax(self, dim, half_to_float, result):
+    # result * (self_t - logsumexp_jvp(self_p, self_t, (dim,), True))
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = result * (self_t - logsumexp_jvp(self, self_t, (dim,), True))
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _log_softmax(self, dim, half_to_float, result):
+    # self_t - logsumexp_jvp(self_p, self_t, (dim,), True)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t - logsumexp_jvp(self, self_t, (dim,), True)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype, result):
+    # _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (grad_output_p * output_p).sum(dim, True)) - output_p * (grad_output_p * output_t).sum(dim, True)
+    grad_output_t = fw_grad(grad_output)
+    output_t = fw_grad(output)
+    if grad_output_t is None and output_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
+            tangent = F._softmax_backward_data(grad_output_t, output, dim, input_dtype)
+        else:
+            if grad_output_t is None:
+                grad_output_t = zeros_tangent(grad_output)
+            if output_t is None:
+                output_t = zeros_tangent(output)
+            tangent = (
+                F._softmax_backward_data(grad_output_t, output, dim, input_dtype)
+                + output_t * (grad_output - (grad_output * output).sum(dim, True))
+                - output * (grad_output * output_t).sum(dim, True)
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype, result):
+    # _log_softmax_backward_data(grad_output_t, output_p, dim, input_dtype) - output_t * output_p.exp() * grad_output_p.sum(dim, True)
+    grad_output_t = fw_grad(grad_output)
+    output_t = fw_grad(output)
+    if grad_output_t is None and output_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if output_t is None and not (_tls.grad_enabled and (grad_output._rg or output._rg)):
+            tangent = F._log_softmax_backward_data(grad_output_t, output, dim, input_dtype)
+        else:
+            if grad_output_t is None:
+                grad_output_t = zeros_tangent(grad_output)
+            if output_t is None:
+                output_t = zeros_tangent(output)
+            tangent = F._log_softmax_backward_data(
+                grad_output_t, output, dim, input_dtype
+            ) - output_t * output.exp() * grad_output.sum(dim, True)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def logsumexp(self, dim, keepdim, result):
+    # logsumexp_jvp(self_p, self_t, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = logsumexp_jvp(self, self_t, dim, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def exponential__pre(self, lambd, generator):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def exponential_(self, lambd, generator, result, tangents):
+    # self_t.zero_()
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.zero_()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def mm(self, mat2, result):

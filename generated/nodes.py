@@ -17,6 +17,7 @@ from opgrad.autograd.functions_manual import (
     clamp_backward_min_max,
     div_tensor_other_backward,
     index_backward,
+    logsumexp_backward,
     maximum_backward,
     maybe_multiply,
     mean_backward,
@@ -27,6 +28,7 @@ from opgrad.autograd.functions_manual import (
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    softmax_double_backward,
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
@@ -47,6 +49,8 @@ from opgrad.autograd.saved_variable import (
 from opgrad.tensor import TENSOR_CLASSES
 from opgrad.generated import ops as aten
 from opgrad.generated.python_surface import (
+    _log_softmax_backward_data,
+    _softmax_backward_data,
     diagonal_backward,
     div,
     index,
@@ -1552,6 +1556,344 @@ class MeanBackward1(Node):
     @property
     def _saved_self_sym_sizes(self):
         return self.self_sym_sizes_
+
+
+class SoftmaxBackward0(Node):
+    """Backward of ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "result_",
+        "self_scalar_type_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.result_ = None
+        self.self_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        result = unpack_saved(self.result_, self)
+        self_scalar_type = self.self_scalar_type_
+        # self: _softmax_backward_data(grad, result, dim, self.scalar_type())
+        grad_self = (
+            _softmax_backward_data(grad, result, dim, self_scalar_type) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "result_",
+        "self_scalar_type_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.result_ = None
+        self.self_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        result = unpack_saved(self.result_, self)
+        self_scalar_type = self.self_scalar_type_
+        # self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
+        grad_self = (
+            _log_softmax_backward_data(grad, result, dim, self_scalar_type) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "grad_output_",
+        "input_dtype_",
+        "output_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "output_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.grad_output_ = None
+        self.input_dtype_ = None
+        self.output_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        input_dtype = self.input_dtype_
+        output = self.output_
+        if output.__class__ not in TENSOR_CLASSES:
+            if output is not None:  # None: not saved, no formula that runs reads it
+                output = unpack_saved(output, self)
+        elif output._vc is not None:
+            output = unpack_saved(output, self)
+        # grad_output: _softmax_backward_data(grad.to(output.dtype), output, dim, input_dtype)
+        grad_grad_output = (
+            _softmax_backward_data(grad.to(output.dtype), output, dim, input_dtype)
+            if needs[0]
+            else None
+        )
+        # output: softmax_double_backward(grad.to(output.dtype), grad_output, dim, output).to(output.dtype)
+        grad_output = (
+            softmax_double_backward(grad.to(output.dtype), grad_output, dim, output).to(
+                output.dtype
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_output,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return unpack_saved(self.output_, self)
+
+    @property
+    def _raw_saved_output(self):
+        return raw_saved(self, "output_")
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "grad_output_",
+        "output_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "output_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.grad_output_ = None
+        self.output_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        output = self.output_
+        if output.__class__ not in TENSOR_CLASSES:
+            if output is not None:  # None: not saved, no formula that runs reads it
+                output = unpack_saved(output, self)
+        elif output._vc is not None:
+            output = unpack_saved(output, self)
+        # grad_output: grad.to(output.dtype) - (grad.to(output.dtype) * output.exp()).sum(dim, True)
+        grad_grad_output = (
+            grad.to(output.dtype) - (grad.to(output.dtype) * aten.exp(output)).sum(dim, True)
+            if needs[0]
+            else None
+        )
+        # output: (-grad_output.sum(dim, True) * output.exp() * grad.to(output.dtype)).to(output.dtype)
+        grad_output = (
+            (-grad_output.sum(dim, True) * aten.exp(output) * grad.to(output.dtype)).to(
+                output.dtype
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_output,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return unpack_saved(self.output_, self)
+
+    @property
+    def _raw_saved_output(self):
+        return raw_saved(self, "output_")
+
+
+class LogsumexpBackward0(Node):
+    """Backward of ``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: logsumexp_backward(grad, self, result, dim, keepdim)
+        grad_self = logsumexp_backward(grad, self_, result, dim, keepdim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ExponentialBackward0(Node):
+    """Backward of ``exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
 
 
 class MmBackward0(Node):

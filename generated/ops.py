@@ -3295,6 +3295,322 @@ mean_dim = mean_dim_op._entry = _mean_dim_entry(Site(mean_dim_op))
 mean_dim_op._make_entry = _mean_dim_entry
 
 
+softmax_int_op = define("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
+_softmax_int_kernels = softmax_int_op.kernels
+
+
+def _softmax_int_entry(_site):
+    def softmax_int(self, dim, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, softmax_int_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, softmax_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, softmax_int_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, softmax_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, softmax_int_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _softmax_int_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return softmax_int
+
+
+softmax_int = softmax_int_op._entry = _softmax_int_entry(Site(softmax_int_op))
+softmax_int_op._make_entry = _softmax_int_entry
+
+
+log_softmax_int_op = define(
+    "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
+)
+_log_softmax_int_kernels = log_softmax_int_op.kernels
+
+
+def _log_softmax_int_entry(_site):
+    def log_softmax_int(self, dim, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_softmax_int_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_softmax_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, log_softmax_int_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, log_softmax_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, log_softmax_int_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_softmax_int_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_softmax_int
+
+
+log_softmax_int = log_softmax_int_op._entry = _log_softmax_int_entry(Site(log_softmax_int_op))
+log_softmax_int_op._make_entry = _log_softmax_int_entry
+
+
+_softmax_op = define("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+__softmax_kernels = _softmax_op.kernels
+
+
+def __softmax_entry(_site):
+    def _softmax(self, dim, half_to_float):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _softmax_op, self, dim, half_to_float)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _softmax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _softmax_op, 1)
+            except Overridden:
+                return handle_entry(_site, _softmax_op, self, dim, half_to_float)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._softmax(self, dim, half_to_float)
+                if result is not None:
+                    return result
+            kernel = __softmax_kernels[keyset]
+            return kernel(keyset, self, dim, half_to_float)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _softmax
+
+
+_softmax = _softmax_op._entry = __softmax_entry(Site(_softmax_op))
+_softmax_op._make_entry = __softmax_entry
+
+
+_log_softmax_op = define("aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+__log_softmax_kernels = _log_softmax_op.kernels
+
+
+def __log_softmax_entry(_site):
+    def _log_softmax(self, dim, half_to_float):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _log_softmax_op, self, dim, half_to_float)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _log_softmax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _log_softmax_op, 1)
+            except Overridden:
+                return handle_entry(_site, _log_softmax_op, self, dim, half_to_float)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._log_softmax(self, dim, half_to_float)
+                if result is not None:
+                    return result
+            kernel = __log_softmax_kernels[keyset]
+            return kernel(keyset, self, dim, half_to_float)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _log_softmax
+
+
+_log_softmax = _log_softmax_op._entry = __log_softmax_entry(Site(_log_softmax_op))
+_log_softmax_op._make_entry = __log_softmax_entry
+
+
+_softmax_backward_data_op = define(
+    "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"
+)
+__softmax_backward_data_kernels = _softmax_backward_data_op.kernels
+
+
+def __softmax_backward_data_entry(_site):
+    def _softmax_backward_data(grad_output, output, dim, input_dtype):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, _softmax_backward_data_op, 0)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = tensor_arg(output, _site, _softmax_backward_data_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _softmax_backward_data_op, 2)
+                if input_dtype.__class__ is not DType:
+                    input_dtype = dtype_arg(input_dtype, _site, _softmax_backward_data_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, _softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & output._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._softmax_backward_data(grad_output, output, dim, input_dtype)
+                if result is not None:
+                    return result
+            kernel = __softmax_backward_data_kernels[keyset]
+            return kernel(keyset, grad_output, output, dim, input_dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _softmax_backward_data
+
+
+_softmax_backward_data = _softmax_backward_data_op._entry = __softmax_backward_data_entry(
+    Site(_softmax_backward_data_op)
+)
+_softmax_backward_data_op._make_entry = __softmax_backward_data_entry
+
+
+_log_softmax_backward_data_op = define(
+    "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"
+)
+__log_softmax_backward_data_kernels = _log_softmax_backward_data_op.kernels
+
+
+def __log_softmax_backward_data_entry(_site):
+    def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _log_softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, _log_softmax_backward_data_op, 0)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = tensor_arg(output, _site, _log_softmax_backward_data_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _log_softmax_backward_data_op, 2)
+                if input_dtype.__class__ is not DType:
+                    input_dtype = dtype_arg(input_dtype, _site, _log_softmax_backward_data_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, _log_softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & output._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._log_softmax_backward_data(
+                    grad_output, output, dim, input_dtype
+                )
+                if result is not None:
+                    return result
+            kernel = __log_softmax_backward_data_kernels[keyset]
+            return kernel(keyset, grad_output, output, dim, input_dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _log_softmax_backward_data
+
+
+_log_softmax_backward_data = _log_softmax_backward_data_op._entry = (
+    __log_softmax_backward_data_entry(Site(_log_softmax_backward_data_op))
+)
+_log_softmax_backward_data_op._make_entry = __log_softmax_backward_data_entry
+
+
+logsumexp_op = define("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
+_logsumexp_kernels = logsumexp_op.kernels
+
+
+def _logsumexp_entry(_site):
+    def logsumexp(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logsumexp_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logsumexp_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, logsumexp_op, 1)
+            except Overridden:
+                return handle_entry(_site, logsumexp_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.logsumexp(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _logsumexp_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logsumexp
+
+
+logsumexp = logsumexp_op._entry = _logsumexp_entry(Site(logsumexp_op))
+logsumexp_op._make_entry = _logsumexp_entry
+
+
+exponential__op = define(
+    "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
+)
+_exponential__kernels = exponential__op.kernels
+
+
+def _exponential__entry(_site):
+    def exponential_(self, lambd=1, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exponential__op, self, lambd, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, exponential__op, 0)
+            except Overridden:
+                return handle_entry(_site, exponential__op, self, lambd, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _exponential__kernels[keyset]
+            return kernel(keyset, self, lambd, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exponential_
+
+
+exponential_ = exponential__op._entry = _exponential__entry(Site(exponential__op))
+exponential__op._make_entry = _exponential__entry
+
+
 mm_op = define("aten::mm(Tensor self, Tensor mat2) -> Tensor")
 _mm_kernels = mm_op.kernels
 

@@ -1521,6 +1521,235 @@ def mean_dim(self, dim, keepdim, dtype):
     return out
 
 
+def _softmax(self, dim, half_to_float):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.softmax(self_data, dim, half_to_float)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SoftmaxBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def _log_softmax(self, dim, half_to_float):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.log_softmax(self_data, dim, half_to_float)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.LogSoftmaxBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    grad_output_data = grad_output._data
+    output_data = output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and output_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.softmax_backward_data(grad_output_data, output_data, dim, input_dtype)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or output._rg):
+        grad_fn = _new(nodes.SoftmaxBackwardDataBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_output = output._grad_fn
+        if edge_output is None:
+            edge_output = grad_accumulator(output) if output._rg else None
+        elif output._output_nr:
+            edge_output = (edge_output, output._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_output,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.grad_output_ = (
+            (
+                grad_output
+                if grad_output._vc is None and grad_output._grad_fn is None
+                else SavedVariable(grad_output, False)
+            )
+            if output._rg
+            else None
+        )
+        grad_fn.input_dtype_ = input_dtype
+        grad_fn.output_ = (
+            output
+            if output._vc is None and output._grad_fn is None
+            else SavedVariable(output, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    grad_output_data = grad_output._data
+    output_data = output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and output_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.log_softmax_backward_data(grad_output_data, output_data, dim, input_dtype)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or output._rg):
+        grad_fn = _new(nodes.LogSoftmaxBackwardDataBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_output = output._grad_fn
+        if edge_output is None:
+            edge_output = grad_accumulator(output) if output._rg else None
+        elif output._output_nr:
+            edge_output = (edge_output, output._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_output,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.grad_output_ = (
+            (
+                grad_output
+                if grad_output._vc is None and grad_output._grad_fn is None
+                else SavedVariable(grad_output, False)
+            )
+            if output._rg
+            else None
+        )
+        grad_fn.output_ = (
+            output
+            if output._vc is None and output._grad_fn is None
+            else SavedVariable(output, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def logsumexp(self, dim, keepdim):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.logsumexp(self_data, dim, keepdim)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.LogsumexpBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def mm(self, mat2):
     self_data = self._data
     mat2_data = mat2._data

@@ -111,6 +111,13 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
+    "softmax": (ops.softmax_int_op,),
+    "log_softmax": (ops.log_softmax_int_op,),
+    "_softmax": (ops._softmax_op,),
+    "_log_softmax": (ops._log_softmax_op,),
+    "_softmax_backward_data": (ops._softmax_backward_data_op,),
+    "_log_softmax_backward_data": (ops._log_softmax_backward_data_op,),
+    "logsumexp": (ops.logsumexp_op,),
     "mm": (
         ops.mm_op,
         ops.mm_out_op,
@@ -203,6 +210,15 @@ logical_and = function("logical_and", FUNCTIONS["logical_and"])
 logical_or = function("logical_or", FUNCTIONS["logical_or"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
+softmax = function("softmax", FUNCTIONS["softmax"])
+log_softmax = function("log_softmax", FUNCTIONS["log_softmax"])
+_softmax = function("_softmax", FUNCTIONS["_softmax"])
+_log_softmax = function("_log_softmax", FUNCTIONS["_log_softmax"])
+_softmax_backward_data = function("_softmax_backward_data", FUNCTIONS["_softmax_backward_data"])
+_log_softmax_backward_data = function(
+    "_log_softmax_backward_data", FUNCTIONS["_log_softmax_backward_data"]
+)
+logsumexp = function("logsumexp", FUNCTIONS["logsumexp"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])

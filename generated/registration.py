@@ -19,6 +19,14 @@ def _where_Scalar_composite(keyset, condition, self, other):
     return decompositions.where_scalars(condition, self, other)
 
 
+def _softmax_int_composite(keyset, self, dim, dtype):
+    return decompositions.softmax(self, dim, dtype)
+
+
+def _log_softmax_int_composite(keyset, self, dim, dtype):
+    return decompositions.log_softmax(self, dim, dtype)
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -131,6 +139,12 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(CPU, cpu_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
+    ops._softmax_op.register_kernel(CPU, cpu_kernels._softmax)
+    ops._log_softmax_op.register_kernel(CPU, cpu_kernels._log_softmax)
+    ops._softmax_backward_data_op.register_kernel(CPU, cpu_kernels._softmax_backward_data)
+    ops._log_softmax_backward_data_op.register_kernel(CPU, cpu_kernels._log_softmax_backward_data)
+    ops.logsumexp_op.register_kernel(CPU, cpu_kernels.logsumexp)
+    ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.mm_op.register_kernel(CPU, cpu_kernels.mm)
     ops.mm_out_op.register_kernel(CPU, cpu_kernels.mm_out)
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
@@ -258,6 +272,14 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(AUTOGRAD, autograd_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(AUTOGRAD, autograd_kernels.mean)
     ops.mean_dim_op.register_kernel(AUTOGRAD, autograd_kernels.mean_dim)
+    ops._softmax_op.register_kernel(AUTOGRAD, autograd_kernels._softmax)
+    ops._log_softmax_op.register_kernel(AUTOGRAD, autograd_kernels._log_softmax)
+    ops._softmax_backward_data_op.register_kernel(AUTOGRAD, autograd_kernels._softmax_backward_data)
+    ops._log_softmax_backward_data_op.register_kernel(
+        AUTOGRAD, autograd_kernels._log_softmax_backward_data
+    )
+    ops.logsumexp_op.register_kernel(AUTOGRAD, autograd_kernels.logsumexp)
+    ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.mm_op.register_kernel(AUTOGRAD, autograd_kernels.mm)
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
@@ -377,6 +399,7 @@ def register_all():
     )
     ops.logical_and__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_)
     ops.logical_or__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_)
+    ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze__dim)
@@ -400,6 +423,10 @@ def register_all():
     ops.where_ScalarOther_op.register_kernel(AUTOGRAD | CPU, _where_ScalarOther_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.where_Scalar_op.register_kernel(AUTOGRAD | CPU, _where_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.softmax_int_op.register_kernel(AUTOGRAD | CPU, _softmax_int_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.log_softmax_int_op.register_kernel(AUTOGRAD | CPU, _log_softmax_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

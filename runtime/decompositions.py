@@ -227,3 +227,18 @@ def _batched_matmul(tensor1, tensor2):
     if vector_rhs:
         out = aten.squeeze_dim(out, -1)
     return aten._unsafe_view(out, output_shape)
+
+
+def _to_dtype(self, dtype):
+    """``self.to(dtype)``: itself when it already has that dtype."""
+    if dtype is None or self._data.dtype == dtype.np:
+        return self
+    return aten._to_copy(self, dtype=dtype)
+
+
+def softmax(self, dim: int, dtype=None):
+    return aten._softmax(_to_dtype(self, dtype), dim, False)
+
+
+def log_softmax(self, dim: int, dtype=None):
+    return aten._log_softmax(_to_dtype(self, dtype), dim, False)

@@ -1543,3 +1543,132 @@ def stack(tensors, dim: int):
                 f"at entry 0 and {list(t.shape)} at entry {i}"
             )
     return np.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
+
+
+# ---- softmax family -------------------------------------------------------------------
+# float16 is computed in float32 and rounded once at the end, as PyTorch's CPU kernels
+# compute reduced-precision floats in their opmath type.
+
+
+def _opmath(a: np.ndarray) -> np.ndarray:
+    return a.astype(_F32) if a.dtype is _HALF else a
+
+
+def _softmax_dtype_check(a, dim: int, kernel: str) -> int:
+    dim = wrap_dim(dim, a.ndim)
+    if a.dtype.kind != "f":
+        lastdim = "_lastdim" if a.ndim == 0 or dim == a.ndim - 1 else ""
+        name = f"{kernel}{lastdim}_kernel_impl"
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
+        )
+    return dim
+
+
+def _half_to_float_check(half_to_float: bool) -> None:
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+
+
+def softmax(a, dim: int, half_to_float: bool):
+    _half_to_float_check(half_to_float)
+    dim = _softmax_dtype_check(a, dim, "softmax")
+    if a.ndim == 0 or a.size == 0:
+        return np.exp(a - a) if a.ndim == 0 else a.copy()
+    x = _opmath(a)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    total = np.add.reduce(e, axis=dim, keepdims=True)
+    if a.dtype is _HALF and dim != a.ndim - 1:
+        # PyTorch's other-dim kernel keeps the exponentials in float16 (the sum in float)
+        e = e.astype(_HALF).astype(_F32)
+    return (e * (1 / total)).astype(a.dtype, copy=False)
+
+
+def log_softmax(a, dim: int, half_to_float: bool):
+    _half_to_float_check(half_to_float)
+    dim = _softmax_dtype_check(a, dim, "log_softmax")
+    if a.ndim == 0 or a.size == 0:
+        return a - a if a.ndim == 0 else a.copy()
+    x = _opmath(a)
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    total = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
+    if a.dtype is _HALF and dim == a.ndim - 1:
+        # PyTorch's last-dim kernel keeps the row's sum and its log in float16
+        log_total = np.log(total.astype(_HALF).astype(_F32)).astype(_HALF).astype(_F32)
+    else:
+        log_total = np.log(total)
+    return (shifted - log_total).astype(a.dtype, copy=False)
+
+
+def softmax_backward_data(grad, output, dim: int, input_dtype):
+    """``output * (grad - sum(grad * output))`` along ``dim``."""
+    axis = wrap_dim(dim, output.ndim) if output.ndim else None
+    g, y = _opmath(grad), _opmath(output)
+    result = y * (g - np.add.reduce(g * y, axis=axis, keepdims=True))
+    return result.astype(output.dtype, copy=False)
+
+
+def log_softmax_backward_data(grad, output, dim: int, input_dtype):
+    """``grad - exp(output) * sum(grad)`` along ``dim``."""
+    axis = wrap_dim(dim, output.ndim) if output.ndim else None
+    g, y = _opmath(grad), _opmath(output)
+    result = g - np.exp(y) * np.add.reduce(g, axis=axis, keepdims=True)
+    return result.astype(output.dtype, copy=False)
+
+
+def logsumexp(a, dim, keepdim: bool):
+    """log(sum(exp(a))) over ``dim`` with the largest value taken out first (an infinite
+    maximum is taken out as 0, as PyTorch does); integral inputs give the default float."""
+    if a.dtype.kind != "f":
+        a = cast(a, dtypes.get_default_dtype().np)
+    if len(dim) == 0 and a.ndim:
+        # PyTorch's kernel reduces every dim into a 0-dim result it then refuses
+        raise RuntimeError(
+            "output with shape [] doesn't match the broadcast shape " + _shape_str([1] * a.ndim)
+        )
+    axis = _dims(dim, a.ndim)
+    x = _opmath(a)
+    if x.size == 0:
+        return np.log(np.add.reduce(np.exp(x), axis=axis, keepdims=keepdim)).astype(a.dtype)
+    maxes = np.max(x, axis=axis, keepdims=True)
+    maxes = np.where(np.isinf(maxes), 0, maxes)
+    total = np.add.reduce(np.exp(x - maxes), axis=axis, keepdims=keepdim)
+    result = np.log(total) + (maxes if keepdim else np.squeeze(maxes, axis=axis))
+    return result.astype(a.dtype, copy=False)
+
+
+def exponential(a, lambd: float, gen):
+    """``exponential_``'s values for ``a``: ``-log1p(-u) / lambd`` from one uniform double
+    per element, drawn in ``a``'s memory order (PyTorch's serial kernel), computed in
+    double and rounded to ``a``'s dtype."""
+    if a.dtype.kind != "f":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must "
+            f"be a floating point but you specified {dtypes.scalar_type_name(a.dtype)}"
+        )
+    if not lambd > 0.0:
+        raise RuntimeError(
+            f"exponential_ expects lambda > 0.0, but found lambda={_format_double(lambd)}"
+        )
+    if not a.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    u = random_kernels.uniform(gen if gen is not None else generator(), a.size, _F64)
+    # libm's log1p, as PyTorch's: numpy's differs from it in the last bit now and then
+    values = (-1.0 / lambd) * np.array([math.log1p(-x) for x in u.tolist()], _F64)
+    return _in_memory_order(cast(values, a.dtype), a)
+
+
+def _format_double(value: float) -> str:
+    """A double as PyTorch's messages print it (``-1``, ``0.5``, ``nan``)."""
+    return f"{value:g}" if value == value else "nan"
+
+
+def _in_memory_order(values: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``values`` (one per element, in the order the elements lie in memory) arranged in
+    ``like``'s shape."""
+    order = sorted(range(like.ndim), key=lambda d: -abs(like.strides[d]))
+    shaped = values.reshape([like.shape[d] for d in order])
+    return np.transpose(shaped, np.argsort(order))

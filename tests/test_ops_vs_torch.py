@@ -391,6 +391,16 @@ CASES = [
     Case("detach", lambda T, a: a.detach(), (N(2, 3),), differentiable=False),
     Case("ones_like", lambda T, a: T.ones_like(a), (N(2, 3),), differentiable=False),
     Case("zeros_like", lambda T, a: T.zeros_like(a), (N(2, 3),), differentiable=False),
+    # softmax family
+    Case("softmax", lambda T, a: a.softmax(1), (N(2, 3),)),
+    Case("softmax_dim0", lambda T, a: T.softmax(a, 0), (N(2, 3),)),
+    Case("softmax_dtype", lambda T, a: a.softmax(-1, dtype=T.float64), (N(2, 3, dtype="float32"),)),
+    Case("log_softmax", lambda T, a: a.log_softmax(1), (N(2, 3),)),
+    Case("log_softmax_function", lambda T, a: T.log_softmax(a, 0), (N(3, 2),)),
+    Case("softmax_kernel", lambda T, a: T._softmax(a, 1, False), (N(2, 3),)),
+    Case("log_softmax_kernel", lambda T, a: T._log_softmax(a, 0, False), (N(2, 3),)),
+    Case("logsumexp", lambda T, a: a.logsumexp(1), (N(2, 3),)),
+    Case("logsumexp_keepdim", lambda T, a: T.logsumexp(a, (0, 1), keepdim=True), (N(2, 3),)),
     # small graphs built from several ops
     Case(
         "chain_mlp",

@@ -417,3 +417,35 @@ def stack_tensors_backward(grad, dim: int, dtypes_):
 
 def index_backward(zeros, indices, grad):
     return aten.index_put(zeros, indices, grad, True)
+
+
+# ---- softmax family ------------------------------------------------------------------
+
+
+def softmax_double_backward(grad, grad_output, dim: int, output):
+    return (
+        grad_output * grad
+        - (output * grad_output).sum(dim, True) * grad
+        - grad_output * (output * grad).sum(dim, True)
+    )
+
+
+def logsumexp_backward(grad, self, result, dim: Sequence[int], keepdim: bool):
+    if not keepdim and self.dim() != 0:
+        ndim = self.dim()
+        grad = _unsqueeze_multiple(grad, dim, ndim)
+        result = _unsqueeze_multiple(result, dim, ndim)
+    return grad * (self - result).exp()
+
+
+def logsumexp_jvp(self_p, self_t, dim: Sequence[int], keepdim: bool):
+    """The tangent of logsumexp: the softmax-weighted sum of ``self_t``. The maximum that
+    keeps exp from overflowing is a constant here (it cancels out of the ratio)."""
+    if self_p._data.size > 0:
+        axis = k._dims(tuple(dim), self_p._data.ndim)
+        shift = _make(np.max(self_p._data, axis=axis, keepdims=True))
+        self_p_exp = (self_p - shift).exp()
+    else:
+        self_p_exp = self_p.exp()
+    sumexp_p = self_p_exp.sum(dim, keepdim)
+    return (self_p_exp * self_t).sum(dim, keepdim) / sumexp_p
