@@ -16,7 +16,7 @@ import black
 import jinja2
 
 from . import model as m
-from .views import _metadata_expr, build_context
+from .template_context import build_context, metadata_expr
 
 ROOT = m.ROOT
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -46,7 +46,7 @@ def render_all(yaml_path: Path) -> Dict[str, str]:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["metadata_expr"] = lambda kind, arg: _metadata_expr(arg, kind)
+    env.filters["metadata_expr"] = lambda kind, arg: metadata_expr(arg, kind)
     mode = black.Mode(line_length=100)
     files = {}
     for output, template in OUTPUTS.items():

@@ -11,9 +11,9 @@ import ast
 import importlib.util
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import yaml
 
@@ -71,7 +71,21 @@ KNOWN_KEYS = frozenset(
 )
 #: how an out= variant treats out's dtype (PyTorch's rule for the op)
 OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul")
-TAGS = frozenset({"inplace_view", "not_a_view", "float16_scalar_other"})
+TAGS = frozenset(
+    {
+        "inplace_view",
+        "not_a_view",
+        "float16_scalar_other",
+        "numbers_as_tensors",
+        "linear",
+        "linear_in_first",
+    }
+)
+#: tags that hold for a name rather than one overload (Python calls and formulas reach an
+#: op by its name): every overload of the name carries them or none does
+NAME_TAGS = ("numbers_as_tensors", "linear", "linear_in_first")
+#: the decorator in functions_manual.py that marks a helper linear in its first argument
+LINEAR_HELPER_DECORATOR = "linear_in_first"
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,9 @@ class Formula:
     text: str
     expr: str  # rewritten Python source (metadata calls replaced by saved names)
     names: Tuple[str, ...]  # every name the rewritten expression reads
+    #: the metadata the expression reads in place of a tensor, by the name it reads it
+    #: as: ``("self_sym_sizes", ("self", "sym_sizes"))``
+    metadata: Tuple[Tuple[str, Tuple[str, str]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -149,9 +166,57 @@ class Model:
     path: str
     entries: List[Entry]
     helpers: Tuple[str, ...]
+    #: helpers decorated ``@linear_in_first``: f(0, ...) is 0
+    linear_helpers: Tuple[str, ...] = ()
 
     def by_name(self) -> Dict[str, Entry]:
         return {e.op_name: e for e in self.entries}
+
+    def names_tagged(self, tag: str) -> FrozenSet[str]:
+        """Base names whose overloads carry ``tag`` (one of NAME_TAGS)."""
+        return frozenset(e.schema.base_name for e in self.entries if tag in e.tags)
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What any entry's formulas may name, known once the whole file has been read."""
+
+    path: str
+    helpers: Tuple[str, ...]  # functions_manual's public functions
+    op_functions: FrozenSet[str]  # ops callable as functions
+    #: methods a formula's ``t.name(...)`` may turn into the op's entry: how many
+    #: positional arguments follow the tensor
+    entry_methods: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class EntryScope:
+    """The entry being read: where it is, its schema, and the file's facts."""
+
+    facts: FileFacts
+    op: str
+    schema: FunctionSchema
+    line: int
+    key_lines: Mapping[str, int]
+
+    def error(self, message: str, key: Optional[str] = None) -> ModelError:
+        """A fault at ``key``'s line, or the entry's."""
+        return ModelError(self.facts.path, self.key_lines.get(key, self.line), self.op, message)
+
+    def error_at(self, line: int, message: str) -> ModelError:
+        return ModelError(self.facts.path, line, self.op, message)
+
+    @property
+    def arg_names(self) -> List[str]:
+        return [a.name for a in self.schema.arguments]
+
+    @property
+    def tensor_args(self) -> List[str]:
+        return [a.name for a in self.schema.arguments if a.type.base == "Tensor"]
+
+    @property
+    def return_names(self) -> Tuple[str, ...]:
+        return _return_names(self.schema)
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -168,13 +233,31 @@ def _construct_mapping(loader, node, deep=False):
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def _helper_functions(path: Path) -> List[ast.FunctionDef]:
+    """Top-level public functions of functions_manual.py, read without importing it; not
+    the decorators among them, which mark helpers rather than compute gradients."""
+    functions = [
+        node
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    ]
+    decorators = {
+        d.id for node in functions for d in node.decorator_list if isinstance(d, ast.Name)
+    }
+    return [node for node in functions if node.name not in decorators]
+
+
 def helper_names(path: Path) -> Tuple[str, ...]:
-    """Top-level public function names of functions_manual.py, read without importing it."""
-    tree = ast.parse(path.read_text())
+    return tuple(node.name for node in _helper_functions(path))
+
+
+def linear_helper_names(path: Path) -> Tuple[str, ...]:
     return tuple(
         node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+        for node in _helper_functions(path)
+        if any(
+            isinstance(d, ast.Name) and d.id == LINEAR_HELPER_DECORATOR for d in node.decorator_list
+        )
     )
 
 
@@ -189,7 +272,8 @@ def load(path: Path) -> Model:
         raise ModelError(name, line, "<yaml>", str(exc).splitlines()[0]) from None
     if not isinstance(raw, list):
         raise ModelError(name, 1, "<file>", "expected a list of entries")
-    helpers = helper_names(ROOT / "runtime" / "autograd" / "functions_manual.py")
+    manual = ROOT / "runtime" / "autograd" / "functions_manual.py"
+    helpers = helper_names(manual)
 
     entries: List[Entry] = []
     seen: Dict[str, int] = {}
@@ -248,14 +332,13 @@ def load(path: Path) -> Model:
             if "method" in _variants(item) and not schema.overload_name and "composite" not in item:
                 entry_methods[base] = sum(1 for a in schema.arguments[1:] if not a.kwarg_only)
 
+    facts = FileFacts(name, helpers, frozenset(op_functions), entry_methods)
     for item, line, schema, op, variant_schemas in parsed:
-        entries.append(
-            _entry(
-                name, item, line, schema, op, variant_schemas, helpers, op_functions, entry_methods
-            )
-        )
+        scope = EntryScope(facts, op, schema, line, item["__key_lines__"])
+        entries.append(_entry(scope, item, variant_schemas))
     _check_node_names(name, entries)
-    return Model(name, entries, helpers)
+    _check_name_tags(name, entries)
+    return Model(name, entries, helpers, linear_helper_names(manual))
 
 
 def _variants(item: dict) -> Tuple[str, ...]:
@@ -265,11 +348,8 @@ def _variants(item: dict) -> Tuple[str, ...]:
     return tuple(v.strip() for v in text.split(",") if v.strip())
 
 
-def _entry(
-    path, item, line, schema, op, variant_schemas, helpers, op_functions, entry_methods
-) -> Entry:
-    def fail(message: str, key: Optional[str] = None) -> ModelError:
-        return ModelError(path, item["__key_lines__"].get(key, line), op, message)
+def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema]) -> Entry:
+    schema, fail = scope.schema, scope.error
 
     for key in item:
         if key.startswith("__"):
@@ -315,46 +395,31 @@ def _entry(
             )
         output_diff = tuple(output_diff)
 
-    arg_names = [a.name for a in schema.arguments]
-    tensor_args = [a.name for a in schema.arguments if a.type.base == "Tensor"]
-    return_names = _return_names(schema)
+    arg_names, tensor_args = scope.arg_names, scope.tensor_args
     formulas, forward, non_diff = [], [], []
     for key, value in item.items():
         if key.startswith("__") or key in KNOWN_KEYS:
             continue
         key_line = item["__key_lines__"][key]
-        if key in return_names or key.startswith("result"):
+        if key in scope.return_names or key.startswith("result"):
             forward.append((key, str(value)))
             continue
         inputs = tuple(k.strip() for k in key.split(","))
         for inp in inputs:
             if inp not in arg_names:
-                raise ModelError(path, key_line, op, f"'{inp}' is not an input of {op}")
+                raise scope.error_at(key_line, f"'{inp}' is not an input of {scope.op}")
             if inp not in tensor_args:
-                raise ModelError(
-                    path, key_line, op, f"input '{inp}' is not a Tensor and cannot have a formula"
+                raise scope.error_at(
+                    key_line, f"input '{inp}' is not a Tensor and cannot have a formula"
                 )
         if str(value).strip() == "non_differentiable":
             non_diff.extend(inputs)
             continue
-        formulas.append(
-            _formula(
-                path,
-                key_line,
-                op,
-                inputs,
-                str(value),
-                schema,
-                helpers,
-                op_functions,
-                return_names,
-                entry_methods,
-            )
-        )
+        formulas.append(_formula(scope, key_line, inputs, str(value)))
 
     all_false = output_diff is not None and not any(output_diff)
     if composite is None and not all_false:
-        covered = {i for f, _ in formulas for i in f.inputs} | set(non_diff)
+        covered = {i for f in formulas for i in f.inputs} | set(non_diff)
         for arg in schema.arguments:
             if arg.type.base == "Tensor" and not arg.kwarg_only and arg.name not in covered:
                 raise fail(
@@ -365,17 +430,7 @@ def _entry(
     if all_false and formulas:
         raise fail("an op whose outputs are all non-differentiable has no backward formulas")
     for key, text in forward:
-        _check_forward(
-            path,
-            item["__key_lines__"][key],
-            op,
-            text,
-            schema,
-            helpers,
-            op_functions,
-            return_names,
-            non_diff,
-        )
+        _check_forward(scope, item["__key_lines__"][key], text, non_diff)
 
     tags = tuple(t.strip() for t in str(item.get("tags", "")).split(",") if t.strip())
     for tag in tags:
@@ -398,7 +453,7 @@ def _entry(
     if "out_dtype" in item and out is None:
         raise fail("out_dtype without an out= variant", "out_dtype")
     entry = Entry(
-        line=line,
+        line=scope.line,
         schema=schema,
         cpu=str(cpu) if cpu is not None else None,
         dtype_rule=dtype_rule,
@@ -531,37 +586,33 @@ class _MethodToEntry(ast.NodeTransformer):
         return node
 
 
-def _formula(
-    path, line, op, inputs, text, schema, helpers, op_functions, return_names, entry_methods
-) -> Formula:
+def _formula(scope: EntryScope, line: int, inputs: Tuple[str, ...], text: str) -> Formula:
+    schema, facts = scope.schema, scope.facts
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise ModelError(
-            path, line, op, f"formula for {', '.join(inputs)} is not a Python expression: {exc.msg}"
+        raise scope.error_at(
+            line, f"formula for {', '.join(inputs)} is not a Python expression: {exc.msg}"
         )
-    tensor_args = [a.name for a in schema.arguments if a.type.base == "Tensor"]
-    rewriter = _MetadataRewriter(tensor_args)
+    rewriter = _MetadataRewriter(scope.tensor_args)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
-    tree = ast.fix_missing_locations(_MethodToEntry(entry_methods).visit(tree))
+    tree = ast.fix_missing_locations(_MethodToEntry(facts.entry_methods).visit(tree))
     allowed = (
         {"grad", "grads", "grad_input_mask"}
-        | {a.name for a in schema.arguments}
-        | set(return_names)
+        | set(scope.arg_names)
+        | set(scope.return_names)
         | set(rewriter.found)
-        | set(helpers)
-        | op_functions
+        | set(facts.helpers)
+        | facts.op_functions
         | BUILTINS
         | {"aten"}
     )
     names = _names(tree)
     for n in names:
         if n not in allowed:
-            raise ModelError(
-                path, line, op, f"unknown name '{n}' in formula for {', '.join(inputs)}"
-            )
+            raise scope.error_at(line, f"unknown name '{n}' in formula for {', '.join(inputs)}")
     if "grads" in names and "grad" in names:
-        raise ModelError(path, line, op, "a formula uses either 'grad' or 'grads', not both")
+        raise scope.error_at(line, "a formula uses either 'grad' or 'grads', not both")
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Subscript)
@@ -574,46 +625,39 @@ def _formula(
                 or not isinstance(index.value, int)
                 or not 0 <= index.value < len(schema.returns)
             ):
-                raise ModelError(
-                    path,
-                    line,
-                    op,
-                    f"grads[...] index out of range for {len(schema.returns)} outputs",
+                raise scope.error_at(
+                    line, f"grads[...] index out of range for {len(schema.returns)} outputs"
                 )
-    metadata = tuple(sorted(rewriter.found.items()))
-    return (
-        Formula(
-            inputs=inputs,
-            text=text.strip(),
-            expr=ast.unparse(tree),
-            names=tuple(dict.fromkeys(names)),
-        ),
-        metadata,
+    return Formula(
+        inputs=inputs,
+        text=text.strip(),
+        expr=ast.unparse(tree),
+        names=tuple(dict.fromkeys(names)),
+        metadata=tuple(sorted(rewriter.found.items())),
     )
 
 
-def _check_forward(
-    path, line, op, text, schema, helpers, op_functions, return_names, non_diff
-) -> None:
+def _check_forward(scope: EntryScope, line: int, text: str, non_diff: List[str]) -> None:
     text = text.strip()
     if text in ("auto_element_wise", "auto_linear"):
         return
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
-        raise ModelError(path, line, op, f"forward formula is not a Python expression: {exc.msg}")
-    allowed = set(return_names) | set(helpers) | op_functions | BUILTINS
-    for a in schema.arguments:
+        raise scope.error_at(line, f"forward formula is not a Python expression: {exc.msg}")
+    facts = scope.facts
+    allowed = set(scope.return_names) | set(facts.helpers) | facts.op_functions | BUILTINS
+    for a in scope.schema.arguments:
         differentiable = a.type.base == "Tensor" and a.name not in non_diff
         allowed |= {f"{a.name}_p", f"{a.name}_t"} if differentiable else {a.name}
     for n in _names(tree):
         if n not in allowed:
             hint = (
                 " (use <name>_p for the primal and <name>_t for the tangent)"
-                if n in {a.name for a in schema.arguments}
+                if n in scope.arg_names
                 else ""
             )
-            raise ModelError(path, line, op, f"unknown name '{n}' in forward formula{hint}")
+            raise scope.error_at(line, f"unknown name '{n}' in forward formula{hint}")
 
 
 def _with_saved(entry: Entry) -> Entry:
@@ -622,10 +666,8 @@ def _with_saved(entry: Entry) -> Entry:
     args = {a.name: a for a in schema.arguments}
     returns = _return_names(schema)
     fields: Dict[str, SavedField] = {}
-    formulas = []
-    for formula, metadata in entry.formulas:
-        formulas.append(formula)
-        for field_name, (arg, kind) in metadata:
+    for formula in entry.formulas:
+        for field_name, (arg, kind) in formula.metadata:
             fields[field_name] = SavedField(field_name, "metadata", arg, kind)
         for n in formula.names:
             if n in args:
@@ -640,7 +682,20 @@ def _with_saved(entry: Entry) -> Entry:
             elif n in returns:
                 fields[n] = SavedField(n, "output", n)
     saved = tuple(fields[k] for k in sorted(fields))
-    return Entry(**{**entry.__dict__, "formulas": tuple(formulas), "saved": saved})
+    return replace(entry, saved=saved)
+
+
+def _check_name_tags(path, entries: List[Entry]) -> None:
+    for tag in NAME_TAGS:
+        tagged = {e.schema.base_name for e in entries if tag in e.tags}
+        for e in entries:
+            if e.schema.base_name in tagged and tag not in e.tags:
+                raise ModelError(
+                    path,
+                    e.line,
+                    e.op_name,
+                    f"tag '{tag}' holds for every overload of {e.schema.base_name} or none",
+                )
 
 
 def node_prefix(base_name: str) -> str:

@@ -35,7 +35,10 @@ from opgrad.scalar_fit import check_scalar_range
 from opgrad.plain import PLAIN_KEYS
 from opgrad.tensor import TENSOR_CLASSES, Tensor, wrap_scalar
 
-add_Tensor_op = define("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+add_Tensor_op = define(
+    "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    numbers_as_tensors=True,
+)
 _add_Tensor_kernels = add_Tensor_op.kernels
 
 
@@ -85,7 +88,8 @@ add_Tensor_op._make_entry = _add_Tensor_entry
 
 
 add__Tensor_op = define(
-    "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
+    "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+    numbers_as_tensors=True,
 )
 _add__Tensor_kernels = add__Tensor_op.kernels
 
@@ -132,7 +136,8 @@ add__Tensor_op._make_entry = _add__Tensor_entry
 
 
 add_out_op = define(
-    "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+    "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+    numbers_as_tensors=True,
 )
 _add_out_kernels = add_out_op.kernels
 
@@ -183,7 +188,9 @@ add_out = add_out_op._entry = _add_out_entry(Site(add_out_op))
 add_out_op._make_entry = _add_out_entry
 
 
-add_Scalar_op = define("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+add_Scalar_op = define(
+    "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", numbers_as_tensors=True
+)
 _add_Scalar_kernels = add_Scalar_op.kernels
 
 
@@ -234,7 +241,10 @@ add_Scalar = add_Scalar_op._entry = _add_Scalar_entry(Site(add_Scalar_op))
 add_Scalar_op._make_entry = _add_Scalar_entry
 
 
-sub_Tensor_op = define("aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+sub_Tensor_op = define(
+    "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    numbers_as_tensors=True,
+)
 _sub_Tensor_kernels = sub_Tensor_op.kernels
 
 
@@ -284,7 +294,8 @@ sub_Tensor_op._make_entry = _sub_Tensor_entry
 
 
 sub__Tensor_op = define(
-    "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
+    "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+    numbers_as_tensors=True,
 )
 _sub__Tensor_kernels = sub__Tensor_op.kernels
 
@@ -331,7 +342,8 @@ sub__Tensor_op._make_entry = _sub__Tensor_entry
 
 
 sub_out_op = define(
-    "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+    "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+    numbers_as_tensors=True,
 )
 _sub_out_kernels = sub_out_op.kernels
 
@@ -382,7 +394,9 @@ sub_out = sub_out_op._entry = _sub_out_entry(Site(sub_out_op))
 sub_out_op._make_entry = _sub_out_entry
 
 
-sub_Scalar_op = define("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+sub_Scalar_op = define(
+    "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", numbers_as_tensors=True
+)
 _sub_Scalar_kernels = sub_Scalar_op.kernels
 
 
@@ -524,7 +538,9 @@ rsub_Scalar = rsub_Scalar_op._entry = _rsub_Scalar_entry(Site(rsub_Scalar_op))
 rsub_Scalar_op._make_entry = _rsub_Scalar_entry
 
 
-mul_Tensor_op = define("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor")
+mul_Tensor_op = define(
+    "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
+)
 _mul_Tensor_kernels = mul_Tensor_op.kernels
 
 
@@ -566,7 +582,9 @@ mul_Tensor = mul_Tensor_op._entry = _mul_Tensor_entry(Site(mul_Tensor_op))
 mul_Tensor_op._make_entry = _mul_Tensor_entry
 
 
-mul__Tensor_op = define("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+mul__Tensor_op = define(
+    "aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", numbers_as_tensors=True
+)
 _mul__Tensor_kernels = mul__Tensor_op.kernels
 
 
@@ -604,7 +622,10 @@ mul__Tensor = mul__Tensor_op._entry = _mul__Tensor_entry(Site(mul__Tensor_op))
 mul__Tensor_op._make_entry = _mul__Tensor_entry
 
 
-mul_out_op = define("aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+mul_out_op = define(
+    "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
 _mul_out_kernels = mul_out_op.kernels
 
 
@@ -647,7 +668,9 @@ mul_out = mul_out_op._entry = _mul_out_entry(Site(mul_out_op))
 mul_out_op._make_entry = _mul_out_entry
 
 
-mul_Scalar_op = define("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor")
+mul_Scalar_op = define(
+    "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", numbers_as_tensors=True
+)
 _mul_Scalar_kernels = mul_Scalar_op.kernels
 
 
@@ -691,7 +714,9 @@ mul_Scalar = mul_Scalar_op._entry = _mul_Scalar_entry(Site(mul_Scalar_op))
 mul_Scalar_op._make_entry = _mul_Scalar_entry
 
 
-div_Tensor_op = define("aten::div.Tensor(Tensor self, Tensor other) -> Tensor")
+div_Tensor_op = define(
+    "aten::div.Tensor(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
+)
 _div_Tensor_kernels = div_Tensor_op.kernels
 
 
@@ -733,7 +758,9 @@ div_Tensor = div_Tensor_op._entry = _div_Tensor_entry(Site(div_Tensor_op))
 div_Tensor_op._make_entry = _div_Tensor_entry
 
 
-div__Tensor_op = define("aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+div__Tensor_op = define(
+    "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", numbers_as_tensors=True
+)
 _div__Tensor_kernels = div__Tensor_op.kernels
 
 
@@ -771,7 +798,10 @@ div__Tensor = div__Tensor_op._entry = _div__Tensor_entry(Site(div__Tensor_op))
 div__Tensor_op._make_entry = _div__Tensor_entry
 
 
-div_out_op = define("aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+div_out_op = define(
+    "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
 _div_out_kernels = div_out_op.kernels
 
 
@@ -814,7 +844,9 @@ div_out = div_out_op._entry = _div_out_entry(Site(div_out_op))
 div_out_op._make_entry = _div_out_entry
 
 
-div_Scalar_op = define("aten::div.Scalar(Tensor self, Scalar other) -> Tensor")
+div_Scalar_op = define(
+    "aten::div.Scalar(Tensor self, Scalar other) -> Tensor", numbers_as_tensors=True
+)
 _div_Scalar_kernels = div_Scalar_op.kernels
 
 
@@ -5244,7 +5276,8 @@ lift_fresh_op._make_entry = _lift_fresh_entry
 
 
 _to_copy_op = define(
-    "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"
+    "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+    numbers_as_tensors=True,
 )
 __to_copy_kernels = _to_copy_op.kernels
 
@@ -5319,7 +5352,10 @@ _to_copy = _to_copy_op._entry = __to_copy_entry(Site(_to_copy_op))
 _to_copy_op._make_entry = __to_copy_entry
 
 
-copy__op = define("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
+copy__op = define(
+    "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
 _copy__kernels = copy__op.kernels
 
 

@@ -15,7 +15,7 @@ from . import dispatch_keys as K
 from ._tls import refresh_plain
 from ._tls import state as _tls
 from .numpy_scalars import is_aten_number
-from .schema import NUMBERS_AS_TENSORS, FunctionSchema, parse_schema
+from .schema import FunctionSchema, parse_schema
 
 
 class KernelTable(dict):
@@ -36,7 +36,9 @@ class KernelTable(dict):
 class OpOverload:
     """One overload of an operator, e.g. ``aten.mul.Tensor``."""
 
-    def __init__(self, packet: "OpOverloadPacket", schema: FunctionSchema) -> None:
+    def __init__(
+        self, packet: "OpOverloadPacket", schema: FunctionSchema, numbers_as_tensors: bool = False
+    ) -> None:
         self._schema = schema
         self.overloadpacket = packet
         self.namespace = packet.namespace
@@ -51,8 +53,9 @@ class OpOverload:
         args = schema.arguments
         self._positional = tuple(a for a in args if not a.kwarg_only)
         self._kwarg_only = tuple(a for a in args if a.kwarg_only)
-        #: whether Python numbers may stand for its Tensor arguments
-        self._numbers_as_tensors = schema.base_name in NUMBERS_AS_TENSORS
+        #: whether Python numbers may stand for its Tensor arguments (derivatives.yaml's
+        #: numbers_as_tensors tag: PyTorch allows them for its arithmetic)
+        self._numbers_as_tensors = numbers_as_tensors
         #: positions of list arguments, which handlers get as lists (as torch hands them)
         self._list_positions = frozenset(i for i, a in enumerate(args) if a.type.is_list)
         #: (position, name) of Scalar arguments, read as TorchScript reads them when called
@@ -378,8 +381,11 @@ class _Ops:
 ops = _Ops()
 
 
-def define(schema_text: str, namespace: str = "aten") -> OpOverload:
-    """Create (or return) the OpOverload for a schema string."""
+def define(
+    schema_text: str, namespace: str = "aten", numbers_as_tensors: bool = False
+) -> OpOverload:
+    """Create the OpOverload for a schema string. ``numbers_as_tensors``: Python numbers
+    may stand for its Tensor arguments."""
     schema = parse_schema(schema_text)
     if schema.namespace:
         namespace = schema.namespace
@@ -388,7 +394,7 @@ def define(schema_text: str, namespace: str = "aten") -> OpOverload:
     if packet is None:
         packet = OpOverloadPacket(namespace, schema.base_name)
         setattr(ns, schema.base_name, packet)
-    overload = OpOverload(packet, schema)
+    overload = OpOverload(packet, schema, numbers_as_tensors)
     packet._add(overload)
     return overload
 

@@ -18,14 +18,6 @@ from typing import Any, Optional, Tuple
 
 __all__ = ["SchemaError", "AliasInfo", "Type", "Argument", "FunctionSchema", "parse_schema"]
 
-#: Ops whose Tensor arguments take Python numbers too (PyTorch's own list, by base name):
-#: its arithmetic. Any other op refuses a number where it expects a tensor.
-NUMBERS_AS_TENSORS = frozenset(
-    """add add_ div div_ divide divide_ mul mul_ multiply multiply_ sub sub_ subtract
-    subtract_ true_divide true_divide_ floor_divide floor_divide_ to _to_copy copy_
-    _conj""".split()
-)
-
 BASE_TYPES = frozenset(
     "Tensor int SymInt float bool str Scalar ScalarType Layout Device "
     "MemoryFormat Generator Dimname Storage Stream Any".split()

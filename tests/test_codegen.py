@@ -76,10 +76,10 @@ def test_check_runs_first_on_the_arguments_as_given(tmp_path):
     model = load_text(tmp_path, CHECKED_ENTRY.format(check="k.sub_check(self, other)"))
     (entry,) = model.entries
     assert entry.check == "k.sub_check(self, other)"
-    from codegen import views
+    from codegen import template_context
 
-    (overload,) = [ov for ov in views.overloads_of(entry) if ov.kind == "functional"]
-    prelude = views.cpu_kernel(overload).prelude
+    (overload,) = [ov for ov in template_context.overloads_of(entry) if ov.kind == "functional"]
+    prelude = template_context.cpu_kernel(overload).prelude
     assert prelude[0] == "k.sub_check(self, other)"
     assert "promote2" in prelude[1]
 
@@ -119,13 +119,13 @@ UNPROMOTED_ENTRY = """\
 
 
 def test_unpromoted_scalars_stay_out_of_type_promotion(tmp_path):
-    from codegen import views
+    from codegen import template_context
 
     for names, promoted in (("alpha", "(other,)"), ("alpha, other", None)):
         model = load_text(tmp_path, UNPROMOTED_ENTRY.format(names=names))
         (entry,) = model.entries
-        (overload,) = [ov for ov in views.overloads_of(entry) if ov.kind == "functional"]
-        prelude = views.cpu_kernel(overload).prelude
+        (overload,) = [ov for ov in template_context.overloads_of(entry) if ov.kind == "functional"]
+        prelude = template_context.cpu_kernel(overload).prelude
         if promoted:
             assert prelude == [f"self, = promote((self,), {promoted}, False)"]
         else:
@@ -380,21 +380,76 @@ def test_codegen_does_not_import_opgrad():
 )
 def test_forward_formulas_drop_undefined_tangents(expr, name, expected):
     """An undefined tangent is an exact zero: its products vanish and sums drop it."""
-    from codegen.views import _zero_variant, linear_ops
+    from codegen.template_context import _zero_variant, linearity
 
-    linear = linear_ops(m.load(ROOT / "derivatives.yaml"))
+    linear = linearity(m.load(ROOT / "derivatives.yaml"))
     assert _zero_variant(expr, name, inplace=False, linear=linear) == expected
 
 
 def test_inplace_forward_formula_gives_self_a_real_zero_tangent():
     """In place, self without a tangent gets real zeros to update (as PyTorch), not a copy."""
-    from codegen.views import _zero_variant
+    from codegen.template_context import _zero_variant, linearity
 
+    linear = linearity(m.load(ROOT / "derivatives.yaml"))
     expr = "self_t + maybe_multiply(other_t, alpha)"
-    assert _zero_variant(expr, "self", inplace=True) == (
+    assert _zero_variant(expr, "self", inplace=True, linear=linear) == (
         "zeros_tangent(self) + maybe_multiply(other_t, alpha)"
     )
-    assert _zero_variant(expr, "other", inplace=True) == "self_t.clone()"
+    assert _zero_variant(expr, "other", inplace=True, linear=linear) == "self_t.clone()"
+
+
+TAGGED = """\
+- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  cpu: np.multiply(self, other)
+  tags: {first}
+  other: grad * self
+  self: grad * other
+  result: other_t * self_p + self_t * other_p
+
+- name: mul.Scalar(Tensor self, Scalar other) -> Tensor
+  cpu: np.multiply(self, other)
+  tags: {second}
+  self: grad * other
+  result: self_t * other
+"""
+
+
+NEUTRAL = "float16_scalar_other"  # a tag that says nothing about linearity or numbers
+
+
+def test_linearity_comes_from_yaml_tags_and_helper_decorators(tmp_path):
+    from codegen.template_context import linearity
+
+    model = load_text(tmp_path, TAGGED.format(first="linear", second="linear"))
+    linear = linearity(model)
+    assert "mul" in linear.every and "mul" in linear.first
+    # functions_manual's helpers marked @linear_in_first, and not the decorator itself
+    assert {"maybe_multiply", "sum_to"} <= set(model.linear_helpers) <= set(model.helpers)
+    assert "linear_in_first" not in model.helpers
+    assert "maybe_multiply" in linear.first and "maybe_multiply" not in linear.every
+    untagged = linearity(load_text(tmp_path, TAGGED.format(first=NEUTRAL, second=NEUTRAL)))
+    assert "mul" not in untagged.first
+
+
+@pytest.mark.parametrize("tag", ["numbers_as_tensors", "linear", "linear_in_first"])
+def test_a_name_tag_holds_for_every_overload_or_none(tmp_path, tag):
+    assert error_of(tmp_path, TAGGED.format(first=tag, second=NEUTRAL)) == (
+        f"derivatives.yaml:8: mul.Scalar: tag '{tag}' holds for every overload of mul or none"
+    )
+
+
+def test_numbers_as_tensors_tag_lets_numbers_stand_for_tensors(tmp_path):
+    from codegen import template_context
+
+    for tags, expected in (("numbers_as_tensors", True), (NEUTRAL, False)):
+        model = load_text(tmp_path, TAGGED.format(first=tags, second=tags))
+        overload = template_context.overloads_of(model.entries[0])[0]
+        assert overload.numbers_as_tensors is expected
+        assert ("wrap_scalar(other)" in "\n".join(overload.normalizations)) is expected
+    import opgrad
+
+    assert opgrad.ops.aten.mul.Tensor._numbers_as_tensors
+    assert not opgrad.ops.aten.maximum.default._numbers_as_tensors
 
 
 OUT_ENTRY = GOOD_ENTRY + """\
@@ -404,12 +459,12 @@ OUT_ENTRY = GOOD_ENTRY + """\
 
 
 def test_out_dtype_rule_checks_out_before_the_kernel(tmp_path):
-    from codegen import views
+    from codegen import template_context
 
     (entry,) = load_text(tmp_path, OUT_ENTRY.format(rule="exact")).entries
     assert entry.out_dtype == "exact"
-    out = next(ov for ov in views.overloads_of(entry) if ov.kind == "out_variant")
-    prelude = views.cpu_kernel(out).prelude
+    out = next(ov for ov in template_context.overloads_of(entry) if ov.kind == "out_variant")
+    prelude = template_context.cpu_kernel(out).prelude
     assert prelude[-1] == (
         "if self.dtype is not target._data.dtype: check_out_dtype(self.dtype, target._data.dtype)"
     )

@@ -70,6 +70,13 @@ def _sum_to_plan(sizes: tuple, shape: tuple) -> tuple:
     return plan
 
 
+def linear_in_first(helper):
+    """Marks ``helper`` linear in its first argument (``helper(0, ...)`` is 0), for
+    codegen, which then drops a forward formula's call on a zero tangent."""
+    return helper
+
+
+@linear_in_first
 def sum_to(grad, shape: Sequence[int]):
     """Sum ``grad`` down to ``shape`` (the reverse of broadcasting)."""
     if shape.__class__ is not tuple:
@@ -98,6 +105,7 @@ def sum_to(grad, shape: Sequence[int]):
     return grad
 
 
+@linear_in_first
 def maybe_multiply(t, scalar):
     """``t * scalar``, skipped when the scalar is 1."""
     if scalar == 1 and not isinstance(scalar, bool):

@@ -43,7 +43,7 @@ class Param:
     keys: Optional[str]  # expression of this argument's dispatch keys, if a tensor
 
 
-def _param(arg, index: int, schema) -> Param:
+def _param(arg, index: int, schema, numbers_as_tensors: bool) -> Param:
     t = arg.type
     n = arg.name
     normalize = keys = None
@@ -53,7 +53,7 @@ def _param(arg, index: int, schema) -> Param:
         if t.optional:
             normalize = f"if {n} is not None and {n}.__class__ is not Tensor: {n} = {convert}"
             keys = f"({n}._keys if {n} is not None else 0)"
-        elif schema.base_name in m.schema_module.NUMBERS_AS_TENSORS:
+        elif numbers_as_tensors:
             # arithmetic wraps a Python number itself (x * 2 is the common case)
             normalize = (
                 f"if {n}.__class__ not in TENSOR_CLASSES:\n"
@@ -111,6 +111,11 @@ class Overload:
     kind: str  # functional | inplace_variant | inplace | out_variant | composite
 
     @property
+    def numbers_as_tensors(self) -> bool:
+        """Whether Python numbers may stand for its Tensor arguments (the op's tag)."""
+        return "numbers_as_tensors" in self.entry.tags
+
+    @property
     def written(self) -> Optional[str]:
         """The argument an in-place or out= overload writes (``self`` or ``out``)."""
         return next((p.name for p in self.params if p.alias_write), None)
@@ -159,19 +164,16 @@ class Overload:
 
 def overloads_of(entry: m.Entry) -> List[Overload]:
     kind = "composite" if entry.composite else ("inplace" if entry.is_inplace else "functional")
-    result = [
-        Overload(
-            ident(entry.schema),
-            str(entry.schema),
-            [_param(a, i, entry.schema) for i, a in enumerate(entry.schema.arguments)],
-            entry,
-            kind,
-        )
-    ]
-    for variant, kind in ((entry.inplace, "inplace_variant"), (entry.out, "out_variant")):
-        if variant is not None:
-            params = [_param(a, i, variant) for i, a in enumerate(variant.arguments)]
-            result.append(Overload(ident(variant), str(variant), params, entry, kind))
+    numbers = "numbers_as_tensors" in entry.tags
+    result = []
+    for schema, kind in (
+        (entry.schema, kind),
+        (entry.inplace, "inplace_variant"),
+        (entry.out, "out_variant"),
+    ):
+        if schema is not None:
+            params = [_param(a, i, schema, numbers) for i, a in enumerate(schema.arguments)]
+            result.append(Overload(ident(schema), str(schema), params, entry, kind))
     return result
 
 
@@ -368,7 +370,7 @@ class NodeClass:
         return [s for s in self.slots if s.kind in ("tensor", "tensor_list", "output")]
 
 
-def _metadata_expr(arg: str, kind: str) -> str:
+def metadata_expr(arg: str, kind: str) -> str:
     if kind == "sym_sizes":
         return f"{arg}._data.shape"
     if kind == "sym_strides":
@@ -478,7 +480,7 @@ class AutogradKernel:
 
 
 def autograd_kernel(
-    ov: Overload, node: NodeClass, functions=frozenset(), linear: Optional[frozenset] = None
+    ov: Overload, node: NodeClass, functions: frozenset, linear: Linearity
 ) -> AutogradKernel:
     entry = ov.entry
     optional = {a.name for a in entry.schema.arguments if a.type.optional}
@@ -697,18 +699,42 @@ class _NotSimplifiable(Exception):
     pass
 
 
-# Linear in their first argument (f(zero, ...) is zero), besides the YAML entries whose
-# forward formula is auto_linear: formula helpers, composites of linear ops and the
-# Tensor methods formulas call.
-_LINEAR_FIRST = frozenset(
-    "maybe_multiply sum_to expand_as view_as reshape narrow mul div contiguous conj to "
-    "_to_copy".split()
-)
-# ... and in every Tensor argument: f(..., zero, ...) is zero.
-_LINEAR_ANY = {"mm", "bmm", "mv", "dot", "matmul", "mul"}
+#: Tensor methods formulas call that are Python methods rather than YAML ops, linear in
+#: the tensor they are called on
+_LINEAR_METHODS = frozenset({"contiguous", "conj", "to", "view_as"})
 
 
-def _simplify_zero(node: ast.AST, zeros: set, linear: frozenset = _LINEAR_FIRST):
+@dataclass(frozen=True)
+class Linearity:
+    """The functions a forward formula may drop a zero tangent through, by the name a
+    formula calls them by: ``f(zero, ...)`` is zero for ``first``, ``f(..., zero, ...)``
+    for ``every``."""
+
+    first: frozenset
+    every: frozenset
+
+
+def linearity(model: m.Model) -> Linearity:
+    """From the model: ops tagged ``linear`` (in every tensor) or ``linear_in_first``,
+    ops whose forward formula is auto_linear, helpers decorated ``@linear_in_first``,
+    and the linear Tensor methods."""
+    every = model.names_tagged("linear")
+    auto = {
+        e.schema.base_name
+        for e in model.entries
+        if any(text.strip() == "auto_linear" for _, text in e.forward_formulas)
+    }
+    first = (
+        every
+        | model.names_tagged("linear_in_first")
+        | auto
+        | set(model.linear_helpers)
+        | _LINEAR_METHODS
+    )
+    return Linearity(frozenset(first), every)
+
+
+def _simplify_zero(node: ast.AST, zeros: set, linear: Linearity):
     """``node`` with the tangents named in ``zeros`` taken as zero: a new node, ``_ZERO``,
     or _NotSimplifiable when a zero would have to be materialized."""
     if isinstance(node, ast.Name):
@@ -754,12 +780,12 @@ def _simplify_zero(node: ast.AST, zeros: set, linear: frozenset = _LINEAR_FIRST)
         if any(v is _ZERO for _, v in kwargs):
             raise _NotSimplifiable
         if receiver is _ZERO:
-            if name in linear | _LINEAR_ANY and not any(a is _ZERO for a in args):
+            if name in linear.first and not any(a is _ZERO for a in args):
                 return _ZERO
             raise _NotSimplifiable
         zero_args = [i for i, a in enumerate(args) if a is _ZERO]
         if zero_args:
-            if name in _LINEAR_ANY or (name in linear and zero_args == [0]):
+            if name in linear.every or (name in linear.first and zero_args == [0]):
                 return _ZERO
             raise _NotSimplifiable
         new_func = ast.Attribute(value=receiver, attr=name, ctx=ast.Load()) if receiver else func
@@ -771,9 +797,7 @@ def _simplify_zero(node: ast.AST, zeros: set, linear: frozenset = _LINEAR_FIRST)
     return node
 
 
-def _without_tangent(
-    expr: str, name: str, linear: frozenset = _LINEAR_FIRST
-) -> Optional[Tuple[str, bool]]:
+def _without_tangent(expr: str, name: str, linear: Linearity) -> Optional[Tuple[str, bool]]:
     """``expr`` with ``<name>_t`` undefined, when no zero tensor is needed for it, and
     whether the result may be another tensor's tangent object itself (then it is copied)."""
     try:
@@ -790,9 +814,7 @@ def _without_tangent(
     return ast.unparse(ast.fix_missing_locations(tree)), passes_through
 
 
-def _zero_variant(
-    expr: str, name: str, inplace: bool, linear: frozenset = _LINEAR_FIRST
-) -> Optional[str]:
+def _zero_variant(expr: str, name: str, inplace: bool, linear: Linearity) -> Optional[str]:
     simplified = _without_tangent(expr, name, linear)
     if simplified is None:
         return None
@@ -803,9 +825,7 @@ def _zero_variant(
     return f"{text}.clone()" if passes_through else text
 
 
-def jvp_kernel(
-    ov: Overload, functions=frozenset(), linear: Optional[frozenset] = None
-) -> Optional[JvpKernel]:
+def jvp_kernel(ov: Overload, functions: frozenset, linear: Linearity) -> Optional[JvpKernel]:
     """PyTorch's rules: an explicit formula reads ``<arg>_p``/``<arg>_t``/``result``;
     ``auto_element_wise`` is the backward formula with ``grad`` replaced by the tangent;
     ``auto_linear`` is the op itself applied to the tangents. An in-place variant's
@@ -855,7 +875,6 @@ def jvp_kernel(
     without = ()
     inplace = ov.kind in ("inplace", "inplace_variant")
     if len(used) == 2 and all(i.kind == "tensor" for i in used) and not multi:
-        linear = _LINEAR_FIRST if linear is None else linear
         variants = [(i.name, _zero_variant(expr, i.name, inplace, linear)) for i in used]
         without = tuple((n, e) for n, e in variants if e is not None)
     return JvpKernel(
@@ -877,22 +896,12 @@ def jvp_kernel(
 # ---- the whole context ---------------------------------------------------------------------------
 
 
-def linear_ops(model: m.Model) -> frozenset:
-    """Names linear in their first argument: the YAML entries whose forward formula is
-    auto_linear, and the helpers and methods in _LINEAR_FIRST."""
-    return _LINEAR_FIRST | {
-        e.schema.base_name
-        for e in model.entries
-        if any(text.strip() == "auto_linear" for _, text in e.forward_formulas)
-    }
-
-
 def build_context(model: m.Model) -> Dict:
     functions = set()
     for e in model.entries:
         if "function" in e.variants:
             functions.add(e.schema.base_name)
-    linear = linear_ops(model)
+    linear = linearity(model)
     overloads: List[Overload] = []
     cpu_kernels: List[CpuKernel] = []
     nodes: List[NodeClass] = []
