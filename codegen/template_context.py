@@ -854,6 +854,11 @@ def jvp_kernel(ov: Overload, functions: frozenset, linear: Linearity) -> Optiona
         renamed = _rename(expr, {"self": "original_self"})
         needs_original = renamed != expr
         expr = renamed
+    elif ov.kind == "inplace":
+        # an in-place entry of its own names self from before the op original_self_p
+        renamed = _rename(expr, {"original_self_p": "original_self"})
+        needs_original = renamed != expr
+        expr = renamed
     tree = ast.parse(expr, mode="eval")
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     # op functions by module (``F.mm``): the kernels here carry op names themselves

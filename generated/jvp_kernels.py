@@ -23,11 +23,22 @@ from opgrad.autograd.forward_grad import (
 from opgrad.autograd.functions_manual import (
     clamp_backward,
     clamp_jvp,
+    elu_double_backward,
+    forward_ad_not_implemented,
+    gelu_double_backward,
+    glu_backward_jvp,
+    glu_jvp,
+    grad_mode_enabled,
+    infinitely_differentiable_mish_backward,
+    infinitely_differentiable_silu_backward,
+    log1p_backward,
     logsumexp_jvp,
     maybe_multiply,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    softplus_double_backward,
+    to_float,
 )
 from opgrad.generated import ops
 from opgrad.generated import python_surface as F
@@ -1296,6 +1307,734 @@ def mean_dim(self, dim, keepdim, dtype, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def threshold(self, threshold, value, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.threshold_backward(self_t, self, threshold)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def threshold__pre(self, threshold, value):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def threshold_(self, threshold, value, result, tangents):
+    # threshold_backward(self_t, original_self_p, threshold)
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.threshold_backward(self_t, original_self, threshold)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def hardtanh(self, min_val, max_val, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardtanh_backward(self_t, self, min_val, max_val)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hardtanh__pre(self, min_val, max_val):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def hardtanh_(self, min_val, max_val, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardtanh_backward(self_t, original_self, min_val, max_val)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def hardtanh_backward(grad_output, self, min_val, max_val, result):
+    # where((self_p > min_val).logical_and(self_p < max_val), grad_output_t, 0)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where((self > min_val).logical_and(self < max_val), grad_output_t, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def elu(self, alpha, scale, input_scale, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.elu_backward(self_t, alpha, scale, input_scale, False, self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def elu__pre(self, alpha, scale, input_scale):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def elu_(self, alpha, scale, input_scale, result, tangents):
+    # elu_backward(self_t, alpha, scale, input_scale, True, result)
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.elu_backward(self_t, alpha, scale, input_scale, True, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, result):
+    # elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)
+    grad_output_t = fw_grad(grad_output)
+    self_or_result_t = fw_grad(self_or_result)
+    if grad_output_t is None and self_or_result_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_or_result_t is None:
+        self_or_result_t = zeros_tangent(self_or_result)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.elu_backward(
+            grad_output_t, alpha, scale, input_scale, is_result, self_or_result
+        ) + elu_double_backward(
+            self_or_result_t, grad_output, alpha, scale, input_scale, is_result, self_or_result
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def celu(self, alpha, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), False, self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def celu__pre(self, alpha):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def celu_(self, alpha, result, tangents):
+    # elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), True, result)
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), True, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def gelu(self, approximate, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.gelu_backward(self_t, self, approximate=approximate)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def gelu__pre(self, approximate):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def gelu_(self, approximate, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.gelu_backward(self_t, original_self, approximate=approximate)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def gelu_backward(grad_output, self, approximate, result):
+    # gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.gelu_backward(
+            grad_output_t, self, approximate=approximate
+        ) + gelu_double_backward(self_t, grad_output, self, approximate)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def silu(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            infinitely_differentiable_silu_backward(self_t, self)
+            if grad_mode_enabled()
+            else F.silu_backward(self_t, self)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def silu__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def silu_(self, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            infinitely_differentiable_silu_backward(self_t, original_self)
+            if grad_mode_enabled()
+            else F.silu_backward(self_t, original_self)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def mish(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            infinitely_differentiable_mish_backward(self_t, self)
+            if grad_mode_enabled()
+            else F.mish_backward(self_t, self)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def mish__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def mish_(self, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            infinitely_differentiable_mish_backward(self_t, original_self)
+            if grad_mode_enabled()
+            else F.mish_backward(self_t, original_self)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def softplus(self, beta, threshold, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.softplus_backward(self_t, self, beta, threshold)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def softplus_backward(grad_output, self, beta, threshold, result):
+    # softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.softplus_backward(
+            grad_output_t, self, beta, threshold
+        ) + softplus_double_backward(self_t * grad_output, self, beta, threshold)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hardsigmoid(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardsigmoid_backward(self_t, self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hardsigmoid__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def hardsigmoid_(self, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardsigmoid_backward(self_t, original_self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def hardsigmoid_backward(grad_output, self, result):
+    # forward_ad_not_implemented("aten::hardsigmoid_backward")
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("aten::hardsigmoid_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hardswish(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardswish_backward(self_t, self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hardswish__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def hardswish_(self, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardswish_backward(self_t, original_self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def hardswish_backward(grad_output, self, result):
+    # hardswish_backward(grad_output_t, self_p) + where((-3.0 < self_p).logical_and(self_p < 3.0), self_t * grad_output_p / 3.0, 0)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardswish_backward(grad_output_t, self) + F.where(
+            (-3.0 < self).logical_and(self < 3.0), self_t * grad_output / 3.0, 0
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def leaky_relu(self, negative_slope, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.leaky_relu_backward(self_t, self, negative_slope, False)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def leaky_relu__pre(self, negative_slope):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def leaky_relu_(self, negative_slope, result, tangents):
+    # leaky_relu_backward(self_t, result, negative_slope, True)
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.leaky_relu_backward(self_t, result, negative_slope, True)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result, result):
+    # leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.leaky_relu_backward(grad_output_t, self, negative_slope, self_is_result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def softshrink(self, lambd, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.softshrink_backward(self_t, self, lambd)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def softshrink_backward(grad_output, self, lambd, result):
+    # where((self_p > lambd).logical_or(self_p < -lambd), grad_output_t, 0)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where((self > lambd).logical_or(self < -lambd), grad_output_t, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hardshrink(self, lambd, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.hardshrink_backward(self_t, self, lambd)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hardshrink_backward(grad_out, self, lambd, result):
+    # where((self_p > lambd).logical_or(self_p < -lambd), grad_out_t, 0)
+    grad_out_t = fw_grad(grad_out)
+    self_t = fw_grad(self)
+    if grad_out_t is None and self_t is None:
+        return
+    if grad_out_t is None:
+        grad_out_t = zeros_tangent(grad_out)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where((self > lambd).logical_or(self < -lambd), grad_out_t, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def glu(self, dim, result):
+    # glu_jvp(result, self_p, self_t, dim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = glu_jvp(result, self, self_t, dim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def glu_backward(grad_output, self, dim, result):
+    # glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = glu_backward_jvp(result, grad_output, self, grad_output_t, self_t, dim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def log1p(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = log1p_backward(self_t, self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def log1p__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def log1p_(self, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = log1p_backward(self_t, original_self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def _softmax(self, dim, half_to_float, result):

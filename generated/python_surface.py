@@ -111,6 +111,26 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
+    "threshold": (ops.threshold_op,),
+    "threshold_": (ops.threshold__op,),
+    "hardtanh_backward": (ops.hardtanh_backward_op,),
+    "elu_backward": (ops.elu_backward_op,),
+    "celu": (ops.celu_op,),
+    "celu_": (ops.celu__op,),
+    "selu": (ops.selu_op,),
+    "selu_": (ops.selu__op,),
+    "gelu_backward": (ops.gelu_backward_op,),
+    "silu_backward": (ops.silu_backward_op,),
+    "mish_backward": (ops.mish_backward_op,),
+    "softplus_backward": (ops.softplus_backward_op,),
+    "hardsigmoid_backward": (ops.hardsigmoid_backward_op,),
+    "hardswish_backward": (ops.hardswish_backward_op,),
+    "leaky_relu_backward": (ops.leaky_relu_backward_op,),
+    "softshrink_backward": (ops.softshrink_backward_op,),
+    "hardshrink": (ops.hardshrink_op,),
+    "hardshrink_backward": (ops.hardshrink_backward_op,),
+    "glu_backward": (ops.glu_backward_op,),
+    "log1p": (ops.log1p_op,),
     "softmax": (ops.softmax_int_op,),
     "log_softmax": (ops.log_softmax_int_op,),
     "_softmax": (ops._softmax_op,),
@@ -210,6 +230,26 @@ logical_and = function("logical_and", FUNCTIONS["logical_and"])
 logical_or = function("logical_or", FUNCTIONS["logical_or"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
+threshold = function("threshold", FUNCTIONS["threshold"])
+threshold_ = function("threshold_", FUNCTIONS["threshold_"])
+hardtanh_backward = function("hardtanh_backward", FUNCTIONS["hardtanh_backward"])
+elu_backward = function("elu_backward", FUNCTIONS["elu_backward"])
+celu = function("celu", FUNCTIONS["celu"])
+celu_ = function("celu_", FUNCTIONS["celu_"])
+selu = function("selu", FUNCTIONS["selu"])
+selu_ = function("selu_", FUNCTIONS["selu_"])
+gelu_backward = function("gelu_backward", FUNCTIONS["gelu_backward"])
+silu_backward = function("silu_backward", FUNCTIONS["silu_backward"])
+mish_backward = function("mish_backward", FUNCTIONS["mish_backward"])
+softplus_backward = function("softplus_backward", FUNCTIONS["softplus_backward"])
+hardsigmoid_backward = function("hardsigmoid_backward", FUNCTIONS["hardsigmoid_backward"])
+hardswish_backward = function("hardswish_backward", FUNCTIONS["hardswish_backward"])
+leaky_relu_backward = function("leaky_relu_backward", FUNCTIONS["leaky_relu_backward"])
+softshrink_backward = function("softshrink_backward", FUNCTIONS["softshrink_backward"])
+hardshrink = function("hardshrink", FUNCTIONS["hardshrink"])
+hardshrink_backward = function("hardshrink_backward", FUNCTIONS["hardshrink_backward"])
+glu_backward = function("glu_backward", FUNCTIONS["glu_backward"])
+log1p = function("log1p", FUNCTIONS["log1p"])
 softmax = function("softmax", FUNCTIONS["softmax"])
 log_softmax = function("log_softmax", FUNCTIONS["log_softmax"])
 _softmax = function("_softmax", FUNCTIONS["_softmax"])

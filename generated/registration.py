@@ -19,6 +19,22 @@ def _where_Scalar_composite(keyset, condition, self, other):
     return decompositions.where_scalars(condition, self, other)
 
 
+def _relu6_composite(keyset, self):
+    return decompositions.relu6(self)
+
+
+def _relu6__composite(keyset, self):
+    return decompositions.relu6_(self)
+
+
+def _selu_composite(keyset, self):
+    return decompositions.selu(self)
+
+
+def _selu__composite(keyset, self):
+    return decompositions.selu_(self)
+
+
 def _softmax_int_composite(keyset, self, dim, dtype):
     return decompositions.softmax(self, dim, dtype)
 
@@ -139,6 +155,44 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(CPU, cpu_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
+    ops.threshold_op.register_kernel(CPU, cpu_kernels.threshold)
+    ops.threshold__op.register_kernel(CPU, cpu_kernels.threshold_)
+    ops.hardtanh_op.register_kernel(CPU, cpu_kernels.hardtanh)
+    ops.hardtanh__op.register_kernel(CPU, cpu_kernels.hardtanh_)
+    ops.hardtanh_backward_op.register_kernel(CPU, cpu_kernels.hardtanh_backward)
+    ops.elu_op.register_kernel(CPU, cpu_kernels.elu)
+    ops.elu__op.register_kernel(CPU, cpu_kernels.elu_)
+    ops.elu_backward_op.register_kernel(CPU, cpu_kernels.elu_backward)
+    ops.celu_op.register_kernel(CPU, cpu_kernels.celu)
+    ops.celu__op.register_kernel(CPU, cpu_kernels.celu_)
+    ops.gelu_op.register_kernel(CPU, cpu_kernels.gelu)
+    ops.gelu__op.register_kernel(CPU, cpu_kernels.gelu_)
+    ops.gelu_backward_op.register_kernel(CPU, cpu_kernels.gelu_backward)
+    ops.silu_op.register_kernel(CPU, cpu_kernels.silu)
+    ops.silu__op.register_kernel(CPU, cpu_kernels.silu_)
+    ops.silu_backward_op.register_kernel(CPU, cpu_kernels.silu_backward)
+    ops.mish_op.register_kernel(CPU, cpu_kernels.mish)
+    ops.mish__op.register_kernel(CPU, cpu_kernels.mish_)
+    ops.mish_backward_op.register_kernel(CPU, cpu_kernels.mish_backward)
+    ops.softplus_op.register_kernel(CPU, cpu_kernels.softplus)
+    ops.softplus_backward_op.register_kernel(CPU, cpu_kernels.softplus_backward)
+    ops.hardsigmoid_op.register_kernel(CPU, cpu_kernels.hardsigmoid)
+    ops.hardsigmoid__op.register_kernel(CPU, cpu_kernels.hardsigmoid_)
+    ops.hardsigmoid_backward_op.register_kernel(CPU, cpu_kernels.hardsigmoid_backward)
+    ops.hardswish_op.register_kernel(CPU, cpu_kernels.hardswish)
+    ops.hardswish__op.register_kernel(CPU, cpu_kernels.hardswish_)
+    ops.hardswish_backward_op.register_kernel(CPU, cpu_kernels.hardswish_backward)
+    ops.leaky_relu_op.register_kernel(CPU, cpu_kernels.leaky_relu)
+    ops.leaky_relu__op.register_kernel(CPU, cpu_kernels.leaky_relu_)
+    ops.leaky_relu_backward_op.register_kernel(CPU, cpu_kernels.leaky_relu_backward)
+    ops.softshrink_op.register_kernel(CPU, cpu_kernels.softshrink)
+    ops.softshrink_backward_op.register_kernel(CPU, cpu_kernels.softshrink_backward)
+    ops.hardshrink_op.register_kernel(CPU, cpu_kernels.hardshrink)
+    ops.hardshrink_backward_op.register_kernel(CPU, cpu_kernels.hardshrink_backward)
+    ops.glu_op.register_kernel(CPU, cpu_kernels.glu)
+    ops.glu_backward_op.register_kernel(CPU, cpu_kernels.glu_backward)
+    ops.log1p_op.register_kernel(CPU, cpu_kernels.log1p)
+    ops.log1p__op.register_kernel(CPU, cpu_kernels.log1p_)
     ops._softmax_op.register_kernel(CPU, cpu_kernels._softmax)
     ops._log_softmax_op.register_kernel(CPU, cpu_kernels._log_softmax)
     ops._softmax_backward_data_op.register_kernel(CPU, cpu_kernels._softmax_backward_data)
@@ -272,6 +326,42 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(AUTOGRAD, autograd_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(AUTOGRAD, autograd_kernels.mean)
     ops.mean_dim_op.register_kernel(AUTOGRAD, autograd_kernels.mean_dim)
+    ops.threshold_op.register_kernel(AUTOGRAD, autograd_kernels.threshold)
+    ops.threshold__op.register_kernel(AUTOGRAD, autograd_kernels.threshold_)
+    ops.hardtanh_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh)
+    ops.hardtanh__op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh_)
+    ops.hardtanh_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh_backward)
+    ops.elu_op.register_kernel(AUTOGRAD, autograd_kernels.elu)
+    ops.elu__op.register_kernel(AUTOGRAD, autograd_kernels.elu_)
+    ops.elu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.elu_backward)
+    ops.celu_op.register_kernel(AUTOGRAD, autograd_kernels.celu)
+    ops.celu__op.register_kernel(AUTOGRAD, autograd_kernels.celu_)
+    ops.gelu_op.register_kernel(AUTOGRAD, autograd_kernels.gelu)
+    ops.gelu__op.register_kernel(AUTOGRAD, autograd_kernels.gelu_)
+    ops.gelu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.gelu_backward)
+    ops.silu_op.register_kernel(AUTOGRAD, autograd_kernels.silu)
+    ops.silu__op.register_kernel(AUTOGRAD, autograd_kernels.silu_)
+    ops.mish_op.register_kernel(AUTOGRAD, autograd_kernels.mish)
+    ops.mish__op.register_kernel(AUTOGRAD, autograd_kernels.mish_)
+    ops.softplus_op.register_kernel(AUTOGRAD, autograd_kernels.softplus)
+    ops.softplus_backward_op.register_kernel(AUTOGRAD, autograd_kernels.softplus_backward)
+    ops.hardsigmoid_op.register_kernel(AUTOGRAD, autograd_kernels.hardsigmoid)
+    ops.hardsigmoid__op.register_kernel(AUTOGRAD, autograd_kernels.hardsigmoid_)
+    ops.hardsigmoid_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardsigmoid_backward)
+    ops.hardswish_op.register_kernel(AUTOGRAD, autograd_kernels.hardswish)
+    ops.hardswish__op.register_kernel(AUTOGRAD, autograd_kernels.hardswish_)
+    ops.hardswish_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardswish_backward)
+    ops.leaky_relu_op.register_kernel(AUTOGRAD, autograd_kernels.leaky_relu)
+    ops.leaky_relu__op.register_kernel(AUTOGRAD, autograd_kernels.leaky_relu_)
+    ops.leaky_relu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.leaky_relu_backward)
+    ops.softshrink_op.register_kernel(AUTOGRAD, autograd_kernels.softshrink)
+    ops.softshrink_backward_op.register_kernel(AUTOGRAD, autograd_kernels.softshrink_backward)
+    ops.hardshrink_op.register_kernel(AUTOGRAD, autograd_kernels.hardshrink)
+    ops.hardshrink_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardshrink_backward)
+    ops.glu_op.register_kernel(AUTOGRAD, autograd_kernels.glu)
+    ops.glu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.glu_backward)
+    ops.log1p_op.register_kernel(AUTOGRAD, autograd_kernels.log1p)
+    ops.log1p__op.register_kernel(AUTOGRAD, autograd_kernels.log1p_)
     ops._softmax_op.register_kernel(AUTOGRAD, autograd_kernels._softmax)
     ops._log_softmax_op.register_kernel(AUTOGRAD, autograd_kernels._log_softmax)
     ops._softmax_backward_data_op.register_kernel(AUTOGRAD, autograd_kernels._softmax_backward_data)
@@ -399,6 +489,17 @@ def register_all():
     )
     ops.logical_and__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_)
     ops.logical_or__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_)
+    ops.threshold__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.threshold_)
+    ops.hardtanh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardtanh_)
+    ops.elu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.elu_)
+    ops.celu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.celu_)
+    ops.gelu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.gelu_)
+    ops.silu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.silu_)
+    ops.mish__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mish_)
+    ops.hardsigmoid__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardsigmoid_)
+    ops.hardswish__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardswish_)
+    ops.leaky_relu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.leaky_relu_)
+    ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
@@ -423,6 +524,14 @@ def register_all():
     ops.where_ScalarOther_op.register_kernel(AUTOGRAD | CPU, _where_ScalarOther_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.where_Scalar_op.register_kernel(AUTOGRAD | CPU, _where_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.relu6_op.register_kernel(AUTOGRAD | CPU, _relu6_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.relu6__op.register_kernel(AUTOGRAD | CPU, _relu6__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.selu_op.register_kernel(AUTOGRAD | CPU, _selu_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.selu__op.register_kernel(AUTOGRAD | CPU, _selu__composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.softmax_int_op.register_kernel(AUTOGRAD | CPU, _softmax_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -242,3 +242,24 @@ def softmax(self, dim: int, dtype=None):
 
 def log_softmax(self, dim: int, dtype=None):
     return aten._log_softmax(_to_dtype(self, dtype), dim, False)
+
+
+# selu is elu with these constants (PyTorch's SELU_ALPHA and SELU_SCALE).
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(self):
+    return aten.elu(self, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(self):
+    return aten.elu_(self, _SELU_ALPHA, _SELU_SCALE)
+
+
+def relu6(self):
+    return aten.hardtanh(self, 0, 6)
+
+
+def relu6_(self):
+    return aten.hardtanh_(self, 0, 6)

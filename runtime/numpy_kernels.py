@@ -271,9 +271,10 @@ def sigmoid(a):
     if a.dtype is _HALF:
         # in float32, rounded once, as PyTorch computes float16 math
         return (1 / (1 + np.exp(-a.astype(_F32)))).astype(_HALF)
-    # 1/(1+exp(-x)) written through tanh: no overflow warning for large |x|.
-    half = np.asarray(0.5, dtype=a.dtype)
-    return half * np.tanh(half * a) + half
+    # 1/(1+exp(-x)), PyTorch's formula: written through tanh it loses the tiny values of
+    # very negative x (sigmoid(-50) is 1.9e-22, not 0). exp(-x) may overflow to inf: 0.
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-a))
 
 
 def _refuse_non_float(a, kernel: str) -> None:
@@ -1672,3 +1673,292 @@ def _in_memory_order(values: np.ndarray, like: np.ndarray) -> np.ndarray:
     order = sorted(range(like.ndim), key=lambda d: -abs(like.strides[d]))
     shaped = values.reshape([like.shape[d] for d in order])
     return np.transpose(shaped, np.argsort(order))
+
+
+# ---- activations ------------------------------------------------------------------------
+# Float-only kernels refuse other dtypes with PyTorch's kernel name; float16 is computed in
+# float32 and rounded once, as PyTorch's CPU kernels compute it.
+
+
+def _activation(a, kernel: str, fn):
+    _refuse_non_float(a, kernel)
+    if a.dtype is _HALF:
+        return fn(a.astype(_F32)).astype(_HALF)
+    return fn(a)
+
+
+def _activation_backward(grad, a, kernel: str, fn):
+    _refuse_non_float(grad, kernel)
+    if grad.dtype is _HALF:
+        return fn(grad.astype(_F32), a.astype(_F32)).astype(_HALF)
+    return fn(grad, a)
+
+
+def threshold(a, threshold, value):
+    """``value`` where ``a <= threshold``, else ``a`` (NaN stays)."""
+    if a.dtype is _BOOL:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    if a.dtype.kind in "iu":
+        # both numbers are converted to the tensor's integer type first (truncated)
+        threshold, value = int(threshold), int(value)
+    return np.where(a <= scalar_as(threshold, a.dtype), scalar_as(value, a.dtype), a).astype(
+        a.dtype, copy=False
+    )
+
+
+def hardtanh(a, min_val, max_val):
+    if a.dtype is _BOOL:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return np.minimum(np.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
+
+
+def hardtanh_backward(grad, a, min_val, max_val):
+    return np.where((a <= min_val) | (a >= max_val), 0, grad).astype(grad.dtype, copy=False)
+
+
+def _elu_values(x, alpha, scale, input_scale):
+    negative = np.expm1(x * input_scale) * (alpha * scale)
+    return np.where(x <= 0, negative, x * scale)
+
+
+def elu(a, alpha, scale, input_scale):
+    return _activation(a, "elu_cpu", lambda x: _elu_values(x, alpha, scale, input_scale))
+
+
+def elu_backward(grad, alpha, scale, input_scale, is_result: bool, self_or_result):
+    if is_result and alpha < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not "
+            "supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead."
+        )
+
+    def fn(g, x):
+        if is_result:
+            negative = g * input_scale * (x + alpha * scale)
+        else:
+            negative = g * input_scale * (alpha * scale) * np.exp(x * input_scale)
+        return np.where(x <= 0, negative, g * scale)
+
+    return _activation_backward(grad, self_or_result, "elu_backward_cpu", fn)
+
+
+def celu(a, alpha):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return elu(a, alpha, 1.0, 1.0 / alpha)
+
+
+_GELU_APPROXIMATIONS = ("none", "tanh")
+_SQRT1_2 = 0.70710678118654752440
+_SQRT_2_OVER_PI = 0.79788456080286535588  # sqrt(2) * 2/sqrt(pi) * 0.5
+_GELU_KAPPA = 0.044715
+_NORMAL_PDF_SCALE = 0.39894228040143267794  # 2/sqrt(pi) * sqrt(1/2) * 0.5
+
+
+def _check_approximate(approximate: str) -> None:
+    if approximate not in _GELU_APPROXIMATIONS:
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def gelu(a, approximate: str):
+    _check_approximate(approximate)
+    if approximate == "tanh":
+
+        def fn(x):
+            inner = _SQRT_2_OVER_PI * (x + _GELU_KAPPA * x * x * x)
+            return 0.5 * x * (1 + np.tanh(inner))
+
+    else:
+        from scipy.special import erf
+
+        def fn(x):
+            return x * 0.5 * (1 + erf(x * _SQRT1_2))
+
+    return _activation(a, "GeluKernelImpl", fn)
+
+
+def gelu_backward(grad, a, approximate: str):
+    _check_approximate(approximate)
+    if approximate == "tanh":
+
+        def fn(g, x):
+            inner = _SQRT_2_OVER_PI * (x + _GELU_KAPPA * x * x * x)
+            tanh_inner = np.tanh(inner)
+            left_derivative = 0.5 * (1 + tanh_inner)
+            right_derivative = (0.5 * x * (1 - tanh_inner * tanh_inner)) * (
+                _SQRT_2_OVER_PI * (1 + 3 * _GELU_KAPPA * x * x)
+            )
+            return g * (left_derivative + right_derivative)
+
+    else:
+        from scipy.special import erf
+
+        def fn(g, x):
+            cdf = 0.5 * (1 + erf(x * _SQRT1_2))
+            pdf = _NORMAL_PDF_SCALE * np.exp(x * x * -0.5)
+            return g * (cdf + x * pdf)
+
+    return _activation_backward(grad, a, "GeluBackwardKernelImpl", fn)
+
+
+def _sigmoid_of(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def silu(a):
+    return _activation(a, "silu_cpu", lambda x: x / (1 + np.exp(-x)))
+
+
+def silu_backward(grad, a):
+    def fn(g, x):
+        s = _sigmoid_of(x)
+        return g * s * (1 + x * (1 - s))
+
+    return _activation_backward(grad, a, "silu_backward_cpu", fn)
+
+
+def mish(a):
+    return _activation(a, "mish_cpu", lambda x: x * np.tanh(np.log1p(np.exp(x))))
+
+
+def mish_backward(grad, a):
+    def fn(g, x):
+        s = _sigmoid_of(x)
+        tanh_softplus = np.tanh(np.log1p(np.exp(x)))
+        return g * (tanh_softplus + x * s * (1 - tanh_softplus * tanh_softplus))
+
+    return _activation_backward(grad, a, "mish_backward_cpu", fn)
+
+
+def softplus(a, beta, threshold):
+    def fn(x):
+        scaled = x * beta
+        return np.where(scaled > threshold, x, np.log1p(np.exp(scaled)) / beta)
+
+    return _activation(a, "softplus_cpu", fn)
+
+
+def softplus_backward(grad, a, beta, threshold):
+    def fn(g, x):
+        z = np.exp(x * beta)
+        return np.where(x * beta > threshold, g, g * z / (z + 1))
+
+    return _activation_backward(grad, a, "softplus_backward_cpu", fn)
+
+
+def hardsigmoid(a):
+    return _activation(a, "hardsigmoid_cpu", lambda x: np.minimum(np.maximum(x + 3, 0), 6) / 6)
+
+
+_ONE_SIXTH_F32 = float(np.float32(1.0) / np.float32(6.0))
+
+
+def hardsigmoid_backward(grad, a):
+    def fn(g, x):
+        # PyTorch multiplies by 1/6 as a float literal, whatever the dtype
+        return np.where((x > -3) & (x < 3), g * _ONE_SIXTH_F32, 0)
+
+    return _activation_backward(grad, a, "hardsigmoid_backward", fn)
+
+
+def hardswish(a):
+    return _activation(a, "hardswish_cpu", lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) / 6)
+
+
+def hardswish_backward(grad, a):
+    def fn(g, x):
+        return np.where(x < -3, 0, np.where(x <= 3, g * ((x / 3) + 0.5), g))
+
+    return _activation_backward(grad, a, "hardswish_backward", fn)
+
+
+def leaky_relu(a, negative_slope):
+    return _activation(a, "leaky_relu_cpu", lambda x: np.where(x > 0, x, x * negative_slope))
+
+
+def leaky_relu_backward(grad, a, negative_slope, self_is_result: bool):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which "
+            "is not supported. This is caused by calling in-place forward function with a "
+            "negative slope, please call out-of-place version instead. File an issue at "
+            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+            "backward calculation with negative slope"
+        )
+
+    def fn(g, x):
+        return np.where(x > 0, g, g * negative_slope)
+
+    return _activation_backward(grad, a, "leaky_relu_backward_cpu", fn)
+
+
+def softshrink(a, lambd):
+    if a.dtype.kind == "f" and not 0 <= lambd <= float(np.finfo(a.dtype).max):
+        raise RuntimeError(
+            f"lambda must be in range [0, {float(np.finfo(a.dtype).max):g}] for input dtype "
+            f"{dtypes.scalar_type_name(a.dtype)}, but found {_format_double(lambd)}"
+        )
+
+    def fn(x):
+        return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+
+    return _activation(a, "softshrink_check", fn)
+
+
+def softshrink_backward(grad, a, lambd):
+    def fn(g, x):
+        return np.where((x >= -lambd) & (x <= lambd), 0, g)
+
+    return _activation_backward(grad, a, "softshrink_backward_cpu", fn)
+
+
+def hardshrink(a, lambd):
+    return _activation(a, "hardshrink_cpu", lambda x: np.where((x >= -lambd) & (x <= lambd), 0, x))
+
+
+def hardshrink_backward(grad, a, lambd):
+    def fn(g, x):
+        return np.where((x >= -lambd) & (x <= lambd), 0, g)
+
+    return _activation_backward(grad, a, "hardshrink_backward_cpu", fn)
+
+
+def glu(a, dim: int):
+    _refuse_non_float(a, "glu_cpu")
+    if a.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = wrap_dim(dim, a.ndim)
+    size = a.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {size}")
+    first, second = np.split(_opmath(a), 2, axis=dim)
+    return (first * _sigmoid_of(second)).astype(a.dtype, copy=False)
+
+
+def glu_backward(grad, a, dim: int):
+    _refuse_non_float(grad, "glu_backward_cpu")
+    dim = wrap_dim(dim, a.ndim)
+    first, second = np.split(_opmath(a), 2, axis=dim)
+    g = _opmath(grad)
+    s = _sigmoid_of(second)
+    result = np.concatenate([s * g, (1 - s) * s * first * g], axis=dim)
+    return result.astype(a.dtype, copy=False)
+
+
+def log_sigmoid_forward(a):
+    """``(output, buffer)``: ``min(x, 0) - log1p(exp(-|x|))`` and ``exp(-|x|)``."""
+    _refuse_non_float(a, "log_sigmoid_cpu")
+    x = _opmath(a)
+    z = np.exp(-np.abs(x))
+    output = np.minimum(x, 0) - np.log1p(z)
+    return output.astype(a.dtype, copy=False), z.astype(a.dtype, copy=False)
+
+
+def log_sigmoid_backward(grad, a, buffer):
+    def fn(g, x):
+        z = _opmath(buffer)
+        negative = x < 0
+        return (np.where(negative, 1, 0) - np.where(negative, 1, -1) * (z / (1 + z))) * g
+
+    return _activation_backward(grad, a, "log_sigmoid_backward_cpu", fn)

@@ -401,6 +401,51 @@ CASES = [
     Case("log_softmax_kernel", lambda T, a: T._log_softmax(a, 0, False), (N(2, 3),)),
     Case("logsumexp", lambda T, a: a.logsumexp(1), (N(2, 3),)),
     Case("logsumexp_keepdim", lambda T, a: T.logsumexp(a, (0, 1), keepdim=True), (N(2, 3),)),
+    # activations (opgrad.nn.functional); in place on a clone, as a module would
+    Case("threshold", lambda T, a: T.nn.functional.threshold(a, 0.1, -2.0), (A(2, 3),)),
+    Case(
+        "threshold_inplace",
+        lambda T, a: T.nn.functional.threshold(a * 1, 0.1, -2.0, inplace=True),
+        (A(2, 3),),
+    ),
+    Case("hardtanh", lambda T, a: T.nn.functional.hardtanh(a * 2, -1.5, 1.0), (A(2, 3),)),
+    Case(
+        "hardtanh_inplace", lambda T, a: T.nn.functional.hardtanh(a * 2, inplace=True), (A(2, 3),)
+    ),
+    Case("relu6", lambda T, a: T.nn.functional.relu6(a * 4), (A(2, 3),)),
+    Case("relu6_inplace", lambda T, a: T.nn.functional.relu6(a * 4, inplace=True), (A(2, 3),)),
+    Case("elu", lambda T, a: T.nn.functional.elu(a, 0.7), (A(2, 3),)),
+    Case("elu_inplace", lambda T, a: T.nn.functional.elu(a * 1, 0.7, inplace=True), (A(2, 3),)),
+    Case("celu", lambda T, a: T.nn.functional.celu(a, 0.3), (A(2, 3),)),
+    Case("celu_inplace", lambda T, a: T.nn.functional.celu(a * 1, 0.3, inplace=True), (A(2, 3),)),
+    Case("selu", lambda T, a: T.nn.functional.selu(a), (A(2, 3),)),
+    Case("selu_inplace", lambda T, a: T.nn.functional.selu(a * 1, inplace=True), (A(2, 3),)),
+    Case("gelu", lambda T, a: T.nn.functional.gelu(a), (N(2, 3),)),
+    Case("gelu_tanh", lambda T, a: T.nn.functional.gelu(a, approximate="tanh"), (N(2, 3),)),
+    Case("gelu_inplace", lambda T, a: T.ops.aten.gelu_(a * 1), (N(2, 3),)),
+    Case("silu", lambda T, a: T.nn.functional.silu(a), (N(2, 3),)),
+    Case("silu_inplace", lambda T, a: T.nn.functional.silu(a * 1, inplace=True), (N(2, 3),)),
+    Case("mish", lambda T, a: T.nn.functional.mish(a), (N(2, 3),)),
+    Case("mish_inplace", lambda T, a: T.nn.functional.mish(a * 1, inplace=True), (N(2, 3),)),
+    Case("softplus", lambda T, a: T.nn.functional.softplus(a, 2, 1.5), (N(2, 3),)),
+    Case("softsign", lambda T, a: T.nn.functional.softsign(a), (N(2, 3),)),
+    Case("hardswish", lambda T, a: T.nn.functional.hardswish(a * 3), (A(2, 3),)),
+    Case(
+        "hardswish_inplace", lambda T, a: T.nn.functional.hardswish(a * 3, inplace=True), (A(2, 3),)
+    ),
+    Case("leaky_relu", lambda T, a: T.nn.functional.leaky_relu(a, 0.2), (A(2, 3),)),
+    Case(
+        "leaky_relu_inplace",
+        lambda T, a: T.nn.functional.leaky_relu(a * 1, 0.2, inplace=True),
+        (A(2, 3),),
+    ),
+    Case("tanhshrink", lambda T, a: T.nn.functional.tanhshrink(a), (N(2, 3),)),
+    Case("softshrink", lambda T, a: T.nn.functional.softshrink(a * 2, 0.3), (A(2, 3),)),
+    Case("hardshrink", lambda T, a: a.hardshrink(0.3) * a, (A(2, 3),)),
+    Case("glu", lambda T, a: T.nn.functional.glu(a), (N(3, 4),)),
+    Case("glu_dim0", lambda T, a: T.nn.functional.glu(a, 0), (N(4, 3),)),
+    Case("log1p", lambda T, a: a.log1p(), (P(2, 3),)),
+    Case("log1p_inplace", lambda T, a: (a * 1).log1p_(), (P(2, 3),)),
     # small graphs built from several ops
     Case(
         "chain_mlp",

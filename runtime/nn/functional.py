@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Optional
+from typing import Callable, Optional
 
+from .. import _functions as _torch_functions
 from .. import overrides as _overrides
+from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
 from ..tensor import Tensor
 
@@ -108,3 +110,160 @@ def gumbel_softmax(
     raise NotImplementedError(
         "gumbel_softmax(hard=True) needs max.dim and scatter_, which opgrad does not have yet"
     )
+
+
+# ---- activations -------------------------------------------------------------------------
+
+
+def _binding(name: str, op) -> Callable:
+    """A function torch binds straight to one aten op (``torch._C._nn.gelu``), taking
+    ``input`` by name as torch's bindings do."""
+    return _python_arg_parser._overloaded(name, name, (op,), varargs=False)
+
+
+relu_ = _torch_functions.relu_
+selu_ = _torch_functions.selu_
+celu_ = _torch_functions.celu_
+threshold_ = _torch_functions.threshold_
+hardshrink = _torch_functions.hardshrink
+elu_ = _binding("elu_", _aten.elu__op)
+hardtanh_ = _binding("hardtanh_", _aten.hardtanh__op)
+leaky_relu_ = _binding("leaky_relu_", _aten.leaky_relu__op)
+gelu = _binding("gelu", _aten.gelu_op)
+softplus = _binding("softplus", _aten.softplus_op)
+softshrink = _binding("softshrink", _aten.softshrink_op)
+
+
+@_public
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """Threshold each element: ``value`` where ``input <= threshold``, else ``input``."""
+    if inplace:
+        return _aten.threshold_(input, threshold, value)
+    return _aten.threshold(input, threshold, value)
+
+
+threshold.__name__ = "_threshold"  # torch's name for F.threshold
+
+
+@_public
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Apply the rectified linear unit function element-wise."""
+    if inplace:
+        return _aten.relu_(input)
+    return _aten.relu(input)
+
+
+@_public
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """Clamp each element to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return _aten.hardtanh_(input, min_val, max_val)
+    return _aten.hardtanh(input, min_val, max_val)
+
+
+@_public
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(0, x), 6)`` element-wise: hardtanh(input, 0, 6)."""
+    if inplace:
+        return _aten.relu6_(input)
+    return _aten.relu6(input)
+
+
+@_public
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Apply the Exponential Linear Unit function element-wise."""
+    if inplace:
+        return _aten.elu_(input, alpha)
+    return _aten.elu(input, alpha)
+
+
+@_public
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Apply SELU: elu with PyTorch's fixed alpha and scale."""
+    if inplace:
+        return _aten.selu_(input)
+    return _aten.selu(input)
+
+
+@_public
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Apply CELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if inplace:
+        return _aten.celu_(input, alpha)
+    return _aten.celu(input, alpha)
+
+
+@_public
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """Apply ``max(0, x) + negative_slope * min(0, x)`` element-wise."""
+    if inplace:
+        return _aten.leaky_relu_(input, negative_slope)
+    return _aten.leaky_relu(input, negative_slope)
+
+
+@_public
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The gated linear unit: ``a * sigmoid(b)`` for the two halves of ``input``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    return _aten.glu(input, dim)
+
+
+@_public
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """Apply the Hardsigmoid function element-wise."""
+    if inplace:
+        return _aten.hardsigmoid_(input)
+    return _aten.hardsigmoid(input)
+
+
+@_public
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Apply the Hardswish function element-wise."""
+    if inplace:
+        return _aten.hardswish_(input)
+    return _aten.hardswish(input)
+
+
+@_public
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Apply the Sigmoid Linear Unit (swish) function: ``x * sigmoid(x)``."""
+    if inplace:
+        return _aten.silu_(input)
+    return _aten.silu(input)
+
+
+@_public
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Apply Mish: ``x * tanh(softplus(x))``."""
+    if inplace:
+        return _aten.mish_(input)
+    return _aten.mish(input)
+
+
+@_public
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)`` element-wise."""
+    return input - input.tanh()
+
+
+@_public
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)`` element-wise."""
+    return input / (input.abs() + 1)
+
+
+@_public
+def tanh(input: Tensor) -> Tensor:
+    """Apply tanh element-wise."""
+    return input.tanh()
+
+
+@_public
+def sigmoid(input: Tensor) -> Tensor:
+    """Apply the sigmoid function element-wise."""
+    return input.sigmoid()
