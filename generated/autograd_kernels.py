@@ -1768,6 +1768,176 @@ def glu_backward(keyset, grad_output, self, dim):
     return result
 
 
+def log_sigmoid_forward(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogSigmoidBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log_sigmoid_forward_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.log_sigmoid_forward(self, result)
+        grad_fn.buffer_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.log_sigmoid_forward(self, result)
+    return result
+
+
+def log_sigmoid_backward(keyset, grad_output, self, buffer):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.LogSigmoidBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.buffer_ = SavedVariable(buffer, False)
+        if self._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log_sigmoid_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, buffer)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.log_sigmoid_backward(grad_output, self, buffer, result)
+    return result
+
+
+def _prelu_kernel(keyset, self, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or weight._rg):
+        grad_fn = nodes.PreluKernelBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(weight),
+        )
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._prelu_kernel_op.kernels[keyset]
+    result = redispatch(keyset, self, weight)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._prelu_kernel(self, weight, result)
+    return result
+
+
+def _prelu_kernel_backward(keyset, grad_output, self, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or weight._rg):
+        grad_fn = nodes.PreluKernelBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(weight),
+        )
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        if grad_output._rg:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._prelu_kernel_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, weight)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._prelu_kernel_backward(grad_output, self, weight, result)
+    return result
+
+
+def rrelu_with_noise(keyset, self, noise, lower, upper, training, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RreluWithNoiseBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.lower_ = lower
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rrelu_with_noise_op.kernels[keyset]
+    result = redispatch(keyset, self, noise, lower, upper, training, generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rrelu_with_noise(self, noise, lower, upper, training, generator, result)
+    return result
+
+
+def rrelu_with_noise_(keyset, self, noise, lower, upper, training, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.RreluWithNoiseBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.lower_ = lower
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+    tangents = (
+        jvp_kernels.rrelu_with_noise__pre(self, noise, lower, upper, training, generator)
+        if _tls.fw_active
+        else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rrelu_with_noise__op.kernels[keyset]
+    result = redispatch(keyset, self, noise, lower, upper, training, generator)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.rrelu_with_noise_(
+                self, noise, lower, upper, training, generator, result, tangents
+            )
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.rrelu_with_noise_(
+            self, noise, lower, upper, training, generator, result, tangents
+        )
+    return result
+
+
+def rrelu_with_noise_backward(
+    keyset, grad_output, self, noise, lower, upper, training, self_is_result
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.RreluWithNoiseBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.lower_ = lower
+        if grad_output._rg:
+            grad_fn.noise_ = SavedVariable(noise, False)
+        if grad_output._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rrelu_with_noise_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, noise, lower, upper, training, self_is_result)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rrelu_with_noise_backward(
+            grad_output, self, noise, lower, upper, training, self_is_result, result
+        )
+    return result
+
+
 def log1p(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

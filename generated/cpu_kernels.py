@@ -1379,6 +1379,75 @@ def glu_backward(keyset, grad_output, self, dim):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def log_sigmoid_forward(keyset, self):
+    """CPU kernel of log_sigmoid_forward"""
+    self = self._data
+    result = k.log_sigmoid_forward(self)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def log_sigmoid_backward(keyset, grad_output, self, buffer):
+    """CPU kernel of log_sigmoid_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    buffer = buffer._data
+    result = k.log_sigmoid_backward(grad_output, self, buffer)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _prelu_kernel(keyset, self, weight):
+    """CPU kernel of _prelu_kernel"""
+    self = self._data
+    weight = weight._data
+    result = k.prelu_kernel(self, weight)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _prelu_kernel_backward(keyset, grad_output, self, weight):
+    """CPU kernel of _prelu_kernel_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    weight = weight._data
+    result = k.prelu_kernel_backward(grad_output, self, weight)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def rrelu_with_noise(keyset, self, noise, lower, upper, training, generator):
+    """CPU kernel of rrelu_with_noise"""
+    k.check_no_requires_grad(noise, "noise", "rrelu_with_noise")
+    self = self._data
+    noise = noise._data
+    result = k.rrelu_with_noise(self, noise, lower, upper, training, generator)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def rrelu_with_noise_(keyset, self, noise, lower, upper, training, generator):
+    """CPU kernel of rrelu_with_noise_"""
+    k.check_no_requires_grad(noise, "noise", "rrelu_with_noise_")
+    target = self
+    self = self._data
+    noise = noise._data
+    result = k.rrelu_with_noise(self, noise, lower, upper, training, generator)
+    return copy_into(target, result)
+
+
+def rrelu_with_noise_backward(
+    keyset, grad_output, self, noise, lower, upper, training, self_is_result
+):
+    """CPU kernel of rrelu_with_noise_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    noise = noise._data
+    result = k.rrelu_with_noise_backward(
+        grad_output, self, noise, lower, upper, training, self_is_result
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def log1p(keyset, self):
     """CPU kernel of log1p"""
     self = float_array(self)

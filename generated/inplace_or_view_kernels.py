@@ -471,6 +471,14 @@ def leaky_relu_(keyset, self, negative_slope):
     return result
 
 
+def rrelu_with_noise_(keyset, self, noise, lower, upper, training, generator):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.rrelu_with_noise__op.kernels[keyset]
+    result = redispatch(keyset, self, noise, lower, upper, training, generator)
+    bump_version(self)
+    return result
+
+
 def log1p_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.log1p__op.kernels[keyset]

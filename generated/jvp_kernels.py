@@ -25,6 +25,7 @@ from opgrad.autograd.functions_manual import (
     clamp_jvp,
     elu_double_backward,
     forward_ad_not_implemented,
+    forward_ad_not_supported,
     gelu_double_backward,
     glu_backward_jvp,
     glu_jvp,
@@ -32,6 +33,7 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     log1p_backward,
+    log_sigmoid_double_backward,
     logsumexp_jvp,
     maybe_multiply,
     pow_backward,
@@ -1752,7 +1754,7 @@ def hardsigmoid_(self, result, tangents):
 
 
 def hardsigmoid_backward(grad_output, self, result):
-    # forward_ad_not_implemented("aten::hardsigmoid_backward")
+    # forward_ad_not_supported("aten::hardsigmoid_backward")
     grad_output_t = fw_grad(grad_output)
     self_t = fw_grad(self)
     if grad_output_t is None and self_t is None:
@@ -1761,7 +1763,7 @@ def hardsigmoid_backward(grad_output, self, result):
     was_off = "fw_active" in _tls.__dict__
     try:
         _tls.fw_active = False
-        tangent = forward_ad_not_implemented("aten::hardsigmoid_backward")
+        tangent = forward_ad_not_supported("aten::hardsigmoid_backward")
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
@@ -1991,6 +1993,160 @@ def glu_backward(grad_output, self, dim, result):
     try:
         _tls.fw_active = False
         tangent = glu_backward_jvp(result, grad_output, self, grad_output_t, self_t, dim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def log_sigmoid_forward(self, result):
+    # (log_sigmoid_backward(self_t, self_p, buffer),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (F.log_sigmoid_backward(self_t, self, result[1]),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def log_sigmoid_backward(grad_output, self, buffer, result):
+    # log_sigmoid_backward(grad_output_t, self_p, buffer) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.log_sigmoid_backward(grad_output_t, self, buffer) + log_sigmoid_double_backward(
+            self_t * grad_output, self
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _prelu_kernel(self, weight, result):
+    # where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+    self_t = fw_grad(self)
+    weight_t = fw_grad(weight)
+    if self_t is None and weight_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if weight_t is None and not (_tls.grad_enabled and (self._rg or weight._rg)):
+            tangent = F.where(self >= 0, self_t, weight * self_t)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if weight_t is None:
+                weight_t = zeros_tangent(weight)
+            tangent = F.where(self >= 0, self_t, weight * self_t + weight_t * self)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _prelu_kernel_backward(grad_output, self, weight, result):
+    # (where(self_p >= 0, grad_output_t, grad_output_t * weight_p + grad_output_p * weight_t), where(self_p >= 0, 0, grad_output_p * self_t + grad_output_t * self_p),)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    weight_t = fw_grad(weight)
+    if grad_output_t is None and self_t is None and weight_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if weight_t is None:
+        weight_t = zeros_tangent(weight)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            F.where(self >= 0, grad_output_t, grad_output_t * weight + grad_output * weight_t),
+            F.where(self >= 0, 0, grad_output * self_t + grad_output_t * self),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def rrelu_with_noise(self, noise, lower, upper, training, generator, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.rrelu_with_noise_backward(self_t, self, noise, lower, upper, training, False)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def rrelu_with_noise__pre(self, noise, lower, upper, training, generator):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def rrelu_with_noise_(self, noise, lower, upper, training, generator, result, tangents):
+    # forward_ad_not_implemented("rrelu_with_noise_")
+    (self_t,) = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("rrelu_with_noise_")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def rrelu_with_noise_backward(
+    grad_output, self, noise, lower, upper, training, self_is_result, result
+):
+    # rrelu_with_noise_backward(grad_output_t, self_p, noise, lower, upper, training, False)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.rrelu_with_noise_backward(
+            grad_output_t, self, noise, lower, upper, training, False
+        )
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

@@ -26,6 +26,7 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     log1p_backward,
+    log_sigmoid_double_backward,
     logsumexp_backward,
     maximum_backward,
     maybe_multiply,
@@ -37,6 +38,9 @@ from opgrad.autograd.functions_manual import (
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    prelu_kernel_double_backward_grad_output,
+    prelu_kernel_double_backward_self,
+    prelu_kernel_double_backward_weight,
     softmax_double_backward,
     softplus_double_backward,
     split_backward,
@@ -61,6 +65,7 @@ from opgrad.tensor import TENSOR_CLASSES
 from opgrad.generated import ops as aten
 from opgrad.generated.python_surface import (
     _log_softmax_backward_data,
+    _prelu_kernel_backward,
     _softmax_backward_data,
     diagonal_backward,
     div,
@@ -74,8 +79,10 @@ from opgrad.generated.python_surface import (
     index,
     index_put,
     leaky_relu_backward,
+    log_sigmoid_backward,
     mish_backward,
     mul,
+    rrelu_with_noise_backward,
     select_backward,
     sigmoid_backward,
     silu_backward,
@@ -3029,6 +3036,541 @@ class GluBackwardBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class LogSigmoidBackward0(Node):
+    """Backward of ``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``."""
+
+    __slots__ = (
+        "buffer_",
+        "self_",
+    )
+    _releasable_slots = (
+        "buffer_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.buffer_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        buffer = unpack_saved(self.buffer_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: log_sigmoid_backward(grad, self, buffer)
+        grad_self = log_sigmoid_backward(grad, self_, buffer) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_buffer(self):
+        return unpack_saved(self.buffer_, self)
+
+    @property
+    def _raw_saved_buffer(self):
+        return raw_saved(self, "buffer_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LogSigmoidBackwardBackward0(Node):
+    """Backward of ``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``."""
+
+    __slots__ = (
+        "buffer_",
+        "grad_output_",
+        "self_",
+    )
+    _releasable_slots = (
+        "buffer_",
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.buffer_ = None
+        self.grad_output_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        buffer = self.buffer_
+        if buffer.__class__ not in TENSOR_CLASSES:
+            if buffer is not None:  # None: not saved, no formula that runs reads it
+                buffer = unpack_saved(buffer, self)
+        elif buffer._vc is not None:
+            buffer = unpack_saved(buffer, self)
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: log_sigmoid_backward(grad, self, buffer)
+        grad_grad_output = log_sigmoid_backward(grad, self_, buffer) if needs[0] else None
+        # self: log_sigmoid_double_backward(grad * grad_output, self)
+        grad_self = log_sigmoid_double_backward(grad * grad_output, self_) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_buffer(self):
+        return unpack_saved(self.buffer_, self)
+
+    @property
+    def _raw_saved_buffer(self):
+        return raw_saved(self, "buffer_")
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class PreluKernelBackward0(Node):
+    """Backward of ``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``."""
+
+    __slots__ = (
+        "self_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self, weight: _prelu_kernel_backward(grad, self, weight)
+        grad_self, grad_weight = (
+            _prelu_kernel_backward(grad, self_, weight)
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_weight,
+        )
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class PreluKernelBackwardBackward0(Node):
+    """Backward of ``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "grad_output_",
+        "self_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_ = None
+        self.self_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # grad_output: prelu_kernel_double_backward_grad_output(grads[0], grads[1], self, weight, grad_output)
+        grad_grad_output = (
+            prelu_kernel_double_backward_grad_output(grads[0], grads[1], self_, weight, grad_output)
+            if needs[0]
+            else None
+        )
+        # self: prelu_kernel_double_backward_self(grads[1], self, grad_output)
+        grad_self = (
+            prelu_kernel_double_backward_self(grads[1], self_, grad_output) if needs[1] else None
+        )
+        # weight: prelu_kernel_double_backward_weight(grads[0], self, grad_output)
+        grad_weight = (
+            prelu_kernel_double_backward_weight(grads[0], self_, grad_output) if needs[2] else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_weight,
+        )
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class RreluWithNoiseBackward0(Node):
+    """Backward of ``rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``."""
+
+    __slots__ = (
+        "lower_",
+        "noise_",
+        "self_",
+        "training_",
+        "upper_",
+    )
+    _releasable_slots = (
+        "noise_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lower_ = None
+        self.noise_ = None
+        self.self_ = None
+        self.training_ = None
+        self.upper_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        lower = self.lower_
+        noise = self.noise_
+        if noise.__class__ not in TENSOR_CLASSES:
+            if noise is not None:  # None: not saved, no formula that runs reads it
+                noise = unpack_saved(noise, self)
+        elif noise._vc is not None:
+            noise = unpack_saved(noise, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        training = self.training_
+        upper = self.upper_
+        # self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        grad_self = (
+            rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_lower(self):
+        return self.lower_
+
+    @property
+    def _saved_noise(self):
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _raw_saved_noise(self):
+        return raw_saved(self, "noise_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_training(self):
+        return self.training_
+
+    @property
+    def _saved_upper(self):
+        return self.upper_
+
+
+class RreluWithNoiseBackward1(Node):
+    """Backward of ``rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "lower_",
+        "noise_",
+        "result_",
+        "training_",
+        "upper_",
+    )
+    _releasable_slots = (
+        "noise_",
+        "result_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lower_ = None
+        self.noise_ = None
+        self.result_ = None
+        self.training_ = None
+        self.upper_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        lower = self.lower_
+        noise = self.noise_
+        if noise.__class__ not in TENSOR_CLASSES:
+            if noise is not None:  # None: not saved, no formula that runs reads it
+                noise = unpack_saved(noise, self)
+        elif noise._vc is not None:
+            noise = unpack_saved(noise, self)
+        result = unpack_saved(self.result_, self)
+        training = self.training_
+        upper = self.upper_
+        # self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+        grad_self = (
+            rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_lower(self):
+        return self.lower_
+
+    @property
+    def _saved_noise(self):
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _raw_saved_noise(self):
+        return raw_saved(self, "noise_")
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_training(self):
+        return self.training_
+
+    @property
+    def _saved_upper(self):
+        return self.upper_
+
+
+class RreluWithNoiseBackwardBackward0(Node):
+    """Backward of ``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``."""
+
+    __slots__ = (
+        "lower_",
+        "noise_",
+        "self_",
+        "training_",
+        "upper_",
+    )
+    _releasable_slots = (
+        "noise_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lower_ = None
+        self.noise_ = None
+        self.self_ = None
+        self.training_ = None
+        self.upper_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        lower = self.lower_
+        noise = self.noise_
+        if noise.__class__ not in TENSOR_CLASSES:
+            if noise is not None:  # None: not saved, no formula that runs reads it
+                noise = unpack_saved(noise, self)
+        elif noise._vc is not None:
+            noise = unpack_saved(noise, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        training = self.training_
+        upper = self.upper_
+        # grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        grad_grad_output = (
+            rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+            if needs[0]
+            else None
+        )
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_lower(self):
+        return self.lower_
+
+    @property
+    def _saved_noise(self):
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _raw_saved_noise(self):
+        return raw_saved(self, "noise_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_training(self):
+        return self.training_
+
+    @property
+    def _saved_upper(self):
+        return self.upper_
 
 
 class Log1PBackward0(Node):

@@ -4999,6 +4999,512 @@ glu_backward = glu_backward_op._entry = _glu_backward_entry(Site(glu_backward_op
 glu_backward_op._make_entry = _glu_backward_entry
 
 
+log_sigmoid_op = define("aten::log_sigmoid(Tensor self) -> Tensor")
+_log_sigmoid_kernels = log_sigmoid_op.kernels
+
+
+def _log_sigmoid_entry(_site):
+    def log_sigmoid(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_sigmoid_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_sigmoid_op, 0)
+            except Overridden:
+                return handle_entry(_site, log_sigmoid_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_sigmoid_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_sigmoid
+
+
+log_sigmoid = log_sigmoid_op._entry = _log_sigmoid_entry(Site(log_sigmoid_op))
+log_sigmoid_op._make_entry = _log_sigmoid_entry
+
+
+log_sigmoid_forward_op = define(
+    "aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"
+)
+_log_sigmoid_forward_kernels = log_sigmoid_forward_op.kernels
+
+
+def _log_sigmoid_forward_entry(_site):
+    def log_sigmoid_forward(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_sigmoid_forward_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_sigmoid_forward_op, 0)
+            except Overridden:
+                return handle_entry(_site, log_sigmoid_forward_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_sigmoid_forward_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_sigmoid_forward
+
+
+log_sigmoid_forward = log_sigmoid_forward_op._entry = _log_sigmoid_forward_entry(
+    Site(log_sigmoid_forward_op)
+)
+log_sigmoid_forward_op._make_entry = _log_sigmoid_forward_entry
+
+
+log_sigmoid_backward_op = define(
+    "aten::log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"
+)
+_log_sigmoid_backward_kernels = log_sigmoid_backward_op.kernels
+
+
+def _log_sigmoid_backward_entry(_site):
+    def log_sigmoid_backward(grad_output, self, buffer):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_sigmoid_backward_op, grad_output, self, buffer)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, log_sigmoid_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_sigmoid_backward_op, 1)
+                if buffer.__class__ not in TENSOR_CLASSES:
+                    buffer = tensor_arg(buffer, _site, log_sigmoid_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, log_sigmoid_backward_op, grad_output, self, buffer)
+            keyset = (grad_output._keys | self._keys | buffer._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & buffer._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.log_sigmoid_backward(grad_output, self, buffer)
+                if result is not None:
+                    return result
+            kernel = _log_sigmoid_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, buffer)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_sigmoid_backward
+
+
+log_sigmoid_backward = log_sigmoid_backward_op._entry = _log_sigmoid_backward_entry(
+    Site(log_sigmoid_backward_op)
+)
+log_sigmoid_backward_op._make_entry = _log_sigmoid_backward_entry
+
+
+prelu_op = define("aten::prelu(Tensor self, Tensor weight) -> Tensor")
+_prelu_kernels = prelu_op.kernels
+
+
+def _prelu_entry(_site):
+    def prelu(self, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, prelu_op, self, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, prelu_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, prelu_op, 1)
+            except Overridden:
+                return handle_entry(_site, prelu_op, self, weight)
+            keyset = (self._keys | weight._keys | include) & _tls.keep
+            kernel = _prelu_kernels[keyset]
+            return kernel(keyset, self, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return prelu
+
+
+prelu = prelu_op._entry = _prelu_entry(Site(prelu_op))
+prelu_op._make_entry = _prelu_entry
+
+
+_prelu_kernel_op = define("aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor")
+__prelu_kernel_kernels = _prelu_kernel_op.kernels
+
+
+def __prelu_kernel_entry(_site):
+    def _prelu_kernel(self, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _prelu_kernel_op, self, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _prelu_kernel_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, _prelu_kernel_op, 1)
+            except Overridden:
+                return handle_entry(_site, _prelu_kernel_op, self, weight)
+            keyset = (self._keys | weight._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & weight._keys) == PLAIN_KEYS:
+                result = plain_kernels._prelu_kernel(self, weight)
+                if result is not None:
+                    return result
+            kernel = __prelu_kernel_kernels[keyset]
+            return kernel(keyset, self, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _prelu_kernel
+
+
+_prelu_kernel = _prelu_kernel_op._entry = __prelu_kernel_entry(Site(_prelu_kernel_op))
+_prelu_kernel_op._make_entry = __prelu_kernel_entry
+
+
+_prelu_kernel_backward_op = define(
+    "aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
+)
+__prelu_kernel_backward_kernels = _prelu_kernel_backward_op.kernels
+
+
+def __prelu_kernel_backward_entry(_site):
+    def _prelu_kernel_backward(grad_output, self, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _prelu_kernel_backward_op, grad_output, self, weight)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, _prelu_kernel_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _prelu_kernel_backward_op, 1)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, _prelu_kernel_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, _prelu_kernel_backward_op, grad_output, self, weight)
+            keyset = (grad_output._keys | self._keys | weight._keys | include) & _tls.keep
+            kernel = __prelu_kernel_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _prelu_kernel_backward
+
+
+_prelu_kernel_backward = _prelu_kernel_backward_op._entry = __prelu_kernel_backward_entry(
+    Site(_prelu_kernel_backward_op)
+)
+_prelu_kernel_backward_op._make_entry = __prelu_kernel_backward_entry
+
+
+rrelu_op = define(
+    "aten::rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"
+)
+_rrelu_kernels = rrelu_op.kernels
+
+
+def _rrelu_entry(_site):
+    def rrelu(self, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rrelu_op, self, lower, upper, training, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_op, 0)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_op, 1)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_op, 2)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(_site, rrelu_op, self, lower, upper, training, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rrelu_kernels[keyset]
+            return kernel(keyset, self, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu
+
+
+rrelu = rrelu_op._entry = _rrelu_entry(Site(rrelu_op))
+rrelu_op._make_entry = _rrelu_entry
+
+
+rrelu__op = define(
+    "aten::rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)"
+)
+_rrelu__kernels = rrelu__op.kernels
+
+
+def _rrelu__entry(_site):
+    def rrelu_(self, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rrelu__op, self, lower, upper, training, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu__op, 0)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu__op, 1)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu__op, 2)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(_site, rrelu__op, self, lower, upper, training, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rrelu__kernels[keyset]
+            return kernel(keyset, self, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_
+
+
+rrelu_ = rrelu__op._entry = _rrelu__entry(Site(rrelu__op))
+rrelu__op._make_entry = _rrelu__entry
+
+
+rrelu_with_noise_op = define(
+    "aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"
+)
+_rrelu_with_noise_kernels = rrelu_with_noise_op.kernels
+
+
+def _rrelu_with_noise_entry(_site):
+    def rrelu_with_noise(
+        self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, rrelu_with_noise_op, self, noise, lower, upper, training, generator
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_with_noise_op, 0)
+                if noise.__class__ not in TENSOR_CLASSES:
+                    noise = tensor_arg(noise, _site, rrelu_with_noise_op, 1)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_with_noise_op, 2)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_with_noise_op, 3)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(
+                    _site, rrelu_with_noise_op, self, noise, lower, upper, training, generator
+                )
+            keyset = (self._keys | noise._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & noise._keys) == PLAIN_KEYS:
+                result = plain_kernels.rrelu_with_noise(
+                    self, noise, lower, upper, training, generator
+                )
+                if result is not None:
+                    return result
+            kernel = _rrelu_with_noise_kernels[keyset]
+            return kernel(keyset, self, noise, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_with_noise
+
+
+rrelu_with_noise = rrelu_with_noise_op._entry = _rrelu_with_noise_entry(Site(rrelu_with_noise_op))
+rrelu_with_noise_op._make_entry = _rrelu_with_noise_entry
+
+
+rrelu_with_noise__op = define(
+    "aten::rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)"
+)
+_rrelu_with_noise__kernels = rrelu_with_noise__op.kernels
+
+
+def _rrelu_with_noise__entry(_site):
+    def rrelu_with_noise_(
+        self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, rrelu_with_noise__op, self, noise, lower, upper, training, generator
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_with_noise__op, 0)
+                if noise.__class__ not in TENSOR_CLASSES:
+                    noise = tensor_arg(noise, _site, rrelu_with_noise__op, 1)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_with_noise__op, 2)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_with_noise__op, 3)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(
+                    _site, rrelu_with_noise__op, self, noise, lower, upper, training, generator
+                )
+            keyset = (self._keys | noise._keys | include) & _tls.keep
+            kernel = _rrelu_with_noise__kernels[keyset]
+            return kernel(keyset, self, noise, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_with_noise_
+
+
+rrelu_with_noise_ = rrelu_with_noise__op._entry = _rrelu_with_noise__entry(
+    Site(rrelu_with_noise__op)
+)
+rrelu_with_noise__op._make_entry = _rrelu_with_noise__entry
+
+
+rrelu_with_noise_backward_op = define(
+    "aten::rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"
+)
+_rrelu_with_noise_backward_kernels = rrelu_with_noise_backward_op.kernels
+
+
+def _rrelu_with_noise_backward_entry(_site):
+    def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, self_is_result):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    rrelu_with_noise_backward_op,
+                    grad_output,
+                    self,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    self_is_result,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, rrelu_with_noise_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_with_noise_backward_op, 1)
+                if noise.__class__ not in TENSOR_CLASSES:
+                    noise = tensor_arg(noise, _site, rrelu_with_noise_backward_op, 2)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_with_noise_backward_op, 3)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_with_noise_backward_op, 4)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    rrelu_with_noise_backward_op,
+                    grad_output,
+                    self,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    self_is_result,
+                )
+            keyset = (grad_output._keys | self._keys | noise._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & noise._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.rrelu_with_noise_backward(
+                    grad_output, self, noise, lower, upper, training, self_is_result
+                )
+                if result is not None:
+                    return result
+            kernel = _rrelu_with_noise_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, noise, lower, upper, training, self_is_result)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_with_noise_backward
+
+
+rrelu_with_noise_backward = rrelu_with_noise_backward_op._entry = _rrelu_with_noise_backward_entry(
+    Site(rrelu_with_noise_backward_op)
+)
+rrelu_with_noise_backward_op._make_entry = _rrelu_with_noise_backward_entry
+
+
 log1p_op = define("aten::log1p(Tensor self) -> Tensor")
 _log1p_kernels = log1p_op.kernels
 

@@ -2599,6 +2599,230 @@ def glu_backward(grad_output, self, dim):
     return out
 
 
+def log_sigmoid_backward(grad_output, self, buffer):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    buffer_data = buffer._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and buffer_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.log_sigmoid_backward(grad_output_data, self_data, buffer_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.LogSigmoidBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.buffer_ = (
+            (
+                buffer
+                if buffer._vc is None and buffer._grad_fn is None
+                else SavedVariable(buffer, False)
+            )
+            if grad_output._rg
+            else None
+        )
+        grad_fn.grad_output_ = (
+            (
+                grad_output
+                if grad_output._vc is None and grad_output._grad_fn is None
+                else SavedVariable(grad_output, False)
+            )
+            if self._rg
+            else None
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _prelu_kernel(self, weight):
+    self_data = self._data
+    weight_data = weight._data
+    if not (self_data.dtype in PLAIN_FLOATS and weight_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.prelu_kernel(self_data, weight_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or weight._rg):
+        grad_fn = _new(nodes.PreluKernelBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_weight = weight._grad_fn
+        if edge_weight is None:
+            edge_weight = grad_accumulator(weight) if weight._rg else None
+        elif weight._output_nr:
+            edge_weight = (edge_weight, weight._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_weight,
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.weight_ = (
+            weight
+            if weight._vc is None and weight._grad_fn is None
+            else SavedVariable(weight, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def rrelu_with_noise(self, noise, lower, upper, training, generator):
+    self_data = self._data
+    noise_data = noise._data
+    if not (self_data.dtype in PLAIN_FLOATS and noise_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.check_no_requires_grad(noise, "noise", "rrelu_with_noise")
+        result = k.rrelu_with_noise(self_data, noise_data, lower, upper, training, generator)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.RreluWithNoiseBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.lower_ = lower
+        grad_fn.noise_ = (
+            noise if noise._vc is None and noise._grad_fn is None else SavedVariable(noise, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, self_is_result):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    noise_data = noise._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and noise_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.rrelu_with_noise_backward(
+            grad_output_data, self_data, noise_data, lower, upper, training, self_is_result
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.RreluWithNoiseBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.lower_ = lower
+        grad_fn.noise_ = (
+            (noise if noise._vc is None and noise._grad_fn is None else SavedVariable(noise, False))
+            if grad_output._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if grad_output._rg
+            else None
+        )
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def log1p(self):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

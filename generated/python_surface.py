@@ -130,6 +130,13 @@ FUNCTIONS = {
     "hardshrink": (ops.hardshrink_op,),
     "hardshrink_backward": (ops.hardshrink_backward_op,),
     "glu_backward": (ops.glu_backward_op,),
+    "log_sigmoid_backward": (ops.log_sigmoid_backward_op,),
+    "prelu": (ops.prelu_op,),
+    "_prelu_kernel": (ops._prelu_kernel_op,),
+    "_prelu_kernel_backward": (ops._prelu_kernel_backward_op,),
+    "rrelu": (ops.rrelu_op,),
+    "rrelu_": (ops.rrelu__op,),
+    "rrelu_with_noise_backward": (ops.rrelu_with_noise_backward_op,),
     "log1p": (ops.log1p_op,),
     "softmax": (ops.softmax_int_op,),
     "log_softmax": (ops.log_softmax_int_op,),
@@ -249,6 +256,15 @@ softshrink_backward = function("softshrink_backward", FUNCTIONS["softshrink_back
 hardshrink = function("hardshrink", FUNCTIONS["hardshrink"])
 hardshrink_backward = function("hardshrink_backward", FUNCTIONS["hardshrink_backward"])
 glu_backward = function("glu_backward", FUNCTIONS["glu_backward"])
+log_sigmoid_backward = function("log_sigmoid_backward", FUNCTIONS["log_sigmoid_backward"])
+prelu = function("prelu", FUNCTIONS["prelu"])
+_prelu_kernel = function("_prelu_kernel", FUNCTIONS["_prelu_kernel"])
+_prelu_kernel_backward = function("_prelu_kernel_backward", FUNCTIONS["_prelu_kernel_backward"])
+rrelu = function("rrelu", FUNCTIONS["rrelu"])
+rrelu_ = function("rrelu_", FUNCTIONS["rrelu_"])
+rrelu_with_noise_backward = function(
+    "rrelu_with_noise_backward", FUNCTIONS["rrelu_with_noise_backward"]
+)
 log1p = function("log1p", FUNCTIONS["log1p"])
 softmax = function("softmax", FUNCTIONS["softmax"])
 log_softmax = function("log_softmax", FUNCTIONS["log_softmax"])

@@ -35,6 +35,22 @@ def _selu__composite(keyset, self):
     return decompositions.selu_(self)
 
 
+def _log_sigmoid_composite(keyset, self):
+    return decompositions.log_sigmoid(self)
+
+
+def _prelu_composite(keyset, self, weight):
+    return decompositions.prelu(self, weight)
+
+
+def _rrelu_composite(keyset, self, lower, upper, training, generator):
+    return decompositions.rrelu(self, lower, upper, training, generator)
+
+
+def _rrelu__composite(keyset, self, lower, upper, training, generator):
+    return decompositions.rrelu_(self, lower, upper, training, generator)
+
+
 def _softmax_int_composite(keyset, self, dim, dtype):
     return decompositions.softmax(self, dim, dtype)
 
@@ -191,6 +207,13 @@ def register_all():
     ops.hardshrink_backward_op.register_kernel(CPU, cpu_kernels.hardshrink_backward)
     ops.glu_op.register_kernel(CPU, cpu_kernels.glu)
     ops.glu_backward_op.register_kernel(CPU, cpu_kernels.glu_backward)
+    ops.log_sigmoid_forward_op.register_kernel(CPU, cpu_kernels.log_sigmoid_forward)
+    ops.log_sigmoid_backward_op.register_kernel(CPU, cpu_kernels.log_sigmoid_backward)
+    ops._prelu_kernel_op.register_kernel(CPU, cpu_kernels._prelu_kernel)
+    ops._prelu_kernel_backward_op.register_kernel(CPU, cpu_kernels._prelu_kernel_backward)
+    ops.rrelu_with_noise_op.register_kernel(CPU, cpu_kernels.rrelu_with_noise)
+    ops.rrelu_with_noise__op.register_kernel(CPU, cpu_kernels.rrelu_with_noise_)
+    ops.rrelu_with_noise_backward_op.register_kernel(CPU, cpu_kernels.rrelu_with_noise_backward)
     ops.log1p_op.register_kernel(CPU, cpu_kernels.log1p)
     ops.log1p__op.register_kernel(CPU, cpu_kernels.log1p_)
     ops._softmax_op.register_kernel(CPU, cpu_kernels._softmax)
@@ -360,6 +383,15 @@ def register_all():
     ops.hardshrink_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardshrink_backward)
     ops.glu_op.register_kernel(AUTOGRAD, autograd_kernels.glu)
     ops.glu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.glu_backward)
+    ops.log_sigmoid_forward_op.register_kernel(AUTOGRAD, autograd_kernels.log_sigmoid_forward)
+    ops.log_sigmoid_backward_op.register_kernel(AUTOGRAD, autograd_kernels.log_sigmoid_backward)
+    ops._prelu_kernel_op.register_kernel(AUTOGRAD, autograd_kernels._prelu_kernel)
+    ops._prelu_kernel_backward_op.register_kernel(AUTOGRAD, autograd_kernels._prelu_kernel_backward)
+    ops.rrelu_with_noise_op.register_kernel(AUTOGRAD, autograd_kernels.rrelu_with_noise)
+    ops.rrelu_with_noise__op.register_kernel(AUTOGRAD, autograd_kernels.rrelu_with_noise_)
+    ops.rrelu_with_noise_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.rrelu_with_noise_backward
+    )
     ops.log1p_op.register_kernel(AUTOGRAD, autograd_kernels.log1p)
     ops.log1p__op.register_kernel(AUTOGRAD, autograd_kernels.log1p_)
     ops._softmax_op.register_kernel(AUTOGRAD, autograd_kernels._softmax)
@@ -499,6 +531,9 @@ def register_all():
     ops.hardsigmoid__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardsigmoid_)
     ops.hardswish__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardswish_)
     ops.leaky_relu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.leaky_relu_)
+    ops.rrelu_with_noise__op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rrelu_with_noise_
+    )
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
@@ -532,6 +567,14 @@ def register_all():
     ops.selu_op.register_kernel(AUTOGRAD | CPU, _selu_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.selu__op.register_kernel(AUTOGRAD | CPU, _selu__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.log_sigmoid_op.register_kernel(AUTOGRAD | CPU, _log_sigmoid_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.prelu_op.register_kernel(AUTOGRAD | CPU, _prelu_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.rrelu_op.register_kernel(AUTOGRAD | CPU, _rrelu_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.rrelu__op.register_kernel(AUTOGRAD | CPU, _rrelu__composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.softmax_int_op.register_kernel(AUTOGRAD | CPU, _softmax_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -63,6 +63,7 @@ class TensorMethods:
     sum = method("sum", (ops.sum_op, ops.sum_dim_IntList_op))
     mean = method("mean", (ops.mean_op, ops.mean_dim_op))
     hardshrink = method("hardshrink", (ops.hardshrink_op,))
+    prelu = method("prelu", (ops.prelu_op,))
     log1p = method("log1p", (ops.log1p_op,))
     log1p_ = method("log1p_", (ops.log1p__op,))
     softmax = method("softmax", (ops.softmax_int_op,))

@@ -263,3 +263,55 @@ def relu6(self):
 
 def relu6_(self):
     return aten.hardtanh_(self, 0, 6)
+
+
+def log_sigmoid(self):
+    return aten.log_sigmoid_forward(self)[0]
+
+
+def prelu(self, weight):
+    """PyTorch's checks, then the weight shaped to broadcast over self's channels."""
+    if self._data.dtype != weight._data.dtype:
+        raise RuntimeError(
+            "prelu: Type promoting not supported. Got "
+            f"{dtypes.scalar_type_name(self._data.dtype)} and "
+            f"{dtypes.scalar_type_name(weight._data.dtype)}"
+        )
+    self_dim = self._data.ndim
+    if weight._data.size != 1:
+        if self_dim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channel_size = self._data.shape[1] if self_dim > 1 else 1
+        if channel_size != weight._data.size:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {weight._data.size} and channel size = {channel_size}."
+            )
+    if weight._data.ndim > 1:
+        raise RuntimeError(
+            "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = "
+            f"{weight._data.ndim}"
+        )
+    if self_dim != weight._data.ndim:
+        shape = [1] * self_dim
+        if self_dim > 1:
+            shape[1] = weight._data.size
+        weight = aten.reshape(weight, tuple(shape))
+    return aten._prelu_kernel(self, weight)
+
+
+def _check_rrelu_bounds(lower, upper) -> None:
+    if not lower <= upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+def rrelu(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu_bounds(lower, upper)
+    noise = aten.empty_like(self)
+    return aten.rrelu_with_noise(self, noise, lower, upper, training, generator)
+
+
+def rrelu_(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu_bounds(lower, upper)
+    noise = aten.empty_like(self)
+    return aten.rrelu_with_noise_(self, noise, lower, upper, training, generator)

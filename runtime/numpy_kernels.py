@@ -1962,3 +1962,56 @@ def log_sigmoid_backward(grad, a, buffer):
         return (np.where(negative, 1, 0) - np.where(negative, 1, -1) * (z / (1 + z))) * g
 
     return _activation_backward(grad, a, "log_sigmoid_backward_cpu", fn)
+
+
+def prelu_kernel(a, weight):
+    _refuse_non_float(a, "prelu_cpu")
+    return np.where(a > 0, a, weight * a).astype(a.dtype, copy=False)
+
+
+def prelu_kernel_backward(grad, a, weight):
+    """The gradients of self and of the weight, both in the broadcast shape."""
+    _refuse_non_float(a, "prelu_backward_cpu")
+    positive = a > 0
+    grad_self = np.where(positive, grad, weight * grad).astype(a.dtype, copy=False)
+    grad_weight = np.where(positive, 0, a * grad).astype(a.dtype, copy=False)
+    return grad_self, grad_weight
+
+
+def check_no_requires_grad(tensor, name: str, op: str) -> None:
+    if tensor is not None and tensor.requires_grad:
+        raise RuntimeError(
+            f"The function '{op}' is not differentiable with respect to argument '{name}'. "
+            "This input cannot have requires_grad True."
+        )
+
+
+def rrelu_with_noise(a, noise, lower, upper, training: bool, gen):
+    """Training: each non-positive element times a slope drawn uniform in [lower, upper)
+    (one double each, in order), which ``noise`` records (1 elsewhere). Eval: leaky_relu
+    with the mean slope; ``noise`` is left as it is."""
+    if not training:
+        return leaky_relu(a, (lower + upper) / 2)
+    if a.dtype.kind != "f" or a.dtype is _HALF:
+        raise NotImplementedError(
+            '"rrelu_with_noise_out_cpu" not implemented for '
+            f"'{dtypes.scalar_type_name(a.dtype)}'"
+        )
+    non_positive = ~(a > 0)
+    non_positive &= ~np.isnan(a)  # NaN is not <= 0: it keeps slope 1
+    count = int(np.count_nonzero(non_positive))
+    # the bounds are read in the tensor's type, the slope drawn in double between them
+    lower, upper = float(a.dtype.type(lower)), float(a.dtype.type(upper))
+    slopes = random_kernels.uniform(gen if gen is not None else generator(), count, _F64)
+    slopes = slopes * (upper - lower) + lower
+    opmath = a.dtype
+    noise_values = np.ones(a.shape, opmath)
+    noise_values[non_positive] = slopes.astype(opmath)
+    noise[...] = noise_values
+    return (_opmath(a) * noise_values).astype(a.dtype, copy=False)
+
+
+def rrelu_with_noise_backward(grad, a, noise, lower, upper, training: bool, is_result: bool):
+    if training:
+        return noise * grad
+    return leaky_relu_backward(grad, a, (lower + upper) / 2, is_result)

@@ -218,3 +218,119 @@ def test_threshold_converts_numbers_to_an_integer_tensor_type(torch):
         torch,
         lambda lib: lib.nn.functional.threshold(lib.tensor([-2, -1, 0, 1, 2]), -1.5, 0.5).tolist(),
     )
+
+
+# ---- rrelu: torch's random slopes ---------------------------------------------------------
+
+RRELU_DATA = np.array([[-2.0, 0.5, -0.0, 3.0], [NAN, -1.0, 0.0, -INF]])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("inplace", [False, True], ids=["out_of_place", "inplace"])
+def test_rrelu_training_draws_torch_slopes(torch, dtype, inplace):
+    def run(lib):
+        lib.manual_seed(11)
+        x = lib.tensor(RRELU_DATA, dtype=getattr(lib, dtype), requires_grad=True) * 1
+        y = lib.nn.functional.rrelu(x, 0.1, 0.6, training=True, inplace=inplace)
+        return y, y.grad_fn._saved_noise, type(y.grad_fn).__name__
+
+    (y, noise, node), (ty, tnoise, tnode) = run(og), run(torch)
+    assert node == tnode
+    assert_same_tensor(y, ty, rtol=0, atol=0)
+    assert_same_tensor(noise, tnoise, rtol=0, atol=0)
+
+
+def test_rrelu_training_gradient_is_the_noise(torch):
+    def run(lib):
+        lib.manual_seed(2)
+        x = lib.tensor(np.linspace(-2, 2, 8), requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.rrelu(x, training=True).sum(), x)
+        return g
+
+    assert_same_tensor(run(og), run(torch), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_rrelu_eval_uses_the_mean_slope_and_draws_nothing(torch, dtype):
+    def run(lib):
+        lib.manual_seed(5)
+        y = lib.nn.functional.rrelu(lib.tensor(RRELU_DATA, dtype=getattr(lib, dtype)), 0.2, 0.7)
+        return y, lib.rand(3)
+
+    (y, after), (ty, tafter) = run(og), run(torch)
+    assert_same_tensor(y, ty, rtol=1e-15, atol=0)
+    assert_same_tensor(after, tafter, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "call, exc, phrase",
+    [
+        (
+            lambda L: L.nn.functional.rrelu(L.ones(3), 0.5, 0.1),
+            RuntimeError,
+            "Lower bound should be less than or equal to the upper bound",
+        ),
+        (
+            lambda L: L.ops.aten.rrelu_with_noise(L.ones(3), L.zeros(3, requires_grad=True)),
+            RuntimeError,
+            "is not differentiable with respect to argument 'noise'",
+        ),
+        (
+            lambda L: L.nn.functional.rrelu(L.ones(3, dtype=L.half), training=True),
+            NotImplementedError,
+            "\"rrelu_with_noise_out_cpu\" not implemented for 'Half'",
+        ),
+    ],
+    ids=["bounds", "noise_requires_grad", "float16_training"],
+)
+def test_rrelu_refuses_bad_arguments(torch, call, exc, phrase):
+    assert_same_error(torch, call, exc, phrase)
+
+
+def test_rrelu_inplace_has_no_forward_ad(torch):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            x = fwAD.make_dual(lib.ones(3), lib.ones(3))
+            return outcome(lambda: lib.nn.functional.rrelu(x * 1, inplace=True))
+
+    assert_same(torch, scenario)
+
+
+def test_logsigmoid_saves_its_buffer(torch):
+    def scenario(lib):
+        x = lib.tensor([-30.0, -1.0, 0.0, 2.0, 40.0], dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.logsigmoid(x)
+        buffer = y.grad_fn._saved_buffer
+        return type(y.grad_fn).__name__, buffer.requires_grad, np.round(buffer.tolist(), 14)
+
+    got, expected = scenario(og), scenario(torch)
+    assert got[:2] == expected[:2]
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "weight, shape, phrase",
+    [
+        ([0.1, 0.2], (2, 3), "Mismatch of parameter numbers and input channel size"),
+        ([[0.1]], (2, 1), "Expected `weight` to be a scalar or 1D tensor"),
+        ([0.1, 0.2], (), "Not allow zero-dim input tensor."),
+    ],
+    ids=["channels", "weight_2d", "zero_dim_input"],
+)
+def test_prelu_refuses_bad_weights(torch, weight, shape, phrase):
+    assert_same_error(
+        torch,
+        lambda L: L.nn.functional.prelu(L.ones(shape), L.tensor(weight)),
+        RuntimeError,
+        phrase,
+    )
+
+
+def test_prelu_refuses_mixed_dtypes(torch):
+    assert_same_error(
+        torch,
+        lambda L: L.prelu(L.ones(3), L.tensor([1])),
+        RuntimeError,
+        "prelu: Type promoting not supported. Got Float and Long",
+    )

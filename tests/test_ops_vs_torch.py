@@ -444,6 +444,25 @@ CASES = [
     Case("hardshrink", lambda T, a: a.hardshrink(0.3) * a, (A(2, 3),)),
     Case("glu", lambda T, a: T.nn.functional.glu(a), (N(3, 4),)),
     Case("glu_dim0", lambda T, a: T.nn.functional.glu(a, 0), (N(4, 3),)),
+    Case("logsigmoid", lambda T, a: T.nn.functional.logsigmoid(a), (N(2, 3),)),
+    Case("prelu_one_weight", lambda T, a, w: T.nn.functional.prelu(a, w), (A(2, 3), N(1))),
+    Case("prelu_per_channel", lambda T, a, w: T.prelu(a, w), (A(2, 3, 2), N(3))),
+    Case(
+        "prelu_method",
+        lambda T, a, w: a.prelu(w),
+        (
+            A(
+                3,
+            ),
+            N(1),
+        ),
+    ),
+    Case("rrelu_eval", lambda T, a: T.nn.functional.rrelu(a, 0.1, 0.3), (A(2, 3),)),
+    Case(
+        "rrelu_training",
+        lambda T, a: (T.manual_seed(0), T.nn.functional.rrelu(a, 0.1, 0.3, training=True))[1],
+        (A(2, 3),),
+    ),
     Case("log1p", lambda T, a: a.log1p(), (P(2, 3),)),
     Case("log1p_inplace", lambda T, a: (a * 1).log1p_(), (P(2, 3),)),
     # small graphs built from several ops

@@ -477,8 +477,19 @@ def derivative_not_implemented(op: str):
     raise RuntimeError(f"derivative for {op} is not implemented")
 
 
-def forward_ad_not_implemented(op: str):
+def forward_ad_not_supported(op: str):
+    """Forward AD through an op PyTorch does not differentiate at all."""
     raise NotImplementedError(f"Trying to use forward AD with {op} that does not support it.")
+
+
+def forward_ad_not_implemented(op: str):
+    """Forward AD through an op whose PyTorch entry has no forward-mode formula."""
+    raise NotImplementedError(
+        f"Trying to use forward AD with {op} that does not support it because it has not been "
+        "implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
+        "can prioritize its implementation."
+    )
 
 
 def elu_double_backward(
@@ -602,3 +613,28 @@ def glu_backward_jvp(grad_x, grad_glu, x, dgrad_glu, dx, dim: int):
     dgrad_x_a = dgrad_glu * sig_b + grad_x_a * db_neg_sig_b
     dgrad_x_b = dgrad_x_a * (a - glu) + grad_x_a * (da - da * sig_b - glu * db_neg_sig_b)
     return aten.cat([dgrad_x_a, dgrad_x_b], dim)
+
+
+# PyTorch's formulas for _prelu_kernel_backward: each input's gradient from the defined
+# ones of the two incoming gradients (grads[0] for self's, grads[1] for weight's).
+
+
+def prelu_kernel_double_backward_grad_output(grad_self, grad_weight, self, weight, grad_output):
+    positive = self >= 0
+    if grad_self is None:
+        return aten.where_self(positive, _zero_scalar(grad_output), grad_weight * self)
+    if grad_weight is None:
+        return aten.where_self(positive, grad_self, grad_self * weight)
+    return aten.where_self(positive, grad_self, grad_self * weight + grad_weight * self)
+
+
+def prelu_kernel_double_backward_self(grad_weight, self, grad_output):
+    if grad_weight is None:
+        return aten.zeros_like(self)
+    return aten.where_self(self >= 0, _zero_scalar(self), grad_output * grad_weight)
+
+
+def prelu_kernel_double_backward_weight(grad_self, self, grad_output):
+    if grad_self is None:
+        return aten.zeros_like(self)
+    return aten.where_self(self >= 0, _zero_scalar(self), grad_output * grad_self)

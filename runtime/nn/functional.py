@@ -132,6 +132,8 @@ leaky_relu_ = _binding("leaky_relu_", _aten.leaky_relu__op)
 gelu = _binding("gelu", _aten.gelu_op)
 softplus = _binding("softplus", _aten.softplus_op)
 softshrink = _binding("softshrink", _aten.softshrink_op)
+logsigmoid = _binding("log_sigmoid", _aten.log_sigmoid_op)
+prelu = _torch_functions.prelu
 
 
 @_public
@@ -267,3 +269,22 @@ def tanh(input: Tensor) -> Tensor:
 def sigmoid(input: Tensor) -> Tensor:
     """Apply the sigmoid function element-wise."""
     return input.sigmoid()
+
+
+rrelu_ = _torch_functions.rrelu_
+
+
+@_public
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky ReLU: while training, each negative element's slope is drawn
+    uniformly from ``[lower, upper]`` (from the default generator, as torch draws it);
+    in eval mode the slope is ``(lower + upper) / 2``."""
+    if inplace:
+        return _aten.rrelu_(input, lower, upper, training)
+    return _aten.rrelu(input, lower, upper, training)
