@@ -223,13 +223,15 @@ def test_exponential_refuses_bad_input(torch, call, exc, phrase):
     assert_same_error(torch, call, exc, phrase)
 
 
-def test_gumbel_softmax_draws_torch_sample_and_graph(torch):
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_gumbel_softmax_draws_torch_sample_and_graph(torch, hard, dim):
     data = np.random.default_rng(1).standard_normal((3, 5))
 
     def run(L):
         L.manual_seed(5)
         x = L.tensor(data, requires_grad=True)
-        y = L.nn.functional.gumbel_softmax(x, tau=0.5)
+        y = L.nn.functional.gumbel_softmax(x, tau=0.5, hard=hard, dim=dim)
         (g,) = L.autograd.grad((y * y).sum(), x)
         chain = [type(y.grad_fn).__name__]
         chain += [type(n).__name__ for n, _ in y.grad_fn.next_functions]

@@ -13,13 +13,56 @@ import sys
 import warnings
 from typing import Callable, Optional
 
+import numpy as _np
+
 from .. import _functions as _torch_functions
+from .. import numpy_kernels as _k
+from ..tensor import _make as _make_tensor
 from .. import overrides as _overrides
 from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
 from ..tensor import Tensor
 
-__all__ = ["gumbel_softmax", "log_softmax", "softmax", "softmin"]
+__all__ = [
+    # softmax family
+    "gumbel_softmax",
+    "log_softmax",
+    "softmax",
+    "softmin",
+    # activations
+    "celu",
+    "celu_",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]
 
 
 def _input_arg(args: tuple, kwargs: dict) -> tuple:
@@ -107,9 +150,20 @@ def gumbel_softmax(
     y_soft = gumbels.softmax(dim)
     if not hard:
         return y_soft
-    raise NotImplementedError(
-        "gumbel_softmax(hard=True) needs max.dim and scatter_, which opgrad does not have yet"
-    )
+    # torch: zeros_like(logits).scatter_(dim, y_soft.max(dim, keepdim=True)[1], 1.0). opgrad
+    # has no max.dim or scatter_ yet: the same one-hot (the first maximum, a NaN first) is
+    # made here, outside autograd, as torch's is (it requires no grad either)
+    y_hard = _make_tensor(_one_hot_of_max(y_soft._data, dim))
+    return y_hard - y_soft.detach() + y_soft
+
+
+def _one_hot_of_max(data, dim: int):
+    if data.ndim == 0:
+        return _np.ones_like(data)
+    dim = _k.wrap_dim(dim, data.ndim)
+    hard = _np.zeros_like(data)
+    _np.put_along_axis(hard, _np.argmax(data, axis=dim, keepdims=True), 1, axis=dim)
+    return hard
 
 
 # ---- activations -------------------------------------------------------------------------
