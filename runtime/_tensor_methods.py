@@ -88,6 +88,8 @@ def _ipow(self, exponent):
 
 
 def _rpow(self, base):
+    if isinstance(base, Tensor):  # x.__rpow__(t) is torch.pow(t, x), as in PyTorch
+        return aten.pow_Tensor_Tensor(base, self)
     if not isinstance(base, _NUMBERS):
         return NotImplemented
     return aten.pow_Scalar(base, self)
