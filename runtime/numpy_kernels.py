@@ -1321,10 +1321,12 @@ def unfold(a, dimension: int, size: int, step: int):
         )
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    count = (length - size) // step + 1
-    shape = a.shape[:d] + (count,) + a.shape[d + 1 :] + (size,)
-    stride_d = a.strides[d] if a.ndim else a.itemsize
-    strides = a.strides[:d] + (stride_d * step,) + a.strides[d + 1 :] + (stride_d,)
+    if a.ndim == 0:  # a scalar unfolds to its one window alone: shape (size,)
+        shape, strides = (size,), (a.itemsize,)
+    else:
+        count = (length - size) // step + 1
+        shape = a.shape[:d] + (count,) + a.shape[d + 1 :] + (size,)
+        strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1 :] + (a.strides[d],)
     return np.lib.stride_tricks.as_strided(
         a, shape=shape, strides=strides, writeable=a.flags.writeable
     )

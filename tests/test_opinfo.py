@@ -87,7 +87,6 @@ XFAIL = [
     Differs("scalar_tensor", ALL, FORWARD, "opgrad.scalar_tensor takes no requires_grad"),
     Differs("matmul", (10,), FORWARD, _MATMUL_2D_3D),
     Differs("__rmatmul__", (10,), FORWARD, _MATMUL_2D_3D),
-    Differs("unfold", (0,), ("forward", "forward_ad"), "unfold of a 0-dim tensor: shape (1, 1)"),
     Differs("slice", (0,), ("gradient", "second_derivative"), "slice_backward gets start=None"),
     Differs(
         "sgn",
