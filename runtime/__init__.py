@@ -70,6 +70,7 @@ from .factories import (  # noqa: E402
     rand_like,
     randn,
     randn_like,
+    scalar_tensor,
     tensor,
     zeros,
     zeros_like,

@@ -295,6 +295,16 @@ def full(
     return _finish(aten.full(size, fill_value, dtype=dtype, device=device), requires_grad)
 
 
+def scalar_tensor(
+    s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
+    _check_number("scalar_tensor", "s", 1, s)
+    if dtype is not None or device is not None:
+        dtype = python_dtype("scalar_tensor", dtype)
+        python_device("scalar_tensor", device)
+    return _finish(aten.scalar_tensor(s, dtype=dtype, device=device), requires_grad)
+
+
 def arange(
     start,
     end=None,
@@ -407,7 +417,7 @@ def _route_through_torch_function() -> None:
     from .overrides import overridable
 
     names = (
-        "tensor as_tensor from_numpy zeros ones empty rand randn full arange eye "
+        "tensor as_tensor from_numpy zeros ones empty rand randn full scalar_tensor arange eye "
         "zeros_like ones_like empty_like full_like rand_like randn_like"
     ).split()
     module = globals()

@@ -84,7 +84,6 @@ XFAIL = [
     Differs("div.trunc_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("div.floor_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("squeeze.multiple", ALL, ALL, "opgrad has no squeeze.dims (a tuple of dims)"),
-    Differs("scalar_tensor", ALL, FORWARD, "opgrad.scalar_tensor takes no requires_grad"),
     Differs("matmul", (10,), FORWARD, _MATMUL_2D_3D),
     Differs("__rmatmul__", (10,), FORWARD, _MATMUL_2D_3D),
     Differs("slice", (0,), ("gradient", "second_derivative"), "slice_backward gets start=None"),
