@@ -173,8 +173,9 @@ def _folded_matmul(tensor1, tensor2):
     t1_folded = aten.reshape(t1, (folded, sizes[-1]))
     if t2._data.ndim == 2:
         output = aten._unsafe_view(aten.mm(t1_folded, t2), output_shape + (t2._data.shape[1],))
-        if transpose:
-            return aten.clone(aten.transpose_int(output, -2, -1))
+        if transpose:  # .mT.contiguous(): a copy only where the transpose is not contiguous
+            output = aten.transpose_int(output, -2, -1)
+            return output if output._data.flags.c_contiguous else aten.clone(output)
         return output
     return aten._unsafe_view(aten.mv(t1_folded, t2), output_shape)
 

@@ -74,7 +74,6 @@ class Differs:
 FORWARD = ("forward",)
 _MEMORY_FORMAT = "opgrad has no memory_format (torch.preserve_format, contiguous_format, ...)"
 _ROUNDING_MODE = "opgrad's div has no rounding_mode (div.Tensor_mode)"
-_MATMUL_2D_3D = "2-D @ 3-D clones the transposed result even where it is contiguous"
 XFAIL = [
     Differs("to", ALL, ALL, _MEMORY_FORMAT + ": every sample passes one"),
     Differs("double", (1, 3, 4), ALL, _MEMORY_FORMAT),
@@ -84,8 +83,6 @@ XFAIL = [
     Differs("div.trunc_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("div.floor_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("squeeze.multiple", ALL, ALL, "opgrad has no squeeze.dims (a tuple of dims)"),
-    Differs("matmul", (10,), FORWARD, _MATMUL_2D_3D),
-    Differs("__rmatmul__", (10,), FORWARD, _MATMUL_2D_3D),
     Differs("slice", (0,), ("gradient", "second_derivative"), "slice_backward gets start=None"),
     Differs(
         "sgn",
