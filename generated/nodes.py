@@ -2338,9 +2338,18 @@ class SliceBackward0(Node):
         self_sym_sizes = self.self_sym_sizes_
         start = self.start_
         step = self.step_
-        # self: slice_backward(grad, self.sym_sizes(), dim, start, end, step)
+        # self: slice_backward(grad, self.sym_sizes(), dim, 0 if start is None else start, 2**63 - 1 if end is None else end, step)
         grad_self = (
-            slice_backward(grad, self_sym_sizes, dim, start, end, step) if needs[0] else None
+            slice_backward(
+                grad,
+                self_sym_sizes,
+                dim,
+                0 if start is None else start,
+                2**63 - 1 if end is None else end,
+                step,
+            )
+            if needs[0]
+            else None
         )
         return (grad_self,)
 

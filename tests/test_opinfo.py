@@ -83,7 +83,6 @@ XFAIL = [
     Differs("div.trunc_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("div.floor_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("squeeze.multiple", ALL, ALL, "opgrad has no squeeze.dims (a tuple of dims)"),
-    Differs("slice", (0,), ("gradient", "second_derivative"), "slice_backward gets start=None"),
     Differs(
         "sgn",
         ALL,
