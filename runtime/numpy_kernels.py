@@ -1210,7 +1210,85 @@ def _index_tuple(self, indices):
 
 
 def index(self, indices):
-    return self[_index_tuple(self, indices)]
+    key = _index_tuple(self, indices)
+    result = self[key]
+    if self.flags.c_contiguous and all(
+        i.flags.c_contiguous for i in key if i.__class__ is np.ndarray
+    ):
+        return np.ascontiguousarray(result)  # what PyTorch's layout rule gives here
+    return _laid_out(result, _index_layout(self, key))
+
+
+def _laid_out(a: np.ndarray, perm) -> np.ndarray:
+    """``a`` with dense strides in the order ``perm`` (innermost dim first); no copy when
+    its strides already agree where they matter."""
+    order = perm[::-1]
+    out = np.empty([a.shape[d] for d in order], a.dtype).transpose(np.argsort(order))
+    if all(n == 1 or s == t for n, s, t in zip(a.shape, a.strides, out.strides)):
+        return a
+    np.copyto(out, a)
+    return out
+
+
+def _index_layout(self, key):
+    """The dim order (innermost first) of index's result in PyTorch: its TensorIterator
+    sorts the dims by the strides of self restrided (the indexed dims replaced by the
+    index shape, stride 0) and of each broadcast index tensor."""
+    indices = []  # per dim of self: its index array or None
+    for item in key:
+        if item.__class__ is not np.ndarray:
+            indices.append(None)
+        elif item.dtype == _BOOL:  # a mask is its nonzero() positions, one array per dim
+            indices.extend(np.nonzero(item))
+        else:
+            indices.append(item)
+    indices += [None] * (self.ndim - len(indices))
+    shape, strides = list(self.shape), list(self.strides)
+    indexed = [d for d, i in enumerate(indices) if i is not None]
+    if indexed != list(range(indexed[0], indexed[-1] + 1)):  # apart: they move to the front
+        order = indexed + [d for d, i in enumerate(indices) if i is None]
+        shape, strides = [shape[d] for d in order], [strides[d] for d in order]
+        indices = [indices[d] for d in order]
+        indexed = list(range(len(indexed)))
+    before, after = indexed[0], indexed[-1] + 1
+    arrays = np.broadcast_arrays(*[indices[d] for d in indexed])
+    middle = list(arrays[0].shape)
+    full = shape[:before] + middle + shape[after:]
+    outer, inner = [0] * before, [0] * (len(shape) - after)
+    operands = [strides[:before] + [0] * len(middle) + strides[after:]]
+    operands += [
+        outer + [0 if n == 1 else s for n, s in zip(a.shape, a.strides)] + inner for a in arrays
+    ]
+    return _iterator_order(full, operands)
+
+
+def _iterator_order(shape, operands):
+    """PyTorch's TensorIterator dim order (innermost first) for operands of these strides:
+    an insertion sort where a broadcast (stride 0) dim leaves the decision to the next
+    operand and equal strides put the smaller dim inner."""
+
+    def should_swap(d0, d1):
+        for strides in operands:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(shape)):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return perm
 
 
 def _fill_mask(self, indices):

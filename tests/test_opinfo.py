@@ -98,13 +98,6 @@ XFAIL = [
         "zero-size slice",
     ),
     Differs(
-        "__getitem__",
-        (5, 6),
-        FORWARD,
-        "advanced indexing after full slices: numpy's result strides, not the layout "
-        "PyTorch's TensorIterator gives (C-contiguous here)",
-    ),
-    Differs(
         "as_strided.partial_views",
         (1,),
         ("gradient",),
