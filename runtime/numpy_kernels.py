@@ -1055,6 +1055,10 @@ def as_strided(a, size, stride, storage_offset):
             f"and itemsize {item} requiring a storage size of {(last + 1) * item} are out of "
             f"bounds for storage of size {extent * item}"
         )
+    if not all(size):
+        # An empty view may start anywhere in PyTorch; numpy's cannot start past its buffer
+        # (its storage_offset then reads the buffer's end: numpy keeps no position for it).
+        offset = min(offset, extent)
     strides = tuple([st * item for st in stride])
     if owner.flags.c_contiguous:
         # Straight from the owner's buffer: a third of stride_tricks' cost.

@@ -384,3 +384,11 @@ def test_view_of_a_detached_tensor_has_the_detached_tensor_as_base(torch):
         d = (leaf(lib) * 1).detach()
         v = d[1]
         assert v._base is d and v.grad_fn is None
+
+
+def test_empty_as_strided_may_start_past_the_storage(torch):
+    # torch takes any storage offset for an empty view (numpy cannot place one past its
+    # buffer, so opgrad's storage_offset() then reads the buffer's end)
+    for lib in both(torch):
+        view = lib.zeros(3).as_strided((0, 2), (1, 1), 100)
+        assert tuple(view.shape) == (0, 2) and tuple(view.stride()) == (1, 1)
