@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import types
 import unittest
 from dataclasses import dataclass, field
@@ -303,6 +302,5 @@ def read_coverage() -> dict:
 
 
 if __name__ == "__main__":  # rewrite the coverage list
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     COVERAGE_PATH.write_text(json.dumps(coverage(collect_cases(load_op_db())), indent=1) + "\n")
     print(f"wrote {COVERAGE_PATH}")
