@@ -1103,6 +1103,17 @@ def _unsafe_view(keyset, self, size):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _reshape_alias(keyset, self, size, stride):
+    """CPU kernel of _reshape_alias"""
+    source = self
+    self = self._data
+    result = k.as_strided(self, size, stride, None)
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
+
+
 def expand(keyset, self, size, implicit):
     """CPU kernel of expand"""
     source = self

@@ -1501,6 +1501,23 @@ def _unsafe_view(self, size, result):
     set_fw_grad(result, tangent)
 
 
+def _reshape_alias(self, size, stride, result):
+    # auto_linear
+    propagate_view_root(self, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._reshape_alias(self_t, size, stride)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def expand(self, size, implicit, result):
     # auto_linear
     propagate_view_root(self, result)

@@ -603,12 +603,12 @@ def view(a, size):
         ) from None
 
 
-def can_view(a, size) -> bool:
+def viewed(a, size):
+    """``a`` reshaped to ``size`` without a copy, or None when its strides forbid it."""
     try:
-        np.reshape(a, infer_size(size, a.size), copy=False)
-        return True
+        return np.reshape(a, infer_size(size, a.size), copy=False)
     except ValueError:
-        return False
+        return None
 
 
 def reshape_copy(a, size):

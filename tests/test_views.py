@@ -21,6 +21,7 @@ VIEW_OPS = [
     ("view_inferred_size", lambda L, t: t.view(-1, 3), True),
     ("view_as", lambda L, t: t.view_as(t), True),
     ("reshape_contiguous", lambda L, t: t.reshape(4, 6), True),
+    ("reshape_noncontiguous_view", lambda L, t: t[:, :, ::2].reshape(6, 2), True),
     ("flatten", lambda L, t: t.flatten(1), True),
     ("select", lambda L, t: t.select(1, 2), True),
     ("select_negative", lambda L, t: t.select(-1, -1), True),
