@@ -744,7 +744,19 @@ def slice(a, dim: int, start, end, step: int):
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = wrap_dim(dim, a.ndim)
     lo, hi = _slice_bounds(a.shape[dim], start, end, step)
-    return a[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)]
+    return dim_slice(a, dim, lo, hi, step)
+
+
+def dim_slice(a, dim: int, lo: int, hi: int, step: int = 1):
+    """``a[..., lo:hi:step]`` along ``dim`` (``0 <= lo <= hi <= size``), an empty result
+    placed where PyTorch places it: at ``lo``, with stride ``stride * step`` (numpy restarts
+    an empty slice at the dim's start with step 1)."""
+    view = a[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)]
+    if lo == hi:
+        strides = list(view.strides)
+        strides[dim] = a.strides[dim] * step
+        return empty_view_at(a, view.shape, strides, lo * a.strides[dim])
+    return view
 
 
 def slice_backward(grad, input_sizes, dim: int, start, end, step: int):
@@ -1055,11 +1067,9 @@ def as_strided(a, size, stride, storage_offset):
             f"and itemsize {item} requiring a storage size of {(last + 1) * item} are out of "
             f"bounds for storage of size {extent * item}"
         )
-    if not all(size):
-        # An empty view may start anywhere in PyTorch; numpy's cannot start past its buffer
-        # (its storage_offset then reads the buffer's end: numpy keeps no position for it).
-        offset = min(offset, extent)
     strides = tuple([st * item for st in stride])
+    if not all(size):  # an empty view may start anywhere, past the storage's end too
+        return empty_view_at(owner, size, strides, offset * item, a.flags.writeable)
     if owner.flags.c_contiguous:
         # Straight from the owner's buffer: a third of stride_tricks' cost.
         view = np.ndarray(tuple(size), a.dtype, owner, offset * item, strides)
@@ -1070,6 +1080,34 @@ def as_strided(a, size, stride, storage_offset):
     return np.lib.stride_tricks.as_strided(
         flat[offset:], shape=tuple(size), strides=strides, writeable=a.flags.writeable
     )
+
+
+class _Placed:
+    """An ``__array_interface__`` for numpy to build a view from (as stride_tricks does)."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, interface: dict, base: np.ndarray):
+        self.__array_interface__ = interface
+        self.base = base  # memory_owner follows it to the array that owns the memory
+
+
+def empty_view_at(a, shape, strides, byte_offset: int, writeable: Optional[bool] = None):
+    """A zero-size view of ``a``'s memory starting ``byte_offset`` bytes from ``a``'s first
+    element, with byte ``strides``. PyTorch keeps an empty view's storage offset, past the
+    end of its storage too; numpy never reads through an empty view, so any address will
+    do, but its slicing and constructor will not place one there."""
+    interface = dict(a.__array_interface__)
+    address, readonly = interface["data"]
+    if writeable is not None:
+        readonly = not writeable
+    interface.update(
+        data=(address + byte_offset, readonly), shape=tuple(shape), strides=tuple(strides)
+    )
+    view = np.asarray(_Placed(interface, a))
+    if view.dtype != a.dtype:  # the interface spells extension dtypes (ml_dtypes) as void
+        view.dtype = a.dtype
+    return view
 
 
 def _extent(a) -> int:
@@ -1446,7 +1484,7 @@ def split(a, split_size: int, dim: int):
             )
         return [a]
     bounds = list(range(0, length, split_size)) or [0]
-    return [a[(builtins_slice(None),) * d + (builtins_slice(b, b + split_size),)] for b in bounds]
+    return [dim_slice(a, d, b, min(b + split_size, length)) for b in bounds]
 
 
 def split_with_sizes(a, split_sizes, dim: int):
@@ -1463,7 +1501,7 @@ def split_with_sizes(a, split_sizes, dim: int):
         )
     out, start = [], 0
     for size in split_sizes:
-        out.append(a[(builtins_slice(None),) * d + (builtins_slice(start, start + size),)])
+        out.append(dim_slice(a, d, start, start + size))
         start += size
     return out
 

@@ -91,13 +91,6 @@ XFAIL = [
         "self and result (the helper belongs in functions_manual.py)",
     ),
     Differs(
-        "split_with_sizes",
-        (1,),
-        FORWARD,
-        "an empty piece's storage_offset reads 0: numpy keeps no memory position for a "
-        "zero-size slice",
-    ),
-    Differs(
         "as_strided.partial_views",
         (1,),
         ("gradient",),
