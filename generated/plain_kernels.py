@@ -2461,7 +2461,7 @@ def clone(self, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.clone(self_data)
+        result = k.clone(self_data, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2494,7 +2494,7 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.to_copy(self_data, dtype)
+        result = k.to_copy(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2615,7 +2615,7 @@ def ones_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 1, dtype)
+        result = k.full_like(self_data, 1, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2634,7 +2634,7 @@ def zeros_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 0, dtype)
+        result = k.full_like(self_data, 0, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2653,7 +2653,7 @@ def empty_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 0, dtype)
+        result = k.full_like(self_data, 0, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2672,7 +2672,7 @@ def full_like(self, fill_value, dtype, layout, device, pin_memory, memory_format
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, fill_value, dtype)
+        result = k.full_like(self_data, fill_value, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2729,7 +2729,7 @@ def rand_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.rand_like(self_data, dtype)
+        result = k.rand_like(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2748,7 +2748,7 @@ def randn_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.randn_like(self_data, dtype)
+        result = k.randn_like(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:

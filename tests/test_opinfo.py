@@ -72,14 +72,8 @@ class Differs:
 
 
 FORWARD = ("forward",)
-_MEMORY_FORMAT = "opgrad has no memory_format (torch.preserve_format, contiguous_format, ...)"
 _ROUNDING_MODE = "opgrad's div has no rounding_mode (div.Tensor_mode)"
 XFAIL = [
-    Differs("to", ALL, ALL, _MEMORY_FORMAT + ": every sample passes one"),
-    Differs("double", (1, 3, 4), ALL, _MEMORY_FORMAT),
-    Differs("bool", (1, 3, 4), FORWARD, _MEMORY_FORMAT),
-    Differs("float", (1, 3, 4), FORWARD, _MEMORY_FORMAT),
-    Differs("half", (1, 3, 4), FORWARD, _MEMORY_FORMAT),
     Differs("div.trunc_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("div.floor_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("squeeze.multiple", ALL, ALL, "opgrad has no squeeze.dims (a tuple of dims)"),
