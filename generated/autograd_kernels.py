@@ -1285,6 +1285,22 @@ def _unsafe_view(keyset, self, size):
     return result
 
 
+def _reshape_alias(keyset, self, size, stride):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ReshapeAliasBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._reshape_alias_op.kernels[keyset]
+    result = redispatch(keyset, self, size, stride)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._reshape_alias(self, size, stride, result)
+    return result
+
+
 def expand(keyset, self, size, implicit):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

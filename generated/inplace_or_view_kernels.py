@@ -37,6 +37,12 @@ def view(keyset, self, size):
     return as_view(self, redispatch(keyset, self, size))
 
 
+def _reshape_alias(keyset, self, size, stride):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops._reshape_alias_op.kernels[keyset]
+    return as_view(self, redispatch(keyset, self, size, stride))
+
+
 def expand(keyset, self, size, implicit):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.expand_op.kernels[keyset]

@@ -1501,6 +1501,23 @@ def _unsafe_view(self, size, result):
     set_fw_grad(result, tangent)
 
 
+def _reshape_alias(self, size, stride, result):
+    # auto_linear
+    propagate_view_root(self, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._reshape_alias(self_t, size, stride)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def expand(self, size, implicit, result):
     # auto_linear
     propagate_view_root(self, result)
@@ -1942,7 +1959,7 @@ def clone(self, memory_format, result):
 
 
 def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format, result):
-    # _to_copy(self_t, dtype=dtype)
+    # _to_copy(self_t, dtype=dtype, memory_format=memory_format)
     self_t = fw_grad(self)
     if self_t is None:
         return
@@ -1950,7 +1967,7 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     was_off = "fw_active" in _tls.__dict__
     try:
         _tls.fw_active = False
-        tangent = F._to_copy(self_t, dtype=dtype)
+        tangent = F._to_copy(self_t, dtype=dtype, memory_format=memory_format)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

@@ -1975,6 +1975,32 @@ class UnsafeViewBackward0(Node):
         return self.self_sym_sizes_
 
 
+class ReshapeAliasBackward0(Node):
+    """Backward of ``_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)``."""
+
+    __slots__ = ("self_sym_sizes_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: grad.reshape(self.sym_sizes())
+        grad_self = grad.reshape(self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
 class ExpandBackward0(Node):
     """Backward of ``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``."""
 
@@ -2338,9 +2364,18 @@ class SliceBackward0(Node):
         self_sym_sizes = self.self_sym_sizes_
         start = self.start_
         step = self.step_
-        # self: slice_backward(grad, self.sym_sizes(), dim, start, end, step)
+        # self: slice_backward(grad, self.sym_sizes(), dim, 0 if start is None else start, 2**63 - 1 if end is None else end, step)
         grad_self = (
-            slice_backward(grad, self_sym_sizes, dim, start, end, step) if needs[0] else None
+            slice_backward(
+                grad,
+                self_sym_sizes,
+                dim,
+                0 if start is None else start,
+                2**63 - 1 if end is None else end,
+                step,
+            )
+            if needs[0]
+            else None
         )
         return (grad_self,)
 

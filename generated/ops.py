@@ -3749,6 +3749,46 @@ reshape = reshape_op._entry = _reshape_entry(Site(reshape_op))
 reshape_op._make_entry = _reshape_entry
 
 
+_reshape_alias_op = define(
+    "aten::_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)"
+)
+__reshape_alias_kernels = _reshape_alias_op.kernels
+
+
+def __reshape_alias_entry(_site):
+    def _reshape_alias(self, size, stride):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _reshape_alias_op, self, size, stride)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _reshape_alias_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, _reshape_alias_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, _reshape_alias_op, 2)
+            except Overridden:
+                return handle_entry(_site, _reshape_alias_op, self, size, stride)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._reshape_alias(self, size, stride)
+                if result is not None:
+                    return result
+            kernel = __reshape_alias_kernels[keyset]
+            return kernel(keyset, self, size, stride)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _reshape_alias
+
+
+_reshape_alias = _reshape_alias_op._entry = __reshape_alias_entry(Site(_reshape_alias_op))
+_reshape_alias_op._make_entry = __reshape_alias_entry
+
+
 flatten_using_ints_op = define(
     "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"
 )

@@ -1912,6 +1912,41 @@ def _unsafe_view(self, size):
     return out
 
 
+def _reshape_alias(self, size, stride):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.as_strided(self_data, size, stride, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    as_view(self, out)
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReshapeAliasBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def expand(self, size, implicit):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):
@@ -2426,7 +2461,7 @@ def clone(self, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.clone(self_data)
+        result = k.clone(self_data, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2459,7 +2494,7 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.to_copy(self_data, dtype)
+        result = k.to_copy(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2580,7 +2615,7 @@ def ones_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 1, dtype)
+        result = k.full_like(self_data, 1, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2599,7 +2634,7 @@ def zeros_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 0, dtype)
+        result = k.full_like(self_data, 0, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2618,7 +2653,7 @@ def empty_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 0, dtype)
+        result = k.full_like(self_data, 0, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2637,7 +2672,7 @@ def full_like(self, fill_value, dtype, layout, device, pin_memory, memory_format
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, fill_value, dtype)
+        result = k.full_like(self_data, fill_value, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2694,7 +2729,7 @@ def rand_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.rand_like(self_data, dtype)
+        result = k.rand_like(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -2713,7 +2748,7 @@ def randn_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.randn_like(self_data, dtype)
+        result = k.randn_like(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:

@@ -141,6 +141,7 @@ def register_all():
     ops.permute_op.register_kernel(CPU, cpu_kernels.permute)
     ops.view_op.register_kernel(CPU, cpu_kernels.view)
     ops._unsafe_view_op.register_kernel(CPU, cpu_kernels._unsafe_view)
+    ops._reshape_alias_op.register_kernel(CPU, cpu_kernels._reshape_alias)
     ops.expand_op.register_kernel(CPU, cpu_kernels.expand)
     ops.unsqueeze_op.register_kernel(CPU, cpu_kernels.unsqueeze)
     ops.squeeze_op.register_kernel(CPU, cpu_kernels.squeeze)
@@ -266,6 +267,7 @@ def register_all():
     ops.permute_op.register_kernel(AUTOGRAD, autograd_kernels.permute)
     ops.view_op.register_kernel(AUTOGRAD, autograd_kernels.view)
     ops._unsafe_view_op.register_kernel(AUTOGRAD, autograd_kernels._unsafe_view)
+    ops._reshape_alias_op.register_kernel(AUTOGRAD, autograd_kernels._reshape_alias)
     ops.expand_op.register_kernel(AUTOGRAD, autograd_kernels.expand)
     ops.unsqueeze_op.register_kernel(AUTOGRAD, autograd_kernels.unsqueeze)
     ops.squeeze_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze)
@@ -319,6 +321,9 @@ def register_all():
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
     ops.view_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.view)
+    ops._reshape_alias_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels._reshape_alias
+    )
     ops.expand_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.expand)
     ops.unsqueeze_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unsqueeze)
     ops.squeeze_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze)

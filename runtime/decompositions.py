@@ -8,17 +8,30 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from . import dispatch_keys as K
 from . import dtypes
 from . import numpy_kernels as k
+from ._tls import state as _tls
 from .generated import ops as aten
 from .tensor import wrap_scalar
 
 
 def reshape(self, shape: Sequence[int]):
-    """A view when the memory layout allows it, else a copy (clone + _unsafe_view)."""
-    if k.can_view(self._data, shape):
+    """A view when the memory layout allows it, else a copy (clone + _unsafe_view).
+
+    As in PyTorch, the view of a noncontiguous tensor is ``_reshape_alias`` with the
+    strides worked out here, unless a Python key (a dispatch mode, a subclass) sees it.
+    """
+    data = self._data
+    if data.flags.c_contiguous:
         return aten.view(self, shape)
-    return aten._unsafe_view(aten.clone(self), shape)
+    viewed = k.viewed(data, shape)
+    if viewed is None:
+        return aten._unsafe_view(aten.clone(self), shape)
+    if (self._keys | _tls.include) & K.PYTHON:
+        return aten.view(self, shape)
+    item = data.itemsize
+    return aten._reshape_alias(self, viewed.shape, tuple([s // item for s in viewed.strides]))
 
 
 def flatten(self, start_dim: int = 0, end_dim: int = -1):
@@ -173,8 +186,9 @@ def _folded_matmul(tensor1, tensor2):
     t1_folded = aten.reshape(t1, (folded, sizes[-1]))
     if t2._data.ndim == 2:
         output = aten._unsafe_view(aten.mm(t1_folded, t2), output_shape + (t2._data.shape[1],))
-        if transpose:
-            return aten.clone(aten.transpose_int(output, -2, -1))
+        if transpose:  # .mT.contiguous(): a copy only where the transpose is not contiguous
+            output = aten.transpose_int(output, -2, -1)
+            return output if output._data.flags.c_contiguous else aten.clone(output)
         return output
     return aten._unsafe_view(aten.mv(t1_folded, t2), output_shape)
 

@@ -15,6 +15,14 @@ import numpy as np
 
 from . import dtypes
 from . import random_kernels
+from .memory_formats import (
+    channels_last_strides,
+    contiguous_format,
+    contiguous_strides,
+    is_contiguous_as,
+    preserve_format,
+    strides_for,
+)
 from .random import generator
 from .scalar_fit import check_fits, check_scalar_range, overflow_error
 from .user_warnings import warn_user
@@ -603,12 +611,12 @@ def view(a, size):
         ) from None
 
 
-def can_view(a, size) -> bool:
+def viewed(a, size):
+    """``a`` reshaped to ``size`` without a copy, or None when its strides forbid it."""
     try:
-        np.reshape(a, infer_size(size, a.size), copy=False)
-        return True
+        return np.reshape(a, infer_size(size, a.size), copy=False)
     except ValueError:
-        return False
+        return None
 
 
 def reshape_copy(a, size):
@@ -744,7 +752,19 @@ def slice(a, dim: int, start, end, step: int):
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = wrap_dim(dim, a.ndim)
     lo, hi = _slice_bounds(a.shape[dim], start, end, step)
-    return a[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)]
+    return dim_slice(a, dim, lo, hi, step)
+
+
+def dim_slice(a, dim: int, lo: int, hi: int, step: int = 1):
+    """``a[..., lo:hi:step]`` along ``dim`` (``0 <= lo <= hi <= size``), an empty result
+    placed where PyTorch places it: at ``lo``, with stride ``stride * step`` (numpy restarts
+    an empty slice at the dim's start with step 1)."""
+    view = a[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)]
+    if lo == hi:
+        strides = list(view.strides)
+        strides[dim] = a.strides[dim] * step
+        return empty_view_at(a, view.shape, strides, lo * a.strides[dim])
+    return view
 
 
 def slice_backward(grad, input_sizes, dim: int, start, end, step: int):
@@ -758,11 +778,18 @@ def slice_backward(grad, input_sizes, dim: int, start, end, step: int):
 # ---- copies, conversions, factories -----------------------------------------------------
 
 
-def clone(a):
-    return np.array(a, copy=True, order="C")
+def clone(a, memory_format=None):
+    if memory_format is None or memory_format is preserve_format:
+        # Row-major, where PyTorch keeps the input's layout (strides_for): AccumulateGrad's
+        # and CopySlices' clones here still rely on a row-major result, which PyTorch's
+        # ask for with contiguous_format.
+        return np.array(a, copy=True, order="C")
+    if memory_format is contiguous_format and a.size:  # contiguous(): no stride arithmetic
+        return np.array(a, copy=True, order="C")
+    return in_layout(np.array(a, copy=True, order="C"), a, memory_format)
 
 
-def to_copy(a, dtype):
+def to_copy(a, dtype, memory_format=None):
     target, source = _np_dtype(dtype, a.dtype), a.dtype
     if (source.kind == "f" and (target.kind != "f" or target.itemsize < source.itemsize)) or (
         target is _HALF and source.kind in "iu"
@@ -773,7 +800,55 @@ def to_copy(a, dtype):
             result = cast(a, target)
     else:
         result = cast(a, target)
-    return a.copy(order="K") if result is a else result
+    return in_layout(a.copy(order="K") if result is a else result, a, memory_format)
+
+
+# ---- the layout of a tensor made like another (memory formats) ------------------------
+
+
+def element_strides(a: np.ndarray) -> tuple:
+    item = a.itemsize
+    return tuple([s // item for s in a.strides])
+
+
+def new_layout(a: np.ndarray, memory_format) -> Optional[tuple]:
+    """The element strides PyTorch gives a new tensor made like ``a`` in ``memory_format``
+    (None: preserve_format), or None where they are row-major: then numpy's row-major
+    array is the answer. (A row-major ``a`` is decided without a loop, so where its size-1
+    dims have other strides, which PyTorch would keep, the copy's differ; they mean
+    nothing. numpy gives an empty array strides 0, so an empty one is always laid out.)"""
+    if (
+        a.size
+        and a.flags.c_contiguous
+        and (
+            memory_format is None
+            or memory_format is preserve_format
+            or memory_format is contiguous_format
+        )
+    ):
+        return None  # the common case
+    strides = strides_for(memory_format, a.shape, element_strides(a))
+    return None if a.size and strides == contiguous_strides(a.shape) else strides
+
+
+def laid_out(flat: np.ndarray, shape, strides) -> np.ndarray:
+    """``flat`` (one element per position) seen with the element ``strides`` of a dense
+    layout: in memory order, its elements are ``flat``'s."""
+    item = flat.itemsize
+    return np.ndarray(tuple(shape), flat.dtype, flat, 0, tuple([st * item for st in strides]))
+
+
+def in_layout(result: np.ndarray, a: np.ndarray, memory_format) -> np.ndarray:
+    """``result``, a new array of ``a``'s shape, laid out (copied if need be) as PyTorch lays
+    out a tensor made like ``a`` in ``memory_format``."""
+    strides = new_layout(a, memory_format)
+    if strides is None:
+        return result if result.flags.c_contiguous else np.ascontiguousarray(result)
+    if element_strides(result) == strides:
+        return result
+    out = laid_out(np.empty(result.size, result.dtype), result.shape, strides)
+    np.copyto(out, result)
+    return out
 
 
 def _cast_number(value, dtype: np.dtype) -> np.ndarray:
@@ -799,8 +874,15 @@ def _fill_dtype(value, dtype) -> np.dtype:
     return dtypes.get_default_dtype().np
 
 
-def full_like(a, value, dtype):
+def full_like(a, value, dtype, memory_format=None):
     dt = a.dtype if dtype is None else dtype.np
+    strides = new_layout(a, memory_format)
+    if strides is not None:
+        if value not in (0, 1):
+            check_fits(value, dt)
+        out = laid_out(np.empty(a.size, dt), a.shape, strides)
+        out[...] = _cast_number(value, dt)
+        return out
     if value == 1:
         return np.ones(a.shape, dt)
     if value == 0:
@@ -891,6 +973,18 @@ def constant(size, value, dtype):
     return np.full(_check_size(size, np_dtype), value, dtype=np_dtype)
 
 
+def empty(size, dtype, memory_format):
+    """empty.memory_format (zero-filled): row-major, or a channels-last format's strides."""
+    if memory_format is None or memory_format is contiguous_format:
+        return constant(size, 0, dtype)
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    size = _check_size(size, np_dtype)
+    strides = channels_last_strides(memory_format, size)
+    return laid_out(np.zeros(math.prod(size), np_dtype), size, strides)
+
+
 def arange(start, end, step, dtype):
     """PyTorch's arange: bounds checked in double precision first; an integer result counts
     and steps with the bounds cast to integers (int64 counts in integers too, so its step
@@ -956,7 +1050,7 @@ def randn(size, dtype):
 
 def memory_order(a: np.ndarray):
     """The dims of ``a`` from outermost to innermost in memory when ``a`` is dense,
-    non-overlapping and not contiguous (empty_like then keeps its strides), else None."""
+    non-overlapping and not contiguous (AccumulateGrad then keeps its strides), else None."""
     if a.flags.c_contiguous or a.size <= 1:
         return None
     dims = [d for d in range(a.ndim) if a.shape[d] != 1]
@@ -972,29 +1066,30 @@ def memory_order(a: np.ndarray):
     return order
 
 
-def _random_like(a: np.ndarray, dtype, kernel: str, fill):
-    """rand_like/randn_like: a dense permuted input gives a result with its strides, filled
-    in memory order (the normal kernel then takes its non-contiguous path), as in PyTorch."""
+def _random_like(a: np.ndarray, dtype, memory_format, kernel: str, fill):
+    """rand_like/randn_like: the layout empty_like gives (a permuted input's strides, say),
+    filled in memory order (the normal kernel then takes its non-contiguous path), as in
+    PyTorch."""
     np_dtype = _random_float_dtype(_np_dtype(dtype, a.dtype), kernel)
-    order = memory_order(a)
-    if order is None:
+    strides = new_layout(a, memory_format)
+    if strides is None:
         return fill(a.size, np_dtype, True).reshape(a.shape)
-    values = fill(a.size, np_dtype, False).reshape([a.shape[d] for d in order])
-    return values.transpose(np.argsort(order))
+    contiguous = is_contiguous_as(contiguous_format, a.shape, strides)
+    return laid_out(fill(a.size, np_dtype, contiguous), a.shape, strides)
 
 
-def rand_like(a, dtype):
+def rand_like(a, dtype, memory_format=None):
     def fill(count, np_dtype, contiguous):
         return random_kernels.uniform(generator(), count, np_dtype)
 
-    return _random_like(a, dtype, "check_uniform_bounds", fill)
+    return _random_like(a, dtype, memory_format, "check_uniform_bounds", fill)
 
 
-def randn_like(a, dtype):
+def randn_like(a, dtype, memory_format=None):
     def fill(count, np_dtype, contiguous):
         return random_kernels.normal(generator(), count, np_dtype, contiguous)
 
-    return _random_like(a, dtype, "normal_kernel_cpu", fill)
+    return _random_like(a, dtype, memory_format, "normal_kernel_cpu", fill)
 
 
 def eye(n: int, m: int, dtype):
@@ -1056,6 +1151,8 @@ def as_strided(a, size, stride, storage_offset):
             f"bounds for storage of size {extent * item}"
         )
     strides = tuple([st * item for st in stride])
+    if not all(size):  # an empty view may start anywhere, past the storage's end too
+        return empty_view_at(owner, size, strides, offset * item, a.flags.writeable)
     if owner.flags.c_contiguous:
         # Straight from the owner's buffer: a third of stride_tricks' cost.
         view = np.ndarray(tuple(size), a.dtype, owner, offset * item, strides)
@@ -1066,6 +1163,34 @@ def as_strided(a, size, stride, storage_offset):
     return np.lib.stride_tricks.as_strided(
         flat[offset:], shape=tuple(size), strides=strides, writeable=a.flags.writeable
     )
+
+
+class _Placed:
+    """An ``__array_interface__`` for numpy to build a view from (as stride_tricks does)."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, interface: dict, base: np.ndarray):
+        self.__array_interface__ = interface
+        self.base = base  # memory_owner follows it to the array that owns the memory
+
+
+def empty_view_at(a, shape, strides, byte_offset: int, writeable: Optional[bool] = None):
+    """A zero-size view of ``a``'s memory starting ``byte_offset`` bytes from ``a``'s first
+    element, with byte ``strides``. PyTorch keeps an empty view's storage offset, past the
+    end of its storage too; numpy never reads through an empty view, so any address will
+    do, but its slicing and constructor will not place one there."""
+    interface = dict(a.__array_interface__)
+    address, readonly = interface["data"]
+    if writeable is not None:
+        readonly = not writeable
+    interface.update(
+        data=(address + byte_offset, readonly), shape=tuple(shape), strides=tuple(strides)
+    )
+    view = np.asarray(_Placed(interface, a))
+    if view.dtype != a.dtype:  # the interface spells extension dtypes (ml_dtypes) as void
+        view.dtype = a.dtype
+    return view
 
 
 def _extent(a) -> int:
@@ -1210,7 +1335,85 @@ def _index_tuple(self, indices):
 
 
 def index(self, indices):
-    return self[_index_tuple(self, indices)]
+    key = _index_tuple(self, indices)
+    result = self[key]
+    if self.flags.c_contiguous and all(
+        i.flags.c_contiguous for i in key if i.__class__ is np.ndarray
+    ):
+        return np.ascontiguousarray(result)  # what PyTorch's layout rule gives here
+    return _laid_out(result, _index_layout(self, key))
+
+
+def _laid_out(a: np.ndarray, perm) -> np.ndarray:
+    """``a`` with dense strides in the order ``perm`` (innermost dim first); no copy when
+    its strides already agree where they matter."""
+    order = perm[::-1]
+    out = np.empty([a.shape[d] for d in order], a.dtype).transpose(np.argsort(order))
+    if all(n == 1 or s == t for n, s, t in zip(a.shape, a.strides, out.strides)):
+        return a
+    np.copyto(out, a)
+    return out
+
+
+def _index_layout(self, key):
+    """The dim order (innermost first) of index's result in PyTorch: its TensorIterator
+    sorts the dims by the strides of self restrided (the indexed dims replaced by the
+    index shape, stride 0) and of each broadcast index tensor."""
+    indices = []  # per dim of self: its index array or None
+    for item in key:
+        if item.__class__ is not np.ndarray:
+            indices.append(None)
+        elif item.dtype == _BOOL:  # a mask is its nonzero() positions, one array per dim
+            indices.extend(np.nonzero(item))
+        else:
+            indices.append(item)
+    indices += [None] * (self.ndim - len(indices))
+    shape, strides = list(self.shape), list(self.strides)
+    indexed = [d for d, i in enumerate(indices) if i is not None]
+    if indexed != list(range(indexed[0], indexed[-1] + 1)):  # apart: they move to the front
+        order = indexed + [d for d, i in enumerate(indices) if i is None]
+        shape, strides = [shape[d] for d in order], [strides[d] for d in order]
+        indices = [indices[d] for d in order]
+        indexed = list(range(len(indexed)))
+    before, after = indexed[0], indexed[-1] + 1
+    arrays = np.broadcast_arrays(*[indices[d] for d in indexed])
+    middle = list(arrays[0].shape)
+    full = shape[:before] + middle + shape[after:]
+    outer, inner = [0] * before, [0] * (len(shape) - after)
+    operands = [strides[:before] + [0] * len(middle) + strides[after:]]
+    operands += [
+        outer + [0 if n == 1 else s for n, s in zip(a.shape, a.strides)] + inner for a in arrays
+    ]
+    return _iterator_order(full, operands)
+
+
+def _iterator_order(shape, operands):
+    """PyTorch's TensorIterator dim order (innermost first) for operands of these strides:
+    an insertion sort where a broadcast (stride 0) dim leaves the decision to the next
+    operand and equal strides put the smaller dim inner."""
+
+    def should_swap(d0, d1):
+        for strides in operands:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(shape)):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return perm
 
 
 def _fill_mask(self, indices):
@@ -1321,10 +1524,12 @@ def unfold(a, dimension: int, size: int, step: int):
         )
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    count = (length - size) // step + 1
-    shape = a.shape[:d] + (count,) + a.shape[d + 1 :] + (size,)
-    stride_d = a.strides[d] if a.ndim else a.itemsize
-    strides = a.strides[:d] + (stride_d * step,) + a.strides[d + 1 :] + (stride_d,)
+    if a.ndim == 0:  # a scalar unfolds to its one window alone: shape (size,)
+        shape, strides = (size,), (a.itemsize,)
+    else:
+        count = (length - size) // step + 1
+        shape = a.shape[:d] + (count,) + a.shape[d + 1 :] + (size,)
+        strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1 :] + (a.strides[d],)
     return np.lib.stride_tricks.as_strided(
         a, shape=shape, strides=strides, writeable=a.flags.writeable
     )
@@ -1362,7 +1567,7 @@ def split(a, split_size: int, dim: int):
             )
         return [a]
     bounds = list(range(0, length, split_size)) or [0]
-    return [a[(builtins_slice(None),) * d + (builtins_slice(b, b + split_size),)] for b in bounds]
+    return [dim_slice(a, d, b, min(b + split_size, length)) for b in bounds]
 
 
 def split_with_sizes(a, split_sizes, dim: int):
@@ -1379,7 +1584,7 @@ def split_with_sizes(a, split_sizes, dim: int):
         )
     out, start = [], 0
     for size in split_sizes:
-        out.append(a[(builtins_slice(None),) * d + (builtins_slice(start, start + size),)])
+        out.append(dim_slice(a, d, start, start + size))
         start += size
     return out
 

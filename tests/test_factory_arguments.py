@@ -51,6 +51,11 @@ CASES = {
     "full(2, 1.0)": lambda lib, T: lib.full(2, 1.0),
     "full([2.5], 1)": lambda lib, T: lib.full([2.5], 1),
     "arange(0, 5, -1)": lambda lib, T: lib.arange(0, 5, -1),
+    "scalar_tensor(2, requires_grad)": lambda lib, T: lib.scalar_tensor(2, requires_grad=True),
+    "scalar_tensor(int64, requires_grad)": lambda lib, T: lib.scalar_tensor(
+        2, dtype=lib.int64, requires_grad=True
+    ),
+    "scalar_tensor(1-d tensor)": lambda lib, T: lib.scalar_tensor(lib.tensor([2.0, 3.0])),
 }
 
 

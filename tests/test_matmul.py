@@ -27,6 +27,8 @@ SHAPES = [
     ((2, 3, 4), (2, 1, 4, 5)),
     ((1, 3, 4), (1, 4, 5)),
     ((2, 3, 4), (4, 2)),
+    ((1, 3), (4, 3, 5)),  # the transposed result is contiguous: no copy
+    ((3, 1), (4, 1, 5)),
 ]
 GRADS = [(True, True), (True, False), (False, True)]
 

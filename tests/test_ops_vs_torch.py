@@ -306,6 +306,8 @@ CASES = [
     Case("reshape_contiguous", lambda T, a: a.reshape(3, 2), (N(2, 3),)),
     Case("reshape_flat", lambda T, a: a.reshape(-1), (N(2, 3),)),
     Case("reshape_non_contiguous", lambda T, a: a.t().reshape(6), (N(2, 3),)),
+    # a noncontiguous tensor that can be viewed: _reshape_alias (ReshapeAliasBackward0)
+    Case("reshape_non_contiguous_view", lambda T, a: a[:, ::2].reshape(12), (N(4, 6),)),
     Case("expand", lambda T, a: a.expand(4, 3), (N(3),)),
     Case("expand_keep_dim", lambda T, a: a.expand(-1, 4), (N(3, 1),)),
     Case("expand_new_leading_dims", lambda T, a: a.expand(2, 4, 3), (N(3),)),

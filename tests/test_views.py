@@ -21,6 +21,7 @@ VIEW_OPS = [
     ("view_inferred_size", lambda L, t: t.view(-1, 3), True),
     ("view_as", lambda L, t: t.view_as(t), True),
     ("reshape_contiguous", lambda L, t: t.reshape(4, 6), True),
+    ("reshape_noncontiguous_view", lambda L, t: t[:, :, ::2].reshape(6, 2), True),
     ("flatten", lambda L, t: t.flatten(1), True),
     ("select", lambda L, t: t.select(1, 2), True),
     ("select_negative", lambda L, t: t.select(-1, -1), True),
@@ -384,3 +385,33 @@ def test_view_of_a_detached_tensor_has_the_detached_tensor_as_base(torch):
         d = (leaf(lib) * 1).detach()
         v = d[1]
         assert v._base is d and v.grad_fn is None
+
+
+def test_empty_as_strided_may_start_past_the_storage(torch):
+    # torch takes any storage offset for an empty view, past the storage's end too
+    for lib in both(torch):
+        view = lib.zeros(3).as_strided((0, 2), (1, 1), 100)
+        assert tuple(view.shape) == (0, 2) and tuple(view.stride()) == (1, 1)
+        assert view.storage_offset() == 100
+
+
+# Views with no elements keep the position PyTorch gives them (numpy would restart an
+# empty slice at its dim's start and refuse to place a view past its buffer's end).
+EMPTY_VIEWS = [
+    ("getitem_empty_slice", lambda t: t[:, 2:2]),
+    ("getitem_start_past_end", lambda t: t[:, 5:1]),
+    ("getitem_empty_slice_with_step", lambda t: t[..., 3:3:2]),
+    ("narrow_to_nothing", lambda t: t.narrow(2, 3, 0)),
+    ("split_sizes_empty_last_piece", lambda t: t.split([1, 3, 0], dim=2)[2]),
+    ("unbind_of_an_empty_slice", lambda t: t[:, 1:1].unbind(0)[1]),
+    ("as_strided_past_the_end", lambda t: t.as_strided((2, 0), (3, 1), 30)),
+    ("slice_of_a_view_past_the_end", lambda t: t.as_strided((2, 0), (3, 1), 30)[1:]),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in EMPTY_VIEWS], ids=[c[0] for c in EMPTY_VIEWS])
+def test_empty_view_keeps_torch_storage_offset_and_strides(torch, make):
+    got, expected = (make(plain(lib)) for lib in both(torch))
+    assert tuple(got.shape) == tuple(expected.shape)
+    assert got.storage_offset() == expected.storage_offset()
+    assert tuple(got.stride()) == tuple(expected.stride())

@@ -204,3 +204,55 @@ def reset_global_modes(torch) -> None:
             lib.autograd.set_detect_anomaly(False)
         except Exception:  # noqa: BLE001 - a broken switch fails its own tests
             pass
+
+
+# ---- grad_fn saved fields -----------------------------------------------------------
+
+
+def _identity_index(value, inputs):
+    """Index of the input that ``value`` *is*, or None."""
+    for i, t in enumerate(inputs):
+        if value is t:
+            return i
+    return None
+
+
+def assert_same_saved_fields(
+    torch, got_fn, expected_fn, got_inputs=(), expected_inputs=(), *, what
+):
+    """opgrad's node ``got_fn`` has torch's ``_saved_*`` / ``_raw_saved_*`` names, the same
+    saved values (tensors: values, dtype, requires_grad and which input they are), and
+    ``SavedTensor`` wrappers where torch has them."""
+    import opgrad as og
+
+    names = saved_attribute_names(expected_fn)
+    assert saved_attribute_names(got_fn) == names, f"{what}: saved attribute names"
+    for name in sorted(names):
+        where = f"{what}.{name}"
+        g, e = getattr(got_fn, name), getattr(expected_fn, name)
+        if name.startswith("_raw_saved_"):
+            # SavedTensor wrappers (one per element of a saved list)
+            got_types = [type(r).__name__ for r in (g if isinstance(g, tuple) else (g,))]
+            expected_types = [type(r).__name__ for r in (e if isinstance(e, tuple) else (e,))]
+            assert got_types == expected_types, f"{where}: {got_types} != {expected_types}"
+        elif isinstance(e, tuple) and any(is_tensor(torch, item) for item in e):
+            # a saved Tensor[] / Tensor?[]: compare element by element
+            assert isinstance(g, tuple) and len(g) == len(e), f"{where}: {g!r}"
+            for g_item, e_item in zip(g, e):
+                if e_item is None:
+                    assert g_item is None, f"{where}: expected None"
+                else:
+                    assert_same_tensor(g_item, e_item, what=where)
+        elif e is None:
+            assert g is None, f"{where}: expected None, got {g!r}"
+        elif is_tensor(torch, e):
+            assert is_tensor(og, g), f"{where}: expected a Tensor, got {type(g).__name__}"
+            assert_same_tensor(g, e, what=where)
+            assert g.requires_grad == e.requires_grad, f"{where}: requires_grad"
+            assert _identity_index(g, got_inputs) == _identity_index(
+                e, expected_inputs
+            ), f"{where}: identity with the inputs differs from torch"
+        else:
+            e = torch_signed(e)
+            assert type(g) is type(e), f"{where}: {type(g).__name__} != {type(e).__name__}"
+            assert g == e, f"{where}: {g!r} != torch's {e!r}"
