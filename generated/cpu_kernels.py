@@ -1850,7 +1850,7 @@ def alias(keyset, self):
 def clone(keyset, self, memory_format):
     """CPU kernel of clone"""
     self = self._data
-    result = k.clone(self)
+    result = k.clone(self, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -1887,7 +1887,7 @@ def lift_fresh(keyset, self):
 def _to_copy(keyset, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
     """CPU kernel of _to_copy"""
     self = self._data
-    result = k.to_copy(self, dtype)
+    result = k.to_copy(self, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -1996,7 +1996,7 @@ def index_put_(keyset, self, indices, values, accumulate):
 def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of ones_like"""
     self = self._data
-    result = k.full_like(self, 1, dtype)
+    result = k.full_like(self, 1, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -2004,7 +2004,7 @@ def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
 def zeros_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of zeros_like"""
     self = self._data
-    result = k.full_like(self, 0, dtype)
+    result = k.full_like(self, 0, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -2012,7 +2012,7 @@ def zeros_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
 def empty_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of empty_like"""
     self = self._data
-    result = k.full_like(self, 0, dtype)
+    result = k.full_like(self, 0, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -2020,7 +2020,7 @@ def empty_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
 def full_like(keyset, self, fill_value, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of full_like"""
     self = self._data
-    result = k.full_like(self, fill_value, dtype)
+    result = k.full_like(self, fill_value, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -2057,7 +2057,7 @@ def ones(keyset, size, dtype, layout, device, pin_memory):
 
 def empty_memory_format(keyset, size, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of empty.memory_format"""
-    result = k.constant(size, 0, dtype)
+    result = k.empty(size, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -2114,7 +2114,7 @@ def randn(keyset, size, dtype, layout, device, pin_memory):
 def rand_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of rand_like"""
     self = self._data
-    result = k.rand_like(self, dtype)
+    result = k.rand_like(self, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -2122,7 +2122,7 @@ def rand_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
 def randn_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of randn_like"""
     self = self._data
-    result = k.randn_like(self, dtype)
+    result = k.randn_like(self, dtype, memory_format)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

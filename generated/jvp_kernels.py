@@ -2989,7 +2989,7 @@ def clone(self, memory_format, result):
 
 
 def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format, result):
-    # _to_copy(self_t, dtype=dtype)
+    # _to_copy(self_t, dtype=dtype, memory_format=memory_format)
     self_t = fw_grad(self)
     if self_t is None:
         return
@@ -2997,7 +2997,7 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     was_off = "fw_active" in _tls.__dict__
     try:
         _tls.fw_active = False
-        tangent = F._to_copy(self_t, dtype=dtype)
+        tangent = F._to_copy(self_t, dtype=dtype, memory_format=memory_format)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

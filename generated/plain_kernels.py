@@ -4028,7 +4028,7 @@ def clone(self, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.clone(self_data)
+        result = k.clone(self_data, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -4061,7 +4061,7 @@ def _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_forma
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.to_copy(self_data, dtype)
+        result = k.to_copy(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -4182,7 +4182,7 @@ def ones_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 1, dtype)
+        result = k.full_like(self_data, 1, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -4201,7 +4201,7 @@ def zeros_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 0, dtype)
+        result = k.full_like(self_data, 0, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -4220,7 +4220,7 @@ def empty_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, 0, dtype)
+        result = k.full_like(self_data, 0, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -4239,7 +4239,7 @@ def full_like(self, fill_value, dtype, layout, device, pin_memory, memory_format
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.full_like(self_data, fill_value, dtype)
+        result = k.full_like(self_data, fill_value, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -4296,7 +4296,7 @@ def rand_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.rand_like(self_data, dtype)
+        result = k.rand_like(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -4315,7 +4315,7 @@ def randn_like(self, dtype, layout, device, pin_memory, memory_format):
     if not (self_data.dtype in PLAIN_FLOATS):
         return None
     try:
-        result = k.randn_like(self_data, dtype)
+        result = k.randn_like(self_data, dtype, memory_format)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:

@@ -35,6 +35,13 @@ from .dtypes import (
     short,
     uint8,
 )
+from .memory_formats import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from .tensor import Size, Tensor
 from .device import device
 from . import dispatcher as _dispatcher

@@ -35,10 +35,19 @@ from .overrides import (
 from .device import check_target_device, is_device_like
 from .device import device as opgrad_device
 from .factories import _infer_dtype, _sizes, from_numpy, tensor
+from .memory_formats import memory_format as MemoryFormat
+from .memory_formats import (
+    contiguous_format,
+    is_contiguous_as,
+    preserve_format,
+    suggest_memory_format,
+)
+from .numpy_kernels import element_strides
 from .python_arg_parser import (
     PY_NUMBERS,
     arg_type_name,
     as_dtype,
+    memory_format_arg,
     py_type_name,
     python_device,
     python_dtype,
@@ -442,8 +451,11 @@ def _to(self, *args, **kwargs):
         return aten._to_copy(self, dtype=args[0])
     if len(args) > 4:
         raise TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} were given")
-    memory_format = kwargs.pop("memory_format", None)
-    bound = _bind_to(args, kwargs)
+    memory_format = kwargs.get("memory_format")
+    if memory_format is None or memory_format.__class__ is MemoryFormat:
+        bound = _bind_to(args, {k: v for k, v in kwargs.items() if k != "memory_format"})
+    else:
+        bound = None
     if bound is None:
         given = ", ".join(
             [arg_type_name(a) for a in args]
@@ -460,9 +472,22 @@ def _to(self, *args, **kwargs):
     if bound.get("device") is not None:
         check_target_device(bound["device"])
     dtype = as_dtype(dtype) if dtype is not None else None
-    if (dtype is None or dtype.np == self._data.dtype) and not bound.get("copy"):
+    if (
+        (dtype is None or dtype.np == self._data.dtype)
+        and not bound.get("copy")
+        and _laid_out_as(self, memory_format)
+    ):
         return self
     return aten._to_copy(self, dtype=dtype, memory_format=memory_format)
+
+
+def _laid_out_as(self, memory_format) -> bool:
+    """Whether ``to()`` may return self for ``memory_format``: preserve, or the format
+    self's strides follow (a transposed matrix follows contiguous_format, as in PyTorch)."""
+    if memory_format is None or memory_format is preserve_format:
+        return True
+    data = self._data
+    return suggest_memory_format(data.shape, element_strides(data)) is memory_format
 
 
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -472,17 +497,37 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     raise AssertionError("Torch not compiled with CUDA enabled")
 
 
-def _converter(dtype):
-    def convert(self, memory_format=None):
-        return _to(self, dtype=dtype)
+def _converter(dtype, name: str):
+    def convert(self, *, memory_format=None):
+        if memory_format is None:
+            return _to(self, dtype)
+        return _to(self, dtype, memory_format=memory_format_arg(name, memory_format))
 
+    convert.__name__ = convert.__qualname__ = name  # as Python's argument errors name it
     return convert
 
 
-def _contiguous(self, memory_format=None):
-    if self._data.flags.c_contiguous:
+def _contiguous(self, *, memory_format=contiguous_format):
+    """self if laid out in ``memory_format``, else a copy that is."""
+    if memory_format is contiguous_format:
+        if self._data.flags.c_contiguous:
+            return self
+        return aten.clone(self, memory_format=contiguous_format)
+    memory_format_arg("contiguous", memory_format)
+    data = self._data
+    if is_contiguous_as(memory_format, data.shape, element_strides(data)):
         return self
-    return aten.clone(self)
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return aten.clone(self, memory_format=memory_format)
+
+
+def _is_contiguous(self, *, memory_format=contiguous_format) -> bool:
+    if memory_format is contiguous_format:
+        return self._data.flags.c_contiguous
+    memory_format_arg("is_contiguous", memory_format)
+    data = self._data
+    return is_contiguous_as(memory_format, data.shape, element_strides(data))
 
 
 def _other_tensor(method: str, other) -> None:
@@ -603,6 +648,7 @@ class TensorPythonMethods:
     # ----- shapes, copies and conversions ---------------------------------------------
     split = _python_method(split, "split", builtin=False)
     contiguous = _python_method(_contiguous, "contiguous")
+    is_contiguous = _python_method(_is_contiguous, "is_contiguous")
     type_as = _python_method(_type_as, "type_as")
     view_as = _python_method(_view_as, "view_as")
     reshape_as = _python_method(_reshape_as, "reshape_as")
@@ -699,15 +745,15 @@ class TensorPythonMethods:
         return result
 
     # ----- dtype conversions (last: these names shadow the builtins in this body) -------
-    half = _python_method(_converter(dtypes.float16), "half")
-    float = _python_method(_converter(dtypes.float32), "float")
-    double = _python_method(_converter(dtypes.float64), "double")
-    byte = _python_method(_converter(dtypes.uint8), "byte")
-    char = _python_method(_converter(dtypes.int8), "char")
-    short = _python_method(_converter(dtypes.int16), "short")
-    int = _python_method(_converter(dtypes.int32), "int")
-    long = _python_method(_converter(dtypes.int64), "long")
-    bool = _python_method(_converter(dtypes.bool_), "bool")
+    half = _python_method(_converter(dtypes.float16, "half"), "half")
+    float = _python_method(_converter(dtypes.float32, "float"), "float")
+    double = _python_method(_converter(dtypes.float64, "double"), "double")
+    byte = _python_method(_converter(dtypes.uint8, "byte"), "byte")
+    char = _python_method(_converter(dtypes.int8, "char"), "char")
+    short = _python_method(_converter(dtypes.int16, "short"), "short")
+    int = _python_method(_converter(dtypes.int32, "int"), "int")
+    long = _python_method(_converter(dtypes.int64, "long"), "long")
+    bool = _python_method(_converter(dtypes.bool_, "bool"), "bool")
 
 
 #: what every class statement puts in its class's __dict__, which is no attribute of Tensor

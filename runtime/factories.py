@@ -17,6 +17,7 @@ from .python_arg_parser import (
     PY_NUMBERS,
     factory_argument_error,
     int_list,
+    memory_format_arg,
     py_type_name,
     python_device,
     python_dtype,
@@ -256,28 +257,42 @@ def _factory(op_entry, name: str):
         device=None,
         requires_grad=False,
         pin_memory=False,
-        memory_format=None,
     ):
         shape = _size(name, args, size)
         if dtype is not None or device is not None:
             dtype = _checked_options(name, args, dtype, device)
         return _finish(op_entry(shape, dtype=dtype, device=device), requires_grad)
 
+    factory.__name__ = factory.__qualname__ = name  # as Python's argument errors name it
     return factory
+
+
+def empty(
+    *args,
+    size=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
+) -> Tensor:
+    shape = _size("empty", args, size)
+    if dtype is not None or device is not None:
+        dtype = _checked_options("empty", args, dtype, device)
+    if memory_format is not None:
+        memory_format_arg("empty", memory_format)
+    result = aten.empty_memory_format(
+        shape, dtype=dtype, device=device, memory_format=memory_format
+    )
+    return _finish(result, requires_grad)
 
 
 zeros = _factory(aten.zeros, "zeros")
 ones = _factory(aten.ones, "ones")
-empty = _factory(aten.empty_memory_format, "empty")
 rand = _factory(aten.rand, "rand")
 randn = _factory(aten.randn, "randn")
-zeros.__name__, ones.__name__, empty.__name__, rand.__name__, randn.__name__ = (
-    "zeros",
-    "ones",
-    "empty",
-    "rand",
-    "randn",
-)
 
 
 def full(
@@ -376,7 +391,10 @@ def _like(op_entry, name: str):
             )
         if dtype is not None or device is not None:
             dtype = _checked_options(name, (input,), dtype, device, "empty_strided")
-        return _finish(op_entry(input, dtype=dtype, device=device), requires_grad)
+        if memory_format is not None:
+            memory_format_arg(name, memory_format)
+        result = op_entry(input, dtype=dtype, device=device, memory_format=memory_format)
+        return _finish(result, requires_grad)
 
     return like
 
@@ -403,7 +421,11 @@ def full_like(
     if dtype is not None or device is not None:
         dtype = python_dtype("full_like", dtype)
         python_device("full_like", device, kernel="empty_strided")
-    result = aten.full_like(input, fill_value, dtype=dtype, device=device)
+    if memory_format is not None:
+        memory_format_arg("full_like", memory_format)
+    result = aten.full_like(
+        input, fill_value, dtype=dtype, device=device, memory_format=memory_format
+    )
     return _finish(result, requires_grad)
 
 

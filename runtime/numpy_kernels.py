@@ -15,6 +15,14 @@ import numpy as np
 
 from . import dtypes
 from . import random_kernels
+from .memory_formats import (
+    channels_last_strides,
+    contiguous_format,
+    contiguous_strides,
+    is_contiguous_as,
+    preserve_format,
+    strides_for,
+)
 from .random import generator
 from .scalar_fit import check_fits, check_scalar_range, overflow_error
 from .user_warnings import warn_user
@@ -771,11 +779,18 @@ def slice_backward(grad, input_sizes, dim: int, start, end, step: int):
 # ---- copies, conversions, factories -----------------------------------------------------
 
 
-def clone(a):
-    return np.array(a, copy=True, order="C")
+def clone(a, memory_format=None):
+    if memory_format is None or memory_format is preserve_format:
+        # Row-major, where PyTorch keeps the input's layout (strides_for): AccumulateGrad's
+        # and CopySlices' clones here still rely on a row-major result, which PyTorch's
+        # ask for with contiguous_format.
+        return np.array(a, copy=True, order="C")
+    if memory_format is contiguous_format and a.size:  # contiguous(): no stride arithmetic
+        return np.array(a, copy=True, order="C")
+    return in_layout(np.array(a, copy=True, order="C"), a, memory_format)
 
 
-def to_copy(a, dtype):
+def to_copy(a, dtype, memory_format=None):
     target, source = _np_dtype(dtype, a.dtype), a.dtype
     if (source.kind == "f" and (target.kind != "f" or target.itemsize < source.itemsize)) or (
         target is _HALF and source.kind in "iu"
@@ -786,7 +801,55 @@ def to_copy(a, dtype):
             result = cast(a, target)
     else:
         result = cast(a, target)
-    return a.copy(order="K") if result is a else result
+    return in_layout(a.copy(order="K") if result is a else result, a, memory_format)
+
+
+# ---- the layout of a tensor made like another (memory formats) ------------------------
+
+
+def element_strides(a: np.ndarray) -> tuple:
+    item = a.itemsize
+    return tuple([s // item for s in a.strides])
+
+
+def new_layout(a: np.ndarray, memory_format) -> Optional[tuple]:
+    """The element strides PyTorch gives a new tensor made like ``a`` in ``memory_format``
+    (None: preserve_format), or None where they are row-major: then numpy's row-major
+    array is the answer. (A row-major ``a`` is decided without a loop, so where its size-1
+    dims have other strides, which PyTorch would keep, the copy's differ; they mean
+    nothing. numpy gives an empty array strides 0, so an empty one is always laid out.)"""
+    if (
+        a.size
+        and a.flags.c_contiguous
+        and (
+            memory_format is None
+            or memory_format is preserve_format
+            or memory_format is contiguous_format
+        )
+    ):
+        return None  # the common case
+    strides = strides_for(memory_format, a.shape, element_strides(a))
+    return None if a.size and strides == contiguous_strides(a.shape) else strides
+
+
+def laid_out(flat: np.ndarray, shape, strides) -> np.ndarray:
+    """``flat`` (one element per position) seen with the element ``strides`` of a dense
+    layout: in memory order, its elements are ``flat``'s."""
+    item = flat.itemsize
+    return np.ndarray(tuple(shape), flat.dtype, flat, 0, tuple([st * item for st in strides]))
+
+
+def in_layout(result: np.ndarray, a: np.ndarray, memory_format) -> np.ndarray:
+    """``result``, a new array of ``a``'s shape, laid out (copied if need be) as PyTorch lays
+    out a tensor made like ``a`` in ``memory_format``."""
+    strides = new_layout(a, memory_format)
+    if strides is None:
+        return result if result.flags.c_contiguous else np.ascontiguousarray(result)
+    if element_strides(result) == strides:
+        return result
+    out = laid_out(np.empty(result.size, result.dtype), result.shape, strides)
+    np.copyto(out, result)
+    return out
 
 
 def _cast_number(value, dtype: np.dtype) -> np.ndarray:
@@ -812,8 +875,15 @@ def _fill_dtype(value, dtype) -> np.dtype:
     return dtypes.get_default_dtype().np
 
 
-def full_like(a, value, dtype):
+def full_like(a, value, dtype, memory_format=None):
     dt = a.dtype if dtype is None else dtype.np
+    strides = new_layout(a, memory_format)
+    if strides is not None:
+        if value not in (0, 1):
+            check_fits(value, dt)
+        out = laid_out(np.empty(a.size, dt), a.shape, strides)
+        out[...] = _cast_number(value, dt)
+        return out
     if value == 1:
         return np.ones(a.shape, dt)
     if value == 0:
@@ -904,6 +974,18 @@ def constant(size, value, dtype):
     return np.full(_check_size(size, np_dtype), value, dtype=np_dtype)
 
 
+def empty(size, dtype, memory_format):
+    """empty.memory_format (zero-filled): row-major, or a channels-last format's strides."""
+    if memory_format is None or memory_format is contiguous_format:
+        return constant(size, 0, dtype)
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    np_dtype = _np_dtype(dtype, dtypes.get_default_dtype().np)
+    size = _check_size(size, np_dtype)
+    strides = channels_last_strides(memory_format, size)
+    return laid_out(np.zeros(math.prod(size), np_dtype), size, strides)
+
+
 def arange(start, end, step, dtype):
     """PyTorch's arange: bounds checked in double precision first; an integer result counts
     and steps with the bounds cast to integers (int64 counts in integers too, so its step
@@ -969,7 +1051,7 @@ def randn(size, dtype):
 
 def memory_order(a: np.ndarray):
     """The dims of ``a`` from outermost to innermost in memory when ``a`` is dense,
-    non-overlapping and not contiguous (empty_like then keeps its strides), else None."""
+    non-overlapping and not contiguous (AccumulateGrad then keeps its strides), else None."""
     if a.flags.c_contiguous or a.size <= 1:
         return None
     dims = [d for d in range(a.ndim) if a.shape[d] != 1]
@@ -985,29 +1067,30 @@ def memory_order(a: np.ndarray):
     return order
 
 
-def _random_like(a: np.ndarray, dtype, kernel: str, fill):
-    """rand_like/randn_like: a dense permuted input gives a result with its strides, filled
-    in memory order (the normal kernel then takes its non-contiguous path), as in PyTorch."""
+def _random_like(a: np.ndarray, dtype, memory_format, kernel: str, fill):
+    """rand_like/randn_like: the layout empty_like gives (a permuted input's strides, say),
+    filled in memory order (the normal kernel then takes its non-contiguous path), as in
+    PyTorch."""
     np_dtype = _random_float_dtype(_np_dtype(dtype, a.dtype), kernel)
-    order = memory_order(a)
-    if order is None:
+    strides = new_layout(a, memory_format)
+    if strides is None:
         return fill(a.size, np_dtype, True).reshape(a.shape)
-    values = fill(a.size, np_dtype, False).reshape([a.shape[d] for d in order])
-    return values.transpose(np.argsort(order))
+    contiguous = is_contiguous_as(contiguous_format, a.shape, strides)
+    return laid_out(fill(a.size, np_dtype, contiguous), a.shape, strides)
 
 
-def rand_like(a, dtype):
+def rand_like(a, dtype, memory_format=None):
     def fill(count, np_dtype, contiguous):
         return random_kernels.uniform(generator(), count, np_dtype)
 
-    return _random_like(a, dtype, "check_uniform_bounds", fill)
+    return _random_like(a, dtype, memory_format, "check_uniform_bounds", fill)
 
 
-def randn_like(a, dtype):
+def randn_like(a, dtype, memory_format=None):
     def fill(count, np_dtype, contiguous):
         return random_kernels.normal(generator(), count, np_dtype, contiguous)
 
-    return _random_like(a, dtype, "normal_kernel_cpu", fill)
+    return _random_like(a, dtype, memory_format, "normal_kernel_cpu", fill)
 
 
 def eye(n: int, m: int, dtype):

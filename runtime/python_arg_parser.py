@@ -18,6 +18,7 @@ from . import dtypes
 from ._tls import state as _tls
 from .device import check_factory_device, device, is_device_like
 from .dispatch_keys import TORCH_FUNCTION
+from .memory_formats import memory_format
 from .overrides import (
     Site,
     class_overrides,
@@ -161,6 +162,17 @@ def dtype_arg(value, site, op, index: int) -> dtypes.dtype:
     if found is None:
         raise wrong_type(value, site, op, index, "opgrad.dtype", "int")
     return found
+
+
+def memory_format_arg(function: str, value, optional: bool = False) -> Optional[memory_format]:
+    """A memory_format argument of a Python-level method or factory, else PyTorch's
+    TypeError."""
+    if value.__class__ is memory_format or (optional and value is None):
+        return value
+    raise TypeError(
+        f"{function}(): argument 'memory_format' must be opgrad.memory_format, not "
+        f"{arg_type_name(value)}"
+    )
 
 
 def device_arg(value, site, op, index: int) -> device:
@@ -364,7 +376,9 @@ def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
         return as_dtype(value) is not None
     if base == "Device":
         return is_device_like(value)
-    return True  # Layout, MemoryFormat, Generator: checked by kernels
+    if base == "MemoryFormat":
+        return value.__class__ is memory_format
+    return True  # Layout, Generator: checked by kernels
 
 
 def _collapse_varargs(op, args: tuple, varargs: bool) -> bool:
@@ -498,6 +512,8 @@ def arg_type_name(value) -> str:
         return "Tensor"
     if value.__class__ is dtypes.dtype:
         return "opgrad.dtype"
+    if value.__class__ is memory_format:
+        return "opgrad.memory_format"
     return py_type_name(value)
 
 

@@ -319,10 +319,6 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
-    @public_api()
-    def is_contiguous(self) -> bool:
-        return self._data.flags.c_contiguous
-
     @public_api(python=True)
     def __len__(self) -> int:
         if self._data.ndim == 0:

@@ -13,6 +13,7 @@ list of OpInfos the tests cover.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import types
@@ -34,6 +35,9 @@ MIRRORED = {
     "gradient": ("TestBwdGradients", "test_fn_grad"),
     "second_derivative": ("TestBwdGradients", "test_fn_gradgrad"),
     "forward_ad": ("TestFwdGradients", "test_forward_mode_AD"),
+    # the same samples made noncontiguous (SampleInput.noncontiguous), as that test does
+    "forward_noncontiguous": ("TestCommon", "test_noncontiguous_samples"),
+    "gradient_noncontiguous": ("TestCommon", "test_noncontiguous_samples"),
 }
 
 
@@ -183,6 +187,7 @@ class OpCase:
     opinfo: Any
     og_op: Callable
     samples: List[Any] = field(repr=False)
+    noncontiguous: bool = False
 
     def op(self, lib):
         return self.og_op if lib is og else self.opinfo.op
@@ -218,6 +223,16 @@ def collect_cases(op_db) -> List[OpCase]:
             )
         cases.append(OpCase(opinfo_id(opinfo), opinfo, og_fn, samples))
     return cases
+
+
+def noncontiguous_cases(cases: List[OpCase]) -> List[OpCase]:
+    """The same cases with every sample's tensors made noncontiguous (same values)."""
+    return [
+        dataclasses.replace(
+            case, samples=[s.noncontiguous() for s in case.samples], noncontiguous=True
+        )
+        for case in cases
+    ]
 
 
 # ---- a sample's arguments as fresh tensors of one library ------------------------------

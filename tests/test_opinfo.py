@@ -12,7 +12,11 @@ storage offset), and torch is the oracle:
 - test_opinfo_second_derivative: the gradient of that gradient (create_graph),
   where the OpInfo supports gradgrad;
 - test_opinfo_forward_ad: the outputs' forward-mode tangents, where the OpInfo
-  supports forward AD.
+  supports forward AD;
+- test_opinfo_forward_noncontiguous, test_opinfo_gradient_noncontiguous: the
+  first two again on the same samples made noncontiguous (same values, every
+  tensor strided through a larger storage: ``SampleInput.noncontiguous()``), as
+  torch's TestCommon.test_noncontiguous_samples does.
 
 A check that torch itself skips or expects to fail for the op (op_db's
 decorators on the test of test_ops.py it mirrors, for CPU float64) is skipped
@@ -35,6 +39,7 @@ from opinfo_support import (
     collect_cases,
     coverage,
     load_op_db,
+    noncontiguous_cases,
     read_coverage,
     sample_args,
     tensors_in,
@@ -49,6 +54,7 @@ from torch_oracle import (
 )
 
 CASES = collect_cases(load_op_db())
+NONCONTIGUOUS = noncontiguous_cases(CASES)
 
 ALL = None
 
@@ -56,7 +62,9 @@ ALL = None
 @dataclass(frozen=True)
 class Differs:
     """Where opgrad differs from torch: ``checks`` (names, or ALL) fail on ``samples``
-    (indices, or ALL) of the OpInfo ``op``, for ``reason``. Each is a strict xfail."""
+    (indices, or ALL) of the OpInfo ``op``, for ``reason``. Each is a strict xfail.
+    A check's name covers its noncontiguous variant too ("forward" covers
+    "forward_noncontiguous"), which may also be named alone."""
 
     op: str
     samples: Optional[Tuple[int, ...]]
@@ -67,19 +75,17 @@ class Differs:
         return (
             self.op == op
             and (self.samples is ALL or index in self.samples)
-            and (self.checks is ALL or check in self.checks)
+            and (
+                self.checks is ALL
+                or check in self.checks
+                or check.removesuffix("_noncontiguous") in self.checks
+            )
         )
 
 
 FORWARD = ("forward",)
-_MEMORY_FORMAT = "opgrad has no memory_format (torch.preserve_format, contiguous_format, ...)"
 _ROUNDING_MODE = "opgrad's div has no rounding_mode (div.Tensor_mode)"
 XFAIL = [
-    Differs("to", ALL, ALL, _MEMORY_FORMAT + ": every sample passes one"),
-    Differs("double", (1, 3, 4), ALL, _MEMORY_FORMAT),
-    Differs("bool", (1, 3, 4), FORWARD, _MEMORY_FORMAT),
-    Differs("float", (1, 3, 4), FORWARD, _MEMORY_FORMAT),
-    Differs("half", (1, 3, 4), FORWARD, _MEMORY_FORMAT),
     Differs("div.trunc_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("div.floor_rounding", ALL, ALL, _ROUNDING_MODE),
     Differs("squeeze.multiple", ALL, ALL, "opgrad has no squeeze.dims (a tuple of dims)"),
@@ -114,19 +120,20 @@ def sample_requires_grad(sample) -> bool:
 def params(check):
     """One param per sample the check applies to, with torch's skips and our xfails."""
     out = []
-    for case in CASES:
+    kind = check.removesuffix("_noncontiguous")
+    for case in CASES if kind == check else NONCONTIGUOUS:
         info = case.opinfo
         applies = {
             "forward": True,
             "gradient": info.supports_autograd,
             "second_derivative": info.supports_gradgrad,
             "forward_ad": info.supports_forward_ad,
-        }[check]
+        }[kind]
         if not applies:
             continue
         skip = torch_skip(info, check)
         for index, sample in enumerate(case.samples):
-            if check != "forward" and not sample_requires_grad(sample):
+            if kind != "forward" and not sample_requires_grad(sample):
                 continue
             test_id = f"{case.id}-sample{index}"
             marks = []
@@ -251,11 +258,21 @@ def test_opinfo_forward(torch, case, index):
     assert_same_output(torch, got, expected, got_inputs, expected_inputs, "output")
 
 
+@pytest.mark.parametrize("case, index", params("forward_noncontiguous"))
+def test_opinfo_forward_noncontiguous(torch, case, index):
+    test_opinfo_forward(torch, case, index)
+
+
 @pytest.mark.parametrize("case, index", params("gradient"))
 def test_opinfo_gradient(torch, case, index):
     _, expected = first_gradients(torch, case, index)
     _, got = first_gradients(og, case, index)
     assert_same_gradients(got, expected, "gradient of input")
+
+
+@pytest.mark.parametrize("case, index", params("gradient_noncontiguous"))
+def test_opinfo_gradient_noncontiguous(torch, case, index):
+    test_opinfo_gradient(torch, case, index)
 
 
 @pytest.mark.parametrize("case, index", params("second_derivative"))

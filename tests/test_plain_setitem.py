@@ -69,6 +69,7 @@ WRITES = {
     # what the plain path leaves to the full path
     "x[:] = value": ((4, 3), slice(None), (4, 3)),
     "empty slice": ((4, 3), slice(2, 2), (0, 3)),
+    "empty slice that starts past the base's memory": ((4, 3), (slice(4, None), 2), (0,)),
     "broadcast value": ((4, 3), slice(1, 3), (3,)),
     "0-dim value into a row": ((4, 3), 1, ()),
     "value with leading ones": ((4, 3), 1, (1, 3)),

@@ -105,15 +105,16 @@ def test_manual_seed_drops_the_cached_normal(torch):
         pytest.param(lambda lib: lib.zeros(3, 5).t(), id="transposed"),
         pytest.param(lambda lib: lib.zeros(4, 6, dtype=lib.float64).t(), id="transposed-f64"),
         pytest.param(lambda lib: lib.zeros(4, 8)[:, ::2], id="not-dense"),
+        pytest.param(lambda lib: lib.zeros(8, 4)[::2].t(), id="not-dense-transposed"),
         pytest.param(lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1), id="permuted"),
         pytest.param(lambda lib: lib.zeros(20), id="fill-path"),
         pytest.param(lambda lib: lib.zeros(()), id="0-d"),
     ],
 )
 def test_random_like_matches_torch(torch, fn, make):
-    """A dense permuted input keeps its strides and is filled in memory order (randn then
-    takes the per-value path even for 16 or more values), as PyTorch's empty_like and
-    TensorIterator do."""
+    """A dense permuted input keeps its strides, any other gets dense strides in its dim
+    order, and the result is filled in memory order (randn then takes the per-value path
+    even for 16 or more values), as PyTorch's empty_like and TensorIterator do."""
 
     def scenario(lib):
         lib.manual_seed(11)

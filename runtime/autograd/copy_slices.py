@@ -7,7 +7,7 @@ from typing import Optional
 import numpy as np
 
 from .._tls import state as _tls
-from ..numpy_kernels import storage_offset
+from ..numpy_kernels import empty_view_at, storage_offset
 from ..plain import PLAIN_FLOATS, PLAIN_KEYS, input_metadata
 from ..tensor import Tensor, _View, _make
 from .node import Node, next_edge
@@ -136,7 +136,10 @@ class CopySlices(Node):
         storage = np.zeros(max(extent, 1), dtype=dtype)
         result_data = np.ndarray(sizes, dtype, storage, 0, byte_strides)
         np.copyto(result_data, data)
-        view = np.ndarray(size, dtype, storage, offset * item, view_byte_strides)
+        if span < 0:  # empty: it may start past the storage's end, as as_strided places it
+            view = empty_view_at(storage, size, view_byte_strides, offset * item)
+        else:
+            view = np.ndarray(size, dtype, storage, offset * item, view_byte_strides)
         fn = self.fn
         if fn.__class__ is _copy_backwards() and fn.src_scalar_type_.np == dtype:
             # CopyBackwards' formulas: zeros for the view's old value (written into the
