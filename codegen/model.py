@@ -650,6 +650,8 @@ def _check_forward(scope: EntryScope, line: int, text: str, non_diff: List[str])
     for a in scope.schema.arguments:
         differentiable = a.type.base == "Tensor" and a.name not in non_diff
         allowed |= {f"{a.name}_p", f"{a.name}_t"} if differentiable else {a.name}
+    if scope.schema.is_inplace:
+        allowed.add("original_self_p")  # self as it was before the op
     for n in _names(tree):
         if n not in allowed:
             hint = (

@@ -322,10 +322,19 @@ class SavedSlot:
     guard: Optional[str]  # forward-time condition for saving it
     default: str = "None"  # its value when not saved
     optional: bool = False  # a Tensor? input: None is kept as None
+    #: a saved return of an op with several: its position, and whether it is
+    #: differentiable (an output of the node) or not (``log_sigmoid_forward``'s buffer)
+    output_index: Optional[int] = None
+    output_differentiable: bool = True
 
     @property
     def has_accessor(self) -> bool:
         return self.metadata not in NO_ACCESSOR
+
+    @property
+    def output_value(self) -> str:
+        """The saved output's expression in the Autograd kernel."""
+        return "result" if self.output_index is None else f"result[{self.output_index}]"
 
 
 @dataclass
@@ -397,6 +406,10 @@ def metadata_expr(arg: str, kind: str) -> str:
 def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
     diff_inputs = entry.differentiable_inputs
     optional = {a.name for a in entry.schema.arguments if a.type.optional}
+    # a saved ScalarType argument has no Python getter in PyTorch (like scalar_type())
+    dtype_args = {a.name for a in entry.schema.arguments if a.type.base == "ScalarType"}
+    returns = m._return_names(entry.schema)
+    output_diff = entry.output_differentiability or (True,) * len(returns)
     slots = []
     for f in entry.saved:
         guard = None
@@ -414,10 +427,12 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
                 local(f.name),
                 f.kind,
                 f.source,
-                f.metadata,
+                "scalar_type" if f.kind == "value" and f.source in dtype_args else f.metadata,
                 guard,
                 default,
                 f.kind == "tensor" and f.source in optional,
+                returns.index(f.source) if f.kind == "output" and len(returns) > 1 else None,
+                f.kind != "output" or output_diff[returns.index(f.source)],
             )
         )
     formulas = []
@@ -471,6 +486,8 @@ class AutogradKernel:
     jvp: Optional["JvpKernel"] = None
     #: the differentiable inputs, in edge order
     node_inputs: Tuple[str, ...] = ()
+    #: output_differentiability of an op with several results, when some are not
+    output_differentiability: Optional[Tuple[bool, ...]] = None
 
     @property
     def saves_output(self) -> bool:
@@ -508,6 +525,7 @@ def autograd_kernel(
         entry.tags,
         jvp_kernel(ov, functions, linear),
         tuple(diff),
+        entry.output_differentiability if multi else None,
     )
 
 
@@ -835,6 +853,12 @@ def jvp_kernel(ov: Overload, functions: frozenset, linear: Linearity) -> Optiona
     text = forward[0].strip()
     diff = entry.differentiable_inputs
     schema = entry.schema
+    if len(schema.returns) > 1:
+        # one formula per return, keyed by its name: the tangents in return order (the
+        # returns without a formula, non-differentiable, come last and get none)
+        by_return = dict(entry.forward_formulas)
+        texts = [by_return[r] for r in m._return_names(schema) if r in by_return]
+        text = "(" + ", ".join(t.strip() for t in texts) + ",)"
     if text == "auto_linear":
         parts = []
         for a in schema.arguments:
@@ -847,9 +871,18 @@ def jvp_kernel(ov: Overload, functions: frozenset, linear: Linearity) -> Optiona
         expr = _rename(backward.text, {"grad": f"{inp}_t"})
     else:
         expr = _rename(text, {f"{a.name}_p": a.name for a in schema.arguments})
+    if len(schema.returns) > 1:
+        # the other returns a formula names are elements of the result tuple
+        returns = m._return_names(schema)
+        expr = _rename(expr, {r: f"result[{i}]" for i, r in enumerate(returns)})
     needs_original = False
     if ov.kind == "inplace_variant":
         renamed = _rename(expr, {"self": "original_self"})
+        needs_original = renamed != expr
+        expr = renamed
+    elif ov.kind == "inplace":
+        # an in-place entry of its own names self from before the op original_self_p
+        renamed = _rename(expr, {"original_self_p": "original_self"})
         needs_original = renamed != expr
         expr = renamed
     tree = ast.parse(expr, mode="eval")

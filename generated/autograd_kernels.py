@@ -1111,6 +1111,996 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     return result
 
 
+def threshold(keyset, self, threshold, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ThresholdBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold_ = threshold
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.threshold_op.kernels[keyset]
+    result = redispatch(keyset, self, threshold, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.threshold(self, threshold, value, result)
+    return result
+
+
+def threshold_(keyset, self, threshold, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ThresholdBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+        grad_fn.threshold_ = threshold
+    tangents = jvp_kernels.threshold__pre(self, threshold, value) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.threshold__op.kernels[keyset]
+    result = redispatch(keyset, self, threshold, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.threshold_(self, threshold, value, result, tangents)
+    return result
+
+
+def hardtanh(keyset, self, min_val, max_val):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.HardtanhBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.max_val_ = max_val
+        grad_fn.min_val_ = min_val
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardtanh_op.kernels[keyset]
+    result = redispatch(keyset, self, min_val, max_val)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardtanh(self, min_val, max_val, result)
+    return result
+
+
+def hardtanh_(keyset, self, min_val, max_val):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.HardtanhBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.max_val_ = max_val
+        grad_fn.min_val_ = min_val
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.hardtanh__pre(self, min_val, max_val) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardtanh__op.kernels[keyset]
+    result = redispatch(keyset, self, min_val, max_val)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.hardtanh_(self, min_val, max_val, result, tangents)
+    return result
+
+
+def hardtanh_backward(keyset, grad_output, self, min_val, max_val):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.HardtanhBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.max_val_ = max_val
+        grad_fn.min_val_ = min_val
+        if grad_output._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardtanh_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, min_val, max_val)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardtanh_backward(grad_output, self, min_val, max_val, result)
+    return result
+
+
+def elu(keyset, self, alpha, scale, input_scale):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.EluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.alpha_ = alpha
+        grad_fn.input_scale_ = input_scale
+        grad_fn.scale_ = scale
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.elu_op.kernels[keyset]
+    result = redispatch(keyset, self, alpha, scale, input_scale)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.elu(self, alpha, scale, input_scale, result)
+    return result
+
+
+def elu_(keyset, self, alpha, scale, input_scale):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.EluBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.alpha_ = alpha
+        grad_fn.input_scale_ = input_scale
+        grad_fn.scale_ = scale
+    tangents = jvp_kernels.elu__pre(self, alpha, scale, input_scale) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.elu__op.kernels[keyset]
+    result = redispatch(keyset, self, alpha, scale, input_scale)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.elu_(self, alpha, scale, input_scale, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.elu_(self, alpha, scale, input_scale, result, tangents)
+    return result
+
+
+def elu_backward(keyset, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self_or_result._rg):
+        grad_fn = nodes.EluBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self_or_result),
+        )
+        grad_fn.alpha_ = alpha
+        if self_or_result._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_scale_ = input_scale
+        grad_fn.is_result_ = is_result
+        grad_fn.scale_ = scale
+        grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.elu_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.elu_backward(
+            grad_output, alpha, scale, input_scale, is_result, self_or_result, result
+        )
+    return result
+
+
+def celu(keyset, self, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CeluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.alpha_ = alpha
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.celu_op.kernels[keyset]
+    result = redispatch(keyset, self, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.celu(self, alpha, result)
+    return result
+
+
+def celu_(keyset, self, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.CeluBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.alpha_ = alpha
+    tangents = jvp_kernels.celu__pre(self, alpha) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.celu__op.kernels[keyset]
+    result = redispatch(keyset, self, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.celu_(self, alpha, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.celu_(self, alpha, result, tangents)
+    return result
+
+
+def gelu(keyset, self, approximate):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.GeluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.approximate_ = approximate
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.gelu_op.kernels[keyset]
+    result = redispatch(keyset, self, approximate)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.gelu(self, approximate, result)
+    return result
+
+
+def gelu_(keyset, self, approximate):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.GeluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.approximate_ = approximate
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.gelu__pre(self, approximate) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.gelu__op.kernels[keyset]
+    result = redispatch(keyset, self, approximate)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.gelu_(self, approximate, result, tangents)
+    return result
+
+
+def gelu_backward(keyset, grad_output, self, approximate):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.GeluBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.approximate_ = approximate
+        if self._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.gelu_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, approximate)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.gelu_backward(grad_output, self, approximate, result)
+    return result
+
+
+def silu(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SiluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.silu_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.silu(self, result)
+    return result
+
+
+def silu_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SiluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.silu__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.silu__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.silu_(self, result, tangents)
+    return result
+
+
+def mish(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MishBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mish_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mish(self, result)
+    return result
+
+
+def mish_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.MishBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.mish__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mish__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.mish_(self, result, tangents)
+    return result
+
+
+def softplus(keyset, self, beta, threshold):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SoftplusBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.beta_ = beta
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold_ = threshold
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.softplus_op.kernels[keyset]
+    result = redispatch(keyset, self, beta, threshold)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.softplus(self, beta, threshold, result)
+    return result
+
+
+def softplus_backward(keyset, grad_output, self, beta, threshold):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.SoftplusBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.beta_ = beta
+        if self._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold_ = threshold
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.softplus_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, beta, threshold)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.softplus_backward(grad_output, self, beta, threshold, result)
+    return result
+
+
+def hardsigmoid(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.HardsigmoidBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardsigmoid_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardsigmoid(self, result)
+    return result
+
+
+def hardsigmoid_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.HardsigmoidBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.hardsigmoid__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardsigmoid__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.hardsigmoid_(self, result, tangents)
+    return result
+
+
+def hardsigmoid_backward(keyset, grad_output, self):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.NotImplemented()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardsigmoid_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardsigmoid_backward(grad_output, self, result)
+    return result
+
+
+def hardswish(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.HardswishBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardswish_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardswish(self, result)
+    return result
+
+
+def hardswish_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.HardswishBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.hardswish__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardswish__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.hardswish_(self, result, tangents)
+    return result
+
+
+def hardswish_backward(keyset, grad_output, self):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.HardswishBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if self._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardswish_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardswish_backward(grad_output, self, result)
+    return result
+
+
+def leaky_relu(keyset, self, negative_slope):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LeakyReluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.negative_slope_ = negative_slope
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.leaky_relu_op.kernels[keyset]
+    result = redispatch(keyset, self, negative_slope)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.leaky_relu(self, negative_slope, result)
+    return result
+
+
+def leaky_relu_(keyset, self, negative_slope):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.LeakyReluBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.negative_slope_ = negative_slope
+    tangents = jvp_kernels.leaky_relu__pre(self, negative_slope) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.leaky_relu__op.kernels[keyset]
+    result = redispatch(keyset, self, negative_slope)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.leaky_relu_(self, negative_slope, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.leaky_relu_(self, negative_slope, result, tangents)
+    return result
+
+
+def leaky_relu_backward(keyset, grad_output, self, negative_slope, self_is_result):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.LeakyReluBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.negative_slope_ = negative_slope
+        if grad_output._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.leaky_relu_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, negative_slope, self_is_result)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.leaky_relu_backward(grad_output, self, negative_slope, self_is_result, result)
+    return result
+
+
+def softshrink(keyset, self, lambd):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SoftshrinkBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.lambd_ = lambd
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.softshrink_op.kernels[keyset]
+    result = redispatch(keyset, self, lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.softshrink(self, lambd, result)
+    return result
+
+
+def softshrink_backward(keyset, grad_output, self, lambd):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.SoftshrinkBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.lambd_ = lambd
+        if grad_output._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.softshrink_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.softshrink_backward(grad_output, self, lambd, result)
+    return result
+
+
+def hardshrink(keyset, self, lambd):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.HardshrinkBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.lambd_ = lambd
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardshrink_op.kernels[keyset]
+    result = redispatch(keyset, self, lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardshrink(self, lambd, result)
+    return result
+
+
+def hardshrink_backward(keyset, grad_out, self, lambd):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_out._rg or self._rg):
+        grad_fn = nodes.HardshrinkBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_out),
+            next_edge(self),
+        )
+        grad_fn.lambd_ = lambd
+        if grad_out._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hardshrink_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_out, self, lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.hardshrink_backward(grad_out, self, lambd, result)
+    return result
+
+
+def glu(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.GluBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.glu_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.glu(self, dim, result)
+    return result
+
+
+def glu_backward(keyset, grad_output, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.GluBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.dim_ = dim
+        if self._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.glu_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.glu_backward(grad_output, self, dim, result)
+    return result
+
+
+def log_sigmoid_forward(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogSigmoidBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log_sigmoid_forward_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.log_sigmoid_forward(self, result)
+        grad_fn.buffer_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.log_sigmoid_forward(self, result)
+    return result
+
+
+def log_sigmoid_backward(keyset, grad_output, self, buffer):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.LogSigmoidBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.buffer_ = SavedVariable(buffer, False)
+        if self._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log_sigmoid_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, buffer)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.log_sigmoid_backward(grad_output, self, buffer, result)
+    return result
+
+
+def _prelu_kernel(keyset, self, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or weight._rg):
+        grad_fn = nodes.PreluKernelBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(weight),
+        )
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._prelu_kernel_op.kernels[keyset]
+    result = redispatch(keyset, self, weight)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._prelu_kernel(self, weight, result)
+    return result
+
+
+def _prelu_kernel_backward(keyset, grad_output, self, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or weight._rg):
+        grad_fn = nodes.PreluKernelBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(weight),
+        )
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        if grad_output._rg:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._prelu_kernel_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, weight)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._prelu_kernel_backward(grad_output, self, weight, result)
+    return result
+
+
+def rrelu_with_noise(keyset, self, noise, lower, upper, training, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RreluWithNoiseBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.lower_ = lower
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rrelu_with_noise_op.kernels[keyset]
+    result = redispatch(keyset, self, noise, lower, upper, training, generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rrelu_with_noise(self, noise, lower, upper, training, generator, result)
+    return result
+
+
+def rrelu_with_noise_(keyset, self, noise, lower, upper, training, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.RreluWithNoiseBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.lower_ = lower
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+    tangents = (
+        jvp_kernels.rrelu_with_noise__pre(self, noise, lower, upper, training, generator)
+        if _tls.fw_active
+        else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rrelu_with_noise__op.kernels[keyset]
+    result = redispatch(keyset, self, noise, lower, upper, training, generator)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.rrelu_with_noise_(
+                self, noise, lower, upper, training, generator, result, tangents
+            )
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.rrelu_with_noise_(
+            self, noise, lower, upper, training, generator, result, tangents
+        )
+    return result
+
+
+def rrelu_with_noise_backward(
+    keyset, grad_output, self, noise, lower, upper, training, self_is_result
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.RreluWithNoiseBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.lower_ = lower
+        if grad_output._rg:
+            grad_fn.noise_ = SavedVariable(noise, False)
+        if grad_output._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.training_ = training
+        grad_fn.upper_ = upper
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rrelu_with_noise_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, noise, lower, upper, training, self_is_result)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rrelu_with_noise_backward(
+            grad_output, self, noise, lower, upper, training, self_is_result, result
+        )
+    return result
+
+
+def log1p(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Log1PBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log1p_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.log1p(self, result)
+    return result
+
+
+def log1p_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.Log1PBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.log1p__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log1p__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.log1p_(self, result, tangents)
+    return result
+
+
+def _softmax(keyset, self, dim, half_to_float):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SoftmaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._softmax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, half_to_float)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._softmax(self, dim, half_to_float, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._softmax(self, dim, half_to_float, result)
+    return result
+
+
+def _log_softmax(keyset, self, dim, half_to_float):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogSoftmaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._log_softmax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, half_to_float)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._log_softmax(self, dim, half_to_float, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._log_softmax(self, dim, half_to_float, result)
+    return result
+
+
+def _softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or output._rg):
+        grad_fn = nodes.SoftmaxBackwardDataBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(output),
+        )
+        grad_fn.dim_ = dim
+        if output._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_dtype_ = input_dtype
+        grad_fn.output_ = SavedVariable(output, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._softmax_backward_data_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output, dim, input_dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._softmax_backward_data(grad_output, output, dim, input_dtype, result)
+    return result
+
+
+def _log_softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or output._rg):
+        grad_fn = nodes.LogSoftmaxBackwardDataBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(output),
+        )
+        grad_fn.dim_ = dim
+        if output._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.output_ = SavedVariable(output, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._log_softmax_backward_data_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output, dim, input_dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._log_softmax_backward_data(grad_output, output, dim, input_dtype, result)
+    return result
+
+
+def logsumexp(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogsumexpBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logsumexp_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.logsumexp(self, dim, keepdim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.logsumexp(self, dim, keepdim, result)
+    return result
+
+
+def exponential_(keyset, self, lambd, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ExponentialBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.exponential__pre(self, lambd, generator) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.exponential__op.kernels[keyset]
+    result = redispatch(keyset, self, lambd, generator)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.exponential_(self, lambd, generator, result, tangents)
+    return result
+
+
 def mm(keyset, self, mat2):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or mat2._rg):

@@ -1002,6 +1002,520 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def threshold(keyset, self, threshold, value):
+    """CPU kernel of threshold"""
+    self = self._data
+    result = k.threshold(self, threshold, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def threshold_(keyset, self, threshold, value):
+    """CPU kernel of threshold_"""
+    target = self
+    self = self._data
+    result = k.threshold(self, threshold, value)
+    return copy_into(target, result)
+
+
+def hardtanh(keyset, self, min_val, max_val):
+    """CPU kernel of hardtanh"""
+    self = self._data
+    result = k.hardtanh(self, min_val, max_val)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hardtanh_(keyset, self, min_val, max_val):
+    """CPU kernel of hardtanh_"""
+    target = self
+    self = self._data
+    result = k.hardtanh(self, min_val, max_val)
+    return copy_into(target, result)
+
+
+def hardtanh_backward(keyset, grad_output, self, min_val, max_val):
+    """CPU kernel of hardtanh_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.hardtanh_backward(grad_output, self, min_val, max_val)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def elu(keyset, self, alpha, scale, input_scale):
+    """CPU kernel of elu"""
+    self = self._data
+    result = k.elu(self, alpha, scale, input_scale)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def elu_(keyset, self, alpha, scale, input_scale):
+    """CPU kernel of elu_"""
+    target = self
+    self = self._data
+    result = k.elu(self, alpha, scale, input_scale)
+    return copy_into(target, result)
+
+
+def elu_backward(keyset, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """CPU kernel of elu_backward"""
+    grad_output = grad_output._data
+    self_or_result = self_or_result._data
+    result = k.elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def celu(keyset, self, alpha):
+    """CPU kernel of celu"""
+    self = self._data
+    result = k.celu(self, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def celu_(keyset, self, alpha):
+    """CPU kernel of celu_"""
+    target = self
+    self = self._data
+    result = k.celu(self, alpha)
+    return copy_into(target, result)
+
+
+def gelu(keyset, self, approximate):
+    """CPU kernel of gelu"""
+    self = self._data
+    result = k.gelu(self, approximate)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def gelu_(keyset, self, approximate):
+    """CPU kernel of gelu_"""
+    target = self
+    self = self._data
+    result = k.gelu(self, approximate)
+    return copy_into(target, result)
+
+
+def gelu_backward(keyset, grad_output, self, approximate):
+    """CPU kernel of gelu_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.gelu_backward(grad_output, self, approximate)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def silu(keyset, self):
+    """CPU kernel of silu"""
+    self = self._data
+    result = k.silu(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def silu_(keyset, self):
+    """CPU kernel of silu_"""
+    target = self
+    self = self._data
+    result = k.silu(self)
+    return copy_into(target, result)
+
+
+def silu_backward(keyset, grad_output, self):
+    """CPU kernel of silu_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.silu_backward(grad_output, self)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def mish(keyset, self):
+    """CPU kernel of mish"""
+    self = self._data
+    result = k.mish(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def mish_(keyset, self):
+    """CPU kernel of mish_"""
+    target = self
+    self = self._data
+    result = k.mish(self)
+    return copy_into(target, result)
+
+
+def mish_backward(keyset, grad_output, self):
+    """CPU kernel of mish_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.mish_backward(grad_output, self)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def softplus(keyset, self, beta, threshold):
+    """CPU kernel of softplus"""
+    self = self._data
+    result = k.softplus(self, beta, threshold)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def softplus_backward(keyset, grad_output, self, beta, threshold):
+    """CPU kernel of softplus_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.softplus_backward(grad_output, self, beta, threshold)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hardsigmoid(keyset, self):
+    """CPU kernel of hardsigmoid"""
+    self = self._data
+    result = k.hardsigmoid(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hardsigmoid_(keyset, self):
+    """CPU kernel of hardsigmoid_"""
+    target = self
+    self = self._data
+    result = k.hardsigmoid(self)
+    return copy_into(target, result)
+
+
+def hardsigmoid_backward(keyset, grad_output, self):
+    """CPU kernel of hardsigmoid_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.hardsigmoid_backward(grad_output, self)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hardswish(keyset, self):
+    """CPU kernel of hardswish"""
+    self = self._data
+    result = k.hardswish(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hardswish_(keyset, self):
+    """CPU kernel of hardswish_"""
+    target = self
+    self = self._data
+    result = k.hardswish(self)
+    return copy_into(target, result)
+
+
+def hardswish_backward(keyset, grad_output, self):
+    """CPU kernel of hardswish_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.hardswish_backward(grad_output, self)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def leaky_relu(keyset, self, negative_slope):
+    """CPU kernel of leaky_relu"""
+    self = self._data
+    result = k.leaky_relu(self, negative_slope)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def leaky_relu_(keyset, self, negative_slope):
+    """CPU kernel of leaky_relu_"""
+    target = self
+    self = self._data
+    result = k.leaky_relu(self, negative_slope)
+    return copy_into(target, result)
+
+
+def leaky_relu_backward(keyset, grad_output, self, negative_slope, self_is_result):
+    """CPU kernel of leaky_relu_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def softshrink(keyset, self, lambd):
+    """CPU kernel of softshrink"""
+    self = self._data
+    result = k.softshrink(self, lambd)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def softshrink_backward(keyset, grad_output, self, lambd):
+    """CPU kernel of softshrink_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.softshrink_backward(grad_output, self, lambd)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hardshrink(keyset, self, lambd):
+    """CPU kernel of hardshrink"""
+    self = self._data
+    result = k.hardshrink(self, lambd)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hardshrink_backward(keyset, grad_out, self, lambd):
+    """CPU kernel of hardshrink_backward"""
+    grad_out, self = promote2(grad_out, self, False)
+    try:
+        result = k.hardshrink_backward(grad_out, self, lambd)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_out.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def glu(keyset, self, dim):
+    """CPU kernel of glu"""
+    self = self._data
+    result = k.glu(self, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def glu_backward(keyset, grad_output, self, dim):
+    """CPU kernel of glu_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.glu_backward(grad_output, self, dim)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def log_sigmoid_forward(keyset, self):
+    """CPU kernel of log_sigmoid_forward"""
+    self = self._data
+    result = k.log_sigmoid_forward(self)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def log_sigmoid_backward(keyset, grad_output, self, buffer):
+    """CPU kernel of log_sigmoid_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    buffer = buffer._data
+    result = k.log_sigmoid_backward(grad_output, self, buffer)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _prelu_kernel(keyset, self, weight):
+    """CPU kernel of _prelu_kernel"""
+    self = self._data
+    weight = weight._data
+    result = k.prelu_kernel(self, weight)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _prelu_kernel_backward(keyset, grad_output, self, weight):
+    """CPU kernel of _prelu_kernel_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    weight = weight._data
+    result = k.prelu_kernel_backward(grad_output, self, weight)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def rrelu_with_noise(keyset, self, noise, lower, upper, training, generator):
+    """CPU kernel of rrelu_with_noise"""
+    k.check_no_requires_grad(noise, "noise", "rrelu_with_noise")
+    self = self._data
+    noise = noise._data
+    result = k.rrelu_with_noise(self, noise, lower, upper, training, generator)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def rrelu_with_noise_(keyset, self, noise, lower, upper, training, generator):
+    """CPU kernel of rrelu_with_noise_"""
+    k.check_no_requires_grad(noise, "noise", "rrelu_with_noise_")
+    target = self
+    self = self._data
+    noise = noise._data
+    result = k.rrelu_with_noise(self, noise, lower, upper, training, generator)
+    return copy_into(target, result)
+
+
+def rrelu_with_noise_backward(
+    keyset, grad_output, self, noise, lower, upper, training, self_is_result
+):
+    """CPU kernel of rrelu_with_noise_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    noise = noise._data
+    result = k.rrelu_with_noise_backward(
+        grad_output, self, noise, lower, upper, training, self_is_result
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def log1p(keyset, self):
+    """CPU kernel of log1p"""
+    self = float_array(self)
+    result = np.log1p(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def log1p_(keyset, self):
+    """CPU kernel of log1p_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.log1p(self)
+    return copy_into(target, result)
+
+
+def _softmax(keyset, self, dim, half_to_float):
+    """CPU kernel of _softmax"""
+    self = self._data
+    result = k.softmax(self, dim, half_to_float)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _log_softmax(keyset, self, dim, half_to_float):
+    """CPU kernel of _log_softmax"""
+    self = self._data
+    result = k.log_softmax(self, dim, half_to_float)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    """CPU kernel of _softmax_backward_data"""
+    grad_output = grad_output._data
+    output = output._data
+    result = k.softmax_backward_data(grad_output, output, dim, input_dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _log_softmax_backward_data(keyset, grad_output, output, dim, input_dtype):
+    """CPU kernel of _log_softmax_backward_data"""
+    grad_output = grad_output._data
+    output = output._data
+    result = k.log_softmax_backward_data(grad_output, output, dim, input_dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logsumexp(keyset, self, dim, keepdim):
+    """CPU kernel of logsumexp"""
+    self = self._data
+    result = k.logsumexp(self, dim, keepdim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def exponential_(keyset, self, lambd, generator):
+    """CPU kernel of exponential_"""
+    target = self
+    self = self._data
+    result = k.exponential(self, lambd, generator)
+    return copy_into(target, result)
+
+
 def mm(keyset, self, mat2):
     """CPU kernel of mm"""
     k.mm_check(self, mat2)

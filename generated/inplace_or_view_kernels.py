@@ -391,6 +391,110 @@ def logical_or_(keyset, self, other):
     return result
 
 
+def threshold_(keyset, self, threshold, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.threshold__op.kernels[keyset]
+    result = redispatch(keyset, self, threshold, value)
+    bump_version(self)
+    return result
+
+
+def hardtanh_(keyset, self, min_val, max_val):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.hardtanh__op.kernels[keyset]
+    result = redispatch(keyset, self, min_val, max_val)
+    bump_version(self)
+    return result
+
+
+def elu_(keyset, self, alpha, scale, input_scale):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.elu__op.kernels[keyset]
+    result = redispatch(keyset, self, alpha, scale, input_scale)
+    bump_version(self)
+    return result
+
+
+def celu_(keyset, self, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.celu__op.kernels[keyset]
+    result = redispatch(keyset, self, alpha)
+    bump_version(self)
+    return result
+
+
+def gelu_(keyset, self, approximate):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.gelu__op.kernels[keyset]
+    result = redispatch(keyset, self, approximate)
+    bump_version(self)
+    return result
+
+
+def silu_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.silu__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def mish_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.mish__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def hardsigmoid_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.hardsigmoid__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def hardswish_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.hardswish__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def leaky_relu_(keyset, self, negative_slope):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.leaky_relu__op.kernels[keyset]
+    result = redispatch(keyset, self, negative_slope)
+    bump_version(self)
+    return result
+
+
+def rrelu_with_noise_(keyset, self, noise, lower, upper, training, generator):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.rrelu_with_noise__op.kernels[keyset]
+    result = redispatch(keyset, self, noise, lower, upper, training, generator)
+    bump_version(self)
+    return result
+
+
+def log1p_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.log1p__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def exponential_(keyset, self, lambd, generator):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.exponential__op.kernels[keyset]
+    result = redispatch(keyset, self, lambd, generator)
+    bump_version(self)
+    return result
+
+
 def mm_out(keyset, self, mat2, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.mm_out_op.kernels[keyset]

@@ -15,8 +15,19 @@ from opgrad.autograd.functions_manual import (
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
+    derivative_not_implemented,
     div_tensor_other_backward,
+    elu_double_backward,
+    gelu_double_backward,
+    glu_double_backward,
+    glu_double_backward_grad_output,
+    grad_mode_enabled,
     index_backward,
+    infinitely_differentiable_mish_backward,
+    infinitely_differentiable_silu_backward,
+    log1p_backward,
+    log_sigmoid_double_backward,
+    logsumexp_backward,
     maximum_backward,
     maybe_multiply,
     mean_backward,
@@ -27,12 +38,18 @@ from opgrad.autograd.functions_manual import (
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    prelu_kernel_double_backward_grad_output,
+    prelu_kernel_double_backward_self,
+    prelu_kernel_double_backward_weight,
+    softmax_double_backward,
+    softplus_double_backward,
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
     sum_backward,
     sum_to,
     to_copy_backward,
+    to_float,
     unbind_backward,
     unsqueeze_to,
     zeros_like_info,
@@ -47,16 +64,34 @@ from opgrad.autograd.saved_variable import (
 from opgrad.tensor import TENSOR_CLASSES
 from opgrad.generated import ops as aten
 from opgrad.generated.python_surface import (
+    _log_softmax_backward_data,
+    _prelu_kernel_backward,
+    _softmax_backward_data,
     diagonal_backward,
     div,
+    elu_backward,
+    gelu_backward,
+    glu_backward,
+    hardshrink_backward,
+    hardsigmoid_backward,
+    hardswish_backward,
+    hardtanh_backward,
     index,
     index_put,
+    leaky_relu_backward,
+    log_sigmoid_backward,
+    mish_backward,
     mul,
+    rrelu_with_noise_backward,
     select_backward,
     sigmoid_backward,
+    silu_backward,
     slice,
     slice_backward,
+    softplus_backward,
+    softshrink_backward,
     tanh_backward,
+    threshold,
     threshold_backward,
     unfold_backward,
     where,
@@ -1552,6 +1587,2363 @@ class MeanBackward1(Node):
     @property
     def _saved_self_sym_sizes(self):
         return self.self_sym_sizes_
+
+
+class ThresholdBackward0(Node):
+    """Backward of ``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``."""
+
+    __slots__ = (
+        "self_",
+        "threshold_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+        self.threshold_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        threshold = self.threshold_
+        # self: threshold_backward(grad, self, threshold)
+        grad_self = threshold_backward(grad, self_, threshold) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_threshold(self):
+        return self.threshold_
+
+
+class ThresholdBackward1(Node):
+    """Backward of ``threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "self_",
+        "threshold_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+        self.threshold_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        threshold = self.threshold_
+        # self: threshold_backward(grad, self, threshold)
+        grad_self = threshold_backward(grad, self_, threshold) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_threshold(self):
+        return self.threshold_
+
+
+class HardtanhBackward0(Node):
+    """Backward of ``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``."""
+
+    __slots__ = (
+        "max_val_",
+        "min_val_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.max_val_ = None
+        self.min_val_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        max_val = self.max_val_
+        min_val = self.min_val_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: hardtanh_backward(grad, self, min_val, max_val)
+        grad_self = hardtanh_backward(grad, self_, min_val, max_val) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_max_val(self):
+        return self.max_val_
+
+    @property
+    def _saved_min_val(self):
+        return self.min_val_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class HardtanhBackwardBackward0(Node):
+    """Backward of ``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``."""
+
+    __slots__ = (
+        "max_val_",
+        "min_val_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.max_val_ = None
+        self.min_val_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        max_val = self.max_val_
+        min_val = self.min_val_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: hardtanh_backward(grad, self, min_val, max_val)
+        grad_grad_output = hardtanh_backward(grad, self_, min_val, max_val) if needs[0] else None
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_max_val(self):
+        return self.max_val_
+
+    @property
+    def _saved_min_val(self):
+        return self.min_val_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class EluBackward0(Node):
+    """Backward of ``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "input_scale_",
+        "scale_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.input_scale_ = None
+        self.scale_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        alpha = self.alpha_
+        input_scale = self.input_scale_
+        scale = self.scale_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: elu_backward(grad, alpha, scale, input_scale, False, self)
+        grad_self = (
+            elu_backward(grad, alpha, scale, input_scale, False, self_) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_input_scale(self):
+        return self.input_scale_
+
+    @property
+    def _saved_scale(self):
+        return self.scale_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class EluBackward1(Node):
+    """Backward of ``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "alpha_",
+        "input_scale_",
+        "result_",
+        "scale_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.input_scale_ = None
+        self.result_ = None
+        self.scale_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        alpha = self.alpha_
+        input_scale = self.input_scale_
+        result = unpack_saved(self.result_, self)
+        scale = self.scale_
+        # self: elu_backward(grad, alpha, scale, input_scale, True, result)
+        grad_self = (
+            elu_backward(grad, alpha, scale, input_scale, True, result) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_input_scale(self):
+        return self.input_scale_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_scale(self):
+        return self.scale_
+
+
+class EluBackwardBackward0(Node):
+    """Backward of ``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "grad_output_",
+        "input_scale_",
+        "is_result_",
+        "scale_",
+        "self_or_result_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_or_result_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.grad_output_ = None
+        self.input_scale_ = None
+        self.is_result_ = None
+        self.scale_ = None
+        self.self_or_result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        alpha = self.alpha_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        input_scale = self.input_scale_
+        is_result = self.is_result_
+        scale = self.scale_
+        self_or_result = self.self_or_result_
+        if self_or_result.__class__ not in TENSOR_CLASSES:
+            if self_or_result is not None:  # None: not saved, no formula that runs reads it
+                self_or_result = unpack_saved(self_or_result, self)
+        elif self_or_result._vc is not None:
+            self_or_result = unpack_saved(self_or_result, self)
+        # grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+        grad_grad_output = (
+            elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+            if needs[0]
+            else None
+        )
+        # self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+        grad_self_or_result = (
+            elu_double_backward(
+                grad, grad_output, alpha, scale, input_scale, is_result, self_or_result
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self_or_result,
+        )
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_input_scale(self):
+        return self.input_scale_
+
+    @property
+    def _saved_is_result(self):
+        return self.is_result_
+
+    @property
+    def _saved_scale(self):
+        return self.scale_
+
+    @property
+    def _saved_self_or_result(self):
+        return unpack_saved(self.self_or_result_, self)
+
+    @property
+    def _raw_saved_self_or_result(self):
+        return raw_saved(self, "self_or_result_")
+
+
+class CeluBackward0(Node):
+    """Backward of ``celu(Tensor self, Scalar alpha=1.0) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        alpha = self.alpha_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)
+        grad_self = (
+            elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self_) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class CeluBackward1(Node):
+    """Backward of ``celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "alpha_",
+        "result_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        alpha = self.alpha_
+        result = unpack_saved(self.result_, self)
+        # self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result)
+        grad_self = (
+            elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class GeluBackward0(Node):
+    """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``."""
+
+    __slots__ = (
+        "approximate_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.approximate_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        approximate = self.approximate_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: gelu_backward(grad, self, approximate=approximate)
+        grad_self = gelu_backward(grad, self_, approximate=approximate) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_approximate(self):
+        return self.approximate_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class GeluBackwardBackward0(Node):
+    """Backward of ``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``."""
+
+    __slots__ = (
+        "approximate_",
+        "grad_output_",
+        "self_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.approximate_ = None
+        self.grad_output_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        approximate = self.approximate_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: gelu_backward(grad, self, approximate=approximate)
+        grad_grad_output = gelu_backward(grad, self_, approximate=approximate) if needs[0] else None
+        # self: gelu_double_backward(grad, grad_output, self, approximate)
+        grad_self = (
+            gelu_double_backward(grad, grad_output, self_, approximate) if needs[1] else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_approximate(self):
+        return self.approximate_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SiluBackward0(Node):
+    """Backward of ``silu(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: infinitely_differentiable_silu_backward(grad, self) if grad_mode_enabled() else silu_backward(grad, self)
+        grad_self = (
+            infinitely_differentiable_silu_backward(grad, self_)
+            if grad_mode_enabled()
+            else silu_backward(grad, self_) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MishBackward0(Node):
+    """Backward of ``mish(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: infinitely_differentiable_mish_backward(grad, self) if grad_mode_enabled() else mish_backward(grad, self)
+        grad_self = (
+            infinitely_differentiable_mish_backward(grad, self_)
+            if grad_mode_enabled()
+            else mish_backward(grad, self_) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SoftplusBackward0(Node):
+    """Backward of ``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``."""
+
+    __slots__ = (
+        "beta_",
+        "self_",
+        "threshold_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.beta_ = None
+        self.self_ = None
+        self.threshold_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        beta = self.beta_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        threshold = self.threshold_
+        # self: softplus_backward(grad, self, beta, threshold)
+        grad_self = softplus_backward(grad, self_, beta, threshold) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_threshold(self):
+        return self.threshold_
+
+
+class SoftplusBackwardBackward0(Node):
+    """Backward of ``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``."""
+
+    __slots__ = (
+        "beta_",
+        "grad_output_",
+        "self_",
+        "threshold_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.beta_ = None
+        self.grad_output_ = None
+        self.self_ = None
+        self.threshold_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        beta = self.beta_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        threshold = self.threshold_
+        # grad_output: softplus_backward(grad, self, beta, threshold)
+        grad_grad_output = softplus_backward(grad, self_, beta, threshold) if needs[0] else None
+        # self: softplus_double_backward(grad * grad_output, self, beta, threshold)
+        grad_self = (
+            softplus_double_backward(grad * grad_output, self_, beta, threshold)
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_threshold(self):
+        return self.threshold_
+
+
+class HardsigmoidBackward0(Node):
+    """Backward of ``hardsigmoid(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: hardsigmoid_backward(grad, self)
+        grad_self = hardsigmoid_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NotImplemented(Node):
+    """Backward of ``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad_output, self: derivative_not_implemented("aten::hardsigmoid_backward")
+        grad_grad_output, grad_self = (
+            derivative_not_implemented("aten::hardsigmoid_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+
+class HardswishBackward0(Node):
+    """Backward of ``hardswish(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: hardswish_backward(grad, self)
+        grad_self = hardswish_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class HardswishBackwardBackward0(Node):
+    """Backward of ``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_",
+        "self_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: hardswish_backward(grad, self)
+        grad_grad_output = hardswish_backward(grad, self_) if needs[0] else None
+        # self: where((-3.0 < self).logical_and(self < 3.0), grad * grad_output / 3.0, 0)
+        grad_self = (
+            where(aten.logical_and(-3.0 < self_, self_ < 3.0), grad * grad_output / 3.0, 0)
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LeakyReluBackward0(Node):
+    """Backward of ``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``."""
+
+    __slots__ = (
+        "negative_slope_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.negative_slope_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        negative_slope = self.negative_slope_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: leaky_relu_backward(grad, self, negative_slope, False)
+        grad_self = leaky_relu_backward(grad, self_, negative_slope, False) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_negative_slope(self):
+        return self.negative_slope_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LeakyReluBackward1(Node):
+    """Backward of ``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "negative_slope_",
+        "result_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.negative_slope_ = None
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        negative_slope = self.negative_slope_
+        result = unpack_saved(self.result_, self)
+        # self: leaky_relu_backward(grad, result, negative_slope, True)
+        grad_self = leaky_relu_backward(grad, result, negative_slope, True) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_negative_slope(self):
+        return self.negative_slope_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class LeakyReluBackwardBackward0(Node):
+    """Backward of ``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``."""
+
+    __slots__ = (
+        "negative_slope_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.negative_slope_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        negative_slope = self.negative_slope_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: leaky_relu_backward(grad, self, negative_slope, False)
+        grad_grad_output = (
+            leaky_relu_backward(grad, self_, negative_slope, False) if needs[0] else None
+        )
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_negative_slope(self):
+        return self.negative_slope_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SoftshrinkBackward0(Node):
+    """Backward of ``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``."""
+
+    __slots__ = (
+        "lambd_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lambd_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        lambd = self.lambd_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: softshrink_backward(grad, self, lambd)
+        grad_self = softshrink_backward(grad, self_, lambd) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_lambd(self):
+        return self.lambd_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SoftshrinkBackwardBackward0(Node):
+    """Backward of ``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``."""
+
+    __slots__ = (
+        "lambd_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lambd_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        lambd = self.lambd_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: softshrink_backward(grad, self, lambd)
+        grad_grad_output = softshrink_backward(grad, self_, lambd) if needs[0] else None
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_lambd(self):
+        return self.lambd_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class HardshrinkBackward0(Node):
+    """Backward of ``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``."""
+
+    __slots__ = (
+        "lambd_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lambd_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        lambd = self.lambd_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: hardshrink_backward(grad, self, lambd)
+        grad_self = hardshrink_backward(grad, self_, lambd) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_lambd(self):
+        return self.lambd_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class HardshrinkBackwardBackward0(Node):
+    """Backward of ``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``."""
+
+    __slots__ = (
+        "lambd_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lambd_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        lambd = self.lambd_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_out: hardshrink_backward(grad, self, lambd)
+        grad_grad_out = hardshrink_backward(grad, self_, lambd) if needs[0] else None
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_out,
+            grad_self,
+        )
+
+    @property
+    def _saved_lambd(self):
+        return self.lambd_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class GluBackward0(Node):
+    """Backward of ``glu(Tensor self, int dim=-1) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: glu_backward(grad, self, dim)
+        grad_self = glu_backward(grad, self_, dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class GluBackwardBackward0(Node):
+    """Backward of ``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "grad_output_",
+        "self_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.grad_output_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: glu_double_backward_grad_output(grad, self, dim)
+        grad_grad_output = glu_double_backward_grad_output(grad, self_, dim) if needs[0] else None
+        # self: glu_double_backward(grad, grad_output, self, dim)
+        grad_self = glu_double_backward(grad, grad_output, self_, dim) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LogSigmoidBackward0(Node):
+    """Backward of ``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``."""
+
+    __slots__ = (
+        "buffer_",
+        "self_",
+    )
+    _releasable_slots = (
+        "buffer_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.buffer_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        buffer = unpack_saved(self.buffer_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: log_sigmoid_backward(grad, self, buffer)
+        grad_self = log_sigmoid_backward(grad, self_, buffer) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_buffer(self):
+        return unpack_saved(self.buffer_, self)
+
+    @property
+    def _raw_saved_buffer(self):
+        return raw_saved(self, "buffer_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LogSigmoidBackwardBackward0(Node):
+    """Backward of ``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``."""
+
+    __slots__ = (
+        "buffer_",
+        "grad_output_",
+        "self_",
+    )
+    _releasable_slots = (
+        "buffer_",
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.buffer_ = None
+        self.grad_output_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        buffer = self.buffer_
+        if buffer.__class__ not in TENSOR_CLASSES:
+            if buffer is not None:  # None: not saved, no formula that runs reads it
+                buffer = unpack_saved(buffer, self)
+        elif buffer._vc is not None:
+            buffer = unpack_saved(buffer, self)
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # grad_output: log_sigmoid_backward(grad, self, buffer)
+        grad_grad_output = log_sigmoid_backward(grad, self_, buffer) if needs[0] else None
+        # self: log_sigmoid_double_backward(grad * grad_output, self)
+        grad_self = log_sigmoid_double_backward(grad * grad_output, self_) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_buffer(self):
+        return unpack_saved(self.buffer_, self)
+
+    @property
+    def _raw_saved_buffer(self):
+        return raw_saved(self, "buffer_")
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class PreluKernelBackward0(Node):
+    """Backward of ``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``."""
+
+    __slots__ = (
+        "self_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self, weight: _prelu_kernel_backward(grad, self, weight)
+        grad_self, grad_weight = (
+            _prelu_kernel_backward(grad, self_, weight)
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_weight,
+        )
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class PreluKernelBackwardBackward0(Node):
+    """Backward of ``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "grad_output_",
+        "self_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_ = None
+        self.self_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # grad_output: prelu_kernel_double_backward_grad_output(grads[0], grads[1], self, weight, grad_output)
+        grad_grad_output = (
+            prelu_kernel_double_backward_grad_output(grads[0], grads[1], self_, weight, grad_output)
+            if needs[0]
+            else None
+        )
+        # self: prelu_kernel_double_backward_self(grads[1], self, grad_output)
+        grad_self = (
+            prelu_kernel_double_backward_self(grads[1], self_, grad_output) if needs[1] else None
+        )
+        # weight: prelu_kernel_double_backward_weight(grads[0], self, grad_output)
+        grad_weight = (
+            prelu_kernel_double_backward_weight(grads[0], self_, grad_output) if needs[2] else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_weight,
+        )
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class RreluWithNoiseBackward0(Node):
+    """Backward of ``rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``."""
+
+    __slots__ = (
+        "lower_",
+        "noise_",
+        "self_",
+        "training_",
+        "upper_",
+    )
+    _releasable_slots = (
+        "noise_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lower_ = None
+        self.noise_ = None
+        self.self_ = None
+        self.training_ = None
+        self.upper_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        lower = self.lower_
+        noise = self.noise_
+        if noise.__class__ not in TENSOR_CLASSES:
+            if noise is not None:  # None: not saved, no formula that runs reads it
+                noise = unpack_saved(noise, self)
+        elif noise._vc is not None:
+            noise = unpack_saved(noise, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        training = self.training_
+        upper = self.upper_
+        # self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        grad_self = (
+            rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_lower(self):
+        return self.lower_
+
+    @property
+    def _saved_noise(self):
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _raw_saved_noise(self):
+        return raw_saved(self, "noise_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_training(self):
+        return self.training_
+
+    @property
+    def _saved_upper(self):
+        return self.upper_
+
+
+class RreluWithNoiseBackward1(Node):
+    """Backward of ``rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "lower_",
+        "noise_",
+        "result_",
+        "training_",
+        "upper_",
+    )
+    _releasable_slots = (
+        "noise_",
+        "result_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lower_ = None
+        self.noise_ = None
+        self.result_ = None
+        self.training_ = None
+        self.upper_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        lower = self.lower_
+        noise = self.noise_
+        if noise.__class__ not in TENSOR_CLASSES:
+            if noise is not None:  # None: not saved, no formula that runs reads it
+                noise = unpack_saved(noise, self)
+        elif noise._vc is not None:
+            noise = unpack_saved(noise, self)
+        result = unpack_saved(self.result_, self)
+        training = self.training_
+        upper = self.upper_
+        # self: rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+        grad_self = (
+            rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_lower(self):
+        return self.lower_
+
+    @property
+    def _saved_noise(self):
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _raw_saved_noise(self):
+        return raw_saved(self, "noise_")
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_training(self):
+        return self.training_
+
+    @property
+    def _saved_upper(self):
+        return self.upper_
+
+
+class RreluWithNoiseBackwardBackward0(Node):
+    """Backward of ``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``."""
+
+    __slots__ = (
+        "lower_",
+        "noise_",
+        "self_",
+        "training_",
+        "upper_",
+    )
+    _releasable_slots = (
+        "noise_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.lower_ = None
+        self.noise_ = None
+        self.self_ = None
+        self.training_ = None
+        self.upper_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        lower = self.lower_
+        noise = self.noise_
+        if noise.__class__ not in TENSOR_CLASSES:
+            if noise is not None:  # None: not saved, no formula that runs reads it
+                noise = unpack_saved(noise, self)
+        elif noise._vc is not None:
+            noise = unpack_saved(noise, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        training = self.training_
+        upper = self.upper_
+        # grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+        grad_grad_output = (
+            rrelu_with_noise_backward(grad, self_, noise, lower, upper, training, False)
+            if needs[0]
+            else None
+        )
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_lower(self):
+        return self.lower_
+
+    @property
+    def _saved_noise(self):
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _raw_saved_noise(self):
+        return raw_saved(self, "noise_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_training(self):
+        return self.training_
+
+    @property
+    def _saved_upper(self):
+        return self.upper_
+
+
+class Log1PBackward0(Node):
+    """Backward of ``log1p(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: log1p_backward(grad, self)
+        grad_self = log1p_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SoftmaxBackward0(Node):
+    """Backward of ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "result_",
+        "self_scalar_type_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.result_ = None
+        self.self_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        result = unpack_saved(self.result_, self)
+        self_scalar_type = self.self_scalar_type_
+        # self: _softmax_backward_data(grad, result, dim, self.scalar_type())
+        grad_self = (
+            _softmax_backward_data(grad, result, dim, self_scalar_type) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "result_",
+        "self_scalar_type_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.result_ = None
+        self.self_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        result = unpack_saved(self.result_, self)
+        self_scalar_type = self.self_scalar_type_
+        # self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
+        grad_self = (
+            _log_softmax_backward_data(grad, result, dim, self_scalar_type) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "grad_output_",
+        "input_dtype_",
+        "output_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "output_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.grad_output_ = None
+        self.input_dtype_ = None
+        self.output_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        input_dtype = self.input_dtype_
+        output = self.output_
+        if output.__class__ not in TENSOR_CLASSES:
+            if output is not None:  # None: not saved, no formula that runs reads it
+                output = unpack_saved(output, self)
+        elif output._vc is not None:
+            output = unpack_saved(output, self)
+        # grad_output: _softmax_backward_data(grad.to(output.dtype), output, dim, input_dtype)
+        grad_grad_output = (
+            _softmax_backward_data(grad.to(output.dtype), output, dim, input_dtype)
+            if needs[0]
+            else None
+        )
+        # output: softmax_double_backward(grad.to(output.dtype), grad_output, dim, output).to(output.dtype)
+        grad_output = (
+            softmax_double_backward(grad.to(output.dtype), grad_output, dim, output).to(
+                output.dtype
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_output,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return unpack_saved(self.output_, self)
+
+    @property
+    def _raw_saved_output(self):
+        return raw_saved(self, "output_")
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "grad_output_",
+        "output_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "output_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.grad_output_ = None
+        self.output_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        output = self.output_
+        if output.__class__ not in TENSOR_CLASSES:
+            if output is not None:  # None: not saved, no formula that runs reads it
+                output = unpack_saved(output, self)
+        elif output._vc is not None:
+            output = unpack_saved(output, self)
+        # grad_output: grad.to(output.dtype) - (grad.to(output.dtype) * output.exp()).sum(dim, True)
+        grad_grad_output = (
+            grad.to(output.dtype) - (grad.to(output.dtype) * aten.exp(output)).sum(dim, True)
+            if needs[0]
+            else None
+        )
+        # output: (-grad_output.sum(dim, True) * output.exp() * grad.to(output.dtype)).to(output.dtype)
+        grad_output = (
+            (-grad_output.sum(dim, True) * aten.exp(output) * grad.to(output.dtype)).to(
+                output.dtype
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_output,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_output(self):
+        return unpack_saved(self.output_, self)
+
+    @property
+    def _raw_saved_output(self):
+        return raw_saved(self, "output_")
+
+
+class LogsumexpBackward0(Node):
+    """Backward of ``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: logsumexp_backward(grad, self, result, dim, keepdim)
+        grad_self = logsumexp_backward(grad, self_, result, dim, keepdim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ExponentialBackward0(Node):
+    """Backward of ``exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
 
 
 class MmBackward0(Node):

@@ -3327,6 +3327,2564 @@ mean_dim = mean_dim_op._entry = _mean_dim_entry(Site(mean_dim_op))
 mean_dim_op._make_entry = _mean_dim_entry
 
 
+threshold_op = define("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
+_threshold_kernels = threshold_op.kernels
+
+
+def _threshold_entry(_site):
+    def threshold(self, threshold, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, threshold_op, self, threshold, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, threshold_op, 0)
+                if threshold.__class__ not in PY_NUMBERS:
+                    threshold = scalar_arg(threshold, _site, threshold_op, 1)
+                elif (
+                    threshold.__class__ is int
+                    and not -9223372036854775808 <= threshold <= 18446744073709551615
+                ):
+                    check_scalar_range(threshold)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, threshold_op, 2)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, threshold_op, self, threshold, value)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.threshold(self, threshold, value)
+                if result is not None:
+                    return result
+            kernel = _threshold_kernels[keyset]
+            return kernel(keyset, self, threshold, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return threshold
+
+
+threshold = threshold_op._entry = _threshold_entry(Site(threshold_op))
+threshold_op._make_entry = _threshold_entry
+
+
+threshold__op = define(
+    "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"
+)
+_threshold__kernels = threshold__op.kernels
+
+
+def _threshold__entry(_site):
+    def threshold_(self, threshold, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, threshold__op, self, threshold, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, threshold__op, 0)
+                if threshold.__class__ not in PY_NUMBERS:
+                    threshold = scalar_arg(threshold, _site, threshold__op, 1)
+                elif (
+                    threshold.__class__ is int
+                    and not -9223372036854775808 <= threshold <= 18446744073709551615
+                ):
+                    check_scalar_range(threshold)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, threshold__op, 2)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, threshold__op, self, threshold, value)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _threshold__kernels[keyset]
+            return kernel(keyset, self, threshold, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return threshold_
+
+
+threshold_ = threshold__op._entry = _threshold__entry(Site(threshold__op))
+threshold__op._make_entry = _threshold__entry
+
+
+hardtanh_op = define("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
+_hardtanh_kernels = hardtanh_op.kernels
+
+
+def _hardtanh_entry(_site):
+    def hardtanh(self, min_val=-1, max_val=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardtanh_op, self, min_val, max_val)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardtanh_op, 0)
+                if min_val.__class__ not in PY_NUMBERS:
+                    min_val = scalar_arg(min_val, _site, hardtanh_op, 1)
+                elif (
+                    min_val.__class__ is int
+                    and not -9223372036854775808 <= min_val <= 18446744073709551615
+                ):
+                    check_scalar_range(min_val)
+                if max_val.__class__ not in PY_NUMBERS:
+                    max_val = scalar_arg(max_val, _site, hardtanh_op, 2)
+                elif (
+                    max_val.__class__ is int
+                    and not -9223372036854775808 <= max_val <= 18446744073709551615
+                ):
+                    check_scalar_range(max_val)
+            except Overridden:
+                return handle_entry(_site, hardtanh_op, self, min_val, max_val)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.hardtanh(self, min_val, max_val)
+                if result is not None:
+                    return result
+            kernel = _hardtanh_kernels[keyset]
+            return kernel(keyset, self, min_val, max_val)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardtanh
+
+
+hardtanh = hardtanh_op._entry = _hardtanh_entry(Site(hardtanh_op))
+hardtanh_op._make_entry = _hardtanh_entry
+
+
+hardtanh__op = define(
+    "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"
+)
+_hardtanh__kernels = hardtanh__op.kernels
+
+
+def _hardtanh__entry(_site):
+    def hardtanh_(self, min_val=-1, max_val=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardtanh__op, self, min_val, max_val)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardtanh__op, 0)
+                if min_val.__class__ not in PY_NUMBERS:
+                    min_val = scalar_arg(min_val, _site, hardtanh__op, 1)
+                elif (
+                    min_val.__class__ is int
+                    and not -9223372036854775808 <= min_val <= 18446744073709551615
+                ):
+                    check_scalar_range(min_val)
+                if max_val.__class__ not in PY_NUMBERS:
+                    max_val = scalar_arg(max_val, _site, hardtanh__op, 2)
+                elif (
+                    max_val.__class__ is int
+                    and not -9223372036854775808 <= max_val <= 18446744073709551615
+                ):
+                    check_scalar_range(max_val)
+            except Overridden:
+                return handle_entry(_site, hardtanh__op, self, min_val, max_val)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _hardtanh__kernels[keyset]
+            return kernel(keyset, self, min_val, max_val)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardtanh_
+
+
+hardtanh_ = hardtanh__op._entry = _hardtanh__entry(Site(hardtanh__op))
+hardtanh__op._make_entry = _hardtanh__entry
+
+
+hardtanh_backward_op = define(
+    "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"
+)
+_hardtanh_backward_kernels = hardtanh_backward_op.kernels
+
+
+def _hardtanh_backward_entry(_site):
+    def hardtanh_backward(grad_output, self, min_val, max_val):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, hardtanh_backward_op, grad_output, self, min_val, max_val
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, hardtanh_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardtanh_backward_op, 1)
+                if min_val.__class__ not in PY_NUMBERS:
+                    min_val = scalar_arg(min_val, _site, hardtanh_backward_op, 2)
+                elif (
+                    min_val.__class__ is int
+                    and not -9223372036854775808 <= min_val <= 18446744073709551615
+                ):
+                    check_scalar_range(min_val)
+                if max_val.__class__ not in PY_NUMBERS:
+                    max_val = scalar_arg(max_val, _site, hardtanh_backward_op, 3)
+                elif (
+                    max_val.__class__ is int
+                    and not -9223372036854775808 <= max_val <= 18446744073709551615
+                ):
+                    check_scalar_range(max_val)
+            except Overridden:
+                return handle_entry(
+                    _site, hardtanh_backward_op, grad_output, self, min_val, max_val
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.hardtanh_backward(grad_output, self, min_val, max_val)
+                if result is not None:
+                    return result
+            kernel = _hardtanh_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, min_val, max_val)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardtanh_backward
+
+
+hardtanh_backward = hardtanh_backward_op._entry = _hardtanh_backward_entry(
+    Site(hardtanh_backward_op)
+)
+hardtanh_backward_op._make_entry = _hardtanh_backward_entry
+
+
+relu6_op = define("aten::relu6(Tensor self) -> Tensor")
+_relu6_kernels = relu6_op.kernels
+
+
+def _relu6_entry(_site):
+    def relu6(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, relu6_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, relu6_op, 0)
+            except Overridden:
+                return handle_entry(_site, relu6_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _relu6_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return relu6
+
+
+relu6 = relu6_op._entry = _relu6_entry(Site(relu6_op))
+relu6_op._make_entry = _relu6_entry
+
+
+relu6__op = define("aten::relu6_(Tensor(a!) self) -> Tensor(a!)")
+_relu6__kernels = relu6__op.kernels
+
+
+def _relu6__entry(_site):
+    def relu6_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, relu6__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, relu6__op, 0)
+            except Overridden:
+                return handle_entry(_site, relu6__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _relu6__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return relu6_
+
+
+relu6_ = relu6__op._entry = _relu6__entry(Site(relu6__op))
+relu6__op._make_entry = _relu6__entry
+
+
+elu_op = define(
+    "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"
+)
+_elu_kernels = elu_op.kernels
+
+
+def _elu_entry(_site):
+    def elu(self, alpha=1, scale=1, input_scale=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, elu_op, self, alpha, scale, input_scale)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, elu_op, 0)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, elu_op, 1)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if scale.__class__ not in PY_NUMBERS:
+                    scale = scalar_arg(scale, _site, elu_op, 2)
+                elif (
+                    scale.__class__ is int
+                    and not -9223372036854775808 <= scale <= 18446744073709551615
+                ):
+                    check_scalar_range(scale)
+                if input_scale.__class__ not in PY_NUMBERS:
+                    input_scale = scalar_arg(input_scale, _site, elu_op, 3)
+                elif (
+                    input_scale.__class__ is int
+                    and not -9223372036854775808 <= input_scale <= 18446744073709551615
+                ):
+                    check_scalar_range(input_scale)
+            except Overridden:
+                return handle_entry(_site, elu_op, self, alpha, scale, input_scale)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.elu(self, alpha, scale, input_scale)
+                if result is not None:
+                    return result
+            kernel = _elu_kernels[keyset]
+            return kernel(keyset, self, alpha, scale, input_scale)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return elu
+
+
+elu = elu_op._entry = _elu_entry(Site(elu_op))
+elu_op._make_entry = _elu_entry
+
+
+elu__op = define(
+    "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"
+)
+_elu__kernels = elu__op.kernels
+
+
+def _elu__entry(_site):
+    def elu_(self, alpha=1, scale=1, input_scale=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, elu__op, self, alpha, scale, input_scale)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, elu__op, 0)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, elu__op, 1)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if scale.__class__ not in PY_NUMBERS:
+                    scale = scalar_arg(scale, _site, elu__op, 2)
+                elif (
+                    scale.__class__ is int
+                    and not -9223372036854775808 <= scale <= 18446744073709551615
+                ):
+                    check_scalar_range(scale)
+                if input_scale.__class__ not in PY_NUMBERS:
+                    input_scale = scalar_arg(input_scale, _site, elu__op, 3)
+                elif (
+                    input_scale.__class__ is int
+                    and not -9223372036854775808 <= input_scale <= 18446744073709551615
+                ):
+                    check_scalar_range(input_scale)
+            except Overridden:
+                return handle_entry(_site, elu__op, self, alpha, scale, input_scale)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _elu__kernels[keyset]
+            return kernel(keyset, self, alpha, scale, input_scale)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return elu_
+
+
+elu_ = elu__op._entry = _elu__entry(Site(elu__op))
+elu__op._make_entry = _elu__entry
+
+
+elu_backward_op = define(
+    "aten::elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"
+)
+_elu_backward_kernels = elu_backward_op.kernels
+
+
+def _elu_backward_entry(_site):
+    def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    elu_backward_op,
+                    grad_output,
+                    alpha,
+                    scale,
+                    input_scale,
+                    is_result,
+                    self_or_result,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, elu_backward_op, 0)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, elu_backward_op, 1)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if scale.__class__ not in PY_NUMBERS:
+                    scale = scalar_arg(scale, _site, elu_backward_op, 2)
+                elif (
+                    scale.__class__ is int
+                    and not -9223372036854775808 <= scale <= 18446744073709551615
+                ):
+                    check_scalar_range(scale)
+                if input_scale.__class__ not in PY_NUMBERS:
+                    input_scale = scalar_arg(input_scale, _site, elu_backward_op, 3)
+                elif (
+                    input_scale.__class__ is int
+                    and not -9223372036854775808 <= input_scale <= 18446744073709551615
+                ):
+                    check_scalar_range(input_scale)
+                if self_or_result.__class__ not in TENSOR_CLASSES:
+                    self_or_result = tensor_arg(self_or_result, _site, elu_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    elu_backward_op,
+                    grad_output,
+                    alpha,
+                    scale,
+                    input_scale,
+                    is_result,
+                    self_or_result,
+                )
+            keyset = (grad_output._keys | self_or_result._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self_or_result._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.elu_backward(
+                    grad_output, alpha, scale, input_scale, is_result, self_or_result
+                )
+                if result is not None:
+                    return result
+            kernel = _elu_backward_kernels[keyset]
+            return kernel(keyset, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return elu_backward
+
+
+elu_backward = elu_backward_op._entry = _elu_backward_entry(Site(elu_backward_op))
+elu_backward_op._make_entry = _elu_backward_entry
+
+
+celu_op = define("aten::celu(Tensor self, Scalar alpha=1.0) -> Tensor")
+_celu_kernels = celu_op.kernels
+
+
+def _celu_entry(_site):
+    def celu(self, alpha=1.0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, celu_op, self, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, celu_op, 0)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, celu_op, 1)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, celu_op, self, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.celu(self, alpha)
+                if result is not None:
+                    return result
+            kernel = _celu_kernels[keyset]
+            return kernel(keyset, self, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return celu
+
+
+celu = celu_op._entry = _celu_entry(Site(celu_op))
+celu_op._make_entry = _celu_entry
+
+
+celu__op = define("aten::celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)")
+_celu__kernels = celu__op.kernels
+
+
+def _celu__entry(_site):
+    def celu_(self, alpha=1.0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, celu__op, self, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, celu__op, 0)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, celu__op, 1)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, celu__op, self, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _celu__kernels[keyset]
+            return kernel(keyset, self, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return celu_
+
+
+celu_ = celu__op._entry = _celu__entry(Site(celu__op))
+celu__op._make_entry = _celu__entry
+
+
+selu_op = define("aten::selu(Tensor self) -> Tensor")
+_selu_kernels = selu_op.kernels
+
+
+def _selu_entry(_site):
+    def selu(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, selu_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, selu_op, 0)
+            except Overridden:
+                return handle_entry(_site, selu_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _selu_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return selu
+
+
+selu = selu_op._entry = _selu_entry(Site(selu_op))
+selu_op._make_entry = _selu_entry
+
+
+selu__op = define("aten::selu_(Tensor(a!) self) -> Tensor(a!)")
+_selu__kernels = selu__op.kernels
+
+
+def _selu__entry(_site):
+    def selu_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, selu__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, selu__op, 0)
+            except Overridden:
+                return handle_entry(_site, selu__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _selu__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return selu_
+
+
+selu_ = selu__op._entry = _selu__entry(Site(selu__op))
+selu__op._make_entry = _selu__entry
+
+
+gelu_op = define("aten::gelu(Tensor self, *, str approximate='none') -> Tensor")
+_gelu_kernels = gelu_op.kernels
+
+
+def _gelu_entry(_site):
+    def gelu(self, *, approximate="none"):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gelu_op, self, approximate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, gelu_op, 0)
+            except Overridden:
+                return handle_entry(_site, gelu_op, self, approximate)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.gelu(self, approximate)
+                if result is not None:
+                    return result
+            kernel = _gelu_kernels[keyset]
+            return kernel(keyset, self, approximate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return gelu
+
+
+gelu = gelu_op._entry = _gelu_entry(Site(gelu_op))
+gelu_op._make_entry = _gelu_entry
+
+
+gelu__op = define("aten::gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)")
+_gelu__kernels = gelu__op.kernels
+
+
+def _gelu__entry(_site):
+    def gelu_(self, *, approximate="none"):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gelu__op, self, approximate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, gelu__op, 0)
+            except Overridden:
+                return handle_entry(_site, gelu__op, self, approximate)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _gelu__kernels[keyset]
+            return kernel(keyset, self, approximate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return gelu_
+
+
+gelu_ = gelu__op._entry = _gelu__entry(Site(gelu__op))
+gelu__op._make_entry = _gelu__entry
+
+
+gelu_backward_op = define(
+    "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"
+)
+_gelu_backward_kernels = gelu_backward_op.kernels
+
+
+def _gelu_backward_entry(_site):
+    def gelu_backward(grad_output, self, *, approximate="none"):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gelu_backward_op, grad_output, self, approximate)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, gelu_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, gelu_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, gelu_backward_op, grad_output, self, approximate)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.gelu_backward(grad_output, self, approximate)
+                if result is not None:
+                    return result
+            kernel = _gelu_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, approximate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return gelu_backward
+
+
+gelu_backward = gelu_backward_op._entry = _gelu_backward_entry(Site(gelu_backward_op))
+gelu_backward_op._make_entry = _gelu_backward_entry
+
+
+silu_op = define("aten::silu(Tensor self) -> Tensor")
+_silu_kernels = silu_op.kernels
+
+
+def _silu_entry(_site):
+    def silu(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, silu_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, silu_op, 0)
+            except Overridden:
+                return handle_entry(_site, silu_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.silu(self)
+                if result is not None:
+                    return result
+            kernel = _silu_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return silu
+
+
+silu = silu_op._entry = _silu_entry(Site(silu_op))
+silu_op._make_entry = _silu_entry
+
+
+silu__op = define("aten::silu_(Tensor(a!) self) -> Tensor(a!)")
+_silu__kernels = silu__op.kernels
+
+
+def _silu__entry(_site):
+    def silu_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, silu__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, silu__op, 0)
+            except Overridden:
+                return handle_entry(_site, silu__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _silu__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return silu_
+
+
+silu_ = silu__op._entry = _silu__entry(Site(silu__op))
+silu__op._make_entry = _silu__entry
+
+
+silu_backward_op = define("aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor")
+_silu_backward_kernels = silu_backward_op.kernels
+
+
+def _silu_backward_entry(_site):
+    def silu_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, silu_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, silu_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, silu_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, silu_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.silu_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = _silu_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return silu_backward
+
+
+silu_backward = silu_backward_op._entry = _silu_backward_entry(Site(silu_backward_op))
+silu_backward_op._make_entry = _silu_backward_entry
+
+
+mish_op = define("aten::mish(Tensor self) -> Tensor")
+_mish_kernels = mish_op.kernels
+
+
+def _mish_entry(_site):
+    def mish(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mish_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mish_op, 0)
+            except Overridden:
+                return handle_entry(_site, mish_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.mish(self)
+                if result is not None:
+                    return result
+            kernel = _mish_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mish
+
+
+mish = mish_op._entry = _mish_entry(Site(mish_op))
+mish_op._make_entry = _mish_entry
+
+
+mish__op = define("aten::mish_(Tensor(a!) self) -> Tensor(a!)")
+_mish__kernels = mish__op.kernels
+
+
+def _mish__entry(_site):
+    def mish_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mish__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mish__op, 0)
+            except Overridden:
+                return handle_entry(_site, mish__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mish__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mish_
+
+
+mish_ = mish__op._entry = _mish__entry(Site(mish__op))
+mish__op._make_entry = _mish__entry
+
+
+mish_backward_op = define("aten::mish_backward(Tensor grad_output, Tensor self) -> Tensor")
+_mish_backward_kernels = mish_backward_op.kernels
+
+
+def _mish_backward_entry(_site):
+    def mish_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mish_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, mish_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mish_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, mish_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.mish_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = _mish_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mish_backward
+
+
+mish_backward = mish_backward_op._entry = _mish_backward_entry(Site(mish_backward_op))
+mish_backward_op._make_entry = _mish_backward_entry
+
+
+softplus_op = define("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor")
+_softplus_kernels = softplus_op.kernels
+
+
+def _softplus_entry(_site):
+    def softplus(self, beta=1, threshold=20):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, softplus_op, self, beta, threshold)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, softplus_op, 0)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, softplus_op, 1)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if threshold.__class__ not in PY_NUMBERS:
+                    threshold = scalar_arg(threshold, _site, softplus_op, 2)
+                elif (
+                    threshold.__class__ is int
+                    and not -9223372036854775808 <= threshold <= 18446744073709551615
+                ):
+                    check_scalar_range(threshold)
+            except Overridden:
+                return handle_entry(_site, softplus_op, self, beta, threshold)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.softplus(self, beta, threshold)
+                if result is not None:
+                    return result
+            kernel = _softplus_kernels[keyset]
+            return kernel(keyset, self, beta, threshold)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return softplus
+
+
+softplus = softplus_op._entry = _softplus_entry(Site(softplus_op))
+softplus_op._make_entry = _softplus_entry
+
+
+softplus_backward_op = define(
+    "aten::softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"
+)
+_softplus_backward_kernels = softplus_backward_op.kernels
+
+
+def _softplus_backward_entry(_site):
+    def softplus_backward(grad_output, self, beta, threshold):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, softplus_backward_op, grad_output, self, beta, threshold)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, softplus_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, softplus_backward_op, 1)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, softplus_backward_op, 2)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if threshold.__class__ not in PY_NUMBERS:
+                    threshold = scalar_arg(threshold, _site, softplus_backward_op, 3)
+                elif (
+                    threshold.__class__ is int
+                    and not -9223372036854775808 <= threshold <= 18446744073709551615
+                ):
+                    check_scalar_range(threshold)
+            except Overridden:
+                return handle_entry(_site, softplus_backward_op, grad_output, self, beta, threshold)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.softplus_backward(grad_output, self, beta, threshold)
+                if result is not None:
+                    return result
+            kernel = _softplus_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, beta, threshold)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return softplus_backward
+
+
+softplus_backward = softplus_backward_op._entry = _softplus_backward_entry(
+    Site(softplus_backward_op)
+)
+softplus_backward_op._make_entry = _softplus_backward_entry
+
+
+hardsigmoid_op = define("aten::hardsigmoid(Tensor self) -> Tensor")
+_hardsigmoid_kernels = hardsigmoid_op.kernels
+
+
+def _hardsigmoid_entry(_site):
+    def hardsigmoid(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardsigmoid_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardsigmoid_op, 0)
+            except Overridden:
+                return handle_entry(_site, hardsigmoid_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.hardsigmoid(self)
+                if result is not None:
+                    return result
+            kernel = _hardsigmoid_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardsigmoid
+
+
+hardsigmoid = hardsigmoid_op._entry = _hardsigmoid_entry(Site(hardsigmoid_op))
+hardsigmoid_op._make_entry = _hardsigmoid_entry
+
+
+hardsigmoid__op = define("aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)")
+_hardsigmoid__kernels = hardsigmoid__op.kernels
+
+
+def _hardsigmoid__entry(_site):
+    def hardsigmoid_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardsigmoid__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardsigmoid__op, 0)
+            except Overridden:
+                return handle_entry(_site, hardsigmoid__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _hardsigmoid__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardsigmoid_
+
+
+hardsigmoid_ = hardsigmoid__op._entry = _hardsigmoid__entry(Site(hardsigmoid__op))
+hardsigmoid__op._make_entry = _hardsigmoid__entry
+
+
+hardsigmoid_backward_op = define(
+    "aten::hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+_hardsigmoid_backward_kernels = hardsigmoid_backward_op.kernels
+
+
+def _hardsigmoid_backward_entry(_site):
+    def hardsigmoid_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardsigmoid_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, hardsigmoid_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardsigmoid_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, hardsigmoid_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.hardsigmoid_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = _hardsigmoid_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardsigmoid_backward
+
+
+hardsigmoid_backward = hardsigmoid_backward_op._entry = _hardsigmoid_backward_entry(
+    Site(hardsigmoid_backward_op)
+)
+hardsigmoid_backward_op._make_entry = _hardsigmoid_backward_entry
+
+
+hardswish_op = define("aten::hardswish(Tensor self) -> Tensor")
+_hardswish_kernels = hardswish_op.kernels
+
+
+def _hardswish_entry(_site):
+    def hardswish(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardswish_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardswish_op, 0)
+            except Overridden:
+                return handle_entry(_site, hardswish_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.hardswish(self)
+                if result is not None:
+                    return result
+            kernel = _hardswish_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardswish
+
+
+hardswish = hardswish_op._entry = _hardswish_entry(Site(hardswish_op))
+hardswish_op._make_entry = _hardswish_entry
+
+
+hardswish__op = define("aten::hardswish_(Tensor(a!) self) -> Tensor(a!)")
+_hardswish__kernels = hardswish__op.kernels
+
+
+def _hardswish__entry(_site):
+    def hardswish_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardswish__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardswish__op, 0)
+            except Overridden:
+                return handle_entry(_site, hardswish__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _hardswish__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardswish_
+
+
+hardswish_ = hardswish__op._entry = _hardswish__entry(Site(hardswish__op))
+hardswish__op._make_entry = _hardswish__entry
+
+
+hardswish_backward_op = define(
+    "aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+_hardswish_backward_kernels = hardswish_backward_op.kernels
+
+
+def _hardswish_backward_entry(_site):
+    def hardswish_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardswish_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, hardswish_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardswish_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, hardswish_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.hardswish_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = _hardswish_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardswish_backward
+
+
+hardswish_backward = hardswish_backward_op._entry = _hardswish_backward_entry(
+    Site(hardswish_backward_op)
+)
+hardswish_backward_op._make_entry = _hardswish_backward_entry
+
+
+leaky_relu_op = define("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
+_leaky_relu_kernels = leaky_relu_op.kernels
+
+
+def _leaky_relu_entry(_site):
+    def leaky_relu(self, negative_slope=0.01):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, leaky_relu_op, self, negative_slope)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, leaky_relu_op, 0)
+                if negative_slope.__class__ not in PY_NUMBERS:
+                    negative_slope = scalar_arg(negative_slope, _site, leaky_relu_op, 1)
+                elif (
+                    negative_slope.__class__ is int
+                    and not -9223372036854775808 <= negative_slope <= 18446744073709551615
+                ):
+                    check_scalar_range(negative_slope)
+            except Overridden:
+                return handle_entry(_site, leaky_relu_op, self, negative_slope)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.leaky_relu(self, negative_slope)
+                if result is not None:
+                    return result
+            kernel = _leaky_relu_kernels[keyset]
+            return kernel(keyset, self, negative_slope)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return leaky_relu
+
+
+leaky_relu = leaky_relu_op._entry = _leaky_relu_entry(Site(leaky_relu_op))
+leaky_relu_op._make_entry = _leaky_relu_entry
+
+
+leaky_relu__op = define(
+    "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"
+)
+_leaky_relu__kernels = leaky_relu__op.kernels
+
+
+def _leaky_relu__entry(_site):
+    def leaky_relu_(self, negative_slope=0.01):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, leaky_relu__op, self, negative_slope)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, leaky_relu__op, 0)
+                if negative_slope.__class__ not in PY_NUMBERS:
+                    negative_slope = scalar_arg(negative_slope, _site, leaky_relu__op, 1)
+                elif (
+                    negative_slope.__class__ is int
+                    and not -9223372036854775808 <= negative_slope <= 18446744073709551615
+                ):
+                    check_scalar_range(negative_slope)
+            except Overridden:
+                return handle_entry(_site, leaky_relu__op, self, negative_slope)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _leaky_relu__kernels[keyset]
+            return kernel(keyset, self, negative_slope)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return leaky_relu_
+
+
+leaky_relu_ = leaky_relu__op._entry = _leaky_relu__entry(Site(leaky_relu__op))
+leaky_relu__op._make_entry = _leaky_relu__entry
+
+
+leaky_relu_backward_op = define(
+    "aten::leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"
+)
+_leaky_relu_backward_kernels = leaky_relu_backward_op.kernels
+
+
+def _leaky_relu_backward_entry(_site):
+    def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, leaky_relu_backward_op, grad_output, self, negative_slope, self_is_result
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, leaky_relu_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, leaky_relu_backward_op, 1)
+                if negative_slope.__class__ not in PY_NUMBERS:
+                    negative_slope = scalar_arg(negative_slope, _site, leaky_relu_backward_op, 2)
+                elif (
+                    negative_slope.__class__ is int
+                    and not -9223372036854775808 <= negative_slope <= 18446744073709551615
+                ):
+                    check_scalar_range(negative_slope)
+            except Overridden:
+                return handle_entry(
+                    _site, leaky_relu_backward_op, grad_output, self, negative_slope, self_is_result
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.leaky_relu_backward(
+                    grad_output, self, negative_slope, self_is_result
+                )
+                if result is not None:
+                    return result
+            kernel = _leaky_relu_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, negative_slope, self_is_result)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return leaky_relu_backward
+
+
+leaky_relu_backward = leaky_relu_backward_op._entry = _leaky_relu_backward_entry(
+    Site(leaky_relu_backward_op)
+)
+leaky_relu_backward_op._make_entry = _leaky_relu_backward_entry
+
+
+softshrink_op = define("aten::softshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
+_softshrink_kernels = softshrink_op.kernels
+
+
+def _softshrink_entry(_site):
+    def softshrink(self, lambd=0.5):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, softshrink_op, self, lambd)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, softshrink_op, 0)
+                if lambd.__class__ not in PY_NUMBERS:
+                    lambd = scalar_arg(lambd, _site, softshrink_op, 1)
+                elif (
+                    lambd.__class__ is int
+                    and not -9223372036854775808 <= lambd <= 18446744073709551615
+                ):
+                    check_scalar_range(lambd)
+            except Overridden:
+                return handle_entry(_site, softshrink_op, self, lambd)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.softshrink(self, lambd)
+                if result is not None:
+                    return result
+            kernel = _softshrink_kernels[keyset]
+            return kernel(keyset, self, lambd)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return softshrink
+
+
+softshrink = softshrink_op._entry = _softshrink_entry(Site(softshrink_op))
+softshrink_op._make_entry = _softshrink_entry
+
+
+softshrink_backward_op = define(
+    "aten::softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"
+)
+_softshrink_backward_kernels = softshrink_backward_op.kernels
+
+
+def _softshrink_backward_entry(_site):
+    def softshrink_backward(grad_output, self, lambd):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, softshrink_backward_op, grad_output, self, lambd)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, softshrink_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, softshrink_backward_op, 1)
+                if lambd.__class__ not in PY_NUMBERS:
+                    lambd = scalar_arg(lambd, _site, softshrink_backward_op, 2)
+                elif (
+                    lambd.__class__ is int
+                    and not -9223372036854775808 <= lambd <= 18446744073709551615
+                ):
+                    check_scalar_range(lambd)
+            except Overridden:
+                return handle_entry(_site, softshrink_backward_op, grad_output, self, lambd)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.softshrink_backward(grad_output, self, lambd)
+                if result is not None:
+                    return result
+            kernel = _softshrink_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, lambd)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return softshrink_backward
+
+
+softshrink_backward = softshrink_backward_op._entry = _softshrink_backward_entry(
+    Site(softshrink_backward_op)
+)
+softshrink_backward_op._make_entry = _softshrink_backward_entry
+
+
+hardshrink_op = define("aten::hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
+_hardshrink_kernels = hardshrink_op.kernels
+
+
+def _hardshrink_entry(_site):
+    def hardshrink(self, lambd=0.5):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardshrink_op, self, lambd)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardshrink_op, 0)
+                if lambd.__class__ not in PY_NUMBERS:
+                    lambd = scalar_arg(lambd, _site, hardshrink_op, 1)
+                elif (
+                    lambd.__class__ is int
+                    and not -9223372036854775808 <= lambd <= 18446744073709551615
+                ):
+                    check_scalar_range(lambd)
+            except Overridden:
+                return handle_entry(_site, hardshrink_op, self, lambd)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.hardshrink(self, lambd)
+                if result is not None:
+                    return result
+            kernel = _hardshrink_kernels[keyset]
+            return kernel(keyset, self, lambd)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardshrink
+
+
+hardshrink = hardshrink_op._entry = _hardshrink_entry(Site(hardshrink_op))
+hardshrink_op._make_entry = _hardshrink_entry
+
+
+hardshrink_backward_op = define(
+    "aten::hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"
+)
+_hardshrink_backward_kernels = hardshrink_backward_op.kernels
+
+
+def _hardshrink_backward_entry(_site):
+    def hardshrink_backward(grad_out, self, lambd):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hardshrink_backward_op, grad_out, self, lambd)
+            try:
+                if grad_out.__class__ not in TENSOR_CLASSES:
+                    grad_out = tensor_arg(grad_out, _site, hardshrink_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hardshrink_backward_op, 1)
+                if lambd.__class__ not in PY_NUMBERS:
+                    lambd = scalar_arg(lambd, _site, hardshrink_backward_op, 2)
+                elif (
+                    lambd.__class__ is int
+                    and not -9223372036854775808 <= lambd <= 18446744073709551615
+                ):
+                    check_scalar_range(lambd)
+            except Overridden:
+                return handle_entry(_site, hardshrink_backward_op, grad_out, self, lambd)
+            keyset = (grad_out._keys | self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (grad_out._keys & self._keys) == PLAIN_KEYS:
+                result = plain_kernels.hardshrink_backward(grad_out, self, lambd)
+                if result is not None:
+                    return result
+            kernel = _hardshrink_backward_kernels[keyset]
+            return kernel(keyset, grad_out, self, lambd)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hardshrink_backward
+
+
+hardshrink_backward = hardshrink_backward_op._entry = _hardshrink_backward_entry(
+    Site(hardshrink_backward_op)
+)
+hardshrink_backward_op._make_entry = _hardshrink_backward_entry
+
+
+glu_op = define("aten::glu(Tensor self, int dim=-1) -> Tensor")
+_glu_kernels = glu_op.kernels
+
+
+def _glu_entry(_site):
+    def glu(self, dim=-1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, glu_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, glu_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, glu_op, 1)
+            except Overridden:
+                return handle_entry(_site, glu_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.glu(self, dim)
+                if result is not None:
+                    return result
+            kernel = _glu_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return glu
+
+
+glu = glu_op._entry = _glu_entry(Site(glu_op))
+glu_op._make_entry = _glu_entry
+
+
+glu_backward_op = define("aten::glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor")
+_glu_backward_kernels = glu_backward_op.kernels
+
+
+def _glu_backward_entry(_site):
+    def glu_backward(grad_output, self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, glu_backward_op, grad_output, self, dim)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, glu_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, glu_backward_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, glu_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, glu_backward_op, grad_output, self, dim)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.glu_backward(grad_output, self, dim)
+                if result is not None:
+                    return result
+            kernel = _glu_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return glu_backward
+
+
+glu_backward = glu_backward_op._entry = _glu_backward_entry(Site(glu_backward_op))
+glu_backward_op._make_entry = _glu_backward_entry
+
+
+log_sigmoid_op = define("aten::log_sigmoid(Tensor self) -> Tensor")
+_log_sigmoid_kernels = log_sigmoid_op.kernels
+
+
+def _log_sigmoid_entry(_site):
+    def log_sigmoid(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_sigmoid_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_sigmoid_op, 0)
+            except Overridden:
+                return handle_entry(_site, log_sigmoid_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_sigmoid_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_sigmoid
+
+
+log_sigmoid = log_sigmoid_op._entry = _log_sigmoid_entry(Site(log_sigmoid_op))
+log_sigmoid_op._make_entry = _log_sigmoid_entry
+
+
+log_sigmoid_forward_op = define(
+    "aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"
+)
+_log_sigmoid_forward_kernels = log_sigmoid_forward_op.kernels
+
+
+def _log_sigmoid_forward_entry(_site):
+    def log_sigmoid_forward(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_sigmoid_forward_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_sigmoid_forward_op, 0)
+            except Overridden:
+                return handle_entry(_site, log_sigmoid_forward_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_sigmoid_forward_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_sigmoid_forward
+
+
+log_sigmoid_forward = log_sigmoid_forward_op._entry = _log_sigmoid_forward_entry(
+    Site(log_sigmoid_forward_op)
+)
+log_sigmoid_forward_op._make_entry = _log_sigmoid_forward_entry
+
+
+log_sigmoid_backward_op = define(
+    "aten::log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"
+)
+_log_sigmoid_backward_kernels = log_sigmoid_backward_op.kernels
+
+
+def _log_sigmoid_backward_entry(_site):
+    def log_sigmoid_backward(grad_output, self, buffer):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_sigmoid_backward_op, grad_output, self, buffer)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, log_sigmoid_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_sigmoid_backward_op, 1)
+                if buffer.__class__ not in TENSOR_CLASSES:
+                    buffer = tensor_arg(buffer, _site, log_sigmoid_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, log_sigmoid_backward_op, grad_output, self, buffer)
+            keyset = (grad_output._keys | self._keys | buffer._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & buffer._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.log_sigmoid_backward(grad_output, self, buffer)
+                if result is not None:
+                    return result
+            kernel = _log_sigmoid_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, buffer)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_sigmoid_backward
+
+
+log_sigmoid_backward = log_sigmoid_backward_op._entry = _log_sigmoid_backward_entry(
+    Site(log_sigmoid_backward_op)
+)
+log_sigmoid_backward_op._make_entry = _log_sigmoid_backward_entry
+
+
+prelu_op = define("aten::prelu(Tensor self, Tensor weight) -> Tensor")
+_prelu_kernels = prelu_op.kernels
+
+
+def _prelu_entry(_site):
+    def prelu(self, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, prelu_op, self, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, prelu_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, prelu_op, 1)
+            except Overridden:
+                return handle_entry(_site, prelu_op, self, weight)
+            keyset = (self._keys | weight._keys | include) & _tls.keep
+            kernel = _prelu_kernels[keyset]
+            return kernel(keyset, self, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return prelu
+
+
+prelu = prelu_op._entry = _prelu_entry(Site(prelu_op))
+prelu_op._make_entry = _prelu_entry
+
+
+_prelu_kernel_op = define("aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor")
+__prelu_kernel_kernels = _prelu_kernel_op.kernels
+
+
+def __prelu_kernel_entry(_site):
+    def _prelu_kernel(self, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _prelu_kernel_op, self, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _prelu_kernel_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, _prelu_kernel_op, 1)
+            except Overridden:
+                return handle_entry(_site, _prelu_kernel_op, self, weight)
+            keyset = (self._keys | weight._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & weight._keys) == PLAIN_KEYS:
+                result = plain_kernels._prelu_kernel(self, weight)
+                if result is not None:
+                    return result
+            kernel = __prelu_kernel_kernels[keyset]
+            return kernel(keyset, self, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _prelu_kernel
+
+
+_prelu_kernel = _prelu_kernel_op._entry = __prelu_kernel_entry(Site(_prelu_kernel_op))
+_prelu_kernel_op._make_entry = __prelu_kernel_entry
+
+
+_prelu_kernel_backward_op = define(
+    "aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
+)
+__prelu_kernel_backward_kernels = _prelu_kernel_backward_op.kernels
+
+
+def __prelu_kernel_backward_entry(_site):
+    def _prelu_kernel_backward(grad_output, self, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _prelu_kernel_backward_op, grad_output, self, weight)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, _prelu_kernel_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _prelu_kernel_backward_op, 1)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, _prelu_kernel_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, _prelu_kernel_backward_op, grad_output, self, weight)
+            keyset = (grad_output._keys | self._keys | weight._keys | include) & _tls.keep
+            kernel = __prelu_kernel_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _prelu_kernel_backward
+
+
+_prelu_kernel_backward = _prelu_kernel_backward_op._entry = __prelu_kernel_backward_entry(
+    Site(_prelu_kernel_backward_op)
+)
+_prelu_kernel_backward_op._make_entry = __prelu_kernel_backward_entry
+
+
+rrelu_op = define(
+    "aten::rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"
+)
+_rrelu_kernels = rrelu_op.kernels
+
+
+def _rrelu_entry(_site):
+    def rrelu(self, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rrelu_op, self, lower, upper, training, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_op, 0)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_op, 1)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_op, 2)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(_site, rrelu_op, self, lower, upper, training, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rrelu_kernels[keyset]
+            return kernel(keyset, self, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu
+
+
+rrelu = rrelu_op._entry = _rrelu_entry(Site(rrelu_op))
+rrelu_op._make_entry = _rrelu_entry
+
+
+rrelu__op = define(
+    "aten::rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)"
+)
+_rrelu__kernels = rrelu__op.kernels
+
+
+def _rrelu__entry(_site):
+    def rrelu_(self, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rrelu__op, self, lower, upper, training, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu__op, 0)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu__op, 1)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu__op, 2)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(_site, rrelu__op, self, lower, upper, training, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rrelu__kernels[keyset]
+            return kernel(keyset, self, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_
+
+
+rrelu_ = rrelu__op._entry = _rrelu__entry(Site(rrelu__op))
+rrelu__op._make_entry = _rrelu__entry
+
+
+rrelu_with_noise_op = define(
+    "aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"
+)
+_rrelu_with_noise_kernels = rrelu_with_noise_op.kernels
+
+
+def _rrelu_with_noise_entry(_site):
+    def rrelu_with_noise(
+        self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, rrelu_with_noise_op, self, noise, lower, upper, training, generator
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_with_noise_op, 0)
+                if noise.__class__ not in TENSOR_CLASSES:
+                    noise = tensor_arg(noise, _site, rrelu_with_noise_op, 1)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_with_noise_op, 2)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_with_noise_op, 3)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(
+                    _site, rrelu_with_noise_op, self, noise, lower, upper, training, generator
+                )
+            keyset = (self._keys | noise._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & noise._keys) == PLAIN_KEYS:
+                result = plain_kernels.rrelu_with_noise(
+                    self, noise, lower, upper, training, generator
+                )
+                if result is not None:
+                    return result
+            kernel = _rrelu_with_noise_kernels[keyset]
+            return kernel(keyset, self, noise, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_with_noise
+
+
+rrelu_with_noise = rrelu_with_noise_op._entry = _rrelu_with_noise_entry(Site(rrelu_with_noise_op))
+rrelu_with_noise_op._make_entry = _rrelu_with_noise_entry
+
+
+rrelu_with_noise__op = define(
+    "aten::rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)"
+)
+_rrelu_with_noise__kernels = rrelu_with_noise__op.kernels
+
+
+def _rrelu_with_noise__entry(_site):
+    def rrelu_with_noise_(
+        self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, rrelu_with_noise__op, self, noise, lower, upper, training, generator
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_with_noise__op, 0)
+                if noise.__class__ not in TENSOR_CLASSES:
+                    noise = tensor_arg(noise, _site, rrelu_with_noise__op, 1)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_with_noise__op, 2)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_with_noise__op, 3)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(
+                    _site, rrelu_with_noise__op, self, noise, lower, upper, training, generator
+                )
+            keyset = (self._keys | noise._keys | include) & _tls.keep
+            kernel = _rrelu_with_noise__kernels[keyset]
+            return kernel(keyset, self, noise, lower, upper, training, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_with_noise_
+
+
+rrelu_with_noise_ = rrelu_with_noise__op._entry = _rrelu_with_noise__entry(
+    Site(rrelu_with_noise__op)
+)
+rrelu_with_noise__op._make_entry = _rrelu_with_noise__entry
+
+
+rrelu_with_noise_backward_op = define(
+    "aten::rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"
+)
+_rrelu_with_noise_backward_kernels = rrelu_with_noise_backward_op.kernels
+
+
+def _rrelu_with_noise_backward_entry(_site):
+    def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, self_is_result):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    rrelu_with_noise_backward_op,
+                    grad_output,
+                    self,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    self_is_result,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, rrelu_with_noise_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rrelu_with_noise_backward_op, 1)
+                if noise.__class__ not in TENSOR_CLASSES:
+                    noise = tensor_arg(noise, _site, rrelu_with_noise_backward_op, 2)
+                if lower.__class__ not in PY_NUMBERS:
+                    lower = scalar_arg(lower, _site, rrelu_with_noise_backward_op, 3)
+                elif (
+                    lower.__class__ is int
+                    and not -9223372036854775808 <= lower <= 18446744073709551615
+                ):
+                    check_scalar_range(lower)
+                if upper.__class__ not in PY_NUMBERS:
+                    upper = scalar_arg(upper, _site, rrelu_with_noise_backward_op, 4)
+                elif (
+                    upper.__class__ is int
+                    and not -9223372036854775808 <= upper <= 18446744073709551615
+                ):
+                    check_scalar_range(upper)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    rrelu_with_noise_backward_op,
+                    grad_output,
+                    self,
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    self_is_result,
+                )
+            keyset = (grad_output._keys | self._keys | noise._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & noise._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.rrelu_with_noise_backward(
+                    grad_output, self, noise, lower, upper, training, self_is_result
+                )
+                if result is not None:
+                    return result
+            kernel = _rrelu_with_noise_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, noise, lower, upper, training, self_is_result)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rrelu_with_noise_backward
+
+
+rrelu_with_noise_backward = rrelu_with_noise_backward_op._entry = _rrelu_with_noise_backward_entry(
+    Site(rrelu_with_noise_backward_op)
+)
+rrelu_with_noise_backward_op._make_entry = _rrelu_with_noise_backward_entry
+
+
+log1p_op = define("aten::log1p(Tensor self) -> Tensor")
+_log1p_kernels = log1p_op.kernels
+
+
+def _log1p_entry(_site):
+    def log1p(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log1p_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log1p_op, 0)
+            except Overridden:
+                return handle_entry(_site, log1p_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.log1p(self)
+                if result is not None:
+                    return result
+            kernel = _log1p_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log1p
+
+
+log1p = log1p_op._entry = _log1p_entry(Site(log1p_op))
+log1p_op._make_entry = _log1p_entry
+
+
+log1p__op = define("aten::log1p_(Tensor(a!) self) -> Tensor(a!)")
+_log1p__kernels = log1p__op.kernels
+
+
+def _log1p__entry(_site):
+    def log1p_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log1p__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log1p__op, 0)
+            except Overridden:
+                return handle_entry(_site, log1p__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log1p__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log1p_
+
+
+log1p_ = log1p__op._entry = _log1p__entry(Site(log1p__op))
+log1p__op._make_entry = _log1p__entry
+
+
+softmax_int_op = define("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
+_softmax_int_kernels = softmax_int_op.kernels
+
+
+def _softmax_int_entry(_site):
+    def softmax_int(self, dim, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, softmax_int_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, softmax_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, softmax_int_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, softmax_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, softmax_int_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _softmax_int_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return softmax_int
+
+
+softmax_int = softmax_int_op._entry = _softmax_int_entry(Site(softmax_int_op))
+softmax_int_op._make_entry = _softmax_int_entry
+
+
+log_softmax_int_op = define(
+    "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
+)
+_log_softmax_int_kernels = log_softmax_int_op.kernels
+
+
+def _log_softmax_int_entry(_site):
+    def log_softmax_int(self, dim, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log_softmax_int_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log_softmax_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, log_softmax_int_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, log_softmax_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, log_softmax_int_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log_softmax_int_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log_softmax_int
+
+
+log_softmax_int = log_softmax_int_op._entry = _log_softmax_int_entry(Site(log_softmax_int_op))
+log_softmax_int_op._make_entry = _log_softmax_int_entry
+
+
+_softmax_op = define("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+__softmax_kernels = _softmax_op.kernels
+
+
+def __softmax_entry(_site):
+    def _softmax(self, dim, half_to_float):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _softmax_op, self, dim, half_to_float)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _softmax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _softmax_op, 1)
+            except Overridden:
+                return handle_entry(_site, _softmax_op, self, dim, half_to_float)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._softmax(self, dim, half_to_float)
+                if result is not None:
+                    return result
+            kernel = __softmax_kernels[keyset]
+            return kernel(keyset, self, dim, half_to_float)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _softmax
+
+
+_softmax = _softmax_op._entry = __softmax_entry(Site(_softmax_op))
+_softmax_op._make_entry = __softmax_entry
+
+
+_log_softmax_op = define("aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+__log_softmax_kernels = _log_softmax_op.kernels
+
+
+def __log_softmax_entry(_site):
+    def _log_softmax(self, dim, half_to_float):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _log_softmax_op, self, dim, half_to_float)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _log_softmax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _log_softmax_op, 1)
+            except Overridden:
+                return handle_entry(_site, _log_softmax_op, self, dim, half_to_float)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._log_softmax(self, dim, half_to_float)
+                if result is not None:
+                    return result
+            kernel = __log_softmax_kernels[keyset]
+            return kernel(keyset, self, dim, half_to_float)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _log_softmax
+
+
+_log_softmax = _log_softmax_op._entry = __log_softmax_entry(Site(_log_softmax_op))
+_log_softmax_op._make_entry = __log_softmax_entry
+
+
+_softmax_backward_data_op = define(
+    "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"
+)
+__softmax_backward_data_kernels = _softmax_backward_data_op.kernels
+
+
+def __softmax_backward_data_entry(_site):
+    def _softmax_backward_data(grad_output, output, dim, input_dtype):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, _softmax_backward_data_op, 0)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = tensor_arg(output, _site, _softmax_backward_data_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _softmax_backward_data_op, 2)
+                if input_dtype.__class__ is not DType:
+                    input_dtype = dtype_arg(input_dtype, _site, _softmax_backward_data_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, _softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & output._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._softmax_backward_data(grad_output, output, dim, input_dtype)
+                if result is not None:
+                    return result
+            kernel = __softmax_backward_data_kernels[keyset]
+            return kernel(keyset, grad_output, output, dim, input_dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _softmax_backward_data
+
+
+_softmax_backward_data = _softmax_backward_data_op._entry = __softmax_backward_data_entry(
+    Site(_softmax_backward_data_op)
+)
+_softmax_backward_data_op._make_entry = __softmax_backward_data_entry
+
+
+_log_softmax_backward_data_op = define(
+    "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"
+)
+__log_softmax_backward_data_kernels = _log_softmax_backward_data_op.kernels
+
+
+def __log_softmax_backward_data_entry(_site):
+    def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _log_softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, _log_softmax_backward_data_op, 0)
+                if output.__class__ not in TENSOR_CLASSES:
+                    output = tensor_arg(output, _site, _log_softmax_backward_data_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _log_softmax_backward_data_op, 2)
+                if input_dtype.__class__ is not DType:
+                    input_dtype = dtype_arg(input_dtype, _site, _log_softmax_backward_data_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, _log_softmax_backward_data_op, grad_output, output, dim, input_dtype
+                )
+            keyset = (grad_output._keys | output._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & output._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._log_softmax_backward_data(
+                    grad_output, output, dim, input_dtype
+                )
+                if result is not None:
+                    return result
+            kernel = __log_softmax_backward_data_kernels[keyset]
+            return kernel(keyset, grad_output, output, dim, input_dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _log_softmax_backward_data
+
+
+_log_softmax_backward_data = _log_softmax_backward_data_op._entry = (
+    __log_softmax_backward_data_entry(Site(_log_softmax_backward_data_op))
+)
+_log_softmax_backward_data_op._make_entry = __log_softmax_backward_data_entry
+
+
+logsumexp_op = define("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
+_logsumexp_kernels = logsumexp_op.kernels
+
+
+def _logsumexp_entry(_site):
+    def logsumexp(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logsumexp_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logsumexp_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, logsumexp_op, 1)
+            except Overridden:
+                return handle_entry(_site, logsumexp_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.logsumexp(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _logsumexp_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logsumexp
+
+
+logsumexp = logsumexp_op._entry = _logsumexp_entry(Site(logsumexp_op))
+logsumexp_op._make_entry = _logsumexp_entry
+
+
+exponential__op = define(
+    "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
+)
+_exponential__kernels = exponential__op.kernels
+
+
+def _exponential__entry(_site):
+    def exponential_(self, lambd=1, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exponential__op, self, lambd, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, exponential__op, 0)
+            except Overridden:
+                return handle_entry(_site, exponential__op, self, lambd, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _exponential__kernels[keyset]
+            return kernel(keyset, self, lambd, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exponential_
+
+
+exponential_ = exponential__op._entry = _exponential__entry(Site(exponential__op))
+exponential__op._make_entry = _exponential__entry
+
+
 mm_op = define("aten::mm(Tensor self, Tensor mat2) -> Tensor")
 _mm_kernels = mm_op.kernels
 

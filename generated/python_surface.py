@@ -111,6 +111,40 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
+    "threshold": (ops.threshold_op,),
+    "threshold_": (ops.threshold__op,),
+    "hardtanh_backward": (ops.hardtanh_backward_op,),
+    "elu_backward": (ops.elu_backward_op,),
+    "celu": (ops.celu_op,),
+    "celu_": (ops.celu__op,),
+    "selu": (ops.selu_op,),
+    "selu_": (ops.selu__op,),
+    "gelu_backward": (ops.gelu_backward_op,),
+    "silu_backward": (ops.silu_backward_op,),
+    "mish_backward": (ops.mish_backward_op,),
+    "softplus_backward": (ops.softplus_backward_op,),
+    "hardsigmoid_backward": (ops.hardsigmoid_backward_op,),
+    "hardswish_backward": (ops.hardswish_backward_op,),
+    "leaky_relu_backward": (ops.leaky_relu_backward_op,),
+    "softshrink_backward": (ops.softshrink_backward_op,),
+    "hardshrink": (ops.hardshrink_op,),
+    "hardshrink_backward": (ops.hardshrink_backward_op,),
+    "glu_backward": (ops.glu_backward_op,),
+    "log_sigmoid_backward": (ops.log_sigmoid_backward_op,),
+    "prelu": (ops.prelu_op,),
+    "_prelu_kernel": (ops._prelu_kernel_op,),
+    "_prelu_kernel_backward": (ops._prelu_kernel_backward_op,),
+    "rrelu": (ops.rrelu_op,),
+    "rrelu_": (ops.rrelu__op,),
+    "rrelu_with_noise_backward": (ops.rrelu_with_noise_backward_op,),
+    "log1p": (ops.log1p_op,),
+    "softmax": (ops.softmax_int_op,),
+    "log_softmax": (ops.log_softmax_int_op,),
+    "_softmax": (ops._softmax_op,),
+    "_log_softmax": (ops._log_softmax_op,),
+    "_softmax_backward_data": (ops._softmax_backward_data_op,),
+    "_log_softmax_backward_data": (ops._log_softmax_backward_data_op,),
+    "logsumexp": (ops.logsumexp_op,),
     "mm": (
         ops.mm_op,
         ops.mm_out_op,
@@ -203,6 +237,44 @@ logical_and = function("logical_and", FUNCTIONS["logical_and"])
 logical_or = function("logical_or", FUNCTIONS["logical_or"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
+threshold = function("threshold", FUNCTIONS["threshold"])
+threshold_ = function("threshold_", FUNCTIONS["threshold_"])
+hardtanh_backward = function("hardtanh_backward", FUNCTIONS["hardtanh_backward"])
+elu_backward = function("elu_backward", FUNCTIONS["elu_backward"])
+celu = function("celu", FUNCTIONS["celu"])
+celu_ = function("celu_", FUNCTIONS["celu_"])
+selu = function("selu", FUNCTIONS["selu"])
+selu_ = function("selu_", FUNCTIONS["selu_"])
+gelu_backward = function("gelu_backward", FUNCTIONS["gelu_backward"])
+silu_backward = function("silu_backward", FUNCTIONS["silu_backward"])
+mish_backward = function("mish_backward", FUNCTIONS["mish_backward"])
+softplus_backward = function("softplus_backward", FUNCTIONS["softplus_backward"])
+hardsigmoid_backward = function("hardsigmoid_backward", FUNCTIONS["hardsigmoid_backward"])
+hardswish_backward = function("hardswish_backward", FUNCTIONS["hardswish_backward"])
+leaky_relu_backward = function("leaky_relu_backward", FUNCTIONS["leaky_relu_backward"])
+softshrink_backward = function("softshrink_backward", FUNCTIONS["softshrink_backward"])
+hardshrink = function("hardshrink", FUNCTIONS["hardshrink"])
+hardshrink_backward = function("hardshrink_backward", FUNCTIONS["hardshrink_backward"])
+glu_backward = function("glu_backward", FUNCTIONS["glu_backward"])
+log_sigmoid_backward = function("log_sigmoid_backward", FUNCTIONS["log_sigmoid_backward"])
+prelu = function("prelu", FUNCTIONS["prelu"])
+_prelu_kernel = function("_prelu_kernel", FUNCTIONS["_prelu_kernel"])
+_prelu_kernel_backward = function("_prelu_kernel_backward", FUNCTIONS["_prelu_kernel_backward"])
+rrelu = function("rrelu", FUNCTIONS["rrelu"])
+rrelu_ = function("rrelu_", FUNCTIONS["rrelu_"])
+rrelu_with_noise_backward = function(
+    "rrelu_with_noise_backward", FUNCTIONS["rrelu_with_noise_backward"]
+)
+log1p = function("log1p", FUNCTIONS["log1p"])
+softmax = function("softmax", FUNCTIONS["softmax"])
+log_softmax = function("log_softmax", FUNCTIONS["log_softmax"])
+_softmax = function("_softmax", FUNCTIONS["_softmax"])
+_log_softmax = function("_log_softmax", FUNCTIONS["_log_softmax"])
+_softmax_backward_data = function("_softmax_backward_data", FUNCTIONS["_softmax_backward_data"])
+_log_softmax_backward_data = function(
+    "_log_softmax_backward_data", FUNCTIONS["_log_softmax_backward_data"]
+)
+logsumexp = function("logsumexp", FUNCTIONS["logsumexp"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])

@@ -19,6 +19,46 @@ def _where_Scalar_composite(keyset, condition, self, other):
     return decompositions.where_scalars(condition, self, other)
 
 
+def _relu6_composite(keyset, self):
+    return decompositions.relu6(self)
+
+
+def _relu6__composite(keyset, self):
+    return decompositions.relu6_(self)
+
+
+def _selu_composite(keyset, self):
+    return decompositions.selu(self)
+
+
+def _selu__composite(keyset, self):
+    return decompositions.selu_(self)
+
+
+def _log_sigmoid_composite(keyset, self):
+    return decompositions.log_sigmoid(self)
+
+
+def _prelu_composite(keyset, self, weight):
+    return decompositions.prelu(self, weight)
+
+
+def _rrelu_composite(keyset, self, lower, upper, training, generator):
+    return decompositions.rrelu(self, lower, upper, training, generator)
+
+
+def _rrelu__composite(keyset, self, lower, upper, training, generator):
+    return decompositions.rrelu_(self, lower, upper, training, generator)
+
+
+def _softmax_int_composite(keyset, self, dim, dtype):
+    return decompositions.softmax(self, dim, dtype)
+
+
+def _log_softmax_int_composite(keyset, self, dim, dtype):
+    return decompositions.log_softmax(self, dim, dtype)
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -131,6 +171,57 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(CPU, cpu_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
+    ops.threshold_op.register_kernel(CPU, cpu_kernels.threshold)
+    ops.threshold__op.register_kernel(CPU, cpu_kernels.threshold_)
+    ops.hardtanh_op.register_kernel(CPU, cpu_kernels.hardtanh)
+    ops.hardtanh__op.register_kernel(CPU, cpu_kernels.hardtanh_)
+    ops.hardtanh_backward_op.register_kernel(CPU, cpu_kernels.hardtanh_backward)
+    ops.elu_op.register_kernel(CPU, cpu_kernels.elu)
+    ops.elu__op.register_kernel(CPU, cpu_kernels.elu_)
+    ops.elu_backward_op.register_kernel(CPU, cpu_kernels.elu_backward)
+    ops.celu_op.register_kernel(CPU, cpu_kernels.celu)
+    ops.celu__op.register_kernel(CPU, cpu_kernels.celu_)
+    ops.gelu_op.register_kernel(CPU, cpu_kernels.gelu)
+    ops.gelu__op.register_kernel(CPU, cpu_kernels.gelu_)
+    ops.gelu_backward_op.register_kernel(CPU, cpu_kernels.gelu_backward)
+    ops.silu_op.register_kernel(CPU, cpu_kernels.silu)
+    ops.silu__op.register_kernel(CPU, cpu_kernels.silu_)
+    ops.silu_backward_op.register_kernel(CPU, cpu_kernels.silu_backward)
+    ops.mish_op.register_kernel(CPU, cpu_kernels.mish)
+    ops.mish__op.register_kernel(CPU, cpu_kernels.mish_)
+    ops.mish_backward_op.register_kernel(CPU, cpu_kernels.mish_backward)
+    ops.softplus_op.register_kernel(CPU, cpu_kernels.softplus)
+    ops.softplus_backward_op.register_kernel(CPU, cpu_kernels.softplus_backward)
+    ops.hardsigmoid_op.register_kernel(CPU, cpu_kernels.hardsigmoid)
+    ops.hardsigmoid__op.register_kernel(CPU, cpu_kernels.hardsigmoid_)
+    ops.hardsigmoid_backward_op.register_kernel(CPU, cpu_kernels.hardsigmoid_backward)
+    ops.hardswish_op.register_kernel(CPU, cpu_kernels.hardswish)
+    ops.hardswish__op.register_kernel(CPU, cpu_kernels.hardswish_)
+    ops.hardswish_backward_op.register_kernel(CPU, cpu_kernels.hardswish_backward)
+    ops.leaky_relu_op.register_kernel(CPU, cpu_kernels.leaky_relu)
+    ops.leaky_relu__op.register_kernel(CPU, cpu_kernels.leaky_relu_)
+    ops.leaky_relu_backward_op.register_kernel(CPU, cpu_kernels.leaky_relu_backward)
+    ops.softshrink_op.register_kernel(CPU, cpu_kernels.softshrink)
+    ops.softshrink_backward_op.register_kernel(CPU, cpu_kernels.softshrink_backward)
+    ops.hardshrink_op.register_kernel(CPU, cpu_kernels.hardshrink)
+    ops.hardshrink_backward_op.register_kernel(CPU, cpu_kernels.hardshrink_backward)
+    ops.glu_op.register_kernel(CPU, cpu_kernels.glu)
+    ops.glu_backward_op.register_kernel(CPU, cpu_kernels.glu_backward)
+    ops.log_sigmoid_forward_op.register_kernel(CPU, cpu_kernels.log_sigmoid_forward)
+    ops.log_sigmoid_backward_op.register_kernel(CPU, cpu_kernels.log_sigmoid_backward)
+    ops._prelu_kernel_op.register_kernel(CPU, cpu_kernels._prelu_kernel)
+    ops._prelu_kernel_backward_op.register_kernel(CPU, cpu_kernels._prelu_kernel_backward)
+    ops.rrelu_with_noise_op.register_kernel(CPU, cpu_kernels.rrelu_with_noise)
+    ops.rrelu_with_noise__op.register_kernel(CPU, cpu_kernels.rrelu_with_noise_)
+    ops.rrelu_with_noise_backward_op.register_kernel(CPU, cpu_kernels.rrelu_with_noise_backward)
+    ops.log1p_op.register_kernel(CPU, cpu_kernels.log1p)
+    ops.log1p__op.register_kernel(CPU, cpu_kernels.log1p_)
+    ops._softmax_op.register_kernel(CPU, cpu_kernels._softmax)
+    ops._log_softmax_op.register_kernel(CPU, cpu_kernels._log_softmax)
+    ops._softmax_backward_data_op.register_kernel(CPU, cpu_kernels._softmax_backward_data)
+    ops._log_softmax_backward_data_op.register_kernel(CPU, cpu_kernels._log_softmax_backward_data)
+    ops.logsumexp_op.register_kernel(CPU, cpu_kernels.logsumexp)
+    ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.mm_op.register_kernel(CPU, cpu_kernels.mm)
     ops.mm_out_op.register_kernel(CPU, cpu_kernels.mm_out)
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
@@ -258,6 +349,59 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(AUTOGRAD, autograd_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(AUTOGRAD, autograd_kernels.mean)
     ops.mean_dim_op.register_kernel(AUTOGRAD, autograd_kernels.mean_dim)
+    ops.threshold_op.register_kernel(AUTOGRAD, autograd_kernels.threshold)
+    ops.threshold__op.register_kernel(AUTOGRAD, autograd_kernels.threshold_)
+    ops.hardtanh_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh)
+    ops.hardtanh__op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh_)
+    ops.hardtanh_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh_backward)
+    ops.elu_op.register_kernel(AUTOGRAD, autograd_kernels.elu)
+    ops.elu__op.register_kernel(AUTOGRAD, autograd_kernels.elu_)
+    ops.elu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.elu_backward)
+    ops.celu_op.register_kernel(AUTOGRAD, autograd_kernels.celu)
+    ops.celu__op.register_kernel(AUTOGRAD, autograd_kernels.celu_)
+    ops.gelu_op.register_kernel(AUTOGRAD, autograd_kernels.gelu)
+    ops.gelu__op.register_kernel(AUTOGRAD, autograd_kernels.gelu_)
+    ops.gelu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.gelu_backward)
+    ops.silu_op.register_kernel(AUTOGRAD, autograd_kernels.silu)
+    ops.silu__op.register_kernel(AUTOGRAD, autograd_kernels.silu_)
+    ops.mish_op.register_kernel(AUTOGRAD, autograd_kernels.mish)
+    ops.mish__op.register_kernel(AUTOGRAD, autograd_kernels.mish_)
+    ops.softplus_op.register_kernel(AUTOGRAD, autograd_kernels.softplus)
+    ops.softplus_backward_op.register_kernel(AUTOGRAD, autograd_kernels.softplus_backward)
+    ops.hardsigmoid_op.register_kernel(AUTOGRAD, autograd_kernels.hardsigmoid)
+    ops.hardsigmoid__op.register_kernel(AUTOGRAD, autograd_kernels.hardsigmoid_)
+    ops.hardsigmoid_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardsigmoid_backward)
+    ops.hardswish_op.register_kernel(AUTOGRAD, autograd_kernels.hardswish)
+    ops.hardswish__op.register_kernel(AUTOGRAD, autograd_kernels.hardswish_)
+    ops.hardswish_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardswish_backward)
+    ops.leaky_relu_op.register_kernel(AUTOGRAD, autograd_kernels.leaky_relu)
+    ops.leaky_relu__op.register_kernel(AUTOGRAD, autograd_kernels.leaky_relu_)
+    ops.leaky_relu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.leaky_relu_backward)
+    ops.softshrink_op.register_kernel(AUTOGRAD, autograd_kernels.softshrink)
+    ops.softshrink_backward_op.register_kernel(AUTOGRAD, autograd_kernels.softshrink_backward)
+    ops.hardshrink_op.register_kernel(AUTOGRAD, autograd_kernels.hardshrink)
+    ops.hardshrink_backward_op.register_kernel(AUTOGRAD, autograd_kernels.hardshrink_backward)
+    ops.glu_op.register_kernel(AUTOGRAD, autograd_kernels.glu)
+    ops.glu_backward_op.register_kernel(AUTOGRAD, autograd_kernels.glu_backward)
+    ops.log_sigmoid_forward_op.register_kernel(AUTOGRAD, autograd_kernels.log_sigmoid_forward)
+    ops.log_sigmoid_backward_op.register_kernel(AUTOGRAD, autograd_kernels.log_sigmoid_backward)
+    ops._prelu_kernel_op.register_kernel(AUTOGRAD, autograd_kernels._prelu_kernel)
+    ops._prelu_kernel_backward_op.register_kernel(AUTOGRAD, autograd_kernels._prelu_kernel_backward)
+    ops.rrelu_with_noise_op.register_kernel(AUTOGRAD, autograd_kernels.rrelu_with_noise)
+    ops.rrelu_with_noise__op.register_kernel(AUTOGRAD, autograd_kernels.rrelu_with_noise_)
+    ops.rrelu_with_noise_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.rrelu_with_noise_backward
+    )
+    ops.log1p_op.register_kernel(AUTOGRAD, autograd_kernels.log1p)
+    ops.log1p__op.register_kernel(AUTOGRAD, autograd_kernels.log1p_)
+    ops._softmax_op.register_kernel(AUTOGRAD, autograd_kernels._softmax)
+    ops._log_softmax_op.register_kernel(AUTOGRAD, autograd_kernels._log_softmax)
+    ops._softmax_backward_data_op.register_kernel(AUTOGRAD, autograd_kernels._softmax_backward_data)
+    ops._log_softmax_backward_data_op.register_kernel(
+        AUTOGRAD, autograd_kernels._log_softmax_backward_data
+    )
+    ops.logsumexp_op.register_kernel(AUTOGRAD, autograd_kernels.logsumexp)
+    ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.mm_op.register_kernel(AUTOGRAD, autograd_kernels.mm)
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
@@ -377,6 +521,21 @@ def register_all():
     )
     ops.logical_and__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_)
     ops.logical_or__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_)
+    ops.threshold__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.threshold_)
+    ops.hardtanh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardtanh_)
+    ops.elu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.elu_)
+    ops.celu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.celu_)
+    ops.gelu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.gelu_)
+    ops.silu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.silu_)
+    ops.mish__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mish_)
+    ops.hardsigmoid__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardsigmoid_)
+    ops.hardswish__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardswish_)
+    ops.leaky_relu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.leaky_relu_)
+    ops.rrelu_with_noise__op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rrelu_with_noise_
+    )
+    ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
+    ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze__dim)
@@ -400,6 +559,26 @@ def register_all():
     ops.where_ScalarOther_op.register_kernel(AUTOGRAD | CPU, _where_ScalarOther_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.where_Scalar_op.register_kernel(AUTOGRAD | CPU, _where_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.relu6_op.register_kernel(AUTOGRAD | CPU, _relu6_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.relu6__op.register_kernel(AUTOGRAD | CPU, _relu6__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.selu_op.register_kernel(AUTOGRAD | CPU, _selu_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.selu__op.register_kernel(AUTOGRAD | CPU, _selu__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.log_sigmoid_op.register_kernel(AUTOGRAD | CPU, _log_sigmoid_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.prelu_op.register_kernel(AUTOGRAD | CPU, _prelu_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.rrelu_op.register_kernel(AUTOGRAD | CPU, _rrelu_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.rrelu__op.register_kernel(AUTOGRAD | CPU, _rrelu__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.softmax_int_op.register_kernel(AUTOGRAD | CPU, _softmax_int_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.log_softmax_int_op.register_kernel(AUTOGRAD | CPU, _log_softmax_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -62,6 +62,12 @@ _join(Tensor, _TensorMethods, _TensorPythonMethods)
 _aten_packets = ops.aten
 
 from ._functions import *  # noqa: E402,F401,F403
+from ._functions import (  # noqa: E402,F401 - torch has these private functions too
+    _log_softmax,
+    _log_softmax_backward_data,
+    _softmax,
+    _softmax_backward_data,
+)
 from .factories import (  # noqa: E402
     arange,
     as_tensor,
@@ -119,3 +125,12 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
+
+
+def __getattr__(name: str):
+    # opgrad.nn is imported on first use: `import opgrad` stays as fast as before
+    if name == "nn":
+        import importlib
+
+        return importlib.import_module(".nn", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

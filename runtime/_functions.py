@@ -16,3 +16,11 @@ from .overrides import overridable as _overridable  # noqa: E402
 split = _overridable(_split, builtin=False, qualname="split")
 
 __all__.append("split")
+
+from .python_arg_parser import function as _function  # noqa: E402
+from .generated import ops as _ops  # noqa: E402
+
+# torch.relu_ is a function too (the YAML's in-place variant is a method only)
+relu_ = _function("relu_", (_ops.relu__op,))
+
+__all__.append("relu_")

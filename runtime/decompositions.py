@@ -227,3 +227,91 @@ def _batched_matmul(tensor1, tensor2):
     if vector_rhs:
         out = aten.squeeze_dim(out, -1)
     return aten._unsafe_view(out, output_shape)
+
+
+def _to_dtype(self, dtype):
+    """``self.to(dtype)``: itself when it already has that dtype."""
+    if dtype is None or self._data.dtype == dtype.np:
+        return self
+    return aten._to_copy(self, dtype=dtype)
+
+
+def softmax(self, dim: int, dtype=None):
+    return aten._softmax(_to_dtype(self, dtype), dim, False)
+
+
+def log_softmax(self, dim: int, dtype=None):
+    return aten._log_softmax(_to_dtype(self, dtype), dim, False)
+
+
+# selu is elu with these constants (PyTorch's SELU_ALPHA and SELU_SCALE).
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(self):
+    return aten.elu(self, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(self):
+    return aten.elu_(self, _SELU_ALPHA, _SELU_SCALE)
+
+
+def relu6(self):
+    return aten.hardtanh(self, 0, 6)
+
+
+def relu6_(self):
+    return aten.hardtanh_(self, 0, 6)
+
+
+def log_sigmoid(self):
+    return aten.log_sigmoid_forward(self)[0]
+
+
+def prelu(self, weight):
+    """PyTorch's checks, then the weight shaped to broadcast over self's channels."""
+    if self._data.dtype != weight._data.dtype:
+        raise RuntimeError(
+            "prelu: Type promoting not supported. Got "
+            f"{dtypes.scalar_type_name(self._data.dtype)} and "
+            f"{dtypes.scalar_type_name(weight._data.dtype)}"
+        )
+    self_dim = self._data.ndim
+    if weight._data.size != 1:
+        if self_dim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channel_size = self._data.shape[1] if self_dim > 1 else 1
+        if channel_size != weight._data.size:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {weight._data.size} and channel size = {channel_size}."
+            )
+    if weight._data.ndim > 1:
+        raise RuntimeError(
+            "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = "
+            f"{weight._data.ndim}"
+        )
+    if self_dim != weight._data.ndim:
+        shape = [1] * self_dim
+        if self_dim > 1:
+            shape[1] = weight._data.size
+        weight = aten.reshape(weight, tuple(shape))
+    return aten._prelu_kernel(self, weight)
+
+
+def _check_rrelu_bounds(lower, upper) -> None:
+    if not lower <= upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+def rrelu(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu_bounds(lower, upper)
+    noise = aten.empty_like(self)
+    return aten.rrelu_with_noise(self, noise, lower, upper, training, generator)
+
+
+def rrelu_(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu_bounds(lower, upper)
+    noise = aten.empty_like(self)
+    return aten.rrelu_with_noise_(self, noise, lower, upper, training, generator)

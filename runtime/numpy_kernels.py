@@ -279,9 +279,10 @@ def sigmoid(a):
     if a.dtype is _HALF:
         # in float32, rounded once, as PyTorch computes float16 math
         return (1 / (1 + np.exp(-a.astype(_F32)))).astype(_HALF)
-    # 1/(1+exp(-x)) written through tanh: no overflow warning for large |x|.
-    half = np.asarray(0.5, dtype=a.dtype)
-    return half * np.tanh(half * a) + half
+    # 1/(1+exp(-x)), PyTorch's formula: written through tanh it loses the tiny values of
+    # very negative x (sigmoid(-50) is 1.9e-22, not 0). exp(-x) may overflow to inf: 0.
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-a))
 
 
 def _refuse_non_float(a, kernel: str) -> None:
@@ -1626,3 +1627,474 @@ def stack(tensors, dim: int):
                 f"at entry 0 and {list(t.shape)} at entry {i}"
             )
     return np.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
+
+
+# ---- softmax family -------------------------------------------------------------------
+# float16 is computed in float32 and rounded once at the end, as PyTorch's CPU kernels
+# compute reduced-precision floats in their opmath type.
+
+
+def _opmath(a: np.ndarray) -> np.ndarray:
+    return a.astype(_F32) if a.dtype is _HALF else a
+
+
+def _softmax_dtype_check(a, dim: int, kernel: str) -> int:
+    dim = wrap_dim(dim, a.ndim)
+    if a.dtype.kind != "f":
+        lastdim = "_lastdim" if a.ndim == 0 or dim == a.ndim - 1 else ""
+        name = f"{kernel}{lastdim}_kernel_impl"
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
+        )
+    return dim
+
+
+def _half_to_float_check(half_to_float: bool) -> None:
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+
+
+def softmax(a, dim: int, half_to_float: bool):
+    _half_to_float_check(half_to_float)
+    dim = _softmax_dtype_check(a, dim, "softmax")
+    if a.ndim == 0 or a.size == 0:
+        return np.exp(a - a) if a.ndim == 0 else a.copy()
+    x = _opmath(a)
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+    total = np.add.reduce(e, axis=dim, keepdims=True)
+    if a.dtype is _HALF and dim != a.ndim - 1:
+        # PyTorch's other-dim kernel keeps the exponentials in float16 (the sum in float)
+        e = e.astype(_HALF).astype(_F32)
+    return (e * (1 / total)).astype(a.dtype, copy=False)
+
+
+def log_softmax(a, dim: int, half_to_float: bool):
+    _half_to_float_check(half_to_float)
+    dim = _softmax_dtype_check(a, dim, "log_softmax")
+    if a.ndim == 0 or a.size == 0:
+        return a - a if a.ndim == 0 else a.copy()
+    x = _opmath(a)
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    total = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
+    if a.dtype is _HALF and dim == a.ndim - 1:
+        # PyTorch's last-dim kernel keeps the row's sum and its log in float16
+        log_total = np.log(total.astype(_HALF).astype(_F32)).astype(_HALF).astype(_F32)
+    else:
+        log_total = np.log(total)
+    return (shifted - log_total).astype(a.dtype, copy=False)
+
+
+def softmax_backward_data(grad, output, dim: int, input_dtype):
+    """``output * (grad - sum(grad * output))`` along ``dim``."""
+    axis = wrap_dim(dim, output.ndim) if output.ndim else None
+    g, y = _opmath(grad), _opmath(output)
+    result = y * (g - np.add.reduce(g * y, axis=axis, keepdims=True))
+    return result.astype(output.dtype, copy=False)
+
+
+def log_softmax_backward_data(grad, output, dim: int, input_dtype):
+    """``grad - exp(output) * sum(grad)`` along ``dim``."""
+    axis = wrap_dim(dim, output.ndim) if output.ndim else None
+    g, y = _opmath(grad), _opmath(output)
+    result = g - np.exp(y) * np.add.reduce(g, axis=axis, keepdims=True)
+    return result.astype(output.dtype, copy=False)
+
+
+def logsumexp(a, dim, keepdim: bool):
+    """log(sum(exp(a))) over ``dim`` with the largest value taken out first (an infinite
+    maximum is taken out as 0, as PyTorch does); integral inputs give the default float."""
+    if a.dtype.kind != "f":
+        a = cast(a, dtypes.get_default_dtype().np)
+    if len(dim) == 0 and a.ndim:
+        # PyTorch's kernel reduces every dim into a 0-dim result it then refuses
+        raise RuntimeError(
+            "output with shape [] doesn't match the broadcast shape " + _shape_str([1] * a.ndim)
+        )
+    axis = _dims(dim, a.ndim)
+    x = _opmath(a)
+    if x.size == 0:
+        return np.log(np.add.reduce(np.exp(x), axis=axis, keepdims=keepdim)).astype(a.dtype)
+    maxes = np.max(x, axis=axis, keepdims=True)
+    maxes = np.where(np.isinf(maxes), 0, maxes)
+    total = np.add.reduce(np.exp(x - maxes), axis=axis, keepdims=keepdim)
+    result = np.log(total) + (maxes if keepdim else np.squeeze(maxes, axis=axis))
+    return result.astype(a.dtype, copy=False)
+
+
+def exponential(a, lambd: float, gen):
+    """``exponential_``'s values for ``a``: ``-log1p(-u) / lambd`` from one uniform double
+    per element, drawn in ``a``'s memory order (PyTorch's serial kernel), computed in
+    double and rounded to ``a``'s dtype."""
+    if a.dtype.kind != "f":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must "
+            f"be a floating point but you specified {dtypes.scalar_type_name(a.dtype)}"
+        )
+    if not lambd > 0.0:
+        raise RuntimeError(
+            f"exponential_ expects lambda > 0.0, but found lambda={_format_double(lambd)}"
+        )
+    if not a.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    u = random_kernels.uniform(gen if gen is not None else generator(), a.size, _F64)
+    # libm's log1p, as PyTorch's: numpy's differs from it in the last bit now and then
+    values = (-1.0 / lambd) * np.array([math.log1p(-x) for x in u.tolist()], _F64)
+    return _in_memory_order(cast(values, a.dtype), a)
+
+
+def _format_double(value: float) -> str:
+    """A double as PyTorch's messages print it (``-1``, ``0.5``, ``nan``)."""
+    return f"{value:g}" if value == value else "nan"
+
+
+def _in_memory_order(values: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``values`` (one per element, in the order the elements lie in memory) arranged in
+    ``like``'s shape."""
+    order = sorted(range(like.ndim), key=lambda d: -abs(like.strides[d]))
+    shaped = values.reshape([like.shape[d] for d in order])
+    return np.transpose(shaped, np.argsort(order))
+
+
+# ---- activations ------------------------------------------------------------------------
+# Float-only kernels refuse other dtypes with PyTorch's kernel name; float16 is computed in
+# float32 and rounded once, as PyTorch's CPU kernels compute it.
+
+
+def _activation(a, kernel: str, fn):
+    _refuse_non_float(a, kernel)
+    if a.dtype is _HALF:
+        return fn(a.astype(_F32)).astype(_HALF)
+    return fn(a)
+
+
+def _activation_backward(grad, a, kernel: str, fn):
+    _refuse_non_float(grad, kernel)
+    if grad.dtype is _HALF:
+        return fn(grad.astype(_F32), a.astype(_F32)).astype(_HALF)
+    return fn(grad, a)
+
+
+def threshold(a, threshold, value):
+    """``value`` where ``a <= threshold``, else ``a`` (NaN stays)."""
+    if a.dtype is _BOOL:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    if a.dtype.kind in "iu":
+        # both numbers are converted to the tensor's integer type first (truncated)
+        threshold, value = int(threshold), int(value)
+    return np.where(a <= scalar_as(threshold, a.dtype), scalar_as(value, a.dtype), a).astype(
+        a.dtype, copy=False
+    )
+
+
+def hardtanh(a, min_val, max_val):
+    if a.dtype is _BOOL:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return np.minimum(np.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
+
+
+def hardtanh_backward(grad, a, min_val, max_val):
+    return np.where((a <= min_val) | (a >= max_val), 0, grad).astype(grad.dtype, copy=False)
+
+
+def _elu_values(x, alpha, scale, input_scale):
+    negative = np.expm1(x * input_scale) * (alpha * scale)
+    return np.where(x <= 0, negative, x * scale)
+
+
+def elu(a, alpha, scale, input_scale):
+    return _activation(a, "elu_cpu", lambda x: _elu_values(x, alpha, scale, input_scale))
+
+
+def elu_backward(grad, alpha, scale, input_scale, is_result: bool, self_or_result):
+    if is_result and alpha < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not "
+            "supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead."
+        )
+
+    def fn(g, x):
+        if is_result:
+            negative = g * input_scale * (x + alpha * scale)
+        else:
+            negative = g * input_scale * (alpha * scale) * np.exp(x * input_scale)
+        return np.where(x <= 0, negative, g * scale)
+
+    return _activation_backward(grad, self_or_result, "elu_backward_cpu", fn)
+
+
+def celu(a, alpha):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return elu(a, alpha, 1.0, 1.0 / alpha)
+
+
+_GELU_APPROXIMATIONS = ("none", "tanh")
+_SQRT1_2 = 0.70710678118654752440
+_SQRT_2_OVER_PI = 0.79788456080286535588  # sqrt(2) * 2/sqrt(pi) * 0.5
+_GELU_KAPPA = 0.044715
+_NORMAL_PDF_SCALE = 0.39894228040143267794  # 2/sqrt(pi) * sqrt(1/2) * 0.5
+
+
+def _check_approximate(approximate: str) -> None:
+    if approximate not in _GELU_APPROXIMATIONS:
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def gelu(a, approximate: str):
+    _check_approximate(approximate)
+    if approximate == "tanh":
+
+        def fn(x):
+            inner = _SQRT_2_OVER_PI * (x + _GELU_KAPPA * x * x * x)
+            return 0.5 * x * (1 + np.tanh(inner))
+
+    else:
+        from scipy.special import erf
+
+        def fn(x):
+            return x * 0.5 * (1 + erf(x * _SQRT1_2))
+
+    return _activation(a, "GeluKernelImpl", fn)
+
+
+def gelu_backward(grad, a, approximate: str):
+    _check_approximate(approximate)
+    if approximate == "tanh":
+
+        def fn(g, x):
+            inner = _SQRT_2_OVER_PI * (x + _GELU_KAPPA * x * x * x)
+            tanh_inner = np.tanh(inner)
+            left_derivative = 0.5 * (1 + tanh_inner)
+            right_derivative = (0.5 * x * (1 - tanh_inner * tanh_inner)) * (
+                _SQRT_2_OVER_PI * (1 + 3 * _GELU_KAPPA * x * x)
+            )
+            return g * (left_derivative + right_derivative)
+
+    else:
+        from scipy.special import erf
+
+        def fn(g, x):
+            cdf = 0.5 * (1 + erf(x * _SQRT1_2))
+            pdf = _NORMAL_PDF_SCALE * np.exp(x * x * -0.5)
+            return g * (cdf + x * pdf)
+
+    return _activation_backward(grad, a, "GeluBackwardKernelImpl", fn)
+
+
+def _sigmoid_of(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def silu(a):
+    return _activation(a, "silu_cpu", lambda x: x / (1 + np.exp(-x)))
+
+
+def silu_backward(grad, a):
+    def fn(g, x):
+        s = _sigmoid_of(x)
+        return g * s * (1 + x * (1 - s))
+
+    return _activation_backward(grad, a, "silu_backward_cpu", fn)
+
+
+def mish(a):
+    return _activation(a, "mish_cpu", lambda x: x * np.tanh(np.log1p(np.exp(x))))
+
+
+def mish_backward(grad, a):
+    def fn(g, x):
+        s = _sigmoid_of(x)
+        tanh_softplus = np.tanh(np.log1p(np.exp(x)))
+        return g * (tanh_softplus + x * s * (1 - tanh_softplus * tanh_softplus))
+
+    return _activation_backward(grad, a, "mish_backward_cpu", fn)
+
+
+def softplus(a, beta, threshold):
+    def fn(x):
+        scaled = x * beta
+        return np.where(scaled > threshold, x, np.log1p(np.exp(scaled)) / beta)
+
+    return _activation(a, "softplus_cpu", fn)
+
+
+def softplus_backward(grad, a, beta, threshold):
+    def fn(g, x):
+        z = np.exp(x * beta)
+        return np.where(x * beta > threshold, g, g * z / (z + 1))
+
+    return _activation_backward(grad, a, "softplus_backward_cpu", fn)
+
+
+def hardsigmoid(a):
+    return _activation(a, "hardsigmoid_cpu", lambda x: np.minimum(np.maximum(x + 3, 0), 6) / 6)
+
+
+_ONE_SIXTH_F32 = float(np.float32(1.0) / np.float32(6.0))
+
+
+def hardsigmoid_backward(grad, a):
+    def fn(g, x):
+        # PyTorch multiplies by 1/6 as a float literal, whatever the dtype
+        return np.where((x > -3) & (x < 3), g * _ONE_SIXTH_F32, 0)
+
+    return _activation_backward(grad, a, "hardsigmoid_backward", fn)
+
+
+def hardswish(a):
+    return _activation(a, "hardswish_cpu", lambda x: x * np.minimum(np.maximum(x + 3, 0), 6) / 6)
+
+
+def hardswish_backward(grad, a):
+    def fn(g, x):
+        return np.where(x < -3, 0, np.where(x <= 3, g * ((x / 3) + 0.5), g))
+
+    return _activation_backward(grad, a, "hardswish_backward", fn)
+
+
+def leaky_relu(a, negative_slope):
+    return _activation(a, "leaky_relu_cpu", lambda x: np.where(x > 0, x, x * negative_slope))
+
+
+def leaky_relu_backward(grad, a, negative_slope, self_is_result: bool):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which "
+            "is not supported. This is caused by calling in-place forward function with a "
+            "negative slope, please call out-of-place version instead. File an issue at "
+            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+            "backward calculation with negative slope"
+        )
+
+    def fn(g, x):
+        return np.where(x > 0, g, g * negative_slope)
+
+    return _activation_backward(grad, a, "leaky_relu_backward_cpu", fn)
+
+
+def softshrink(a, lambd):
+    if a.dtype.kind == "f" and not 0 <= lambd <= float(np.finfo(a.dtype).max):
+        raise RuntimeError(
+            f"lambda must be in range [0, {float(np.finfo(a.dtype).max):g}] for input dtype "
+            f"{dtypes.scalar_type_name(a.dtype)}, but found {_format_double(lambd)}"
+        )
+
+    def fn(x):
+        return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+
+    return _activation(a, "softshrink_check", fn)
+
+
+def softshrink_backward(grad, a, lambd):
+    def fn(g, x):
+        return np.where((x >= -lambd) & (x <= lambd), 0, g)
+
+    return _activation_backward(grad, a, "softshrink_backward_cpu", fn)
+
+
+def hardshrink(a, lambd):
+    return _activation(a, "hardshrink_cpu", lambda x: np.where((x >= -lambd) & (x <= lambd), 0, x))
+
+
+def hardshrink_backward(grad, a, lambd):
+    def fn(g, x):
+        return np.where((x >= -lambd) & (x <= lambd), 0, g)
+
+    return _activation_backward(grad, a, "hardshrink_backward_cpu", fn)
+
+
+def glu(a, dim: int):
+    _refuse_non_float(a, "glu_cpu")
+    if a.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = wrap_dim(dim, a.ndim)
+    size = a.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {size}")
+    first, second = np.split(_opmath(a), 2, axis=dim)
+    return (first * _sigmoid_of(second)).astype(a.dtype, copy=False)
+
+
+def glu_backward(grad, a, dim: int):
+    _refuse_non_float(grad, "glu_backward_cpu")
+    dim = wrap_dim(dim, a.ndim)
+    first, second = np.split(_opmath(a), 2, axis=dim)
+    g = _opmath(grad)
+    s = _sigmoid_of(second)
+    result = np.concatenate([s * g, (1 - s) * s * first * g], axis=dim)
+    return result.astype(a.dtype, copy=False)
+
+
+def log_sigmoid_forward(a):
+    """``(output, buffer)``: ``min(x, 0) - log1p(exp(-|x|))`` and ``exp(-|x|)``."""
+    _refuse_non_float(a, "log_sigmoid_cpu")
+    x = _opmath(a)
+    z = np.exp(-np.abs(x))
+    output = np.minimum(x, 0) - np.log1p(z)
+    return output.astype(a.dtype, copy=False), z.astype(a.dtype, copy=False)
+
+
+def log_sigmoid_backward(grad, a, buffer):
+    def fn(g, x):
+        z = _opmath(buffer)
+        negative = x < 0
+        return (np.where(negative, 1, 0) - np.where(negative, 1, -1) * (z / (1 + z))) * g
+
+    return _activation_backward(grad, a, "log_sigmoid_backward_cpu", fn)
+
+
+def prelu_kernel(a, weight):
+    _refuse_non_float(a, "prelu_cpu")
+    return np.where(a > 0, a, weight * a).astype(a.dtype, copy=False)
+
+
+def prelu_kernel_backward(grad, a, weight):
+    """The gradients of self and of the weight, both in the broadcast shape."""
+    _refuse_non_float(a, "prelu_backward_cpu")
+    positive = a > 0
+    grad_self = np.where(positive, grad, weight * grad).astype(a.dtype, copy=False)
+    grad_weight = np.where(positive, 0, a * grad).astype(a.dtype, copy=False)
+    return grad_self, grad_weight
+
+
+def check_no_requires_grad(tensor, name: str, op: str) -> None:
+    if tensor is not None and tensor.requires_grad:
+        raise RuntimeError(
+            f"The function '{op}' is not differentiable with respect to argument '{name}'. "
+            "This input cannot have requires_grad True."
+        )
+
+
+def rrelu_with_noise(a, noise, lower, upper, training: bool, gen):
+    """Training: each non-positive element times a slope drawn uniform in [lower, upper)
+    (one double each, in order), which ``noise`` records (1 elsewhere). Eval: leaky_relu
+    with the mean slope; ``noise`` is left as it is."""
+    if not training:
+        return leaky_relu(a, (lower + upper) / 2)
+    if a.dtype.kind != "f" or a.dtype is _HALF:
+        raise NotImplementedError(
+            '"rrelu_with_noise_out_cpu" not implemented for '
+            f"'{dtypes.scalar_type_name(a.dtype)}'"
+        )
+    non_positive = ~(a > 0)
+    non_positive &= ~np.isnan(a)  # NaN is not <= 0: it keeps slope 1
+    count = int(np.count_nonzero(non_positive))
+    # the bounds are read in the tensor's type, the slope drawn in double between them
+    lower, upper = float(a.dtype.type(lower)), float(a.dtype.type(upper))
+    slopes = random_kernels.uniform(gen if gen is not None else generator(), count, _F64)
+    slopes = slopes * (upper - lower) + lower
+    opmath = a.dtype
+    noise_values = np.ones(a.shape, opmath)
+    noise_values[non_positive] = slopes.astype(opmath)
+    noise[...] = noise_values
+    return (_opmath(a) * noise_values).astype(a.dtype, copy=False)
+
+
+def rrelu_with_noise_backward(grad, a, noise, lower, upper, training: bool, is_result: bool):
+    if training:
+        return noise * grad
+    return leaky_relu_backward(grad, a, (lower + upper) / 2, is_result)

@@ -382,11 +382,13 @@ def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
 
 
 def _collapse_varargs(op, args: tuple, varargs: bool) -> bool:
-    """Whether ``x.view(2, 3)`` must be read as ``x.view((2, 3))``."""
+    """Whether ``x.view(2, 3)`` must be read as ``x.view((2, 3))``: as in PyTorch, only
+    when the int list is the method's one positional argument (``x.sum(1, True)`` is a dim
+    and a keepdim)."""
     positional = op._positional
     return (
         varargs
-        and len(positional) >= 2
+        and len(positional) == 2
         and positional[1].type.is_list
         and positional[1].type.base in ("int", "SymInt")
         and len(args) > 2

@@ -105,6 +105,13 @@ def opgrad_op(opinfo) -> Optional[Callable]:
         return rebind(fn)
     if isinstance(fn, torch._ops.OpOverload):
         return _resolve(og.ops.aten, f"{fn._overloadpacket.__name__}.{fn._overloadname}")
+    prefix = "nn.functional."
+    if opinfo.name.startswith(prefix):
+        # F.logsigmoid is torch._C._nn.log_sigmoid, F.threshold is named _threshold: the
+        # OpInfo's name is the function's name in torch.nn.functional
+        short = opinfo.name[len(prefix) :]
+        if getattr(torch.nn.functional, short, None) is fn:
+            return getattr(_resolve(og, "nn.functional"), short, None)
     name = getattr(fn, "__name__", None)
     for torch_space, og_space in (
         (torch, og),

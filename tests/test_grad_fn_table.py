@@ -46,9 +46,6 @@ OUT_OF_SCOPE = {
     "x.var()": _LATER + ": var",
     "x.var(dim=1)": _LATER + ": var",
     "x.std()": _LATER + ": std",
-    "x.logsumexp(dim=1)": _LATER + ": logsumexp",
-    "x.softmax(dim=1)": _LATER + ": _softmax",
-    "x.log_softmax(dim=1)": _LATER + ": _log_softmax",
     "torch.addmm(bias, x, w)": _LATER + ": addmm",
     "x[idx]": _LATER + ": index.Tensor",
     "x[mask]": _LATER + ": index.Tensor",
@@ -99,7 +96,7 @@ IN_SCOPE = [expr for expr in EXPRESSIONS if expr not in OUT_OF_SCOPE]
 
 # How many in-scope expressions the table gave when this file was written;
 # a changed table must be looked at, not absorbed silently.
-EXPECTED_IN_SCOPE_COUNT = 59
+EXPECTED_IN_SCOPE_COUNT = 62
 
 
 def make_inputs():

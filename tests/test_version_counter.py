@@ -65,7 +65,8 @@ def test_inplace_op_bumps_the_version_once_like_torch(torch, name, op):
         op(lib, t)
         results.append((t._version, as_numpy(t).copy()))
     assert results[0][0] == results[1][0]
-    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-7)
+    # float32 values: within one ulp of torch (exp and the like differ in the last bit)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=2e-7)
 
 
 def test_fresh_tensors_are_at_version_zero(torch):

@@ -425,3 +425,216 @@ def stack_tensors_backward(grad, dim: int, dtypes_):
 
 def index_backward(zeros, indices, grad):
     return aten.index_put(zeros, indices, grad, True)
+
+
+# ---- softmax family ------------------------------------------------------------------
+
+
+def softmax_double_backward(grad, grad_output, dim: int, output):
+    return (
+        grad_output * grad
+        - (output * grad_output).sum(dim, True) * grad
+        - grad_output * (output * grad).sum(dim, True)
+    )
+
+
+def logsumexp_backward(grad, self, result, dim: Sequence[int], keepdim: bool):
+    if not keepdim and self.dim() != 0:
+        ndim = self.dim()
+        grad = _unsqueeze_multiple(grad, dim, ndim)
+        result = _unsqueeze_multiple(result, dim, ndim)
+    return grad * (self - result).exp()
+
+
+def logsumexp_jvp(self_p, self_t, dim: Sequence[int], keepdim: bool):
+    """The tangent of logsumexp: the softmax-weighted sum of ``self_t``. The maximum that
+    keeps exp from overflowing is a constant here (it cancels out of the ratio)."""
+    if self_p._data.size > 0:
+        axis = k._dims(tuple(dim), self_p._data.ndim)
+        shift = _make(np.max(self_p._data, axis=axis, keepdims=True))
+        self_p_exp = (self_p - shift).exp()
+    else:
+        self_p_exp = self_p.exp()
+    sumexp_p = self_p_exp.sum(dim, keepdim)
+    return (self_p_exp * self_t).sum(dim, keepdim) / sumexp_p
+
+
+# ---- activations ---------------------------------------------------------------------
+
+
+def grad_mode_enabled() -> bool:
+    """PyTorch's GradMode::is_enabled() inside a formula: on while create_graph records."""
+    return _tls.grad_enabled
+
+
+def to_float(scalar) -> float:
+    """A Scalar's value read as a C float (PyTorch's ``toFloat()``)."""
+    return float(np.float32(scalar))
+
+
+def derivative_not_implemented(op: str):
+    """The backward of an op PyTorch does not differentiate (its NotImplemented node)."""
+    raise RuntimeError(f"derivative for {op} is not implemented")
+
+
+def forward_ad_not_supported(op: str):
+    """Forward AD through an op PyTorch does not differentiate at all."""
+    raise NotImplementedError(f"Trying to use forward AD with {op} that does not support it.")
+
+
+def forward_ad_not_implemented(op: str):
+    """Forward AD through an op whose PyTorch entry has no forward-mode formula."""
+    raise NotImplementedError(
+        f"Trying to use forward AD with {op} that does not support it because it has not been "
+        "implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
+        "can prioritize its implementation."
+    )
+
+
+def elu_double_backward(
+    grad, grad_output, alpha, scale, input_scale, is_result: bool, self_or_result
+):
+    negative = (self_or_result < 0).type_as(grad)
+    if is_result:
+        return grad * grad_output * input_scale * negative
+    scaled = grad * grad_output * input_scale
+    return (
+        aten.elu_backward(scaled, alpha, scale, input_scale, is_result, self_or_result) * negative
+    )
+
+
+_SQRT2 = 1.41421356237309504880
+_2_SQRTPI = 1.12837916709551257390
+_SQRT1_2 = 0.70710678118654752440
+
+
+def gelu_double_backward(grad, grad_output, self, approximate: str):
+    if approximate == "tanh":
+        beta = _SQRT2 * _2_SQRTPI * 0.5
+        kappa = 0.044715
+        inner = beta * (self + kappa * self.pow(3))
+        tanh_inner = inner.tanh()
+        f = 0.5 * self
+        g = 1 - tanh_inner * tanh_inner
+        h = beta * (1 + 3 * kappa * self * self)
+        f_prime_gh = 0.5 * g * h
+        # PyTorch writes sech(inner)^2 as 1 / cosh(inner)^2; opgrad has no cosh: 1 - tanh^2
+        g_prime = 2 * (-g * tanh_inner) * h
+        g_prime_fh = f * h * g_prime
+        h_prime = 6 * kappa * self * beta
+        h_prime_fg = f * g * h_prime
+        return grad * grad_output * (f_prime_gh + f_prime_gh + g_prime_fh + h_prime_fg)
+    beta = _2_SQRTPI * _SQRT1_2 * 0.5
+    self_sq = self * self
+    pdf = beta * (-0.5 * self_sq).exp()
+    return grad * grad_output * (2 * pdf - self_sq * pdf)
+
+
+def infinitely_differentiable_silu_backward(grad_output, input):
+    sigmoid = input.sigmoid()
+    return grad_output * sigmoid * (1.0 + input * (1.0 - sigmoid))
+
+
+def infinitely_differentiable_mish_backward(grad_output, input):
+    sigmoid = input.sigmoid()
+    softplus = input.exp().log1p()
+    tanh_softplus = softplus.tanh()
+    return grad_output * (tanh_softplus + input * sigmoid * (1.0 - tanh_softplus * tanh_softplus))
+
+
+def softplus_double_backward(grad, input, beta, threshold):
+    x = input * beta
+    return aten.sigmoid_backward(grad, x.sigmoid()) * (x < threshold).type_as(grad) * beta
+
+
+def log1p_backward(grad, self):
+    return grad / (self + 1)
+
+
+def log_sigmoid_double_backward(grad, input):
+    z = input.sigmoid()
+    return grad * (z - 1) * z
+
+
+def glu_double_backward(grad, grad_output, input, dim: int):
+    g_o = grad_output
+    input_size = input.size(dim) // 2
+    first_half = input.narrow(dim, 0, input_size)
+    second_half = input.narrow(dim, input_size, input_size)
+    sig_second_half = second_half.sigmoid()
+    one_sub_sig_second_half = 1 - sig_second_half
+    sig_one_sub_sig = sig_second_half * one_sub_sig_second_half
+    ggi_first_half = grad.narrow(dim, 0, input_size)
+    ggi_second_half = grad.narrow(dim, input_size, input_size)
+    ggi_second_half_times_first_half = ggi_second_half * first_half
+    gi_first_half = ggi_second_half * g_o * sig_one_sub_sig
+    second_order_sh = sig_one_sub_sig * one_sub_sig_second_half - sig_second_half * sig_one_sub_sig
+    gi_second_half = (
+        ggi_second_half_times_first_half * g_o * second_order_sh
+        + ggi_first_half * g_o * sig_one_sub_sig
+    )
+    return aten.cat([gi_first_half, gi_second_half], dim)
+
+
+def glu_double_backward_grad_output(grad, input, dim: int):
+    if dim < 0:
+        dim += input.dim()
+    sizes = list(input.shape)
+    sizes[dim] //= 2
+    ones = aten.ones(sizes, dtype=_dtype_of(input))
+    tmp = grad * aten.glu_backward(ones, input, dim)
+    return tmp.narrow(dim, 0, sizes[dim]) + tmp.narrow(dim, sizes[dim], sizes[dim])
+
+
+def glu_jvp(glu, x, dx, dim: int):
+    """The tangent of glu(x) = a * sigmoid(b): da * sigmoid(b) + glu * (1 - sigmoid(b)) * db
+    (PyTorch computes it in one kernel)."""
+    dim = wrap_dim(dim, x.dim())
+    glu_size = glu.size(dim)
+    b = x.narrow(dim, glu_size, glu_size)
+    da = dx.narrow(dim, 0, glu_size)
+    db = dx.narrow(dim, glu_size, glu_size)
+    sig_b = b.sigmoid()
+    return da * sig_b + glu * (db - sig_b * db)
+
+
+def glu_backward_jvp(grad_x, grad_glu, x, dgrad_glu, dx, dim: int):
+    dim = wrap_dim(dim, x.dim())
+    glu_size = grad_glu.size(dim)
+    a = x.narrow(dim, 0, glu_size)
+    b = x.narrow(dim, glu_size, glu_size)
+    da = dx.narrow(dim, 0, glu_size)
+    db = dx.narrow(dim, glu_size, glu_size)
+    grad_x_a = grad_x.narrow(dim, 0, glu_size)
+    sig_b = b.sigmoid()
+    glu = a * sig_b
+    db_neg_sig_b = db - db * sig_b
+    dgrad_x_a = dgrad_glu * sig_b + grad_x_a * db_neg_sig_b
+    dgrad_x_b = dgrad_x_a * (a - glu) + grad_x_a * (da - da * sig_b - glu * db_neg_sig_b)
+    return aten.cat([dgrad_x_a, dgrad_x_b], dim)
+
+
+# PyTorch's formulas for _prelu_kernel_backward: each input's gradient from the defined
+# ones of the two incoming gradients (grads[0] for self's, grads[1] for weight's).
+
+
+def prelu_kernel_double_backward_grad_output(grad_self, grad_weight, self, weight, grad_output):
+    positive = self >= 0
+    if grad_self is None:
+        return aten.where_self(positive, _zero_scalar(grad_output), grad_weight * self)
+    if grad_weight is None:
+        return aten.where_self(positive, grad_self, grad_self * weight)
+    return aten.where_self(positive, grad_self, grad_self * weight + grad_weight * self)
+
+
+def prelu_kernel_double_backward_self(grad_weight, self, grad_output):
+    if grad_weight is None:
+        return aten.zeros_like(self)
+    return aten.where_self(self >= 0, _zero_scalar(self), grad_output * grad_weight)
+
+
+def prelu_kernel_double_backward_weight(grad_self, self, grad_output):
+    if grad_self is None:
+        return aten.zeros_like(self)
+    return aten.where_self(self >= 0, _zero_scalar(self), grad_output * grad_self)

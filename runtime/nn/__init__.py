@@ -1,0 +1,3 @@
+"""``opgrad.nn``: the neural-network surface (``opgrad.nn.functional``)."""
+
+from . import functional  # noqa: F401

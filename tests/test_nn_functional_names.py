@@ -1,0 +1,53 @@
+"""opgrad.nn.functional has torch 2.13's names, argument names and defaults for the
+functions issue 13 brings so far (softmax family and activations)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import opgrad as og
+import opgrad.nn.functional as F
+
+#: the torch.nn.functional names this part of the surface covers
+NAMES = (
+    "softmax log_softmax softmin gumbel_softmax relu relu_ relu6 elu elu_ selu selu_ celu "
+    "celu_ gelu silu mish softplus softsign hardtanh hardtanh_ hardsigmoid hardswish "
+    "leaky_relu leaky_relu_ prelu rrelu rrelu_ logsigmoid tanhshrink softshrink hardshrink "
+    "threshold threshold_ glu sigmoid tanh"
+).split()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_torch_has_the_name_and_opgrad_too(torch, name):
+    assert hasattr(torch.nn.functional, name)
+    assert callable(getattr(F, name, None)), f"opgrad.nn.functional lacks {name}"
+
+
+def test_all_lists_every_name():
+    assert sorted(F.__all__) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_python_functions_have_torch_signature(torch, name):
+    expected = getattr(torch.nn.functional, name)
+    if not inspect.isfunction(expected):
+        pytest.skip(f"torch's {name} is a C binding without a Python signature")
+    got = inspect.signature(getattr(F, name))
+    want = inspect.signature(expected)
+    assert [(p.name, p.default, p.kind) for p in got.parameters.values()] == [
+        (p.name, p.default, p.kind) for p in want.parameters.values()
+    ]
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp", "relu_", "prelu"])
+def test_torch_functions_exist(torch, name):
+    assert hasattr(torch, name) and callable(getattr(og, name, None))
+
+
+@pytest.mark.parametrize(
+    "name", ["softmax", "log_softmax", "logsumexp", "relu", "relu_", "hardshrink", "prelu"]
+)
+def test_tensor_methods_exist(torch, name):
+    assert hasattr(torch.Tensor, name) and hasattr(og.Tensor, name)
