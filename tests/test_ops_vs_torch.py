@@ -19,6 +19,7 @@ import pytest
 
 import opgrad as og
 from torch_oracle import (
+    assert_same_saved_fields,
     assert_same_tensor,
     as_numpy,
     dtype_name,
@@ -26,7 +27,6 @@ from torch_oracle import (
     node_type_name,
     rng_for,
     saved_attribute_names,
-    torch_signed,
 )
 
 # ---------------------------------------------------------------------------
@@ -561,18 +561,6 @@ def second_gradients(lib, case):
     ]
 
 
-def saved_tensor_names(grad_fn):
-    return sorted(n for n in saved_attribute_names(grad_fn) if n.startswith("_saved_"))
-
-
-def identity_index(value, inputs):
-    """Index of the input that ``value`` *is*, or None."""
-    for i, t in enumerate(inputs):
-        if value is t:
-            return i
-    return None
-
-
 # ---------------------------------------------------------------------------
 # Tests
 
@@ -630,32 +618,9 @@ def test_saved_attribute_names_match_torch(torch, case):
 def test_saved_attribute_values_match_torch(torch, case):
     og_inputs, got = run(og, case)
     torch_inputs, expected = run(torch, case)
-    for name in saved_tensor_names(expected.grad_fn):
-        assert hasattr(got.grad_fn, name), f"{case.id}: missing {name}"
-        g = getattr(got.grad_fn, name)
-        e = getattr(expected.grad_fn, name)
-        what = f"{case.id}.{name}"
-        if isinstance(e, tuple) and any(is_tensor(torch, item) for item in e):
-            # a saved Tensor[] / Tensor?[]: compare element by element
-            assert isinstance(g, tuple) and len(g) == len(e), f"{what}: {g!r}"
-            for g_item, e_item in zip(g, e):
-                if e_item is None:
-                    assert g_item is None, f"{what}: expected None"
-                else:
-                    assert_same_tensor(g_item, e_item, what=what)
-        elif e is None:
-            assert g is None, f"{what}: expected None, got {g!r}"
-        elif is_tensor(torch, e):
-            assert is_tensor(og, g), f"{what}: expected a Tensor, got {type(g).__name__}"
-            assert_same_tensor(g, e, what=what)
-            assert g.requires_grad == e.requires_grad, f"{what}: requires_grad"
-            assert identity_index(g, og_inputs) == identity_index(
-                e, torch_inputs
-            ), f"{what}: identity with the inputs differs from torch"
-        else:
-            e = torch_signed(e)
-            assert type(g) is type(e), f"{what}: {type(g).__name__} != {type(e).__name__}"
-            assert g == e, f"{what}: {g!r} != torch's {e!r}"
+    assert_same_saved_fields(
+        torch, got.grad_fn, expected.grad_fn, og_inputs, torch_inputs, what=case.id
+    )
 
 
 @pytest.mark.parametrize("case", params(DIFFERENTIABLE))
