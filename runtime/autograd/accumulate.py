@@ -52,15 +52,20 @@ def _copy_for(variable, grad):
     (made with new_empty_strided + copy_, what a mode sees), else a contiguous clone."""
     data = variable._data
     wrapper = variable._keys & PYTHON and variable.__class__ not in TENSOR_CLASSES
+    unobserved = not _tls.grad_enabled and not (grad._keys | _tls.include) & PYTHON
+    if unobserved and data.flags.c_contiguous and not wrapper:
+        # The common case, and nobody observes the calls nor records history: a row-major
+        # copy in the leaf's dtype is the one new_empty_strided + copy_ would make.
+        g = grad._data
+        return _make(np.array(g, order="C") if g.dtype == data.dtype else g.astype(data.dtype))
     if not wrapper and not (
         data.flags.c_contiguous or data.flags.f_contiguous or memory_order(data) is not None
     ):
         return aten.clone(grad)
-    if not wrapper and not _tls.grad_enabled and not (grad._keys | _tls.include) & PYTHON:
-        # Nobody observes the calls and no history is recorded: copy straight into an
-        # array laid out as the leaf's.
+    if unobserved and not wrapper:
+        # copied straight into an array laid out as the (dense) leaf's
         out = np.empty_like(data)
-        np.copyto(out, grad._data, casting="unsafe")
+        out[...] = grad._data
         return _make(out)
     if wrapper:
         strides = _contiguous_strides(data.shape)
