@@ -343,6 +343,12 @@ class NodeFormula:
     indices: Tuple[int, ...]  # positions of the inputs among the node's edges
     expr: str
     text: str
+    #: ``expr`` as a direct call of its op's plain kernel, when it is one op call whose
+    #: arguments need no conversion (see ``plain_formula_call``)
+    plain_call: Optional[str] = None
+    #: the saved tensors that call reads: each must be plain for it (``grad`` is tested
+    #: once per apply)
+    plain_tensors: Tuple[str, ...] = ()
 
     @property
     def index(self) -> int:
@@ -368,6 +374,11 @@ class NodeClass:
     imports: List[str]
 
     list_input: Optional[str] = None  # the one differentiable Tensor[] input, if any
+
+    @property
+    def tests_plain(self) -> bool:
+        """Whether apply asks once whether ``grad`` may go to plain kernels."""
+        return any(f.plain_call for f in self.formulas)
 
     @property
     def returns(self) -> List[NodeFormula]:
@@ -467,6 +478,113 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
         imports,
         list_inputs[0] if list_inputs else None,
     )
+
+
+# ---- formulas calling plain kernels -------------------------------------------------------
+
+#: ``a <op> b`` on two tensors: the overload Python's operator reaches, and the values of
+#: its remaining arguments
+_OPERATOR_OVERLOADS = {
+    ast.Mult: ("mul_Tensor", ()),
+    ast.Div: ("div_Tensor", ()),
+    ast.Add: ("add_Tensor", ("1",)),
+    ast.Sub: ("sub_Tensor", ("1",)),
+}
+
+
+def _plain_argument(node: ast.AST, param: "Param", tensors: set, sizes: set) -> Optional[str]:
+    """``node`` as the plain kernel's argument for ``param``, when the entry would pass it
+    on unchanged: a tensor local, a saved size tuple, or a literal of the parameter's
+    type. None when the entry would convert it (numbers for tensors, lists)."""
+    base = param.type.rstrip("?")
+    if isinstance(node, ast.Name):
+        if base == "Tensor" and node.id in tensors:
+            return node.id
+        if base in ("int[]", "SymInt[]") and node.id in sizes:
+            return node.id
+        return None
+    if not isinstance(node, ast.Constant):
+        return None
+    value = node.value
+    fits = {
+        "Scalar": value.__class__ in (int, float) and abs(value) < 2**63,
+        "bool": value.__class__ is bool,
+        "int": value.__class__ is int,
+        "SymInt": value.__class__ is int,
+        "float": value.__class__ is float,
+        "str": value.__class__ is str,
+    }.get(base, False)
+    return repr(value) if fits else None
+
+
+def plain_formula_call(
+    expr: str, node: NodeClass, plain: Dict[str, "Overload"], surface: Dict[str, List[str]]
+) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """The plain-kernel call equal to ``expr`` (an apply's formula) and the saved tensors
+    it reads, when ``expr`` is one call of an op that has a plain kernel, with arguments
+    its entry passes on unchanged (``grad * self_``, ``aten.expand(grad, self_sym_sizes)``,
+    ``threshold_backward(grad, result, 0)``). Else None: the formula runs as written."""
+    tree = ast.parse(expr, mode="eval").body
+    if isinstance(tree, ast.BinOp) and type(tree.op) in _OPERATOR_OVERLOADS:
+        ident_, extra = _OPERATOR_OVERLOADS[type(tree.op)]
+        given = [tree.left, tree.right] + [ast.parse(v, mode="eval").body for v in extra]
+        keywords: Dict[str, ast.AST] = {}
+    elif isinstance(tree, ast.Call):
+        func = tree.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id != "aten":
+                return None  # a method: the overload depends on the arguments
+            ident_ = func.attr
+        elif isinstance(func, ast.Name) and len(surface.get(func.id, ())) == 1:
+            ident_ = surface[func.id][0]
+        else:
+            return None
+        if any(isinstance(a, ast.Starred) for a in tree.args) or any(
+            k.arg is None for k in tree.keywords
+        ):
+            return None
+        given = list(tree.args)
+        keywords = {k.arg: k.value for k in tree.keywords}
+    else:
+        return None
+    overload = plain.get(ident_)
+    if overload is None or len(given) > len(overload.params):
+        return None
+    tensors = {"grad"} | {s.local for s in node.slots if s.kind in ("tensor", "output")}
+    sizes = {s.local for s in node.slots if s.metadata == "sym_sizes"}
+    args, read = [], []
+    for index, param in enumerate(overload.params):
+        if index < len(given):
+            value = given[index]
+        elif param.name in keywords:
+            value = keywords.pop(param.name)
+        elif param.default is not None:
+            value = ast.parse(param.default, mode="eval").body
+        else:
+            return None
+        arg = _plain_argument(value, param, tensors, sizes)
+        if arg is None:
+            return None
+        if param.keys and arg != "grad" and arg not in read:
+            read.append(arg)
+        args.append(arg)
+    if keywords:
+        return None
+    return f"plain_kernels.{ident_}({', '.join(args)})", tuple(read)
+
+
+def attach_plain_calls(
+    nodes: List[NodeClass], plain: Dict[str, "Overload"], surface: Dict[str, List[str]]
+) -> None:
+    for node in nodes:
+        if node.uses_grads or node.list_input:
+            continue
+        for formula in node.formulas:
+            if len(formula.inputs) != 1:
+                continue  # one expression for several inputs returns a tuple
+            found = plain_formula_call(formula.expr, node, plain, surface)
+            if found is not None:
+                formula.plain_call, formula.plain_tensors = found
 
 
 # ---- autograd kernels ------------------------------------------------------------------------
@@ -984,6 +1102,9 @@ def build_context(model: m.Model) -> Dict:
             surface_functions.setdefault(name, []).append(ov.ident)
         if "method" in variants and ov.params and ov.params[0].name == "self":
             surface_methods.setdefault(name, []).append(ov.ident)
+    by_ident = {ov.ident: ov for ov in overloads}
+    plain_overloads = {p.ident: by_ident[p.ident] for p in plain_kernels}
+    attach_plain_calls(nodes, plain_overloads, surface_functions)
     jvp_names = {n for k in autograd if k.jvp for n in k.jvp.names}
     return dict(
         jvp_kernels=[k.jvp for k in autograd if k.jvp],

@@ -7,7 +7,9 @@ that need a gradient; ``_saved_<name>`` / ``_raw_saved_<name>`` expose the
 saved fields as PyTorch does. An input saved as itself (a tensor without history
 and without a version counter) that still has none is its own unpacked value: only
 the other cases call ``unpack_saved``. A formula's method call with one possible
-overload calls the op's entry, ``aten.<op>(tensor, ...)``.
+overload calls the op's entry, ``aten.<op>(tensor, ...)``. A formula that is one
+op call whose arguments the entry would pass on unchanged calls the op's plain kernel
+directly while nothing observes aten calls: the entry's own plain path, one frame less.
 """
 
 from opgrad.autograd.functions_manual import (
@@ -54,6 +56,7 @@ from opgrad.autograd.functions_manual import (
     unsqueeze_to,
     zeros_like_info,
 )
+from opgrad._tls import state as _tls
 from opgrad.autograd.node import Node, sequence_nr_counter
 from opgrad.autograd.saved_variable import (
     raw_saved,
@@ -63,6 +66,8 @@ from opgrad.autograd.saved_variable import (
 )
 from opgrad.tensor import TENSOR_CLASSES
 from opgrad.generated import ops as aten
+from opgrad.generated import plain_kernels
+from opgrad.plain import PLAIN_KEYS
 from opgrad.generated.python_surface import (
     _log_softmax_backward_data,
     _prelu_kernel_backward,
@@ -305,10 +310,23 @@ class MulBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # other: grad * self
-        grad_other = grad * self_ if needs[1] else None
+        grad_other = None
+        if needs[1]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_other = plain_kernels.mul_Tensor(grad, self_)
+            if grad_other is None:
+                grad_other = grad * self_
         # self: grad * other
-        grad_self = grad * other if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and other.__class__ in TENSOR_CLASSES and other._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.mul_Tensor(grad, other)
+            if grad_self is None:
+                grad_self = grad * other
         return (
             grad_self,
             grad_other,
@@ -395,10 +413,18 @@ class DivBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # other: div_tensor_other_backward(grad, self, other)
         grad_other = div_tensor_other_backward(grad, self_, other) if needs[1] else None
         # self: grad / other
-        grad_self = grad / other if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and other.__class__ in TENSOR_CLASSES and other._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.div_Tensor(grad, other)
+            if grad_self is None:
+                grad_self = grad / other
         return (
             grad_self,
             grad_other,
@@ -492,8 +518,16 @@ class NegBackward0(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: grad.neg()
-        grad_self = aten.neg(grad) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain:
+                grad_self = plain_kernels.neg(grad)
+            if grad_self is None:
+                grad_self = aten.neg(grad)
         return (grad_self,)
 
 
@@ -514,8 +548,16 @@ class ExpBackward0(Node):
         if grad is None:
             return (None,)
         result = unpack_saved(self.result_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: grad * result
-        grad_self = grad * result if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and result.__class__ in TENSOR_CLASSES and result._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.mul_Tensor(grad, result)
+            if grad_self is None:
+                grad_self = grad * result
         return (grad_self,)
 
     @property
@@ -649,8 +691,16 @@ class TanhBackward0(Node):
         if grad is None:
             return (None,)
         result = unpack_saved(self.result_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: tanh_backward(grad, result)
-        grad_self = tanh_backward(grad, result) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and result.__class__ in TENSOR_CLASSES and result._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.tanh_backward(grad, result)
+            if grad_self is None:
+                grad_self = tanh_backward(grad, result)
         return (grad_self,)
 
     @property
@@ -700,8 +750,16 @@ class TanhBackwardBackward0(Node):
                 output = unpack_saved(output, self)
         elif output._vc is not None:
             output = unpack_saved(output, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # grad_output: tanh_backward(grad, output)
-        grad_grad_output = tanh_backward(grad, output) if needs[0] else None
+        grad_grad_output = None
+        if needs[0]:
+            if plain and output.__class__ in TENSOR_CLASSES and output._keys == PLAIN_KEYS:
+                grad_grad_output = plain_kernels.tanh_backward(grad, output)
+            if grad_grad_output is None:
+                grad_grad_output = tanh_backward(grad, output)
         # output: -2 * output * grad * grad_output
         grad_output = -2 * output * grad * grad_output if needs[1] else None
         return (
@@ -743,8 +801,16 @@ class SigmoidBackward0(Node):
         if grad is None:
             return (None,)
         result = unpack_saved(self.result_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: sigmoid_backward(grad, result)
-        grad_self = sigmoid_backward(grad, result) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and result.__class__ in TENSOR_CLASSES and result._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.sigmoid_backward(grad, result)
+            if grad_self is None:
+                grad_self = sigmoid_backward(grad, result)
         return (grad_self,)
 
     @property
@@ -794,8 +860,16 @@ class SigmoidBackwardBackward0(Node):
                 output = unpack_saved(output, self)
         elif output._vc is not None:
             output = unpack_saved(output, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # grad_output: sigmoid_backward(grad, output)
-        grad_grad_output = sigmoid_backward(grad, output) if needs[0] else None
+        grad_grad_output = None
+        if needs[0]:
+            if plain and output.__class__ in TENSOR_CLASSES and output._keys == PLAIN_KEYS:
+                grad_grad_output = plain_kernels.sigmoid_backward(grad, output)
+            if grad_grad_output is None:
+                grad_grad_output = sigmoid_backward(grad, output)
         # output: grad * grad_output * (-2 * output + 1)
         grad_output = grad * grad_output * (-2 * output + 1) if needs[1] else None
         return (
@@ -837,8 +911,16 @@ class ReluBackward0(Node):
         if grad is None:
             return (None,)
         result = unpack_saved(self.result_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: threshold_backward(grad, result, 0)
-        grad_self = threshold_backward(grad, result, 0) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and result.__class__ in TENSOR_CLASSES and result._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.threshold_backward(grad, result, 0)
+            if grad_self is None:
+                grad_self = threshold_backward(grad, result, 0)
         return (grad_self,)
 
     @property
@@ -1450,8 +1532,16 @@ class SumBackward0(Node):
         if grad is None:
             return (None,)
         self_sym_sizes = self.self_sym_sizes_
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: grad.expand(self.sym_sizes())
-        grad_self = aten.expand(grad, self_sym_sizes) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain:
+                grad_self = plain_kernels.expand(grad, self_sym_sizes, False)
+            if grad_self is None:
+                grad_self = aten.expand(grad, self_sym_sizes)
         return (grad_self,)
 
     @property
@@ -2441,8 +2531,16 @@ class HardsigmoidBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: hardsigmoid_backward(grad, self)
-        grad_self = hardsigmoid_backward(grad, self_) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.hardsigmoid_backward(grad, self_)
+            if grad_self is None:
+                grad_self = hardsigmoid_backward(grad, self_)
         return (grad_self,)
 
     @property
@@ -2513,8 +2611,16 @@ class HardswishBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: hardswish_backward(grad, self)
-        grad_self = hardswish_backward(grad, self_) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.hardswish_backward(grad, self_)
+            if grad_self is None:
+                grad_self = hardswish_backward(grad, self_)
         return (grad_self,)
 
     @property
@@ -2564,8 +2670,16 @@ class HardswishBackwardBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # grad_output: hardswish_backward(grad, self)
-        grad_grad_output = hardswish_backward(grad, self_) if needs[0] else None
+        grad_grad_output = None
+        if needs[0]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_grad_output = plain_kernels.hardswish_backward(grad, self_)
+            if grad_grad_output is None:
+                grad_grad_output = hardswish_backward(grad, self_)
         # self: where((-3.0 < self).logical_and(self < 3.0), grad * grad_output / 3.0, 0)
         grad_self = (
             where(aten.logical_and(-3.0 < self_, self_ < 3.0), grad * grad_output / 3.0, 0)
@@ -3068,8 +3182,22 @@ class LogSigmoidBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: log_sigmoid_backward(grad, self, buffer)
-        grad_self = log_sigmoid_backward(grad, self_, buffer) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if (
+                plain
+                and self_.__class__ in TENSOR_CLASSES
+                and self_._keys == PLAIN_KEYS
+                and buffer.__class__ in TENSOR_CLASSES
+                and buffer._keys == PLAIN_KEYS
+            ):
+                grad_self = plain_kernels.log_sigmoid_backward(grad, self_, buffer)
+            if grad_self is None:
+                grad_self = log_sigmoid_backward(grad, self_, buffer)
         return (grad_self,)
 
     @property
@@ -3136,8 +3264,22 @@ class LogSigmoidBackwardBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # grad_output: log_sigmoid_backward(grad, self, buffer)
-        grad_grad_output = log_sigmoid_backward(grad, self_, buffer) if needs[0] else None
+        grad_grad_output = None
+        if needs[0]:
+            if (
+                plain
+                and self_.__class__ in TENSOR_CLASSES
+                and self_._keys == PLAIN_KEYS
+                and buffer.__class__ in TENSOR_CLASSES
+                and buffer._keys == PLAIN_KEYS
+            ):
+                grad_grad_output = plain_kernels.log_sigmoid_backward(grad, self_, buffer)
+            if grad_grad_output is None:
+                grad_grad_output = log_sigmoid_backward(grad, self_, buffer)
         # self: log_sigmoid_double_backward(grad * grad_output, self)
         grad_self = log_sigmoid_double_backward(grad * grad_output, self_) if needs[1] else None
         return (
@@ -4144,10 +4286,23 @@ class DotBackward0(Node):
                 tensor = unpack_saved(tensor, self)
         elif tensor._vc is not None:
             tensor = unpack_saved(tensor, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: grad * tensor
-        grad_self = grad * tensor if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain and tensor.__class__ in TENSOR_CLASSES and tensor._keys == PLAIN_KEYS:
+                grad_self = plain_kernels.mul_Tensor(grad, tensor)
+            if grad_self is None:
+                grad_self = grad * tensor
         # tensor: grad * self
-        grad_tensor = grad * self_ if needs[1] else None
+        grad_tensor = None
+        if needs[1]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_tensor = plain_kernels.mul_Tensor(grad, self_)
+            if grad_tensor is None:
+                grad_tensor = grad * self_
         return (
             grad_self,
             grad_tensor,
@@ -4249,8 +4404,16 @@ class TBackward0(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: grad.t()
-        grad_self = aten.t(grad) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain:
+                grad_self = plain_kernels.t(grad)
+            if grad_self is None:
+                grad_self = aten.t(grad)
         return (grad_self,)
 
 
@@ -4608,8 +4771,16 @@ class TBackward1(Node):
         grad = grads[0]
         if grad is None:
             return (None,)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
         # self: grad.t()
-        grad_self = aten.t(grad) if needs[0] else None
+        grad_self = None
+        if needs[0]:
+            if plain:
+                grad_self = plain_kernels.t(grad)
+            if grad_self is None:
+                grad_self = aten.t(grad)
         return (grad_self,)
 
 

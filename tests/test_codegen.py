@@ -482,3 +482,37 @@ def test_out_dtype_without_an_out_variant_is_refused(tmp_path):
     assert error_of(tmp_path, text) == (
         "derivatives.yaml:5: neg: out_dtype without an out= variant"
     )
+
+
+def test_a_formula_that_is_one_op_call_calls_its_plain_kernel(tmp_path):
+    from codegen import template_context as tc
+
+    text = """\
+- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  cpu: np.multiply(self, other)
+  dtype: promote
+  self: grad * other
+  other: grad * 2
+  result: other_t * self_p + self_t * other_p
+- name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
+  cpu: k.expand(self, size)
+  self: grad.sum_to_size(self.sym_sizes())
+  result: auto_linear
+- name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  cpu: k.sum(self, None, False, dtype)
+  self: aten.expand(grad, self.sym_sizes())
+  result: auto_linear
+"""
+    context = tc.build_context(load_text(tmp_path, text))
+    formulas = {n.name: {f.inputs[0]: f for f in n.formulas} for n in context["nodes"]}
+    mul, total = formulas["MulBackward0"], formulas["SumBackward0"]["self"]
+    # two tensors: the operator's overload, the saved tensor tested at run time
+    assert mul["self"].plain_call == "plain_kernels.mul_Tensor(grad, other)"
+    assert mul["self"].plain_tensors == ("other",)
+    # a number for a Tensor argument is the entry's to wrap: runs as written
+    assert mul["other"].plain_call is None
+    # the defaults the entry would fill in are filled in
+    assert total.plain_call == "plain_kernels.expand(grad, self_sym_sizes, False)"
+    assert total.plain_tensors == ()
+    # a method call's overload depends on its arguments: as written
+    assert formulas["ExpandBackward0"]["self"].plain_call is None

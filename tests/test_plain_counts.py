@@ -90,3 +90,25 @@ def test_a_recorded_op_keeps_at_most_3_gc_tracked_objects_alive():
     assert (
         per_op <= MAX_OBJECTS_PER_OP
     ), f"{per_op:.3f} GC-tracked objects kept alive per recorded op"
+
+
+def test_plain_backward_calls_formula_kernels_without_op_entries():
+    """Issue 12, point 3: SumBackward0's expand and MulBackward0's multiplies reach their
+    plain kernels directly, not through the ops' entries."""
+    x, w, b = (og.tensor([v], dtype=og.float64, requires_grad=True) for v in (0.5, 1.5, -0.25))
+    loss = (x * w + b).sum()
+    frames = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            frames.append((os.path.basename(frame.f_code.co_filename), frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        loss.backward()
+    finally:
+        sys.setprofile(None)
+    assert ("plain_kernels.py", "expand") in frames
+    assert frames.count(("plain_kernels.py", "mul_Tensor")) == 2
+    assert [f for f in frames if f[0] == "ops.py"] == []
+    assert x.grad.item() == 1.5 and w.grad.item() == 0.5 and b.grad.item() == 1.0
