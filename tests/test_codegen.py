@@ -482,3 +482,12 @@ def test_out_dtype_without_an_out_variant_is_refused(tmp_path):
     assert error_of(tmp_path, text) == (
         "derivatives.yaml:5: neg: out_dtype without an out= variant"
     )
+
+
+def test_a_guarded_optional_tensor_is_saved_only_when_given():
+    """nll_loss_backward's `Tensor? weight` is saved only when grad_output requires grad
+    (only its formula reads weight), and then only when a weight was given."""
+    source = (ROOT / "generated" / "autograd_kernels.py").read_text()
+    kernel = source[source.index("def nll_loss_backward(") :]
+    kernel = kernel[: kernel.index("\ndef ")]
+    assert "if grad_output._rg and weight is not None:" in kernel
