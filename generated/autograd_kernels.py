@@ -2084,6 +2084,243 @@ def logsumexp(keyset, self, dim, keepdim):
     return result
 
 
+def nll_loss_forward(keyset, self, target, weight, reduction, ignore_index):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NllLossBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.ignore_index_ = ignore_index
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nll_loss_forward_op.kernels[keyset]
+    result = redispatch(keyset, self, target, weight, reduction, ignore_index)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.nll_loss_forward(self, target, weight, reduction, ignore_index, result)
+        grad_fn.total_weight_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.nll_loss_forward(self, target, weight, reduction, ignore_index, result)
+    return result
+
+
+def nll_loss_backward(
+    keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.NllLossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.ignore_index_ = ignore_index
+        grad_fn.reduction_ = reduction
+        if grad_output._rg:
+            grad_fn.target_ = SavedVariable(target, False)
+        if grad_output._rg and weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nll_loss_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.nll_loss_backward(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight, result
+        )
+    return result
+
+
+def nll_loss2d_forward(keyset, self, target, weight, reduction, ignore_index):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NllLoss2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.ignore_index_ = ignore_index
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nll_loss2d_forward_op.kernels[keyset]
+    result = redispatch(keyset, self, target, weight, reduction, ignore_index)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.nll_loss2d_forward(self, target, weight, reduction, ignore_index, result)
+        grad_fn.total_weight_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.nll_loss2d_forward(self, target, weight, reduction, ignore_index, result)
+    return result
+
+
+def nll_loss2d_backward(
+    keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.NllLoss2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.ignore_index_ = ignore_index
+        grad_fn.reduction_ = reduction
+        if grad_output._rg:
+            grad_fn.target_ = SavedVariable(target, False)
+        if grad_output._rg and weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nll_loss2d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.nll_loss2d_backward(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight, result
+        )
+    return result
+
+
+def mse_loss(keyset, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = nodes.MseLossBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mse_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mse_loss(self, target, reduction, result)
+    return result
+
+
+def mse_loss_backward(keyset, grad_output, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = nodes.MseLossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(target),
+        )
+        if self._rg or target._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        if grad_output._rg or self._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+        if grad_output._rg or target._rg:
+            grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mse_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mse_loss_backward(grad_output, self, target, reduction, result)
+    return result
+
+
+def binary_cross_entropy(keyset, self, target, weight, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = nodes.BinaryCrossEntropyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.binary_cross_entropy_op.kernels[keyset]
+    result = redispatch(keyset, self, target, weight, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.binary_cross_entropy(self, target, weight, reduction, result)
+    return result
+
+
+def binary_cross_entropy_backward(keyset, grad_output, self, target, weight, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = nodes.BinaryCrossEntropyBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(target),
+        )
+        if self._rg or target._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.binary_cross_entropy_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, weight, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.binary_cross_entropy_backward(
+            grad_output, self, target, weight, reduction, result
+        )
+    return result
+
+
+def binary_cross_entropy_with_logits(keyset, self, target, weight, pos_weight, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = nodes.BinaryCrossEntropyWithLogitsBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(target),
+        )
+        if pos_weight is not None:
+            grad_fn.pos_weight_ = SavedVariable(pos_weight, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.binary_cross_entropy_with_logits_op.kernels[keyset]
+    result = redispatch(keyset, self, target, weight, pos_weight, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.binary_cross_entropy_with_logits(
+            self, target, weight, pos_weight, reduction, result
+        )
+    return result
+
+
 def exponential_(keyset, self, lambd, generator):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -1508,6 +1508,143 @@ def logsumexp(keyset, self, dim, keepdim):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def nll_loss_forward(keyset, self, target, weight, reduction, ignore_index):
+    """CPU kernel of nll_loss_forward"""
+    k.check_no_requires_grad(weight, "weight", "nll_loss_forward")
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.nll_loss_forward(self, target, weight, reduction, ignore_index)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def nll_loss_backward(
+    keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+):
+    """CPU kernel of nll_loss_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    total_weight = total_weight._data
+    result = k.nll_loss_backward(
+        grad_output, self, target, weight, reduction, ignore_index, total_weight
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nll_loss2d_forward(keyset, self, target, weight, reduction, ignore_index):
+    """CPU kernel of nll_loss2d_forward"""
+    k.check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.nll_loss2d_forward(self, target, weight, reduction, ignore_index)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def nll_loss2d_backward(
+    keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+):
+    """CPU kernel of nll_loss2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    total_weight = total_weight._data
+    result = k.nll_loss2d_backward(
+        grad_output, self, target, weight, reduction, ignore_index, total_weight
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def mse_loss(keyset, self, target, reduction):
+    """CPU kernel of mse_loss"""
+    self, target = promote2(self, target, False)
+    try:
+        result = k.mse_loss(self, target, reduction)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def mse_loss_backward(keyset, grad_output, self, target, reduction):
+    """CPU kernel of mse_loss_backward"""
+    (
+        grad_output,
+        self,
+        target,
+    ) = promote(
+        (
+            grad_output,
+            self,
+            target,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.mse_loss_backward(grad_output, self, target, reduction)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def binary_cross_entropy(keyset, self, target, weight, reduction):
+    """CPU kernel of binary_cross_entropy"""
+    k.check_no_requires_grad(weight, "weight", "binary_cross_entropy")
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.binary_cross_entropy(self, target, weight, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def binary_cross_entropy_backward(keyset, grad_output, self, target, weight, reduction):
+    """CPU kernel of binary_cross_entropy_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.binary_cross_entropy_backward(grad_output, self, target, weight, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def binary_cross_entropy_with_logits(keyset, self, target, weight, pos_weight, reduction):
+    """CPU kernel of binary_cross_entropy_with_logits"""
+    k.check_no_requires_grad(
+        weight, "weight", "binary_cross_entropy_with_logits"
+    ) or k.check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    weight = weight._data if weight is not None else None
+    pos_weight = pos_weight._data if pos_weight is not None else None
+    self, target = promote2(self, target, False)
+    try:
+        result = k.binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (self, target, weight, pos_weight) if t is not None])
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def exponential_(keyset, self, lambd, generator):
     """CPU kernel of exponential_"""
     target = self

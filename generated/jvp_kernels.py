@@ -21,6 +21,13 @@ from opgrad.autograd.forward_grad import (
     zeros_tangent,
 )
 from opgrad.autograd.functions_manual import (
+    apply_loss_reduction,
+    binary_cross_entropy_double_backward,
+    binary_cross_entropy_double_backward_grad_output,
+    binary_cross_entropy_double_backward_target,
+    binary_cross_entropy_target_backward,
+    binary_cross_entropy_with_logits_backward,
+    binary_cross_entropy_with_logits_target_backward,
     clamp_backward,
     clamp_jvp,
     elu_double_backward,
@@ -36,6 +43,9 @@ from opgrad.autograd.functions_manual import (
     log_sigmoid_double_backward,
     logsumexp_jvp,
     maybe_multiply,
+    mse_loss_double_backward,
+    nll_loss2d_forward_output,
+    nll_loss_forward_output,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
@@ -2297,6 +2307,223 @@ def logsumexp(self, dim, keepdim, result):
     try:
         _tls.fw_active = False
         tangent = logsumexp_jvp(self, self_t, dim, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def nll_loss_forward(self, target, weight, reduction, ignore_index, result):
+    # (nll_loss_forward_output(self_t, target, weight, reduction, ignore_index),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (nll_loss_forward_output(self_t, target, weight, reduction, ignore_index),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def nll_loss_backward(
+    grad_output, self, target, weight, reduction, ignore_index, total_weight, result
+):
+    # nll_loss_backward(grad_output_t, self_p, target, weight, reduction, ignore_index, total_weight)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.nll_loss_backward(
+            grad_output_t, self, target, weight, reduction, ignore_index, total_weight
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def nll_loss2d_forward(self, target, weight, reduction, ignore_index, result):
+    # (nll_loss2d_forward_output(self_t, target, weight, reduction, ignore_index),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (nll_loss2d_forward_output(self_t, target, weight, reduction, ignore_index),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def nll_loss2d_backward(
+    grad_output, self, target, weight, reduction, ignore_index, total_weight, result
+):
+    # nll_loss2d_backward(grad_output_t, self_p, target, weight, reduction, ignore_index, total_weight)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.nll_loss2d_backward(
+            grad_output_t, self, target, weight, reduction, ignore_index, total_weight
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def mse_loss(self, target, reduction, result):
+    # apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, 0) + mse_loss_backward(target_t, target_p, self_p, 0), reduction)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if self_t is None and target_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = apply_loss_reduction(
+            F.mse_loss_backward(self_t, self, target, 0)
+            + F.mse_loss_backward(target_t, target, self, 0),
+            reduction,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def mse_loss_backward(grad_output, self, target, reduction, result):
+    # mse_loss_double_backward(self_t * grad_output_p, self_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, target_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if grad_output_t is None and self_t is None and target_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            mse_loss_double_backward(self_t * grad_output, self, reduction)
+            - mse_loss_double_backward(target_t * grad_output, target, reduction)
+            + F.mse_loss_backward(grad_output_t, self, target, reduction)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def binary_cross_entropy(self, target, weight, reduction, result):
+    # apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight, 0), reduction)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if self_t is None and target_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = apply_loss_reduction(
+            F.binary_cross_entropy_backward(self_t, self, target, weight, 0)
+            + binary_cross_entropy_target_backward(target_t, self, target, weight, 0),
+            reduction,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def binary_cross_entropy_backward(grad_output, self, target, weight, reduction, result):
+    # binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight, reduction)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if grad_output_t is None and self_t is None and target_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            binary_cross_entropy_double_backward(
+                grad_output, self_t, self, target, weight, reduction
+            )
+            + binary_cross_entropy_double_backward_target(
+                target_t, grad_output, self, target, weight, reduction
+            )
+            + binary_cross_entropy_double_backward_grad_output(
+                grad_output_t, self, target, weight, reduction
+            )
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction, result):
+    # apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight, pos_weight, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight, pos_weight, 0), reduction)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if self_t is None and target_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = apply_loss_reduction(
+            binary_cross_entropy_with_logits_backward(self_t, self, target, weight, pos_weight, 0)
+            + binary_cross_entropy_with_logits_target_backward(
+                target_t, self, target, weight, pos_weight, 0
+            ),
+            reduction,
+        )
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

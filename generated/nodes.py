@@ -14,6 +14,12 @@ directly while nothing observes aten calls: the entry's own plain path, one fram
 
 from opgrad.autograd.functions_manual import (
     as_strided_backward,
+    binary_cross_entropy_double_backward,
+    binary_cross_entropy_double_backward_grad_output,
+    binary_cross_entropy_double_backward_target,
+    binary_cross_entropy_target_backward,
+    binary_cross_entropy_with_logits_backward,
+    binary_cross_entropy_with_logits_target_backward,
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
@@ -35,7 +41,10 @@ from opgrad.autograd.functions_manual import (
     mean_backward,
     mm_mat1_backward,
     mm_mat2_backward,
+    mse_loss_double_backward,
     mv_self_backward,
+    nll_loss2d_symint,
+    nll_loss_symint,
     permute_backwards,
     pow_backward,
     pow_backward_exponent,
@@ -72,6 +81,7 @@ from opgrad.generated.python_surface import (
     _log_softmax_backward_data,
     _prelu_kernel_backward,
     _softmax_backward_data,
+    binary_cross_entropy_backward,
     diagonal_backward,
     div,
     elu_backward,
@@ -86,7 +96,10 @@ from opgrad.generated.python_surface import (
     leaky_relu_backward,
     log_sigmoid_backward,
     mish_backward,
+    mse_loss_backward,
     mul,
+    nll_loss2d_backward,
+    nll_loss_backward,
     rrelu_with_noise_backward,
     select_backward,
     sigmoid_backward,
@@ -4066,6 +4079,877 @@ class LogsumexpBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class NllLossBackward0(Node):
+    """Backward of ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``."""
+
+    __slots__ = (
+        "ignore_index_",
+        "reduction_",
+        "self_",
+        "target_",
+        "total_weight_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+        "total_weight_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ignore_index_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+        self.total_weight_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        ignore_index = self.ignore_index_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        total_weight = unpack_saved(self.total_weight_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+        grad_self = (
+            nll_loss_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_ignore_index(self):
+        return self.ignore_index_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_total_weight(self):
+        return unpack_saved(self.total_weight_, self)
+
+    @property
+    def _raw_saved_total_weight(self):
+        return raw_saved(self, "total_weight_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NllLossBackwardBackward0(Node):
+    """Backward of ``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``."""
+
+    __slots__ = (
+        "ignore_index_",
+        "reduction_",
+        "target_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ignore_index_ = None
+        self.reduction_ = None
+        self.target_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        ignore_index = self.ignore_index_
+        reduction = self.reduction_
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # grad_output: nll_loss_symint(grad, target, weight, reduction, ignore_index)
+        grad_grad_output = (
+            nll_loss_symint(grad, target, weight, reduction, ignore_index) if needs[0] else None
+        )
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_ignore_index(self):
+        return self.ignore_index_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NllLoss2DBackward0(Node):
+    """Backward of ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``."""
+
+    __slots__ = (
+        "ignore_index_",
+        "reduction_",
+        "self_",
+        "target_",
+        "total_weight_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+        "total_weight_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ignore_index_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+        self.total_weight_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        ignore_index = self.ignore_index_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        total_weight = unpack_saved(self.total_weight_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+        grad_self = (
+            nll_loss2d_backward(grad, self_, target, weight, reduction, ignore_index, total_weight)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_ignore_index(self):
+        return self.ignore_index_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_total_weight(self):
+        return unpack_saved(self.total_weight_, self)
+
+    @property
+    def _raw_saved_total_weight(self):
+        return raw_saved(self, "total_weight_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NllLoss2DBackwardBackward0(Node):
+    """Backward of ``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``."""
+
+    __slots__ = (
+        "ignore_index_",
+        "reduction_",
+        "target_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ignore_index_ = None
+        self.reduction_ = None
+        self.target_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        ignore_index = self.ignore_index_
+        reduction = self.reduction_
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # grad_output: nll_loss2d_symint(grad, target, weight, reduction, ignore_index)
+        grad_grad_output = (
+            nll_loss2d_symint(grad, target, weight, reduction, ignore_index) if needs[0] else None
+        )
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_ignore_index(self):
+        return self.ignore_index_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class MseLossBackward0(Node):
+    """Backward of ``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: mse_loss_backward(grad, self, target, reduction)
+        grad_self = mse_loss_backward(grad, self_, target, reduction) if needs[0] else None
+        # target: mse_loss_backward(grad, target, self, reduction)
+        grad_target = mse_loss_backward(grad, target, self_, reduction) if needs[1] else None
+        return (
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class MseLossBackwardBackward0(Node):
+    """Backward of ``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # grad_output: mse_loss_backward(grad, self, target, reduction)
+        grad_grad_output = mse_loss_backward(grad, self_, target, reduction) if needs[0] else None
+        # self: mse_loss_double_backward(grad * grad_output, self, reduction)
+        grad_self = (
+            mse_loss_double_backward(grad * grad_output, self_, reduction) if needs[1] else None
+        )
+        # target: -mse_loss_double_backward(grad * grad_output, target, reduction)
+        grad_target = (
+            -mse_loss_double_backward(grad * grad_output, target, reduction) if needs[2] else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """Backward of ``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "reduction_",
+        "self_",
+        "target_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+        grad_self = (
+            binary_cross_entropy_backward(grad, self_, target, weight, reduction)
+            if needs[0]
+            else None
+        )
+        # target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+        grad_target = (
+            binary_cross_entropy_target_backward(grad, self_, target, weight, reduction)
+            if needs[1]
+            else None
+        )
+        return (
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class BinaryCrossEntropyBackwardBackward0(Node):
+    """Backward of ``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # grad_output: binary_cross_entropy_double_backward_grad_output(grad, self, target, weight, reduction)
+        grad_grad_output = (
+            binary_cross_entropy_double_backward_grad_output(grad, self_, target, weight, reduction)
+            if needs[0]
+            else None
+        )
+        # self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
+        grad_self = (
+            binary_cross_entropy_double_backward(
+                grad_output, grad, self_, target, weight, reduction
+            )
+            if needs[1]
+            else None
+        )
+        # target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
+        grad_target = (
+            binary_cross_entropy_double_backward_target(
+                grad, grad_output, self_, target, weight, reduction
+            )
+            if needs[2]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """Backward of ``binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "pos_weight_",
+        "reduction_",
+        "self_",
+        "target_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "pos_weight_",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.pos_weight_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        pos_weight = self.pos_weight_
+        if pos_weight.__class__ not in TENSOR_CLASSES:
+            if pos_weight is not None:  # None: not saved, no formula that runs reads it
+                pos_weight = unpack_saved(pos_weight, self)
+        elif pos_weight._vc is not None:
+            pos_weight = unpack_saved(pos_weight, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
+        grad_self = (
+            binary_cross_entropy_with_logits_backward(
+                grad, self_, target, weight, pos_weight, reduction
+            )
+            if needs[0]
+            else None
+        )
+        # target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
+        grad_target = (
+            binary_cross_entropy_with_logits_target_backward(
+                grad, self_, target, weight, pos_weight, reduction
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_pos_weight(self):
+        return unpack_saved(self.pos_weight_, self)
+
+    @property
+    def _raw_saved_pos_weight(self):
+        return raw_saved(self, "pos_weight_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
 
 
 class ExponentialBackward0(Node):

@@ -5853,6 +5853,752 @@ logsumexp = logsumexp_op._entry = _logsumexp_entry(Site(logsumexp_op))
 logsumexp_op._make_entry = _logsumexp_entry
 
 
+cross_entropy_loss_op = define(
+    "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor"
+)
+_cross_entropy_loss_kernels = cross_entropy_loss_op.kernels
+
+
+def _cross_entropy_loss_entry(_site):
+    def cross_entropy_loss(
+        self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    cross_entropy_loss_op,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    label_smoothing,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cross_entropy_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, cross_entropy_loss_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, cross_entropy_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, cross_entropy_loss_op, 3)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, cross_entropy_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    cross_entropy_loss_op,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    label_smoothing,
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _cross_entropy_loss_kernels[keyset]
+            return kernel(keyset, self, target, weight, reduction, ignore_index, label_smoothing)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cross_entropy_loss
+
+
+cross_entropy_loss = cross_entropy_loss_op._entry = _cross_entropy_loss_entry(
+    Site(cross_entropy_loss_op)
+)
+cross_entropy_loss_op._make_entry = _cross_entropy_loss_entry
+
+
+nll_loss_nd_op = define(
+    "aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
+)
+_nll_loss_nd_kernels = nll_loss_nd_op.kernels
+
+
+def _nll_loss_nd_entry(_site):
+    def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nll_loss_nd_op, self, target, weight, reduction, ignore_index
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nll_loss_nd_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, nll_loss_nd_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, nll_loss_nd_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, nll_loss_nd_op, 3)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, nll_loss_nd_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, nll_loss_nd_op, self, target, weight, reduction, ignore_index
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _nll_loss_nd_kernels[keyset]
+            return kernel(keyset, self, target, weight, reduction, ignore_index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nll_loss_nd
+
+
+nll_loss_nd = nll_loss_nd_op._entry = _nll_loss_nd_entry(Site(nll_loss_nd_op))
+nll_loss_nd_op._make_entry = _nll_loss_nd_entry
+
+
+nll_loss_op = define(
+    "aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
+)
+_nll_loss_kernels = nll_loss_op.kernels
+
+
+def _nll_loss_entry(_site):
+    def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nll_loss_op, self, target, weight, reduction, ignore_index
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nll_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, nll_loss_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, nll_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, nll_loss_op, 3)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, nll_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, nll_loss_op, self, target, weight, reduction, ignore_index
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _nll_loss_kernels[keyset]
+            return kernel(keyset, self, target, weight, reduction, ignore_index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nll_loss
+
+
+nll_loss = nll_loss_op._entry = _nll_loss_entry(Site(nll_loss_op))
+nll_loss_op._make_entry = _nll_loss_entry
+
+
+nll_loss_forward_op = define(
+    "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"
+)
+_nll_loss_forward_kernels = nll_loss_forward_op.kernels
+
+
+def _nll_loss_forward_entry(_site):
+    def nll_loss_forward(self, target, weight, reduction, ignore_index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nll_loss_forward_op, self, target, weight, reduction, ignore_index
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nll_loss_forward_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, nll_loss_forward_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, nll_loss_forward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, nll_loss_forward_op, 3)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, nll_loss_forward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, nll_loss_forward_op, self, target, weight, reduction, ignore_index
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _nll_loss_forward_kernels[keyset]
+            return kernel(keyset, self, target, weight, reduction, ignore_index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nll_loss_forward
+
+
+nll_loss_forward = nll_loss_forward_op._entry = _nll_loss_forward_entry(Site(nll_loss_forward_op))
+nll_loss_forward_op._make_entry = _nll_loss_forward_entry
+
+
+nll_loss_backward_op = define(
+    "aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"
+)
+_nll_loss_backward_kernels = nll_loss_backward_op.kernels
+
+
+def _nll_loss_backward_entry(_site):
+    def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    nll_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    total_weight,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, nll_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nll_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, nll_loss_backward_op, 2)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, nll_loss_backward_op, 3)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, nll_loss_backward_op, 4)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, nll_loss_backward_op, 5)
+                if total_weight.__class__ not in TENSOR_CLASSES:
+                    total_weight = tensor_arg(total_weight, _site, nll_loss_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    nll_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    total_weight,
+                )
+            keyset = (
+                grad_output._keys
+                | self._keys
+                | target._keys
+                | (weight._keys if weight is not None else 0)
+                | total_weight._keys
+                | include
+            ) & _tls.keep
+            kernel = _nll_loss_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nll_loss_backward
+
+
+nll_loss_backward = nll_loss_backward_op._entry = _nll_loss_backward_entry(
+    Site(nll_loss_backward_op)
+)
+nll_loss_backward_op._make_entry = _nll_loss_backward_entry
+
+
+nll_loss2d_op = define(
+    "aten::nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
+)
+_nll_loss2d_kernels = nll_loss2d_op.kernels
+
+
+def _nll_loss2d_entry(_site):
+    def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nll_loss2d_op, self, target, weight, reduction, ignore_index
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nll_loss2d_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, nll_loss2d_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, nll_loss2d_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, nll_loss2d_op, 3)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, nll_loss2d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, nll_loss2d_op, self, target, weight, reduction, ignore_index
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _nll_loss2d_kernels[keyset]
+            return kernel(keyset, self, target, weight, reduction, ignore_index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nll_loss2d
+
+
+nll_loss2d = nll_loss2d_op._entry = _nll_loss2d_entry(Site(nll_loss2d_op))
+nll_loss2d_op._make_entry = _nll_loss2d_entry
+
+
+nll_loss2d_forward_op = define(
+    "aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"
+)
+_nll_loss2d_forward_kernels = nll_loss2d_forward_op.kernels
+
+
+def _nll_loss2d_forward_entry(_site):
+    def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nll_loss2d_forward_op, self, target, weight, reduction, ignore_index
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nll_loss2d_forward_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, nll_loss2d_forward_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, nll_loss2d_forward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, nll_loss2d_forward_op, 3)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, nll_loss2d_forward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, nll_loss2d_forward_op, self, target, weight, reduction, ignore_index
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _nll_loss2d_forward_kernels[keyset]
+            return kernel(keyset, self, target, weight, reduction, ignore_index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nll_loss2d_forward
+
+
+nll_loss2d_forward = nll_loss2d_forward_op._entry = _nll_loss2d_forward_entry(
+    Site(nll_loss2d_forward_op)
+)
+nll_loss2d_forward_op._make_entry = _nll_loss2d_forward_entry
+
+
+nll_loss2d_backward_op = define(
+    "aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"
+)
+_nll_loss2d_backward_kernels = nll_loss2d_backward_op.kernels
+
+
+def _nll_loss2d_backward_entry(_site):
+    def nll_loss2d_backward(
+        grad_output, self, target, weight, reduction, ignore_index, total_weight
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    nll_loss2d_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    total_weight,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, nll_loss2d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nll_loss2d_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, nll_loss2d_backward_op, 2)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, nll_loss2d_backward_op, 3)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, nll_loss2d_backward_op, 4)
+                if ignore_index.__class__ is not int:
+                    ignore_index = int_arg(ignore_index, _site, nll_loss2d_backward_op, 5)
+                if total_weight.__class__ not in TENSOR_CLASSES:
+                    total_weight = tensor_arg(total_weight, _site, nll_loss2d_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    nll_loss2d_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                    total_weight,
+                )
+            keyset = (
+                grad_output._keys
+                | self._keys
+                | target._keys
+                | (weight._keys if weight is not None else 0)
+                | total_weight._keys
+                | include
+            ) & _tls.keep
+            kernel = _nll_loss2d_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, self, target, weight, reduction, ignore_index, total_weight
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nll_loss2d_backward
+
+
+nll_loss2d_backward = nll_loss2d_backward_op._entry = _nll_loss2d_backward_entry(
+    Site(nll_loss2d_backward_op)
+)
+nll_loss2d_backward_op._make_entry = _nll_loss2d_backward_entry
+
+
+mse_loss_op = define("aten::mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
+_mse_loss_kernels = mse_loss_op.kernels
+
+
+def _mse_loss_entry(_site):
+    def mse_loss(self, target, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mse_loss_op, self, target, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mse_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, mse_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, mse_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, mse_loss_op, self, target, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & target._keys) == PLAIN_KEYS:
+                result = plain_kernels.mse_loss(self, target, reduction)
+                if result is not None:
+                    return result
+            kernel = _mse_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mse_loss
+
+
+mse_loss = mse_loss_op._entry = _mse_loss_entry(Site(mse_loss_op))
+mse_loss_op._make_entry = _mse_loss_entry
+
+
+mse_loss_backward_op = define(
+    "aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"
+)
+_mse_loss_backward_kernels = mse_loss_backward_op.kernels
+
+
+def _mse_loss_backward_entry(_site):
+    def mse_loss_backward(grad_output, self, target, reduction):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, mse_loss_backward_op, grad_output, self, target, reduction
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, mse_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mse_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, mse_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, mse_loss_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, mse_loss_backward_op, grad_output, self, target, reduction
+                )
+            keyset = (grad_output._keys | self._keys | target._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.mse_loss_backward(grad_output, self, target, reduction)
+                if result is not None:
+                    return result
+            kernel = _mse_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mse_loss_backward
+
+
+mse_loss_backward = mse_loss_backward_op._entry = _mse_loss_backward_entry(
+    Site(mse_loss_backward_op)
+)
+mse_loss_backward_op._make_entry = _mse_loss_backward_entry
+
+
+l1_loss_op = define("aten::l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
+_l1_loss_kernels = l1_loss_op.kernels
+
+
+def _l1_loss_entry(_site):
+    def l1_loss(self, target, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, l1_loss_op, self, target, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, l1_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, l1_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, l1_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, l1_loss_op, self, target, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _l1_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return l1_loss
+
+
+l1_loss = l1_loss_op._entry = _l1_loss_entry(Site(l1_loss_op))
+l1_loss_op._make_entry = _l1_loss_entry
+
+
+binary_cross_entropy_op = define(
+    "aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
+)
+_binary_cross_entropy_kernels = binary_cross_entropy_op.kernels
+
+
+def _binary_cross_entropy_entry(_site):
+    def binary_cross_entropy(self, target, weight=None, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, binary_cross_entropy_op, self, target, weight, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, binary_cross_entropy_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, binary_cross_entropy_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, binary_cross_entropy_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, binary_cross_entropy_op, 3)
+            except Overridden:
+                return handle_entry(_site, binary_cross_entropy_op, self, target, weight, reduction)
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _binary_cross_entropy_kernels[keyset]
+            return kernel(keyset, self, target, weight, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return binary_cross_entropy
+
+
+binary_cross_entropy = binary_cross_entropy_op._entry = _binary_cross_entropy_entry(
+    Site(binary_cross_entropy_op)
+)
+binary_cross_entropy_op._make_entry = _binary_cross_entropy_entry
+
+
+binary_cross_entropy_backward_op = define(
+    "aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
+)
+_binary_cross_entropy_backward_kernels = binary_cross_entropy_backward_op.kernels
+
+
+def _binary_cross_entropy_backward_entry(_site):
+    def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    binary_cross_entropy_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, binary_cross_entropy_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, binary_cross_entropy_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, binary_cross_entropy_backward_op, 2)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, binary_cross_entropy_backward_op, 3)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, binary_cross_entropy_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    binary_cross_entropy_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    weight,
+                    reduction,
+                )
+            keyset = (
+                grad_output._keys
+                | self._keys
+                | target._keys
+                | (weight._keys if weight is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _binary_cross_entropy_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, weight, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return binary_cross_entropy_backward
+
+
+binary_cross_entropy_backward = binary_cross_entropy_backward_op._entry = (
+    _binary_cross_entropy_backward_entry(Site(binary_cross_entropy_backward_op))
+)
+binary_cross_entropy_backward_op._make_entry = _binary_cross_entropy_backward_entry
+
+
+binary_cross_entropy_with_logits_op = define(
+    "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
+)
+_binary_cross_entropy_with_logits_kernels = binary_cross_entropy_with_logits_op.kernels
+
+
+def _binary_cross_entropy_with_logits_entry(_site):
+    def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    binary_cross_entropy_with_logits_op,
+                    self,
+                    target,
+                    weight,
+                    pos_weight,
+                    reduction,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, binary_cross_entropy_with_logits_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, binary_cross_entropy_with_logits_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, binary_cross_entropy_with_logits_op, 2)
+                if pos_weight is not None and pos_weight.__class__ is not Tensor:
+                    pos_weight = tensor_arg(
+                        pos_weight, _site, binary_cross_entropy_with_logits_op, 3
+                    )
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, binary_cross_entropy_with_logits_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    binary_cross_entropy_with_logits_op,
+                    self,
+                    target,
+                    weight,
+                    pos_weight,
+                    reduction,
+                )
+            keyset = (
+                self._keys
+                | target._keys
+                | (weight._keys if weight is not None else 0)
+                | (pos_weight._keys if pos_weight is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _binary_cross_entropy_with_logits_kernels[keyset]
+            return kernel(keyset, self, target, weight, pos_weight, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return binary_cross_entropy_with_logits
+
+
+binary_cross_entropy_with_logits = binary_cross_entropy_with_logits_op._entry = (
+    _binary_cross_entropy_with_logits_entry(Site(binary_cross_entropy_with_logits_op))
+)
+binary_cross_entropy_with_logits_op._make_entry = _binary_cross_entropy_with_logits_entry
+
+
 exponential__op = define(
     "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
 )
@@ -6421,6 +7167,37 @@ def _expand_entry(_site):
 
 expand = expand_op._entry = _expand_entry(Site(expand_op))
 expand_op._make_entry = _expand_entry
+
+
+broadcast_tensors_op = define("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]")
+_broadcast_tensors_kernels = broadcast_tensors_op.kernels
+
+
+def _broadcast_tensors_entry(_site):
+    def broadcast_tensors(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, broadcast_tensors_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, broadcast_tensors_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _broadcast_tensors_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return broadcast_tensors
+
+
+broadcast_tensors = broadcast_tensors_op._entry = _broadcast_tensors_entry(
+    Site(broadcast_tensors_op)
+)
+broadcast_tensors_op._make_entry = _broadcast_tensors_entry
 
 
 expand_as_op = define("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)")

@@ -3088,6 +3088,134 @@ def logsumexp(self, dim, keepdim):
     return out
 
 
+def mse_loss(self, target, reduction):
+    self_data = self._data
+    target_data = target._data
+    if not (self_data.dtype in PLAIN_FLOATS and target_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.mse_loss(self_data, target_data, reduction)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = _new(nodes.MseLossBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_target = target._grad_fn
+        if edge_target is None:
+            edge_target = grad_accumulator(target) if target._rg else None
+        elif target._output_nr:
+            edge_target = (edge_target, target._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_target,
+        )
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.target_ = (
+            target
+            if target._vc is None and target._grad_fn is None
+            else SavedVariable(target, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def mse_loss_backward(grad_output, self, target, reduction):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    target_data = target._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and target_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.mse_loss_backward(grad_output_data, self_data, target_data, reduction)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = _new(nodes.MseLossBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_target = target._grad_fn
+        if edge_target is None:
+            edge_target = grad_accumulator(target) if target._rg else None
+        elif target._output_nr:
+            edge_target = (edge_target, target._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+            edge_target,
+        )
+        grad_fn.grad_output_ = (
+            (
+                grad_output
+                if grad_output._vc is None and grad_output._grad_fn is None
+                else SavedVariable(grad_output, False)
+            )
+            if self._rg or target._rg
+            else None
+        )
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if grad_output._rg or self._rg
+            else None
+        )
+        grad_fn.target_ = (
+            (
+                target
+                if target._vc is None and target._grad_fn is None
+                else SavedVariable(target, False)
+            )
+            if grad_output._rg or target._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def mm(self, mat2):
     self_data = self._data
     mat2_data = mat2._data

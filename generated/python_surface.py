@@ -145,6 +145,11 @@ FUNCTIONS = {
     "_softmax_backward_data": (ops._softmax_backward_data_op,),
     "_log_softmax_backward_data": (ops._log_softmax_backward_data_op,),
     "logsumexp": (ops.logsumexp_op,),
+    "nll_loss_backward": (ops.nll_loss_backward_op,),
+    "nll_loss2d_backward": (ops.nll_loss2d_backward_op,),
+    "mse_loss_backward": (ops.mse_loss_backward_op,),
+    "binary_cross_entropy_backward": (ops.binary_cross_entropy_backward_op,),
+    "binary_cross_entropy_with_logits": (ops.binary_cross_entropy_with_logits_op,),
     "mm": (
         ops.mm_op,
         ops.mm_out_op,
@@ -275,6 +280,15 @@ _log_softmax_backward_data = function(
     "_log_softmax_backward_data", FUNCTIONS["_log_softmax_backward_data"]
 )
 logsumexp = function("logsumexp", FUNCTIONS["logsumexp"])
+nll_loss_backward = function("nll_loss_backward", FUNCTIONS["nll_loss_backward"])
+nll_loss2d_backward = function("nll_loss2d_backward", FUNCTIONS["nll_loss2d_backward"])
+mse_loss_backward = function("mse_loss_backward", FUNCTIONS["mse_loss_backward"])
+binary_cross_entropy_backward = function(
+    "binary_cross_entropy_backward", FUNCTIONS["binary_cross_entropy_backward"]
+)
+binary_cross_entropy_with_logits = function(
+    "binary_cross_entropy_with_logits", FUNCTIONS["binary_cross_entropy_with_logits"]
+)
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])

@@ -59,6 +59,30 @@ def _log_softmax_int_composite(keyset, self, dim, dtype):
     return decompositions.log_softmax(self, dim, dtype)
 
 
+def _cross_entropy_loss_composite(
+    keyset, self, target, weight, reduction, ignore_index, label_smoothing
+):
+    return decompositions.cross_entropy_loss(
+        self, target, weight, reduction, ignore_index, label_smoothing
+    )
+
+
+def _nll_loss_nd_composite(keyset, self, target, weight, reduction, ignore_index):
+    return decompositions.nll_loss_nd(self, target, weight, reduction, ignore_index)
+
+
+def _nll_loss_composite(keyset, self, target, weight, reduction, ignore_index):
+    return decompositions.nll_loss(self, target, weight, reduction, ignore_index)
+
+
+def _nll_loss2d_composite(keyset, self, target, weight, reduction, ignore_index):
+    return decompositions.nll_loss2d(self, target, weight, reduction, ignore_index)
+
+
+def _l1_loss_composite(keyset, self, target, reduction):
+    return decompositions.l1_loss(self, target, reduction)
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -69,6 +93,10 @@ def _reshape_composite(keyset, self, shape):
 
 def _flatten_using_ints_composite(keyset, self, start_dim, end_dim):
     return decompositions.flatten(self, start_dim, end_dim)
+
+
+def _broadcast_tensors_composite(keyset, tensors):
+    return decompositions.broadcast_tensors(tensors)
 
 
 def _expand_as_composite(keyset, self, other):
@@ -221,6 +249,19 @@ def register_all():
     ops._softmax_backward_data_op.register_kernel(CPU, cpu_kernels._softmax_backward_data)
     ops._log_softmax_backward_data_op.register_kernel(CPU, cpu_kernels._log_softmax_backward_data)
     ops.logsumexp_op.register_kernel(CPU, cpu_kernels.logsumexp)
+    ops.nll_loss_forward_op.register_kernel(CPU, cpu_kernels.nll_loss_forward)
+    ops.nll_loss_backward_op.register_kernel(CPU, cpu_kernels.nll_loss_backward)
+    ops.nll_loss2d_forward_op.register_kernel(CPU, cpu_kernels.nll_loss2d_forward)
+    ops.nll_loss2d_backward_op.register_kernel(CPU, cpu_kernels.nll_loss2d_backward)
+    ops.mse_loss_op.register_kernel(CPU, cpu_kernels.mse_loss)
+    ops.mse_loss_backward_op.register_kernel(CPU, cpu_kernels.mse_loss_backward)
+    ops.binary_cross_entropy_op.register_kernel(CPU, cpu_kernels.binary_cross_entropy)
+    ops.binary_cross_entropy_backward_op.register_kernel(
+        CPU, cpu_kernels.binary_cross_entropy_backward
+    )
+    ops.binary_cross_entropy_with_logits_op.register_kernel(
+        CPU, cpu_kernels.binary_cross_entropy_with_logits
+    )
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.mm_op.register_kernel(CPU, cpu_kernels.mm)
     ops.mm_out_op.register_kernel(CPU, cpu_kernels.mm_out)
@@ -401,6 +442,19 @@ def register_all():
         AUTOGRAD, autograd_kernels._log_softmax_backward_data
     )
     ops.logsumexp_op.register_kernel(AUTOGRAD, autograd_kernels.logsumexp)
+    ops.nll_loss_forward_op.register_kernel(AUTOGRAD, autograd_kernels.nll_loss_forward)
+    ops.nll_loss_backward_op.register_kernel(AUTOGRAD, autograd_kernels.nll_loss_backward)
+    ops.nll_loss2d_forward_op.register_kernel(AUTOGRAD, autograd_kernels.nll_loss2d_forward)
+    ops.nll_loss2d_backward_op.register_kernel(AUTOGRAD, autograd_kernels.nll_loss2d_backward)
+    ops.mse_loss_op.register_kernel(AUTOGRAD, autograd_kernels.mse_loss)
+    ops.mse_loss_backward_op.register_kernel(AUTOGRAD, autograd_kernels.mse_loss_backward)
+    ops.binary_cross_entropy_op.register_kernel(AUTOGRAD, autograd_kernels.binary_cross_entropy)
+    ops.binary_cross_entropy_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.binary_cross_entropy_backward
+    )
+    ops.binary_cross_entropy_with_logits_op.register_kernel(
+        AUTOGRAD, autograd_kernels.binary_cross_entropy_with_logits
+    )
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.mm_op.register_kernel(AUTOGRAD, autograd_kernels.mm)
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
@@ -580,11 +634,23 @@ def register_all():
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.log_softmax_int_op.register_kernel(AUTOGRAD | CPU, _log_softmax_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cross_entropy_loss_op.register_kernel(AUTOGRAD | CPU, _cross_entropy_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nll_loss_nd_op.register_kernel(AUTOGRAD | CPU, _nll_loss_nd_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nll_loss_op.register_kernel(AUTOGRAD | CPU, _nll_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nll_loss2d_op.register_kernel(AUTOGRAD | CPU, _nll_loss2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.l1_loss_op.register_kernel(AUTOGRAD | CPU, _l1_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.flatten_using_ints_op.register_kernel(AUTOGRAD | CPU, _flatten_using_ints_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.broadcast_tensors_op.register_kernel(AUTOGRAD | CPU, _broadcast_tensors_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.expand_as_op.register_kernel(AUTOGRAD | CPU, _expand_as_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -516,3 +516,12 @@ def test_a_formula_that_is_one_op_call_calls_its_plain_kernel(tmp_path):
     assert total.plain_tensors == ()
     # a method call's overload depends on its arguments: as written
     assert formulas["ExpandBackward0"]["self"].plain_call is None
+
+
+def test_a_guarded_optional_tensor_is_saved_only_when_given():
+    """nll_loss_backward's `Tensor? weight` is saved only when grad_output requires grad
+    (only its formula reads weight), and then only when a weight was given."""
+    source = (ROOT / "generated" / "autograd_kernels.py").read_text()
+    kernel = source[source.index("def nll_loss_backward(") :]
+    kernel = kernel[: kernel.index("\ndef ")]
+    assert "if grad_output._rg and weight is not None:" in kernel

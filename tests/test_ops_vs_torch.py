@@ -465,6 +465,61 @@ CASES = [
     ),
     Case("log1p", lambda T, a: a.log1p(), (P(2, 3),)),
     Case("log1p_inplace", lambda T, a: (a * 1).log1p_(), (P(2, 3),)),
+    # losses (opgrad.nn.functional); integer targets are constants
+    Case(
+        "cross_entropy",
+        lambda T, x, t: T.nn.functional.cross_entropy(x, t),
+        (N(3, 4), C([1, 0, 3], dtype="int64")),
+    ),
+    Case(
+        "cross_entropy_4d_none",
+        lambda T, x, t: T.nn.functional.cross_entropy(x, t, reduction="none"),
+        (N(2, 3, 2, 2), C([[[0, 2], [1, 1]], [[2, 0], [1, 2]]], dtype="int64")),
+    ),
+    Case(
+        "cross_entropy_3d_ignore_index",
+        lambda T, x, t: T.nn.functional.cross_entropy(x, t, ignore_index=1),
+        (N(2, 3, 3), C([[0, 1, 2], [2, 2, 1]], dtype="int64")),
+    ),
+    Case(
+        "cross_entropy_probabilities",
+        lambda T, x, p: T.nn.functional.cross_entropy(x, p.softmax(1), label_smoothing=0.2),
+        (N(3, 4), N(3, 4)),
+    ),
+    Case(
+        "cross_entropy_label_smoothing_weight",
+        lambda T, x, t, w: T.nn.functional.cross_entropy(x, t, w, label_smoothing=0.3),
+        (N(3, 4), C([1, 0, 3], dtype="int64"), C([0.5, 1.0, 2.0, 1.5], requires_grad=False)),
+    ),
+    Case(
+        "nll_loss_none_weight",
+        lambda T, x, t, w: T.nn.functional.nll_loss(x, t, w, reduction="none"),
+        (N(3, 4), C([1, 0, 3], dtype="int64"), C([0.5, 1.0, 2.0, 1.5], requires_grad=False)),
+    ),
+    Case("mse_loss", lambda T, a, b: T.nn.functional.mse_loss(a, b), (N(2, 3), N(2, 3))),
+    Case(
+        "mse_loss_sum_broadcast",
+        lambda T, a, b: T.nn.functional.mse_loss(a, b.expand(2, 3), reduction="sum"),
+        (N(2, 3), N(3)),
+    ),
+    Case("l1_loss", lambda T, a, b: T.nn.functional.l1_loss(a, b), (A(2, 3), N(2, 3))),
+    Case(
+        "binary_cross_entropy",
+        lambda T, a, t, w: T.nn.functional.binary_cross_entropy(a.sigmoid(), t, w),
+        (N(2, 3), C([[0.1, 0.9, 0.5], [1.0, 0.0, 0.3]]), C([0.5, 2.0, 1.0], requires_grad=False)),
+    ),
+    Case(
+        "binary_cross_entropy_with_logits",
+        lambda T, a, t, w, pw: T.nn.functional.binary_cross_entropy_with_logits(
+            a, t, w, reduction="sum", pos_weight=pw
+        ),
+        (
+            N(2, 3),
+            C([[0.1, 0.9, 0.5], [1.0, 0.0, 0.3]]),
+            C([0.5, 2.0, 1.0], requires_grad=False),
+            C([1.5, 0.5, 3.0], requires_grad=False),
+        ),
+    ),
     # small graphs built from several ops
     Case(
         "chain_mlp",

@@ -22,6 +22,14 @@ from .. import overrides as _overrides
 from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
 from ..tensor import Tensor
+from ._losses import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+)
 
 __all__ = [
     # softmax family
@@ -62,6 +70,13 @@ __all__ = [
     "tanhshrink",
     "threshold",
     "threshold_",
+    # losses
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "l1_loss",
+    "mse_loss",
+    "nll_loss",
 ]
 
 

@@ -1,0 +1,335 @@
+"""Numpy kernels of the loss ops (PyTorch's CPU kernels of nll_loss, mse_loss, ...).
+
+derivatives.yaml names them as ``k.<name>``: numpy_kernels imports them. ``reduction``
+is PyTorch's enum: 0 none, 1 mean, 2 sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from . import numpy_kernels as k
+
+NONE, MEAN, SUM = 0, 1, 2
+_HALF = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+
+
+def _name(dtype) -> str:
+    return dtypes.scalar_type_name(dtype)
+
+
+def _shape(a) -> str:
+    return "[" + ", ".join(str(s) for s in a.shape) + "]"
+
+
+def _opmath(a: np.ndarray) -> np.ndarray:
+    """float16 computes in float32 and rounds once, as PyTorch's CPU kernels do."""
+    return a.astype(_F32) if a.dtype is _HALF else a
+
+
+def _refuse_non_float(a, kernel: str) -> None:
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_name(a.dtype)}'")
+
+
+def _same_dtype(a, b) -> None:
+    """PyTorch's ``data_ptr<scalar_t>()`` check on a second tensor of the kernel."""
+    if b is not None and b.dtype != a.dtype:
+        raise RuntimeError(f"expected scalar type {_name(a.dtype)} but found {_name(b.dtype)}")
+
+
+def _exact_dtype(a, b) -> None:
+    """TensorIterator's check that an input has the op's common dtype."""
+    if b is not None and b.dtype != a.dtype:
+        raise RuntimeError(f"Found dtype {_name(b.dtype)} but expected {_name(a.dtype)}")
+
+
+def reduce(loss: np.ndarray, reduction: int, dtype) -> np.ndarray:
+    """``apply_loss_reduction``: the loss as it is, its mean or its sum, in ``dtype``."""
+    loss = loss.astype(dtype, copy=False)
+    if reduction == MEAN:
+        return np.asarray(k.mean(loss, None, False, None))
+    if reduction == SUM:
+        return np.asarray(k.sum(loss, None, False, None))
+    return loss
+
+
+# ---- nll_loss ------------------------------------------------------------------------------
+
+
+def _check_target_dtype(target) -> None:
+    if target.dtype != np.int64 and target.dtype != np.uint8:
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_name(target.dtype)}"
+        )
+
+
+def _picked(self, target, weight, ignore_index):
+    """Per target element: the input at its class (class axis 1), its class weight (0 where
+    ignored) and the ignored mask; PyTorch's IndexError for a class out of range."""
+    n_classes = self.shape[1]
+    t = target.astype(np.int64)
+    ignored = t == ignore_index
+    bad = ~ignored & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
+    safe = np.where(ignored, 0, t)
+    x = np.take_along_axis(_opmath(self), safe[:, None], axis=1)[:, 0]
+    w = np.ones_like(x) if weight is None else _opmath(weight)[safe]
+    return x, np.where(ignored, 0, w), ignored
+
+
+def _nll(self, target, weight, reduction, ignore_index, per_sample: bool):
+    """The output and total_weight of nll_loss / nll_loss2d on (N, C, ...) input."""
+    x, w, ignored = _picked(self, target, weight, ignore_index)
+    losses = np.where(ignored, 0, -x * w)
+    if per_sample:
+        return losses.astype(self.dtype), np.zeros((), self.dtype)
+    total_weight = w.sum(dtype=np.float64)
+    total = losses.sum(dtype=np.float64)
+    if reduction == MEAN:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            total = np.float64(total) / total_weight
+    return np.asarray(total, self.dtype), np.asarray(total_weight, self.dtype)
+
+
+def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
+    if not 0 < self.ndim <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    no_batch_dim = self.ndim == 1 and target.ndim == 0
+    if not no_batch_dim and self.shape[0] != target.shape[0]:
+        raise RuntimeError(f"size mismatch (got input: {_shape(self)}, target: {_shape(target)})")
+    n_classes = self.shape[-1]
+    if weight is not None and (weight.ndim != 1 or weight.size != n_classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes "
+            f"but got weight tensor of shape: {_shape(weight)}"
+        )
+    _check_target_dtype(target)
+    _refuse_non_float(self, "nll_loss_out_frame")
+    _same_dtype(self, weight)
+    per_sample = reduction == NONE and self.ndim == 2
+    return _nll(
+        self.reshape(-1, n_classes), target.reshape(-1), weight, reduction, ignore_index, per_sample
+    )
+
+
+def _nll_grad(grad_output, self, target, weight, reduction, ignore_index, total_weight, per_sample):
+    """The gradient of nll_loss (class axis 1 of ``self``) for a per-sample or single
+    ``grad_output``."""
+    x, w, ignored = _picked(self, target, weight, ignore_index)
+    g = _opmath(grad_output)
+    if not per_sample:
+        g = g.reshape(())
+        if reduction == MEAN:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                g = g / _opmath(total_weight).reshape(())
+    grad = np.where(ignored, 0, -(w * g))
+    grad_input = np.zeros(self.shape, self.dtype)
+    t = np.where(ignored, 0, target.astype(np.int64))
+    np.put_along_axis(grad_input, t[:, None], grad[:, None].astype(self.dtype), axis=1)
+    return grad_input
+
+
+def _check_total_weight(total_weight) -> None:
+    if total_weight.size != 1:
+        raise RuntimeError(
+            "expected total_weight to be a  single element tensor, got: "
+            f"{_shape(total_weight)} ({total_weight.size} elements)"
+        )
+
+
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    if not 0 < self.ndim <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    no_batch_dim = self.ndim == 1 and target.ndim == 0
+    if not no_batch_dim and self.shape[0] != target.shape[0]:
+        raise RuntimeError(f"size mismatch (got input: {_shape(self)}, target: {_shape(target)})")
+    _check_total_weight(total_weight)
+    n_classes = self.shape[-1]
+    if weight is not None and weight.size != n_classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes "
+            f"but got weight tensor of shape: {_shape(weight)}"
+        )
+    per_sample = reduction == NONE and self.ndim == 2
+    if per_sample:
+        if grad_output.ndim != 1 or grad_output.shape[0] != self.shape[0]:
+            got = grad_output.shape[0] if grad_output.ndim else None
+            if got is None:
+                raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+            raise RuntimeError(
+                f"Expected a tensor of dimension 1 and tensor.size[0] == {self.shape[0]} but got: "
+                f"dimension {grad_output.ndim} and tensor.size[0] = {got}"
+            )
+    elif grad_output.size != 1:
+        raise RuntimeError(
+            f"Expected a single element grad_output tensor, but got: {_shape(grad_output)}"
+        )
+    _check_target_dtype(target)
+    _refuse_non_float(self, "nll_loss_backward_out_frame")
+    _same_dtype(self, weight)
+    _same_dtype(self, total_weight)
+    flat = self.reshape(-1, n_classes)
+    grad = _nll_grad(
+        grad_output,
+        flat,
+        target.reshape(-1),
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+        per_sample,
+    )
+    return grad.reshape(self.shape)
+
+
+def _check_nll2d(self, target, weight) -> None:
+    if target.ndim != 3:
+        raise RuntimeError(
+            "only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+            f"{target.ndim}"
+        )
+    if self.ndim != 4:
+        raise RuntimeError(
+            "only batches of spatial inputs supported (4D tensors), but got input of dimension: "
+            f"{self.ndim}"
+        )
+    if weight is not None and weight.size != self.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    n, _, h, w = self.shape
+    if target.shape != (n, h, w):
+        raise RuntimeError(f"size mismatch (got input: {_shape(self)} , target: {_shape(target)}")
+
+
+def _channels_last(self):
+    """(N, C, H, W) -> (N*H*W, C): one row per target element."""
+    return np.moveaxis(self, 1, -1).reshape(-1, self.shape[1])
+
+
+def nll_loss2d_forward(self, target, weight, reduction: int, ignore_index: int):
+    _check_nll2d(self, target, weight)
+    _check_target_dtype(target)
+    _refuse_non_float(self, "nll_loss2d_forward_out_frame")
+    _same_dtype(self, weight)
+    per_sample = reduction == NONE
+    output, total_weight = _nll(
+        _channels_last(self), target.reshape(-1), weight, reduction, ignore_index, per_sample
+    )
+    return (output.reshape(target.shape) if per_sample else output), total_weight
+
+
+def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    _check_nll2d(self, target, weight)
+    _check_total_weight(total_weight)
+    per_sample = reduction == NONE
+    if per_sample:
+        if grad_output.ndim != 3:
+            raise RuntimeError(
+                f"grad_output must have same dimension as target (3) but got dimension: "
+                f"{_shape(grad_output)}"
+            )
+        if grad_output.shape != target.shape:
+            raise RuntimeError(
+                f"grad_output sizes don't match target sizes: target {_shape(target)}, "
+                f"grad_output {_shape(grad_output)}"
+            )
+    elif grad_output.size != 1:
+        raise RuntimeError(
+            f"Expected a single element grad_output tensor, but got: {_shape(grad_output)}"
+        )
+    _check_target_dtype(target)
+    _refuse_non_float(self, "nll_loss2d_backward_out_frame")
+    _same_dtype(self, weight)
+    _same_dtype(self, total_weight)
+    g = grad_output.reshape(-1) if per_sample else grad_output
+    grad = _nll_grad(
+        g,
+        _channels_last(self),
+        target.reshape(-1),
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+        per_sample,
+    )
+    n, c, h, w = self.shape
+    return np.moveaxis(grad.reshape(n, h, w, c), -1, 1).copy()
+
+
+# ---- pointwise losses ----------------------------------------------------------------------
+
+
+def _broadcast_pair(a, b):
+    if a.shape != b.shape:
+        try:
+            a, b = np.broadcast_arrays(a, b)
+        except ValueError:
+            raise RuntimeError(k.broadcast_error(a.shape, b.shape)) from None
+    return a, b
+
+
+def mse_loss(self, target, reduction: int):
+    _refuse_non_float(self, "mse_cpu")
+    a, b = _broadcast_pair(_opmath(self), _opmath(target))
+    d = a - b
+    return reduce(d * d, reduction, self.dtype)
+
+
+def _mean_scale(grad, self, reduction):
+    return grad / self.size if reduction == MEAN else grad
+
+
+def mse_loss_backward(grad_output, self, target, reduction: int):
+    _refuse_non_float(self, "mse_backward_cpu")
+    norm = 2.0 / self.size if reduction == MEAN else 2.0
+    a, b = _broadcast_pair(_opmath(self), _opmath(target))
+    return (norm * (a - b) * _opmath(grad_output)).astype(self.dtype)
+
+
+_BCE_EPS = float(np.float32(1e-12))  # PyTorch's kernels hold it as a C float
+
+
+def binary_cross_entropy(self, target, weight, reduction: int):
+    _exact_dtype(self, target)
+    _exact_dtype(self, weight)
+    _refuse_non_float(self, "binary_cross_entropy")
+    x, y = _opmath(self), _opmath(target)
+    if not ((x >= 0) & (x <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
+    if weight is not None:
+        loss = loss * _opmath(weight)
+    return reduce(loss, reduction, self.dtype)
+
+
+def binary_cross_entropy_backward(grad_output, self, target, weight, reduction: int):
+    _exact_dtype(self, target)
+    _exact_dtype(self, weight)
+    _refuse_non_float(self, "binary_cross_entropy_backward")
+    x, y, g = _opmath(self), _opmath(target), _opmath(grad_output)
+    grad = g * (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
+    if weight is not None:
+        grad = grad * _opmath(weight)
+    if reduction == MEAN:
+        grad = grad / self.size
+    return np.broadcast_to(grad, self.shape).astype(self.dtype)
+
+
+def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction: int):
+    _refuse_non_float(self, "binary_cross_entropy_with_logits")
+    x, y = _opmath(self), _opmath(target)
+    log_sigmoid = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    if pos_weight is not None:
+        log_sigmoid = log_sigmoid * ((_opmath(pos_weight) - 1) * y + 1)
+    loss = (1 - y) * x - log_sigmoid
+    if weight is not None:
+        loss = loss * _opmath(weight)
+    return reduce(loss, reduction, self.dtype)
