@@ -234,13 +234,20 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 
 
 def _helper_functions(path: Path) -> List[ast.FunctionDef]:
-    """Top-level public functions of functions_manual.py, read without importing it; not
-    the decorators among them, which mark helpers rather than compute gradients."""
-    functions = [
-        node
-        for node in ast.parse(path.read_text()).body
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
-    ]
+    """Top-level public functions of functions_manual.py, read without importing it, and
+    of the sibling modules it re-exports with ``from .<module> import *``; not the
+    decorators among them, which mark helpers rather than compute gradients."""
+    functions = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            functions.append(node)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 1
+            and node.module
+            and [a.name for a in node.names] == ["*"]
+        ):
+            functions += _helper_functions(path.parent / f"{node.module}.py")
     decorators = {
         d.id for node in functions for d in node.decorator_list if isinstance(d, ast.Name)
     }

@@ -482,3 +482,42 @@ def test_out_dtype_without_an_out_variant_is_refused(tmp_path):
     assert error_of(tmp_path, text) == (
         "derivatives.yaml:5: neg: out_dtype without an out= variant"
     )
+
+
+SEVERAL_RESULTS_ENTRY = """\
+- name: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+  cpu: k.native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+  input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+  bias: None
+  mean, rstd: non_differentiable
+  result0: input_t
+"""
+
+
+def _node_and_kernels(tmp_path, text):
+    from codegen import template_context as tc
+
+    model = load_text(tmp_path, text)
+    (entry,) = model.entries
+    node = tc.node_class(entry, "N0", model.helpers, frozenset())
+    (ov,) = tc.overloads_of(entry)
+    return node, tc.cpu_kernel(ov)
+
+
+def test_a_formula_for_several_inputs_returns_them_in_edge_order(tmp_path):
+    node, _ = _node_and_kernels(tmp_path, SEVERAL_RESULTS_ENTRY)
+    # edges follow the schema (grad_out, input, weight, bias), not the formula's key
+    assert node.result_names == "grad_grad_out, grad_input, grad_weight, grad_bias,"
+
+
+def test_an_optional_saved_input_is_guarded_against_none(tmp_path):
+    node, _ = _node_and_kernels(tmp_path, SEVERAL_RESULTS_ENTRY)
+    (weight,) = [s for s in node.slots if s.source == "weight"]
+    assert weight.guard.startswith("weight is not None and (")
+    assert "(weight is not None and weight._rg)" in weight.guard
+
+
+def test_an_output_mask_lets_results_be_undefined(tmp_path):
+    _, kernel = _node_and_kernels(tmp_path, SEVERAL_RESULTS_ENTRY)
+    assert kernel.may_be_undefined
+
