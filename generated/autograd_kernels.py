@@ -2195,6 +2195,118 @@ def mv(keyset, self, vec):
     return result
 
 
+def addmm(keyset, self, mat1, mat2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or mat1._rg or mat2._rg):
+        grad_fn = nodes.AddmmBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(mat1),
+            next_edge(mat2),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        if mat2._rg:
+            grad_fn.mat1_ = SavedVariable(mat1, False)
+        grad_fn.mat1_sym_sizes_ = mat1._data.shape
+        if mat1._rg:
+            grad_fn.mat1_sym_strides_ = strides_of(mat1)
+        if mat1._rg:
+            grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_sym_sizes_ = mat2._data.shape
+        if mat2._rg:
+            grad_fn.mat2_sym_strides_ = strides_of(mat2)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addmm_op.kernels[keyset]
+    result = redispatch(keyset, self, mat1, mat2, beta, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.addmm(self, mat1, mat2, beta, alpha, result)
+    return result
+
+
+def native_layer_norm(keyset, input, normalized_shape, weight, bias, eps):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        input._rg or (weight is not None and weight._rg) or (bias is not None and bias._rg)
+    ):
+        grad_fn = nodes.NativeLayerNormBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(weight) if weight is not None else None,
+            next_edge(bias) if bias is not None else None,
+        )
+        if bias is not None:
+            grad_fn.bias_ = SavedVariable(bias, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.normalized_shape_ = normalized_shape
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_layer_norm_op.kernels[keyset]
+    result = redispatch(keyset, input, normalized_shape, weight, bias, eps)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.native_layer_norm(input, normalized_shape, weight, bias, eps, result)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+        grad_fn.result2_ = SavedVariable(result[2], False)
+    elif _tls.fw_active:
+        jvp_kernels.native_layer_norm(input, normalized_shape, weight, bias, eps, result)
+    return result
+
+
+def native_layer_norm_backward(
+    keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        grad_out._rg
+        or input._rg
+        or mean._rg
+        or rstd._rg
+        or (weight is not None and weight._rg)
+        or (bias is not None and bias._rg)
+    ):
+        grad_fn = nodes.NativeLayerNormBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_out),
+            next_edge(input),
+            next_edge(mean),
+            next_edge(rstd),
+            next_edge(weight) if weight is not None else None,
+            next_edge(bias) if bias is not None else None,
+        )
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.input_ = SavedVariable(input, False)
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.mean_ = SavedVariable(mean, False)
+        grad_fn.normalized_shape_ = normalized_shape
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.rstd_ = SavedVariable(rstd, False)
+        if weight is not None and (
+            input._rg or (weight is not None and weight._rg) or grad_out._rg
+        ):
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_layer_norm_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.native_layer_norm_backward(
+            grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask, result
+        )
+    return result
+
+
 def t(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

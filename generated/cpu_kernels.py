@@ -1565,6 +1565,44 @@ def mv(keyset, self, vec):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def addmm(keyset, self, mat1, mat2, beta, alpha):
+    """CPU kernel of addmm"""
+    k.addmm_check(self, mat1, mat2)
+    self = self._data
+    mat1 = mat1._data
+    mat2 = mat2._data
+    result = k.addmm(self, mat1, mat2, beta, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def native_layer_norm(keyset, input, normalized_shape, weight, bias, eps):
+    """CPU kernel of native_layer_norm"""
+    k.layer_norm_check(input, normalized_shape, weight, bias)
+    input = input._data
+    weight = weight._data if weight is not None else None
+    bias = bias._data if bias is not None else None
+    result = k.native_layer_norm(input, normalized_shape, weight, bias, eps)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def native_layer_norm_backward(
+    keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+):
+    """CPU kernel of native_layer_norm_backward"""
+    grad_out = grad_out._data
+    input = input._data
+    mean = mean._data
+    rstd = rstd._data
+    weight = weight._data if weight is not None else None
+    bias = bias._data if bias is not None else None
+    result = k.native_layer_norm_backward(
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
 def t(keyset, self):
     """CPU kernel of t"""
     source = self

@@ -32,6 +32,7 @@ from opgrad.autograd.functions_manual import (
     grad_mode_enabled,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
+    layer_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_jvp,
@@ -2445,6 +2446,104 @@ def mv(self, vec, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def addmm(self, mat1, mat2, beta, alpha, result):
+    # maybe_multiply(self_t, beta) + maybe_multiply(mm(mat1_t, mat2_p), alpha) + maybe_multiply(mm(mat1_p, mat2_t), alpha)
+    self_t = fw_grad(self)
+    mat1_t = fw_grad(mat1)
+    mat2_t = fw_grad(mat2)
+    if self_t is None and mat1_t is None and mat2_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if mat1_t is None:
+        mat1_t = zeros_tangent(mat1)
+    if mat2_t is None:
+        mat2_t = zeros_tangent(mat2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(F.mm(mat1_t, mat2), alpha)
+            + maybe_multiply(F.mm(mat1, mat2_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps, result):
+    # (layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape),)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight) if weight is not None else None
+    bias_t = fw_grad(bias) if bias is not None else None
+    if input_t is None and weight_t is None and bias_t is None:
+        return
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None and weight is not None:
+        weight_t = zeros_tangent(weight)
+    if bias_t is None and bias is not None:
+        bias_t = zeros_tangent(bias)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            layer_norm_jvp(
+                input,
+                input_t,
+                weight,
+                weight_t,
+                bias,
+                bias_t,
+                result[1],
+                result[2],
+                normalized_shape,
+            ),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def native_layer_norm_backward(
+    grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask, result
+):
+    # (forward_ad_not_implemented("native_layer_norm_backward"), forward_ad_not_implemented("native_layer_norm_backward"), forward_ad_not_implemented("native_layer_norm_backward"),)
+    grad_out_t = fw_grad(grad_out)
+    input_t = fw_grad(input)
+    mean_t = fw_grad(mean)
+    rstd_t = fw_grad(rstd)
+    weight_t = fw_grad(weight) if weight is not None else None
+    bias_t = fw_grad(bias) if bias is not None else None
+    if (
+        grad_out_t is None
+        and input_t is None
+        and mean_t is None
+        and rstd_t is None
+        and weight_t is None
+        and bias_t is None
+    ):
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            forward_ad_not_implemented("native_layer_norm_backward"),
+            forward_ad_not_implemented("native_layer_norm_backward"),
+            forward_ad_not_implemented("native_layer_norm_backward"),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
 
 
 def t(self, result):

@@ -6095,6 +6095,278 @@ matmul = matmul_op._entry = _matmul_entry(Site(matmul_op))
 matmul_op._make_entry = _matmul_entry
 
 
+addmm_op = define(
+    "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+)
+_addmm_kernels = addmm_op.kernels
+
+
+def _addmm_entry(_site):
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addmm_op, self, mat1, mat2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addmm_op, 0)
+                if mat1.__class__ not in TENSOR_CLASSES:
+                    mat1 = tensor_arg(mat1, _site, addmm_op, 1)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = tensor_arg(mat2, _site, addmm_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addmm_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addmm_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addmm_op, self, mat1, mat2, beta, alpha)
+            keyset = (self._keys | mat1._keys | mat2._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & mat1._keys & mat2._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.addmm(self, mat1, mat2, beta, alpha)
+                if result is not None:
+                    return result
+            kernel = _addmm_kernels[keyset]
+            return kernel(keyset, self, mat1, mat2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addmm
+
+
+addmm = addmm_op._entry = _addmm_entry(Site(addmm_op))
+addmm_op._make_entry = _addmm_entry
+
+
+linear_op = define("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
+_linear_kernels = linear_op.kernels
+
+
+def _linear_entry(_site):
+    def linear(input, weight, bias=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linear_op, input, weight, bias)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, linear_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, linear_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, linear_op, 2)
+            except Overridden:
+                return handle_entry(_site, linear_op, input, weight, bias)
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _linear_kernels[keyset]
+            return kernel(keyset, input, weight, bias)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linear
+
+
+linear = linear_op._entry = _linear_entry(Site(linear_op))
+linear_op._make_entry = _linear_entry
+
+
+layer_norm_op = define(
+    "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"
+)
+_layer_norm_kernels = layer_norm_op.kernels
+
+
+def _layer_norm_entry(_site):
+    def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, layer_norm_op, input, normalized_shape, weight, bias, eps, cudnn_enable
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, layer_norm_op, 0)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(normalized_shape, 1, _site, layer_norm_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, layer_norm_op, 2)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, layer_norm_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, layer_norm_op, input, normalized_shape, weight, bias, eps, cudnn_enable
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _layer_norm_kernels[keyset]
+            return kernel(keyset, input, normalized_shape, weight, bias, eps, cudnn_enable)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return layer_norm
+
+
+layer_norm = layer_norm_op._entry = _layer_norm_entry(Site(layer_norm_op))
+layer_norm_op._make_entry = _layer_norm_entry
+
+
+native_layer_norm_op = define(
+    "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"
+)
+_native_layer_norm_kernels = native_layer_norm_op.kernels
+
+
+def _native_layer_norm_entry(_site):
+    def native_layer_norm(input, normalized_shape, weight, bias, eps):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, native_layer_norm_op, input, normalized_shape, weight, bias, eps
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_layer_norm_op, 0)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(normalized_shape, 1, _site, native_layer_norm_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_layer_norm_op, 2)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, native_layer_norm_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, native_layer_norm_op, input, normalized_shape, weight, bias, eps
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_layer_norm_kernels[keyset]
+            return kernel(keyset, input, normalized_shape, weight, bias, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_layer_norm
+
+
+native_layer_norm = native_layer_norm_op._entry = _native_layer_norm_entry(
+    Site(native_layer_norm_op)
+)
+native_layer_norm_op._make_entry = _native_layer_norm_entry
+
+
+native_layer_norm_backward_op = define(
+    "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
+)
+_native_layer_norm_backward_kernels = native_layer_norm_backward_op.kernels
+
+
+def _native_layer_norm_backward_entry(_site):
+    def native_layer_norm_backward(
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    native_layer_norm_backward_op,
+                    grad_out,
+                    input,
+                    normalized_shape,
+                    mean,
+                    rstd,
+                    weight,
+                    bias,
+                    output_mask,
+                )
+            try:
+                if grad_out.__class__ not in TENSOR_CLASSES:
+                    grad_out = tensor_arg(grad_out, _site, native_layer_norm_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_layer_norm_backward_op, 1)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(
+                        normalized_shape, 1, _site, native_layer_norm_backward_op, 2
+                    )
+                if mean.__class__ not in TENSOR_CLASSES:
+                    mean = tensor_arg(mean, _site, native_layer_norm_backward_op, 3)
+                if rstd.__class__ not in TENSOR_CLASSES:
+                    rstd = tensor_arg(rstd, _site, native_layer_norm_backward_op, 4)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_layer_norm_backward_op, 5)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, native_layer_norm_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    native_layer_norm_backward_op,
+                    grad_out,
+                    input,
+                    normalized_shape,
+                    mean,
+                    rstd,
+                    weight,
+                    bias,
+                    output_mask,
+                )
+            keyset = (
+                grad_out._keys
+                | input._keys
+                | mean._keys
+                | rstd._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_layer_norm_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_layer_norm_backward
+
+
+native_layer_norm_backward = native_layer_norm_backward_op._entry = (
+    _native_layer_norm_backward_entry(Site(native_layer_norm_backward_op))
+)
+native_layer_norm_backward_op._make_entry = _native_layer_norm_backward_entry
+
+
 t_op = define("aten::t(Tensor(a) self) -> Tensor(a)")
 _t_kernels = t_op.kernels
 

@@ -153,6 +153,10 @@ FUNCTIONS = {
     "dot": (ops.dot_op,),
     "mv": (ops.mv_op,),
     "matmul": (ops.matmul_op,),
+    "addmm": (ops.addmm_op,),
+    "layer_norm": (ops.layer_norm_op,),
+    "native_layer_norm": (ops.native_layer_norm_op,),
+    "native_layer_norm_backward": (ops.native_layer_norm_backward_op,),
     "t": (ops.t_op,),
     "transpose": (ops.transpose_int_op,),
     "permute": (ops.permute_op,),
@@ -280,6 +284,12 @@ bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])
 mv = function("mv", FUNCTIONS["mv"])
 matmul = function("matmul", FUNCTIONS["matmul"])
+addmm = function("addmm", FUNCTIONS["addmm"])
+layer_norm = function("layer_norm", FUNCTIONS["layer_norm"])
+native_layer_norm = function("native_layer_norm", FUNCTIONS["native_layer_norm"])
+native_layer_norm_backward = function(
+    "native_layer_norm_backward", FUNCTIONS["native_layer_norm_backward"]
+)
 t = function("t", FUNCTIONS["t"])
 transpose = function("transpose", FUNCTIONS["transpose"])
 permute = function("permute", FUNCTIONS["permute"])

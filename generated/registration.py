@@ -63,6 +63,14 @@ def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
 
+def _linear_composite(keyset, input, weight, bias):
+    return decompositions.linear(input, weight, bias)
+
+
+def _layer_norm_composite(keyset, input, normalized_shape, weight, bias, eps, cudnn_enable):
+    return decompositions.layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
 def _reshape_composite(keyset, self, shape):
     return decompositions.reshape(self, shape)
 
@@ -227,6 +235,9 @@ def register_all():
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
     ops.dot_op.register_kernel(CPU, cpu_kernels.dot)
     ops.mv_op.register_kernel(CPU, cpu_kernels.mv)
+    ops.addmm_op.register_kernel(CPU, cpu_kernels.addmm)
+    ops.native_layer_norm_op.register_kernel(CPU, cpu_kernels.native_layer_norm)
+    ops.native_layer_norm_backward_op.register_kernel(CPU, cpu_kernels.native_layer_norm_backward)
     ops.t_op.register_kernel(CPU, cpu_kernels.t)
     ops.transpose_int_op.register_kernel(CPU, cpu_kernels.transpose_int)
     ops.permute_op.register_kernel(CPU, cpu_kernels.permute)
@@ -406,6 +417,11 @@ def register_all():
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
     ops.mv_op.register_kernel(AUTOGRAD, autograd_kernels.mv)
+    ops.addmm_op.register_kernel(AUTOGRAD, autograd_kernels.addmm)
+    ops.native_layer_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_layer_norm)
+    ops.native_layer_norm_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.native_layer_norm_backward
+    )
     ops.t_op.register_kernel(AUTOGRAD, autograd_kernels.t)
     ops.transpose_int_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_int)
     ops.permute_op.register_kernel(AUTOGRAD, autograd_kernels.permute)
@@ -581,6 +597,10 @@ def register_all():
     ops.log_softmax_int_op.register_kernel(AUTOGRAD | CPU, _log_softmax_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linear_op.register_kernel(AUTOGRAD | CPU, _linear_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.layer_norm_op.register_kernel(AUTOGRAD | CPU, _layer_norm_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

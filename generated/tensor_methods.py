@@ -75,6 +75,7 @@ class TensorMethods:
     dot = method("dot", (ops.dot_op,))
     mv = method("mv", (ops.mv_op,))
     matmul = method("matmul", (ops.matmul_op,))
+    addmm = method("addmm", (ops.addmm_op,))
     t = method("t", (ops.t_op,))
     transpose = method("transpose", (ops.transpose_int_op,))
     permute = method("permute", (ops.permute_op,))

@@ -315,3 +315,7 @@ def rrelu_(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
     _check_rrelu_bounds(lower, upper)
     noise = aten.empty_like(self)
     return aten.rrelu_with_noise_(self, noise, lower, upper, training, generator)
+
+
+# The linear and normalisation family's composites (its __all__).
+from .norm_decompositions import *  # noqa: E402,F401,F403

@@ -2098,3 +2098,7 @@ def rrelu_with_noise_backward(grad, a, noise, lower, upper, training: bool, is_r
     if training:
         return noise * grad
     return leaky_relu_backward(grad, a, (lower + upper) / 2, is_result)
+
+
+# The linear and normalisation family's kernels (its __all__), named k.<fn> in the YAML.
+from .norm_kernels import *  # noqa: E402,F401,F403

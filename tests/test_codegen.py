@@ -521,3 +521,8 @@ def test_an_output_mask_lets_results_be_undefined(tmp_path):
     _, kernel = _node_and_kernels(tmp_path, SEVERAL_RESULTS_ENTRY)
     assert kernel.may_be_undefined
 
+
+def test_helpers_include_the_modules_functions_manual_reexports():
+    model = m.load(ROOT / "derivatives.yaml")
+    # norm_manual.py's helpers, re-exported by functions_manual's `from .norm_manual import *`
+    assert {"layer_norm_double_backward", "not_implemented"} <= set(model.helpers)

@@ -1,5 +1,5 @@
 """opgrad.nn.functional has torch 2.13's names, argument names and defaults for the
-functions issue 13 brings so far (softmax family and activations)."""
+functions issue 13 brings so far (softmax family, activations, linear and normalisation)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ NAMES = (
     "softmax log_softmax softmin gumbel_softmax relu relu_ relu6 elu elu_ selu selu_ celu "
     "celu_ gelu silu mish softplus softsign hardtanh hardtanh_ hardsigmoid hardswish "
     "leaky_relu leaky_relu_ prelu rrelu rrelu_ logsigmoid tanhshrink softshrink hardshrink "
-    "threshold threshold_ glu sigmoid tanh"
+    "threshold threshold_ glu sigmoid tanh "
+    # linear and normalisation
+    "linear layer_norm"
 ).split()
 
 

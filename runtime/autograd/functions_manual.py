@@ -638,3 +638,7 @@ def prelu_kernel_double_backward_weight(grad_self, self, grad_output):
     if grad_self is None:
         return aten.zeros_like(self)
     return aten.where_self(self >= 0, _zero_scalar(self), grad_output * grad_self)
+
+
+# The linear and normalisation family's helpers (its __all__).
+from .norm_manual import *  # noqa: E402,F401,F403

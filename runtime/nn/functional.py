@@ -22,6 +22,7 @@ from .. import overrides as _overrides
 from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
 from ..tensor import Tensor
+from ._normalization import layer_norm, linear
 
 __all__ = [
     # softmax family
@@ -62,6 +63,9 @@ __all__ = [
     "tanhshrink",
     "threshold",
     "threshold_",
+    # linear and normalisation
+    "layer_norm",
+    "linear",
 ]
 
 
