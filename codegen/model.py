@@ -84,6 +84,8 @@ TAGS = frozenset(
 #: tags that hold for a name rather than one overload (Python calls and formulas reach an
 #: op by its name): every overload of the name carries them or none does
 NAME_TAGS = ("numbers_as_tensors", "linear", "linear_in_first")
+#: node names several entries may carry, as in PyTorch (each gets a class of its own)
+SHARED_NODE_NAMES = frozenset({"NotImplemented"})
 #: the decorator in functions_manual.py that marks a helper linear in its first argument
 LINEAR_HELPER_DECORATOR = "linear_in_first"
 
@@ -721,7 +723,7 @@ def _check_node_names(path, entries: List[Entry]) -> None:
         if not e.is_differentiable:
             continue
         name = node_class_name(e, entries)
-        if name in seen:
+        if name in seen and name not in SHARED_NODE_NAMES:
             raise ModelError(
                 path, e.line, e.op_name, f"node name {name} already used at line {seen[name]}"
             )

@@ -372,6 +372,12 @@ class NodeClass:
     imports: List[str]
 
     list_input: Optional[str] = None  # the one differentiable Tensor[] input, if any
+    #: the Python class name: ``name`` unless several entries share it (NotImplemented),
+    #: then made unique, the class's ``__name__`` staying ``name``
+    class_name: str = ""
+
+    def __post_init__(self) -> None:
+        self.class_name = self.class_name or self.name
 
     @property
     def returns(self) -> List[NodeFormula]:
@@ -967,6 +973,8 @@ def build_context(model: m.Model) -> Dict:
             node = node_class(
                 entry, m.node_class_name(entry, model.entries), model.helpers, functions
             )
+            if any(n.name == node.name for n in nodes):
+                node.class_name = f"{node.name}_{ident(entry.schema)}"
             nodes.append(node)
         for ov in overloads_of(entry):
             overloads.append(ov)

@@ -526,3 +526,28 @@ def test_helpers_include_the_modules_functions_manual_reexports():
     model = m.load(ROOT / "derivatives.yaml")
     # norm_manual.py's helpers, re-exported by functions_manual's `from .norm_manual import *`
     assert {"layer_norm_double_backward", "not_implemented"} <= set(model.helpers)
+
+
+def test_entries_may_share_the_not_implemented_node_name(tmp_path):
+    from codegen import template_context as tc
+
+    text = """\
+- name: a_backward(Tensor grad_output, Tensor self) -> Tensor
+  cpu: grad_output
+  node: NotImplemented
+  grad_output, self: derivative_not_implemented("aten::a_backward")
+  result: forward_ad_not_supported("aten::a_backward")
+
+- name: b_backward(Tensor grad_output, Tensor self) -> Tensor
+  cpu: grad_output
+  node: NotImplemented
+  grad_output, self: derivative_not_implemented("aten::b_backward")
+  result: forward_ad_not_supported("aten::b_backward")
+"""
+    context = tc.build_context(load_text(tmp_path, text))
+    # one Python class each, both named NotImplemented as PyTorch's node
+    assert [n.name for n in context["nodes"]] == ["NotImplemented", "NotImplemented"]
+    assert [n.class_name for n in context["nodes"]] == [
+        "NotImplemented",
+        "NotImplemented_b_backward",
+    ]
