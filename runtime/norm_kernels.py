@@ -23,6 +23,14 @@ __all__ = [
     "layer_norm_check",
     "native_layer_norm",
     "native_layer_norm_backward",
+    "batch_norm_check",
+    "native_batch_norm",
+    "native_batch_norm_backward",
+    "group_norm_check",
+    "native_group_norm",
+    "native_group_norm_backward",
+    "rsqrt",
+    "repeat",
 ]
 
 _F32 = np.dtype(np.float32)
@@ -165,3 +173,166 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     if mask[2] and bias is not None:
         grad_bias = g.sum(axis=outer).astype(bias.dtype)
     return grad_input, grad_weight, grad_bias
+
+
+# ---- batch norm ------------------------------------------------------------------------------
+
+
+def _channel_axes(a: np.ndarray) -> tuple:
+    return (0,) + tuple(range(2, a.ndim))
+
+
+def _per_channel(v: np.ndarray, ndim: int) -> np.ndarray:
+    """A per-channel vector shaped to broadcast over dim 1."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def batch_norm_check(input, weight, bias, running_mean, running_var, training) -> None:
+    x = input._data
+    channels = x.shape[1] if x.ndim > 1 else 1
+    for what, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        if t is not None and t._data.size != channels:
+            raise RuntimeError(f"{what} should contain {channels} elements not {t._data.size}")
+    if not training and (running_mean is None or running_var is None):
+        which = "running_mean" if running_mean is None else "running_var"
+        raise RuntimeError(f"{which} must be defined in evaluation mode")
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd). Training normalises by the batch statistics and
+    updates the running ones in place (the unbiased variance, PyTorch's momentum); eval
+    uses the running statistics and returns empty save_mean / save_invstd."""
+    x = _acc(input)
+    axes = _channel_axes(x)
+    if training:
+        count = x.size // max(x.shape[1], 1) if x.ndim > 1 else x.size
+        mean = x.mean(axis=axes)
+        var = ((x - _per_channel(mean, x.ndim)) ** 2).mean(axis=axes)
+        invstd = 1 / np.sqrt(var + x.dtype.type(eps))
+        if running_mean is not None:
+            running_mean[...] = momentum * mean + (1 - momentum) * running_mean
+        if running_var is not None:
+            unbiased = var * (count / (count - 1)) if count > 1 else np.full_like(var, np.inf)
+            running_var[...] = momentum * unbiased + (1 - momentum) * running_var
+        save_mean, save_invstd = mean.astype(input.dtype), invstd.astype(input.dtype)
+    else:
+        mean = _acc(running_mean)
+        invstd = 1 / np.sqrt(_acc(running_var) + x.dtype.type(eps))
+        save_mean = save_invstd = np.empty((0,), input.dtype)
+    out = (x - _per_channel(mean, x.ndim)) * _per_channel(invstd, x.ndim)
+    if weight is not None:
+        out = out * _per_channel(_acc(weight), x.ndim)
+    if bias is not None:
+        out = out + _per_channel(_acc(bias), x.ndim)
+    return out.astype(input.dtype), save_mean, save_invstd
+
+
+def native_batch_norm_backward(
+    grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, mask
+):
+    x, g = _acc(input), _acc(grad_out)
+    axes = _channel_axes(x)
+    if train:
+        mean, invstd = _acc(save_mean), _acc(save_invstd)
+    else:
+        mean = _acc(running_mean)
+        invstd = 1 / np.sqrt(_acc(running_var) + x.dtype.type(eps))
+    mean_b, invstd_b = _per_channel(mean, x.ndim), _per_channel(invstd, x.ndim)
+    x_hat = (x - mean_b) * invstd_b
+    w = _per_channel(_acc(weight), x.ndim) if weight is not None else 1
+    grad_input = grad_weight = grad_bias = None
+    if mask[0]:
+        if train:
+            count = max(x.size // max(x.shape[1], 1), 1)
+            g_sum = g.sum(axis=axes, keepdims=True)
+            dot = (g * x_hat).sum(axis=axes, keepdims=True)
+            grad_input = (g - g_sum / count - x_hat * dot / count) * invstd_b * w
+        else:
+            grad_input = g * invstd_b * w
+        grad_input = grad_input.astype(input.dtype)
+    if mask[1]:
+        grad_weight = (g * x_hat).sum(axis=axes).astype(input.dtype)
+    if mask[2]:
+        grad_bias = g.sum(axis=axes).astype(input.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+# ---- group norm ------------------------------------------------------------------------------
+
+
+def group_norm_check(input, weight, bias, N, C, HxW, group) -> None:
+    shape = _shape_list(input._data.shape)
+    if C % group:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {shape} and num_groups={group}"
+        )
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != C):
+            raise RuntimeError(
+                f"Expected {what} to be a vector of size equal to the number of channels in "
+                f"input, but got {what} of shape {_shape_list(t._data.shape)} and input of "
+                f"shape {shape}"
+            )
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd), mean and rstd of shape (N, group)."""
+    x = _acc(input).reshape(N, group, -1) if N * C * HxW else _acc(input).reshape(N, group, 0)
+    mean = x.mean(axis=2) if x.shape[2] else np.zeros((N, group), x.dtype)
+    var = ((x - mean[..., None]) ** 2).mean(axis=2) if x.shape[2] else mean
+    rstd = 1 / np.sqrt(var + x.dtype.type(eps))
+    out = ((x - mean[..., None]) * rstd[..., None]).reshape(input.shape)
+    if weight is not None:
+        out = out * _per_channel(_acc(weight), input.ndim)
+    if bias is not None:
+        out = out + _per_channel(_acc(bias), input.ndim)
+    return out.astype(input.dtype), mean.astype(input.dtype), rstd.astype(input.dtype)
+
+
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, mask):
+    D = C // group
+    x = _acc(input).reshape(N, group, D, HxW)
+    g = _acc(grad_out).reshape(N, group, D, HxW)
+    mu, rs = _acc(mean).reshape(N, group, 1, 1), _acc(rstd).reshape(N, group, 1, 1)
+    x_hat = (x - mu) * rs
+    grad_input = grad_weight = grad_bias = None
+    if mask[0]:
+        gx = g * _acc(weight).reshape(1, group, D, 1) if weight is not None else g
+        count = max(D * HxW, 1)
+        grad_input = rs * (
+            gx
+            - gx.sum(axis=(2, 3), keepdims=True) / count
+            - x_hat * (gx * x_hat).sum(axis=(2, 3), keepdims=True) / count
+        )
+        grad_input = grad_input.reshape(input.shape).astype(input.dtype)
+    if mask[1]:
+        grad_weight = (g * x_hat).sum(axis=(0, 3)).reshape(C).astype(input.dtype)
+    if mask[2]:
+        grad_bias = g.sum(axis=(0, 3)).reshape(C).astype(input.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+# ---- pointwise and norms -------------------------------------------------------------------
+
+
+def rsqrt(a):
+    x = _acc(a) if a.dtype.kind == "f" else a.astype(dtypes.get_default_dtype().np)
+    return (1 / np.sqrt(x)).astype(x.dtype if a.dtype.kind != "f" else a.dtype)
+
+
+def repeat(a, repeats):
+    repeats = tuple(repeats)
+    if len(repeats) < a.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(repeats)}")
+    return np.tile(a, repeats)

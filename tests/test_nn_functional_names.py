@@ -17,7 +17,7 @@ NAMES = (
     "leaky_relu leaky_relu_ prelu rrelu rrelu_ logsigmoid tanhshrink softshrink hardshrink "
     "threshold threshold_ glu sigmoid tanh "
     # linear and normalisation
-    "linear layer_norm"
+    "linear layer_norm batch_norm instance_norm group_norm"
 ).split()
 
 

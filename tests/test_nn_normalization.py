@@ -38,6 +38,38 @@ GRAPHS = {
         [((4, 3), False), (3,), (3,)],
         lambda F, lib, x, w, b: F.layer_norm(x, [3], w, b),
     ),
+    "batch_norm_train": (
+        [(4, 3, 5), (3,), (3,)],
+        lambda F, lib, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+    ),
+    "batch_norm_train_running": (
+        [(4, 3), ((3,), False), ((3,), False), (3,)],
+        lambda F, lib, x, rm, rv, w: F.batch_norm(x, rm, rv.abs() + 1, w, training=True),
+    ),
+    "batch_norm_eval": (
+        [(4, 3, 2, 2), ((3,), False), ((3,), False), (3,), (3,)],
+        lambda F, lib, x, rm, rv, w, b: F.batch_norm(x, rm, rv.abs() + 1, w, b, eps=1e-3),
+    ),
+    "batch_norm_eval_no_affine": (
+        [(4, 3), ((3,), False), ((3,), False)],
+        lambda F, lib, x, rm, rv: F.batch_norm(x, rm, rv.abs() + 1),
+    ),
+    "instance_norm": (
+        [(2, 3, 5), (3,), (3,)],
+        lambda F, lib, x, w, b: F.instance_norm(x, weight=w, bias=b),
+    ),
+    "instance_norm_running": (
+        [(2, 3, 4), ((3,), False), ((3,), False)],
+        lambda F, lib, x, rm, rv: F.instance_norm(x, rm, rv.abs() + 1),
+    ),
+    "group_norm": (
+        [(4, 6, 5), (6,), (6,)],
+        lambda F, lib, x, w, b: F.group_norm(x, 3, w, b),
+    ),
+    "group_norm_no_affine_4d": (
+        [(2, 4, 3, 2)],
+        lambda F, lib, x: F.group_norm(x, 2, eps=1e-3),
+    ),
 }
 
 
@@ -193,3 +225,131 @@ def test_layer_norm_reduced_precision_matches_torch(torch, dtype):
     expected = torch.nn.functional.layer_norm(torch.tensor(data), (8,))
     eps = float(np.finfo(dtype).eps)
     assert_same_tensor(got, expected, rtol=4 * eps, atol=4 * eps)
+
+
+# ---- batch norm ------------------------------------------------------------------------------
+
+
+def _running(lib, training, momentum=0.1):
+    g = np.random.default_rng(7)
+    x = lib.tensor(g.standard_normal((5, 3, 4)))
+    rm, rv = lib.tensor(g.standard_normal(3)), lib.tensor(g.random(3) + 0.5)
+    lib.nn.functional.batch_norm(x, rm, rv, training=training, momentum=momentum)
+    return rm, rv
+
+
+@pytest.mark.parametrize("momentum", [0.1, 0.7])
+def test_batch_norm_training_updates_running_stats_in_place_as_torch(torch, momentum):
+    (rm, rv), (erm, erv) = _running(og, True, momentum), _running(torch, True, momentum)
+    assert_same_tensor(rm, erm, rtol=1e-12, atol=1e-12)
+    assert_same_tensor(rv, erv, rtol=1e-12, atol=1e-12)  # unbiased variance
+    assert (rm._version, rv._version) == (erm._version, erv._version)
+
+
+def test_batch_norm_eval_leaves_running_stats_alone(torch):
+    (rm, rv), (erm, erv) = _running(og, False), _running(torch, False)
+    assert_same_tensor(rm, erm, rtol=0, atol=0)
+    assert_same_tensor(rv, erv, rtol=0, atol=0)
+
+
+def test_instance_norm_updates_running_stats_as_torch(torch):
+    def scenario(lib):
+        g = np.random.default_rng(8)
+        x = lib.tensor(g.standard_normal((2, 3, 4)))
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        lib.nn.functional.instance_norm(x, rm, rv, momentum=0.3)
+        return rm.tolist(), rv.tolist(), rm._version, rv._version
+
+    got, expected = scenario(og), scenario(torch)
+    assert got[2:] == expected[2:]
+    np.testing.assert_allclose(got[:2], expected[:2], rtol=1e-12)
+
+
+def test_native_batch_norm_eval_saves_empty_statistics(torch):
+    def scenario(lib):
+        x = lib.ones(4, 3, dtype=lib.float64, requires_grad=True)
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        out = lib.native_batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5)
+        return [tuple(t.shape) for t in out], out[0].grad_fn._saved_training
+
+    assert scenario(og) == scenario(torch)
+
+
+@pytest.mark.parametrize(
+    "shape, training, kwargs, error, phrase",
+    [
+        ((1, 6), True, {}, ValueError, "Expected more than 1 value per channel when training"),
+        ((2, 6), True, {"rm": 5}, RuntimeError, "running_mean should contain 6 elements not 5"),
+        ((2, 6), True, {"w": 5}, RuntimeError, "weight should contain 6 elements not 5"),
+        ((2, 6), False, {"none": True}, RuntimeError, "running_mean must be defined"),
+    ],
+)
+def test_batch_norm_errors_match_torch(torch, shape, training, kwargs, error, phrase):
+    def scenario(lib):
+        rm = None if kwargs.get("none") else lib.zeros(kwargs.get("rm", 6))
+        rv = None if kwargs.get("none") else lib.ones(6)
+        w = lib.ones(kwargs["w"]) if "w" in kwargs else None
+        return lib.nn.functional.batch_norm(lib.zeros(shape), rm, rv, w, training=training)
+
+    assert_same_error(torch, scenario, error, phrase)
+
+
+def test_batch_norm_double_backward_node_matches_torch(torch):
+    def build(lib):
+        x = lib.tensor(np.random.default_rng(2).standard_normal((3, 4)), requires_grad=True)
+        y = lib.nn.functional.batch_norm(x, None, None, training=True)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        return g.grad_fn
+
+    got, expected = build(og), build(torch)
+    assert chain(got) == chain(expected)
+
+
+def test_instance_norm_needs_spatial_size_when_training(torch):
+    def scenario(lib):
+        return lib.nn.functional.instance_norm(lib.zeros(2, 6, 1))
+
+    assert_same_error(torch, scenario, ValueError, "Expected more than 1 spatial element")
+
+
+# ---- group norm ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "groups, weight, phrase",
+    [
+        (4, None, "Expected number of channels in input to be divisible by num_groups"),
+        (3, 5, "Expected weight to be a vector of size equal to the number of channels"),
+    ],
+)
+def test_group_norm_errors_match_torch(torch, groups, weight, phrase):
+    def scenario(lib):
+        w = lib.ones(weight) if weight else None
+        return lib.nn.functional.group_norm(lib.zeros(2, 6, 3), groups, w)
+
+    assert_same_error(torch, scenario, RuntimeError, phrase)
+
+
+def test_group_norm_statistics_are_differentiable_as_torch(torch):
+    def scenario(lib):
+        x = lib.tensor(np.random.default_rng(9).standard_normal((2, 4, 3)), requires_grad=True)
+        out, mean, rstd = lib.native_group_norm(x, None, None, 2, 4, 3, 2, 1e-5)
+        (g,) = lib.autograd.grad(out.sum() + (mean * 3).sum() + (rstd * rstd).sum(), x)
+        return g
+
+    assert_same_tensor(scenario(og), scenario(torch), rtol=1e-10, atol=1e-12)
+
+
+def test_native_group_norm_backward_is_not_differentiable(torch):
+    def scenario(lib):
+        g = np.random.default_rng(10)
+        x = lib.tensor(g.standard_normal((2, 4, 3)), requires_grad=True)
+        m, r = lib.tensor(g.standard_normal((2, 2))), lib.tensor(g.random((2, 2)) + 1)
+        w = lib.tensor(g.standard_normal(4))
+        out = lib.ops.aten.native_group_norm_backward(
+            lib.ones(2, 4, 3, dtype=lib.float64), x, m, r, w, 2, 4, 3, 2, [True, True, True]
+        )
+        assert type(out[0].grad_fn).__name__ == "NotImplemented"
+        out[0].sum().backward()
+
+    assert_same_error(torch, scenario, RuntimeError, "derivative for aten::native_group_norm")

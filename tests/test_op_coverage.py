@@ -93,7 +93,10 @@ TESTED_ELSEWHERE.update(
         f"aten.{name}": "test_nn_normalization.py"
         for name in (
             "addmm.default linear.default layer_norm.default native_layer_norm.default "
-            "native_layer_norm_backward.default"
+            "native_layer_norm_backward.default batch_norm.default native_batch_norm.default "
+            "native_batch_norm_backward.default instance_norm.default repeat.default "
+            "group_norm.default native_group_norm.default native_group_norm_backward.default "
+            "rsqrt.default rsqrt_.default"
         ).split()
     }
 )

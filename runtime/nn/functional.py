@@ -22,7 +22,7 @@ from .. import overrides as _overrides
 from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
 from ..tensor import Tensor
-from ._normalization import layer_norm, linear
+from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
 
 __all__ = [
     # softmax family
@@ -64,6 +64,9 @@ __all__ = [
     "threshold",
     "threshold_",
     # linear and normalisation
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
     "layer_norm",
     "linear",
 ]
