@@ -84,6 +84,8 @@ TAGS = frozenset(
 #: tags that hold for a name rather than one overload (Python calls and formulas reach an
 #: op by its name): every overload of the name carries them or none does
 NAME_TAGS = ("numbers_as_tensors", "linear", "linear_in_first")
+#: node names several entries may carry, as in PyTorch (each gets a class of its own)
+SHARED_NODE_NAMES = frozenset({"NotImplemented"})
 #: the decorator in functions_manual.py that marks a helper linear in its first argument
 LINEAR_HELPER_DECORATOR = "linear_in_first"
 
@@ -234,13 +236,20 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 
 
 def _helper_functions(path: Path) -> List[ast.FunctionDef]:
-    """Top-level public functions of functions_manual.py, read without importing it; not
-    the decorators among them, which mark helpers rather than compute gradients."""
-    functions = [
-        node
-        for node in ast.parse(path.read_text()).body
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
-    ]
+    """Top-level public functions of functions_manual.py, read without importing it, and
+    of the sibling modules it re-exports with ``from .<module> import *``; not the
+    decorators among them, which mark helpers rather than compute gradients."""
+    functions = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            functions.append(node)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 1
+            and node.module
+            and [a.name for a in node.names] == ["*"]
+        ):
+            functions += _helper_functions(path.parent / f"{node.module}.py")
     decorators = {
         d.id for node in functions for d in node.decorator_list if isinstance(d, ast.Name)
     }
@@ -714,7 +723,7 @@ def _check_node_names(path, entries: List[Entry]) -> None:
         if not e.is_differentiable:
             continue
         name = node_class_name(e, entries)
-        if name in seen:
+        if name in seen and name not in SHARED_NODE_NAMES:
             raise ModelError(
                 path, e.line, e.op_name, f"node name {name} already used at line {seen[name]}"
             )

@@ -192,6 +192,9 @@ class CpuKernel:
     returns_many: bool = False
     #: the schema returns a Scalar: the kernel hands back the Python number itself
     returns_scalar: bool = False
+    #: a tuple of results of which some may be undefined (None): a bool[N] output_mask
+    #: argument says which the caller wants, as PyTorch's backward ops take one
+    may_be_undefined: bool = False
     is_view: bool = False
     #: tensor inputs that broadcast together (their shapes name a broadcast error)
     broadcasts: Tuple[str, ...] = ()
@@ -288,6 +291,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         writes,
         returns_many=many,
         returns_scalar=len(returns) == 1 and returns[0].type.base == "Scalar",
+        may_be_undefined=many and any(a.name == "output_mask" for a in schema_args),
         broadcasts=broadcasts,
         optional=tuple(t for t in broadcasts if t in optional),
         is_view=is_view,
@@ -374,6 +378,12 @@ class NodeClass:
     imports: List[str]
 
     list_input: Optional[str] = None  # the one differentiable Tensor[] input, if any
+    #: the Python class name: ``name`` unless several entries share it (NotImplemented),
+    #: then made unique, the class's ``__name__`` staying ``name``
+    class_name: str = ""
+
+    def __post_init__(self) -> None:
+        self.class_name = self.class_name or self.name
 
     @property
     def tests_plain(self) -> bool:
@@ -384,6 +394,13 @@ class NodeClass:
     def returns(self) -> List[NodeFormula]:
         """The formulas in input order: the order of apply's result tuple."""
         return sorted(self.formulas, key=lambda f: f.index)
+
+    @property
+    def result_names(self) -> str:
+        """apply's result tuple: one gradient per edge, in edge order (a formula for
+        several inputs may name them in another order: ``input, weight, grad_out``)."""
+        by_index = {i: name for f in self.formulas for i, name in zip(f.indices, f.inputs)}
+        return ", ".join(f"grad_{by_index[i]}" for i in sorted(by_index)) + ","
 
     @property
     def tensor_slots(self) -> List[SavedSlot]:
@@ -427,7 +444,15 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
         default = "None"
         needing = [i for i in f.needed_by if i in diff_inputs]
         if f.kind == "tensor" and set(needing) != set(diff_inputs):
-            guard = " or ".join(f"{i}._rg" for i in needing) or "False"
+            guard = (
+                " or ".join(
+                    f"({i} is not None and {i}._rg)" if i in optional else f"{i}._rg"
+                    for i in needing
+                )
+                or "False"
+            )
+            if f.source in optional:
+                guard = f"{f.source} is not None and ({guard})"
         if f.metadata == "sym_strides":
             # PyTorch reads strides only in their own input's formula, saved when it needs grad.
             guard, default = f"{f.source}._rg", "()"
@@ -1066,6 +1091,8 @@ def build_context(model: m.Model) -> Dict:
             node = node_class(
                 entry, m.node_class_name(entry, model.entries), model.helpers, functions
             )
+            if any(n.name == node.name for n in nodes):
+                node.class_name = f"{node.name}_{ident(entry.schema)}"
             nodes.append(node)
         for ov in overloads_of(entry):
             overloads.append(ov)

@@ -2124,7 +2124,7 @@ def nll_loss_backward(
         grad_fn.reduction_ = reduction
         if grad_output._rg:
             grad_fn.target_ = SavedVariable(target, False)
-        if grad_output._rg and weight is not None:
+        if weight is not None and (grad_output._rg) and weight is not None:
             grad_fn.weight_ = SavedVariable(weight, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.nll_loss_backward_op.kernels[keyset]
@@ -2180,7 +2180,7 @@ def nll_loss2d_backward(
         grad_fn.reduction_ = reduction
         if grad_output._rg:
             grad_fn.target_ = SavedVariable(target, False)
-        if grad_output._rg and weight is not None:
+        if weight is not None and (grad_output._rg) and weight is not None:
             grad_fn.weight_ = SavedVariable(weight, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.nll_loss2d_backward_op.kernels[keyset]
@@ -2429,6 +2429,384 @@ def mv(keyset, self, vec):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.mv(self, vec, result)
+    return result
+
+
+def addmm(keyset, self, mat1, mat2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or mat1._rg or mat2._rg):
+        grad_fn = nodes.AddmmBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(mat1),
+            next_edge(mat2),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        if mat2._rg:
+            grad_fn.mat1_ = SavedVariable(mat1, False)
+        grad_fn.mat1_sym_sizes_ = mat1._data.shape
+        if mat1._rg:
+            grad_fn.mat1_sym_strides_ = strides_of(mat1)
+        if mat1._rg:
+            grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_sym_sizes_ = mat2._data.shape
+        if mat2._rg:
+            grad_fn.mat2_sym_strides_ = strides_of(mat2)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addmm_op.kernels[keyset]
+    result = redispatch(keyset, self, mat1, mat2, beta, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.addmm(self, mat1, mat2, beta, alpha, result)
+    return result
+
+
+def native_layer_norm(keyset, input, normalized_shape, weight, bias, eps):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        input._rg or (weight is not None and weight._rg) or (bias is not None and bias._rg)
+    ):
+        grad_fn = nodes.NativeLayerNormBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(weight) if weight is not None else None,
+            next_edge(bias) if bias is not None else None,
+        )
+        if bias is not None:
+            grad_fn.bias_ = SavedVariable(bias, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.normalized_shape_ = normalized_shape
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_layer_norm_op.kernels[keyset]
+    result = redispatch(keyset, input, normalized_shape, weight, bias, eps)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.native_layer_norm(input, normalized_shape, weight, bias, eps, result)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+        grad_fn.result2_ = SavedVariable(result[2], False)
+    elif _tls.fw_active:
+        jvp_kernels.native_layer_norm(input, normalized_shape, weight, bias, eps, result)
+    return result
+
+
+def native_layer_norm_backward(
+    keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        grad_out._rg
+        or input._rg
+        or mean._rg
+        or rstd._rg
+        or (weight is not None and weight._rg)
+        or (bias is not None and bias._rg)
+    ):
+        grad_fn = nodes.NativeLayerNormBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_out),
+            next_edge(input),
+            next_edge(mean),
+            next_edge(rstd),
+            next_edge(weight) if weight is not None else None,
+            next_edge(bias) if bias is not None else None,
+        )
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.input_ = SavedVariable(input, False)
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.mean_ = SavedVariable(mean, False)
+        grad_fn.normalized_shape_ = normalized_shape
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.rstd_ = SavedVariable(rstd, False)
+        if (
+            weight is not None
+            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
+            and weight is not None
+        ):
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_layer_norm_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.native_layer_norm_backward(
+            grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask, result
+        )
+    return result
+
+
+def native_batch_norm(
+    keyset, input, weight, bias, running_mean, running_var, training, momentum, eps
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        input._rg or (weight is not None and weight._rg) or (bias is not None and bias._rg)
+    ):
+        grad_fn = nodes.NativeBatchNormBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(weight) if weight is not None else None,
+            next_edge(bias) if bias is not None else None,
+        )
+        grad_fn.eps_ = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        if running_mean is not None:
+            grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        if running_var is not None:
+            grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn.training_ = training
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_batch_norm_op.kernels[keyset]
+    result = redispatch(
+        keyset, input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.native_batch_norm(
+                input, weight, bias, running_mean, running_var, training, momentum, eps, result
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+        grad_fn.result2_ = SavedVariable(result[2], False)
+    elif _tls.fw_active:
+        jvp_kernels.native_batch_norm(
+            input, weight, bias, running_mean, running_var, training, momentum, eps, result
+        )
+    return result
+
+
+def native_batch_norm_backward(
+    keyset,
+    grad_out,
+    input,
+    weight,
+    running_mean,
+    running_var,
+    save_mean,
+    save_invstd,
+    train,
+    eps,
+    output_mask,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        grad_out._rg
+        or input._rg
+        or (weight is not None and weight._rg)
+        or (save_mean is not None and save_mean._rg)
+        or (save_invstd is not None and save_invstd._rg)
+    ):
+        grad_fn = nodes.NativeBatchNormBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_out),
+            next_edge(input),
+            next_edge(weight) if weight is not None else None,
+            next_edge(save_mean) if save_mean is not None else None,
+            next_edge(save_invstd) if save_invstd is not None else None,
+        )
+        grad_fn.eps_ = eps
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        if input._rg or (weight is not None and weight._rg) or grad_out._rg:
+            grad_fn.input_ = SavedVariable(input, False)
+        if (
+            running_mean is not None
+            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
+            and running_mean is not None
+        ):
+            grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        if (
+            running_var is not None
+            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
+            and running_var is not None
+        ):
+            grad_fn.running_var_ = SavedVariable(running_var, False)
+        if (
+            save_invstd is not None
+            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
+            and save_invstd is not None
+        ):
+            grad_fn.save_invstd_ = SavedVariable(save_invstd, False)
+        if (
+            save_mean is not None
+            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
+            and save_mean is not None
+        ):
+            grad_fn.save_mean_ = SavedVariable(save_mean, False)
+        grad_fn.train_ = train
+        if (
+            weight is not None
+            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
+            and weight is not None
+        ):
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_batch_norm_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        train,
+        eps,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.native_batch_norm_backward(
+            grad_out,
+            input,
+            weight,
+            running_mean,
+            running_var,
+            save_mean,
+            save_invstd,
+            train,
+            eps,
+            output_mask,
+            result,
+        )
+    return result
+
+
+def repeat(keyset, self, repeats):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RepeatBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.repeats_ = repeats
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.repeat_op.kernels[keyset]
+    result = redispatch(keyset, self, repeats)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.repeat(self, repeats, result)
+    return result
+
+
+def native_group_norm(keyset, input, weight, bias, N, C, HxW, group, eps):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        input._rg or (weight is not None and weight._rg) or (bias is not None and bias._rg)
+    ):
+        grad_fn = nodes.NativeGroupNormBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(weight) if weight is not None else None,
+            next_edge(bias) if bias is not None else None,
+        )
+        grad_fn.C_ = C
+        grad_fn.HxW_ = HxW
+        grad_fn.N_ = N
+        grad_fn.eps_ = eps
+        grad_fn.group_ = group
+        grad_fn.input_ = SavedVariable(input, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_group_norm_op.kernels[keyset]
+    result = redispatch(keyset, input, weight, bias, N, C, HxW, group, eps)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.native_group_norm(input, weight, bias, N, C, HxW, group, eps, result)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    elif _tls.fw_active:
+        jvp_kernels.native_group_norm(input, weight, bias, N, C, HxW, group, eps, result)
+    return result
+
+
+def native_group_norm_backward(
+    keyset, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        grad_out._rg or input._rg or mean._rg or rstd._rg or (weight is not None and weight._rg)
+    ):
+        grad_fn = nodes.NotImplemented_native_group_norm_backward()
+        grad_fn._next_edges = (
+            next_edge(grad_out),
+            next_edge(input),
+            next_edge(mean),
+            next_edge(rstd),
+            next_edge(weight) if weight is not None else None,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.native_group_norm_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.native_group_norm_backward(
+            grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask, result
+        )
+    return result
+
+
+def rsqrt(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RsqrtBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rsqrt_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.rsqrt(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.rsqrt(self, result)
+    return result
+
+
+def rsqrt_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.RsqrtBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.rsqrt__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rsqrt__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.rsqrt_(self, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.rsqrt_(self, result, tangents)
     return result
 
 

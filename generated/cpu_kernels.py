@@ -1702,6 +1702,147 @@ def mv(keyset, self, vec):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def addmm(keyset, self, mat1, mat2, beta, alpha):
+    """CPU kernel of addmm"""
+    k.addmm_check(self, mat1, mat2)
+    self = self._data
+    mat1 = mat1._data
+    mat2 = mat2._data
+    result = k.addmm(self, mat1, mat2, beta, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def native_layer_norm(keyset, input, normalized_shape, weight, bias, eps):
+    """CPU kernel of native_layer_norm"""
+    k.layer_norm_check(input, normalized_shape, weight, bias)
+    input = input._data
+    weight = weight._data if weight is not None else None
+    bias = bias._data if bias is not None else None
+    result = k.native_layer_norm(input, normalized_shape, weight, bias, eps)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def native_layer_norm_backward(
+    keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+):
+    """CPU kernel of native_layer_norm_backward"""
+    grad_out = grad_out._data
+    input = input._data
+    mean = mean._data
+    rstd = rstd._data
+    weight = weight._data if weight is not None else None
+    bias = bias._data if bias is not None else None
+    result = k.native_layer_norm_backward(
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
+def native_batch_norm(
+    keyset, input, weight, bias, running_mean, running_var, training, momentum, eps
+):
+    """CPU kernel of native_batch_norm"""
+    k.batch_norm_check(input, weight, bias, running_mean, running_var, training)
+    input = input._data
+    weight = weight._data if weight is not None else None
+    bias = bias._data if bias is not None else None
+    running_mean = running_mean._data if running_mean is not None else None
+    running_var = running_var._data if running_var is not None else None
+    result = k.native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def native_batch_norm_backward(
+    keyset,
+    grad_out,
+    input,
+    weight,
+    running_mean,
+    running_var,
+    save_mean,
+    save_invstd,
+    train,
+    eps,
+    output_mask,
+):
+    """CPU kernel of native_batch_norm_backward"""
+    grad_out = grad_out._data
+    input = input._data
+    weight = weight._data if weight is not None else None
+    running_mean = running_mean._data if running_mean is not None else None
+    running_var = running_var._data if running_var is not None else None
+    save_mean = save_mean._data if save_mean is not None else None
+    save_invstd = save_invstd._data if save_invstd is not None else None
+    result = k.native_batch_norm_backward(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        train,
+        eps,
+        output_mask,
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
+def repeat(keyset, self, repeats):
+    """CPU kernel of repeat"""
+    self = self._data
+    result = k.repeat(self, repeats)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def native_group_norm(keyset, input, weight, bias, N, C, HxW, group, eps):
+    """CPU kernel of native_group_norm"""
+    k.group_norm_check(input, weight, bias, N, C, HxW, group)
+    input = input._data
+    weight = weight._data if weight is not None else None
+    bias = bias._data if bias is not None else None
+    result = k.native_group_norm(input, weight, bias, N, C, HxW, group, eps)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def native_group_norm_backward(
+    keyset, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+):
+    """CPU kernel of native_group_norm_backward"""
+    grad_out = grad_out._data
+    input = input._data
+    mean = mean._data
+    rstd = rstd._data
+    weight = weight._data if weight is not None else None
+    result = k.native_group_norm_backward(
+        grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
+def rsqrt(keyset, self):
+    """CPU kernel of rsqrt"""
+    self = self._data
+    result = k.rsqrt(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def rsqrt_(keyset, self):
+    """CPU kernel of rsqrt_"""
+    target = self
+    self = self._data
+    result = k.rsqrt(self)
+    return copy_into(target, result)
+
+
 def t(keyset, self):
     """CPU kernel of t"""
     source = self

@@ -503,6 +503,14 @@ def mm_out(keyset, self, mat2, out):
     return result
 
 
+def rsqrt_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.rsqrt__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
 def squeeze_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.squeeze__op.kernels[keyset]

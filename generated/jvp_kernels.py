@@ -22,6 +22,7 @@ from opgrad.autograd.forward_grad import (
 )
 from opgrad.autograd.functions_manual import (
     apply_loss_reduction,
+    batch_norm_jvp,
     binary_cross_entropy_double_backward,
     binary_cross_entropy_double_backward_grad_output,
     binary_cross_entropy_double_backward_target,
@@ -37,8 +38,12 @@ from opgrad.autograd.functions_manual import (
     glu_backward_jvp,
     glu_jvp,
     grad_mode_enabled,
+    group_norm_invstd_jvp,
+    group_norm_jvp,
+    group_norm_mean_jvp,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
+    layer_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_jvp,
@@ -2672,6 +2677,305 @@ def mv(self, vec, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def addmm(self, mat1, mat2, beta, alpha, result):
+    # maybe_multiply(self_t, beta) + maybe_multiply(mm(mat1_t, mat2_p), alpha) + maybe_multiply(mm(mat1_p, mat2_t), alpha)
+    self_t = fw_grad(self)
+    mat1_t = fw_grad(mat1)
+    mat2_t = fw_grad(mat2)
+    if self_t is None and mat1_t is None and mat2_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if mat1_t is None:
+        mat1_t = zeros_tangent(mat1)
+    if mat2_t is None:
+        mat2_t = zeros_tangent(mat2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(F.mm(mat1_t, mat2), alpha)
+            + maybe_multiply(F.mm(mat1, mat2_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps, result):
+    # (layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape),)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight) if weight is not None else None
+    bias_t = fw_grad(bias) if bias is not None else None
+    if input_t is None and weight_t is None and bias_t is None:
+        return
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None and weight is not None:
+        weight_t = zeros_tangent(weight)
+    if bias_t is None and bias is not None:
+        bias_t = zeros_tangent(bias)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            layer_norm_jvp(
+                input,
+                input_t,
+                weight,
+                weight_t,
+                bias,
+                bias_t,
+                result[1],
+                result[2],
+                normalized_shape,
+            ),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def native_layer_norm_backward(
+    grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask, result
+):
+    # (forward_ad_not_implemented("native_layer_norm_backward"), forward_ad_not_implemented("native_layer_norm_backward"), forward_ad_not_implemented("native_layer_norm_backward"),)
+    grad_out_t = fw_grad(grad_out)
+    input_t = fw_grad(input)
+    mean_t = fw_grad(mean)
+    rstd_t = fw_grad(rstd)
+    weight_t = fw_grad(weight) if weight is not None else None
+    bias_t = fw_grad(bias) if bias is not None else None
+    if (
+        grad_out_t is None
+        and input_t is None
+        and mean_t is None
+        and rstd_t is None
+        and weight_t is None
+        and bias_t is None
+    ):
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            forward_ad_not_implemented("native_layer_norm_backward"),
+            forward_ad_not_implemented("native_layer_norm_backward"),
+            forward_ad_not_implemented("native_layer_norm_backward"),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def native_batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps, result
+):
+    # (batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, result1, result2, training, eps),)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight) if weight is not None else None
+    bias_t = fw_grad(bias) if bias is not None else None
+    if input_t is None and weight_t is None and bias_t is None:
+        return
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None and weight is not None:
+        weight_t = zeros_tangent(weight)
+    if bias_t is None and bias is not None:
+        bias_t = zeros_tangent(bias)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            batch_norm_jvp(
+                input,
+                input_t,
+                weight,
+                weight_t,
+                bias,
+                bias_t,
+                running_mean,
+                running_var,
+                result[1],
+                result[2],
+                training,
+                eps,
+            ),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def native_batch_norm_backward(
+    grad_out,
+    input,
+    weight,
+    running_mean,
+    running_var,
+    save_mean,
+    save_invstd,
+    train,
+    eps,
+    output_mask,
+    result,
+):
+    # (forward_ad_not_implemented("native_batch_norm_backward"), forward_ad_not_implemented("native_batch_norm_backward"), forward_ad_not_implemented("native_batch_norm_backward"),)
+    grad_out_t = fw_grad(grad_out)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight) if weight is not None else None
+    save_mean_t = fw_grad(save_mean) if save_mean is not None else None
+    save_invstd_t = fw_grad(save_invstd) if save_invstd is not None else None
+    if (
+        grad_out_t is None
+        and input_t is None
+        and weight_t is None
+        and save_mean_t is None
+        and save_invstd_t is None
+    ):
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            forward_ad_not_implemented("native_batch_norm_backward"),
+            forward_ad_not_implemented("native_batch_norm_backward"),
+            forward_ad_not_implemented("native_batch_norm_backward"),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def repeat(self, repeats, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.repeat(self_t, repeats)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps, result):
+    # (group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group), group_norm_mean_jvp(input_t, result1, group), group_norm_invstd_jvp(input_p, input_t, result1, result2, group),)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight) if weight is not None else None
+    bias_t = fw_grad(bias) if bias is not None else None
+    if input_t is None and weight_t is None and bias_t is None:
+        return
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None and weight is not None:
+        weight_t = zeros_tangent(weight)
+    if bias_t is None and bias is not None:
+        bias_t = zeros_tangent(bias)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            group_norm_jvp(
+                input, input_t, weight, weight_t, bias, bias_t, result[1], result[2], group
+            ),
+            group_norm_mean_jvp(input_t, result[1], group),
+            group_norm_invstd_jvp(input, input_t, result[1], result[2], group),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def native_group_norm_backward(
+    grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask, result
+):
+    # (forward_ad_not_supported("aten::native_group_norm_backward"), forward_ad_not_supported("aten::native_group_norm_backward"), forward_ad_not_supported("aten::native_group_norm_backward"),)
+    grad_out_t = fw_grad(grad_out)
+    input_t = fw_grad(input)
+    mean_t = fw_grad(mean)
+    rstd_t = fw_grad(rstd)
+    weight_t = fw_grad(weight) if weight is not None else None
+    if (
+        grad_out_t is None
+        and input_t is None
+        and mean_t is None
+        and rstd_t is None
+        and weight_t is None
+    ):
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            forward_ad_not_supported("aten::native_group_norm_backward"),
+            forward_ad_not_supported("aten::native_group_norm_backward"),
+            forward_ad_not_supported("aten::native_group_norm_backward"),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def rsqrt(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = -0.5 * self_t * result.pow(3)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def rsqrt__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def rsqrt_(self, result, tangents):
+    # auto_element_wise
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = -0.5 * self_t * result.pow(3)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def t(self, result):

@@ -14,6 +14,7 @@ directly while nothing observes aten calls: the entry's own plain path, one fram
 
 from opgrad.autograd.functions_manual import (
     as_strided_backward,
+    batchnorm_double_backward,
     binary_cross_entropy_double_backward,
     binary_cross_entropy_double_backward_grad_output,
     binary_cross_entropy_double_backward_target,
@@ -33,6 +34,7 @@ from opgrad.autograd.functions_manual import (
     index_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
+    layer_norm_double_backward,
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
@@ -43,8 +45,10 @@ from opgrad.autograd.functions_manual import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mv_self_backward,
+    native_group_norm_grads,
     nll_loss2d_symint,
     nll_loss_symint,
+    not_implemented,
     permute_backwards,
     pow_backward,
     pow_backward_exponent,
@@ -52,6 +56,7 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_grad_output,
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
+    repeat_backward,
     softmax_double_backward,
     softplus_double_backward,
     split_backward,
@@ -95,9 +100,12 @@ from opgrad.generated.python_surface import (
     index_put,
     leaky_relu_backward,
     log_sigmoid_backward,
+    mean,
     mish_backward,
     mse_loss_backward,
     mul,
+    native_batch_norm_backward,
+    native_layer_norm_backward,
     nll_loss2d_backward,
     nll_loss_backward,
     rrelu_with_noise_backward,
@@ -5271,6 +5279,997 @@ class MvBackward0(Node):
     @property
     def _raw_saved_vec(self):
         return raw_saved(self, "vec_")
+
+
+class AddmmBackward0(Node):
+    """Backward of ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "beta_",
+        "mat1_",
+        "mat1_sym_sizes_",
+        "mat1_sym_strides_",
+        "mat2_",
+        "mat2_sym_sizes_",
+        "mat2_sym_strides_",
+    )
+    _releasable_slots = (
+        "mat1_",
+        "mat2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.beta_ = None
+        self.mat1_ = None
+        self.mat1_sym_sizes_ = None
+        self.mat1_sym_strides_ = ()
+        self.mat2_ = None
+        self.mat2_sym_sizes_ = None
+        self.mat2_sym_strides_ = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        alpha = self.alpha_
+        beta = self.beta_
+        mat1 = self.mat1_
+        if mat1.__class__ not in TENSOR_CLASSES:
+            if mat1 is not None:  # None: not saved, no formula that runs reads it
+                mat1 = unpack_saved(mat1, self)
+        elif mat1._vc is not None:
+            mat1 = unpack_saved(mat1, self)
+        mat1_sym_sizes = self.mat1_sym_sizes_
+        mat1_sym_strides = self.mat1_sym_strides_
+        mat2 = self.mat2_
+        if mat2.__class__ not in TENSOR_CLASSES:
+            if mat2 is not None:  # None: not saved, no formula that runs reads it
+                mat2 = unpack_saved(mat2, self)
+        elif mat2._vc is not None:
+            mat2 = unpack_saved(mat2, self)
+        mat2_sym_sizes = self.mat2_sym_sizes_
+        mat2_sym_strides = self.mat2_sym_strides_
+        # mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), alpha)
+        grad_mat1 = (
+            mm_mat1_backward(grad, mat2, mat1_sym_sizes, mat1_sym_strides, alpha)
+            if needs[1]
+            else None
+        )
+        # mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), alpha)
+        grad_mat2 = (
+            mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha)
+            if needs[2]
+            else None
+        )
+        # self: maybe_multiply(grad, beta)
+        grad_self = maybe_multiply(grad, beta) if needs[0] else None
+        return (
+            grad_self,
+            grad_mat1,
+            grad_mat2,
+        )
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_mat1(self):
+        return unpack_saved(self.mat1_, self)
+
+    @property
+    def _raw_saved_mat1(self):
+        return raw_saved(self, "mat1_")
+
+    @property
+    def _saved_mat1_sym_sizes(self):
+        return self.mat1_sym_sizes_
+
+    @property
+    def _saved_mat1_sym_strides(self):
+        return self.mat1_sym_strides_
+
+    @property
+    def _saved_mat2(self):
+        return unpack_saved(self.mat2_, self)
+
+    @property
+    def _raw_saved_mat2(self):
+        return raw_saved(self, "mat2_")
+
+    @property
+    def _saved_mat2_sym_sizes(self):
+        return self.mat2_sym_sizes_
+
+    @property
+    def _saved_mat2_sym_strides(self):
+        return self.mat2_sym_strides_
+
+
+class NativeLayerNormBackward0(Node):
+    """Backward of ``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "bias_",
+        "input_",
+        "normalized_shape_",
+        "result1_",
+        "result2_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "bias_",
+        "input_",
+        "result1_",
+        "result2_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.bias_ = None
+        self.input_ = None
+        self.normalized_shape_ = None
+        self.result1_ = None
+        self.result2_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        bias = self.bias_
+        if bias.__class__ not in TENSOR_CLASSES:
+            if bias is not None:  # None: not saved, no formula that runs reads it
+                bias = unpack_saved(bias, self)
+        elif bias._vc is not None:
+            bias = unpack_saved(bias, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        normalized_shape = self.normalized_shape_
+        result1 = unpack_saved(self.result1_, self)
+        result2 = unpack_saved(self.result2_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask)
+        grad_input, grad_weight, grad_bias = (
+            native_layer_norm_backward(
+                grad,
+                input,
+                normalized_shape,
+                result1,
+                result2,
+                weight,
+                bias,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_weight,
+            grad_bias,
+        )
+
+    @property
+    def _saved_bias(self):
+        return unpack_saved(self.bias_, self)
+
+    @property
+    def _raw_saved_bias(self):
+        return raw_saved(self, "bias_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_normalized_shape(self):
+        return self.normalized_shape_
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_result2(self):
+        return unpack_saved(self.result2_, self)
+
+    @property
+    def _raw_saved_result2(self):
+        return raw_saved(self, "result2_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NativeLayerNormBackwardBackward0(Node):
+    """Backward of ``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "grad_out_",
+        "input_",
+        "mean_",
+        "normalized_shape_",
+        "rstd_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "grad_out_",
+        "input_",
+        "mean_",
+        "rstd_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_out_ = None
+        self.input_ = None
+        self.mean_ = None
+        self.normalized_shape_ = None
+        self.rstd_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        grad_out = self.grad_out_
+        if grad_out.__class__ not in TENSOR_CLASSES:
+            if grad_out is not None:  # None: not saved, no formula that runs reads it
+                grad_out = unpack_saved(grad_out, self)
+        elif grad_out._vc is not None:
+            grad_out = unpack_saved(grad_out, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        mean = self.mean_
+        if mean.__class__ not in TENSOR_CLASSES:
+            if mean is not None:  # None: not saved, no formula that runs reads it
+                mean = unpack_saved(mean, self)
+        elif mean._vc is not None:
+            mean = unpack_saved(mean, self)
+        normalized_shape = self.normalized_shape_
+        rstd = self.rstd_
+        if rstd.__class__ not in TENSOR_CLASSES:
+            if rstd is not None:  # None: not saved, no formula that runs reads it
+                rstd = unpack_saved(rstd, self)
+        elif rstd._vc is not None:
+            rstd = unpack_saved(rstd, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # bias: None
+        grad_bias = None if needs[5] else None
+        # input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+        grad_input, grad_weight, grad_grad_out = (
+            layer_norm_double_backward(
+                input,
+                weight,
+                grads[0],
+                grads[1],
+                grads[2],
+                grad_out,
+                mean,
+                rstd,
+                normalized_shape,
+                (needs[1], needs[4], needs[0]),
+            )
+            if needs[1] or needs[4] or needs[0]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        # mean: not_implemented("native_layer_norm_backward mean")
+        grad_mean = not_implemented("native_layer_norm_backward mean") if needs[2] else None
+        # rstd: not_implemented("native_layer_norm_backward rstd")
+        grad_rstd = not_implemented("native_layer_norm_backward rstd") if needs[3] else None
+        return (
+            grad_grad_out,
+            grad_input,
+            grad_mean,
+            grad_rstd,
+            grad_weight,
+            grad_bias,
+        )
+
+    @property
+    def _saved_grad_out(self):
+        return unpack_saved(self.grad_out_, self)
+
+    @property
+    def _raw_saved_grad_out(self):
+        return raw_saved(self, "grad_out_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_mean(self):
+        return unpack_saved(self.mean_, self)
+
+    @property
+    def _raw_saved_mean(self):
+        return raw_saved(self, "mean_")
+
+    @property
+    def _saved_normalized_shape(self):
+        return self.normalized_shape_
+
+    @property
+    def _saved_rstd(self):
+        return unpack_saved(self.rstd_, self)
+
+    @property
+    def _raw_saved_rstd(self):
+        return raw_saved(self, "rstd_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NativeBatchNormBackward0(Node):
+    """Backward of ``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "eps_",
+        "input_",
+        "result1_",
+        "result2_",
+        "running_mean_",
+        "running_var_",
+        "training_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "input_",
+        "result1_",
+        "result2_",
+        "running_mean_",
+        "running_var_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.eps_ = None
+        self.input_ = None
+        self.result1_ = None
+        self.result2_ = None
+        self.running_mean_ = None
+        self.running_var_ = None
+        self.training_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        eps = self.eps_
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        result1 = unpack_saved(self.result1_, self)
+        result2 = unpack_saved(self.result2_, self)
+        running_mean = self.running_mean_
+        if running_mean.__class__ not in TENSOR_CLASSES:
+            if running_mean is not None:  # None: not saved, no formula that runs reads it
+                running_mean = unpack_saved(running_mean, self)
+        elif running_mean._vc is not None:
+            running_mean = unpack_saved(running_mean, self)
+        running_var = self.running_var_
+        if running_var.__class__ not in TENSOR_CLASSES:
+            if running_var is not None:  # None: not saved, no formula that runs reads it
+                running_var = unpack_saved(running_var, self)
+        elif running_var._vc is not None:
+            running_var = unpack_saved(running_var, self)
+        training = self.training_
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)
+        grad_input, grad_weight, grad_bias = (
+            native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                training,
+                eps,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_weight,
+            grad_bias,
+        )
+
+    @property
+    def _saved_eps(self):
+        return self.eps_
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_result2(self):
+        return unpack_saved(self.result2_, self)
+
+    @property
+    def _raw_saved_result2(self):
+        return raw_saved(self, "result2_")
+
+    @property
+    def _saved_running_mean(self):
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _raw_saved_running_mean(self):
+        return raw_saved(self, "running_mean_")
+
+    @property
+    def _saved_running_var(self):
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _raw_saved_running_var(self):
+        return raw_saved(self, "running_var_")
+
+    @property
+    def _saved_training(self):
+        return self.training_
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NativeBatchNormBackwardBackward0(Node):
+    """Backward of ``native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "eps_",
+        "grad_out_",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "save_invstd_",
+        "save_mean_",
+        "train_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "grad_out_",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "save_invstd_",
+        "save_mean_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.eps_ = None
+        self.grad_out_ = None
+        self.input_ = None
+        self.running_mean_ = None
+        self.running_var_ = None
+        self.save_invstd_ = None
+        self.save_mean_ = None
+        self.train_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        eps = self.eps_
+        grad_out = self.grad_out_
+        if grad_out.__class__ not in TENSOR_CLASSES:
+            if grad_out is not None:  # None: not saved, no formula that runs reads it
+                grad_out = unpack_saved(grad_out, self)
+        elif grad_out._vc is not None:
+            grad_out = unpack_saved(grad_out, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        running_mean = self.running_mean_
+        if running_mean.__class__ not in TENSOR_CLASSES:
+            if running_mean is not None:  # None: not saved, no formula that runs reads it
+                running_mean = unpack_saved(running_mean, self)
+        elif running_mean._vc is not None:
+            running_mean = unpack_saved(running_mean, self)
+        running_var = self.running_var_
+        if running_var.__class__ not in TENSOR_CLASSES:
+            if running_var is not None:  # None: not saved, no formula that runs reads it
+                running_var = unpack_saved(running_var, self)
+        elif running_var._vc is not None:
+            running_var = unpack_saved(running_var, self)
+        save_invstd = self.save_invstd_
+        if save_invstd.__class__ not in TENSOR_CLASSES:
+            if save_invstd is not None:  # None: not saved, no formula that runs reads it
+                save_invstd = unpack_saved(save_invstd, self)
+        elif save_invstd._vc is not None:
+            save_invstd = unpack_saved(save_invstd, self)
+        save_mean = self.save_mean_
+        if save_mean.__class__ not in TENSOR_CLASSES:
+            if save_mean is not None:  # None: not saved, no formula that runs reads it
+                save_mean = unpack_saved(save_mean, self)
+        elif save_mean._vc is not None:
+            save_mean = unpack_saved(save_mean, self)
+        train = self.train_
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+        grad_input, grad_weight, grad_grad_out = (
+            batchnorm_double_backward(
+                input,
+                weight,
+                grads[0],
+                grads[1],
+                grads[2],
+                grad_out,
+                running_mean,
+                running_var,
+                train,
+                eps,
+                save_mean,
+                save_invstd,
+                (needs[1], needs[2], needs[0]),
+            )
+            if needs[1] or needs[2] or needs[0]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        # save_invstd: not_implemented("native_batch_norm_backward save_invstd")
+        grad_save_invstd = (
+            not_implemented("native_batch_norm_backward save_invstd") if needs[4] else None
+        )
+        # save_mean: not_implemented("native_batch_norm_backward save_mean")
+        grad_save_mean = (
+            not_implemented("native_batch_norm_backward save_mean") if needs[3] else None
+        )
+        return (
+            grad_grad_out,
+            grad_input,
+            grad_weight,
+            grad_save_mean,
+            grad_save_invstd,
+        )
+
+    @property
+    def _saved_eps(self):
+        return self.eps_
+
+    @property
+    def _saved_grad_out(self):
+        return unpack_saved(self.grad_out_, self)
+
+    @property
+    def _raw_saved_grad_out(self):
+        return raw_saved(self, "grad_out_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_running_mean(self):
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _raw_saved_running_mean(self):
+        return raw_saved(self, "running_mean_")
+
+    @property
+    def _saved_running_var(self):
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _raw_saved_running_var(self):
+        return raw_saved(self, "running_var_")
+
+    @property
+    def _saved_save_invstd(self):
+        return unpack_saved(self.save_invstd_, self)
+
+    @property
+    def _raw_saved_save_invstd(self):
+        return raw_saved(self, "save_invstd_")
+
+    @property
+    def _saved_save_mean(self):
+        return unpack_saved(self.save_mean_, self)
+
+    @property
+    def _raw_saved_save_mean(self):
+        return raw_saved(self, "save_mean_")
+
+    @property
+    def _saved_train(self):
+        return self.train_
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class RepeatBackward0(Node):
+    """Backward of ``repeat(Tensor self, SymInt[] repeats) -> Tensor``."""
+
+    __slots__ = (
+        "repeats_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.repeats_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        repeats = self.repeats_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: repeat_backward(grad, repeats, self.sym_sizes())
+        grad_self = repeat_backward(grad, repeats, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_repeats(self):
+        return self.repeats_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class NativeGroupNormBackward0(Node):
+    """Backward of ``native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "C_",
+        "HxW_",
+        "N_",
+        "eps_",
+        "group_",
+        "input_",
+        "result1_",
+        "result2_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "input_",
+        "result1_",
+        "result2_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.C_ = None
+        self.HxW_ = None
+        self.N_ = None
+        self.eps_ = None
+        self.group_ = None
+        self.input_ = None
+        self.result1_ = None
+        self.result2_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        C = self.C_
+        HxW = self.HxW_
+        N = self.N_
+        eps = self.eps_
+        group = self.group_
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        result1 = unpack_saved(self.result1_, self)
+        result2 = unpack_saved(self.result2_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # input, weight, bias: native_group_norm_grads(grads, input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+        grad_input, grad_weight, grad_bias = (
+            native_group_norm_grads(
+                grads,
+                input,
+                result1,
+                result2,
+                weight,
+                N,
+                C,
+                HxW,
+                group,
+                eps,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_weight,
+            grad_bias,
+        )
+
+    @property
+    def _saved_C(self):
+        return self.C_
+
+    @property
+    def _saved_HxW(self):
+        return self.HxW_
+
+    @property
+    def _saved_N(self):
+        return self.N_
+
+    @property
+    def _saved_eps(self):
+        return self.eps_
+
+    @property
+    def _saved_group(self):
+        return self.group_
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_result2(self):
+        return unpack_saved(self.result2_, self)
+
+    @property
+    def _raw_saved_result2(self):
+        return raw_saved(self, "result2_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NotImplemented_native_group_norm_backward(Node):
+    """Backward of ``native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
+        # grad_out, input, mean, rstd, weight: derivative_not_implemented("aten::native_group_norm_backward")
+        grad_grad_out, grad_input, grad_mean, grad_rstd, grad_weight = (
+            derivative_not_implemented("aten::native_group_norm_backward")
+            if needs[0] or needs[1] or needs[2] or needs[3] or needs[4]
+            else (
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_out,
+            grad_input,
+            grad_mean,
+            grad_rstd,
+            grad_weight,
+        )
+
+
+NotImplemented_native_group_norm_backward.__name__ = (
+    NotImplemented_native_group_norm_backward.__qualname__
+) = "NotImplemented"
+
+
+class RsqrtBackward0(Node):
+    """Backward of ``rsqrt(Tensor self) -> Tensor``."""
+
+    __slots__ = ("result_",)
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        # self: -0.5 * grad * result.pow(3)
+        grad_self = -0.5 * grad * result.pow(3) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
 
 
 class TBackward0(Node):

@@ -6841,6 +6841,920 @@ matmul = matmul_op._entry = _matmul_entry(Site(matmul_op))
 matmul_op._make_entry = _matmul_entry
 
 
+addmm_op = define(
+    "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+)
+_addmm_kernels = addmm_op.kernels
+
+
+def _addmm_entry(_site):
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addmm_op, self, mat1, mat2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addmm_op, 0)
+                if mat1.__class__ not in TENSOR_CLASSES:
+                    mat1 = tensor_arg(mat1, _site, addmm_op, 1)
+                if mat2.__class__ not in TENSOR_CLASSES:
+                    mat2 = tensor_arg(mat2, _site, addmm_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, addmm_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, addmm_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, addmm_op, self, mat1, mat2, beta, alpha)
+            keyset = (self._keys | mat1._keys | mat2._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & mat1._keys & mat2._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.addmm(self, mat1, mat2, beta, alpha)
+                if result is not None:
+                    return result
+            kernel = _addmm_kernels[keyset]
+            return kernel(keyset, self, mat1, mat2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addmm
+
+
+addmm = addmm_op._entry = _addmm_entry(Site(addmm_op))
+addmm_op._make_entry = _addmm_entry
+
+
+linear_op = define("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
+_linear_kernels = linear_op.kernels
+
+
+def _linear_entry(_site):
+    def linear(input, weight, bias=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linear_op, input, weight, bias)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, linear_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, linear_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, linear_op, 2)
+            except Overridden:
+                return handle_entry(_site, linear_op, input, weight, bias)
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _linear_kernels[keyset]
+            return kernel(keyset, input, weight, bias)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linear
+
+
+linear = linear_op._entry = _linear_entry(Site(linear_op))
+linear_op._make_entry = _linear_entry
+
+
+layer_norm_op = define(
+    "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"
+)
+_layer_norm_kernels = layer_norm_op.kernels
+
+
+def _layer_norm_entry(_site):
+    def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, layer_norm_op, input, normalized_shape, weight, bias, eps, cudnn_enable
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, layer_norm_op, 0)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(normalized_shape, 1, _site, layer_norm_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, layer_norm_op, 2)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, layer_norm_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, layer_norm_op, input, normalized_shape, weight, bias, eps, cudnn_enable
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _layer_norm_kernels[keyset]
+            return kernel(keyset, input, normalized_shape, weight, bias, eps, cudnn_enable)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return layer_norm
+
+
+layer_norm = layer_norm_op._entry = _layer_norm_entry(Site(layer_norm_op))
+layer_norm_op._make_entry = _layer_norm_entry
+
+
+native_layer_norm_op = define(
+    "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"
+)
+_native_layer_norm_kernels = native_layer_norm_op.kernels
+
+
+def _native_layer_norm_entry(_site):
+    def native_layer_norm(input, normalized_shape, weight, bias, eps):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, native_layer_norm_op, input, normalized_shape, weight, bias, eps
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_layer_norm_op, 0)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(normalized_shape, 1, _site, native_layer_norm_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_layer_norm_op, 2)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, native_layer_norm_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, native_layer_norm_op, input, normalized_shape, weight, bias, eps
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_layer_norm_kernels[keyset]
+            return kernel(keyset, input, normalized_shape, weight, bias, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_layer_norm
+
+
+native_layer_norm = native_layer_norm_op._entry = _native_layer_norm_entry(
+    Site(native_layer_norm_op)
+)
+native_layer_norm_op._make_entry = _native_layer_norm_entry
+
+
+native_layer_norm_backward_op = define(
+    "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
+)
+_native_layer_norm_backward_kernels = native_layer_norm_backward_op.kernels
+
+
+def _native_layer_norm_backward_entry(_site):
+    def native_layer_norm_backward(
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    native_layer_norm_backward_op,
+                    grad_out,
+                    input,
+                    normalized_shape,
+                    mean,
+                    rstd,
+                    weight,
+                    bias,
+                    output_mask,
+                )
+            try:
+                if grad_out.__class__ not in TENSOR_CLASSES:
+                    grad_out = tensor_arg(grad_out, _site, native_layer_norm_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_layer_norm_backward_op, 1)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(
+                        normalized_shape, 1, _site, native_layer_norm_backward_op, 2
+                    )
+                if mean.__class__ not in TENSOR_CLASSES:
+                    mean = tensor_arg(mean, _site, native_layer_norm_backward_op, 3)
+                if rstd.__class__ not in TENSOR_CLASSES:
+                    rstd = tensor_arg(rstd, _site, native_layer_norm_backward_op, 4)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_layer_norm_backward_op, 5)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, native_layer_norm_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    native_layer_norm_backward_op,
+                    grad_out,
+                    input,
+                    normalized_shape,
+                    mean,
+                    rstd,
+                    weight,
+                    bias,
+                    output_mask,
+                )
+            keyset = (
+                grad_out._keys
+                | input._keys
+                | mean._keys
+                | rstd._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_layer_norm_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_layer_norm_backward
+
+
+native_layer_norm_backward = native_layer_norm_backward_op._entry = (
+    _native_layer_norm_backward_entry(Site(native_layer_norm_backward_op))
+)
+native_layer_norm_backward_op._make_entry = _native_layer_norm_backward_entry
+
+
+batch_norm_op = define(
+    "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"
+)
+_batch_norm_kernels = batch_norm_op.kernels
+
+
+def _batch_norm_entry(_site):
+    def batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    batch_norm_op,
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                    cudnn_enabled,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, batch_norm_op, 0)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, batch_norm_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, batch_norm_op, 2)
+                if running_mean is not None and running_mean.__class__ is not Tensor:
+                    running_mean = tensor_arg(running_mean, _site, batch_norm_op, 3)
+                if running_var is not None and running_var.__class__ is not Tensor:
+                    running_var = tensor_arg(running_var, _site, batch_norm_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    batch_norm_op,
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                    cudnn_enabled,
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | (running_mean._keys if running_mean is not None else 0)
+                | (running_var._keys if running_var is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _batch_norm_kernels[keyset]
+            return kernel(
+                keyset,
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                training,
+                momentum,
+                eps,
+                cudnn_enabled,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return batch_norm
+
+
+batch_norm = batch_norm_op._entry = _batch_norm_entry(Site(batch_norm_op))
+batch_norm_op._make_entry = _batch_norm_entry
+
+
+native_batch_norm_op = define(
+    "aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"
+)
+_native_batch_norm_kernels = native_batch_norm_op.kernels
+
+
+def _native_batch_norm_entry(_site):
+    def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    native_batch_norm_op,
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_batch_norm_op, 0)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_batch_norm_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, native_batch_norm_op, 2)
+                if running_mean is not None and running_mean.__class__ is not Tensor:
+                    running_mean = tensor_arg(running_mean, _site, native_batch_norm_op, 3)
+                if running_var is not None and running_var.__class__ is not Tensor:
+                    running_var = tensor_arg(running_var, _site, native_batch_norm_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    native_batch_norm_op,
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | (running_mean._keys if running_mean is not None else 0)
+                | (running_var._keys if running_var is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_batch_norm_kernels[keyset]
+            return kernel(
+                keyset, input, weight, bias, running_mean, running_var, training, momentum, eps
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_batch_norm
+
+
+native_batch_norm = native_batch_norm_op._entry = _native_batch_norm_entry(
+    Site(native_batch_norm_op)
+)
+native_batch_norm_op._make_entry = _native_batch_norm_entry
+
+
+native_batch_norm_backward_op = define(
+    "aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
+)
+_native_batch_norm_backward_kernels = native_batch_norm_backward_op.kernels
+
+
+def _native_batch_norm_backward_entry(_site):
+    def native_batch_norm_backward(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        train,
+        eps,
+        output_mask,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    native_batch_norm_backward_op,
+                    grad_out,
+                    input,
+                    weight,
+                    running_mean,
+                    running_var,
+                    save_mean,
+                    save_invstd,
+                    train,
+                    eps,
+                    output_mask,
+                )
+            try:
+                if grad_out.__class__ not in TENSOR_CLASSES:
+                    grad_out = tensor_arg(grad_out, _site, native_batch_norm_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_batch_norm_backward_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_batch_norm_backward_op, 2)
+                if running_mean is not None and running_mean.__class__ is not Tensor:
+                    running_mean = tensor_arg(running_mean, _site, native_batch_norm_backward_op, 3)
+                if running_var is not None and running_var.__class__ is not Tensor:
+                    running_var = tensor_arg(running_var, _site, native_batch_norm_backward_op, 4)
+                if save_mean is not None and save_mean.__class__ is not Tensor:
+                    save_mean = tensor_arg(save_mean, _site, native_batch_norm_backward_op, 5)
+                if save_invstd is not None and save_invstd.__class__ is not Tensor:
+                    save_invstd = tensor_arg(save_invstd, _site, native_batch_norm_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    native_batch_norm_backward_op,
+                    grad_out,
+                    input,
+                    weight,
+                    running_mean,
+                    running_var,
+                    save_mean,
+                    save_invstd,
+                    train,
+                    eps,
+                    output_mask,
+                )
+            keyset = (
+                grad_out._keys
+                | input._keys
+                | (weight._keys if weight is not None else 0)
+                | (running_mean._keys if running_mean is not None else 0)
+                | (running_var._keys if running_var is not None else 0)
+                | (save_mean._keys if save_mean is not None else 0)
+                | (save_invstd._keys if save_invstd is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_batch_norm_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_out,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                save_mean,
+                save_invstd,
+                train,
+                eps,
+                output_mask,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_batch_norm_backward
+
+
+native_batch_norm_backward = native_batch_norm_backward_op._entry = (
+    _native_batch_norm_backward_entry(Site(native_batch_norm_backward_op))
+)
+native_batch_norm_backward_op._make_entry = _native_batch_norm_backward_entry
+
+
+instance_norm_op = define(
+    "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor"
+)
+_instance_norm_kernels = instance_norm_op.kernels
+
+
+def _instance_norm_entry(_site):
+    def instance_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        use_input_stats,
+        momentum,
+        eps,
+        cudnn_enabled,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    instance_norm_op,
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    use_input_stats,
+                    momentum,
+                    eps,
+                    cudnn_enabled,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, instance_norm_op, 0)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, instance_norm_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, instance_norm_op, 2)
+                if running_mean is not None and running_mean.__class__ is not Tensor:
+                    running_mean = tensor_arg(running_mean, _site, instance_norm_op, 3)
+                if running_var is not None and running_var.__class__ is not Tensor:
+                    running_var = tensor_arg(running_var, _site, instance_norm_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    instance_norm_op,
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    use_input_stats,
+                    momentum,
+                    eps,
+                    cudnn_enabled,
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | (running_mean._keys if running_mean is not None else 0)
+                | (running_var._keys if running_var is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _instance_norm_kernels[keyset]
+            return kernel(
+                keyset,
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                use_input_stats,
+                momentum,
+                eps,
+                cudnn_enabled,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return instance_norm
+
+
+instance_norm = instance_norm_op._entry = _instance_norm_entry(Site(instance_norm_op))
+instance_norm_op._make_entry = _instance_norm_entry
+
+
+repeat_op = define("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor")
+_repeat_kernels = repeat_op.kernels
+
+
+def _repeat_entry(_site):
+    def repeat(self, repeats):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, repeat_op, self, repeats)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, repeat_op, 0)
+                if repeats.__class__ is not tuple:
+                    repeats = int_list(repeats, 1, _site, repeat_op, 1)
+            except Overridden:
+                return handle_entry(_site, repeat_op, self, repeats)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.repeat(self, repeats)
+                if result is not None:
+                    return result
+            kernel = _repeat_kernels[keyset]
+            return kernel(keyset, self, repeats)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return repeat
+
+
+repeat = repeat_op._entry = _repeat_entry(Site(repeat_op))
+repeat_op._make_entry = _repeat_entry
+
+
+group_norm_op = define(
+    "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor"
+)
+_group_norm_kernels = group_norm_op.kernels
+
+
+def _group_norm_entry(_site):
+    def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, group_norm_op, input, num_groups, weight, bias, eps, cudnn_enabled
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, group_norm_op, 0)
+                if num_groups.__class__ is not int:
+                    num_groups = int_arg(num_groups, _site, group_norm_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, group_norm_op, 2)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, group_norm_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, group_norm_op, input, num_groups, weight, bias, eps, cudnn_enabled
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _group_norm_kernels[keyset]
+            return kernel(keyset, input, num_groups, weight, bias, eps, cudnn_enabled)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return group_norm
+
+
+group_norm = group_norm_op._entry = _group_norm_entry(Site(group_norm_op))
+group_norm_op._make_entry = _group_norm_entry
+
+
+native_group_norm_op = define(
+    "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"
+)
+_native_group_norm_kernels = native_group_norm_op.kernels
+
+
+def _native_group_norm_entry(_site):
+    def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, native_group_norm_op, input, weight, bias, N, C, HxW, group, eps
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_group_norm_op, 0)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_group_norm_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, native_group_norm_op, 2)
+                if N.__class__ is not int:
+                    N = int_arg(N, _site, native_group_norm_op, 3)
+                if C.__class__ is not int:
+                    C = int_arg(C, _site, native_group_norm_op, 4)
+                if HxW.__class__ is not int:
+                    HxW = int_arg(HxW, _site, native_group_norm_op, 5)
+                if group.__class__ is not int:
+                    group = int_arg(group, _site, native_group_norm_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, native_group_norm_op, input, weight, bias, N, C, HxW, group, eps
+                )
+            keyset = (
+                input._keys
+                | (weight._keys if weight is not None else 0)
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_group_norm_kernels[keyset]
+            return kernel(keyset, input, weight, bias, N, C, HxW, group, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_group_norm
+
+
+native_group_norm = native_group_norm_op._entry = _native_group_norm_entry(
+    Site(native_group_norm_op)
+)
+native_group_norm_op._make_entry = _native_group_norm_entry
+
+
+native_group_norm_backward_op = define(
+    "aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
+)
+_native_group_norm_backward_kernels = native_group_norm_backward_op.kernels
+
+
+def _native_group_norm_backward_entry(_site):
+    def native_group_norm_backward(
+        grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    native_group_norm_backward_op,
+                    grad_out,
+                    input,
+                    mean,
+                    rstd,
+                    weight,
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    output_mask,
+                )
+            try:
+                if grad_out.__class__ not in TENSOR_CLASSES:
+                    grad_out = tensor_arg(grad_out, _site, native_group_norm_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, native_group_norm_backward_op, 1)
+                if mean.__class__ not in TENSOR_CLASSES:
+                    mean = tensor_arg(mean, _site, native_group_norm_backward_op, 2)
+                if rstd.__class__ not in TENSOR_CLASSES:
+                    rstd = tensor_arg(rstd, _site, native_group_norm_backward_op, 3)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, native_group_norm_backward_op, 4)
+                if N.__class__ is not int:
+                    N = int_arg(N, _site, native_group_norm_backward_op, 5)
+                if C.__class__ is not int:
+                    C = int_arg(C, _site, native_group_norm_backward_op, 6)
+                if HxW.__class__ is not int:
+                    HxW = int_arg(HxW, _site, native_group_norm_backward_op, 7)
+                if group.__class__ is not int:
+                    group = int_arg(group, _site, native_group_norm_backward_op, 8)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    native_group_norm_backward_op,
+                    grad_out,
+                    input,
+                    mean,
+                    rstd,
+                    weight,
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    output_mask,
+                )
+            keyset = (
+                grad_out._keys
+                | input._keys
+                | mean._keys
+                | rstd._keys
+                | (weight._keys if weight is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _native_group_norm_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return native_group_norm_backward
+
+
+native_group_norm_backward = native_group_norm_backward_op._entry = (
+    _native_group_norm_backward_entry(Site(native_group_norm_backward_op))
+)
+native_group_norm_backward_op._make_entry = _native_group_norm_backward_entry
+
+
+rsqrt_op = define("aten::rsqrt(Tensor self) -> Tensor")
+_rsqrt_kernels = rsqrt_op.kernels
+
+
+def _rsqrt_entry(_site):
+    def rsqrt(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rsqrt_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rsqrt_op, 0)
+            except Overridden:
+                return handle_entry(_site, rsqrt_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.rsqrt(self)
+                if result is not None:
+                    return result
+            kernel = _rsqrt_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rsqrt
+
+
+rsqrt = rsqrt_op._entry = _rsqrt_entry(Site(rsqrt_op))
+rsqrt_op._make_entry = _rsqrt_entry
+
+
+rsqrt__op = define("aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)")
+_rsqrt__kernels = rsqrt__op.kernels
+
+
+def _rsqrt__entry(_site):
+    def rsqrt_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rsqrt__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rsqrt__op, 0)
+            except Overridden:
+                return handle_entry(_site, rsqrt__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rsqrt__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rsqrt_
+
+
+rsqrt_ = rsqrt__op._entry = _rsqrt__entry(Site(rsqrt__op))
+rsqrt__op._make_entry = _rsqrt__entry
+
+
 t_op = define("aten::t(Tensor(a) self) -> Tensor(a)")
 _t_kernels = t_op.kernels
 

@@ -3433,6 +3433,146 @@ def mv(self, vec):
     return out
 
 
+def addmm(self, mat1, mat2, beta, alpha):
+    self_data = self._data
+    mat1_data = mat1._data
+    mat2_data = mat2._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and mat1_data.dtype is self_data.dtype
+        and mat2_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        k.addmm_check(self, mat1, mat2)
+        result = k.addmm(self_data, mat1_data, mat2_data, beta, alpha)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or mat1._rg or mat2._rg):
+        grad_fn = _new(nodes.AddmmBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_mat1 = mat1._grad_fn
+        if edge_mat1 is None:
+            edge_mat1 = grad_accumulator(mat1) if mat1._rg else None
+        elif mat1._output_nr:
+            edge_mat1 = (edge_mat1, mat1._output_nr)
+        edge_mat2 = mat2._grad_fn
+        if edge_mat2 is None:
+            edge_mat2 = grad_accumulator(mat2) if mat2._rg else None
+        elif mat2._output_nr:
+            edge_mat2 = (edge_mat2, mat2._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_mat1,
+            edge_mat2,
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.beta_ = beta
+        grad_fn.mat1_ = (
+            (mat1 if mat1._vc is None and mat1._grad_fn is None else SavedVariable(mat1, False))
+            if mat2._rg
+            else None
+        )
+        grad_fn.mat1_sym_sizes_ = mat1._data.shape
+        grad_fn.mat1_sym_strides_ = strides_of(mat1) if mat1._rg else ()
+        grad_fn.mat2_ = (
+            (mat2 if mat2._vc is None and mat2._grad_fn is None else SavedVariable(mat2, False))
+            if mat1._rg
+            else None
+        )
+        grad_fn.mat2_sym_sizes_ = mat2._data.shape
+        grad_fn.mat2_sym_strides_ = strides_of(mat2) if mat2._rg else ()
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def repeat(self, repeats):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.repeat(self_data, repeats)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.RepeatBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.repeats_ = repeats
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def rsqrt(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.rsqrt(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.RsqrtBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def t(self):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

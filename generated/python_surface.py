@@ -158,6 +158,18 @@ FUNCTIONS = {
     "dot": (ops.dot_op,),
     "mv": (ops.mv_op,),
     "matmul": (ops.matmul_op,),
+    "addmm": (ops.addmm_op,),
+    "layer_norm": (ops.layer_norm_op,),
+    "native_layer_norm": (ops.native_layer_norm_op,),
+    "native_layer_norm_backward": (ops.native_layer_norm_backward_op,),
+    "batch_norm": (ops.batch_norm_op,),
+    "native_batch_norm": (ops.native_batch_norm_op,),
+    "native_batch_norm_backward": (ops.native_batch_norm_backward_op,),
+    "instance_norm": (ops.instance_norm_op,),
+    "group_norm": (ops.group_norm_op,),
+    "native_group_norm": (ops.native_group_norm_op,),
+    "native_group_norm_backward": (ops.native_group_norm_backward_op,),
+    "rsqrt": (ops.rsqrt_op,),
     "t": (ops.t_op,),
     "transpose": (ops.transpose_int_op,),
     "permute": (ops.permute_op,),
@@ -294,6 +306,24 @@ bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])
 mv = function("mv", FUNCTIONS["mv"])
 matmul = function("matmul", FUNCTIONS["matmul"])
+addmm = function("addmm", FUNCTIONS["addmm"])
+layer_norm = function("layer_norm", FUNCTIONS["layer_norm"])
+native_layer_norm = function("native_layer_norm", FUNCTIONS["native_layer_norm"])
+native_layer_norm_backward = function(
+    "native_layer_norm_backward", FUNCTIONS["native_layer_norm_backward"]
+)
+batch_norm = function("batch_norm", FUNCTIONS["batch_norm"])
+native_batch_norm = function("native_batch_norm", FUNCTIONS["native_batch_norm"])
+native_batch_norm_backward = function(
+    "native_batch_norm_backward", FUNCTIONS["native_batch_norm_backward"]
+)
+instance_norm = function("instance_norm", FUNCTIONS["instance_norm"])
+group_norm = function("group_norm", FUNCTIONS["group_norm"])
+native_group_norm = function("native_group_norm", FUNCTIONS["native_group_norm"])
+native_group_norm_backward = function(
+    "native_group_norm_backward", FUNCTIONS["native_group_norm_backward"]
+)
+rsqrt = function("rsqrt", FUNCTIONS["rsqrt"])
 t = function("t", FUNCTIONS["t"])
 transpose = function("transpose", FUNCTIONS["transpose"])
 permute = function("permute", FUNCTIONS["permute"])

@@ -87,6 +87,51 @@ def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
 
+def _linear_composite(keyset, input, weight, bias):
+    return decompositions.linear(input, weight, bias)
+
+
+def _layer_norm_composite(keyset, input, normalized_shape, weight, bias, eps, cudnn_enable):
+    return decompositions.layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+def _batch_norm_composite(
+    keyset, input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled
+):
+    return decompositions.batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled
+    )
+
+
+def _instance_norm_composite(
+    keyset,
+    input,
+    weight,
+    bias,
+    running_mean,
+    running_var,
+    use_input_stats,
+    momentum,
+    eps,
+    cudnn_enabled,
+):
+    return decompositions.instance_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        use_input_stats,
+        momentum,
+        eps,
+        cudnn_enabled,
+    )
+
+
+def _group_norm_composite(keyset, input, num_groups, weight, bias, eps, cudnn_enabled):
+    return decompositions.group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
 def _reshape_composite(keyset, self, shape):
     return decompositions.reshape(self, shape)
 
@@ -268,6 +313,16 @@ def register_all():
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
     ops.dot_op.register_kernel(CPU, cpu_kernels.dot)
     ops.mv_op.register_kernel(CPU, cpu_kernels.mv)
+    ops.addmm_op.register_kernel(CPU, cpu_kernels.addmm)
+    ops.native_layer_norm_op.register_kernel(CPU, cpu_kernels.native_layer_norm)
+    ops.native_layer_norm_backward_op.register_kernel(CPU, cpu_kernels.native_layer_norm_backward)
+    ops.native_batch_norm_op.register_kernel(CPU, cpu_kernels.native_batch_norm)
+    ops.native_batch_norm_backward_op.register_kernel(CPU, cpu_kernels.native_batch_norm_backward)
+    ops.repeat_op.register_kernel(CPU, cpu_kernels.repeat)
+    ops.native_group_norm_op.register_kernel(CPU, cpu_kernels.native_group_norm)
+    ops.native_group_norm_backward_op.register_kernel(CPU, cpu_kernels.native_group_norm_backward)
+    ops.rsqrt_op.register_kernel(CPU, cpu_kernels.rsqrt)
+    ops.rsqrt__op.register_kernel(CPU, cpu_kernels.rsqrt_)
     ops.t_op.register_kernel(CPU, cpu_kernels.t)
     ops.transpose_int_op.register_kernel(CPU, cpu_kernels.transpose_int)
     ops.permute_op.register_kernel(CPU, cpu_kernels.permute)
@@ -460,6 +515,22 @@ def register_all():
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
     ops.mv_op.register_kernel(AUTOGRAD, autograd_kernels.mv)
+    ops.addmm_op.register_kernel(AUTOGRAD, autograd_kernels.addmm)
+    ops.native_layer_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_layer_norm)
+    ops.native_layer_norm_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.native_layer_norm_backward
+    )
+    ops.native_batch_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_batch_norm)
+    ops.native_batch_norm_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.native_batch_norm_backward
+    )
+    ops.repeat_op.register_kernel(AUTOGRAD, autograd_kernels.repeat)
+    ops.native_group_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_group_norm)
+    ops.native_group_norm_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.native_group_norm_backward
+    )
+    ops.rsqrt_op.register_kernel(AUTOGRAD, autograd_kernels.rsqrt)
+    ops.rsqrt__op.register_kernel(AUTOGRAD, autograd_kernels.rsqrt_)
     ops.t_op.register_kernel(AUTOGRAD, autograd_kernels.t)
     ops.transpose_int_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_int)
     ops.permute_op.register_kernel(AUTOGRAD, autograd_kernels.permute)
@@ -591,6 +662,7 @@ def register_all():
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
+    ops.rsqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rsqrt_)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze__dim)
     ops.unsqueeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unsqueeze_)
@@ -645,6 +717,16 @@ def register_all():
     ops.l1_loss_op.register_kernel(AUTOGRAD | CPU, _l1_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linear_op.register_kernel(AUTOGRAD | CPU, _linear_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.layer_norm_op.register_kernel(AUTOGRAD | CPU, _layer_norm_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.batch_norm_op.register_kernel(AUTOGRAD | CPU, _batch_norm_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.instance_norm_op.register_kernel(AUTOGRAD | CPU, _instance_norm_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.group_norm_op.register_kernel(AUTOGRAD | CPU, _group_norm_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -490,3 +490,7 @@ def _cross_entropy_label_smoothing(self, target, weight, reduction, ignore_index
         aten.mul_Scalar(nll, 1 - label_smoothing),
         aten.mul_Scalar(ret, label_smoothing / n_classes),
     )
+
+
+# The linear and normalisation family's composites (its __all__).
+from .norm_decompositions import *  # noqa: E402,F401,F403

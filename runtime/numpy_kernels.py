@@ -2111,3 +2111,6 @@ from .loss_kernels import (  # noqa: E402 - the losses' kernels, named k.<fn> in
     nll_loss_backward,
     nll_loss_forward,
 )
+
+# The linear and normalisation family's kernels (its __all__), named k.<fn> in the YAML.
+from .norm_kernels import *  # noqa: E402,F401,F403

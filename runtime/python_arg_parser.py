@@ -347,6 +347,10 @@ def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
     if t.is_list:
         if t.base == "Tensor":
             return isinstance(value, (list, tuple))
+        if t.base == "bool":  # a backward op's output_mask
+            return isinstance(value, (list, tuple)) and all(
+                isinstance(v, (bool, np.bool_)) for v in value
+            )
         if isinstance(value, (list, tuple, Size)):
             return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
         return (

@@ -525,3 +525,72 @@ def test_a_guarded_optional_tensor_is_saved_only_when_given():
     kernel = source[source.index("def nll_loss_backward(") :]
     kernel = kernel[: kernel.index("\ndef ")]
     assert "if grad_output._rg and weight is not None:" in kernel
+
+
+SEVERAL_RESULTS_ENTRY = """\
+- name: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+  cpu: k.native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+  input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+  bias: None
+  mean, rstd: non_differentiable
+  result0: input_t
+"""
+
+
+def _node_and_kernels(tmp_path, text):
+    from codegen import template_context as tc
+
+    model = load_text(tmp_path, text)
+    (entry,) = model.entries
+    node = tc.node_class(entry, "N0", model.helpers, frozenset())
+    (ov,) = tc.overloads_of(entry)
+    return node, tc.cpu_kernel(ov)
+
+
+def test_a_formula_for_several_inputs_returns_them_in_edge_order(tmp_path):
+    node, _ = _node_and_kernels(tmp_path, SEVERAL_RESULTS_ENTRY)
+    # edges follow the schema (grad_out, input, weight, bias), not the formula's key
+    assert node.result_names == "grad_grad_out, grad_input, grad_weight, grad_bias,"
+
+
+def test_an_optional_saved_input_is_guarded_against_none(tmp_path):
+    node, _ = _node_and_kernels(tmp_path, SEVERAL_RESULTS_ENTRY)
+    (weight,) = [s for s in node.slots if s.source == "weight"]
+    assert weight.guard.startswith("weight is not None and (")
+    assert "(weight is not None and weight._rg)" in weight.guard
+
+
+def test_an_output_mask_lets_results_be_undefined(tmp_path):
+    _, kernel = _node_and_kernels(tmp_path, SEVERAL_RESULTS_ENTRY)
+    assert kernel.may_be_undefined
+
+
+def test_helpers_include_the_modules_functions_manual_reexports():
+    model = m.load(ROOT / "derivatives.yaml")
+    # norm_manual.py's helpers, re-exported by functions_manual's `from .norm_manual import *`
+    assert {"layer_norm_double_backward", "not_implemented"} <= set(model.helpers)
+
+
+def test_entries_may_share_the_not_implemented_node_name(tmp_path):
+    from codegen import template_context as tc
+
+    text = """\
+- name: a_backward(Tensor grad_output, Tensor self) -> Tensor
+  cpu: grad_output
+  node: NotImplemented
+  grad_output, self: derivative_not_implemented("aten::a_backward")
+  result: forward_ad_not_supported("aten::a_backward")
+
+- name: b_backward(Tensor grad_output, Tensor self) -> Tensor
+  cpu: grad_output
+  node: NotImplemented
+  grad_output, self: derivative_not_implemented("aten::b_backward")
+  result: forward_ad_not_supported("aten::b_backward")
+"""
+    context = tc.build_context(load_text(tmp_path, text))
+    # one Python class each, both named NotImplemented as PyTorch's node
+    assert [n.name for n in context["nodes"]] == ["NotImplemented", "NotImplemented"]
+    assert [n.class_name for n in context["nodes"]] == [
+        "NotImplemented",
+        "NotImplemented_b_backward",
+    ]

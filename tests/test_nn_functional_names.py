@@ -1,5 +1,6 @@
 """opgrad.nn.functional has torch 2.13's names, argument names and defaults for the
-functions issue 13 brings so far (softmax family, activations and losses)."""
+functions issue 13 brings so far (softmax family, activations, losses, linear and
+normalisation)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ NAMES = (
     "leaky_relu leaky_relu_ prelu rrelu rrelu_ logsigmoid tanhshrink softshrink hardshrink "
     "threshold threshold_ glu sigmoid tanh "
     # losses
-    "cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits"
+    "cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits "
+    # linear and normalisation
+    "linear layer_norm batch_norm instance_norm group_norm"
 ).split()
 
 

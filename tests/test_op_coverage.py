@@ -86,6 +86,20 @@ TESTED_ELSEWHERE = {
     # under a dispatch mode reshape takes view instead, as in PyTorch
     "aten._reshape_alias.default": "test_ops_vs_torch.py (reshape_non_contiguous_view)",
 }
+# the linear and normalisation family: test_nn_normalization.py compares each with torch
+# (forward, gradients, second derivatives, tangents, nodes, saved fields)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_normalization.py"
+        for name in (
+            "addmm.default linear.default layer_norm.default native_layer_norm.default "
+            "native_layer_norm_backward.default batch_norm.default native_batch_norm.default "
+            "native_batch_norm_backward.default instance_norm.default repeat.default "
+            "group_norm.default native_group_norm.default native_group_norm_backward.default "
+            "rsqrt.default rsqrt_.default"
+        ).split()
+    }
+)
 TESTED_ELSEWHERE.update(
     {
         f"aten.{name}": "test_inplace_basics.py (out= variants)"

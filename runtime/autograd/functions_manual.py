@@ -744,3 +744,7 @@ def binary_cross_entropy_with_logits_target_backward(
     if weight is not None:
         grad_target = grad_target * weight
     return _mean_divided(grad_target, target, reduction)
+
+
+# The linear and normalisation family's helpers (its __all__).
+from .norm_manual import *  # noqa: E402,F401,F403

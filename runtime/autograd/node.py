@@ -61,7 +61,8 @@ class Node:
         from ..tensor import Size
 
         return [
-            InputMetadata(Size(shape), from_numpy_dtype(dtype)) for shape, dtype in self._in_meta
+            InputMetadata(Size(shape), from_numpy_dtype(dtype)) if dtype is not None else None
+            for shape, dtype in self._in_meta
         ]
 
     @property
@@ -235,6 +236,9 @@ def set_history_multi(results, grad_fn: Node, differentiable=None) -> None:
     if differentiable is None:
         differentiable = (True,) * len(results)
     for nr, (result, is_diff) in enumerate(zip(results, differentiable)):
+        if result is None:  # an undefined result (a masked-out gradient) has no history
+            metadata.append(((), None))
+            continue
         if is_diff and result._data.dtype.kind == "f":
             result._grad_fn = grad_fn
             if nr:

@@ -30,6 +30,7 @@ from ._losses import (
     mse_loss,
     nll_loss,
 )
+from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
 
 __all__ = [
     # softmax family
@@ -77,6 +78,12 @@ __all__ = [
     "l1_loss",
     "mse_loss",
     "nll_loss",
+    # linear and normalisation
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "linear",
 ]
 
 

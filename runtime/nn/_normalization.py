@@ -1,0 +1,127 @@
+"""``opgrad.nn.functional``'s linear and normalisation functions (torch.nn.functional's
+``linear``, ``bilinear``, ``layer_norm``, ``rms_norm``, ``group_norm``, ``instance_norm``,
+``batch_norm``, ``local_response_norm``, ``normalize``).
+
+Each calls the aten op PyTorch 2.13's function calls on the CPU, so the grad_fn chain and
+saved fields are torch's (``F.layer_norm(x, ...).grad_fn`` is NativeLayerNormBackward0).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from .. import overrides as _overrides
+from .. import python_arg_parser as _python_arg_parser
+from ..generated import ops as _aten
+from ..tensor import Tensor
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "linear"]
+
+
+def _tensors(*names: str):
+    """The arguments torch's function checks for ``__torch_function__`` (its
+    ``has_torch_function_variadic(input, weight, bias)``), by position or by name."""
+
+    def relevant(args: tuple, kwargs: dict) -> tuple:
+        found = list(args[: len(names)])
+        found += [kwargs[n] for n in names[len(found) :] if n in kwargs]
+        return tuple(t for t in found if t is not None)
+
+    return relevant
+
+
+def _public(*names: str):
+    return lambda impl: _overrides.overridable(impl, relevant=_tensors(*names), builtin=False)
+
+
+#: torch binds linear straight to the aten op (torch._C._nn.linear)
+linear = _python_arg_parser._overloaded("linear", "linear", (_aten.linear_op,), varargs=False)
+
+
+@_public("input", "weight", "bias")
+def layer_norm(
+    input: Tensor,
+    normalized_shape: List[int],
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Layer normalization over the last ``len(normalized_shape)`` dimensions."""
+    return _aten.layer_norm(input, normalized_shape, weight, bias, eps, True)
+
+
+def _verify_batch_size(size) -> None:
+    count = size[0]
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def _verify_spatial_size(size) -> None:
+    count = 1
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {size}"
+        )
+
+
+@_public("input", "running_mean", "running_var", "weight", "bias")
+def batch_norm(
+    input: Tensor,
+    running_mean: Optional[Tensor],
+    running_var: Optional[Tensor],
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalization over dim 1; while training, ``running_mean`` and
+    ``running_var`` are updated in place."""
+    if training:
+        _verify_batch_size(input.size())
+    return _aten.batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, True
+    )
+
+
+@_public("input", "running_mean", "running_var", "weight", "bias")
+def instance_norm(
+    input: Tensor,
+    running_mean: Optional[Tensor] = None,
+    running_var: Optional[Tensor] = None,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Instance normalization: each sample's channels normalised on their own."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _aten.instance_norm(
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True
+    )
+
+
+@_public("input", "weight", "bias")
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Group normalization: the channels normalised in ``num_groups`` groups."""
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
+    size = input.size()
+    _verify_batch_size([size[0] * size[1] // num_groups, num_groups] + list(size[2:]))
+    return _aten.group_norm(input, num_groups, weight, bias, eps, True)

@@ -1,0 +1,116 @@
+"""CompositeImplicitAutograd ops of the linear and normalisation family (linear, layer_norm,
+batch_norm, instance_norm, group_norm, rms_norm, bilinear, the dropouts): each calls the ops
+PyTorch 2.13's CPU composite calls, in its order, so the recorded graph is torch's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .autograd.forward_grad import fw_grad
+from .generated import ops as aten
+from .dtypes import uint8
+from .tensor import TENSOR_CLASSES
+
+__all__ = ["linear", "layer_norm", "batch_norm", "instance_norm", "group_norm"]
+
+
+def linear(input, weight, bias=None):
+    """addmm for a matrix with a bias; the flattened addmm for a contiguous input with a
+    vector bias; otherwise matmul, plus the bias in place."""
+    x = input._data
+    if x.ndim == 2 and bias is not None:
+        return aten.addmm(bias, input, aten.t(weight))
+    if bias is not None and x.flags.c_contiguous and (x.ndim == 3 or bias._data.ndim == 1):
+        return _flatten_nd_linear(input, weight, bias)
+    output = aten.matmul(input, aten.t(weight))
+    if bias is not None:
+        if bias.__class__ not in TENSOR_CLASSES or fw_grad(bias) is not None:
+            return aten.add_Tensor(output, bias)  # out of place, as torch for these
+        output = aten.add__Tensor(output, bias)
+    return output
+
+
+def _flatten_nd_linear(input, weight, bias):
+    sizes = input._data.shape
+    flat = aten.reshape(input, (math.prod(sizes[:-1]), sizes[-1]))
+    result = aten.addmm(bias, flat, aten.t(weight))
+    return aten.view(result, sizes[:-1] + (result._data.shape[1],))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return aten.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+
+
+def batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled
+):
+    if input._data.size == 0:
+        # PyTorch's empty-input path: a clone (scaled by the first weight and shifted by
+        # the first bias) rather than a view or a fresh empty tensor, so the graph holds
+        for _ in range(3):  # the reserve, save_mean and save_invstd it makes first
+            aten.empty_memory_format([0], dtype=input.dtype)
+        out = aten.clone(input)
+        if weight is not None:
+            out = out * aten.select_int(weight, 0, 0)
+        if bias is not None:
+            out = out + aten.select_int(bias, 0, 0)
+        return out
+    channels = input._data.shape[1] if input._data.ndim > 1 else 1
+    for what, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t._data.size != channels:
+            raise RuntimeError(f"{what} should contain {channels} elements not {t._data.size}")
+    aten.empty_memory_format([0], dtype=uint8)  # _batch_norm_impl_index's reserve
+    return aten.native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )[0]
+
+
+def _repeat_if_defined(t, repeat: int):
+    return aten.repeat(t, [repeat]) if t is not None else None
+
+
+def instance_norm(
+    input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled
+):
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    shape = input._data.shape
+    b, c = shape[0], shape[1]
+    weight_ = _repeat_if_defined(weight, b)
+    bias_ = _repeat_if_defined(bias, b)
+    running_mean_ = _repeat_if_defined(running_mean, b)
+    running_var_ = _repeat_if_defined(running_var, b)
+    reshaped = aten.view(input.contiguous(), (1, b * c) + shape[2:])
+    out = batch_norm(
+        reshaped,
+        weight_,
+        bias_,
+        running_mean_,
+        running_var_,
+        use_input_stats,
+        momentum,
+        eps,
+        cudnn_enabled,
+    )
+    # the running statistics are written through an alias, as PyTorch's composite does
+    if running_mean is not None:
+        aten.copy_(aten.alias(running_mean), aten.mean_dim(aten.view(running_mean_, (b, c)), [0]))
+    if running_var is not None:
+        aten.copy_(aten.alias(running_var), aten.mean_dim(aten.view(running_var_, (b, c)), [0]))
+    return aten.view(out, shape)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    shape = input._data.shape
+    N, C = shape[0], shape[1]
+    HxW = math.prod(shape[2:])
+    from .norm_kernels import group_norm_check
+
+    group_norm_check(input, weight, bias, N, C, HxW, num_groups)
+    x = input.contiguous()
+    gamma = weight.contiguous() if weight is not None else None
+    beta = bias.contiguous() if bias is not None else None
+    return aten.native_group_norm(x, gamma, beta, N, C, HxW, num_groups, eps)[0]

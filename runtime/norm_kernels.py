@@ -1,0 +1,338 @@
+"""CPU kernels of the linear and normalisation ops (addmm, layer/batch/group norm and
+their backward ops, rsqrt, the vector norm, bernoulli_).
+
+Each kernel takes numpy arrays (None for an absent optional tensor) and computes in the
+op's accumulation type: float32 for float16/bfloat16 inputs, as PyTorch's CPU kernels do.
+Shape errors carry PyTorch's messages; they are checked before anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+
+from . import dtypes
+from . import random_kernels
+from .random import generator
+
+__all__ = [
+    "addmm",
+    "addmm_check",
+    "layer_norm_check",
+    "native_layer_norm",
+    "native_layer_norm_backward",
+    "batch_norm_check",
+    "native_batch_norm",
+    "native_batch_norm_backward",
+    "group_norm_check",
+    "native_group_norm",
+    "native_group_norm_backward",
+    "rsqrt",
+    "repeat",
+]
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
+def _acc(a: np.ndarray) -> np.ndarray:
+    """``a`` in its accumulation type (float32 for the 16-bit floats)."""
+    return a if a.dtype == _F64 or a.dtype == _F32 else a.astype(_F32)
+
+
+def _name(a: np.ndarray) -> str:
+    return dtypes.scalar_type_name(a.dtype)
+
+
+def _shape_list(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+# ---- addmm -----------------------------------------------------------------------------------
+
+
+def addmm_check(self, mat1, mat2) -> None:
+    """addmm's refusals, in PyTorch's order: matrices, shapes, dtypes, self's broadcast."""
+    m1, m2, s = mat1._data, mat2._data, self._data
+    if m1.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
+    if m2.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {m2.ndim}-D tensor")
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x{m1.shape[1]} and "
+            f"{m2.shape[0]}x{m2.shape[1]})"
+        )
+    if s.dtype != m2.dtype or m1.dtype != m2.dtype:
+        other = m2 if s.dtype != m2.dtype else m1
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {_name(s)} and {_name(other)}"
+        )
+    target = (m1.shape[0], m2.shape[1])
+    if s.ndim > 2:
+        raise RuntimeError(
+            f"expand(torch.{_legacy_type(s)}{{{_shape_list(s.shape)}}}, size={_shape_list(target)})"
+            f": the number of sizes provided (2) must be greater or equal to the number of "
+            f"dimensions in the tensor ({s.ndim})"
+        )
+    for i in range(1, s.ndim + 1):
+        if s.shape[-i] != 1 and s.shape[-i] != target[-i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                f"({s.shape[-i]}) at non-singleton dimension {2 - i}.  Target sizes: "
+                f"{_shape_list(target)}.  Tensor sizes: {_shape_list(s.shape)}"
+            )
+
+
+def _legacy_type(a: np.ndarray) -> str:
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+    return names.get(a.dtype.name, a.dtype.name.title()) + "Tensor"
+
+
+def addmm(self, mat1, mat2, beta, alpha):
+    """``beta * self + alpha * (mat1 @ mat2)``; beta 0 ignores self (NaN included)."""
+    product = np.matmul(_acc(mat1), _acc(mat2))
+    if alpha != 1:
+        product = product * alpha
+    target = product.shape
+    if beta == 0:
+        result = product
+    elif beta == 1:
+        result = product + _acc(self)
+    else:
+        result = product + _acc(self) * beta
+    return np.broadcast_to(result, target).astype(mat1.dtype, copy=True)
+
+
+# ---- layer norm ------------------------------------------------------------------------------
+
+
+def layer_norm_check(input, normalized_shape, weight, bias) -> None:
+    shape = tuple(normalized_shape)
+    if len(shape) < 1:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            f"one element, but got normalized_shape = {_shape_list(shape)}"
+        )
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t._data.shape) != shape:
+            raise RuntimeError(
+                f"Expected {what} to be of same shape as normalized_shape, but got {what} of "
+                f"shape {_shape_list(t._data.shape)} and normalized_shape = {_shape_list(shape)}"
+            )
+    x = input._data.shape
+    if len(x) < len(shape) or tuple(x[len(x) - len(shape) :]) != shape:
+        expected = "[*, " + ", ".join(str(s) for s in shape) + "]"
+        raise RuntimeError(
+            f"Given normalized_shape={_shape_list(shape)}, expected input with shape "
+            f"{expected}, but got input of size{_shape_list(x)}"
+        )
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd): mean and rstd keep the normalized dims as ones."""
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    x = _acc(input)
+    stats_shape = input.shape[: input.ndim - len(axes)] + (1,) * len(axes)
+    if x.size == 0:
+        mean = np.zeros(stats_shape, x.dtype)
+        rstd = np.zeros(stats_shape, x.dtype)
+        return input.copy(), mean.astype(input.dtype), rstd.astype(input.dtype)
+    mean = x.mean(axis=axes, keepdims=True)
+    var = np.maximum(((x - mean) ** 2).mean(axis=axes, keepdims=True), 0)
+    rstd = 1 / np.sqrt(var + x.dtype.type(eps))
+    out = (x - mean) * rstd
+    if weight is not None:
+        out = out * _acc(weight)
+    if bias is not None:
+        out = out + _acc(bias)
+    return out.astype(input.dtype), mean.astype(input.dtype), rstd.astype(input.dtype)
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, mask):
+    """(grad_input, grad_weight, grad_bias), each only where ``mask`` asks (else None)."""
+    n_axes = len(normalized_shape)
+    inner = tuple(range(input.ndim - n_axes, input.ndim))
+    outer = tuple(range(input.ndim - n_axes))
+    g, x = _acc(grad_out), _acc(input)
+    x_hat = (x - _acc(mean)) * _acc(rstd)
+    grad_input = grad_weight = grad_bias = None
+    if mask[0]:
+        gx = g * _acc(weight) if weight is not None else g
+        count = max(math.prod(input.shape[input.ndim - n_axes :]), 1)
+        grad_input = _acc(rstd) * (
+            gx
+            - gx.sum(axis=inner, keepdims=True) / count
+            - x_hat * (gx * x_hat).sum(axis=inner, keepdims=True) / count
+        )
+        grad_input = grad_input.astype(input.dtype)
+    if mask[1] and weight is not None:
+        grad_weight = (g * x_hat).sum(axis=outer).astype(weight.dtype)
+    if mask[2] and bias is not None:
+        grad_bias = g.sum(axis=outer).astype(bias.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+# ---- batch norm ------------------------------------------------------------------------------
+
+
+def _channel_axes(a: np.ndarray) -> tuple:
+    return (0,) + tuple(range(2, a.ndim))
+
+
+def _per_channel(v: np.ndarray, ndim: int) -> np.ndarray:
+    """A per-channel vector shaped to broadcast over dim 1."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def batch_norm_check(input, weight, bias, running_mean, running_var, training) -> None:
+    x = input._data
+    channels = x.shape[1] if x.ndim > 1 else 1
+    for what, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        if t is not None and t._data.size != channels:
+            raise RuntimeError(f"{what} should contain {channels} elements not {t._data.size}")
+    if not training and (running_mean is None or running_var is None):
+        which = "running_mean" if running_mean is None else "running_var"
+        raise RuntimeError(f"{which} must be defined in evaluation mode")
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd). Training normalises by the batch statistics and
+    updates the running ones in place (the unbiased variance, PyTorch's momentum); eval
+    uses the running statistics and returns empty save_mean / save_invstd."""
+    x = _acc(input)
+    axes = _channel_axes(x)
+    if training:
+        count = x.size // max(x.shape[1], 1) if x.ndim > 1 else x.size
+        mean = x.mean(axis=axes)
+        var = ((x - _per_channel(mean, x.ndim)) ** 2).mean(axis=axes)
+        invstd = 1 / np.sqrt(var + x.dtype.type(eps))
+        if running_mean is not None:
+            running_mean[...] = momentum * mean + (1 - momentum) * running_mean
+        if running_var is not None:
+            unbiased = var * (count / (count - 1)) if count > 1 else np.full_like(var, np.inf)
+            running_var[...] = momentum * unbiased + (1 - momentum) * running_var
+        save_mean, save_invstd = mean.astype(input.dtype), invstd.astype(input.dtype)
+    else:
+        mean = _acc(running_mean)
+        invstd = 1 / np.sqrt(_acc(running_var) + x.dtype.type(eps))
+        save_mean = save_invstd = np.empty((0,), input.dtype)
+    out = (x - _per_channel(mean, x.ndim)) * _per_channel(invstd, x.ndim)
+    if weight is not None:
+        out = out * _per_channel(_acc(weight), x.ndim)
+    if bias is not None:
+        out = out + _per_channel(_acc(bias), x.ndim)
+    return out.astype(input.dtype), save_mean, save_invstd
+
+
+def native_batch_norm_backward(
+    grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, mask
+):
+    x, g = _acc(input), _acc(grad_out)
+    axes = _channel_axes(x)
+    if train:
+        mean, invstd = _acc(save_mean), _acc(save_invstd)
+    else:
+        mean = _acc(running_mean)
+        invstd = 1 / np.sqrt(_acc(running_var) + x.dtype.type(eps))
+    mean_b, invstd_b = _per_channel(mean, x.ndim), _per_channel(invstd, x.ndim)
+    x_hat = (x - mean_b) * invstd_b
+    w = _per_channel(_acc(weight), x.ndim) if weight is not None else 1
+    grad_input = grad_weight = grad_bias = None
+    if mask[0]:
+        if train:
+            count = max(x.size // max(x.shape[1], 1), 1)
+            g_sum = g.sum(axis=axes, keepdims=True)
+            dot = (g * x_hat).sum(axis=axes, keepdims=True)
+            grad_input = (g - g_sum / count - x_hat * dot / count) * invstd_b * w
+        else:
+            grad_input = g * invstd_b * w
+        grad_input = grad_input.astype(input.dtype)
+    if mask[1]:
+        grad_weight = (g * x_hat).sum(axis=axes).astype(input.dtype)
+    if mask[2]:
+        grad_bias = g.sum(axis=axes).astype(input.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+# ---- group norm ------------------------------------------------------------------------------
+
+
+def group_norm_check(input, weight, bias, N, C, HxW, group) -> None:
+    shape = _shape_list(input._data.shape)
+    if C % group:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {shape} and num_groups={group}"
+        )
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t._data.ndim != 1 or t._data.size != C):
+            raise RuntimeError(
+                f"Expected {what} to be a vector of size equal to the number of channels in "
+                f"input, but got {what} of shape {_shape_list(t._data.shape)} and input of "
+                f"shape {shape}"
+            )
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd), mean and rstd of shape (N, group)."""
+    x = _acc(input).reshape(N, group, -1) if N * C * HxW else _acc(input).reshape(N, group, 0)
+    mean = x.mean(axis=2) if x.shape[2] else np.zeros((N, group), x.dtype)
+    var = ((x - mean[..., None]) ** 2).mean(axis=2) if x.shape[2] else mean
+    rstd = 1 / np.sqrt(var + x.dtype.type(eps))
+    out = ((x - mean[..., None]) * rstd[..., None]).reshape(input.shape)
+    if weight is not None:
+        out = out * _per_channel(_acc(weight), input.ndim)
+    if bias is not None:
+        out = out + _per_channel(_acc(bias), input.ndim)
+    return out.astype(input.dtype), mean.astype(input.dtype), rstd.astype(input.dtype)
+
+
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, mask):
+    D = C // group
+    x = _acc(input).reshape(N, group, D, HxW)
+    g = _acc(grad_out).reshape(N, group, D, HxW)
+    mu, rs = _acc(mean).reshape(N, group, 1, 1), _acc(rstd).reshape(N, group, 1, 1)
+    x_hat = (x - mu) * rs
+    grad_input = grad_weight = grad_bias = None
+    if mask[0]:
+        gx = g * _acc(weight).reshape(1, group, D, 1) if weight is not None else g
+        count = max(D * HxW, 1)
+        grad_input = rs * (
+            gx
+            - gx.sum(axis=(2, 3), keepdims=True) / count
+            - x_hat * (gx * x_hat).sum(axis=(2, 3), keepdims=True) / count
+        )
+        grad_input = grad_input.reshape(input.shape).astype(input.dtype)
+    if mask[1]:
+        grad_weight = (g * x_hat).sum(axis=(0, 3)).reshape(C).astype(input.dtype)
+    if mask[2]:
+        grad_bias = g.sum(axis=(0, 3)).reshape(C).astype(input.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+# ---- pointwise and norms -------------------------------------------------------------------
+
+
+def rsqrt(a):
+    x = _acc(a) if a.dtype.kind == "f" else a.astype(dtypes.get_default_dtype().np)
+    return (1 / np.sqrt(x)).astype(x.dtype if a.dtype.kind != "f" else a.dtype)
+
+
+def repeat(a, repeats):
+    repeats = tuple(repeats)
+    if len(repeats) < a.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(repeats)}")
+    return np.tile(a, repeats)
