@@ -2124,7 +2124,7 @@ def nll_loss_backward(
         grad_fn.reduction_ = reduction
         if grad_output._rg:
             grad_fn.target_ = SavedVariable(target, False)
-        if weight is not None and (grad_output._rg) and weight is not None:
+        if weight is not None and (grad_output._rg):
             grad_fn.weight_ = SavedVariable(weight, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.nll_loss_backward_op.kernels[keyset]
@@ -2180,7 +2180,7 @@ def nll_loss2d_backward(
         grad_fn.reduction_ = reduction
         if grad_output._rg:
             grad_fn.target_ = SavedVariable(target, False)
-        if weight is not None and (grad_output._rg) and weight is not None:
+        if weight is not None and (grad_output._rg):
             grad_fn.weight_ = SavedVariable(weight, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.nll_loss2d_backward_op.kernels[keyset]
@@ -2526,10 +2526,8 @@ def native_layer_norm_backward(
         grad_fn.normalized_shape_ = normalized_shape
         if input._rg or (weight is not None and weight._rg) or grad_out._rg:
             grad_fn.rstd_ = SavedVariable(rstd, False)
-        if (
-            weight is not None
-            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
-            and weight is not None
+        if weight is not None and (
+            input._rg or (weight is not None and weight._rg) or grad_out._rg
         ):
             grad_fn.weight_ = SavedVariable(weight, False)
     keyset &= AFTER_AUTOGRAD
@@ -2624,35 +2622,25 @@ def native_batch_norm_backward(
             grad_fn.grad_out_ = SavedVariable(grad_out, False)
         if input._rg or (weight is not None and weight._rg) or grad_out._rg:
             grad_fn.input_ = SavedVariable(input, False)
-        if (
-            running_mean is not None
-            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
-            and running_mean is not None
+        if running_mean is not None and (
+            input._rg or (weight is not None and weight._rg) or grad_out._rg
         ):
             grad_fn.running_mean_ = SavedVariable(running_mean, False)
-        if (
-            running_var is not None
-            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
-            and running_var is not None
+        if running_var is not None and (
+            input._rg or (weight is not None and weight._rg) or grad_out._rg
         ):
             grad_fn.running_var_ = SavedVariable(running_var, False)
-        if (
-            save_invstd is not None
-            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
-            and save_invstd is not None
+        if save_invstd is not None and (
+            input._rg or (weight is not None and weight._rg) or grad_out._rg
         ):
             grad_fn.save_invstd_ = SavedVariable(save_invstd, False)
-        if (
-            save_mean is not None
-            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
-            and save_mean is not None
+        if save_mean is not None and (
+            input._rg or (weight is not None and weight._rg) or grad_out._rg
         ):
             grad_fn.save_mean_ = SavedVariable(save_mean, False)
         grad_fn.train_ = train
-        if (
-            weight is not None
-            and (input._rg or (weight is not None and weight._rg) or grad_out._rg)
-            and weight is not None
+        if weight is not None and (
+            input._rg or (weight is not None and weight._rg) or grad_out._rg
         ):
             grad_fn.weight_ = SavedVariable(weight, False)
     keyset &= AFTER_AUTOGRAD
