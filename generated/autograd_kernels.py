@@ -3566,6 +3566,292 @@ def index_put_(keyset, self, indices, values, accumulate):
     return result
 
 
+def constant_pad_nd(keyset, self, pad, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ConstantPadNdBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.pad_ = pad
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.constant_pad_nd_op.kernels[keyset]
+    result = redispatch(keyset, self, pad, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.constant_pad_nd(self, pad, value, result)
+    return result
+
+
+def reflection_pad1d(keyset, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ReflectionPad1DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.reflection_pad1d_op.kernels[keyset]
+    result = redispatch(keyset, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.reflection_pad1d(self, padding, result)
+    return result
+
+
+def reflection_pad1d_backward(keyset, grad_output, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.ReflectionPad1DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.reflection_pad1d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.reflection_pad1d_backward(grad_output, self, padding, result)
+    return result
+
+
+def reflection_pad2d(keyset, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ReflectionPad2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.reflection_pad2d_op.kernels[keyset]
+    result = redispatch(keyset, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.reflection_pad2d(self, padding, result)
+    return result
+
+
+def reflection_pad2d_backward(keyset, grad_output, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.ReflectionPad2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.reflection_pad2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.reflection_pad2d_backward(grad_output, self, padding, result)
+    return result
+
+
+def reflection_pad3d(keyset, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ReflectionPad3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.reflection_pad3d_op.kernels[keyset]
+    result = redispatch(keyset, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.reflection_pad3d(self, padding, result)
+    return result
+
+
+def reflection_pad3d_backward(keyset, grad_output, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.ReflectionPad3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.reflection_pad3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.reflection_pad3d_backward(grad_output, self, padding, result)
+    return result
+
+
+def replication_pad1d(keyset, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ReplicationPad1DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.replication_pad1d_op.kernels[keyset]
+    result = redispatch(keyset, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.replication_pad1d(self, padding, result)
+    return result
+
+
+def replication_pad1d_backward(keyset, grad_output, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.ReplicationPad1DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.replication_pad1d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.replication_pad1d_backward(grad_output, self, padding, result)
+    return result
+
+
+def replication_pad2d(keyset, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ReplicationPad2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.replication_pad2d_op.kernels[keyset]
+    result = redispatch(keyset, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.replication_pad2d(self, padding, result)
+    return result
+
+
+def replication_pad2d_backward(keyset, grad_output, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.ReplicationPad2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.replication_pad2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.replication_pad2d_backward(grad_output, self, padding, result)
+    return result
+
+
+def replication_pad3d(keyset, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ReplicationPad3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.replication_pad3d_op.kernels[keyset]
+    result = redispatch(keyset, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.replication_pad3d(self, padding, result)
+    return result
+
+
+def replication_pad3d_backward(keyset, grad_output, self, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.ReplicationPad3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.replication_pad3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.replication_pad3d_backward(grad_output, self, padding, result)
+    return result
+
+
+def pixel_shuffle(keyset, self, upscale_factor):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.PixelShuffleBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.upscale_factor_ = upscale_factor
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.pixel_shuffle_op.kernels[keyset]
+    result = redispatch(keyset, self, upscale_factor)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.pixel_shuffle(self, upscale_factor, result)
+    return result
+
+
+def pixel_unshuffle(keyset, self, downscale_factor):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.PixelUnshuffleBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.downscale_factor_ = downscale_factor
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.pixel_unshuffle_op.kernels[keyset]
+    result = redispatch(keyset, self, downscale_factor)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.pixel_unshuffle(self, downscale_factor, result)
+    return result
+
+
+def channel_shuffle(keyset, self, groups):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ChannelShuffleBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.groups_ = groups
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.channel_shuffle_op.kernels[keyset]
+    result = redispatch(keyset, self, groups)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.channel_shuffle(self, groups, result)
+    return result
+
+
 def add_out(keyset, self, other, alpha, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:

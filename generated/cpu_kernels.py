@@ -2271,6 +2271,140 @@ def index_put_(keyset, self, indices, values, accumulate):
     return copy_into(target, result)
 
 
+def constant_pad_nd(keyset, self, pad, value):
+    """CPU kernel of constant_pad_nd"""
+    self = self._data
+    result = k.constant_pad_nd(self, pad, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def reflection_pad1d(keyset, self, padding):
+    """CPU kernel of reflection_pad1d"""
+    self = self._data
+    result = k.reflection_pad(self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def reflection_pad1d_backward(keyset, grad_output, self, padding):
+    """CPU kernel of reflection_pad1d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.reflection_pad_backward(grad_output, self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def reflection_pad2d(keyset, self, padding):
+    """CPU kernel of reflection_pad2d"""
+    self = self._data
+    result = k.reflection_pad(self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def reflection_pad2d_backward(keyset, grad_output, self, padding):
+    """CPU kernel of reflection_pad2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.reflection_pad_backward(grad_output, self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def reflection_pad3d(keyset, self, padding):
+    """CPU kernel of reflection_pad3d"""
+    self = self._data
+    result = k.reflection_pad(self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def reflection_pad3d_backward(keyset, grad_output, self, padding):
+    """CPU kernel of reflection_pad3d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.reflection_pad_backward(grad_output, self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def replication_pad1d(keyset, self, padding):
+    """CPU kernel of replication_pad1d"""
+    self = self._data
+    result = k.replication_pad(self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def replication_pad1d_backward(keyset, grad_output, self, padding):
+    """CPU kernel of replication_pad1d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.replication_pad_backward(grad_output, self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def replication_pad2d(keyset, self, padding):
+    """CPU kernel of replication_pad2d"""
+    self = self._data
+    result = k.replication_pad(self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def replication_pad2d_backward(keyset, grad_output, self, padding):
+    """CPU kernel of replication_pad2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.replication_pad_backward(grad_output, self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def replication_pad3d(keyset, self, padding):
+    """CPU kernel of replication_pad3d"""
+    self = self._data
+    result = k.replication_pad(self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def replication_pad3d_backward(keyset, grad_output, self, padding):
+    """CPU kernel of replication_pad3d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.replication_pad_backward(grad_output, self, padding)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def pixel_shuffle(keyset, self, upscale_factor):
+    """CPU kernel of pixel_shuffle"""
+    self = self._data
+    result = k.pixel_shuffle(self, upscale_factor)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def pixel_unshuffle(keyset, self, downscale_factor):
+    """CPU kernel of pixel_unshuffle"""
+    self = self._data
+    result = k.pixel_unshuffle(self, downscale_factor)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def channel_shuffle(keyset, self, groups):
+    """CPU kernel of channel_shuffle"""
+    self = self._data
+    result = k.channel_shuffle(self, groups)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of ones_like"""
     self = self._data

@@ -3809,3 +3809,277 @@ def index_put_(self, indices, values, accumulate, result, tangents):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
+
+
+def constant_pad_nd(self, pad, value, result):
+    # constant_pad_nd(self_t, pad, 0)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.constant_pad_nd(self_t, pad, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def reflection_pad1d(self, padding, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.reflection_pad1d(self_t, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def reflection_pad1d_backward(grad_output, self, padding, result):
+    # reflection_pad1d_backward(grad_output_t, self_p, padding)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.reflection_pad1d_backward(grad_output_t, self, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def reflection_pad2d(self, padding, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.reflection_pad2d(self_t, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def reflection_pad2d_backward(grad_output, self, padding, result):
+    # reflection_pad2d_backward(grad_output_t, self_p, padding)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.reflection_pad2d_backward(grad_output_t, self, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def reflection_pad3d(self, padding, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.reflection_pad3d(self_t, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def reflection_pad3d_backward(grad_output, self, padding, result):
+    # reflection_pad3d_backward(grad_output_t, self_p, padding)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.reflection_pad3d_backward(grad_output_t, self, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def replication_pad1d(self, padding, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.replication_pad1d(self_t, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def replication_pad1d_backward(grad_output, self, padding, result):
+    # replication_pad1d_backward(grad_output_t, self_p, padding)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.replication_pad1d_backward(grad_output_t, self, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def replication_pad2d(self, padding, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.replication_pad2d(self_t, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def replication_pad2d_backward(grad_output, self, padding, result):
+    # replication_pad2d_backward(grad_output_t, self_p, padding)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.replication_pad2d_backward(grad_output_t, self, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def replication_pad3d(self, padding, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.replication_pad3d(self_t, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def replication_pad3d_backward(grad_output, self, padding, result):
+    # replication_pad3d_backward(grad_output_t, self_p, padding)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.replication_pad3d_backward(grad_output_t, self, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def pixel_shuffle(self, upscale_factor, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.pixel_shuffle(self_t, upscale_factor)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def pixel_unshuffle(self, downscale_factor, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.pixel_unshuffle(self_t, downscale_factor)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def channel_shuffle(self, groups, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.channel_shuffle(self_t, groups)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)

@@ -24,6 +24,7 @@ from opgrad.autograd.functions_manual import (
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
+    constant_pad_nd_backward,
     derivative_not_implemented,
     div_tensor_other_backward,
     elu_double_backward,
@@ -87,6 +88,7 @@ from opgrad.generated.python_surface import (
     _prelu_kernel_backward,
     _softmax_backward_data,
     binary_cross_entropy_backward,
+    channel_shuffle,
     diagonal_backward,
     div,
     elu_backward,
@@ -108,6 +110,20 @@ from opgrad.generated.python_surface import (
     native_layer_norm_backward,
     nll_loss2d_backward,
     nll_loss_backward,
+    pixel_shuffle,
+    pixel_unshuffle,
+    reflection_pad1d,
+    reflection_pad1d_backward,
+    reflection_pad2d,
+    reflection_pad2d_backward,
+    reflection_pad3d,
+    reflection_pad3d_backward,
+    replication_pad1d,
+    replication_pad1d_backward,
+    replication_pad2d,
+    replication_pad2d_backward,
+    replication_pad3d,
+    replication_pad3d_backward,
     rrelu_with_noise_backward,
     select_backward,
     sigmoid_backward,
@@ -7645,3 +7661,605 @@ class IndexPutBackward0(Node):
     @property
     def _raw_saved_indices(self):
         return raw_saved_list(self.indices_, self)
+
+
+class ConstantPadNdBackward0(Node):
+    """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``."""
+
+    __slots__ = ("pad_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.pad_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        pad = self.pad_
+        # self: constant_pad_nd_backward(grad, pad)
+        grad_self = constant_pad_nd_backward(grad, pad) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_pad(self):
+        return self.pad_
+
+
+class ReflectionPad1DBackward0(Node):
+    """Backward of ``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: reflection_pad1d_backward(grad, self, padding)
+        grad_self = reflection_pad1d_backward(grad, self_, padding) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ReflectionPad1DBackwardBackward0(Node):
+    """Backward of ``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        padding = self.padding_
+        self_info = self.self_info_
+        # grad_output: reflection_pad1d(grad, padding)
+        grad_grad_output = reflection_pad1d(grad, padding) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+
+class ReflectionPad2DBackward0(Node):
+    """Backward of ``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: reflection_pad2d_backward(grad, self, padding)
+        grad_self = reflection_pad2d_backward(grad, self_, padding) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ReflectionPad2DBackwardBackward0(Node):
+    """Backward of ``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        padding = self.padding_
+        self_info = self.self_info_
+        # grad_output: reflection_pad2d(grad, padding)
+        grad_grad_output = reflection_pad2d(grad, padding) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+
+class ReflectionPad3DBackward0(Node):
+    """Backward of ``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: reflection_pad3d_backward(grad, self, padding)
+        grad_self = reflection_pad3d_backward(grad, self_, padding) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ReflectionPad3DBackwardBackward0(Node):
+    """Backward of ``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        padding = self.padding_
+        self_info = self.self_info_
+        # grad_output: reflection_pad3d(grad, padding)
+        grad_grad_output = reflection_pad3d(grad, padding) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+
+class ReplicationPad1DBackward0(Node):
+    """Backward of ``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: replication_pad1d_backward(grad, self, padding)
+        grad_self = replication_pad1d_backward(grad, self_, padding) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ReplicationPad1DBackwardBackward0(Node):
+    """Backward of ``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        padding = self.padding_
+        self_info = self.self_info_
+        # grad_output: replication_pad1d(grad, padding)
+        grad_grad_output = replication_pad1d(grad, padding) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+
+class ReplicationPad2DBackward0(Node):
+    """Backward of ``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: replication_pad2d_backward(grad, self, padding)
+        grad_self = replication_pad2d_backward(grad, self_, padding) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ReplicationPad2DBackwardBackward0(Node):
+    """Backward of ``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        padding = self.padding_
+        self_info = self.self_info_
+        # grad_output: replication_pad2d(grad, padding)
+        grad_grad_output = replication_pad2d(grad, padding) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+
+class ReplicationPad3DBackward0(Node):
+    """Backward of ``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: replication_pad3d_backward(grad, self, padding)
+        grad_self = replication_pad3d_backward(grad, self_, padding) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ReplicationPad3DBackwardBackward0(Node):
+    """Backward of ``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``."""
+
+    __slots__ = (
+        "padding_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.padding_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        padding = self.padding_
+        self_info = self.self_info_
+        # grad_output: replication_pad3d(grad, padding)
+        grad_grad_output = replication_pad3d(grad, padding) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+
+class PixelShuffleBackward0(Node):
+    """Backward of ``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``."""
+
+    __slots__ = ("upscale_factor_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.upscale_factor_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        upscale_factor = self.upscale_factor_
+        # self: pixel_unshuffle(grad, upscale_factor)
+        grad_self = pixel_unshuffle(grad, upscale_factor) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_upscale_factor(self):
+        return self.upscale_factor_
+
+
+class PixelUnshuffleBackward0(Node):
+    """Backward of ``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``."""
+
+    __slots__ = ("downscale_factor_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.downscale_factor_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        downscale_factor = self.downscale_factor_
+        # self: pixel_shuffle(grad, downscale_factor)
+        grad_self = pixel_shuffle(grad, downscale_factor) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_downscale_factor(self):
+        return self.downscale_factor_
+
+
+class ChannelShuffleBackward0(Node):
+    """Backward of ``channel_shuffle(Tensor self, SymInt groups) -> Tensor``."""
+
+    __slots__ = ("groups_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.groups_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        groups = self.groups_
+        # self: channel_shuffle(grad, grad.size(1) // groups)
+        grad_self = channel_shuffle(grad, grad.size(1) // groups) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_groups(self):
+        return self.groups_

@@ -9730,6 +9730,669 @@ square = square_op._entry = _square_entry(Site(square_op))
 square_op._make_entry = _square_entry
 
 
+constant_pad_nd_op = define(
+    "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
+)
+_constant_pad_nd_kernels = constant_pad_nd_op.kernels
+
+
+def _constant_pad_nd_entry(_site):
+    def constant_pad_nd(self, pad, value=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, constant_pad_nd_op, self, pad, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, constant_pad_nd_op, 0)
+                if pad.__class__ is not tuple:
+                    pad = int_list(pad, 1, _site, constant_pad_nd_op, 1)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, constant_pad_nd_op, 2)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, constant_pad_nd_op, self, pad, value)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.constant_pad_nd(self, pad, value)
+                if result is not None:
+                    return result
+            kernel = _constant_pad_nd_kernels[keyset]
+            return kernel(keyset, self, pad, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return constant_pad_nd
+
+
+constant_pad_nd = constant_pad_nd_op._entry = _constant_pad_nd_entry(Site(constant_pad_nd_op))
+constant_pad_nd_op._make_entry = _constant_pad_nd_entry
+
+
+reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
+_reflection_pad1d_kernels = reflection_pad1d_op.kernels
+
+
+def _reflection_pad1d_entry(_site):
+    def reflection_pad1d(self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reflection_pad1d_op, self, padding)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, reflection_pad1d_op, 0)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, reflection_pad1d_op, 1)
+            except Overridden:
+                return handle_entry(_site, reflection_pad1d_op, self, padding)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.reflection_pad1d(self, padding)
+                if result is not None:
+                    return result
+            kernel = _reflection_pad1d_kernels[keyset]
+            return kernel(keyset, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reflection_pad1d
+
+
+reflection_pad1d = reflection_pad1d_op._entry = _reflection_pad1d_entry(Site(reflection_pad1d_op))
+reflection_pad1d_op._make_entry = _reflection_pad1d_entry
+
+
+reflection_pad1d_backward_op = define(
+    "aten::reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"
+)
+_reflection_pad1d_backward_kernels = reflection_pad1d_backward_op.kernels
+
+
+def _reflection_pad1d_backward_entry(_site):
+    def reflection_pad1d_backward(grad_output, self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reflection_pad1d_backward_op, grad_output, self, padding)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, reflection_pad1d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, reflection_pad1d_backward_op, 1)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, reflection_pad1d_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, reflection_pad1d_backward_op, grad_output, self, padding)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.reflection_pad1d_backward(grad_output, self, padding)
+                if result is not None:
+                    return result
+            kernel = _reflection_pad1d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reflection_pad1d_backward
+
+
+reflection_pad1d_backward = reflection_pad1d_backward_op._entry = _reflection_pad1d_backward_entry(
+    Site(reflection_pad1d_backward_op)
+)
+reflection_pad1d_backward_op._make_entry = _reflection_pad1d_backward_entry
+
+
+reflection_pad2d_op = define("aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
+_reflection_pad2d_kernels = reflection_pad2d_op.kernels
+
+
+def _reflection_pad2d_entry(_site):
+    def reflection_pad2d(self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reflection_pad2d_op, self, padding)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, reflection_pad2d_op, 0)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 4, _site, reflection_pad2d_op, 1)
+            except Overridden:
+                return handle_entry(_site, reflection_pad2d_op, self, padding)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.reflection_pad2d(self, padding)
+                if result is not None:
+                    return result
+            kernel = _reflection_pad2d_kernels[keyset]
+            return kernel(keyset, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reflection_pad2d
+
+
+reflection_pad2d = reflection_pad2d_op._entry = _reflection_pad2d_entry(Site(reflection_pad2d_op))
+reflection_pad2d_op._make_entry = _reflection_pad2d_entry
+
+
+reflection_pad2d_backward_op = define(
+    "aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"
+)
+_reflection_pad2d_backward_kernels = reflection_pad2d_backward_op.kernels
+
+
+def _reflection_pad2d_backward_entry(_site):
+    def reflection_pad2d_backward(grad_output, self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reflection_pad2d_backward_op, grad_output, self, padding)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, reflection_pad2d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, reflection_pad2d_backward_op, 1)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 4, _site, reflection_pad2d_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, reflection_pad2d_backward_op, grad_output, self, padding)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.reflection_pad2d_backward(grad_output, self, padding)
+                if result is not None:
+                    return result
+            kernel = _reflection_pad2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reflection_pad2d_backward
+
+
+reflection_pad2d_backward = reflection_pad2d_backward_op._entry = _reflection_pad2d_backward_entry(
+    Site(reflection_pad2d_backward_op)
+)
+reflection_pad2d_backward_op._make_entry = _reflection_pad2d_backward_entry
+
+
+reflection_pad3d_op = define("aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
+_reflection_pad3d_kernels = reflection_pad3d_op.kernels
+
+
+def _reflection_pad3d_entry(_site):
+    def reflection_pad3d(self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reflection_pad3d_op, self, padding)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, reflection_pad3d_op, 0)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 6, _site, reflection_pad3d_op, 1)
+            except Overridden:
+                return handle_entry(_site, reflection_pad3d_op, self, padding)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.reflection_pad3d(self, padding)
+                if result is not None:
+                    return result
+            kernel = _reflection_pad3d_kernels[keyset]
+            return kernel(keyset, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reflection_pad3d
+
+
+reflection_pad3d = reflection_pad3d_op._entry = _reflection_pad3d_entry(Site(reflection_pad3d_op))
+reflection_pad3d_op._make_entry = _reflection_pad3d_entry
+
+
+reflection_pad3d_backward_op = define(
+    "aten::reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"
+)
+_reflection_pad3d_backward_kernels = reflection_pad3d_backward_op.kernels
+
+
+def _reflection_pad3d_backward_entry(_site):
+    def reflection_pad3d_backward(grad_output, self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, reflection_pad3d_backward_op, grad_output, self, padding)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, reflection_pad3d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, reflection_pad3d_backward_op, 1)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 6, _site, reflection_pad3d_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, reflection_pad3d_backward_op, grad_output, self, padding)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.reflection_pad3d_backward(grad_output, self, padding)
+                if result is not None:
+                    return result
+            kernel = _reflection_pad3d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return reflection_pad3d_backward
+
+
+reflection_pad3d_backward = reflection_pad3d_backward_op._entry = _reflection_pad3d_backward_entry(
+    Site(reflection_pad3d_backward_op)
+)
+reflection_pad3d_backward_op._make_entry = _reflection_pad3d_backward_entry
+
+
+replication_pad1d_op = define("aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
+_replication_pad1d_kernels = replication_pad1d_op.kernels
+
+
+def _replication_pad1d_entry(_site):
+    def replication_pad1d(self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, replication_pad1d_op, self, padding)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, replication_pad1d_op, 0)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, replication_pad1d_op, 1)
+            except Overridden:
+                return handle_entry(_site, replication_pad1d_op, self, padding)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.replication_pad1d(self, padding)
+                if result is not None:
+                    return result
+            kernel = _replication_pad1d_kernels[keyset]
+            return kernel(keyset, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return replication_pad1d
+
+
+replication_pad1d = replication_pad1d_op._entry = _replication_pad1d_entry(
+    Site(replication_pad1d_op)
+)
+replication_pad1d_op._make_entry = _replication_pad1d_entry
+
+
+replication_pad1d_backward_op = define(
+    "aten::replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"
+)
+_replication_pad1d_backward_kernels = replication_pad1d_backward_op.kernels
+
+
+def _replication_pad1d_backward_entry(_site):
+    def replication_pad1d_backward(grad_output, self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, replication_pad1d_backward_op, grad_output, self, padding
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, replication_pad1d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, replication_pad1d_backward_op, 1)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, replication_pad1d_backward_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, replication_pad1d_backward_op, grad_output, self, padding
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.replication_pad1d_backward(grad_output, self, padding)
+                if result is not None:
+                    return result
+            kernel = _replication_pad1d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return replication_pad1d_backward
+
+
+replication_pad1d_backward = replication_pad1d_backward_op._entry = (
+    _replication_pad1d_backward_entry(Site(replication_pad1d_backward_op))
+)
+replication_pad1d_backward_op._make_entry = _replication_pad1d_backward_entry
+
+
+replication_pad2d_op = define("aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
+_replication_pad2d_kernels = replication_pad2d_op.kernels
+
+
+def _replication_pad2d_entry(_site):
+    def replication_pad2d(self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, replication_pad2d_op, self, padding)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, replication_pad2d_op, 0)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 4, _site, replication_pad2d_op, 1)
+            except Overridden:
+                return handle_entry(_site, replication_pad2d_op, self, padding)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.replication_pad2d(self, padding)
+                if result is not None:
+                    return result
+            kernel = _replication_pad2d_kernels[keyset]
+            return kernel(keyset, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return replication_pad2d
+
+
+replication_pad2d = replication_pad2d_op._entry = _replication_pad2d_entry(
+    Site(replication_pad2d_op)
+)
+replication_pad2d_op._make_entry = _replication_pad2d_entry
+
+
+replication_pad2d_backward_op = define(
+    "aten::replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"
+)
+_replication_pad2d_backward_kernels = replication_pad2d_backward_op.kernels
+
+
+def _replication_pad2d_backward_entry(_site):
+    def replication_pad2d_backward(grad_output, self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, replication_pad2d_backward_op, grad_output, self, padding
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, replication_pad2d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, replication_pad2d_backward_op, 1)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 4, _site, replication_pad2d_backward_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, replication_pad2d_backward_op, grad_output, self, padding
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.replication_pad2d_backward(grad_output, self, padding)
+                if result is not None:
+                    return result
+            kernel = _replication_pad2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return replication_pad2d_backward
+
+
+replication_pad2d_backward = replication_pad2d_backward_op._entry = (
+    _replication_pad2d_backward_entry(Site(replication_pad2d_backward_op))
+)
+replication_pad2d_backward_op._make_entry = _replication_pad2d_backward_entry
+
+
+replication_pad3d_op = define("aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
+_replication_pad3d_kernels = replication_pad3d_op.kernels
+
+
+def _replication_pad3d_entry(_site):
+    def replication_pad3d(self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, replication_pad3d_op, self, padding)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, replication_pad3d_op, 0)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 6, _site, replication_pad3d_op, 1)
+            except Overridden:
+                return handle_entry(_site, replication_pad3d_op, self, padding)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.replication_pad3d(self, padding)
+                if result is not None:
+                    return result
+            kernel = _replication_pad3d_kernels[keyset]
+            return kernel(keyset, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return replication_pad3d
+
+
+replication_pad3d = replication_pad3d_op._entry = _replication_pad3d_entry(
+    Site(replication_pad3d_op)
+)
+replication_pad3d_op._make_entry = _replication_pad3d_entry
+
+
+replication_pad3d_backward_op = define(
+    "aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"
+)
+_replication_pad3d_backward_kernels = replication_pad3d_backward_op.kernels
+
+
+def _replication_pad3d_backward_entry(_site):
+    def replication_pad3d_backward(grad_output, self, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, replication_pad3d_backward_op, grad_output, self, padding
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, replication_pad3d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, replication_pad3d_backward_op, 1)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 6, _site, replication_pad3d_backward_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, replication_pad3d_backward_op, grad_output, self, padding
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.replication_pad3d_backward(grad_output, self, padding)
+                if result is not None:
+                    return result
+            kernel = _replication_pad3d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return replication_pad3d_backward
+
+
+replication_pad3d_backward = replication_pad3d_backward_op._entry = (
+    _replication_pad3d_backward_entry(Site(replication_pad3d_backward_op))
+)
+replication_pad3d_backward_op._make_entry = _replication_pad3d_backward_entry
+
+
+pixel_shuffle_op = define("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
+_pixel_shuffle_kernels = pixel_shuffle_op.kernels
+
+
+def _pixel_shuffle_entry(_site):
+    def pixel_shuffle(self, upscale_factor):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pixel_shuffle_op, self, upscale_factor)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, pixel_shuffle_op, 0)
+                if upscale_factor.__class__ is not int:
+                    upscale_factor = int_arg(upscale_factor, _site, pixel_shuffle_op, 1)
+            except Overridden:
+                return handle_entry(_site, pixel_shuffle_op, self, upscale_factor)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.pixel_shuffle(self, upscale_factor)
+                if result is not None:
+                    return result
+            kernel = _pixel_shuffle_kernels[keyset]
+            return kernel(keyset, self, upscale_factor)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pixel_shuffle
+
+
+pixel_shuffle = pixel_shuffle_op._entry = _pixel_shuffle_entry(Site(pixel_shuffle_op))
+pixel_shuffle_op._make_entry = _pixel_shuffle_entry
+
+
+pixel_unshuffle_op = define("aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
+_pixel_unshuffle_kernels = pixel_unshuffle_op.kernels
+
+
+def _pixel_unshuffle_entry(_site):
+    def pixel_unshuffle(self, downscale_factor):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pixel_unshuffle_op, self, downscale_factor)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, pixel_unshuffle_op, 0)
+                if downscale_factor.__class__ is not int:
+                    downscale_factor = int_arg(downscale_factor, _site, pixel_unshuffle_op, 1)
+            except Overridden:
+                return handle_entry(_site, pixel_unshuffle_op, self, downscale_factor)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.pixel_unshuffle(self, downscale_factor)
+                if result is not None:
+                    return result
+            kernel = _pixel_unshuffle_kernels[keyset]
+            return kernel(keyset, self, downscale_factor)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pixel_unshuffle
+
+
+pixel_unshuffle = pixel_unshuffle_op._entry = _pixel_unshuffle_entry(Site(pixel_unshuffle_op))
+pixel_unshuffle_op._make_entry = _pixel_unshuffle_entry
+
+
+channel_shuffle_op = define("aten::channel_shuffle(Tensor self, SymInt groups) -> Tensor")
+_channel_shuffle_kernels = channel_shuffle_op.kernels
+
+
+def _channel_shuffle_entry(_site):
+    def channel_shuffle(self, groups):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, channel_shuffle_op, self, groups)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, channel_shuffle_op, 0)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, channel_shuffle_op, 1)
+            except Overridden:
+                return handle_entry(_site, channel_shuffle_op, self, groups)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.channel_shuffle(self, groups)
+                if result is not None:
+                    return result
+            kernel = _channel_shuffle_kernels[keyset]
+            return kernel(keyset, self, groups)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return channel_shuffle
+
+
+channel_shuffle = channel_shuffle_op._entry = _channel_shuffle_entry(Site(channel_shuffle_op))
+channel_shuffle_op._make_entry = _channel_shuffle_entry
+
+
 ones_like_op = define(
     "aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )

@@ -4445,6 +4445,628 @@ def masked_fill_Tensor(self, mask, value):
     return out
 
 
+def constant_pad_nd(self, pad, value):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.constant_pad_nd(self_data, pad, value)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ConstantPadNdBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.pad_ = pad
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def reflection_pad1d(self, padding):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.reflection_pad(self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReflectionPad1DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def reflection_pad1d_backward(grad_output, self, padding):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.reflection_pad_backward(grad_output_data, self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.ReflectionPad1DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def reflection_pad2d(self, padding):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.reflection_pad(self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReflectionPad2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def reflection_pad2d_backward(grad_output, self, padding):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.reflection_pad_backward(grad_output_data, self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.ReflectionPad2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def reflection_pad3d(self, padding):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.reflection_pad(self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReflectionPad3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def reflection_pad3d_backward(grad_output, self, padding):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.reflection_pad_backward(grad_output_data, self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.ReflectionPad3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def replication_pad1d(self, padding):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.replication_pad(self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReplicationPad1DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def replication_pad1d_backward(grad_output, self, padding):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.replication_pad_backward(grad_output_data, self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.ReplicationPad1DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def replication_pad2d(self, padding):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.replication_pad(self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReplicationPad2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def replication_pad2d_backward(grad_output, self, padding):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.replication_pad_backward(grad_output_data, self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.ReplicationPad2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def replication_pad3d(self, padding):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.replication_pad(self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ReplicationPad3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def replication_pad3d_backward(grad_output, self, padding):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.replication_pad_backward(grad_output_data, self_data, padding)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.ReplicationPad3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def pixel_shuffle(self, upscale_factor):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.pixel_shuffle(self_data, upscale_factor)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.PixelShuffleBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.upscale_factor_ = upscale_factor
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def pixel_unshuffle(self, downscale_factor):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.pixel_unshuffle(self_data, downscale_factor)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.PixelUnshuffleBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.downscale_factor_ = downscale_factor
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def channel_shuffle(self, groups):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.channel_shuffle(self_data, groups)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ChannelShuffleBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.groups_ = groups
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def ones_like(self, dtype, layout, device, pin_memory, memory_format):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -211,6 +211,22 @@ FUNCTIONS = {
     "index": (ops.index_Tensor_op,),
     "index_put": (ops.index_put_op,),
     "square": (ops.square_op,),
+    "constant_pad_nd": (ops.constant_pad_nd_op,),
+    "reflection_pad1d": (ops.reflection_pad1d_op,),
+    "reflection_pad1d_backward": (ops.reflection_pad1d_backward_op,),
+    "reflection_pad2d": (ops.reflection_pad2d_op,),
+    "reflection_pad2d_backward": (ops.reflection_pad2d_backward_op,),
+    "reflection_pad3d": (ops.reflection_pad3d_op,),
+    "reflection_pad3d_backward": (ops.reflection_pad3d_backward_op,),
+    "replication_pad1d": (ops.replication_pad1d_op,),
+    "replication_pad1d_backward": (ops.replication_pad1d_backward_op,),
+    "replication_pad2d": (ops.replication_pad2d_op,),
+    "replication_pad2d_backward": (ops.replication_pad2d_backward_op,),
+    "replication_pad3d": (ops.replication_pad3d_op,),
+    "replication_pad3d_backward": (ops.replication_pad3d_backward_op,),
+    "pixel_shuffle": (ops.pixel_shuffle_op,),
+    "pixel_unshuffle": (ops.pixel_unshuffle_op,),
+    "channel_shuffle": (ops.channel_shuffle_op,),
     "ones_like": (ops.ones_like_op,),
     "zeros_like": (ops.zeros_like_op,),
     "empty_like": (ops.empty_like_op,),
@@ -356,6 +372,34 @@ masked_fill = function("masked_fill", FUNCTIONS["masked_fill"])
 index = function("index", FUNCTIONS["index"])
 index_put = function("index_put", FUNCTIONS["index_put"])
 square = function("square", FUNCTIONS["square"])
+constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
+reflection_pad1d = function("reflection_pad1d", FUNCTIONS["reflection_pad1d"])
+reflection_pad1d_backward = function(
+    "reflection_pad1d_backward", FUNCTIONS["reflection_pad1d_backward"]
+)
+reflection_pad2d = function("reflection_pad2d", FUNCTIONS["reflection_pad2d"])
+reflection_pad2d_backward = function(
+    "reflection_pad2d_backward", FUNCTIONS["reflection_pad2d_backward"]
+)
+reflection_pad3d = function("reflection_pad3d", FUNCTIONS["reflection_pad3d"])
+reflection_pad3d_backward = function(
+    "reflection_pad3d_backward", FUNCTIONS["reflection_pad3d_backward"]
+)
+replication_pad1d = function("replication_pad1d", FUNCTIONS["replication_pad1d"])
+replication_pad1d_backward = function(
+    "replication_pad1d_backward", FUNCTIONS["replication_pad1d_backward"]
+)
+replication_pad2d = function("replication_pad2d", FUNCTIONS["replication_pad2d"])
+replication_pad2d_backward = function(
+    "replication_pad2d_backward", FUNCTIONS["replication_pad2d_backward"]
+)
+replication_pad3d = function("replication_pad3d", FUNCTIONS["replication_pad3d"])
+replication_pad3d_backward = function(
+    "replication_pad3d_backward", FUNCTIONS["replication_pad3d_backward"]
+)
+pixel_shuffle = function("pixel_shuffle", FUNCTIONS["pixel_shuffle"])
+pixel_unshuffle = function("pixel_unshuffle", FUNCTIONS["pixel_unshuffle"])
+channel_shuffle = function("channel_shuffle", FUNCTIONS["channel_shuffle"])
 ones_like = function("ones_like", FUNCTIONS["ones_like"])
 zeros_like = function("zeros_like", FUNCTIONS["zeros_like"])
 empty_like = function("empty_like", FUNCTIONS["empty_like"])

@@ -369,6 +369,22 @@ def register_all():
     ops.index_Tensor_op.register_kernel(CPU, cpu_kernels.index_Tensor)
     ops.index_put_op.register_kernel(CPU, cpu_kernels.index_put)
     ops.index_put__op.register_kernel(CPU, cpu_kernels.index_put_)
+    ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
+    ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
+    ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
+    ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
+    ops.reflection_pad2d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad2d_backward)
+    ops.reflection_pad3d_op.register_kernel(CPU, cpu_kernels.reflection_pad3d)
+    ops.reflection_pad3d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad3d_backward)
+    ops.replication_pad1d_op.register_kernel(CPU, cpu_kernels.replication_pad1d)
+    ops.replication_pad1d_backward_op.register_kernel(CPU, cpu_kernels.replication_pad1d_backward)
+    ops.replication_pad2d_op.register_kernel(CPU, cpu_kernels.replication_pad2d)
+    ops.replication_pad2d_backward_op.register_kernel(CPU, cpu_kernels.replication_pad2d_backward)
+    ops.replication_pad3d_op.register_kernel(CPU, cpu_kernels.replication_pad3d)
+    ops.replication_pad3d_backward_op.register_kernel(CPU, cpu_kernels.replication_pad3d_backward)
+    ops.pixel_shuffle_op.register_kernel(CPU, cpu_kernels.pixel_shuffle)
+    ops.pixel_unshuffle_op.register_kernel(CPU, cpu_kernels.pixel_unshuffle)
+    ops.channel_shuffle_op.register_kernel(CPU, cpu_kernels.channel_shuffle)
     ops.ones_like_op.register_kernel(CPU, cpu_kernels.ones_like)
     ops.zeros_like_op.register_kernel(CPU, cpu_kernels.zeros_like)
     ops.empty_like_op.register_kernel(CPU, cpu_kernels.empty_like)
@@ -574,6 +590,34 @@ def register_all():
     ops.index_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_Tensor)
     ops.index_put_op.register_kernel(AUTOGRAD, autograd_kernels.index_put)
     ops.index_put__op.register_kernel(AUTOGRAD, autograd_kernels.index_put_)
+    ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
+    ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
+    ops.reflection_pad1d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.reflection_pad1d_backward
+    )
+    ops.reflection_pad2d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad2d)
+    ops.reflection_pad2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.reflection_pad2d_backward
+    )
+    ops.reflection_pad3d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad3d)
+    ops.reflection_pad3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.reflection_pad3d_backward
+    )
+    ops.replication_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.replication_pad1d)
+    ops.replication_pad1d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.replication_pad1d_backward
+    )
+    ops.replication_pad2d_op.register_kernel(AUTOGRAD, autograd_kernels.replication_pad2d)
+    ops.replication_pad2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.replication_pad2d_backward
+    )
+    ops.replication_pad3d_op.register_kernel(AUTOGRAD, autograd_kernels.replication_pad3d)
+    ops.replication_pad3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.replication_pad3d_backward
+    )
+    ops.pixel_shuffle_op.register_kernel(AUTOGRAD, autograd_kernels.pixel_shuffle)
+    ops.pixel_unshuffle_op.register_kernel(AUTOGRAD, autograd_kernels.pixel_unshuffle)
+    ops.channel_shuffle_op.register_kernel(AUTOGRAD, autograd_kernels.channel_shuffle)
     ops.add_out_op.register_kernel(AUTOGRAD, autograd_kernels.add_out)
     ops.sub_out_op.register_kernel(AUTOGRAD, autograd_kernels.sub_out)
     ops.mul_out_op.register_kernel(AUTOGRAD, autograd_kernels.mul_out)

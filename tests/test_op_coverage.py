@@ -86,6 +86,23 @@ TESTED_ELSEWHERE = {
     # under a dispatch mode reshape takes view instead, as in PyTorch
     "aten._reshape_alias.default": "test_ops_vs_torch.py (reshape_non_contiguous_view)",
 }
+# padding and pixel rearrangement: test_opinfo.py runs torch's samples for each (constant_pad_nd,
+# nn.functional.pad's four modes, pixel_shuffle, pixel_unshuffle, channel_shuffle) and
+# test_nn_padding.py the double backward of the pads
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_opinfo.py and test_nn_padding.py"
+        for kind in ("reflection", "replication")
+        for dims in "123"
+        for name in (f"{kind}_pad{dims}d", f"{kind}_pad{dims}d_backward")
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_opinfo.py"
+        for name in "constant_pad_nd pixel_shuffle pixel_unshuffle channel_shuffle".split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

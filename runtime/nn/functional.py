@@ -31,6 +31,7 @@ from ._losses import (
     nll_loss,
 )
 from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
+from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     # softmax family
@@ -84,6 +85,11 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    # padding and pixel rearrangement
+    "channel_shuffle",
+    "pad",
+    "pixel_shuffle",
+    "pixel_unshuffle",
 ]
 
 
