@@ -3852,6 +3852,68 @@ def channel_shuffle(keyset, self, groups):
     return result
 
 
+def embedding(keyset, weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    grad_fn = None
+    if _tls.grad_enabled and (weight._rg):
+        grad_fn = nodes.EmbeddingBackward0()
+        grad_fn._next_edges = (next_edge(weight),)
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.padding_idx_ = padding_idx
+        grad_fn.scale_grad_by_freq_ = scale_grad_by_freq
+        grad_fn.sparse_ = sparse
+        grad_fn.weight_sym_argsize_0_ = weight._data.shape[0]
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.embedding_op.kernels[keyset]
+    result = redispatch(keyset, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse, result)
+    return result
+
+
+def embedding_dense_backward(
+    keyset, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.EmbeddingDenseBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.padding_idx_ = padding_idx
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.embedding_dense_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.embedding_dense_backward(
+            grad_output, indices, num_weights, padding_idx, scale_grad_by_freq, result
+        )
+    return result
+
+
+def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.EmbeddingRenormBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = (
+        jvp_kernels.embedding_renorm__pre(self, indices, max_norm, norm_type)
+        if _tls.fw_active
+        else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.embedding_renorm__op.kernels[keyset]
+    result = redispatch(keyset, self, indices, max_norm, norm_type)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.embedding_renorm_(self, indices, max_norm, norm_type, result, tangents)
+    return result
+
+
 def add_out(keyset, self, other, alpha, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:

@@ -2405,6 +2405,45 @@ def channel_shuffle(keyset, self, groups):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def embedding(keyset, weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    """CPU kernel of embedding"""
+    weight = weight._data
+    indices = indices._data
+    result = k.embedding(weight, indices)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def embedding_dense_backward(
+    keyset, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+):
+    """CPU kernel of embedding_dense_backward"""
+    grad_output = grad_output._data
+    indices = indices._data
+    result = k.embedding_dense_backward(
+        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
+    """CPU kernel of embedding_renorm_"""
+    target = self
+    self = self._data
+    indices = indices._data
+    result = k.embedding_renorm(self, indices, max_norm, norm_type)
+    return copy_into(target, result)
+
+
+def one_hot(keyset, self, num_classes):
+    """CPU kernel of one_hot"""
+    self = self._data
+    result = k.one_hot(self, num_classes)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of ones_like"""
     self = self._data

@@ -605,3 +605,11 @@ def index_put_(keyset, self, indices, values, accumulate):
     result = redispatch(keyset, self, indices, values, accumulate)
     bump_version(self)
     return result
+
+
+def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.embedding_renorm__op.kernels[keyset]
+    result = redispatch(keyset, self, indices, max_norm, norm_type)
+    bump_version(self)
+    return result

@@ -4083,3 +4083,60 @@ def channel_shuffle(self, groups, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse, result):
+    # auto_linear
+    weight_t = fw_grad(weight)
+    if weight_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.embedding(weight_t, indices, padding_idx, scale_grad_by_freq, sparse)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def embedding_dense_backward(
+    grad_output, indices, num_weights, padding_idx, scale_grad_by_freq, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.embedding_dense_backward(
+            grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def embedding_renorm__pre(self, indices, max_norm, norm_type):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def embedding_renorm_(self, indices, max_norm, norm_type, result, tangents):
+    # forward_ad_not_implemented("embedding_renorm_")
+    (self_t,) = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("embedding_renorm_")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)

@@ -28,6 +28,8 @@ from opgrad.autograd.functions_manual import (
     derivative_not_implemented,
     div_tensor_other_backward,
     elu_double_backward,
+    embedding_backward,
+    embedding_dense_double_backward,
     gelu_double_backward,
     glu_double_backward,
     glu_double_backward_grad_output,
@@ -8263,3 +8265,140 @@ class ChannelShuffleBackward0(Node):
     @property
     def _saved_groups(self):
         return self.groups_
+
+
+class EmbeddingBackward0(Node):
+    """Backward of ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "padding_idx_",
+        "scale_grad_by_freq_",
+        "sparse_",
+        "weight_sym_argsize_0_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.padding_idx_ = None
+        self.scale_grad_by_freq_ = None
+        self.sparse_ = None
+        self.weight_sym_argsize_0_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        padding_idx = self.padding_idx_
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        sparse = self.sparse_
+        weight_sym_argsize_0 = self.weight_sym_argsize_0_
+        # weight: embedding_backward(grad, indices, weight.sym_size(0), padding_idx, scale_grad_by_freq, sparse)
+        grad_weight = (
+            embedding_backward(
+                grad, indices, weight_sym_argsize_0, padding_idx, scale_grad_by_freq, sparse
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_weight,)
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_padding_idx(self):
+        return self.padding_idx_
+
+    @property
+    def _saved_scale_grad_by_freq(self):
+        return self.scale_grad_by_freq_
+
+    @property
+    def _saved_sparse(self):
+        return self.sparse_
+
+    @property
+    def _saved_weight_sym_argsize_0(self):
+        return self.weight_sym_argsize_0_
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    """Backward of ``embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "padding_idx_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.padding_idx_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        padding_idx = self.padding_idx_
+        # grad_output: embedding_dense_double_backward(grad, indices, padding_idx)
+        grad_grad_output = (
+            embedding_dense_double_backward(grad, indices, padding_idx) if needs[0] else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_padding_idx(self):
+        return self.padding_idx_
+
+
+class EmbeddingRenormBackward0(Node):
+    """Backward of ``embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("embedding_renorm")
+        grad_self = not_implemented("embedding_renorm") if needs[0] else None
+        return (grad_self,)

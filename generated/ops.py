@@ -10393,6 +10393,194 @@ channel_shuffle = channel_shuffle_op._entry = _channel_shuffle_entry(Site(channe
 channel_shuffle_op._make_entry = _channel_shuffle_entry
 
 
+embedding_op = define(
+    "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"
+)
+_embedding_kernels = embedding_op.kernels
+
+
+def _embedding_entry(_site):
+    def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, embedding_op, weight, indices, padding_idx, scale_grad_by_freq, sparse
+                )
+            try:
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, embedding_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, embedding_op, 1)
+                if padding_idx.__class__ is not int:
+                    padding_idx = int_arg(padding_idx, _site, embedding_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, embedding_op, weight, indices, padding_idx, scale_grad_by_freq, sparse
+                )
+            keyset = (weight._keys | indices._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (weight._keys & indices._keys) == PLAIN_KEYS:
+                result = plain_kernels.embedding(
+                    weight, indices, padding_idx, scale_grad_by_freq, sparse
+                )
+                if result is not None:
+                    return result
+            kernel = _embedding_kernels[keyset]
+            return kernel(keyset, weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return embedding
+
+
+embedding = embedding_op._entry = _embedding_entry(Site(embedding_op))
+embedding_op._make_entry = _embedding_entry
+
+
+embedding_dense_backward_op = define(
+    "aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"
+)
+_embedding_dense_backward_kernels = embedding_dense_backward_op.kernels
+
+
+def _embedding_dense_backward_entry(_site):
+    def embedding_dense_backward(
+        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    embedding_dense_backward_op,
+                    grad_output,
+                    indices,
+                    num_weights,
+                    padding_idx,
+                    scale_grad_by_freq,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, embedding_dense_backward_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, embedding_dense_backward_op, 1)
+                if num_weights.__class__ is not int:
+                    num_weights = int_arg(num_weights, _site, embedding_dense_backward_op, 2)
+                if padding_idx.__class__ is not int:
+                    padding_idx = int_arg(padding_idx, _site, embedding_dense_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    embedding_dense_backward_op,
+                    grad_output,
+                    indices,
+                    num_weights,
+                    padding_idx,
+                    scale_grad_by_freq,
+                )
+            keyset = (grad_output._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.embedding_dense_backward(
+                    grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+                )
+                if result is not None:
+                    return result
+            kernel = _embedding_dense_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return embedding_dense_backward
+
+
+embedding_dense_backward = embedding_dense_backward_op._entry = _embedding_dense_backward_entry(
+    Site(embedding_dense_backward_op)
+)
+embedding_dense_backward_op._make_entry = _embedding_dense_backward_entry
+
+
+embedding_renorm__op = define(
+    "aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)"
+)
+_embedding_renorm__kernels = embedding_renorm__op.kernels
+
+
+def _embedding_renorm__entry(_site):
+    def embedding_renorm_(self, indices, max_norm, norm_type):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, embedding_renorm__op, self, indices, max_norm, norm_type)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, embedding_renorm__op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, embedding_renorm__op, 1)
+            except Overridden:
+                return handle_entry(_site, embedding_renorm__op, self, indices, max_norm, norm_type)
+            keyset = (self._keys | indices._keys | include) & _tls.keep
+            kernel = _embedding_renorm__kernels[keyset]
+            return kernel(keyset, self, indices, max_norm, norm_type)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return embedding_renorm_
+
+
+embedding_renorm_ = embedding_renorm__op._entry = _embedding_renorm__entry(
+    Site(embedding_renorm__op)
+)
+embedding_renorm__op._make_entry = _embedding_renorm__entry
+
+
+one_hot_op = define("aten::one_hot(Tensor self, int num_classes=-1) -> Tensor")
+_one_hot_kernels = one_hot_op.kernels
+
+
+def _one_hot_entry(_site):
+    def one_hot(self, num_classes=-1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, one_hot_op, self, num_classes)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, one_hot_op, 0)
+                if num_classes.__class__ is not int:
+                    num_classes = int_arg(num_classes, _site, one_hot_op, 1)
+            except Overridden:
+                return handle_entry(_site, one_hot_op, self, num_classes)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.one_hot(self, num_classes)
+                if result is not None:
+                    return result
+            kernel = _one_hot_kernels[keyset]
+            return kernel(keyset, self, num_classes)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return one_hot
+
+
+one_hot = one_hot_op._entry = _one_hot_entry(Site(one_hot_op))
+one_hot_op._make_entry = _one_hot_entry
+
+
 ones_like_op = define(
     "aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )

@@ -5067,6 +5067,112 @@ def channel_shuffle(self, groups):
     return out
 
 
+def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    weight_data = weight._data
+    indices_data = indices._data
+    if not (weight_data.dtype in PLAIN_FLOATS and indices_data.dtype is weight_data.dtype):
+        return None
+    try:
+        result = k.embedding(weight_data, indices_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (weight._rg):
+        grad_fn = _new(nodes.EmbeddingBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_weight = weight._grad_fn
+        if edge_weight is None:
+            edge_weight = grad_accumulator(weight) if weight._rg else None
+        elif weight._output_nr:
+            edge_weight = (edge_weight, weight._output_nr)
+        grad_fn._next_edges = (edge_weight,)
+        grad_fn.indices_ = (
+            indices
+            if indices._vc is None and indices._grad_fn is None
+            else SavedVariable(indices, False)
+        )
+        grad_fn.padding_idx_ = padding_idx
+        grad_fn.scale_grad_by_freq_ = scale_grad_by_freq
+        grad_fn.sparse_ = sparse
+        grad_fn.weight_sym_argsize_0_ = weight._data.shape[0]
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    grad_output_data = grad_output._data
+    indices_data = indices._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS and indices_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.embedding_dense_backward(
+            grad_output_data, indices_data, num_weights, padding_idx, scale_grad_by_freq
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.EmbeddingDenseBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.indices_ = (
+            indices
+            if indices._vc is None and indices._grad_fn is None
+            else SavedVariable(indices, False)
+        )
+        grad_fn.padding_idx_ = padding_idx
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def one_hot(self, num_classes):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.one_hot(self_data, num_classes)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
 def ones_like(self, dtype, layout, device, pin_memory, memory_format):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -227,6 +227,10 @@ FUNCTIONS = {
     "pixel_shuffle": (ops.pixel_shuffle_op,),
     "pixel_unshuffle": (ops.pixel_unshuffle_op,),
     "channel_shuffle": (ops.channel_shuffle_op,),
+    "embedding": (ops.embedding_op,),
+    "embedding_dense_backward": (ops.embedding_dense_backward_op,),
+    "embedding_renorm_": (ops.embedding_renorm__op,),
+    "one_hot": (ops.one_hot_op,),
     "ones_like": (ops.ones_like_op,),
     "zeros_like": (ops.zeros_like_op,),
     "empty_like": (ops.empty_like_op,),
@@ -400,6 +404,12 @@ replication_pad3d_backward = function(
 pixel_shuffle = function("pixel_shuffle", FUNCTIONS["pixel_shuffle"])
 pixel_unshuffle = function("pixel_unshuffle", FUNCTIONS["pixel_unshuffle"])
 channel_shuffle = function("channel_shuffle", FUNCTIONS["channel_shuffle"])
+embedding = function("embedding", FUNCTIONS["embedding"])
+embedding_dense_backward = function(
+    "embedding_dense_backward", FUNCTIONS["embedding_dense_backward"]
+)
+embedding_renorm_ = function("embedding_renorm_", FUNCTIONS["embedding_renorm_"])
+one_hot = function("one_hot", FUNCTIONS["one_hot"])
 ones_like = function("ones_like", FUNCTIONS["ones_like"])
 zeros_like = function("zeros_like", FUNCTIONS["zeros_like"])
 empty_like = function("empty_like", FUNCTIONS["empty_like"])

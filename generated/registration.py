@@ -385,6 +385,10 @@ def register_all():
     ops.pixel_shuffle_op.register_kernel(CPU, cpu_kernels.pixel_shuffle)
     ops.pixel_unshuffle_op.register_kernel(CPU, cpu_kernels.pixel_unshuffle)
     ops.channel_shuffle_op.register_kernel(CPU, cpu_kernels.channel_shuffle)
+    ops.embedding_op.register_kernel(CPU, cpu_kernels.embedding)
+    ops.embedding_dense_backward_op.register_kernel(CPU, cpu_kernels.embedding_dense_backward)
+    ops.embedding_renorm__op.register_kernel(CPU, cpu_kernels.embedding_renorm_)
+    ops.one_hot_op.register_kernel(CPU, cpu_kernels.one_hot)
     ops.ones_like_op.register_kernel(CPU, cpu_kernels.ones_like)
     ops.zeros_like_op.register_kernel(CPU, cpu_kernels.zeros_like)
     ops.empty_like_op.register_kernel(CPU, cpu_kernels.empty_like)
@@ -618,6 +622,11 @@ def register_all():
     ops.pixel_shuffle_op.register_kernel(AUTOGRAD, autograd_kernels.pixel_shuffle)
     ops.pixel_unshuffle_op.register_kernel(AUTOGRAD, autograd_kernels.pixel_unshuffle)
     ops.channel_shuffle_op.register_kernel(AUTOGRAD, autograd_kernels.channel_shuffle)
+    ops.embedding_op.register_kernel(AUTOGRAD, autograd_kernels.embedding)
+    ops.embedding_dense_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.embedding_dense_backward
+    )
+    ops.embedding_renorm__op.register_kernel(AUTOGRAD, autograd_kernels.embedding_renorm_)
     ops.add_out_op.register_kernel(AUTOGRAD, autograd_kernels.add_out)
     ops.sub_out_op.register_kernel(AUTOGRAD, autograd_kernels.sub_out)
     ops.mul_out_op.register_kernel(AUTOGRAD, autograd_kernels.mul_out)
@@ -723,6 +732,9 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.masked_fill__Tensor
     )
     ops.index_put__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_put_)
+    ops.embedding_renorm__op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.embedding_renorm_
+    )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.where_ScalarSelf_op.register_kernel(AUTOGRAD | CPU, _where_ScalarSelf_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

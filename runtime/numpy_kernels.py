@@ -2117,3 +2117,6 @@ from .norm_kernels import *  # noqa: E402,F401,F403
 
 # The padding and pixel-rearranging ops' kernels (its __all__), named k.<fn> in the YAML.
 from .pad_kernels import *  # noqa: E402,F401,F403
+
+# The embedding ops' and one_hot's kernels (its __all__), named k.<fn> in the YAML.
+from .embedding_kernels import *  # noqa: E402,F401,F403

@@ -22,7 +22,9 @@ NAMES = (
     # linear and normalisation
     "linear layer_norm batch_norm instance_norm group_norm "
     # padding and pixel rearrangement
-    "pad pixel_shuffle pixel_unshuffle channel_shuffle"
+    "pad pixel_shuffle pixel_unshuffle channel_shuffle "
+    # embeddings
+    "embedding one_hot"
 ).split()
 
 

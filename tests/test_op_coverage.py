@@ -103,6 +103,13 @@ TESTED_ELSEWHERE.update(
         for name in "constant_pad_nd pixel_shuffle pixel_unshuffle channel_shuffle".split()
     }
 )
+# embeddings: test_nn_embedding.py (and the embedding OpInfo in test_opinfo.py)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_nn_embedding.py"
+        for name in "embedding embedding_dense_backward embedding_renorm_ one_hot".split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

@@ -31,6 +31,7 @@ from ._losses import (
     nll_loss,
 )
 from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
+from ._embedding import embedding, one_hot
 from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
@@ -85,6 +86,9 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    # embeddings
+    "embedding",
+    "one_hot",
     # padding and pixel rearrangement
     "channel_shuffle",
     "pad",
