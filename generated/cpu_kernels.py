@@ -97,6 +97,16 @@ def add_Scalar(keyset, self, other, alpha):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def add__Scalar(keyset, self, other, alpha):
+    """CPU kernel of add_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.add(self, other, alpha)
+    return copy_into(target, result)
+
+
 def sub_Tensor(keyset, self, other, alpha):
     """CPU kernel of sub.Tensor"""
     k.sub_check(self, other)
@@ -169,6 +179,17 @@ def sub_Scalar(keyset, self, other, alpha):
     result = k.sub(self, other, alpha)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def sub__Scalar(keyset, self, other, alpha):
+    """CPU kernel of sub_.Scalar"""
+    k.sub_check(self, other)
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.sub(self, other, alpha)
+    return copy_into(target, result)
 
 
 def rsub_Tensor(keyset, self, other, alpha):
@@ -255,6 +276,16 @@ def mul_Scalar(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def mul__Scalar(keyset, self, other):
+    """CPU kernel of mul_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.mul(self, other)
+    return copy_into(target, result)
+
+
 def div_Tensor(keyset, self, other):
     """CPU kernel of div.Tensor"""
     self, other = promote2(self, other, True, True)
@@ -311,6 +342,16 @@ def div_Scalar(keyset, self, other):
     result = k.div(self, other)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def div__Scalar(keyset, self, other):
+    """CPU kernel of div_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.div(self, other)
+    return copy_into(target, result)
 
 
 def reciprocal(keyset, self):
@@ -1653,6 +1694,31 @@ def exponential_(keyset, self, lambd, generator):
     return copy_into(target, result)
 
 
+def bernoulli__float(keyset, self, p, generator):
+    """CPU kernel of bernoulli_.float"""
+    target = self
+    self = self._data
+    result = k.bernoulli_scalar(self, p, generator)
+    return copy_into(target, result)
+
+
+def bernoulli__Tensor(keyset, self, p, generator):
+    """CPU kernel of bernoulli_.Tensor"""
+    target = self
+    self = self._data
+    p = p._data
+    result = k.bernoulli_tensor(self, p, generator)
+    return copy_into(target, result)
+
+
+def bernoulli(keyset, self, generator):
+    """CPU kernel of bernoulli"""
+    self = self._data
+    result = k.bernoulli(self, generator)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def mm(keyset, self, mat2):
     """CPU kernel of mm"""
     k.mm_check(self, mat2)
@@ -2307,6 +2373,14 @@ def new_zeros(keyset, self, size, dtype, layout, device, pin_memory):
     """CPU kernel of new_zeros"""
     self = self._data
     result = np.zeros(tuple(size), self.dtype if dtype is None else dtype.np)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def new_empty(keyset, self, size, dtype, layout, device, pin_memory):
+    """CPU kernel of new_empty"""
+    self = self._data
+    result = k.new_empty(self, size, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

@@ -148,6 +148,30 @@ def add_Scalar(self, other, alpha, result):
     set_fw_grad(result, tangent)
 
 
+def add__Scalar_pre(self, other, alpha):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def add__Scalar(self, other, alpha, result, tangents):
+    # self_t.clone()
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def sub_Tensor(self, other, alpha, result):
     # self_t - maybe_multiply(other_t, alpha)
     self_t = fw_grad(self)
@@ -233,6 +257,30 @@ def sub_Scalar(self, other, alpha, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def sub__Scalar_pre(self, other, alpha):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def sub__Scalar(self, other, alpha, result, tangents):
+    # self_t.clone()
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def rsub_Tensor(self, other, alpha, result):
@@ -365,6 +413,30 @@ def mul_Scalar(self, other, result):
     set_fw_grad(result, tangent)
 
 
+def mul__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def mul__Scalar(self, other, result, tangents):
+    # self_t * other
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t * other
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def div_Tensor(self, other, result):
     # (self_t - other_t * result) / other_p
     self_t = fw_grad(self)
@@ -450,6 +522,30 @@ def div_Scalar(self, other, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def div__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def div__Scalar(self, other, result, tangents):
+    # self_t / other
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t / other
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def reciprocal(self, result):
@@ -2557,6 +2653,76 @@ def exponential_(self, lambd, generator, result, tangents):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
+
+
+def bernoulli__float_pre(self, p, generator):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def bernoulli__float(self, p, generator, result, tangents):
+    # self_t.zero_()
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.zero_()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def bernoulli__Tensor_pre(self, p, generator):
+    self_t = fw_grad(self)
+    p_t = fw_grad(p)
+    if self_t is None and p_t is None:
+        return None
+    return (
+        self_t,
+        p_t,
+    )
+
+
+def bernoulli__Tensor(self, p, generator, result, tangents):
+    # self_t.zero_()
+    self_t, p_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.zero_()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def bernoulli(self, generator, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
 
 
 def mm(self, mat2, result):

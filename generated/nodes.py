@@ -4980,6 +4980,76 @@ class ExponentialBackward0(Node):
         return (grad_self,)
 
 
+class BernoulliBackward2(Node):
+    """Backward of ``bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class BernoulliBackward1(Node):
+    """Backward of ``bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = ("p_info_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.p_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        p_info = self.p_info_
+        # p: zeros_like(p)
+        grad_p = zeros_like_info(p_info) if needs[1] else None
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (
+            grad_self,
+            grad_p,
+        )
+
+
+class BernoulliBackward0(Node):
+    """Backward of ``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
 class MmBackward0(Node):
     """Backward of ``mm(Tensor self, Tensor mat2) -> Tensor``."""
 

@@ -241,6 +241,56 @@ add_Scalar = add_Scalar_op._entry = _add_Scalar_entry(Site(add_Scalar_op))
 add_Scalar_op._make_entry = _add_Scalar_entry
 
 
+add__Scalar_op = define(
+    "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_add__Scalar_kernels = add__Scalar_op.kernels
+
+
+def _add__Scalar_entry(_site):
+    def add__Scalar(self, other, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add__Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, add__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, add__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, add__Scalar_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, add__Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _add__Scalar_kernels[keyset]
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return add__Scalar
+
+
+add__Scalar = add__Scalar_op._entry = _add__Scalar_entry(Site(add__Scalar_op))
+add__Scalar_op._make_entry = _add__Scalar_entry
+
+
 sub_Tensor_op = define(
     "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
     numbers_as_tensors=True,
@@ -445,6 +495,56 @@ def _sub_Scalar_entry(_site):
 
 sub_Scalar = sub_Scalar_op._entry = _sub_Scalar_entry(Site(sub_Scalar_op))
 sub_Scalar_op._make_entry = _sub_Scalar_entry
+
+
+sub__Scalar_op = define(
+    "aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_sub__Scalar_kernels = sub__Scalar_op.kernels
+
+
+def _sub__Scalar_entry(_site):
+    def sub__Scalar(self, other, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub__Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, sub__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, sub__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, sub__Scalar_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, sub__Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sub__Scalar_kernels[keyset]
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sub__Scalar
+
+
+sub__Scalar = sub__Scalar_op._entry = _sub__Scalar_entry(Site(sub__Scalar_op))
+sub__Scalar_op._make_entry = _sub__Scalar_entry
 
 
 rsub_Tensor_op = define("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
@@ -714,6 +814,48 @@ mul_Scalar = mul_Scalar_op._entry = _mul_Scalar_entry(Site(mul_Scalar_op))
 mul_Scalar_op._make_entry = _mul_Scalar_entry
 
 
+mul__Scalar_op = define(
+    "aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", numbers_as_tensors=True
+)
+_mul__Scalar_kernels = mul__Scalar_op.kernels
+
+
+def _mul__Scalar_entry(_site):
+    def mul__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, mul__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, mul__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, mul__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mul__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mul__Scalar
+
+
+mul__Scalar = mul__Scalar_op._entry = _mul__Scalar_entry(Site(mul__Scalar_op))
+mul__Scalar_op._make_entry = _mul__Scalar_entry
+
+
 div_Tensor_op = define(
     "aten::div.Tensor(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
 )
@@ -888,6 +1030,48 @@ def _div_Scalar_entry(_site):
 
 div_Scalar = div_Scalar_op._entry = _div_Scalar_entry(Site(div_Scalar_op))
 div_Scalar_op._make_entry = _div_Scalar_entry
+
+
+div__Scalar_op = define(
+    "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", numbers_as_tensors=True
+)
+_div__Scalar_kernels = div__Scalar_op.kernels
+
+
+def _div__Scalar_entry(_site):
+    def div__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, div__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, div__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _div__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div__Scalar
+
+
+div__Scalar = div__Scalar_op._entry = _div__Scalar_entry(Site(div__Scalar_op))
+div__Scalar_op._make_entry = _div__Scalar_entry
 
 
 reciprocal_op = define("aten::reciprocal(Tensor self) -> Tensor")
@@ -6631,6 +6815,108 @@ exponential_ = exponential__op._entry = _exponential__entry(Site(exponential__op
 exponential__op._make_entry = _exponential__entry
 
 
+bernoulli__float_op = define(
+    "aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)"
+)
+_bernoulli__float_kernels = bernoulli__float_op.kernels
+
+
+def _bernoulli__float_entry(_site):
+    def bernoulli__float(self, p=0.5, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bernoulli__float_op, self, p, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bernoulli__float_op, 0)
+            except Overridden:
+                return handle_entry(_site, bernoulli__float_op, self, p, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bernoulli__float_kernels[keyset]
+            return kernel(keyset, self, p, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bernoulli__float
+
+
+bernoulli__float = bernoulli__float_op._entry = _bernoulli__float_entry(Site(bernoulli__float_op))
+bernoulli__float_op._make_entry = _bernoulli__float_entry
+
+
+bernoulli__Tensor_op = define(
+    "aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)"
+)
+_bernoulli__Tensor_kernels = bernoulli__Tensor_op.kernels
+
+
+def _bernoulli__Tensor_entry(_site):
+    def bernoulli__Tensor(self, p, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bernoulli__Tensor_op, self, p, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bernoulli__Tensor_op, 0)
+                if p.__class__ not in TENSOR_CLASSES:
+                    p = tensor_arg(p, _site, bernoulli__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bernoulli__Tensor_op, self, p, generator)
+            keyset = (self._keys | p._keys | include) & _tls.keep
+            kernel = _bernoulli__Tensor_kernels[keyset]
+            return kernel(keyset, self, p, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bernoulli__Tensor
+
+
+bernoulli__Tensor = bernoulli__Tensor_op._entry = _bernoulli__Tensor_entry(
+    Site(bernoulli__Tensor_op)
+)
+bernoulli__Tensor_op._make_entry = _bernoulli__Tensor_entry
+
+
+bernoulli_op = define("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor")
+_bernoulli_kernels = bernoulli_op.kernels
+
+
+def _bernoulli_entry(_site):
+    def bernoulli(self, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bernoulli_op, self, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bernoulli_op, 0)
+            except Overridden:
+                return handle_entry(_site, bernoulli_op, self, generator)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bernoulli(self, generator)
+                if result is not None:
+                    return result
+            kernel = _bernoulli_kernels[keyset]
+            return kernel(keyset, self, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bernoulli
+
+
+bernoulli = bernoulli_op._entry = _bernoulli_entry(Site(bernoulli_op))
+bernoulli_op._make_entry = _bernoulli_entry
+
+
 mm_op = define("aten::mm(Tensor self, Tensor mat2) -> Tensor")
 _mm_kernels = mm_op.kernels
 
@@ -7753,6 +8039,258 @@ def _rsqrt__entry(_site):
 
 rsqrt_ = rsqrt__op._entry = _rsqrt__entry(Site(rsqrt__op))
 rsqrt__op._make_entry = _rsqrt__entry
+
+
+dropout_op = define("aten::dropout(Tensor input, float p, bool train) -> Tensor")
+_dropout_kernels = dropout_op.kernels
+
+
+def _dropout_entry(_site):
+    def dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dropout
+
+
+dropout = dropout_op._entry = _dropout_entry(Site(dropout_op))
+dropout_op._make_entry = _dropout_entry
+
+
+dropout__op = define("aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)")
+_dropout__kernels = dropout__op.kernels
+
+
+def _dropout__entry(_site):
+    def dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dropout_
+
+
+dropout_ = dropout__op._entry = _dropout__entry(Site(dropout__op))
+dropout__op._make_entry = _dropout__entry
+
+
+feature_dropout_op = define("aten::feature_dropout(Tensor input, float p, bool train) -> Tensor")
+_feature_dropout_kernels = feature_dropout_op.kernels
+
+
+def _feature_dropout_entry(_site):
+    def feature_dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, feature_dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _feature_dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_dropout
+
+
+feature_dropout = feature_dropout_op._entry = _feature_dropout_entry(Site(feature_dropout_op))
+feature_dropout_op._make_entry = _feature_dropout_entry
+
+
+feature_dropout__op = define(
+    "aten::feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
+)
+_feature_dropout__kernels = feature_dropout__op.kernels
+
+
+def _feature_dropout__entry(_site):
+    def feature_dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, feature_dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _feature_dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_dropout_
+
+
+feature_dropout_ = feature_dropout__op._entry = _feature_dropout__entry(Site(feature_dropout__op))
+feature_dropout__op._make_entry = _feature_dropout__entry
+
+
+alpha_dropout_op = define("aten::alpha_dropout(Tensor input, float p, bool train) -> Tensor")
+_alpha_dropout_kernels = alpha_dropout_op.kernels
+
+
+def _alpha_dropout_entry(_site):
+    def alpha_dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alpha_dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, alpha_dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, alpha_dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _alpha_dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return alpha_dropout
+
+
+alpha_dropout = alpha_dropout_op._entry = _alpha_dropout_entry(Site(alpha_dropout_op))
+alpha_dropout_op._make_entry = _alpha_dropout_entry
+
+
+alpha_dropout__op = define(
+    "aten::alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
+)
+_alpha_dropout__kernels = alpha_dropout__op.kernels
+
+
+def _alpha_dropout__entry(_site):
+    def alpha_dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alpha_dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, alpha_dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, alpha_dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _alpha_dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return alpha_dropout_
+
+
+alpha_dropout_ = alpha_dropout__op._entry = _alpha_dropout__entry(Site(alpha_dropout__op))
+alpha_dropout__op._make_entry = _alpha_dropout__entry
+
+
+feature_alpha_dropout_op = define(
+    "aten::feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor"
+)
+_feature_alpha_dropout_kernels = feature_alpha_dropout_op.kernels
+
+
+def _feature_alpha_dropout_entry(_site):
+    def feature_alpha_dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_alpha_dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, feature_alpha_dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_alpha_dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _feature_alpha_dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_alpha_dropout
+
+
+feature_alpha_dropout = feature_alpha_dropout_op._entry = _feature_alpha_dropout_entry(
+    Site(feature_alpha_dropout_op)
+)
+feature_alpha_dropout_op._make_entry = _feature_alpha_dropout_entry
+
+
+feature_alpha_dropout__op = define(
+    "aten::feature_alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
+)
+_feature_alpha_dropout__kernels = feature_alpha_dropout__op.kernels
+
+
+def _feature_alpha_dropout__entry(_site):
+    def feature_alpha_dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_alpha_dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, feature_alpha_dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_alpha_dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _feature_alpha_dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_alpha_dropout_
+
+
+feature_alpha_dropout_ = feature_alpha_dropout__op._entry = _feature_alpha_dropout__entry(
+    Site(feature_alpha_dropout__op)
+)
+feature_alpha_dropout__op._make_entry = _feature_alpha_dropout__entry
 
 
 t_op = define("aten::t(Tensor(a) self) -> Tensor(a)")
@@ -9998,6 +10536,52 @@ def _new_zeros_entry(_site):
 
 new_zeros = new_zeros_op._entry = _new_zeros_entry(Site(new_zeros_op))
 new_zeros_op._make_entry = _new_zeros_entry
+
+
+new_empty_op = define(
+    "aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_new_empty_kernels = new_empty_op.kernels
+
+
+def _new_empty_entry(_site):
+    def new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, new_empty_op, self, size, dtype, layout, device, pin_memory
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, new_empty_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, new_empty_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, new_empty_op, 2)
+                if device is not None:
+                    device = device_arg(device, _site, new_empty_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, new_empty_op, self, size, dtype, layout, device, pin_memory
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.new_empty(self, size, dtype, layout, device, pin_memory)
+                if result is not None:
+                    return result
+            kernel = _new_empty_kernels[keyset]
+            return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return new_empty
+
+
+new_empty = new_empty_op._entry = _new_empty_entry(Site(new_empty_op))
+new_empty_op._make_entry = _new_empty_entry
 
 
 new_empty_strided_op = define(

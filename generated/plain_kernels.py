@@ -3216,6 +3216,39 @@ def mse_loss_backward(grad_output, self, target, reduction):
     return out
 
 
+def bernoulli(self, generator):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bernoulli(self_data, generator)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.BernoulliBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def mm(self, mat2):
     self_data = self._data
     mat2_data = mat2._data
@@ -4527,6 +4560,25 @@ def new_zeros(self, size, dtype, layout, device, pin_memory):
         return None
     try:
         result = np.zeros(tuple(size), self_data.dtype if dtype is None else dtype.np)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def new_empty(self, size, dtype, layout, device, pin_memory):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.new_empty(self_data, size, dtype)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:

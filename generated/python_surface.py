@@ -150,6 +150,7 @@ FUNCTIONS = {
     "mse_loss_backward": (ops.mse_loss_backward_op,),
     "binary_cross_entropy_backward": (ops.binary_cross_entropy_backward_op,),
     "binary_cross_entropy_with_logits": (ops.binary_cross_entropy_with_logits_op,),
+    "bernoulli": (ops.bernoulli_op,),
     "mm": (
         ops.mm_op,
         ops.mm_out_op,
@@ -170,6 +171,14 @@ FUNCTIONS = {
     "native_group_norm": (ops.native_group_norm_op,),
     "native_group_norm_backward": (ops.native_group_norm_backward_op,),
     "rsqrt": (ops.rsqrt_op,),
+    "dropout": (ops.dropout_op,),
+    "dropout_": (ops.dropout__op,),
+    "feature_dropout": (ops.feature_dropout_op,),
+    "feature_dropout_": (ops.feature_dropout__op,),
+    "alpha_dropout": (ops.alpha_dropout_op,),
+    "alpha_dropout_": (ops.alpha_dropout__op,),
+    "feature_alpha_dropout": (ops.feature_alpha_dropout_op,),
+    "feature_alpha_dropout_": (ops.feature_alpha_dropout__op,),
     "t": (ops.t_op,),
     "transpose": (ops.transpose_int_op,),
     "permute": (ops.permute_op,),
@@ -301,6 +310,7 @@ binary_cross_entropy_backward = function(
 binary_cross_entropy_with_logits = function(
     "binary_cross_entropy_with_logits", FUNCTIONS["binary_cross_entropy_with_logits"]
 )
+bernoulli = function("bernoulli", FUNCTIONS["bernoulli"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])
@@ -324,6 +334,14 @@ native_group_norm_backward = function(
     "native_group_norm_backward", FUNCTIONS["native_group_norm_backward"]
 )
 rsqrt = function("rsqrt", FUNCTIONS["rsqrt"])
+dropout = function("dropout", FUNCTIONS["dropout"])
+dropout_ = function("dropout_", FUNCTIONS["dropout_"])
+feature_dropout = function("feature_dropout", FUNCTIONS["feature_dropout"])
+feature_dropout_ = function("feature_dropout_", FUNCTIONS["feature_dropout_"])
+alpha_dropout = function("alpha_dropout", FUNCTIONS["alpha_dropout"])
+alpha_dropout_ = function("alpha_dropout_", FUNCTIONS["alpha_dropout_"])
+feature_alpha_dropout = function("feature_alpha_dropout", FUNCTIONS["feature_alpha_dropout"])
+feature_alpha_dropout_ = function("feature_alpha_dropout_", FUNCTIONS["feature_alpha_dropout_"])
 t = function("t", FUNCTIONS["t"])
 transpose = function("transpose", FUNCTIONS["transpose"])
 permute = function("permute", FUNCTIONS["permute"])

@@ -132,6 +132,38 @@ def _group_norm_composite(keyset, input, num_groups, weight, bias, eps, cudnn_en
     return decompositions.group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
+def _dropout_composite(keyset, input, p, train):
+    return decompositions.dropout(input, p, train)
+
+
+def _dropout__composite(keyset, self, p, train):
+    return decompositions.dropout_(self, p, train)
+
+
+def _feature_dropout_composite(keyset, input, p, train):
+    return decompositions.feature_dropout(input, p, train)
+
+
+def _feature_dropout__composite(keyset, self, p, train):
+    return decompositions.feature_dropout_(self, p, train)
+
+
+def _alpha_dropout_composite(keyset, input, p, train):
+    return decompositions.alpha_dropout(input, p, train)
+
+
+def _alpha_dropout__composite(keyset, self, p, train):
+    return decompositions.alpha_dropout_(self, p, train)
+
+
+def _feature_alpha_dropout_composite(keyset, input, p, train):
+    return decompositions.feature_alpha_dropout(input, p, train)
+
+
+def _feature_alpha_dropout__composite(keyset, self, p, train):
+    return decompositions.feature_alpha_dropout_(self, p, train)
+
+
 def _reshape_composite(keyset, self, shape):
     return decompositions.reshape(self, shape)
 
@@ -165,20 +197,24 @@ def register_all():
     ops.add__Tensor_op.register_kernel(CPU, cpu_kernels.add__Tensor)
     ops.add_out_op.register_kernel(CPU, cpu_kernels.add_out)
     ops.add_Scalar_op.register_kernel(CPU, cpu_kernels.add_Scalar)
+    ops.add__Scalar_op.register_kernel(CPU, cpu_kernels.add__Scalar)
     ops.sub_Tensor_op.register_kernel(CPU, cpu_kernels.sub_Tensor)
     ops.sub__Tensor_op.register_kernel(CPU, cpu_kernels.sub__Tensor)
     ops.sub_out_op.register_kernel(CPU, cpu_kernels.sub_out)
     ops.sub_Scalar_op.register_kernel(CPU, cpu_kernels.sub_Scalar)
+    ops.sub__Scalar_op.register_kernel(CPU, cpu_kernels.sub__Scalar)
     ops.rsub_Tensor_op.register_kernel(CPU, cpu_kernels.rsub_Tensor)
     ops.rsub_Scalar_op.register_kernel(CPU, cpu_kernels.rsub_Scalar)
     ops.mul_Tensor_op.register_kernel(CPU, cpu_kernels.mul_Tensor)
     ops.mul__Tensor_op.register_kernel(CPU, cpu_kernels.mul__Tensor)
     ops.mul_out_op.register_kernel(CPU, cpu_kernels.mul_out)
     ops.mul_Scalar_op.register_kernel(CPU, cpu_kernels.mul_Scalar)
+    ops.mul__Scalar_op.register_kernel(CPU, cpu_kernels.mul__Scalar)
     ops.div_Tensor_op.register_kernel(CPU, cpu_kernels.div_Tensor)
     ops.div__Tensor_op.register_kernel(CPU, cpu_kernels.div__Tensor)
     ops.div_out_op.register_kernel(CPU, cpu_kernels.div_out)
     ops.div_Scalar_op.register_kernel(CPU, cpu_kernels.div_Scalar)
+    ops.div__Scalar_op.register_kernel(CPU, cpu_kernels.div__Scalar)
     ops.reciprocal_op.register_kernel(CPU, cpu_kernels.reciprocal)
     ops.reciprocal__op.register_kernel(CPU, cpu_kernels.reciprocal_)
     ops.neg_op.register_kernel(CPU, cpu_kernels.neg)
@@ -308,6 +344,9 @@ def register_all():
         CPU, cpu_kernels.binary_cross_entropy_with_logits
     )
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
+    ops.bernoulli__float_op.register_kernel(CPU, cpu_kernels.bernoulli__float)
+    ops.bernoulli__Tensor_op.register_kernel(CPU, cpu_kernels.bernoulli__Tensor)
+    ops.bernoulli_op.register_kernel(CPU, cpu_kernels.bernoulli)
     ops.mm_op.register_kernel(CPU, cpu_kernels.mm)
     ops.mm_out_op.register_kernel(CPU, cpu_kernels.mm_out)
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
@@ -374,6 +413,7 @@ def register_all():
     ops.empty_like_op.register_kernel(CPU, cpu_kernels.empty_like)
     ops.full_like_op.register_kernel(CPU, cpu_kernels.full_like)
     ops.new_zeros_op.register_kernel(CPU, cpu_kernels.new_zeros)
+    ops.new_empty_op.register_kernel(CPU, cpu_kernels.new_empty)
     ops.new_empty_strided_op.register_kernel(CPU, cpu_kernels.new_empty_strided)
     ops.zeros_op.register_kernel(CPU, cpu_kernels.zeros)
     ops.ones_op.register_kernel(CPU, cpu_kernels.ones)
@@ -392,17 +432,21 @@ def register_all():
     ops.add_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add__Tensor)
     ops.add_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.add_Scalar)
+    ops.add__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.add__Scalar)
     ops.sub_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.sub_Tensor)
     ops.sub__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.sub__Tensor)
     ops.sub_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.sub_Scalar)
+    ops.sub__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.sub__Scalar)
     ops.rsub_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.rsub_Tensor)
     ops.rsub_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.rsub_Scalar)
     ops.mul_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.mul_Tensor)
     ops.mul__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.mul__Tensor)
     ops.mul_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.mul_Scalar)
+    ops.mul__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.mul__Scalar)
     ops.div_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.div_Tensor)
     ops.div__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.div__Tensor)
     ops.div_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.div_Scalar)
+    ops.div__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.div__Scalar)
     ops.reciprocal_op.register_kernel(AUTOGRAD, autograd_kernels.reciprocal)
     ops.reciprocal__op.register_kernel(AUTOGRAD, autograd_kernels.reciprocal_)
     ops.neg_op.register_kernel(AUTOGRAD, autograd_kernels.neg)
@@ -511,6 +555,9 @@ def register_all():
         AUTOGRAD, autograd_kernels.binary_cross_entropy_with_logits
     )
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
+    ops.bernoulli__float_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__float)
+    ops.bernoulli__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__Tensor)
+    ops.bernoulli_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli)
     ops.mm_op.register_kernel(AUTOGRAD, autograd_kernels.mm)
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
@@ -612,12 +659,16 @@ def register_all():
     ops.lift_fresh_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lift_fresh)
     ops.add__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add__Tensor)
     ops.add_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add_out)
+    ops.add__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add__Scalar)
     ops.sub__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sub__Tensor)
     ops.sub_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sub_out)
+    ops.sub__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sub__Scalar)
     ops.mul__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mul__Tensor)
     ops.mul_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mul_out)
+    ops.mul__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mul__Scalar)
     ops.div__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Tensor)
     ops.div_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div_out)
+    ops.div__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Scalar)
     ops.reciprocal__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.reciprocal_)
     ops.neg__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.neg_)
     ops.neg_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.neg_out)
@@ -661,6 +712,12 @@ def register_all():
     )
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
+    ops.bernoulli__float_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bernoulli__float
+    )
+    ops.bernoulli__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bernoulli__Tensor
+    )
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
     ops.rsqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rsqrt_)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
@@ -727,6 +784,22 @@ def register_all():
     ops.instance_norm_op.register_kernel(AUTOGRAD | CPU, _instance_norm_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.group_norm_op.register_kernel(AUTOGRAD | CPU, _group_norm_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dropout_op.register_kernel(AUTOGRAD | CPU, _dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dropout__op.register_kernel(AUTOGRAD | CPU, _dropout__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_dropout_op.register_kernel(AUTOGRAD | CPU, _feature_dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_dropout__op.register_kernel(AUTOGRAD | CPU, _feature_dropout__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.alpha_dropout_op.register_kernel(AUTOGRAD | CPU, _alpha_dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.alpha_dropout__op.register_kernel(AUTOGRAD | CPU, _alpha_dropout__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_alpha_dropout_op.register_kernel(AUTOGRAD | CPU, _feature_alpha_dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_alpha_dropout__op.register_kernel(AUTOGRAD | CPU, _feature_alpha_dropout__composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -70,6 +70,8 @@ class TensorMethods:
     log_softmax = method("log_softmax", (ops.log_softmax_int_op,))
     logsumexp = method("logsumexp", (ops.logsumexp_op,))
     exponential_ = method("exponential_", (ops.exponential__op,))
+    bernoulli_ = method("bernoulli_", (ops.bernoulli__float_op, ops.bernoulli__Tensor_op))
+    bernoulli = method("bernoulli", (ops.bernoulli_op,))
     mm = method("mm", (ops.mm_op,))
     bmm = method("bmm", (ops.bmm_op,))
     dot = method("dot", (ops.dot_op,))

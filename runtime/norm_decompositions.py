@@ -12,7 +12,21 @@ from .generated import ops as aten
 from .dtypes import uint8
 from .tensor import TENSOR_CLASSES
 
-__all__ = ["linear", "layer_norm", "batch_norm", "instance_norm", "group_norm"]
+__all__ = [
+    "linear",
+    "layer_norm",
+    "batch_norm",
+    "instance_norm",
+    "group_norm",
+    "dropout",
+    "dropout_",
+    "feature_dropout",
+    "feature_dropout_",
+    "alpha_dropout",
+    "alpha_dropout_",
+    "feature_alpha_dropout",
+    "feature_alpha_dropout_",
+]
 
 
 def linear(input, weight, bias=None):
@@ -114,3 +128,73 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     gamma = weight.contiguous() if weight is not None else None
     beta = bias.contiguous() if bias is not None else None
     return aten.native_group_norm(x, gamma, beta, N, C, HxW, num_groups, eps)[0]
+
+
+# ---- the dropouts ------------------------------------------------------------------------
+# PyTorch's _dropout_impl: the mask is drawn by bernoulli_(1 - p) into a fresh tensor (one
+# value per element, or per (sample, channel) for the feature dropouts), scaled in place,
+# then multiplied into the input: the graph holds only MulBackward0 (and alpha dropout's
+# AddBackward0). Eval mode, p == 0 or an empty input give the input itself back.
+
+_SELU_ALPHA = 1.7580993408473766  # SELU's alpha * scale: alpha dropout's saturation value
+
+
+def _dropout_impl(input, p: float, train: bool, feature: bool, alpha: bool, inplace: bool):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
+    if p == 0 or not train or input._data.size == 0:
+        return input
+    multiply = aten.mul__Tensor if inplace else aten.mul_Tensor
+    if p == 1:
+        return multiply(input, aten.zeros([], dtype=input.dtype))
+    noise = _feature_noise(input) if feature else aten.empty_like(input)
+    aten.bernoulli__float(noise, 1 - p)
+    if not alpha:
+        aten.div__Scalar(noise, 1 - p)
+        return multiply(input, noise)
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    b = aten.add_Scalar(noise, -1)
+    aten.mul__Scalar(b, _SELU_ALPHA * a)
+    aten.add__Scalar(b, _SELU_ALPHA * a * p)
+    aten.mul__Scalar(noise, a)
+    return aten.add__Tensor(multiply(input, noise), b)
+
+
+def _feature_noise(input):
+    """A tensor of shape (N, C, 1, ...): one mask value per sample and channel."""
+    shape = input._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return aten.new_empty(input, list(shape[:2]) + [1] * (len(shape) - 2))
+
+
+def dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=False, alpha=False, inplace=False)
+
+
+def dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=False, alpha=False, inplace=True)
+
+
+def feature_dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=True, alpha=False, inplace=False)
+
+
+def feature_dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=True, alpha=False, inplace=True)
+
+
+def alpha_dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=False, alpha=True, inplace=False)
+
+
+def alpha_dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=False, alpha=True, inplace=True)
+
+
+def feature_alpha_dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=True, alpha=True, inplace=False)
+
+
+def feature_alpha_dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=True, alpha=True, inplace=True)

@@ -30,6 +30,14 @@ from ._losses import (
     mse_loss,
     nll_loss,
 )
+from ._dropout import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
 
 __all__ = [
@@ -84,6 +92,13 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    # dropout
+    "alpha_dropout",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
 ]
 
 
