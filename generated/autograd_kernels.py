@@ -1072,6 +1072,84 @@ def clamp__Tensor(keyset, self, min, max):
     return result
 
 
+def clamp_min(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ClampMinBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.min_ = min
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp_min(self, min, result)
+    return result
+
+
+def clamp_min_(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ClampMinBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.min_ = min
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp_min__pre(self, min) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min__op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp_min_(self, min, result, tangents)
+    return result
+
+
+def clamp_min_Tensor(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or min._rg):
+        grad_fn = nodes.ClampMinBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(min),
+        )
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp_min_Tensor(self, min, result)
+    return result
+
+
+def clamp_min__Tensor(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or min._rg):
+        check_inplace(self)
+        grad_fn = nodes.ClampMinBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(min),
+        )
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp_min__Tensor_pre(self, min) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp_min__Tensor(self, min, result, tangents)
+    return result
+
+
 def maximum(keyset, self, other):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or other._rg):
@@ -1178,6 +1256,30 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.mean_dim(self, dim, keepdim, dtype, result)
+    return result
+
+
+def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LinalgVectorNormBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.ord_ = ord
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.linalg_vector_norm_op.kernels[keyset]
+    result = redispatch(keyset, self, ord, dim, keepdim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.linalg_vector_norm(self, ord, dim, keepdim, dtype, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.linalg_vector_norm(self, ord, dim, keepdim, dtype, result)
     return result
 
 
@@ -3836,6 +3938,33 @@ def clamp_Tensor_out(keyset, self, min, max, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.clamp_Tensor_out_op.kernels[keyset]
     return redispatch(keyset, self, min, max, out)
+
+
+def clamp_min_out(keyset, self, min, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp_min",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_out_op.kernels[keyset]
+    return redispatch(keyset, self, min, out)
+
+
+def clamp_min_Tensor_out(keyset, self, min, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp_min",
+            self,
+            min,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, min, out)
 
 
 def mm_out(keyset, self, mat2, out):

@@ -796,6 +796,87 @@ def clamp_Tensor_out(keyset, self, min, max, out):
     return write_out(target, result)
 
 
+def clamp_min(keyset, self, min):
+    """CPU kernel of clamp_min"""
+    k.clamp_check(self, min, None)
+    (self,) = promote((self,), (min,), False)
+    result = k.clamp(self, min, None)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def clamp_min_(keyset, self, min):
+    """CPU kernel of clamp_min_"""
+    k.clamp_check(self, min, None)
+    target = self
+    (self,) = promote((self,), (min,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.clamp(self, min, None)
+    return copy_into(target, result)
+
+
+def clamp_min_out(keyset, self, min, out):
+    """CPU kernel of clamp_min.out"""
+    k.clamp_check(self, min, None)
+    target = out
+    (self,) = promote((self,), (min,), False)
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.clamp(self, min, None)
+    return write_out(target, result)
+
+
+def clamp_min_Tensor(keyset, self, min):
+    """CPU kernel of clamp_min.Tensor"""
+    self, min = promote2(self, min, False)
+    try:
+        result = k.clamp_tensor(self, min, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                min.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def clamp_min__Tensor(keyset, self, min):
+    """CPU kernel of clamp_min_.Tensor"""
+    target = self
+    self, min = promote2(self, min, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.clamp_tensor(self, min, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                min.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def clamp_min_Tensor_out(keyset, self, min, out):
+    """CPU kernel of clamp_min.Tensor_out"""
+    target = out
+    self, min = promote2(self, min, False)
+    try:
+        result = k.clamp_tensor(self, min, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                min.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
 def maximum(keyset, self, other):
     """CPU kernel of maximum"""
     self, other = promote2(self, other, False)
@@ -975,6 +1056,14 @@ def ge_Scalar(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def isnan(keyset, self):
+    """CPU kernel of isnan"""
+    self = self._data
+    result = np.isnan(self) if self.dtype.kind in "fc" else np.zeros(self.shape, np.bool_)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def logical_and(keyset, self, other):
     """CPU kernel of logical_and"""
     self = self._data
@@ -1039,6 +1128,14 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     """CPU kernel of mean.dim"""
     self = self._data
     result = k.mean(self, dim, keepdim, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
+    """CPU kernel of linalg_vector_norm"""
+    self = self._data
+    result = k.linalg_vector_norm(self, ord, dim, keepdim, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

@@ -407,6 +407,38 @@ def clamp_Tensor_out(keyset, self, min, max, out):
     return result
 
 
+def clamp_min_(keyset, self, min):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min__op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    bump_version(self)
+    return result
+
+
+def clamp_min_out(keyset, self, min, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min_out_op.kernels[keyset]
+    result = redispatch(keyset, self, min, out)
+    bump_version(out)
+    return result
+
+
+def clamp_min__Tensor(keyset, self, min):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    bump_version(self)
+    return result
+
+
+def clamp_min_Tensor_out(keyset, self, min, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, min, out)
+    bump_version(out)
+    return result
+
+
 def logical_and_(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.logical_and__op.kernels[keyset]

@@ -44,6 +44,7 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_jvp,
+    linalg_vector_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_jvp,
@@ -1303,6 +1304,96 @@ def clamp__Tensor(self, min, max, result, tangents):
     set_fw_grad_inplace(self, tangent)
 
 
+def clamp_min(self, min, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = clamp_backward(self_t, self, min, None)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def clamp_min__pre(self, min):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def clamp_min_(self, min, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = clamp_backward(self_t, original_self, min, None)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def clamp_min_Tensor(self, min, result):
+    # where(self_p >= min_p, self_t, min_t)
+    self_t = fw_grad(self)
+    min_t = fw_grad(min)
+    if self_t is None and min_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if min_t is None:
+        min_t = zeros_tangent(min)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(self >= min, self_t, min_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def clamp_min__Tensor_pre(self, min):
+    self_t = fw_grad(self)
+    min_t = fw_grad(min)
+    if self_t is None and min_t is None:
+        return None
+    return (self_t, min_t, original(self))
+
+
+def clamp_min__Tensor(self, min, result, tangents):
+    # where(self_p >= min_p, self_t, min_t)
+    self_t, min_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if min_t is None:
+        min_t = zeros_tangent(min)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(original_self >= min, self_t, min_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def maximum(self, other, result):
     # other_t + where(self_p == other_p, (self_t - other_t) / 2, where(self_p > other_p, self_t - other_t, 0))
     self_t = fw_grad(self)
@@ -1416,6 +1507,22 @@ def mean_dim(self, dim, keepdim, dtype, result):
     try:
         _tls.fw_active = False
         tangent = ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def linalg_vector_norm(self, ord, dim, keepdim, dtype, result):
+    # linalg_vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = linalg_vector_norm_jvp(self, self_t, ord, result, dim, keepdim)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

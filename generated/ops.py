@@ -2601,6 +2601,230 @@ clamp_Tensor_out = clamp_Tensor_out_op._entry = _clamp_Tensor_out_entry(Site(cla
 clamp_Tensor_out_op._make_entry = _clamp_Tensor_out_entry
 
 
+clamp_min_op = define("aten::clamp_min(Tensor self, Scalar min) -> Tensor")
+_clamp_min_kernels = clamp_min_op.kernels
+
+
+def _clamp_min_entry(_site):
+    def clamp_min(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_op, 0)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_min_op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+            except Overridden:
+                return handle_entry(_site, clamp_min_op, self, min)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.clamp_min(self, min)
+                if result is not None:
+                    return result
+            kernel = _clamp_min_kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min
+
+
+clamp_min = clamp_min_op._entry = _clamp_min_entry(Site(clamp_min_op))
+clamp_min_op._make_entry = _clamp_min_entry
+
+
+clamp_min__op = define("aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)")
+_clamp_min__kernels = clamp_min__op.kernels
+
+
+def _clamp_min__entry(_site):
+    def clamp_min_(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min__op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min__op, 0)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_min__op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+            except Overridden:
+                return handle_entry(_site, clamp_min__op, self, min)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clamp_min__kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_
+
+
+clamp_min_ = clamp_min__op._entry = _clamp_min__entry(Site(clamp_min__op))
+clamp_min__op._make_entry = _clamp_min__entry
+
+
+clamp_min_out_op = define(
+    "aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_min_out_kernels = clamp_min_out_op.kernels
+
+
+def _clamp_min_out_entry(_site):
+    def clamp_min_out(self, min, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_out_op, self, min, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_out_op, 0)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_min_out_op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, clamp_min_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, clamp_min_out_op, self, min, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_min_out_kernels[keyset]
+            return kernel(keyset, self, min, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_out
+
+
+clamp_min_out = clamp_min_out_op._entry = _clamp_min_out_entry(Site(clamp_min_out_op))
+clamp_min_out_op._make_entry = _clamp_min_out_entry
+
+
+clamp_min_Tensor_op = define("aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor")
+_clamp_min_Tensor_kernels = clamp_min_Tensor_op.kernels
+
+
+def _clamp_min_Tensor_entry(_site):
+    def clamp_min_Tensor(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_Tensor_op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_Tensor_op, 0)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, clamp_min_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, clamp_min_Tensor_op, self, min)
+            keyset = (self._keys | min._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & min._keys) == PLAIN_KEYS:
+                result = plain_kernels.clamp_min_Tensor(self, min)
+                if result is not None:
+                    return result
+            kernel = _clamp_min_Tensor_kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_Tensor
+
+
+clamp_min_Tensor = clamp_min_Tensor_op._entry = _clamp_min_Tensor_entry(Site(clamp_min_Tensor_op))
+clamp_min_Tensor_op._make_entry = _clamp_min_Tensor_entry
+
+
+clamp_min__Tensor_op = define("aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)")
+_clamp_min__Tensor_kernels = clamp_min__Tensor_op.kernels
+
+
+def _clamp_min__Tensor_entry(_site):
+    def clamp_min__Tensor(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min__Tensor_op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min__Tensor_op, 0)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, clamp_min__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, clamp_min__Tensor_op, self, min)
+            keyset = (self._keys | min._keys | include) & _tls.keep
+            kernel = _clamp_min__Tensor_kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min__Tensor
+
+
+clamp_min__Tensor = clamp_min__Tensor_op._entry = _clamp_min__Tensor_entry(
+    Site(clamp_min__Tensor_op)
+)
+clamp_min__Tensor_op._make_entry = _clamp_min__Tensor_entry
+
+
+clamp_min_Tensor_out_op = define(
+    "aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_min_Tensor_out_kernels = clamp_min_Tensor_out_op.kernels
+
+
+def _clamp_min_Tensor_out_entry(_site):
+    def clamp_min_Tensor_out(self, min, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_Tensor_out_op, self, min, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_Tensor_out_op, 0)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, clamp_min_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, clamp_min_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, clamp_min_Tensor_out_op, self, min, out)
+            keyset = (self._keys | min._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_min_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, min, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_Tensor_out
+
+
+clamp_min_Tensor_out = clamp_min_Tensor_out_op._entry = _clamp_min_Tensor_out_entry(
+    Site(clamp_min_Tensor_out_op)
+)
+clamp_min_Tensor_out_op._make_entry = _clamp_min_Tensor_out_entry
+
+
 maximum_op = define("aten::maximum(Tensor self, Tensor other) -> Tensor")
 _maximum_kernels = maximum_op.kernels
 
@@ -3223,6 +3447,40 @@ ge_Scalar = ge_Scalar_op._entry = _ge_Scalar_entry(Site(ge_Scalar_op))
 ge_Scalar_op._make_entry = _ge_Scalar_entry
 
 
+isnan_op = define("aten::isnan(Tensor self) -> Tensor")
+_isnan_kernels = isnan_op.kernels
+
+
+def _isnan_entry(_site):
+    def isnan(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isnan_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isnan_op, 0)
+            except Overridden:
+                return handle_entry(_site, isnan_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.isnan(self)
+                if result is not None:
+                    return result
+            kernel = _isnan_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isnan
+
+
+isnan = isnan_op._entry = _isnan_entry(Site(isnan_op))
+isnan_op._make_entry = _isnan_entry
+
+
 logical_and_op = define("aten::logical_and(Tensor self, Tensor other) -> Tensor")
 _logical_and_kernels = logical_and_op.kernels
 
@@ -3509,6 +3767,54 @@ def _mean_dim_entry(_site):
 
 mean_dim = mean_dim_op._entry = _mean_dim_entry(Site(mean_dim_op))
 mean_dim_op._make_entry = _mean_dim_entry
+
+
+linalg_vector_norm_op = define(
+    "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+)
+_linalg_vector_norm_kernels = linalg_vector_norm_op.kernels
+
+
+def _linalg_vector_norm_entry(_site):
+    def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_vector_norm_op, self, ord, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_vector_norm_op, 0)
+                if ord.__class__ not in PY_NUMBERS:
+                    ord = scalar_arg(ord, _site, linalg_vector_norm_op, 1)
+                elif (
+                    ord.__class__ is int and not -9223372036854775808 <= ord <= 18446744073709551615
+                ):
+                    check_scalar_range(ord)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, linalg_vector_norm_op, 2)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, linalg_vector_norm_op, 4)
+            except Overridden:
+                return handle_entry(_site, linalg_vector_norm_op, self, ord, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.linalg_vector_norm(self, ord, dim, keepdim, dtype)
+                if result is not None:
+                    return result
+            kernel = _linalg_vector_norm_kernels[keyset]
+            return kernel(keyset, self, ord, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_vector_norm
+
+
+linalg_vector_norm = linalg_vector_norm_op._entry = _linalg_vector_norm_entry(
+    Site(linalg_vector_norm_op)
+)
+linalg_vector_norm_op._make_entry = _linalg_vector_norm_entry
 
 
 threshold_op = define("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
@@ -8039,6 +8345,44 @@ def _rsqrt__entry(_site):
 
 rsqrt_ = rsqrt__op._entry = _rsqrt__entry(Site(rsqrt__op))
 rsqrt__op._make_entry = _rsqrt__entry
+
+
+rms_norm_op = define(
+    "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor"
+)
+_rms_norm_kernels = rms_norm_op.kernels
+
+
+def _rms_norm_entry(_site):
+    def rms_norm(input, normalized_shape, weight=None, eps=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rms_norm_op, input, normalized_shape, weight, eps)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, rms_norm_op, 0)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(normalized_shape, 1, _site, rms_norm_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, rms_norm_op, 2)
+            except Overridden:
+                return handle_entry(_site, rms_norm_op, input, normalized_shape, weight, eps)
+            keyset = (
+                input._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _rms_norm_kernels[keyset]
+            return kernel(keyset, input, normalized_shape, weight, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rms_norm
+
+
+rms_norm = rms_norm_op._entry = _rms_norm_entry(Site(rms_norm_op))
+rms_norm_op._make_entry = _rms_norm_entry
 
 
 dropout_op = define("aten::dropout(Tensor input, float p, bool train) -> Tensor")

@@ -70,6 +70,12 @@ FUNCTIONS = {
         ops.clamp_Tensor_op,
         ops.clamp_Tensor_out_op,
     ),
+    "clamp_min": (
+        ops.clamp_min_op,
+        ops.clamp_min_out_op,
+        ops.clamp_min_Tensor_op,
+        ops.clamp_min_Tensor_out_op,
+    ),
     "maximum": (ops.maximum_op,),
     "where": (
         ops.where_self_op,
@@ -101,6 +107,7 @@ FUNCTIONS = {
         ops.ge_Tensor_op,
         ops.ge_Scalar_op,
     ),
+    "isnan": (ops.isnan_op,),
     "logical_and": (ops.logical_and_op,),
     "logical_or": (ops.logical_or_op,),
     "sum": (
@@ -111,6 +118,7 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
+    "linalg_vector_norm": (ops.linalg_vector_norm_op,),
     "threshold": (ops.threshold_op,),
     "threshold_": (ops.threshold__op,),
     "hardtanh_backward": (ops.hardtanh_backward_op,),
@@ -171,6 +179,7 @@ FUNCTIONS = {
     "native_group_norm": (ops.native_group_norm_op,),
     "native_group_norm_backward": (ops.native_group_norm_backward_op,),
     "rsqrt": (ops.rsqrt_op,),
+    "rms_norm": (ops.rms_norm_op,),
     "dropout": (ops.dropout_op,),
     "dropout_": (ops.dropout__op,),
     "feature_dropout": (ops.feature_dropout_op,),
@@ -251,6 +260,7 @@ abs = function("abs", FUNCTIONS["abs"])
 sgn = function("sgn", FUNCTIONS["sgn"])
 sign = function("sign", FUNCTIONS["sign"])
 clamp = function("clamp", FUNCTIONS["clamp"])
+clamp_min = function("clamp_min", FUNCTIONS["clamp_min"])
 maximum = function("maximum", FUNCTIONS["maximum"])
 where = function("where", FUNCTIONS["where"])
 eq = function("eq", FUNCTIONS["eq"])
@@ -259,10 +269,12 @@ lt = function("lt", FUNCTIONS["lt"])
 le = function("le", FUNCTIONS["le"])
 gt = function("gt", FUNCTIONS["gt"])
 ge = function("ge", FUNCTIONS["ge"])
+isnan = function("isnan", FUNCTIONS["isnan"])
 logical_and = function("logical_and", FUNCTIONS["logical_and"])
 logical_or = function("logical_or", FUNCTIONS["logical_or"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
+linalg_vector_norm = function("linalg_vector_norm", FUNCTIONS["linalg_vector_norm"])
 threshold = function("threshold", FUNCTIONS["threshold"])
 threshold_ = function("threshold_", FUNCTIONS["threshold_"])
 hardtanh_backward = function("hardtanh_backward", FUNCTIONS["hardtanh_backward"])
@@ -334,6 +346,7 @@ native_group_norm_backward = function(
     "native_group_norm_backward", FUNCTIONS["native_group_norm_backward"]
 )
 rsqrt = function("rsqrt", FUNCTIONS["rsqrt"])
+rms_norm = function("rms_norm", FUNCTIONS["rms_norm"])
 dropout = function("dropout", FUNCTIONS["dropout"])
 dropout_ = function("dropout_", FUNCTIONS["dropout_"])
 feature_dropout = function("feature_dropout", FUNCTIONS["feature_dropout"])

@@ -132,6 +132,10 @@ def _group_norm_composite(keyset, input, num_groups, weight, bias, eps, cudnn_en
     return decompositions.group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
+def _rms_norm_composite(keyset, input, normalized_shape, weight, eps):
+    return decompositions.rms_norm(input, normalized_shape, weight, eps)
+
+
 def _dropout_composite(keyset, input, p, train):
     return decompositions.dropout(input, p, train)
 
@@ -258,6 +262,12 @@ def register_all():
     ops.clamp_Tensor_op.register_kernel(CPU, cpu_kernels.clamp_Tensor)
     ops.clamp__Tensor_op.register_kernel(CPU, cpu_kernels.clamp__Tensor)
     ops.clamp_Tensor_out_op.register_kernel(CPU, cpu_kernels.clamp_Tensor_out)
+    ops.clamp_min_op.register_kernel(CPU, cpu_kernels.clamp_min)
+    ops.clamp_min__op.register_kernel(CPU, cpu_kernels.clamp_min_)
+    ops.clamp_min_out_op.register_kernel(CPU, cpu_kernels.clamp_min_out)
+    ops.clamp_min_Tensor_op.register_kernel(CPU, cpu_kernels.clamp_min_Tensor)
+    ops.clamp_min__Tensor_op.register_kernel(CPU, cpu_kernels.clamp_min__Tensor)
+    ops.clamp_min_Tensor_out_op.register_kernel(CPU, cpu_kernels.clamp_min_Tensor_out)
     ops.maximum_op.register_kernel(CPU, cpu_kernels.maximum)
     ops.where_self_op.register_kernel(CPU, cpu_kernels.where_self)
     ops.eq_Tensor_op.register_kernel(CPU, cpu_kernels.eq_Tensor)
@@ -272,6 +282,7 @@ def register_all():
     ops.gt_Scalar_op.register_kernel(CPU, cpu_kernels.gt_Scalar)
     ops.ge_Tensor_op.register_kernel(CPU, cpu_kernels.ge_Tensor)
     ops.ge_Scalar_op.register_kernel(CPU, cpu_kernels.ge_Scalar)
+    ops.isnan_op.register_kernel(CPU, cpu_kernels.isnan)
     ops.logical_and_op.register_kernel(CPU, cpu_kernels.logical_and)
     ops.logical_and__op.register_kernel(CPU, cpu_kernels.logical_and_)
     ops.logical_or_op.register_kernel(CPU, cpu_kernels.logical_or)
@@ -280,6 +291,7 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(CPU, cpu_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
+    ops.linalg_vector_norm_op.register_kernel(CPU, cpu_kernels.linalg_vector_norm)
     ops.threshold_op.register_kernel(CPU, cpu_kernels.threshold)
     ops.threshold__op.register_kernel(CPU, cpu_kernels.threshold_)
     ops.hardtanh_op.register_kernel(CPU, cpu_kernels.hardtanh)
@@ -483,12 +495,17 @@ def register_all():
     ops.clamp__op.register_kernel(AUTOGRAD, autograd_kernels.clamp_)
     ops.clamp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor)
     ops.clamp__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp__Tensor)
+    ops.clamp_min_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min)
+    ops.clamp_min__op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_)
+    ops.clamp_min_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor)
+    ops.clamp_min__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min__Tensor)
     ops.maximum_op.register_kernel(AUTOGRAD, autograd_kernels.maximum)
     ops.where_self_op.register_kernel(AUTOGRAD, autograd_kernels.where_self)
     ops.sum_op.register_kernel(AUTOGRAD, autograd_kernels.sum)
     ops.sum_dim_IntList_op.register_kernel(AUTOGRAD, autograd_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(AUTOGRAD, autograd_kernels.mean)
     ops.mean_dim_op.register_kernel(AUTOGRAD, autograd_kernels.mean_dim)
+    ops.linalg_vector_norm_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_vector_norm)
     ops.threshold_op.register_kernel(AUTOGRAD, autograd_kernels.threshold)
     ops.threshold__op.register_kernel(AUTOGRAD, autograd_kernels.threshold_)
     ops.hardtanh_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh)
@@ -632,6 +649,8 @@ def register_all():
     ops.pow_Tensor_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Scalar_out)
     ops.clamp_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_out)
     ops.clamp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor_out)
+    ops.clamp_min_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_out)
+    ops.clamp_min_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
@@ -694,6 +713,14 @@ def register_all():
     ops.clamp__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp__Tensor)
     ops.clamp_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_Tensor_out
+    )
+    ops.clamp_min__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min_)
+    ops.clamp_min_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min_out)
+    ops.clamp_min__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min__Tensor
+    )
+    ops.clamp_min_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min_Tensor_out
     )
     ops.logical_and__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_)
     ops.logical_or__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_)
@@ -784,6 +811,8 @@ def register_all():
     ops.instance_norm_op.register_kernel(AUTOGRAD | CPU, _instance_norm_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.group_norm_op.register_kernel(AUTOGRAD | CPU, _group_norm_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.rms_norm_op.register_kernel(AUTOGRAD | CPU, _rms_norm_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.dropout_op.register_kernel(AUTOGRAD | CPU, _dropout_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

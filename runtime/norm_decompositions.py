@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from . import dtypes
 from .autograd.forward_grad import fw_grad
 from .generated import ops as aten
 from .dtypes import uint8
 from .tensor import TENSOR_CLASSES
+from .user_warnings import warn_user
 
 __all__ = [
     "linear",
@@ -18,6 +22,7 @@ __all__ = [
     "batch_norm",
     "instance_norm",
     "group_norm",
+    "rms_norm",
     "dropout",
     "dropout_",
     "feature_dropout",
@@ -128,6 +133,69 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     gamma = weight.contiguous() if weight is not None else None
     beta = bias.contiguous() if bias is not None else None
     return aten.native_group_norm(x, gamma, beta, N, C, HxW, num_groups, eps)[0]
+
+
+def _rms_norm_check(input, normalized_shape, weight) -> None:
+    """layer_norm's checks, in its order; the input's shape error words it as PyTorch's
+    rms_norm does (``[*3, 4]``)."""
+    from .norm_kernels import layer_norm_check
+
+    shape, sizes = tuple(normalized_shape), input._data.shape
+    if shape and (weight is None or tuple(weight._data.shape) == shape):
+        if len(sizes) < len(shape) or tuple(sizes[len(sizes) - len(shape) :]) != shape:
+            raise RuntimeError(
+                f"Given normalized_shape={list(shape)}, expected input with shape "
+                f"[*{', '.join(str(s) for s in shape)}], but got input of size{list(sizes)}"
+            )
+    layer_norm_check(input, normalized_shape, weight, None)
+
+
+_C_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
+_warned_dtype_mismatch = False
+
+
+def _warn_dtype_mismatch_once(input_dtype, weight_dtype) -> None:
+    """PyTorch's rms_norm warns once per process (TORCH_WARN_ONCE) of a weight whose
+    dtype is not the input's, naming both as C++ types."""
+    global _warned_dtype_mismatch
+    if _warned_dtype_mismatch:
+        return
+    _warned_dtype_mismatch = True
+    names = [
+        _C_TYPE_NAMES.get(d.name, d.name.replace("float64", "double"))
+        for d in (input_dtype, weight_dtype)
+    ]
+    warn_user(
+        f"Mismatch dtype between input and weight: input dtype = {names[0]}, weight dtype = "
+        f"{names[1]}, Cannot dispatch to fused implementation."
+    )
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """PyTorch's CPU composite: the input in its op-math type (float16 and bfloat16 in
+    float), times rsqrt(mean(x**2) + eps) over the normalized dims, times the weight, then
+    cast back to the input's dtype. eps defaults to that type's machine epsilon."""
+    _rms_norm_check(input, normalized_shape, weight)
+    dtype = input._data.dtype
+    if dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"rms_norm\" not implemented for '{dtypes.scalar_type_name(dtype)}'"
+        )
+    if weight is not None and weight._data.dtype != dtype:
+        _warn_dtype_mismatch_once(dtype, weight._data.dtype)
+    ndim = input._data.ndim
+    dims = [ndim - i - 1 for i in range(len(normalized_shape))]
+    opmath = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    eps = float(np.finfo(opmath).eps) if eps is None else float(opmath.type(eps))
+    x = input if opmath == dtype else aten._to_copy(input, dtype=dtypes.FROM_NUMPY[opmath])
+    squares = aten.pow_Tensor_Scalar(x, 2)
+    rstd = aten.rsqrt(aten.add__Scalar(aten.mean_dim(squares, dims, True), eps))
+    result = aten.mul_Tensor(x, rstd)
+    if weight is not None:
+        result = aten.mul_Tensor(result, weight)
+    if result._data.dtype != dtype:
+        result = aten._to_copy(result, dtype=input.dtype)
+    return result
 
 
 # ---- the dropouts ------------------------------------------------------------------------

@@ -20,7 +20,7 @@ NAMES = (
     # losses
     "cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits "
     # linear and normalisation
-    "linear layer_norm batch_norm instance_norm group_norm "
+    "linear layer_norm batch_norm instance_norm group_norm rms_norm normalize "
     # dropout
     "dropout dropout1d dropout2d dropout3d alpha_dropout feature_alpha_dropout"
 ).split()

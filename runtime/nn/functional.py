@@ -38,7 +38,15 @@ from ._dropout import (
     dropout3d,
     feature_alpha_dropout,
 )
-from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
+from ._normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    linear,
+    normalize,
+    rms_norm,
+)
 
 __all__ = [
     # softmax family
@@ -92,6 +100,8 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    "normalize",
+    "rms_norm",
     # dropout
     "alpha_dropout",
     "dropout",
