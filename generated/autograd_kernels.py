@@ -75,6 +75,23 @@ def add_Scalar(keyset, self, other, alpha):
     return result
 
 
+def add__Scalar(keyset, self, other, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AddBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.add__Scalar_pre(self, other, alpha) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.add__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.add__Scalar(self, other, alpha, result, tangents)
+    return result
+
+
 def sub_Tensor(keyset, self, other, alpha):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or other._rg):
@@ -127,6 +144,23 @@ def sub_Scalar(keyset, self, other, alpha):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.sub_Scalar(self, other, alpha, result)
+    return result
+
+
+def sub__Scalar(keyset, self, other, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SubBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.sub__Scalar_pre(self, other, alpha) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sub__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.sub__Scalar(self, other, alpha, result, tangents)
     return result
 
 
@@ -227,6 +261,24 @@ def mul_Scalar(keyset, self, other):
     return result
 
 
+def mul__Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.MulBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+    tangents = jvp_kernels.mul__Scalar_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mul__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.mul__Scalar(self, other, result, tangents)
+    return result
+
+
 def div_Tensor(keyset, self, other):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or other._rg):
@@ -284,6 +336,24 @@ def div_Scalar(keyset, self, other):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.div_Scalar(self, other, result)
+    return result
+
+
+def div__Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.DivBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+    tangents = jvp_kernels.div__Scalar_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.div__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.div__Scalar(self, other, result, tangents)
     return result
 
 
@@ -1002,6 +1072,84 @@ def clamp__Tensor(keyset, self, min, max):
     return result
 
 
+def clamp_min(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ClampMinBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.min_ = min
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp_min(self, min, result)
+    return result
+
+
+def clamp_min_(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ClampMinBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.min_ = min
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp_min__pre(self, min) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min__op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp_min_(self, min, result, tangents)
+    return result
+
+
+def clamp_min_Tensor(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or min._rg):
+        grad_fn = nodes.ClampMinBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(min),
+        )
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp_min_Tensor(self, min, result)
+    return result
+
+
+def clamp_min__Tensor(keyset, self, min):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or min._rg):
+        check_inplace(self)
+        grad_fn = nodes.ClampMinBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(min),
+        )
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp_min__Tensor_pre(self, min) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp_min__Tensor(self, min, result, tangents)
+    return result
+
+
 def maximum(keyset, self, other):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or other._rg):
@@ -1108,6 +1256,30 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.mean_dim(self, dim, keepdim, dtype, result)
+    return result
+
+
+def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LinalgVectorNormBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.ord_ = ord
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.linalg_vector_norm_op.kernels[keyset]
+    result = redispatch(keyset, self, ord, dim, keepdim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.linalg_vector_norm(self, ord, dim, keepdim, dtype, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.linalg_vector_norm(self, ord, dim, keepdim, dtype, result)
     return result
 
 
@@ -2335,6 +2507,59 @@ def exponential_(keyset, self, lambd, generator):
         rebase_history(self, grad_fn)
     if tangents is not None:
         jvp_kernels.exponential_(self, lambd, generator, result, tangents)
+    return result
+
+
+def bernoulli__float(keyset, self, p, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.BernoulliBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.bernoulli__float_pre(self, p, generator) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.bernoulli__float_op.kernels[keyset]
+    result = redispatch(keyset, self, p, generator)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.bernoulli__float(self, p, generator, result, tangents)
+    return result
+
+
+def bernoulli__Tensor(keyset, self, p, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or p._rg):
+        check_inplace(self)
+        grad_fn = nodes.BernoulliBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(p),
+        )
+        grad_fn.p_info_ = (p._data.shape, p.dtype)
+    tangents = jvp_kernels.bernoulli__Tensor_pre(self, p, generator) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.bernoulli__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, p, generator)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.bernoulli__Tensor(self, p, generator, result, tangents)
+    return result
+
+
+def bernoulli(keyset, self, generator):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.BernoulliBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.bernoulli_op.kernels[keyset]
+    result = redispatch(keyset, self, generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.bernoulli(self, generator, result)
     return result
 
 
@@ -4061,6 +4286,33 @@ def clamp_Tensor_out(keyset, self, min, max, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.clamp_Tensor_out_op.kernels[keyset]
     return redispatch(keyset, self, min, max, out)
+
+
+def clamp_min_out(keyset, self, min, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp_min",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_out_op.kernels[keyset]
+    return redispatch(keyset, self, min, out)
+
+
+def clamp_min_Tensor_out(keyset, self, min, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp_min",
+            self,
+            min,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_min_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, min, out)
 
 
 def mm_out(keyset, self, mat2, out):

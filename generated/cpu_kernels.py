@@ -97,6 +97,16 @@ def add_Scalar(keyset, self, other, alpha):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def add__Scalar(keyset, self, other, alpha):
+    """CPU kernel of add_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.add(self, other, alpha)
+    return copy_into(target, result)
+
+
 def sub_Tensor(keyset, self, other, alpha):
     """CPU kernel of sub.Tensor"""
     k.sub_check(self, other)
@@ -169,6 +179,17 @@ def sub_Scalar(keyset, self, other, alpha):
     result = k.sub(self, other, alpha)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def sub__Scalar(keyset, self, other, alpha):
+    """CPU kernel of sub_.Scalar"""
+    k.sub_check(self, other)
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.sub(self, other, alpha)
+    return copy_into(target, result)
 
 
 def rsub_Tensor(keyset, self, other, alpha):
@@ -255,6 +276,16 @@ def mul_Scalar(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def mul__Scalar(keyset, self, other):
+    """CPU kernel of mul_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.mul(self, other)
+    return copy_into(target, result)
+
+
 def div_Tensor(keyset, self, other):
     """CPU kernel of div.Tensor"""
     self, other = promote2(self, other, True, True)
@@ -311,6 +342,16 @@ def div_Scalar(keyset, self, other):
     result = k.div(self, other)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def div__Scalar(keyset, self, other):
+    """CPU kernel of div_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.div(self, other)
+    return copy_into(target, result)
 
 
 def reciprocal(keyset, self):
@@ -755,6 +796,87 @@ def clamp_Tensor_out(keyset, self, min, max, out):
     return write_out(target, result)
 
 
+def clamp_min(keyset, self, min):
+    """CPU kernel of clamp_min"""
+    k.clamp_check(self, min, None)
+    (self,) = promote((self,), (min,), False)
+    result = k.clamp(self, min, None)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def clamp_min_(keyset, self, min):
+    """CPU kernel of clamp_min_"""
+    k.clamp_check(self, min, None)
+    target = self
+    (self,) = promote((self,), (min,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.clamp(self, min, None)
+    return copy_into(target, result)
+
+
+def clamp_min_out(keyset, self, min, out):
+    """CPU kernel of clamp_min.out"""
+    k.clamp_check(self, min, None)
+    target = out
+    (self,) = promote((self,), (min,), False)
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.clamp(self, min, None)
+    return write_out(target, result)
+
+
+def clamp_min_Tensor(keyset, self, min):
+    """CPU kernel of clamp_min.Tensor"""
+    self, min = promote2(self, min, False)
+    try:
+        result = k.clamp_tensor(self, min, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                min.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def clamp_min__Tensor(keyset, self, min):
+    """CPU kernel of clamp_min_.Tensor"""
+    target = self
+    self, min = promote2(self, min, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.clamp_tensor(self, min, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                min.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def clamp_min_Tensor_out(keyset, self, min, out):
+    """CPU kernel of clamp_min.Tensor_out"""
+    target = out
+    self, min = promote2(self, min, False)
+    try:
+        result = k.clamp_tensor(self, min, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                min.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
 def maximum(keyset, self, other):
     """CPU kernel of maximum"""
     self, other = promote2(self, other, False)
@@ -934,6 +1056,14 @@ def ge_Scalar(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def isnan(keyset, self):
+    """CPU kernel of isnan"""
+    self = self._data
+    result = np.isnan(self) if self.dtype.kind in "fc" else np.zeros(self.shape, np.bool_)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def logical_and(keyset, self, other):
     """CPU kernel of logical_and"""
     self = self._data
@@ -998,6 +1128,14 @@ def mean_dim(keyset, self, dim, keepdim, dtype):
     """CPU kernel of mean.dim"""
     self = self._data
     result = k.mean(self, dim, keepdim, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
+    """CPU kernel of linalg_vector_norm"""
+    self = self._data
+    result = k.linalg_vector_norm(self, ord, dim, keepdim, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
@@ -1651,6 +1789,31 @@ def exponential_(keyset, self, lambd, generator):
     self = self._data
     result = k.exponential(self, lambd, generator)
     return copy_into(target, result)
+
+
+def bernoulli__float(keyset, self, p, generator):
+    """CPU kernel of bernoulli_.float"""
+    target = self
+    self = self._data
+    result = k.bernoulli_scalar(self, p, generator)
+    return copy_into(target, result)
+
+
+def bernoulli__Tensor(keyset, self, p, generator):
+    """CPU kernel of bernoulli_.Tensor"""
+    target = self
+    self = self._data
+    p = p._data
+    result = k.bernoulli_tensor(self, p, generator)
+    return copy_into(target, result)
+
+
+def bernoulli(keyset, self, generator):
+    """CPU kernel of bernoulli"""
+    self = self._data
+    result = k.bernoulli(self, generator)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def mm(keyset, self, mat2):
@@ -2480,6 +2643,14 @@ def new_zeros(keyset, self, size, dtype, layout, device, pin_memory):
     """CPU kernel of new_zeros"""
     self = self._data
     result = np.zeros(tuple(size), self.dtype if dtype is None else dtype.np)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def new_empty(keyset, self, size, dtype, layout, device, pin_memory):
+    """CPU kernel of new_empty"""
+    self = self._data
+    result = k.new_empty(self, size, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

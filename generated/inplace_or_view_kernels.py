@@ -151,6 +151,14 @@ def add_out(keyset, self, other, alpha, out):
     return result
 
 
+def add__Scalar(keyset, self, other, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.add__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other, alpha)
+    bump_version(self)
+    return result
+
+
 def sub__Tensor(keyset, self, other, alpha):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.sub__Tensor_op.kernels[keyset]
@@ -164,6 +172,14 @@ def sub_out(keyset, self, other, alpha, out):
     redispatch = ops.sub_out_op.kernels[keyset]
     result = redispatch(keyset, self, other, alpha, out)
     bump_version(out)
+    return result
+
+
+def sub__Scalar(keyset, self, other, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sub__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other, alpha)
+    bump_version(self)
     return result
 
 
@@ -183,6 +199,14 @@ def mul_out(keyset, self, other, out):
     return result
 
 
+def mul__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.mul__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
 def div__Tensor(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.div__Tensor_op.kernels[keyset]
@@ -196,6 +220,14 @@ def div_out(keyset, self, other, out):
     redispatch = ops.div_out_op.kernels[keyset]
     result = redispatch(keyset, self, other, out)
     bump_version(out)
+    return result
+
+
+def div__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.div__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
     return result
 
 
@@ -375,6 +407,38 @@ def clamp_Tensor_out(keyset, self, min, max, out):
     return result
 
 
+def clamp_min_(keyset, self, min):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min__op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    bump_version(self)
+    return result
+
+
+def clamp_min_out(keyset, self, min, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min_out_op.kernels[keyset]
+    result = redispatch(keyset, self, min, out)
+    bump_version(out)
+    return result
+
+
+def clamp_min__Tensor(keyset, self, min):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, min)
+    bump_version(self)
+    return result
+
+
+def clamp_min_Tensor_out(keyset, self, min, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_min_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, min, out)
+    bump_version(out)
+    return result
+
+
 def logical_and_(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.logical_and__op.kernels[keyset]
@@ -491,6 +555,22 @@ def exponential_(keyset, self, lambd, generator):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.exponential__op.kernels[keyset]
     result = redispatch(keyset, self, lambd, generator)
+    bump_version(self)
+    return result
+
+
+def bernoulli__float(keyset, self, p, generator):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bernoulli__float_op.kernels[keyset]
+    result = redispatch(keyset, self, p, generator)
+    bump_version(self)
+    return result
+
+
+def bernoulli__Tensor(keyset, self, p, generator):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bernoulli__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, p, generator)
     bump_version(self)
     return result
 

@@ -44,6 +44,7 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_jvp,
+    linalg_vector_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_jvp,
@@ -148,6 +149,30 @@ def add_Scalar(self, other, alpha, result):
     set_fw_grad(result, tangent)
 
 
+def add__Scalar_pre(self, other, alpha):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def add__Scalar(self, other, alpha, result, tangents):
+    # self_t.clone()
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def sub_Tensor(self, other, alpha, result):
     # self_t - maybe_multiply(other_t, alpha)
     self_t = fw_grad(self)
@@ -233,6 +258,30 @@ def sub_Scalar(self, other, alpha, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def sub__Scalar_pre(self, other, alpha):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def sub__Scalar(self, other, alpha, result, tangents):
+    # self_t.clone()
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def rsub_Tensor(self, other, alpha, result):
@@ -365,6 +414,30 @@ def mul_Scalar(self, other, result):
     set_fw_grad(result, tangent)
 
 
+def mul__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def mul__Scalar(self, other, result, tangents):
+    # self_t * other
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t * other
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def div_Tensor(self, other, result):
     # (self_t - other_t * result) / other_p
     self_t = fw_grad(self)
@@ -450,6 +523,30 @@ def div_Scalar(self, other, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def div__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def div__Scalar(self, other, result, tangents):
+    # self_t / other
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t / other
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def reciprocal(self, result):
@@ -1207,6 +1304,96 @@ def clamp__Tensor(self, min, max, result, tangents):
     set_fw_grad_inplace(self, tangent)
 
 
+def clamp_min(self, min, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = clamp_backward(self_t, self, min, None)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def clamp_min__pre(self, min):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def clamp_min_(self, min, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = clamp_backward(self_t, original_self, min, None)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def clamp_min_Tensor(self, min, result):
+    # where(self_p >= min_p, self_t, min_t)
+    self_t = fw_grad(self)
+    min_t = fw_grad(min)
+    if self_t is None and min_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if min_t is None:
+        min_t = zeros_tangent(min)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(self >= min, self_t, min_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def clamp_min__Tensor_pre(self, min):
+    self_t = fw_grad(self)
+    min_t = fw_grad(min)
+    if self_t is None and min_t is None:
+        return None
+    return (self_t, min_t, original(self))
+
+
+def clamp_min__Tensor(self, min, result, tangents):
+    # where(self_p >= min_p, self_t, min_t)
+    self_t, min_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if min_t is None:
+        min_t = zeros_tangent(min)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(original_self >= min, self_t, min_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def maximum(self, other, result):
     # other_t + where(self_p == other_p, (self_t - other_t) / 2, where(self_p > other_p, self_t - other_t, 0))
     self_t = fw_grad(self)
@@ -1320,6 +1507,22 @@ def mean_dim(self, dim, keepdim, dtype, result):
     try:
         _tls.fw_active = False
         tangent = ops.mean_dim(self_t, dim, keepdim, dtype=dtype)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def linalg_vector_norm(self, ord, dim, keepdim, dtype, result):
+    # linalg_vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = linalg_vector_norm_jvp(self, self_t, ord, result, dim, keepdim)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
@@ -2557,6 +2760,76 @@ def exponential_(self, lambd, generator, result, tangents):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
+
+
+def bernoulli__float_pre(self, p, generator):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def bernoulli__float(self, p, generator, result, tangents):
+    # self_t.zero_()
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.zero_()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def bernoulli__Tensor_pre(self, p, generator):
+    self_t = fw_grad(self)
+    p_t = fw_grad(p)
+    if self_t is None and p_t is None:
+        return None
+    return (
+        self_t,
+        p_t,
+    )
+
+
+def bernoulli__Tensor(self, p, generator, result, tangents):
+    # self_t.zero_()
+    self_t, p_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.zero_()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def bernoulli(self, generator, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
 
 
 def mm(self, mat2, result):

@@ -38,6 +38,7 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_double_backward,
+    linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
@@ -1447,6 +1448,114 @@ class ClampBackward0(Node):
         return raw_saved(self, "self_")
 
 
+class ClampMinBackward0(Node):
+    """Backward of ``clamp_min(Tensor self, Scalar min) -> Tensor``."""
+
+    __slots__ = (
+        "min_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.min_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        min = self.min_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: clamp_backward(grad, self, min, None)
+        grad_self = clamp_backward(grad, self_, min, None) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_min(self):
+        return self.min_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ClampMinBackward1(Node):
+    """Backward of ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``."""
+
+    __slots__ = (
+        "min_",
+        "self_",
+    )
+    _releasable_slots = (
+        "min_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.min_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        min = self.min_
+        if min.__class__ not in TENSOR_CLASSES:
+            if min is not None:  # None: not saved, no formula that runs reads it
+                min = unpack_saved(min, self)
+        elif min._vc is not None:
+            min = unpack_saved(min, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # min: where(self < min, grad, 0)
+        grad_min = where(self_ < min, grad, 0) if needs[1] else None
+        # self: where(self >= min, grad, 0)
+        grad_self = where(self_ >= min, grad, 0) if needs[0] else None
+        return (
+            grad_self,
+            grad_min,
+        )
+
+    @property
+    def _saved_min(self):
+        return unpack_saved(self.min_, self)
+
+    @property
+    def _raw_saved_min(self):
+        return raw_saved(self, "min_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
 class MaximumBackward0(Node):
     """Backward of ``maximum(Tensor self, Tensor other) -> Tensor``."""
 
@@ -1716,6 +1825,82 @@ class MeanBackward1(Node):
     @property
     def _saved_self_sym_sizes(self):
         return self.self_sym_sizes_
+
+
+class LinalgVectorNormBackward0(Node):
+    """Backward of ``linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "ord_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.ord_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        ord = self.ord_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
+        grad_self = (
+            linalg_vector_norm_backward(grad, self_, ord, result, dim, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_ord(self):
+        return self.ord_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
 
 
 class ThresholdBackward0(Node):
@@ -4980,6 +5165,76 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
 class ExponentialBackward0(Node):
     """Backward of ``exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class BernoulliBackward2(Node):
+    """Backward of ``bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class BernoulliBackward1(Node):
+    """Backward of ``bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)``."""
+
+    __slots__ = ("p_info_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.p_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        p_info = self.p_info_
+        # p: zeros_like(p)
+        grad_p = zeros_like_info(p_info) if needs[1] else None
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (
+            grad_self,
+            grad_p,
+        )
+
+
+class BernoulliBackward0(Node):
+    """Backward of ``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``."""
 
     __slots__ = ()
     _releasable_slots = ()

@@ -241,6 +241,56 @@ add_Scalar = add_Scalar_op._entry = _add_Scalar_entry(Site(add_Scalar_op))
 add_Scalar_op._make_entry = _add_Scalar_entry
 
 
+add__Scalar_op = define(
+    "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_add__Scalar_kernels = add__Scalar_op.kernels
+
+
+def _add__Scalar_entry(_site):
+    def add__Scalar(self, other, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, add__Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, add__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, add__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, add__Scalar_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, add__Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _add__Scalar_kernels[keyset]
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return add__Scalar
+
+
+add__Scalar = add__Scalar_op._entry = _add__Scalar_entry(Site(add__Scalar_op))
+add__Scalar_op._make_entry = _add__Scalar_entry
+
+
 sub_Tensor_op = define(
     "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
     numbers_as_tensors=True,
@@ -445,6 +495,56 @@ def _sub_Scalar_entry(_site):
 
 sub_Scalar = sub_Scalar_op._entry = _sub_Scalar_entry(Site(sub_Scalar_op))
 sub_Scalar_op._make_entry = _sub_Scalar_entry
+
+
+sub__Scalar_op = define(
+    "aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_sub__Scalar_kernels = sub__Scalar_op.kernels
+
+
+def _sub__Scalar_entry(_site):
+    def sub__Scalar(self, other, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sub__Scalar_op, self, other, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, sub__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, sub__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, sub__Scalar_op, 2)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, sub__Scalar_op, self, other, alpha)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sub__Scalar_kernels[keyset]
+            return kernel(keyset, self, other, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sub__Scalar
+
+
+sub__Scalar = sub__Scalar_op._entry = _sub__Scalar_entry(Site(sub__Scalar_op))
+sub__Scalar_op._make_entry = _sub__Scalar_entry
 
 
 rsub_Tensor_op = define("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
@@ -714,6 +814,48 @@ mul_Scalar = mul_Scalar_op._entry = _mul_Scalar_entry(Site(mul_Scalar_op))
 mul_Scalar_op._make_entry = _mul_Scalar_entry
 
 
+mul__Scalar_op = define(
+    "aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", numbers_as_tensors=True
+)
+_mul__Scalar_kernels = mul__Scalar_op.kernels
+
+
+def _mul__Scalar_entry(_site):
+    def mul__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mul__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, mul__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, mul__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, mul__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mul__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mul__Scalar
+
+
+mul__Scalar = mul__Scalar_op._entry = _mul__Scalar_entry(Site(mul__Scalar_op))
+mul__Scalar_op._make_entry = _mul__Scalar_entry
+
+
 div_Tensor_op = define(
     "aten::div.Tensor(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
 )
@@ -888,6 +1030,48 @@ def _div_Scalar_entry(_site):
 
 div_Scalar = div_Scalar_op._entry = _div_Scalar_entry(Site(div_Scalar_op))
 div_Scalar_op._make_entry = _div_Scalar_entry
+
+
+div__Scalar_op = define(
+    "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", numbers_as_tensors=True
+)
+_div__Scalar_kernels = div__Scalar_op.kernels
+
+
+def _div__Scalar_entry(_site):
+    def div__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, div__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, div__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _div__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div__Scalar
+
+
+div__Scalar = div__Scalar_op._entry = _div__Scalar_entry(Site(div__Scalar_op))
+div__Scalar_op._make_entry = _div__Scalar_entry
 
 
 reciprocal_op = define("aten::reciprocal(Tensor self) -> Tensor")
@@ -2417,6 +2601,230 @@ clamp_Tensor_out = clamp_Tensor_out_op._entry = _clamp_Tensor_out_entry(Site(cla
 clamp_Tensor_out_op._make_entry = _clamp_Tensor_out_entry
 
 
+clamp_min_op = define("aten::clamp_min(Tensor self, Scalar min) -> Tensor")
+_clamp_min_kernels = clamp_min_op.kernels
+
+
+def _clamp_min_entry(_site):
+    def clamp_min(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_op, 0)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_min_op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+            except Overridden:
+                return handle_entry(_site, clamp_min_op, self, min)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.clamp_min(self, min)
+                if result is not None:
+                    return result
+            kernel = _clamp_min_kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min
+
+
+clamp_min = clamp_min_op._entry = _clamp_min_entry(Site(clamp_min_op))
+clamp_min_op._make_entry = _clamp_min_entry
+
+
+clamp_min__op = define("aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)")
+_clamp_min__kernels = clamp_min__op.kernels
+
+
+def _clamp_min__entry(_site):
+    def clamp_min_(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min__op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min__op, 0)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_min__op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+            except Overridden:
+                return handle_entry(_site, clamp_min__op, self, min)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clamp_min__kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_
+
+
+clamp_min_ = clamp_min__op._entry = _clamp_min__entry(Site(clamp_min__op))
+clamp_min__op._make_entry = _clamp_min__entry
+
+
+clamp_min_out_op = define(
+    "aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_min_out_kernels = clamp_min_out_op.kernels
+
+
+def _clamp_min_out_entry(_site):
+    def clamp_min_out(self, min, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_out_op, self, min, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_out_op, 0)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, clamp_min_out_op, 1)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, clamp_min_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, clamp_min_out_op, self, min, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_min_out_kernels[keyset]
+            return kernel(keyset, self, min, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_out
+
+
+clamp_min_out = clamp_min_out_op._entry = _clamp_min_out_entry(Site(clamp_min_out_op))
+clamp_min_out_op._make_entry = _clamp_min_out_entry
+
+
+clamp_min_Tensor_op = define("aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor")
+_clamp_min_Tensor_kernels = clamp_min_Tensor_op.kernels
+
+
+def _clamp_min_Tensor_entry(_site):
+    def clamp_min_Tensor(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_Tensor_op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_Tensor_op, 0)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, clamp_min_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, clamp_min_Tensor_op, self, min)
+            keyset = (self._keys | min._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & min._keys) == PLAIN_KEYS:
+                result = plain_kernels.clamp_min_Tensor(self, min)
+                if result is not None:
+                    return result
+            kernel = _clamp_min_Tensor_kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_Tensor
+
+
+clamp_min_Tensor = clamp_min_Tensor_op._entry = _clamp_min_Tensor_entry(Site(clamp_min_Tensor_op))
+clamp_min_Tensor_op._make_entry = _clamp_min_Tensor_entry
+
+
+clamp_min__Tensor_op = define("aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)")
+_clamp_min__Tensor_kernels = clamp_min__Tensor_op.kernels
+
+
+def _clamp_min__Tensor_entry(_site):
+    def clamp_min__Tensor(self, min):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min__Tensor_op, self, min)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min__Tensor_op, 0)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, clamp_min__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, clamp_min__Tensor_op, self, min)
+            keyset = (self._keys | min._keys | include) & _tls.keep
+            kernel = _clamp_min__Tensor_kernels[keyset]
+            return kernel(keyset, self, min)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min__Tensor
+
+
+clamp_min__Tensor = clamp_min__Tensor_op._entry = _clamp_min__Tensor_entry(
+    Site(clamp_min__Tensor_op)
+)
+clamp_min__Tensor_op._make_entry = _clamp_min__Tensor_entry
+
+
+clamp_min_Tensor_out_op = define(
+    "aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_min_Tensor_out_kernels = clamp_min_Tensor_out_op.kernels
+
+
+def _clamp_min_Tensor_out_entry(_site):
+    def clamp_min_Tensor_out(self, min, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_min_Tensor_out_op, self, min, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_min_Tensor_out_op, 0)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, clamp_min_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, clamp_min_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, clamp_min_Tensor_out_op, self, min, out)
+            keyset = (self._keys | min._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_min_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, min, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_min_Tensor_out
+
+
+clamp_min_Tensor_out = clamp_min_Tensor_out_op._entry = _clamp_min_Tensor_out_entry(
+    Site(clamp_min_Tensor_out_op)
+)
+clamp_min_Tensor_out_op._make_entry = _clamp_min_Tensor_out_entry
+
+
 maximum_op = define("aten::maximum(Tensor self, Tensor other) -> Tensor")
 _maximum_kernels = maximum_op.kernels
 
@@ -3039,6 +3447,40 @@ ge_Scalar = ge_Scalar_op._entry = _ge_Scalar_entry(Site(ge_Scalar_op))
 ge_Scalar_op._make_entry = _ge_Scalar_entry
 
 
+isnan_op = define("aten::isnan(Tensor self) -> Tensor")
+_isnan_kernels = isnan_op.kernels
+
+
+def _isnan_entry(_site):
+    def isnan(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isnan_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isnan_op, 0)
+            except Overridden:
+                return handle_entry(_site, isnan_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.isnan(self)
+                if result is not None:
+                    return result
+            kernel = _isnan_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isnan
+
+
+isnan = isnan_op._entry = _isnan_entry(Site(isnan_op))
+isnan_op._make_entry = _isnan_entry
+
+
 logical_and_op = define("aten::logical_and(Tensor self, Tensor other) -> Tensor")
 _logical_and_kernels = logical_and_op.kernels
 
@@ -3325,6 +3767,54 @@ def _mean_dim_entry(_site):
 
 mean_dim = mean_dim_op._entry = _mean_dim_entry(Site(mean_dim_op))
 mean_dim_op._make_entry = _mean_dim_entry
+
+
+linalg_vector_norm_op = define(
+    "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+)
+_linalg_vector_norm_kernels = linalg_vector_norm_op.kernels
+
+
+def _linalg_vector_norm_entry(_site):
+    def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_vector_norm_op, self, ord, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_vector_norm_op, 0)
+                if ord.__class__ not in PY_NUMBERS:
+                    ord = scalar_arg(ord, _site, linalg_vector_norm_op, 1)
+                elif (
+                    ord.__class__ is int and not -9223372036854775808 <= ord <= 18446744073709551615
+                ):
+                    check_scalar_range(ord)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, linalg_vector_norm_op, 2)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, linalg_vector_norm_op, 4)
+            except Overridden:
+                return handle_entry(_site, linalg_vector_norm_op, self, ord, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.linalg_vector_norm(self, ord, dim, keepdim, dtype)
+                if result is not None:
+                    return result
+            kernel = _linalg_vector_norm_kernels[keyset]
+            return kernel(keyset, self, ord, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_vector_norm
+
+
+linalg_vector_norm = linalg_vector_norm_op._entry = _linalg_vector_norm_entry(
+    Site(linalg_vector_norm_op)
+)
+linalg_vector_norm_op._make_entry = _linalg_vector_norm_entry
 
 
 threshold_op = define("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
@@ -6631,6 +7121,108 @@ exponential_ = exponential__op._entry = _exponential__entry(Site(exponential__op
 exponential__op._make_entry = _exponential__entry
 
 
+bernoulli__float_op = define(
+    "aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)"
+)
+_bernoulli__float_kernels = bernoulli__float_op.kernels
+
+
+def _bernoulli__float_entry(_site):
+    def bernoulli__float(self, p=0.5, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bernoulli__float_op, self, p, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bernoulli__float_op, 0)
+            except Overridden:
+                return handle_entry(_site, bernoulli__float_op, self, p, generator)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bernoulli__float_kernels[keyset]
+            return kernel(keyset, self, p, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bernoulli__float
+
+
+bernoulli__float = bernoulli__float_op._entry = _bernoulli__float_entry(Site(bernoulli__float_op))
+bernoulli__float_op._make_entry = _bernoulli__float_entry
+
+
+bernoulli__Tensor_op = define(
+    "aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)"
+)
+_bernoulli__Tensor_kernels = bernoulli__Tensor_op.kernels
+
+
+def _bernoulli__Tensor_entry(_site):
+    def bernoulli__Tensor(self, p, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bernoulli__Tensor_op, self, p, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bernoulli__Tensor_op, 0)
+                if p.__class__ not in TENSOR_CLASSES:
+                    p = tensor_arg(p, _site, bernoulli__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bernoulli__Tensor_op, self, p, generator)
+            keyset = (self._keys | p._keys | include) & _tls.keep
+            kernel = _bernoulli__Tensor_kernels[keyset]
+            return kernel(keyset, self, p, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bernoulli__Tensor
+
+
+bernoulli__Tensor = bernoulli__Tensor_op._entry = _bernoulli__Tensor_entry(
+    Site(bernoulli__Tensor_op)
+)
+bernoulli__Tensor_op._make_entry = _bernoulli__Tensor_entry
+
+
+bernoulli_op = define("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor")
+_bernoulli_kernels = bernoulli_op.kernels
+
+
+def _bernoulli_entry(_site):
+    def bernoulli(self, *, generator=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bernoulli_op, self, generator)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bernoulli_op, 0)
+            except Overridden:
+                return handle_entry(_site, bernoulli_op, self, generator)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bernoulli(self, generator)
+                if result is not None:
+                    return result
+            kernel = _bernoulli_kernels[keyset]
+            return kernel(keyset, self, generator)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bernoulli
+
+
+bernoulli = bernoulli_op._entry = _bernoulli_entry(Site(bernoulli_op))
+bernoulli_op._make_entry = _bernoulli_entry
+
+
 mm_op = define("aten::mm(Tensor self, Tensor mat2) -> Tensor")
 _mm_kernels = mm_op.kernels
 
@@ -7753,6 +8345,296 @@ def _rsqrt__entry(_site):
 
 rsqrt_ = rsqrt__op._entry = _rsqrt__entry(Site(rsqrt__op))
 rsqrt__op._make_entry = _rsqrt__entry
+
+
+rms_norm_op = define(
+    "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor"
+)
+_rms_norm_kernels = rms_norm_op.kernels
+
+
+def _rms_norm_entry(_site):
+    def rms_norm(input, normalized_shape, weight=None, eps=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rms_norm_op, input, normalized_shape, weight, eps)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, rms_norm_op, 0)
+                if normalized_shape.__class__ is not tuple:
+                    normalized_shape = int_list(normalized_shape, 1, _site, rms_norm_op, 1)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, rms_norm_op, 2)
+            except Overridden:
+                return handle_entry(_site, rms_norm_op, input, normalized_shape, weight, eps)
+            keyset = (
+                input._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _rms_norm_kernels[keyset]
+            return kernel(keyset, input, normalized_shape, weight, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rms_norm
+
+
+rms_norm = rms_norm_op._entry = _rms_norm_entry(Site(rms_norm_op))
+rms_norm_op._make_entry = _rms_norm_entry
+
+
+dropout_op = define("aten::dropout(Tensor input, float p, bool train) -> Tensor")
+_dropout_kernels = dropout_op.kernels
+
+
+def _dropout_entry(_site):
+    def dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dropout
+
+
+dropout = dropout_op._entry = _dropout_entry(Site(dropout_op))
+dropout_op._make_entry = _dropout_entry
+
+
+dropout__op = define("aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)")
+_dropout__kernels = dropout__op.kernels
+
+
+def _dropout__entry(_site):
+    def dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dropout_
+
+
+dropout_ = dropout__op._entry = _dropout__entry(Site(dropout__op))
+dropout__op._make_entry = _dropout__entry
+
+
+feature_dropout_op = define("aten::feature_dropout(Tensor input, float p, bool train) -> Tensor")
+_feature_dropout_kernels = feature_dropout_op.kernels
+
+
+def _feature_dropout_entry(_site):
+    def feature_dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, feature_dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _feature_dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_dropout
+
+
+feature_dropout = feature_dropout_op._entry = _feature_dropout_entry(Site(feature_dropout_op))
+feature_dropout_op._make_entry = _feature_dropout_entry
+
+
+feature_dropout__op = define(
+    "aten::feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
+)
+_feature_dropout__kernels = feature_dropout__op.kernels
+
+
+def _feature_dropout__entry(_site):
+    def feature_dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, feature_dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _feature_dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_dropout_
+
+
+feature_dropout_ = feature_dropout__op._entry = _feature_dropout__entry(Site(feature_dropout__op))
+feature_dropout__op._make_entry = _feature_dropout__entry
+
+
+alpha_dropout_op = define("aten::alpha_dropout(Tensor input, float p, bool train) -> Tensor")
+_alpha_dropout_kernels = alpha_dropout_op.kernels
+
+
+def _alpha_dropout_entry(_site):
+    def alpha_dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alpha_dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, alpha_dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, alpha_dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _alpha_dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return alpha_dropout
+
+
+alpha_dropout = alpha_dropout_op._entry = _alpha_dropout_entry(Site(alpha_dropout_op))
+alpha_dropout_op._make_entry = _alpha_dropout_entry
+
+
+alpha_dropout__op = define(
+    "aten::alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
+)
+_alpha_dropout__kernels = alpha_dropout__op.kernels
+
+
+def _alpha_dropout__entry(_site):
+    def alpha_dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alpha_dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, alpha_dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, alpha_dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _alpha_dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return alpha_dropout_
+
+
+alpha_dropout_ = alpha_dropout__op._entry = _alpha_dropout__entry(Site(alpha_dropout__op))
+alpha_dropout__op._make_entry = _alpha_dropout__entry
+
+
+feature_alpha_dropout_op = define(
+    "aten::feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor"
+)
+_feature_alpha_dropout_kernels = feature_alpha_dropout_op.kernels
+
+
+def _feature_alpha_dropout_entry(_site):
+    def feature_alpha_dropout(input, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_alpha_dropout_op, input, p, train)
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, feature_alpha_dropout_op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_alpha_dropout_op, input, p, train)
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _feature_alpha_dropout_kernels[keyset]
+            return kernel(keyset, input, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_alpha_dropout
+
+
+feature_alpha_dropout = feature_alpha_dropout_op._entry = _feature_alpha_dropout_entry(
+    Site(feature_alpha_dropout_op)
+)
+feature_alpha_dropout_op._make_entry = _feature_alpha_dropout_entry
+
+
+feature_alpha_dropout__op = define(
+    "aten::feature_alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
+)
+_feature_alpha_dropout__kernels = feature_alpha_dropout__op.kernels
+
+
+def _feature_alpha_dropout__entry(_site):
+    def feature_alpha_dropout_(self, p, train):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, feature_alpha_dropout__op, self, p, train)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, feature_alpha_dropout__op, 0)
+            except Overridden:
+                return handle_entry(_site, feature_alpha_dropout__op, self, p, train)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _feature_alpha_dropout__kernels[keyset]
+            return kernel(keyset, self, p, train)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return feature_alpha_dropout_
+
+
+feature_alpha_dropout_ = feature_alpha_dropout__op._entry = _feature_alpha_dropout__entry(
+    Site(feature_alpha_dropout__op)
+)
+feature_alpha_dropout__op._make_entry = _feature_alpha_dropout__entry
 
 
 t_op = define("aten::t(Tensor(a) self) -> Tensor(a)")
@@ -10849,6 +11731,52 @@ def _new_zeros_entry(_site):
 
 new_zeros = new_zeros_op._entry = _new_zeros_entry(Site(new_zeros_op))
 new_zeros_op._make_entry = _new_zeros_entry
+
+
+new_empty_op = define(
+    "aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_new_empty_kernels = new_empty_op.kernels
+
+
+def _new_empty_entry(_site):
+    def new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, new_empty_op, self, size, dtype, layout, device, pin_memory
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, new_empty_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, new_empty_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, new_empty_op, 2)
+                if device is not None:
+                    device = device_arg(device, _site, new_empty_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, new_empty_op, self, size, dtype, layout, device, pin_memory
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.new_empty(self, size, dtype, layout, device, pin_memory)
+                if result is not None:
+                    return result
+            kernel = _new_empty_kernels[keyset]
+            return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return new_empty
+
+
+new_empty = new_empty_op._entry = _new_empty_entry(Site(new_empty_op))
+new_empty_op._make_entry = _new_empty_entry
 
 
 new_empty_strided_op = define(

@@ -1238,6 +1238,92 @@ def clamp(self, min, max):
     return out
 
 
+def clamp_min(self, min):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.clamp_check(self, min, None)
+        result = k.clamp(self_data, min, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ClampMinBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.min_ = min
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def clamp_min_Tensor(self, min):
+    self_data = self._data
+    min_data = min._data
+    if not (self_data.dtype in PLAIN_FLOATS and min_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.clamp_tensor(self_data, min_data, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or min._rg):
+        grad_fn = _new(nodes.ClampMinBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_min = min._grad_fn
+        if edge_min is None:
+            edge_min = grad_accumulator(min) if min._rg else None
+        elif min._output_nr:
+            edge_min = (edge_min, min._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_min,
+        )
+        grad_fn.min_ = (
+            min if min._vc is None and min._grad_fn is None else SavedVariable(min, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def maximum(self, other):
     self_data = self._data
     other_data = other._data
@@ -1336,6 +1422,29 @@ def where_self(condition, self, other):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def isnan(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = (
+            np.isnan(self_data)
+            if self_data.dtype.kind in "fc"
+            else np.zeros(self_data.shape, np.bool_)
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
     return out
 
 
@@ -1518,6 +1627,47 @@ def mean_dim(self, dim, keepdim, dtype):
         if result.dtype.kind == "f":  # integral results get no history
             out._grad_fn = grad_fn
             out._rg = True
+    return out
+
+
+def linalg_vector_norm(self, ord, dim, keepdim, dtype):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.linalg_vector_norm(self_data, ord, dim, keepdim, dtype)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.LinalgVectorNormBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.ord_ = ord
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
     return out
 
 
@@ -3208,6 +3358,39 @@ def mse_loss_backward(grad_output, self, target, reduction):
             if grad_output._rg or target._rg
             else None
         )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def bernoulli(self, generator):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bernoulli(self_data, generator)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.BernoulliBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
         meta = (result.shape, result.dtype)
         grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
@@ -5255,6 +5438,25 @@ def new_zeros(self, size, dtype, layout, device, pin_memory):
         return None
     try:
         result = np.zeros(tuple(size), self_data.dtype if dtype is None else dtype.np)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def new_empty(self, size, dtype, layout, device, pin_memory):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.new_empty(self_data, size, dtype)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:

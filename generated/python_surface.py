@@ -70,6 +70,12 @@ FUNCTIONS = {
         ops.clamp_Tensor_op,
         ops.clamp_Tensor_out_op,
     ),
+    "clamp_min": (
+        ops.clamp_min_op,
+        ops.clamp_min_out_op,
+        ops.clamp_min_Tensor_op,
+        ops.clamp_min_Tensor_out_op,
+    ),
     "maximum": (ops.maximum_op,),
     "where": (
         ops.where_self_op,
@@ -101,6 +107,7 @@ FUNCTIONS = {
         ops.ge_Tensor_op,
         ops.ge_Scalar_op,
     ),
+    "isnan": (ops.isnan_op,),
     "logical_and": (ops.logical_and_op,),
     "logical_or": (ops.logical_or_op,),
     "sum": (
@@ -111,6 +118,7 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
+    "linalg_vector_norm": (ops.linalg_vector_norm_op,),
     "threshold": (ops.threshold_op,),
     "threshold_": (ops.threshold__op,),
     "hardtanh_backward": (ops.hardtanh_backward_op,),
@@ -150,6 +158,7 @@ FUNCTIONS = {
     "mse_loss_backward": (ops.mse_loss_backward_op,),
     "binary_cross_entropy_backward": (ops.binary_cross_entropy_backward_op,),
     "binary_cross_entropy_with_logits": (ops.binary_cross_entropy_with_logits_op,),
+    "bernoulli": (ops.bernoulli_op,),
     "mm": (
         ops.mm_op,
         ops.mm_out_op,
@@ -170,6 +179,15 @@ FUNCTIONS = {
     "native_group_norm": (ops.native_group_norm_op,),
     "native_group_norm_backward": (ops.native_group_norm_backward_op,),
     "rsqrt": (ops.rsqrt_op,),
+    "rms_norm": (ops.rms_norm_op,),
+    "dropout": (ops.dropout_op,),
+    "dropout_": (ops.dropout__op,),
+    "feature_dropout": (ops.feature_dropout_op,),
+    "feature_dropout_": (ops.feature_dropout__op,),
+    "alpha_dropout": (ops.alpha_dropout_op,),
+    "alpha_dropout_": (ops.alpha_dropout__op,),
+    "feature_alpha_dropout": (ops.feature_alpha_dropout_op,),
+    "feature_alpha_dropout_": (ops.feature_alpha_dropout__op,),
     "t": (ops.t_op,),
     "transpose": (ops.transpose_int_op,),
     "permute": (ops.permute_op,),
@@ -262,6 +280,7 @@ abs = function("abs", FUNCTIONS["abs"])
 sgn = function("sgn", FUNCTIONS["sgn"])
 sign = function("sign", FUNCTIONS["sign"])
 clamp = function("clamp", FUNCTIONS["clamp"])
+clamp_min = function("clamp_min", FUNCTIONS["clamp_min"])
 maximum = function("maximum", FUNCTIONS["maximum"])
 where = function("where", FUNCTIONS["where"])
 eq = function("eq", FUNCTIONS["eq"])
@@ -270,10 +289,12 @@ lt = function("lt", FUNCTIONS["lt"])
 le = function("le", FUNCTIONS["le"])
 gt = function("gt", FUNCTIONS["gt"])
 ge = function("ge", FUNCTIONS["ge"])
+isnan = function("isnan", FUNCTIONS["isnan"])
 logical_and = function("logical_and", FUNCTIONS["logical_and"])
 logical_or = function("logical_or", FUNCTIONS["logical_or"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
+linalg_vector_norm = function("linalg_vector_norm", FUNCTIONS["linalg_vector_norm"])
 threshold = function("threshold", FUNCTIONS["threshold"])
 threshold_ = function("threshold_", FUNCTIONS["threshold_"])
 hardtanh_backward = function("hardtanh_backward", FUNCTIONS["hardtanh_backward"])
@@ -321,6 +342,7 @@ binary_cross_entropy_backward = function(
 binary_cross_entropy_with_logits = function(
     "binary_cross_entropy_with_logits", FUNCTIONS["binary_cross_entropy_with_logits"]
 )
+bernoulli = function("bernoulli", FUNCTIONS["bernoulli"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])
@@ -344,6 +366,15 @@ native_group_norm_backward = function(
     "native_group_norm_backward", FUNCTIONS["native_group_norm_backward"]
 )
 rsqrt = function("rsqrt", FUNCTIONS["rsqrt"])
+rms_norm = function("rms_norm", FUNCTIONS["rms_norm"])
+dropout = function("dropout", FUNCTIONS["dropout"])
+dropout_ = function("dropout_", FUNCTIONS["dropout_"])
+feature_dropout = function("feature_dropout", FUNCTIONS["feature_dropout"])
+feature_dropout_ = function("feature_dropout_", FUNCTIONS["feature_dropout_"])
+alpha_dropout = function("alpha_dropout", FUNCTIONS["alpha_dropout"])
+alpha_dropout_ = function("alpha_dropout_", FUNCTIONS["alpha_dropout_"])
+feature_alpha_dropout = function("feature_alpha_dropout", FUNCTIONS["feature_alpha_dropout"])
+feature_alpha_dropout_ = function("feature_alpha_dropout_", FUNCTIONS["feature_alpha_dropout_"])
 t = function("t", FUNCTIONS["t"])
 transpose = function("transpose", FUNCTIONS["transpose"])
 permute = function("permute", FUNCTIONS["permute"])

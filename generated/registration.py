@@ -132,6 +132,42 @@ def _group_norm_composite(keyset, input, num_groups, weight, bias, eps, cudnn_en
     return decompositions.group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
+def _rms_norm_composite(keyset, input, normalized_shape, weight, eps):
+    return decompositions.rms_norm(input, normalized_shape, weight, eps)
+
+
+def _dropout_composite(keyset, input, p, train):
+    return decompositions.dropout(input, p, train)
+
+
+def _dropout__composite(keyset, self, p, train):
+    return decompositions.dropout_(self, p, train)
+
+
+def _feature_dropout_composite(keyset, input, p, train):
+    return decompositions.feature_dropout(input, p, train)
+
+
+def _feature_dropout__composite(keyset, self, p, train):
+    return decompositions.feature_dropout_(self, p, train)
+
+
+def _alpha_dropout_composite(keyset, input, p, train):
+    return decompositions.alpha_dropout(input, p, train)
+
+
+def _alpha_dropout__composite(keyset, self, p, train):
+    return decompositions.alpha_dropout_(self, p, train)
+
+
+def _feature_alpha_dropout_composite(keyset, input, p, train):
+    return decompositions.feature_alpha_dropout(input, p, train)
+
+
+def _feature_alpha_dropout__composite(keyset, self, p, train):
+    return decompositions.feature_alpha_dropout_(self, p, train)
+
+
 def _reshape_composite(keyset, self, shape):
     return decompositions.reshape(self, shape)
 
@@ -165,20 +201,24 @@ def register_all():
     ops.add__Tensor_op.register_kernel(CPU, cpu_kernels.add__Tensor)
     ops.add_out_op.register_kernel(CPU, cpu_kernels.add_out)
     ops.add_Scalar_op.register_kernel(CPU, cpu_kernels.add_Scalar)
+    ops.add__Scalar_op.register_kernel(CPU, cpu_kernels.add__Scalar)
     ops.sub_Tensor_op.register_kernel(CPU, cpu_kernels.sub_Tensor)
     ops.sub__Tensor_op.register_kernel(CPU, cpu_kernels.sub__Tensor)
     ops.sub_out_op.register_kernel(CPU, cpu_kernels.sub_out)
     ops.sub_Scalar_op.register_kernel(CPU, cpu_kernels.sub_Scalar)
+    ops.sub__Scalar_op.register_kernel(CPU, cpu_kernels.sub__Scalar)
     ops.rsub_Tensor_op.register_kernel(CPU, cpu_kernels.rsub_Tensor)
     ops.rsub_Scalar_op.register_kernel(CPU, cpu_kernels.rsub_Scalar)
     ops.mul_Tensor_op.register_kernel(CPU, cpu_kernels.mul_Tensor)
     ops.mul__Tensor_op.register_kernel(CPU, cpu_kernels.mul__Tensor)
     ops.mul_out_op.register_kernel(CPU, cpu_kernels.mul_out)
     ops.mul_Scalar_op.register_kernel(CPU, cpu_kernels.mul_Scalar)
+    ops.mul__Scalar_op.register_kernel(CPU, cpu_kernels.mul__Scalar)
     ops.div_Tensor_op.register_kernel(CPU, cpu_kernels.div_Tensor)
     ops.div__Tensor_op.register_kernel(CPU, cpu_kernels.div__Tensor)
     ops.div_out_op.register_kernel(CPU, cpu_kernels.div_out)
     ops.div_Scalar_op.register_kernel(CPU, cpu_kernels.div_Scalar)
+    ops.div__Scalar_op.register_kernel(CPU, cpu_kernels.div__Scalar)
     ops.reciprocal_op.register_kernel(CPU, cpu_kernels.reciprocal)
     ops.reciprocal__op.register_kernel(CPU, cpu_kernels.reciprocal_)
     ops.neg_op.register_kernel(CPU, cpu_kernels.neg)
@@ -222,6 +262,12 @@ def register_all():
     ops.clamp_Tensor_op.register_kernel(CPU, cpu_kernels.clamp_Tensor)
     ops.clamp__Tensor_op.register_kernel(CPU, cpu_kernels.clamp__Tensor)
     ops.clamp_Tensor_out_op.register_kernel(CPU, cpu_kernels.clamp_Tensor_out)
+    ops.clamp_min_op.register_kernel(CPU, cpu_kernels.clamp_min)
+    ops.clamp_min__op.register_kernel(CPU, cpu_kernels.clamp_min_)
+    ops.clamp_min_out_op.register_kernel(CPU, cpu_kernels.clamp_min_out)
+    ops.clamp_min_Tensor_op.register_kernel(CPU, cpu_kernels.clamp_min_Tensor)
+    ops.clamp_min__Tensor_op.register_kernel(CPU, cpu_kernels.clamp_min__Tensor)
+    ops.clamp_min_Tensor_out_op.register_kernel(CPU, cpu_kernels.clamp_min_Tensor_out)
     ops.maximum_op.register_kernel(CPU, cpu_kernels.maximum)
     ops.where_self_op.register_kernel(CPU, cpu_kernels.where_self)
     ops.eq_Tensor_op.register_kernel(CPU, cpu_kernels.eq_Tensor)
@@ -236,6 +282,7 @@ def register_all():
     ops.gt_Scalar_op.register_kernel(CPU, cpu_kernels.gt_Scalar)
     ops.ge_Tensor_op.register_kernel(CPU, cpu_kernels.ge_Tensor)
     ops.ge_Scalar_op.register_kernel(CPU, cpu_kernels.ge_Scalar)
+    ops.isnan_op.register_kernel(CPU, cpu_kernels.isnan)
     ops.logical_and_op.register_kernel(CPU, cpu_kernels.logical_and)
     ops.logical_and__op.register_kernel(CPU, cpu_kernels.logical_and_)
     ops.logical_or_op.register_kernel(CPU, cpu_kernels.logical_or)
@@ -244,6 +291,7 @@ def register_all():
     ops.sum_dim_IntList_op.register_kernel(CPU, cpu_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
+    ops.linalg_vector_norm_op.register_kernel(CPU, cpu_kernels.linalg_vector_norm)
     ops.threshold_op.register_kernel(CPU, cpu_kernels.threshold)
     ops.threshold__op.register_kernel(CPU, cpu_kernels.threshold_)
     ops.hardtanh_op.register_kernel(CPU, cpu_kernels.hardtanh)
@@ -308,6 +356,9 @@ def register_all():
         CPU, cpu_kernels.binary_cross_entropy_with_logits
     )
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
+    ops.bernoulli__float_op.register_kernel(CPU, cpu_kernels.bernoulli__float)
+    ops.bernoulli__Tensor_op.register_kernel(CPU, cpu_kernels.bernoulli__Tensor)
+    ops.bernoulli_op.register_kernel(CPU, cpu_kernels.bernoulli)
     ops.mm_op.register_kernel(CPU, cpu_kernels.mm)
     ops.mm_out_op.register_kernel(CPU, cpu_kernels.mm_out)
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
@@ -394,6 +445,7 @@ def register_all():
     ops.empty_like_op.register_kernel(CPU, cpu_kernels.empty_like)
     ops.full_like_op.register_kernel(CPU, cpu_kernels.full_like)
     ops.new_zeros_op.register_kernel(CPU, cpu_kernels.new_zeros)
+    ops.new_empty_op.register_kernel(CPU, cpu_kernels.new_empty)
     ops.new_empty_strided_op.register_kernel(CPU, cpu_kernels.new_empty_strided)
     ops.zeros_op.register_kernel(CPU, cpu_kernels.zeros)
     ops.ones_op.register_kernel(CPU, cpu_kernels.ones)
@@ -412,17 +464,21 @@ def register_all():
     ops.add_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add__Tensor)
     ops.add_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.add_Scalar)
+    ops.add__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.add__Scalar)
     ops.sub_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.sub_Tensor)
     ops.sub__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.sub__Tensor)
     ops.sub_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.sub_Scalar)
+    ops.sub__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.sub__Scalar)
     ops.rsub_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.rsub_Tensor)
     ops.rsub_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.rsub_Scalar)
     ops.mul_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.mul_Tensor)
     ops.mul__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.mul__Tensor)
     ops.mul_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.mul_Scalar)
+    ops.mul__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.mul__Scalar)
     ops.div_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.div_Tensor)
     ops.div__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.div__Tensor)
     ops.div_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.div_Scalar)
+    ops.div__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.div__Scalar)
     ops.reciprocal_op.register_kernel(AUTOGRAD, autograd_kernels.reciprocal)
     ops.reciprocal__op.register_kernel(AUTOGRAD, autograd_kernels.reciprocal_)
     ops.neg_op.register_kernel(AUTOGRAD, autograd_kernels.neg)
@@ -459,12 +515,17 @@ def register_all():
     ops.clamp__op.register_kernel(AUTOGRAD, autograd_kernels.clamp_)
     ops.clamp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor)
     ops.clamp__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp__Tensor)
+    ops.clamp_min_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min)
+    ops.clamp_min__op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_)
+    ops.clamp_min_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor)
+    ops.clamp_min__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min__Tensor)
     ops.maximum_op.register_kernel(AUTOGRAD, autograd_kernels.maximum)
     ops.where_self_op.register_kernel(AUTOGRAD, autograd_kernels.where_self)
     ops.sum_op.register_kernel(AUTOGRAD, autograd_kernels.sum)
     ops.sum_dim_IntList_op.register_kernel(AUTOGRAD, autograd_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(AUTOGRAD, autograd_kernels.mean)
     ops.mean_dim_op.register_kernel(AUTOGRAD, autograd_kernels.mean_dim)
+    ops.linalg_vector_norm_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_vector_norm)
     ops.threshold_op.register_kernel(AUTOGRAD, autograd_kernels.threshold)
     ops.threshold__op.register_kernel(AUTOGRAD, autograd_kernels.threshold_)
     ops.hardtanh_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh)
@@ -531,6 +592,9 @@ def register_all():
         AUTOGRAD, autograd_kernels.binary_cross_entropy_with_logits
     )
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
+    ops.bernoulli__float_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__float)
+    ops.bernoulli__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__Tensor)
+    ops.bernoulli_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli)
     ops.mm_op.register_kernel(AUTOGRAD, autograd_kernels.mm)
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
@@ -638,6 +702,8 @@ def register_all():
     ops.pow_Tensor_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Scalar_out)
     ops.clamp_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_out)
     ops.clamp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor_out)
+    ops.clamp_min_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_out)
+    ops.clamp_min_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
@@ -665,12 +731,16 @@ def register_all():
     ops.lift_fresh_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lift_fresh)
     ops.add__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add__Tensor)
     ops.add_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add_out)
+    ops.add__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.add__Scalar)
     ops.sub__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sub__Tensor)
     ops.sub_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sub_out)
+    ops.sub__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sub__Scalar)
     ops.mul__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mul__Tensor)
     ops.mul_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mul_out)
+    ops.mul__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mul__Scalar)
     ops.div__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Tensor)
     ops.div_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div_out)
+    ops.div__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Scalar)
     ops.reciprocal__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.reciprocal_)
     ops.neg__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.neg_)
     ops.neg_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.neg_out)
@@ -697,6 +767,14 @@ def register_all():
     ops.clamp_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_Tensor_out
     )
+    ops.clamp_min__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min_)
+    ops.clamp_min_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min_out)
+    ops.clamp_min__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min__Tensor
+    )
+    ops.clamp_min_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min_Tensor_out
+    )
     ops.logical_and__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_)
     ops.logical_or__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_)
     ops.threshold__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.threshold_)
@@ -714,6 +792,12 @@ def register_all():
     )
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
+    ops.bernoulli__float_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bernoulli__float
+    )
+    ops.bernoulli__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bernoulli__Tensor
+    )
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
     ops.rsqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rsqrt_)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
@@ -783,6 +867,24 @@ def register_all():
     ops.instance_norm_op.register_kernel(AUTOGRAD | CPU, _instance_norm_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.group_norm_op.register_kernel(AUTOGRAD | CPU, _group_norm_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.rms_norm_op.register_kernel(AUTOGRAD | CPU, _rms_norm_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dropout_op.register_kernel(AUTOGRAD | CPU, _dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dropout__op.register_kernel(AUTOGRAD | CPU, _dropout__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_dropout_op.register_kernel(AUTOGRAD | CPU, _feature_dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_dropout__op.register_kernel(AUTOGRAD | CPU, _feature_dropout__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.alpha_dropout_op.register_kernel(AUTOGRAD | CPU, _alpha_dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.alpha_dropout__op.register_kernel(AUTOGRAD | CPU, _alpha_dropout__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_alpha_dropout_op.register_kernel(AUTOGRAD | CPU, _feature_alpha_dropout_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.feature_alpha_dropout__op.register_kernel(AUTOGRAD | CPU, _feature_alpha_dropout__composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

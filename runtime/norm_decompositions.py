@@ -7,12 +7,31 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from . import dtypes
 from .autograd.forward_grad import fw_grad
 from .generated import ops as aten
 from .dtypes import uint8
 from .tensor import TENSOR_CLASSES
+from .user_warnings import warn_user
 
-__all__ = ["linear", "layer_norm", "batch_norm", "instance_norm", "group_norm"]
+__all__ = [
+    "linear",
+    "layer_norm",
+    "batch_norm",
+    "instance_norm",
+    "group_norm",
+    "rms_norm",
+    "dropout",
+    "dropout_",
+    "feature_dropout",
+    "feature_dropout_",
+    "alpha_dropout",
+    "alpha_dropout_",
+    "feature_alpha_dropout",
+    "feature_alpha_dropout_",
+]
 
 
 def linear(input, weight, bias=None):
@@ -114,3 +133,136 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     gamma = weight.contiguous() if weight is not None else None
     beta = bias.contiguous() if bias is not None else None
     return aten.native_group_norm(x, gamma, beta, N, C, HxW, num_groups, eps)[0]
+
+
+def _rms_norm_check(input, normalized_shape, weight) -> None:
+    """layer_norm's checks, in its order; the input's shape error words it as PyTorch's
+    rms_norm does (``[*3, 4]``)."""
+    from .norm_kernels import layer_norm_check
+
+    shape, sizes = tuple(normalized_shape), input._data.shape
+    if shape and (weight is None or tuple(weight._data.shape) == shape):
+        if len(sizes) < len(shape) or tuple(sizes[len(sizes) - len(shape) :]) != shape:
+            raise RuntimeError(
+                f"Given normalized_shape={list(shape)}, expected input with shape "
+                f"[*{', '.join(str(s) for s in shape)}], but got input of size{list(sizes)}"
+            )
+    layer_norm_check(input, normalized_shape, weight, None)
+
+
+_C_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
+_warned_dtype_mismatch = False
+
+
+def _warn_dtype_mismatch_once(input_dtype, weight_dtype) -> None:
+    """PyTorch's rms_norm warns once per process (TORCH_WARN_ONCE) of a weight whose
+    dtype is not the input's, naming both as C++ types."""
+    global _warned_dtype_mismatch
+    if _warned_dtype_mismatch:
+        return
+    _warned_dtype_mismatch = True
+    names = [
+        _C_TYPE_NAMES.get(d.name, d.name.replace("float64", "double"))
+        for d in (input_dtype, weight_dtype)
+    ]
+    warn_user(
+        f"Mismatch dtype between input and weight: input dtype = {names[0]}, weight dtype = "
+        f"{names[1]}, Cannot dispatch to fused implementation."
+    )
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """PyTorch's CPU composite: the input in its op-math type (float16 and bfloat16 in
+    float), times rsqrt(mean(x**2) + eps) over the normalized dims, times the weight, then
+    cast back to the input's dtype. eps defaults to that type's machine epsilon."""
+    _rms_norm_check(input, normalized_shape, weight)
+    dtype = input._data.dtype
+    if dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"rms_norm\" not implemented for '{dtypes.scalar_type_name(dtype)}'"
+        )
+    if weight is not None and weight._data.dtype != dtype:
+        _warn_dtype_mismatch_once(dtype, weight._data.dtype)
+    ndim = input._data.ndim
+    dims = [ndim - i - 1 for i in range(len(normalized_shape))]
+    opmath = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    eps = float(np.finfo(opmath).eps) if eps is None else float(opmath.type(eps))
+    x = input if opmath == dtype else aten._to_copy(input, dtype=dtypes.FROM_NUMPY[opmath])
+    squares = aten.pow_Tensor_Scalar(x, 2)
+    rstd = aten.rsqrt(aten.add__Scalar(aten.mean_dim(squares, dims, True), eps))
+    result = aten.mul_Tensor(x, rstd)
+    if weight is not None:
+        result = aten.mul_Tensor(result, weight)
+    if result._data.dtype != dtype:
+        result = aten._to_copy(result, dtype=input.dtype)
+    return result
+
+
+# ---- the dropouts ------------------------------------------------------------------------
+# PyTorch's _dropout_impl: the mask is drawn by bernoulli_(1 - p) into a fresh tensor (one
+# value per element, or per (sample, channel) for the feature dropouts), scaled in place,
+# then multiplied into the input: the graph holds only MulBackward0 (and alpha dropout's
+# AddBackward0). Eval mode, p == 0 or an empty input give the input itself back.
+
+_SELU_ALPHA = 1.7580993408473766  # SELU's alpha * scale: alpha dropout's saturation value
+
+
+def _dropout_impl(input, p: float, train: bool, feature: bool, alpha: bool, inplace: bool):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
+    if p == 0 or not train or input._data.size == 0:
+        return input
+    multiply = aten.mul__Tensor if inplace else aten.mul_Tensor
+    if p == 1:
+        return multiply(input, aten.zeros([], dtype=input.dtype))
+    noise = _feature_noise(input) if feature else aten.empty_like(input)
+    aten.bernoulli__float(noise, 1 - p)
+    if not alpha:
+        aten.div__Scalar(noise, 1 - p)
+        return multiply(input, noise)
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    b = aten.add_Scalar(noise, -1)
+    aten.mul__Scalar(b, _SELU_ALPHA * a)
+    aten.add__Scalar(b, _SELU_ALPHA * a * p)
+    aten.mul__Scalar(noise, a)
+    return aten.add__Tensor(multiply(input, noise), b)
+
+
+def _feature_noise(input):
+    """A tensor of shape (N, C, 1, ...): one mask value per sample and channel."""
+    shape = input._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return aten.new_empty(input, list(shape[:2]) + [1] * (len(shape) - 2))
+
+
+def dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=False, alpha=False, inplace=False)
+
+
+def dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=False, alpha=False, inplace=True)
+
+
+def feature_dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=True, alpha=False, inplace=False)
+
+
+def feature_dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=True, alpha=False, inplace=True)
+
+
+def alpha_dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=False, alpha=True, inplace=False)
+
+
+def alpha_dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=False, alpha=True, inplace=True)
+
+
+def feature_alpha_dropout(input, p, train):
+    return _dropout_impl(input, p, train, feature=True, alpha=True, inplace=False)
+
+
+def feature_alpha_dropout_(self, p, train):
+    return _dropout_impl(self, p, train, feature=True, alpha=True, inplace=True)

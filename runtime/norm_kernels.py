@@ -31,6 +31,7 @@ __all__ = [
     "native_group_norm_backward",
     "rsqrt",
     "repeat",
+    "linalg_vector_norm",
 ]
 
 _F32 = np.dtype(np.float32)
@@ -336,3 +337,60 @@ def repeat(a, repeats):
     if any(r < 0 for r in repeats):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(repeats)}")
     return np.tile(a, repeats)
+
+
+# ---- the vector norm -----------------------------------------------------------------------
+
+
+def linalg_vector_norm(a, ord, dim, keepdim: bool, dtype):
+    """``(sum |x|**ord) ** (1 / ord)`` over ``dim`` (every dim for None or []), computed in
+    double and rounded to the result type: the input's, or ``dtype``, to which the input
+    must widen."""
+    from .numpy_kernels import _dims
+
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+            f"Got {_name(a)}"
+        )
+    out = a.dtype if dtype is None else dtype.np
+    if dtype is not None and np.promote_types(a.dtype, out) != out:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({_name(a)}) should be convertible "
+            f"without narrowing to the specified dtype ({dtypes.scalar_type_name(out)})"
+        )
+    axis = _dims(dim, a.ndim)
+    ord = float(ord)
+    if math.isinf(ord) and a.size == 0:
+        _refuse_empty_inf_norm(a, ord, dim, axis)
+    x = np.abs(a.astype(_F64))
+    if ord == 0:
+        result = np.add.reduce(x != 0, axis, _F64, None, keepdim)
+    elif ord == math.inf:
+        result = np.max(x, axis, keepdims=keepdim)
+    elif ord == -math.inf:
+        result = np.min(x, axis, keepdims=keepdim)
+    elif ord == 1:
+        result = np.add.reduce(x, axis, None, None, keepdim)
+    elif ord == 2:
+        result = np.sqrt(np.add.reduce(x * x, axis, None, None, keepdim))
+    else:
+        result = np.add.reduce(x**ord, axis, None, None, keepdim) ** (1.0 / ord)
+    return np.asarray(result).astype(out)
+
+
+def _refuse_empty_inf_norm(a, ord: float, dim, axis) -> None:
+    """The inf norms have no identity: an empty input, or an empty reduced dim, is refused
+    (the dim named as given, PyTorch's text without its missing space)."""
+    name = "inf" if ord > 0 else "-inf"
+    if axis is None:
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
+            "operation does not have an identity"
+        )
+    for given, d in zip(dim, axis):
+        if a.shape[d] == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on the dimension {given}"
+                "because this dimension is empty and the operation does not have an identity"
+            )

@@ -974,6 +974,12 @@ def constant(size, value, dtype):
     return np.full(_check_size(size, np_dtype), value, dtype=np_dtype)
 
 
+def new_empty(a, size, dtype):
+    """new_empty (zero-filled): ``a``'s dtype unless one is given."""
+    np_dtype = _np_dtype(dtype, a.dtype)
+    return np.zeros(_check_size(size, np_dtype), np_dtype)
+
+
 def empty(size, dtype, memory_format):
     """empty.memory_format (zero-filled): row-major, or a channels-last format's strides."""
     if memory_format is None or memory_format is contiguous_format:
@@ -1734,15 +1740,66 @@ def exponential(a, lambd: float, gen):
         raise RuntimeError(
             f"exponential_ expects lambda > 0.0, but found lambda={_format_double(lambd)}"
         )
+    _check_overlap_free(a)
+    u = random_kernels.uniform(gen if gen is not None else generator(), a.size, _F64)
+    # libm's log1p, as PyTorch's: numpy's differs from it in the last bit now and then
+    values = (-1.0 / lambd) * np.array([math.log1p(-x) for x in u.tolist()], _F64)
+    return _in_memory_order(cast(values, a.dtype), a)
+
+
+def _check_overlap_free(a: np.ndarray) -> None:
     if not a.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
+
+
+def _refuse_complex(a: np.ndarray, kernel: str) -> None:
+    if a.dtype.kind == "c":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
+        )
+
+
+def bernoulli_scalar(a, p: float, gen):
+    """``bernoulli_(p)``'s values for ``a``: 1 where a uniform double, drawn per element in
+    ``a``'s memory order, is below ``p``; 0 elsewhere."""
+    _refuse_complex(a, "bernoulli_scalar_cpu_")
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_format_double(p)}")
+    _check_overlap_free(a)
     u = random_kernels.uniform(gen if gen is not None else generator(), a.size, _F64)
-    # libm's log1p, as PyTorch's: numpy's differs from it in the last bit now and then
-    values = (-1.0 / lambd) * np.array([math.log1p(-x) for x in u.tolist()], _F64)
-    return _in_memory_order(cast(values, a.dtype), a)
+    return _in_memory_order(u < p, a).astype(a.dtype)
+
+
+def bernoulli_tensor(a, p, gen):
+    """``bernoulli_(p)`` with a probability per element (``p`` broadcast to ``a``): one
+    uniform per element in ``a``'s memory order, a double for a double ``p`` and a float
+    for any other floating ``p``, compared with ``p`` in that precision."""
+    _refuse_complex(a, "bernoulli_tensor_cpu_self_")
+    if p.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"bernoulli_tensor_cpu_p_\" not implemented for '{dtypes.scalar_type_name(p.dtype)}'"
+        )
+    p = expand(p, a.shape)
+    if a.size and not bool(((p >= 0) & (p <= 1)).all()):
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)"
+        )
+    _check_overlap_free(a)
+    draw = _F64 if p.dtype == _F64 else np.dtype(np.float32)
+    u = random_kernels.uniform(gen if gen is not None else generator(), a.size, draw)
+    return (_in_memory_order(u, a) < p.astype(draw, copy=False)).astype(a.dtype)
+
+
+def bernoulli(a, gen):
+    """``bernoulli(p)``: a tensor laid out as ``empty_like(p)`` filled by bernoulli_(p)."""
+    _refuse_complex(a, "bernoulli_tensor_cpu_self_")
+    out = full_like(a, 0, None, None)
+    out[...] = bernoulli_tensor(out, a, gen)
+    return out
 
 
 def _format_double(value: float) -> str:

@@ -1,6 +1,6 @@
 """opgrad.nn.functional has torch 2.13's names, argument names and defaults for the
 functions issue 13 brings so far (softmax family, activations, losses, linear and
-normalisation)."""
+normalisation, dropout)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ NAMES = (
     # losses
     "cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits "
     # linear and normalisation
-    "linear layer_norm batch_norm instance_norm group_norm "
+    "linear layer_norm batch_norm instance_norm group_norm rms_norm normalize "
+    # dropout
+    "dropout dropout1d dropout2d dropout3d alpha_dropout feature_alpha_dropout "
     # padding and pixel rearrangement
     "pad pixel_shuffle pixel_unshuffle channel_shuffle "
     # embeddings

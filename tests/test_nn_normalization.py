@@ -353,3 +353,202 @@ def test_native_group_norm_backward_is_not_differentiable(torch):
         out[0].sum().backward()
 
     assert_same_error(torch, scenario, RuntimeError, "derivative for aten::native_group_norm")
+
+
+# ---- rms_norm, normalize and the vector norm under it --------------------------------------
+
+RMS_AND_NORMALIZE = {
+    "rms_norm": ([(2, 3, 4)], lambda F, lib, x: F.rms_norm(x, (4,))),
+    "rms_norm_weight_two_dims_eps": (
+        [(2, 3, 4), (3, 4)],
+        lambda F, lib, x, w: F.rms_norm(x, (3, 4), w, 1e-3),
+    ),
+    "torch_rms_norm": ([(5, 3), (3,)], lambda F, lib, x, w: lib.rms_norm(x, [3], w, 0.5)),
+    "normalize": ([(2, 3, 4)], lambda F, lib, x: F.normalize(x)),
+    "normalize_p1_last_dim": ([(2, 3, 4)], lambda F, lib, x: F.normalize(x, 1.0, -1, 1e-3)),
+    "normalize_inf": ([(2, 3, 4)], lambda F, lib, x: F.normalize(x, float("inf"), 0)),
+    "normalize_p3": ([(3, 4)], lambda F, lib, x: F.normalize(x, 3.0, 1)),
+    "normalize_p_half": ([(3, 4)], lambda F, lib, x: F.normalize(x, 0.5, 1)),
+    "normalize_p_1_5": ([(3, 4)], lambda F, lib, x: F.normalize(x, 1.5, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RMS_AND_NORMALIZE))
+def test_rms_norm_and_normalize_graphs_match_torch(torch, name):
+    specs, fn = RMS_AND_NORMALIZE[name]
+    assert_same_graph(torch, fn, specs, ("rms", name))
+
+
+@pytest.mark.parametrize("name", sorted(RMS_AND_NORMALIZE))
+def test_rms_norm_and_normalize_tangents_match_torch(torch, name):
+    specs, fn = RMS_AND_NORMALIZE[name]
+    assert_same_tangent(torch, fn, specs, ("rms", name))
+
+
+def _aten_calls(lib, fn):
+    from torch_oracle import aten_log
+
+    return [entry.split(".", 1)[1] for entry in aten_log(lib, fn)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_rms_norm_makes_torch_calls_and_upcasts_half(torch, dtype):
+    def scenario(lib):
+        x = lib.randn(2, 3, 4).to(getattr(lib, dtype)).requires_grad_()
+        w = lib.randn(4).to(getattr(lib, dtype))
+        calls = _aten_calls(lib, lambda: lib.nn.functional.rms_norm(x, (4,), w, 1e-3))
+        out = lib.nn.functional.rms_norm(x, (4,), w, 1e-3)
+        return calls, str(out.dtype).split(".")[-1], out.grad_fn.name()
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_rms_norm_half_values_match_torch(torch):
+    def scenario(lib):
+        x = lib.tensor(np.random.default_rng(3).standard_normal((4, 6)), dtype=lib.float16)
+        return lib.nn.functional.rms_norm(x, (6,))
+
+    assert_same_tensor(scenario(og), scenario(torch), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, float("inf")])
+def test_normalize_makes_torch_calls(torch, p):
+    def scenario(lib):
+        x = lib.randn(2, 3, 4, requires_grad=True)
+        return _aten_calls(lib, lambda: lib.nn.functional.normalize(x, p, 2))
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_normalize_of_zero_rows_is_zero_with_zero_gradient(torch):
+    def scenario(lib):
+        x = lib.zeros(2, 3, requires_grad=True)
+        y = lib.nn.functional.normalize(x)
+        (g,) = lib.autograd.grad(y.sum(), x)
+        return y.tolist(), g.tolist()
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_normalize_writes_out(torch):
+    def scenario(lib):
+        x = lib.tensor([[3.0, 4.0], [1.0, 0.0]])
+        out = lib.empty(2, 2)
+        result = lib.nn.functional.normalize(x, out=out)
+        return result is out, out.tolist()
+
+    assert scenario(og) == scenario(torch)
+
+
+@pytest.mark.parametrize("ord", [2, 1, 0, 3, 0.5, 1.5, float("inf"), -float("inf")])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), ([1], False), ([0, 2], True)])
+def test_linalg_vector_norm_matches_torch(torch, ord, dim, keepdim):
+    def scenario(lib):
+        data = np.random.default_rng(5).standard_normal((3, 4, 2))
+        data[0, 1] = 0.0
+        x = lib.tensor(data, requires_grad=True)
+        call = lib.linalg.vector_norm if lib is torch else lib.linalg_vector_norm
+        y = call(x, ord, dim, keepdim)
+        grads = lib.autograd.grad(y.sum(), x, allow_unused=True)
+        return y, grads[0], y.grad_fn.name(), sorted(n for n in dir(y.grad_fn) if "_saved" in n)
+
+    got, exp = scenario(og), scenario(torch)
+    assert_same_tensor(got[0], exp[0], rtol=1e-12, atol=1e-14)
+    assert (got[1] is None) == (exp[1] is None)
+    if exp[1] is not None:
+        assert_same_tensor(got[1], exp[1], rtol=1e-12, atol=1e-14)
+    assert got[2:] == exp[2:]
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3, 0.5, 1.5, float("inf")])
+def test_linalg_vector_norm_tangent_matches_torch(torch, ord):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        rng = np.random.default_rng(6)
+        x, t = lib.tensor(rng.standard_normal((3, 4))), lib.tensor(rng.standard_normal((3, 4)))
+        call = lib.linalg.vector_norm if lib is torch else lib.linalg_vector_norm
+        with fwAD.dual_level():
+            y = call(fwAD.make_dual(x, t), ord, [1], False)
+            return fwAD.unpack_dual(y).tangent
+
+    assert_same_tensor(scenario(og), scenario(torch), rtol=1e-12, atol=1e-14)
+
+
+NORM_ERRORS = {
+    "rms_norm_shape": (
+        lambda T: T.nn.functional.rms_norm(T.ones(2, 4), (3, 5)),
+        RuntimeError,
+        "expected input with shape [*3, 5], but got input of size[2, 4]",
+    ),
+    "rms_norm_weight_shape": (
+        lambda T: T.nn.functional.rms_norm(T.ones(2, 4), (4,), T.ones(3)),
+        RuntimeError,
+        "Expected weight to be of same shape as normalized_shape",
+    ),
+    "rms_norm_empty_shape": (
+        lambda T: T.nn.functional.rms_norm(T.ones(2, 4), ()),
+        RuntimeError,
+        "Expected normalized_shape to be at least 1-dimensional",
+    ),
+    "rms_norm_integer": (
+        lambda T: T.nn.functional.rms_norm(T.ones(2, 4, dtype=T.int64), (4,)),
+        NotImplementedError,
+        "\"rms_norm\" not implemented for 'Long'",
+    ),
+    "vector_norm_integer": (
+        lambda T: T.nn.functional.normalize(T.ones(2, 4, dtype=T.int64)),
+        RuntimeError,
+        "Expected a floating point or complex tensor as input. Got Long",
+    ),
+    "vector_norm_inf_of_empty_dim": (
+        lambda T: T.nn.functional.normalize(T.ones(2, 0, 3), float("inf"), -2),
+        RuntimeError,
+        "cannot compute the inf norm on the dimension -2because this dimension is empty",
+    ),
+    "vector_norm_inf_of_empty": (
+        lambda T: (T.linalg.vector_norm if T.__name__ == "torch" else T.linalg_vector_norm)(
+            T.ones(0, 2), -float("inf")
+        ),
+        RuntimeError,
+        "cannot compute the -inf norm on an empty tensor",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORM_ERRORS))
+def test_rms_norm_and_normalize_errors_match_torch(torch, name):
+    fn, exc_type, phrase = NORM_ERRORS[name]
+    assert_same_error(torch, fn, exc_type, phrase)
+
+
+def test_clamp_min_nodes_match_torch(torch):
+    def scenario(lib):
+        x = lib.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+        m = lib.tensor([0.5, 0.5, 0.5], requires_grad=True)
+        y0, y1 = lib.clamp_min(x, 0.5), lib.clamp_min(x, m)
+        g = lib.autograd.grad((y0 * 2 + y1 * 3).sum(), (x, m))
+        names = [y.grad_fn.name() for y in (y0, y1)]
+        return y0.tolist(), y1.tolist(), [t.tolist() for t in g], names
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_isnan_matches_torch(torch):
+    def scenario(lib):
+        x = lib.tensor([1.0, float("nan"), float("inf")])
+        return lib.isnan(x).tolist(), lib.isnan(lib.tensor([1, 2])).tolist()
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_clamp_min_inplace_and_out_forms_match_torch(torch):
+    def scenario(lib):
+        x = lib.tensor([-1.0, 0.5, 2.0])
+        m = lib.tensor([0.0, 1.0, 1.0])
+        a, b = x.clone().clamp_min_(0.25), x.clone().clamp_min_(m)
+        out0, out1 = lib.empty(3), lib.empty(3)
+        lib.clamp_min(x, 0.25, out=out0)
+        lib.clamp_min(x, m, out=out1)
+        return [t.tolist() for t in (a, b, out0, out1)]
+
+    assert scenario(og) == scenario(torch)

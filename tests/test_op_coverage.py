@@ -124,6 +124,29 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# rms_norm, normalize and their ops: test_nn_normalization.py; the dropouts and the random
+# and in-place Scalar ops under them: test_nn_dropout.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_normalization.py"
+        for name in (
+            "rms_norm.default linalg_vector_norm.default clamp_min.default clamp_min_.default "
+            "clamp_min.out clamp_min.Tensor clamp_min_.Tensor clamp_min.Tensor_out "
+            "isnan.default"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_dropout.py"
+        for name in (
+            "add_.Scalar sub_.Scalar mul_.Scalar div_.Scalar bernoulli_.float bernoulli_.Tensor "
+            "bernoulli.default dropout.default dropout_.default feature_dropout.default "
+            "feature_dropout_.default alpha_dropout.default alpha_dropout_.default "
+            "feature_alpha_dropout.default feature_alpha_dropout_.default new_empty.default"
+        ).split()
+    }
+)
 TESTED_ELSEWHERE.update(
     {
         f"aten.{name}": "test_inplace_basics.py (out= variants)"

@@ -27,6 +27,8 @@ __all__ = [
     "group_norm_mean_jvp",
     "group_norm_invstd_jvp",
     "repeat_backward",
+    "linalg_vector_norm_backward",
+    "linalg_vector_norm_jvp",
 ]
 
 
@@ -496,3 +498,84 @@ def repeat_backward(grad, repeats: Sequence[int], input_shape: Sequence[int]):
     if not sum_dims:
         return grad.reshape(input_shape) if lead else grad
     return grad.reshape(tuple(split)).sum(sum_dims).reshape(input_shape)
+
+
+# ---- the vector norm -------------------------------------------------------------------------
+
+
+def _norm_dims(dim, ndim: int) -> list:
+    return list(dim) if dim else []
+
+
+def _unsqueeze_reduced(t, dim, ndim: int):
+    """``t`` with the reduced dims back as ones (every dim for an empty ``dim``)."""
+    dims = _norm_dims(dim, ndim) or list(range(ndim))
+    for d in sorted(d % ndim for d in dims):
+        t = aten.unsqueeze(t, d)
+    return t
+
+
+def _masked_zero(t, mask):
+    return aten.masked_fill_Scalar(t, mask, 0)
+
+
+def linalg_vector_norm_backward(grad, self, ord, norm, dim, keepdim: bool):
+    """PyTorch's norm_backward: the gradient of ``linalg_vector_norm(self, ord, dim)``
+    (None, an undefined gradient, for ord 0)."""
+    p = float(ord)
+    ndim = self.dim()
+    if not keepdim and ndim != 0 and dim:
+        grad = _unsqueeze_reduced(grad, dim, ndim)
+        norm = _unsqueeze_reduced(norm, dim, ndim)
+    if p == 0.0:
+        return None
+    if p == 1.0:
+        return self.sgn() * grad
+    if p == 2.0:
+        return grad * _masked_zero(self / norm, aten.eq_Scalar(norm, 0))
+    if math.isinf(p):
+        self_abs = self.abs()
+        mask = aten.logical_or(aten.eq_Tensor(self_abs, norm), aten.isnan(self_abs))
+        count = aten.sum_dim_IntList(mask, _norm_dims(dim, ndim) or None, True)
+        return self.sgn() * ((grad / count) * mask)
+    if p < 1.0:
+        self_scaled = self.sgn() * _masked_zero(self.abs().pow(p - 1), aten.eq_Scalar(self, 0))
+        return self_scaled * grad * norm.pow(1 - p)
+    if p < 2.0:
+        self_scaled = self.sgn() * self.abs().pow(p - 1)
+    else:
+        self_scaled = self * self.abs().pow(p - 2)
+    scale_v = _masked_zero(grad / norm.pow(p - 1), aten.eq_Scalar(norm, 0))
+    return self_scaled * scale_v
+
+
+def linalg_vector_norm_jvp(self_p, self_t, ord, norm, dim, keepdim: bool):
+    """PyTorch's norm_jvp: the tangent of ``linalg_vector_norm``."""
+    p = float(ord)
+    dims = _norm_dims(dim, self_p.dim()) or None
+
+    def total(t):
+        return aten.sum_dim_IntList(t, dims, keepdim)
+
+    if p == 0.0:
+        return aten.zeros_like(norm)
+    if p == 1.0:
+        return total(self_p.sgn() * self_t)
+    if p == 2.0:
+        return _masked_zero(total(self_p * self_t) / norm, aten.eq_Scalar(norm, 0))
+    if math.isinf(p):
+        ndim = self_p.dim()
+        if not keepdim and ndim != 0 and dim:
+            norm = _unsqueeze_reduced(norm, dim, ndim)
+        both_nan = aten.logical_and(aten.isnan(self_p), aten.isnan(norm))
+        is_max = aten.logical_or(aten.eq_Tensor(self_p.abs(), norm), both_nan).to(norm.dtype)
+        count = aten.sum_dim_IntList(is_max, dims, True)
+        return total(self_p.sgn() * self_t * is_max / count)
+    if p < 1.0:
+        powered = _masked_zero(self_p.abs().pow(p - 1), aten.eq_Scalar(self_p, 0))
+        return total(powered * (self_p.sgn() * self_t)) * norm.pow(1 - p)
+    if p < 2.0:
+        sumpow_t = total(self_p.abs().pow(p - 1) * (self_p.sgn() * self_t))
+    else:
+        sumpow_t = total(self_p.abs().pow(p - 2) * (self_p * self_t))
+    return _masked_zero(sumpow_t / norm.pow(p - 1), aten.eq_Scalar(norm, 0))

@@ -15,7 +15,15 @@ from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
 from ..tensor import Tensor
 
-__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "linear"]
+__all__ = [
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "linear",
+    "normalize",
+    "rms_norm",
+]
 
 
 def _tensors(*names: str):
@@ -125,3 +133,32 @@ def group_norm(
     size = input.size()
     _verify_batch_size([size[0] * size[1] // num_groups, num_groups] + list(size[2:]))
     return _aten.group_norm(input, num_groups, weight, bias, eps, True)
+
+
+@_public("input", "weight")
+def rms_norm(
+    input: Tensor,
+    normalized_shape: List[int],
+    weight: Optional[Tensor] = None,
+    eps: Optional[float] = None,
+) -> Tensor:
+    """Root mean square layer normalization over the last ``len(normalized_shape)``
+    dimensions; ``eps`` defaults to the machine epsilon of the input's op-math type."""
+    return _aten.rms_norm(input, normalized_shape, weight, eps)
+
+
+@_public("input", "out")
+def normalize(
+    input: Tensor,
+    p: float = 2.0,
+    dim: int = 1,
+    eps: float = 1e-12,
+    out: Optional[Tensor] = None,
+) -> Tensor:
+    """Divide ``input`` by its ``p``-norm over ``dim`` (at least ``eps``)."""
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    norm = _aten.linalg_vector_norm(input, p, dims, True)
+    denom = _aten.expand_as(_aten.clamp_min(norm, eps), input)
+    if out is None:
+        return _aten.div_Tensor(input, denom)
+    return _aten.div_out(input, denom, out=out)

@@ -30,7 +30,23 @@ from ._losses import (
     mse_loss,
     nll_loss,
 )
-from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
+from ._dropout import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from ._normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    linear,
+    normalize,
+    rms_norm,
+)
 from ._embedding import embedding, one_hot
 from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
 
@@ -86,6 +102,15 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    "normalize",
+    "rms_norm",
+    # dropout
+    "alpha_dropout",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
     # embeddings
     "embedding",
     "one_hot",
