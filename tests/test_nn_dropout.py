@@ -14,25 +14,19 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import aten_log, assert_same, assert_same_error, dtype_name, outcome
-
-
-def _torch_draws_from_mkl() -> bool:
-    """Whether torch's bernoulli_(float p) takes its MKL path (Intel CPU, MKL build)."""
-    import torch
-
-    if not torch.backends.mkl.is_available():
-        return False
-    try:
-        with open("/proc/cpuinfo") as info:
-            return "GenuineIntel" in info.read()
-    except OSError:
-        return True  # unknown vendor: do not claim a match
+from torch_oracle import (
+    aten_log,
+    assert_same,
+    assert_same_error,
+    dtype_name,
+    outcome,
+    torch_draws_bernoulli_from_mkl,
+)
 
 
 @pytest.fixture
 def same_stream(torch):
-    if _torch_draws_from_mkl():
+    if torch_draws_bernoulli_from_mkl():
         pytest.skip("torch draws bernoulli_'s mask from MKL's stream on this Intel CPU")
     return torch
 

@@ -262,3 +262,16 @@ def assert_same_saved_fields(
             e = torch_signed(e)
             assert type(g) is type(e), f"{where}: {type(g).__name__} != {type(e).__name__}"
             assert g == e, f"{where}: {g!r} != torch's {e!r}"
+
+
+def torch_draws_bernoulli_from_mkl() -> bool:
+    """Whether torch's bernoulli_(float p) takes its MKL path (Intel CPU, MKL build)."""
+    import torch
+
+    if not torch.backends.mkl.is_available():
+        return False
+    try:
+        with open("/proc/cpuinfo") as info:
+            return "GenuineIntel" in info.read()
+    except OSError:
+        return True  # unknown vendor: do not claim a match
