@@ -3319,6 +3319,132 @@ def alias(keyset, self):
     return result
 
 
+def convolution(
+    keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+):
+    grad_fn = None
+    if _tls.grad_enabled and (input._rg or weight._rg or (bias is not None and bias._rg)):
+        grad_fn = nodes.ConvolutionBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(weight),
+            next_edge(bias) if bias is not None else None,
+        )
+        grad_fn.bias_sym_sizes_opt_ = bias._data.shape if bias is not None else None
+        grad_fn.dilation_ = dilation
+        grad_fn.groups_ = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding_ = output_padding
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+        grad_fn.transposed_ = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.convolution_op.kernels[keyset]
+    result = redispatch(
+        keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            result,
+        )
+    return result
+
+
+def convolution_backward(
+    keyset,
+    grad_output,
+    input,
+    weight,
+    bias_sizes,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or input._rg or weight._rg):
+        grad_fn = nodes.ConvolutionBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(input),
+            next_edge(weight),
+        )
+        grad_fn.dilation_ = dilation
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.groups_ = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding_ = output_padding
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+        grad_fn.transposed_ = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.convolution_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.convolution_backward(
+            grad_output,
+            input,
+            weight,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            output_mask,
+            result,
+        )
+    return result
+
+
+def constant_pad_nd(keyset, self, pad, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ConstantPadNdBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.pad_ = pad
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.constant_pad_nd_op.kernels[keyset]
+    result = redispatch(keyset, self, pad, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.constant_pad_nd(self, pad, value, result)
+    return result
+
+
 def clone(keyset, self, memory_format):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

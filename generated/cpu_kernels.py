@@ -2125,6 +2125,67 @@ def alias(keyset, self):
     return out
 
 
+def convolution(
+    keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+):
+    """CPU kernel of convolution"""
+    k.convolution_check(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
+    input = input._data
+    weight = weight._data
+    bias = bias._data if bias is not None else None
+    result = k.convolution(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def convolution_backward(
+    keyset,
+    grad_output,
+    input,
+    weight,
+    bias_sizes,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask,
+):
+    """CPU kernel of convolution_backward"""
+    grad_output = grad_output._data
+    input = input._data
+    weight = weight._data
+    result = k.convolution_backward(
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
+def constant_pad_nd(keyset, self, pad, value):
+    """CPU kernel of constant_pad_nd"""
+    k.constant_pad_nd_check(self, pad)
+    self = self._data
+    result = k.constant_pad_nd(self, pad, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def clone(keyset, self, memory_format):
     """CPU kernel of clone"""
     self = self._data

@@ -31,6 +31,9 @@ from opgrad.autograd.functions_manual import (
     binary_cross_entropy_with_logits_target_backward,
     clamp_backward,
     clamp_jvp,
+    convolution_backward_jvp,
+    convolution_backward_jvp_grad_bias,
+    convolution_jvp,
     elu_double_backward,
     forward_ad_not_implemented,
     forward_ad_not_supported,
@@ -3497,6 +3500,132 @@ def alias(self, result):
     try:
         _tls.fw_active = False
         tangent = ops.alias(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def convolution(
+    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, result
+):
+    # convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight)
+    bias_t = fw_grad(bias) if bias is not None else None
+    if input_t is None and weight_t is None and bias_t is None:
+        return
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None:
+        weight_t = zeros_tangent(weight)
+    if bias_t is None and bias is not None:
+        bias_t = zeros_tangent(bias)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = convolution_jvp(
+            input,
+            input_t,
+            weight,
+            weight_t,
+            bias,
+            bias_t,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def convolution_backward(
+    grad_output,
+    input,
+    weight,
+    bias_sizes,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask,
+    result,
+):
+    # (convolution_backward_jvp(0, grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups), convolution_backward_jvp(1, grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups), convolution_backward_jvp_grad_bias(grad_output_t, result2),)
+    grad_output_t = fw_grad(grad_output)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight)
+    if grad_output_t is None and input_t is None and weight_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None:
+        weight_t = zeros_tangent(weight)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            convolution_backward_jvp(
+                0,
+                grad_output,
+                grad_output_t,
+                input,
+                input_t,
+                weight,
+                weight_t,
+                bias_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            ),
+            convolution_backward_jvp(
+                1,
+                grad_output,
+                grad_output_t,
+                input,
+                input_t,
+                weight,
+                weight_t,
+                bias_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            ),
+            convolution_backward_jvp_grad_bias(grad_output_t, result[2]),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def constant_pad_nd(self, pad, value, result):
+    # constant_pad_nd(self_t, pad, 0)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.constant_pad_nd(self_t, pad, 0)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

@@ -24,6 +24,8 @@ from opgrad.autograd.functions_manual import (
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
+    constant_pad_nd_backward,
+    convolution_double_backward,
     derivative_not_implemented,
     div_tensor_other_backward,
     elu_double_backward,
@@ -87,6 +89,7 @@ from opgrad.generated.python_surface import (
     _prelu_kernel_backward,
     _softmax_backward_data,
     binary_cross_entropy_backward,
+    convolution_backward,
     diagonal_backward,
     div,
     elu_backward,
@@ -7326,6 +7329,305 @@ class AliasBackward0(Node):
         # self: grad
         grad_self = grad if needs[0] else None
         return (grad_self,)
+
+
+class ConvolutionBackward0(Node):
+    """Backward of ``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``."""
+
+    __slots__ = (
+        "bias_sym_sizes_opt_",
+        "dilation_",
+        "groups_",
+        "input_",
+        "output_padding_",
+        "padding_",
+        "stride_",
+        "transposed_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "input_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.bias_sym_sizes_opt_ = None
+        self.dilation_ = None
+        self.groups_ = None
+        self.input_ = None
+        self.output_padding_ = None
+        self.padding_ = None
+        self.stride_ = None
+        self.transposed_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        bias_sym_sizes_opt = self.bias_sym_sizes_opt_
+        dilation = self.dilation_
+        groups = self.groups_
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        output_padding = self.output_padding_
+        padding = self.padding_
+        stride = self.stride_
+        transposed = self.transposed_
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # input, weight, bias: convolution_backward(grad, input, weight, bias.sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        grad_input, grad_weight, grad_bias = (
+            convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes_opt,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_weight,
+            grad_bias,
+        )
+
+    @property
+    def _saved_bias_sym_sizes_opt(self):
+        return self.bias_sym_sizes_opt_
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_groups(self):
+        return self.groups_
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_output_padding(self):
+        return self.output_padding_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+    @property
+    def _saved_transposed(self):
+        return self.transposed_
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class ConvolutionBackwardBackward0(Node):
+    """Backward of ``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "dilation_",
+        "grad_output_",
+        "groups_",
+        "input_",
+        "output_padding_",
+        "padding_",
+        "stride_",
+        "transposed_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "input_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dilation_ = None
+        self.grad_output_ = None
+        self.groups_ = None
+        self.input_ = None
+        self.output_padding_ = None
+        self.padding_ = None
+        self.stride_ = None
+        self.transposed_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        dilation = self.dilation_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        groups = self.groups_
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        output_padding = self.output_padding_
+        padding = self.padding_
+        stride = self.stride_
+        transposed = self.transposed_
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # grad_output, input, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        grad_grad_output, grad_input, grad_weight = (
+            convolution_double_backward(
+                grads[0],
+                grads[1],
+                grads[2],
+                grad_output,
+                weight,
+                input,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_input,
+            grad_weight,
+        )
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_groups(self):
+        return self.groups_
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_output_padding(self):
+        return self.output_padding_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+    @property
+    def _saved_transposed(self):
+        return self.transposed_
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class ConstantPadNdBackward0(Node):
+    """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``."""
+
+    __slots__ = ("pad_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.pad_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        pad = self.pad_
+        # self: constant_pad_nd_backward(grad, pad)
+        grad_self = constant_pad_nd_backward(grad, pad) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_pad(self):
+        return self.pad_
 
 
 class CloneBackward0(Node):

@@ -196,6 +196,24 @@ FUNCTIONS = {
     "stack": (ops.stack_op,),
     "alias": (ops.alias_op,),
     "narrow": (ops.narrow_op,),
+    "convolution": (ops.convolution_op,),
+    "convolution_backward": (ops.convolution_backward_op,),
+    "conv1d": (
+        ops.conv1d_op,
+        ops.conv1d_padding_op,
+    ),
+    "conv2d": (
+        ops.conv2d_op,
+        ops.conv2d_padding_op,
+    ),
+    "conv3d": (
+        ops.conv3d_op,
+        ops.conv3d_padding_op,
+    ),
+    "conv_transpose1d": (ops.conv_transpose1d_op,),
+    "conv_transpose2d": (ops.conv_transpose2d_input_op,),
+    "conv_transpose3d": (ops.conv_transpose3d_input_op,),
+    "constant_pad_nd": (ops.constant_pad_nd_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
     "_to_copy": (ops._to_copy_op,),
@@ -347,6 +365,15 @@ cat = function("cat", FUNCTIONS["cat"])
 stack = function("stack", FUNCTIONS["stack"])
 alias = function("alias", FUNCTIONS["alias"])
 narrow = function("narrow", FUNCTIONS["narrow"])
+convolution = function("convolution", FUNCTIONS["convolution"])
+convolution_backward = function("convolution_backward", FUNCTIONS["convolution_backward"])
+conv1d = function("conv1d", FUNCTIONS["conv1d"])
+conv2d = function("conv2d", FUNCTIONS["conv2d"])
+conv3d = function("conv3d", FUNCTIONS["conv3d"])
+conv_transpose1d = function("conv_transpose1d", FUNCTIONS["conv_transpose1d"])
+conv_transpose2d = function("conv_transpose2d", FUNCTIONS["conv_transpose2d"])
+conv_transpose3d = function("conv_transpose3d", FUNCTIONS["conv_transpose3d"])
+constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
 clone = function("clone", FUNCTIONS["clone"])
 detach = function("detach", FUNCTIONS["detach"])
 _to_copy = function("_to_copy", FUNCTIONS["_to_copy"])

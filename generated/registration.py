@@ -156,6 +156,54 @@ def _narrow_composite(keyset, self, dim, start, length):
     return decompositions.narrow(self, dim, start, length)
 
 
+def _conv1d_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv1d_padding_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv1d_padding(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv2d_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv2d_padding_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv2d_padding(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv3d_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv3d_padding_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv3d_padding(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose1d_composite(
+    keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    return decompositions.conv_transpose1d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def _conv_transpose2d_input_composite(
+    keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    return decompositions.conv_transpose2d_input(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def _conv_transpose3d_input_composite(
+    keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    return decompositions.conv_transpose3d_input(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
 def _square_composite(keyset, self):
     return decompositions.square(self)
 
@@ -353,6 +401,9 @@ def register_all():
     ops.cat_op.register_kernel(CPU, cpu_kernels.cat)
     ops.stack_op.register_kernel(CPU, cpu_kernels.stack)
     ops.alias_op.register_kernel(CPU, cpu_kernels.alias)
+    ops.convolution_op.register_kernel(CPU, cpu_kernels.convolution)
+    ops.convolution_backward_op.register_kernel(CPU, cpu_kernels.convolution_backward)
+    ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
     ops._local_scalar_dense_op.register_kernel(CPU, cpu_kernels._local_scalar_dense)
@@ -561,6 +612,9 @@ def register_all():
     ops.cat_op.register_kernel(AUTOGRAD, autograd_kernels.cat)
     ops.stack_op.register_kernel(AUTOGRAD, autograd_kernels.stack)
     ops.alias_op.register_kernel(AUTOGRAD, autograd_kernels.alias)
+    ops.convolution_op.register_kernel(AUTOGRAD, autograd_kernels.convolution)
+    ops.convolution_backward_op.register_kernel(AUTOGRAD, autograd_kernels.convolution_backward)
+    ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(AUTOGRAD, autograd_kernels.clone)
     ops._to_copy_op.register_kernel(AUTOGRAD, autograd_kernels._to_copy)
     ops.copy__op.register_kernel(AUTOGRAD, autograd_kernels.copy_)
@@ -739,5 +793,23 @@ def register_all():
     ops.chunk_op.register_kernel(AUTOGRAD | CPU, _chunk_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.narrow_op.register_kernel(AUTOGRAD | CPU, _narrow_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv1d_op.register_kernel(AUTOGRAD | CPU, _conv1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv1d_padding_op.register_kernel(AUTOGRAD | CPU, _conv1d_padding_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv2d_op.register_kernel(AUTOGRAD | CPU, _conv2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv2d_padding_op.register_kernel(AUTOGRAD | CPU, _conv2d_padding_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv3d_op.register_kernel(AUTOGRAD | CPU, _conv3d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv3d_padding_op.register_kernel(AUTOGRAD | CPU, _conv3d_padding_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv_transpose1d_op.register_kernel(AUTOGRAD | CPU, _conv_transpose1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv_transpose2d_input_op.register_kernel(AUTOGRAD | CPU, _conv_transpose2d_input_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv_transpose3d_input_op.register_kernel(AUTOGRAD | CPU, _conv_transpose3d_input_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)

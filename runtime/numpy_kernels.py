@@ -2114,3 +2114,6 @@ from .loss_kernels import (  # noqa: E402 - the losses' kernels, named k.<fn> in
 
 # The linear and normalisation family's kernels (its __all__), named k.<fn> in the YAML.
 from .norm_kernels import *  # noqa: E402,F401,F403
+
+# The convolutions' and poolings' kernels (their __all__), named k.<fn> in the YAML.
+from .conv_kernels import *  # noqa: E402,F401,F403

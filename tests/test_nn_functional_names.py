@@ -20,7 +20,9 @@ NAMES = (
     # losses
     "cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits "
     # linear and normalisation
-    "linear layer_norm batch_norm instance_norm group_norm"
+    "linear layer_norm batch_norm instance_norm group_norm "
+    # convolution and pooling
+    "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d"
 ).split()
 
 

@@ -31,6 +31,7 @@ from ._losses import (
     nll_loss,
 )
 from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
+from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 
 __all__ = [
     # softmax family
@@ -84,6 +85,13 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    # convolution and pooling
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
 ]
 
 
