@@ -9823,6 +9823,1034 @@ conv_transpose3d_input = conv_transpose3d_input_op._entry = _conv_transpose3d_in
 conv_transpose3d_input_op._make_entry = _conv_transpose3d_input_entry
 
 
+max_pool2d_op = define(
+    "aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"
+)
+_max_pool2d_kernels = max_pool2d_op.kernels
+
+
+def _max_pool2d_entry(_site):
+    def max_pool2d(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, max_pool2d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool2d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, max_pool2d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, max_pool2d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, max_pool2d_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, max_pool2d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, max_pool2d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool2d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool2d
+
+
+max_pool2d = max_pool2d_op._entry = _max_pool2d_entry(Site(max_pool2d_op))
+max_pool2d_op._make_entry = _max_pool2d_entry
+
+
+max_pool2d_with_indices_op = define(
+    "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
+)
+_max_pool2d_with_indices_kernels = max_pool2d_with_indices_op.kernels
+
+
+def _max_pool2d_with_indices_entry(_site):
+    def max_pool2d_with_indices(
+        self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool2d_with_indices_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, max_pool2d_with_indices_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, max_pool2d_with_indices_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, max_pool2d_with_indices_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, max_pool2d_with_indices_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool2d_with_indices_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool2d_with_indices
+
+
+max_pool2d_with_indices = max_pool2d_with_indices_op._entry = _max_pool2d_with_indices_entry(
+    Site(max_pool2d_with_indices_op)
+)
+max_pool2d_with_indices_op._make_entry = _max_pool2d_with_indices_entry
+
+
+max_pool2d_with_indices_backward_op = define(
+    "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"
+)
+_max_pool2d_with_indices_backward_kernels = max_pool2d_with_indices_backward_op.kernels
+
+
+def _max_pool2d_with_indices_backward_entry(_site):
+    def max_pool2d_with_indices_backward(
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, max_pool2d_with_indices_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool2d_with_indices_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 2, _site, max_pool2d_with_indices_backward_op, 2
+                    )
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, max_pool2d_with_indices_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, max_pool2d_with_indices_backward_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, max_pool2d_with_indices_backward_op, 5)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_pool2d_with_indices_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.max_pool2d_with_indices_backward(
+                    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _max_pool2d_with_indices_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool2d_with_indices_backward
+
+
+max_pool2d_with_indices_backward = max_pool2d_with_indices_backward_op._entry = (
+    _max_pool2d_with_indices_backward_entry(Site(max_pool2d_with_indices_backward_op))
+)
+max_pool2d_with_indices_backward_op._make_entry = _max_pool2d_with_indices_backward_entry
+
+
+avg_pool2d_op = define(
+    "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
+)
+_avg_pool2d_kernels = avg_pool2d_op.kernels
+
+
+def _avg_pool2d_entry(_site):
+    def avg_pool2d(
+        self,
+        kernel_size,
+        stride=(),
+        padding=(0, 0),
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool2d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, avg_pool2d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, avg_pool2d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, avg_pool2d_op, 3)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool2d_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.avg_pool2d(
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool2d_kernels[keyset]
+            return kernel(
+                keyset,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool2d
+
+
+avg_pool2d = avg_pool2d_op._entry = _avg_pool2d_entry(Site(avg_pool2d_op))
+avg_pool2d_op._make_entry = _avg_pool2d_entry
+
+
+avg_pool2d_backward_op = define(
+    "aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"
+)
+_avg_pool2d_backward_kernels = avg_pool2d_backward_op.kernels
+
+
+def _avg_pool2d_backward_entry(_site):
+    def avg_pool2d_backward(
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, avg_pool2d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool2d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, avg_pool2d_backward_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, avg_pool2d_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, avg_pool2d_backward_op, 4)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool2d_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.avg_pool2d_backward(
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool2d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool2d_backward
+
+
+avg_pool2d_backward = avg_pool2d_backward_op._entry = _avg_pool2d_backward_entry(
+    Site(avg_pool2d_backward_op)
+)
+avg_pool2d_backward_op._make_entry = _avg_pool2d_backward_entry
+
+
+adaptive_avg_pool2d_op = define(
+    "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"
+)
+_adaptive_avg_pool2d_kernels = adaptive_avg_pool2d_op.kernels
+
+
+def _adaptive_avg_pool2d_entry(_site):
+    def adaptive_avg_pool2d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_avg_pool2d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_avg_pool2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, adaptive_avg_pool2d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_avg_pool2d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_avg_pool2d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_avg_pool2d
+
+
+adaptive_avg_pool2d = adaptive_avg_pool2d_op._entry = _adaptive_avg_pool2d_entry(
+    Site(adaptive_avg_pool2d_op)
+)
+adaptive_avg_pool2d_op._make_entry = _adaptive_avg_pool2d_entry
+
+
+_adaptive_avg_pool2d_op = define(
+    "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"
+)
+__adaptive_avg_pool2d_kernels = _adaptive_avg_pool2d_op.kernels
+
+
+def __adaptive_avg_pool2d_entry(_site):
+    def _adaptive_avg_pool2d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool2d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, _adaptive_avg_pool2d_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool2d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._adaptive_avg_pool2d(self, output_size)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool2d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool2d
+
+
+_adaptive_avg_pool2d = _adaptive_avg_pool2d_op._entry = __adaptive_avg_pool2d_entry(
+    Site(_adaptive_avg_pool2d_op)
+)
+_adaptive_avg_pool2d_op._make_entry = __adaptive_avg_pool2d_entry
+
+
+_adaptive_avg_pool2d_backward_op = define(
+    "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+__adaptive_avg_pool2d_backward_kernels = _adaptive_avg_pool2d_backward_op.kernels
+
+
+def __adaptive_avg_pool2d_backward_entry(_site):
+    def _adaptive_avg_pool2d_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool2d_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _adaptive_avg_pool2d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool2d_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool2d_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._adaptive_avg_pool2d_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool2d_backward
+
+
+_adaptive_avg_pool2d_backward = _adaptive_avg_pool2d_backward_op._entry = (
+    __adaptive_avg_pool2d_backward_entry(Site(_adaptive_avg_pool2d_backward_op))
+)
+_adaptive_avg_pool2d_backward_op._make_entry = __adaptive_avg_pool2d_backward_entry
+
+
+max_pool3d_op = define(
+    "aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor"
+)
+_max_pool3d_kernels = max_pool3d_op.kernels
+
+
+def _max_pool3d_entry(_site):
+    def max_pool3d(
+        self, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, max_pool3d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool3d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, max_pool3d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_pool3d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_pool3d_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, max_pool3d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, max_pool3d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool3d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool3d
+
+
+max_pool3d = max_pool3d_op._entry = _max_pool3d_entry(Site(max_pool3d_op))
+max_pool3d_op._make_entry = _max_pool3d_entry
+
+
+max_pool3d_with_indices_op = define(
+    "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
+)
+_max_pool3d_with_indices_kernels = max_pool3d_with_indices_op.kernels
+
+
+def _max_pool3d_with_indices_entry(_site):
+    def max_pool3d_with_indices(
+        self, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool3d_with_indices_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, max_pool3d_with_indices_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_pool3d_with_indices_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_pool3d_with_indices_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, max_pool3d_with_indices_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool3d_with_indices_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool3d_with_indices
+
+
+max_pool3d_with_indices = max_pool3d_with_indices_op._entry = _max_pool3d_with_indices_entry(
+    Site(max_pool3d_with_indices_op)
+)
+max_pool3d_with_indices_op._make_entry = _max_pool3d_with_indices_entry
+
+
+max_pool3d_with_indices_backward_op = define(
+    "aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"
+)
+_max_pool3d_with_indices_backward_kernels = max_pool3d_with_indices_backward_op.kernels
+
+
+def _max_pool3d_with_indices_backward_entry(_site):
+    def max_pool3d_with_indices_backward(
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, max_pool3d_with_indices_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool3d_with_indices_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 3, _site, max_pool3d_with_indices_backward_op, 2
+                    )
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_pool3d_with_indices_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_pool3d_with_indices_backward_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, max_pool3d_with_indices_backward_op, 5)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_pool3d_with_indices_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.max_pool3d_with_indices_backward(
+                    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _max_pool3d_with_indices_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool3d_with_indices_backward
+
+
+max_pool3d_with_indices_backward = max_pool3d_with_indices_backward_op._entry = (
+    _max_pool3d_with_indices_backward_entry(Site(max_pool3d_with_indices_backward_op))
+)
+max_pool3d_with_indices_backward_op._make_entry = _max_pool3d_with_indices_backward_entry
+
+
+avg_pool3d_op = define(
+    "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
+)
+_avg_pool3d_kernels = avg_pool3d_op.kernels
+
+
+def _avg_pool3d_entry(_site):
+    def avg_pool3d(
+        self,
+        kernel_size,
+        stride=(),
+        padding=(0, 0, 0),
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool3d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, avg_pool3d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, avg_pool3d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, avg_pool3d_op, 3)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool3d_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.avg_pool3d(
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool3d_kernels[keyset]
+            return kernel(
+                keyset,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool3d
+
+
+avg_pool3d = avg_pool3d_op._entry = _avg_pool3d_entry(Site(avg_pool3d_op))
+avg_pool3d_op._make_entry = _avg_pool3d_entry
+
+
+avg_pool3d_backward_op = define(
+    "aten::avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"
+)
+_avg_pool3d_backward_kernels = avg_pool3d_backward_op.kernels
+
+
+def _avg_pool3d_backward_entry(_site):
+    def avg_pool3d_backward(
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, avg_pool3d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool3d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, avg_pool3d_backward_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, avg_pool3d_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, avg_pool3d_backward_op, 4)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool3d_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.avg_pool3d_backward(
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool3d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool3d_backward
+
+
+avg_pool3d_backward = avg_pool3d_backward_op._entry = _avg_pool3d_backward_entry(
+    Site(avg_pool3d_backward_op)
+)
+avg_pool3d_backward_op._make_entry = _avg_pool3d_backward_entry
+
+
+adaptive_avg_pool3d_op = define(
+    "aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"
+)
+_adaptive_avg_pool3d_kernels = adaptive_avg_pool3d_op.kernels
+
+
+def _adaptive_avg_pool3d_entry(_site):
+    def adaptive_avg_pool3d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_avg_pool3d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_avg_pool3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, adaptive_avg_pool3d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_avg_pool3d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_avg_pool3d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_avg_pool3d
+
+
+adaptive_avg_pool3d = adaptive_avg_pool3d_op._entry = _adaptive_avg_pool3d_entry(
+    Site(adaptive_avg_pool3d_op)
+)
+adaptive_avg_pool3d_op._make_entry = _adaptive_avg_pool3d_entry
+
+
+_adaptive_avg_pool3d_op = define(
+    "aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"
+)
+__adaptive_avg_pool3d_kernels = _adaptive_avg_pool3d_op.kernels
+
+
+def __adaptive_avg_pool3d_entry(_site):
+    def _adaptive_avg_pool3d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool3d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, _adaptive_avg_pool3d_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool3d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._adaptive_avg_pool3d(self, output_size)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool3d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool3d
+
+
+_adaptive_avg_pool3d = _adaptive_avg_pool3d_op._entry = __adaptive_avg_pool3d_entry(
+    Site(_adaptive_avg_pool3d_op)
+)
+_adaptive_avg_pool3d_op._make_entry = __adaptive_avg_pool3d_entry
+
+
+_adaptive_avg_pool3d_backward_op = define(
+    "aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+__adaptive_avg_pool3d_backward_kernels = _adaptive_avg_pool3d_backward_op.kernels
+
+
+def __adaptive_avg_pool3d_backward_entry(_site):
+    def _adaptive_avg_pool3d_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool3d_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _adaptive_avg_pool3d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool3d_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool3d_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._adaptive_avg_pool3d_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool3d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool3d_backward
+
+
+_adaptive_avg_pool3d_backward = _adaptive_avg_pool3d_backward_op._entry = (
+    __adaptive_avg_pool3d_backward_entry(Site(_adaptive_avg_pool3d_backward_op))
+)
+_adaptive_avg_pool3d_backward_op._make_entry = __adaptive_avg_pool3d_backward_entry
+
+
 constant_pad_nd_op = define(
     "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
 )

@@ -204,6 +204,22 @@ def _conv_transpose3d_input_composite(
     )
 
 
+def _max_pool2d_composite(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    return decompositions.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _adaptive_avg_pool2d_composite(keyset, self, output_size):
+    return decompositions.adaptive_avg_pool2d(self, output_size)
+
+
+def _max_pool3d_composite(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    return decompositions.max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _adaptive_avg_pool3d_composite(keyset, self, output_size):
+    return decompositions.adaptive_avg_pool3d(self, output_size)
+
+
 def _square_composite(keyset, self):
     return decompositions.square(self)
 
@@ -403,6 +419,26 @@ def register_all():
     ops.alias_op.register_kernel(CPU, cpu_kernels.alias)
     ops.convolution_op.register_kernel(CPU, cpu_kernels.convolution)
     ops.convolution_backward_op.register_kernel(CPU, cpu_kernels.convolution_backward)
+    ops.max_pool2d_with_indices_op.register_kernel(CPU, cpu_kernels.max_pool2d_with_indices)
+    ops.max_pool2d_with_indices_backward_op.register_kernel(
+        CPU, cpu_kernels.max_pool2d_with_indices_backward
+    )
+    ops.avg_pool2d_op.register_kernel(CPU, cpu_kernels.avg_pool2d)
+    ops.avg_pool2d_backward_op.register_kernel(CPU, cpu_kernels.avg_pool2d_backward)
+    ops._adaptive_avg_pool2d_op.register_kernel(CPU, cpu_kernels._adaptive_avg_pool2d)
+    ops._adaptive_avg_pool2d_backward_op.register_kernel(
+        CPU, cpu_kernels._adaptive_avg_pool2d_backward
+    )
+    ops.max_pool3d_with_indices_op.register_kernel(CPU, cpu_kernels.max_pool3d_with_indices)
+    ops.max_pool3d_with_indices_backward_op.register_kernel(
+        CPU, cpu_kernels.max_pool3d_with_indices_backward
+    )
+    ops.avg_pool3d_op.register_kernel(CPU, cpu_kernels.avg_pool3d)
+    ops.avg_pool3d_backward_op.register_kernel(CPU, cpu_kernels.avg_pool3d_backward)
+    ops._adaptive_avg_pool3d_op.register_kernel(CPU, cpu_kernels._adaptive_avg_pool3d)
+    ops._adaptive_avg_pool3d_backward_op.register_kernel(
+        CPU, cpu_kernels._adaptive_avg_pool3d_backward
+    )
     ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
@@ -614,6 +650,30 @@ def register_all():
     ops.alias_op.register_kernel(AUTOGRAD, autograd_kernels.alias)
     ops.convolution_op.register_kernel(AUTOGRAD, autograd_kernels.convolution)
     ops.convolution_backward_op.register_kernel(AUTOGRAD, autograd_kernels.convolution_backward)
+    ops.max_pool2d_with_indices_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool2d_with_indices
+    )
+    ops.max_pool2d_with_indices_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool2d_with_indices_backward
+    )
+    ops.avg_pool2d_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool2d)
+    ops.avg_pool2d_backward_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool2d_backward)
+    ops._adaptive_avg_pool2d_op.register_kernel(AUTOGRAD, autograd_kernels._adaptive_avg_pool2d)
+    ops._adaptive_avg_pool2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._adaptive_avg_pool2d_backward
+    )
+    ops.max_pool3d_with_indices_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool3d_with_indices
+    )
+    ops.max_pool3d_with_indices_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool3d_with_indices_backward
+    )
+    ops.avg_pool3d_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool3d)
+    ops.avg_pool3d_backward_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool3d_backward)
+    ops._adaptive_avg_pool3d_op.register_kernel(AUTOGRAD, autograd_kernels._adaptive_avg_pool3d)
+    ops._adaptive_avg_pool3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._adaptive_avg_pool3d_backward
+    )
     ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(AUTOGRAD, autograd_kernels.clone)
     ops._to_copy_op.register_kernel(AUTOGRAD, autograd_kernels._to_copy)
@@ -811,5 +871,13 @@ def register_all():
     ops.conv_transpose2d_input_op.register_kernel(AUTOGRAD | CPU, _conv_transpose2d_input_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.conv_transpose3d_input_op.register_kernel(AUTOGRAD | CPU, _conv_transpose3d_input_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_pool2d_op.register_kernel(AUTOGRAD | CPU, _max_pool2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.adaptive_avg_pool2d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_pool3d_op.register_kernel(AUTOGRAD | CPU, _max_pool3d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.adaptive_avg_pool3d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool3d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)

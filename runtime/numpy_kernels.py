@@ -2117,3 +2117,4 @@ from .norm_kernels import *  # noqa: E402,F401,F403
 
 # The convolutions' and poolings' kernels (their __all__), named k.<fn> in the YAML.
 from .conv_kernels import *  # noqa: E402,F401,F403
+from .pool_kernels import *  # noqa: E402,F401,F403

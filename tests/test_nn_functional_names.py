@@ -22,7 +22,9 @@ NAMES = (
     # linear and normalisation
     "linear layer_norm batch_norm instance_norm group_norm "
     # convolution and pooling
-    "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d"
+    "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
+    "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "
+    "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d"
 ).split()
 
 

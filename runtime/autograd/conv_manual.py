@@ -19,6 +19,7 @@ __all__ = [
     "convolution_backward_jvp_grad_bias",
     "convolution_double_backward",
     "constant_pad_nd_backward",
+    "max_pool_double_backward",
 ]
 
 
@@ -208,3 +209,21 @@ def _expand(values, dim: int) -> list:
 def constant_pad_nd_backward(grad, pad: Sequence[int]):
     """The padding undone: the same pad negated (a crop)."""
     return aten.constant_pad_nd(grad, [-p for p in pad], 0)
+
+
+def max_pool_double_backward(grad, indices, dim: int):
+    """``grad`` read at the max poolings' ``indices`` (flat positions in the last ``dim``
+    dimensions): PyTorch's ``grad.flatten(-dim).gather(-1, indices.flatten(-dim))``,
+    written with advanced indexing (opgrad has no gather yet)."""
+    if grad is None:
+        return None
+    flat = aten.flatten_using_ints(grad, grad.dim() - dim, -1)
+    positions = aten.flatten_using_ints(indices, indices.dim() - dim, -1)
+    lead = positions.dim() - 1
+    index = []
+    for axis in range(lead):
+        shape = [1] * (lead + 1)
+        shape[axis] = positions.size(axis)
+        index.append(aten.view(aten.arange(positions.size(axis)), shape))
+    index.append(positions)
+    return aten.view(aten.index_Tensor(flat, index), indices.shape)

@@ -32,6 +32,16 @@ from ._losses import (
 )
 from ._normalization import batch_norm, group_norm, instance_norm, layer_norm, linear
 from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._pooling import (
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
 
 __all__ = [
     # softmax family
@@ -92,6 +102,14 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
 ]
 
 
