@@ -519,8 +519,9 @@ def _check_check_expression(text: str, schema, fail) -> None:
 class _MetadataRewriter(ast.NodeTransformer):
     """``self.sym_sizes()`` -> ``self_sym_sizes``; collects what was rewritten."""
 
-    def __init__(self, tensor_args) -> None:
+    def __init__(self, tensor_args, optional_args=()) -> None:
         self.tensor_args = set(tensor_args)
+        self.optional_args = set(optional_args)
         self.found: Dict[str, Tuple[str, str]] = {}
 
     def visit_Call(self, node: ast.Call):
@@ -550,8 +551,11 @@ class _MetadataRewriter(ast.NodeTransformer):
         ):
             arg = func.value.id
             if func.attr in METADATA_CALLS and not node.args:
-                field_name = f"{arg}_{METADATA_CALLS[func.attr]}"
-                self.found[field_name] = (arg, METADATA_CALLS[func.attr])
+                kind = METADATA_CALLS[func.attr]
+                if kind == "sym_sizes" and arg in self.optional_args:
+                    kind = "sym_sizes_opt"  # PyTorch's OptionalArray: None without the tensor
+                field_name = f"{arg}_{kind}"
+                self.found[field_name] = (arg, kind)
                 return ast.copy_location(ast.Name(id=field_name, ctx=ast.Load()), node)
             if (
                 func.attr == "sym_size"
@@ -603,7 +607,8 @@ def _formula(scope: EntryScope, line: int, inputs: Tuple[str, ...], text: str) -
         raise scope.error_at(
             line, f"formula for {', '.join(inputs)} is not a Python expression: {exc.msg}"
         )
-    rewriter = _MetadataRewriter(scope.tensor_args)
+    optional = [a.name for a in schema.arguments if a.type.optional]
+    rewriter = _MetadataRewriter(scope.tensor_args, optional)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     tree = ast.fix_missing_locations(_MethodToEntry(facts.entry_methods).visit(tree))
     allowed = (

@@ -410,6 +410,8 @@ class NodeClass:
 def metadata_expr(arg: str, kind: str) -> str:
     if kind == "sym_sizes":
         return f"{arg}._data.shape"
+    if kind == "sym_sizes_opt":
+        return f"({arg}._data.shape if {arg} is not None else None)"
     if kind == "sym_strides":
         return f"strides_of({arg})"
     if kind in ("sym_numel", "numel"):

@@ -3544,6 +3544,501 @@ def alias(keyset, self):
     return result
 
 
+def convolution(
+    keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+):
+    grad_fn = None
+    if _tls.grad_enabled and (input._rg or weight._rg or (bias is not None and bias._rg)):
+        grad_fn = nodes.ConvolutionBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(weight),
+            next_edge(bias) if bias is not None else None,
+        )
+        grad_fn.bias_sym_sizes_opt_ = bias._data.shape if bias is not None else None
+        grad_fn.dilation_ = dilation
+        grad_fn.groups_ = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding_ = output_padding
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+        grad_fn.transposed_ = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.convolution_op.kernels[keyset]
+    result = redispatch(
+        keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            result,
+        )
+    return result
+
+
+def convolution_backward(
+    keyset,
+    grad_output,
+    input,
+    weight,
+    bias_sizes,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or input._rg or weight._rg):
+        grad_fn = nodes.ConvolutionBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(input),
+            next_edge(weight),
+        )
+        grad_fn.dilation_ = dilation
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.groups_ = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding_ = output_padding
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+        grad_fn.transposed_ = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.convolution_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.convolution_backward(
+            grad_output,
+            input,
+            weight,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            output_mask,
+            result,
+        )
+    return result
+
+
+def max_pool2d_with_indices(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxPool2DWithIndicesBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_pool2d_with_indices_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.max_pool2d_with_indices(
+                self, kernel_size, stride, padding, dilation, ceil_mode, result
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.max_pool2d_with_indices(
+            self, kernel_size, stride, padding, dilation, ceil_mode, result
+        )
+    return result
+
+
+def max_pool2d_with_indices_backward(
+    keyset, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.MaxPool2DWithIndicesBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_pool2d_with_indices_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.max_pool2d_with_indices_backward(
+            grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, result
+        )
+    return result
+
+
+def avg_pool2d(
+    keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AvgPool2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.avg_pool2d_op.kernels[keyset]
+    result = redispatch(
+        keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.avg_pool2d(
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            result,
+        )
+    return result
+
+
+def avg_pool2d_backward(
+    keyset,
+    grad_output,
+    self,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.AvgPool2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.avg_pool2d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.avg_pool2d_backward(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            result,
+        )
+    return result
+
+
+def _adaptive_avg_pool2d(keyset, self, output_size):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AdaptiveAvgPool2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._adaptive_avg_pool2d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._adaptive_avg_pool2d(self, output_size, result)
+    return result
+
+
+def _adaptive_avg_pool2d_backward(keyset, grad_output, self):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.AdaptiveAvgPool2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.grad_output_sym_argsize_minus_1_ = grad_output._data.shape[-1]
+        grad_fn.grad_output_sym_argsize_minus_2_ = grad_output._data.shape[-2]
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._adaptive_avg_pool2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._adaptive_avg_pool2d_backward(grad_output, self, result)
+    return result
+
+
+def max_pool3d_with_indices(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxPool3DWithIndicesBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_pool3d_with_indices_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.max_pool3d_with_indices(
+                self, kernel_size, stride, padding, dilation, ceil_mode, result
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.max_pool3d_with_indices(
+            self, kernel_size, stride, padding, dilation, ceil_mode, result
+        )
+    return result
+
+
+def max_pool3d_with_indices_backward(
+    keyset, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.MaxPool3DWithIndicesBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_pool3d_with_indices_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.max_pool3d_with_indices_backward(
+            grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, result
+        )
+    return result
+
+
+def avg_pool3d(
+    keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AvgPool3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.avg_pool3d_op.kernels[keyset]
+    result = redispatch(
+        keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.avg_pool3d(
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            result,
+        )
+    return result
+
+
+def avg_pool3d_backward(
+    keyset,
+    grad_output,
+    self,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.AvgPool3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.avg_pool3d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.avg_pool3d_backward(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            result,
+        )
+    return result
+
+
+def _adaptive_avg_pool3d(keyset, self, output_size):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AdaptiveAvgPool3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._adaptive_avg_pool3d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._adaptive_avg_pool3d(self, output_size, result)
+    return result
+
+
+def _adaptive_avg_pool3d_backward(keyset, grad_output, self):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.AdaptiveAvgPool3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.grad_output_sym_argsize_minus_1_ = grad_output._data.shape[-1]
+        grad_fn.grad_output_sym_argsize_minus_2_ = grad_output._data.shape[-2]
+        grad_fn.grad_output_sym_argsize_minus_3_ = grad_output._data.shape[-3]
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._adaptive_avg_pool3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._adaptive_avg_pool3d_backward(grad_output, self, result)
+    return result
+
+
+def constant_pad_nd(keyset, self, pad, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ConstantPadNdBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.pad_ = pad
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.constant_pad_nd_op.kernels[keyset]
+    result = redispatch(keyset, self, pad, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.constant_pad_nd(self, pad, value, result)
+    return result
+
+
 def clone(keyset, self, memory_format):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -3788,22 +4283,6 @@ def index_put_(keyset, self, indices, values, accumulate):
         rebase_history(self, grad_fn)
     if tangents is not None:
         jvp_kernels.index_put_(self, indices, values, accumulate, result, tangents)
-    return result
-
-
-def constant_pad_nd(keyset, self, pad, value):
-    grad_fn = None
-    if _tls.grad_enabled and (self._rg):
-        grad_fn = nodes.ConstantPadNdBackward0()
-        grad_fn._next_edges = (next_edge(self),)
-        grad_fn.pad_ = pad
-    keyset &= AFTER_AUTOGRAD
-    redispatch = ops.constant_pad_nd_op.kernels[keyset]
-    result = redispatch(keyset, self, pad, value)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _tls.fw_active:
-        jvp_kernels.constant_pad_nd(self, pad, value, result)
     return result
 
 

@@ -2288,6 +2288,231 @@ def alias(keyset, self):
     return out
 
 
+def convolution(
+    keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+):
+    """CPU kernel of convolution"""
+    k.convolution_check(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
+    input = input._data
+    weight = weight._data
+    bias = bias._data if bias is not None else None
+    result = k.convolution(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def convolution_backward(
+    keyset,
+    grad_output,
+    input,
+    weight,
+    bias_sizes,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask,
+):
+    """CPU kernel of convolution_backward"""
+    grad_output = grad_output._data
+    input = input._data
+    weight = weight._data
+    result = k.convolution_backward(
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
+def max_pool2d_with_indices(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    """CPU kernel of max_pool2d_with_indices"""
+    k.pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d")
+    self = self._data
+    result = k.max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, 2)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def max_pool2d_with_indices_backward(
+    keyset, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+):
+    """CPU kernel of max_pool2d_with_indices_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def avg_pool2d(
+    keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    """CPU kernel of avg_pool2d"""
+    k.avg_pool_check(
+        self, kernel_size, stride, padding, ceil_mode, divisor_override, 2, "avg_pool2d"
+    )
+    self = self._data
+    result = k.avg_pool(
+        self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def avg_pool2d_backward(
+    keyset,
+    grad_output,
+    self,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+):
+    """CPU kernel of avg_pool2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.avg_pool_backward(
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        2,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _adaptive_avg_pool2d(keyset, self, output_size):
+    """CPU kernel of _adaptive_avg_pool2d"""
+    k.adaptive_avg_pool_check(self, output_size, 2)
+    self = self._data
+    result = k.adaptive_avg_pool(self, output_size, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _adaptive_avg_pool2d_backward(keyset, grad_output, self):
+    """CPU kernel of _adaptive_avg_pool2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.adaptive_avg_pool_backward(grad_output, self, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def max_pool3d_with_indices(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    """CPU kernel of max_pool3d_with_indices"""
+    k.pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, 3, "max_pool3d")
+    self = self._data
+    result = k.max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, 3)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def max_pool3d_with_indices_backward(
+    keyset, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+):
+    """CPU kernel of max_pool3d_with_indices_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def avg_pool3d(
+    keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    """CPU kernel of avg_pool3d"""
+    k.avg_pool_check(
+        self, kernel_size, stride, padding, ceil_mode, divisor_override, 3, "avg_pool3d"
+    )
+    self = self._data
+    result = k.avg_pool(
+        self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def avg_pool3d_backward(
+    keyset,
+    grad_output,
+    self,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+):
+    """CPU kernel of avg_pool3d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.avg_pool_backward(
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        3,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _adaptive_avg_pool3d(keyset, self, output_size):
+    """CPU kernel of _adaptive_avg_pool3d"""
+    k.adaptive_avg_pool_check(self, output_size, 3)
+    self = self._data
+    result = k.adaptive_avg_pool(self, output_size, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _adaptive_avg_pool3d_backward(keyset, grad_output, self):
+    """CPU kernel of _adaptive_avg_pool3d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    result = k.adaptive_avg_pool_backward(grad_output, self, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def constant_pad_nd(keyset, self, pad, value):
+    """CPU kernel of constant_pad_nd"""
+    k.constant_pad_nd_check(self, pad)
+    self = self._data
+    result = k.constant_pad_nd(self, pad, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def clone(keyset, self, memory_format):
     """CPU kernel of clone"""
     self = self._data
@@ -2432,14 +2657,6 @@ def index_put_(keyset, self, indices, values, accumulate):
     values = values._data
     result = k.index_put(self, indices, values, accumulate)
     return copy_into(target, result)
-
-
-def constant_pad_nd(keyset, self, pad, value):
-    """CPU kernel of constant_pad_nd"""
-    self = self._data
-    result = k.constant_pad_nd(self, pad, value)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def reflection_pad1d(keyset, self, padding):

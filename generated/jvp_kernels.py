@@ -31,6 +31,9 @@ from opgrad.autograd.functions_manual import (
     binary_cross_entropy_with_logits_target_backward,
     clamp_backward,
     clamp_jvp,
+    convolution_backward_jvp,
+    convolution_backward_jvp_grad_bias,
+    convolution_jvp,
     elu_double_backward,
     forward_ad_not_implemented,
     forward_ad_not_supported,
@@ -48,6 +51,7 @@ from opgrad.autograd.functions_manual import (
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_jvp,
+    max_pool_double_backward,
     maybe_multiply,
     mse_loss_double_backward,
     nll_loss2d_forward_output,
@@ -3776,6 +3780,400 @@ def alias(self, result):
     set_fw_grad(result, tangent)
 
 
+def convolution(
+    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, result
+):
+    # convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight)
+    bias_t = fw_grad(bias) if bias is not None else None
+    if input_t is None and weight_t is None and bias_t is None:
+        return
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None:
+        weight_t = zeros_tangent(weight)
+    if bias_t is None and bias is not None:
+        bias_t = zeros_tangent(bias)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = convolution_jvp(
+            input,
+            input_t,
+            weight,
+            weight_t,
+            bias,
+            bias_t,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def convolution_backward(
+    grad_output,
+    input,
+    weight,
+    bias_sizes,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask,
+    result,
+):
+    # (convolution_backward_jvp(0, grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups), convolution_backward_jvp(1, grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups), convolution_backward_jvp_grad_bias(grad_output_t, result2),)
+    grad_output_t = fw_grad(grad_output)
+    input_t = fw_grad(input)
+    weight_t = fw_grad(weight)
+    if grad_output_t is None and input_t is None and weight_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if input_t is None:
+        input_t = zeros_tangent(input)
+    if weight_t is None:
+        weight_t = zeros_tangent(weight)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            convolution_backward_jvp(
+                0,
+                grad_output,
+                grad_output_t,
+                input,
+                input_t,
+                weight,
+                weight_t,
+                bias_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            ),
+            convolution_backward_jvp(
+                1,
+                grad_output,
+                grad_output_t,
+                input,
+                input_t,
+                weight,
+                weight_t,
+                bias_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            ),
+            convolution_backward_jvp_grad_bias(grad_output_t, result[2]),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, result):
+    # (max_pool_double_backward(self_t, result1, 2),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (max_pool_double_backward(self_t, result[1], 2),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def max_pool2d_with_indices_backward(
+    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.max_pool2d_with_indices_backward(
+            grad_output_t, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def avg_pool2d(
+    self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result
+):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.avg_pool2d(
+            self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def avg_pool2d_backward(
+    grad_output,
+    self,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+    result,
+):
+    # avg_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.avg_pool2d_backward(
+            grad_output_t,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _adaptive_avg_pool2d(self, output_size, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._adaptive_avg_pool2d(self_t, output_size)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self, result):
+    # _adaptive_avg_pool2d_backward(grad_output_t, self_p)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F._adaptive_avg_pool2d_backward(grad_output_t, self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, result):
+    # (max_pool_double_backward(self_t, result1, 3),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (max_pool_double_backward(self_t, result[1], 3),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def max_pool3d_with_indices_backward(
+    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.max_pool3d_with_indices_backward(
+            grad_output_t, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def avg_pool3d(
+    self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result
+):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.avg_pool3d(
+            self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def avg_pool3d_backward(
+    grad_output,
+    self,
+    kernel_size,
+    stride,
+    padding,
+    ceil_mode,
+    count_include_pad,
+    divisor_override,
+    result,
+):
+    # avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.avg_pool3d_backward(
+            grad_output_t,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _adaptive_avg_pool3d(self, output_size, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._adaptive_avg_pool3d(self_t, output_size)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _adaptive_avg_pool3d_backward(grad_output, self, result):
+    # _adaptive_avg_pool3d_backward(grad_output_t, self_p)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F._adaptive_avg_pool3d_backward(grad_output_t, self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def constant_pad_nd(self, pad, value, result):
+    # constant_pad_nd(self_t, pad, 0)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.constant_pad_nd(self_t, pad, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def clone(self, memory_format, result):
     # auto_linear
     self_t = fw_grad(self)
@@ -4082,22 +4480,6 @@ def index_put_(self, indices, values, accumulate, result, tangents):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
-
-
-def constant_pad_nd(self, pad, value, result):
-    # constant_pad_nd(self_t, pad, 0)
-    self_t = fw_grad(self)
-    if self_t is None:
-        return
-    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
-    was_off = "fw_active" in _tls.__dict__
-    try:
-        _tls.fw_active = False
-        tangent = F.constant_pad_nd(self_t, pad, 0)
-    finally:
-        if not was_off:
-            _tls.__dict__.pop("fw_active", None)
-    set_fw_grad(result, tangent)
 
 
 def reflection_pad1d(self, padding, result):

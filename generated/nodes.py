@@ -25,6 +25,7 @@ from opgrad.autograd.functions_manual import (
     clamp_backward,
     clamp_backward_min_max,
     constant_pad_nd_backward,
+    convolution_double_backward,
     derivative_not_implemented,
     div_tensor_other_backward,
     elu_double_backward,
@@ -42,6 +43,7 @@ from opgrad.autograd.functions_manual import (
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
+    max_pool_double_backward,
     maximum_backward,
     maybe_multiply,
     mean_backward,
@@ -87,11 +89,20 @@ from opgrad.generated import ops as aten
 from opgrad.generated import plain_kernels
 from opgrad.plain import PLAIN_KEYS
 from opgrad.generated.python_surface import (
+    _adaptive_avg_pool2d,
+    _adaptive_avg_pool2d_backward,
+    _adaptive_avg_pool3d,
+    _adaptive_avg_pool3d_backward,
     _log_softmax_backward_data,
     _prelu_kernel_backward,
     _softmax_backward_data,
+    avg_pool2d,
+    avg_pool2d_backward,
+    avg_pool3d,
+    avg_pool3d_backward,
     binary_cross_entropy_backward,
     channel_shuffle,
+    convolution_backward,
     diagonal_backward,
     div,
     elu_backward,
@@ -105,6 +116,8 @@ from opgrad.generated.python_surface import (
     index_put,
     leaky_relu_backward,
     log_sigmoid_backward,
+    max_pool2d_with_indices_backward,
+    max_pool3d_with_indices_backward,
     mean,
     mish_backward,
     mse_loss_backward,
@@ -7601,6 +7614,1131 @@ class AliasBackward0(Node):
         return (grad_self,)
 
 
+class ConvolutionBackward0(Node):
+    """Backward of ``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``."""
+
+    __slots__ = (
+        "bias_sym_sizes_opt_",
+        "dilation_",
+        "groups_",
+        "input_",
+        "output_padding_",
+        "padding_",
+        "stride_",
+        "transposed_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "input_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.bias_sym_sizes_opt_ = None
+        self.dilation_ = None
+        self.groups_ = None
+        self.input_ = None
+        self.output_padding_ = None
+        self.padding_ = None
+        self.stride_ = None
+        self.transposed_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        bias_sym_sizes_opt = self.bias_sym_sizes_opt_
+        dilation = self.dilation_
+        groups = self.groups_
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        output_padding = self.output_padding_
+        padding = self.padding_
+        stride = self.stride_
+        transposed = self.transposed_
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # input, weight, bias: convolution_backward(grad, input, weight, bias.sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        grad_input, grad_weight, grad_bias = (
+            convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes_opt,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_weight,
+            grad_bias,
+        )
+
+    @property
+    def _saved_bias_sym_sizes_opt(self):
+        return self.bias_sym_sizes_opt_
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_groups(self):
+        return self.groups_
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_output_padding(self):
+        return self.output_padding_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+    @property
+    def _saved_transposed(self):
+        return self.transposed_
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class ConvolutionBackwardBackward0(Node):
+    """Backward of ``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "dilation_",
+        "grad_output_",
+        "groups_",
+        "input_",
+        "output_padding_",
+        "padding_",
+        "stride_",
+        "transposed_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "input_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dilation_ = None
+        self.grad_output_ = None
+        self.groups_ = None
+        self.input_ = None
+        self.output_padding_ = None
+        self.padding_ = None
+        self.stride_ = None
+        self.transposed_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        dilation = self.dilation_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        groups = self.groups_
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        output_padding = self.output_padding_
+        padding = self.padding_
+        stride = self.stride_
+        transposed = self.transposed_
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # grad_output, input, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        grad_grad_output, grad_input, grad_weight = (
+            convolution_double_backward(
+                grads[0],
+                grads[1],
+                grads[2],
+                grad_output,
+                weight,
+                input,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_input,
+            grad_weight,
+        )
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_groups(self):
+        return self.groups_
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_output_padding(self):
+        return self.output_padding_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+    @property
+    def _saved_transposed(self):
+        return self.transposed_
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    """Backward of ``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "ceil_mode_",
+        "dilation_",
+        "kernel_size_",
+        "padding_",
+        "result1_",
+        "self_",
+        "stride_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ceil_mode_ = None
+        self.dilation_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.result1_ = None
+        self.self_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        ceil_mode = self.ceil_mode_
+        dilation = self.dilation_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        stride = self.stride_
+        # self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        grad_self = (
+            max_pool2d_with_indices_backward(
+                grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_ceil_mode(self):
+        return self.ceil_mode_
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class MaxPool2DWithIndicesBackwardBackward0(Node):
+    """Backward of ``max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        grad_grad_output = max_pool_double_backward(grad, indices, 2) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class AvgPool2DBackward0(Node):
+    """Backward of ``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``."""
+
+    __slots__ = (
+        "ceil_mode_",
+        "count_include_pad_",
+        "divisor_override_",
+        "kernel_size_",
+        "padding_",
+        "self_",
+        "stride_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ceil_mode_ = None
+        self.count_include_pad_ = None
+        self.divisor_override_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.self_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        stride = self.stride_
+        # self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        grad_self = (
+            avg_pool2d_backward(
+                grad,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_ceil_mode(self):
+        return self.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(self):
+        return self.count_include_pad_
+
+    @property
+    def _saved_divisor_override(self):
+        return self.divisor_override_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class AvgPool2DBackwardBackward0(Node):
+    """Backward of ``avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``."""
+
+    __slots__ = (
+        "ceil_mode_",
+        "count_include_pad_",
+        "divisor_override_",
+        "kernel_size_",
+        "padding_",
+        "self_info_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ceil_mode_ = None
+        self.count_include_pad_ = None
+        self.divisor_override_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.self_info_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        self_info = self.self_info_
+        stride = self.stride_
+        # grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        grad_grad_output = (
+            avg_pool2d(
+                grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+            )
+            if needs[0]
+            else None
+        )
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_ceil_mode(self):
+        return self.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(self):
+        return self.count_include_pad_
+
+    @property
+    def _saved_divisor_override(self):
+        return self.divisor_override_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class AdaptiveAvgPool2DBackward0(Node):
+    """Backward of ``_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
+        # self: _adaptive_avg_pool2d_backward(grad, self)
+        grad_self = None
+        if needs[0]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_self = plain_kernels._adaptive_avg_pool2d_backward(grad, self_)
+            if grad_self is None:
+                grad_self = _adaptive_avg_pool2d_backward(grad, self_)
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AdaptiveAvgPool2DBackwardBackward0(Node):
+    """Backward of ``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_sym_argsize_minus_1_",
+        "grad_output_sym_argsize_minus_2_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_sym_argsize_minus_1_ = None
+        self.grad_output_sym_argsize_minus_2_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        grad_output_sym_argsize_minus_1 = self.grad_output_sym_argsize_minus_1_
+        grad_output_sym_argsize_minus_2 = self.grad_output_sym_argsize_minus_2_
+        self_info = self.self_info_
+        # grad_output: _adaptive_avg_pool2d(grad, [grad_output.sym_size(-2), grad_output.sym_size(-1)])
+        grad_grad_output = (
+            _adaptive_avg_pool2d(
+                grad, [grad_output_sym_argsize_minus_2, grad_output_sym_argsize_minus_1]
+            )
+            if needs[0]
+            else None
+        )
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_grad_output_sym_argsize_minus_1(self):
+        return self.grad_output_sym_argsize_minus_1_
+
+    @property
+    def _saved_grad_output_sym_argsize_minus_2(self):
+        return self.grad_output_sym_argsize_minus_2_
+
+
+class MaxPool3DWithIndicesBackward0(Node):
+    """Backward of ``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "ceil_mode_",
+        "dilation_",
+        "kernel_size_",
+        "padding_",
+        "result1_",
+        "self_",
+        "stride_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ceil_mode_ = None
+        self.dilation_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.result1_ = None
+        self.self_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        ceil_mode = self.ceil_mode_
+        dilation = self.dilation_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        stride = self.stride_
+        # self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        grad_self = (
+            max_pool3d_with_indices_backward(
+                grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_ceil_mode(self):
+        return self.ceil_mode_
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class MaxPool3DWithIndicesBackwardBackward0(Node):
+    """Backward of ``max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        grad_grad_output = max_pool_double_backward(grad, indices, 3) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class AvgPool3DBackward0(Node):
+    """Backward of ``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``."""
+
+    __slots__ = (
+        "ceil_mode_",
+        "count_include_pad_",
+        "divisor_override_",
+        "kernel_size_",
+        "padding_",
+        "self_",
+        "stride_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ceil_mode_ = None
+        self.count_include_pad_ = None
+        self.divisor_override_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.self_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        stride = self.stride_
+        # self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        grad_self = (
+            avg_pool3d_backward(
+                grad,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_ceil_mode(self):
+        return self.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(self):
+        return self.count_include_pad_
+
+    @property
+    def _saved_divisor_override(self):
+        return self.divisor_override_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class AvgPool3DBackwardBackward0(Node):
+    """Backward of ``avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``."""
+
+    __slots__ = (
+        "ceil_mode_",
+        "count_include_pad_",
+        "divisor_override_",
+        "kernel_size_",
+        "padding_",
+        "self_info_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.ceil_mode_ = None
+        self.count_include_pad_ = None
+        self.divisor_override_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.self_info_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        self_info = self.self_info_
+        stride = self.stride_
+        # grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        grad_grad_output = (
+            avg_pool3d(
+                grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+            )
+            if needs[0]
+            else None
+        )
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_ceil_mode(self):
+        return self.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(self):
+        return self.count_include_pad_
+
+    @property
+    def _saved_divisor_override(self):
+        return self.divisor_override_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class AdaptiveAvgPool3DBackward0(Node):
+    """Backward of ``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
+        # self: _adaptive_avg_pool3d_backward(grad, self)
+        grad_self = None
+        if needs[0]:
+            if plain and self_.__class__ in TENSOR_CLASSES and self_._keys == PLAIN_KEYS:
+                grad_self = plain_kernels._adaptive_avg_pool3d_backward(grad, self_)
+            if grad_self is None:
+                grad_self = _adaptive_avg_pool3d_backward(grad, self_)
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AdaptiveAvgPool3DBackwardBackward0(Node):
+    """Backward of ``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_sym_argsize_minus_1_",
+        "grad_output_sym_argsize_minus_2_",
+        "grad_output_sym_argsize_minus_3_",
+        "self_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_sym_argsize_minus_1_ = None
+        self.grad_output_sym_argsize_minus_2_ = None
+        self.grad_output_sym_argsize_minus_3_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        grad_output_sym_argsize_minus_1 = self.grad_output_sym_argsize_minus_1_
+        grad_output_sym_argsize_minus_2 = self.grad_output_sym_argsize_minus_2_
+        grad_output_sym_argsize_minus_3 = self.grad_output_sym_argsize_minus_3_
+        self_info = self.self_info_
+        # grad_output: _adaptive_avg_pool3d(grad, [grad_output.sym_size(-3), grad_output.sym_size(-2), grad_output.sym_size(-1)])
+        grad_grad_output = (
+            _adaptive_avg_pool3d(
+                grad,
+                [
+                    grad_output_sym_argsize_minus_3,
+                    grad_output_sym_argsize_minus_2,
+                    grad_output_sym_argsize_minus_1,
+                ],
+            )
+            if needs[0]
+            else None
+        )
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_grad_output_sym_argsize_minus_1(self):
+        return self.grad_output_sym_argsize_minus_1_
+
+    @property
+    def _saved_grad_output_sym_argsize_minus_2(self):
+        return self.grad_output_sym_argsize_minus_2_
+
+    @property
+    def _saved_grad_output_sym_argsize_minus_3(self):
+        return self.grad_output_sym_argsize_minus_3_
+
+
+class ConstantPadNdBackward0(Node):
+    """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``."""
+
+    __slots__ = ("pad_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.pad_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        pad = self.pad_
+        # self: constant_pad_nd_backward(grad, pad)
+        grad_self = constant_pad_nd_backward(grad, pad) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_pad(self):
+        return self.pad_
+
+
 class CloneBackward0(Node):
     """Backward of ``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``."""
 
@@ -7918,32 +9056,6 @@ class IndexPutBackward0(Node):
     @property
     def _raw_saved_indices(self):
         return raw_saved_list(self.indices_, self)
-
-
-class ConstantPadNdBackward0(Node):
-    """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``."""
-
-    __slots__ = ("pad_",)
-    _releasable_slots = ()
-
-    def __init__(self):
-        self._seq = next(sequence_nr_counter)
-        self._next_edges = ()
-        self._in_meta = ()
-        self.pad_ = None
-
-    def apply(self, grads, needs):
-        grad = grads[0]
-        if grad is None:
-            return (None,)
-        pad = self.pad_
-        # self: constant_pad_nd_backward(grad, pad)
-        grad_self = constant_pad_nd_backward(grad, pad) if needs[0] else None
-        return (grad_self,)
-
-    @property
-    def _saved_pad(self):
-        return self.pad_
 
 
 class ReflectionPad1DBackward0(Node):

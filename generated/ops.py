@@ -9964,6 +9964,1820 @@ narrow = narrow_op._entry = _narrow_entry(Site(narrow_op))
 narrow_op._make_entry = _narrow_entry
 
 
+convolution_op = define(
+    "aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"
+)
+_convolution_kernels = convolution_op.kernels
+
+
+def _convolution_entry(_site):
+    def convolution(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    convolution_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, convolution_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, convolution_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, convolution_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, convolution_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 1, _site, convolution_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 1, _site, convolution_op, 5)
+                if output_padding.__class__ is not tuple:
+                    output_padding = int_list(output_padding, 1, _site, convolution_op, 7)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, convolution_op, 8)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    convolution_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _convolution_kernels[keyset]
+            return kernel(
+                keyset,
+                input,
+                weight,
+                bias,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return convolution
+
+
+convolution = convolution_op._entry = _convolution_entry(Site(convolution_op))
+convolution_op._make_entry = _convolution_entry
+
+
+convolution_backward_op = define(
+    "aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
+)
+_convolution_backward_kernels = convolution_backward_op.kernels
+
+
+def _convolution_backward_entry(_site):
+    def convolution_backward(
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    convolution_backward_op,
+                    grad_output,
+                    input,
+                    weight,
+                    bias_sizes,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    output_mask,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, convolution_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, convolution_backward_op, 1)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, convolution_backward_op, 2)
+                if bias_sizes is not None and bias_sizes.__class__ is not tuple:
+                    bias_sizes = int_list(bias_sizes, 1, _site, convolution_backward_op, 3)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, convolution_backward_op, 4)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 1, _site, convolution_backward_op, 5)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 1, _site, convolution_backward_op, 6)
+                if output_padding.__class__ is not tuple:
+                    output_padding = int_list(output_padding, 1, _site, convolution_backward_op, 8)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, convolution_backward_op, 9)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    convolution_backward_op,
+                    grad_output,
+                    input,
+                    weight,
+                    bias_sizes,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    output_mask,
+                )
+            keyset = (grad_output._keys | input._keys | weight._keys | include) & _tls.keep
+            kernel = _convolution_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                input,
+                weight,
+                bias_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                output_mask,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return convolution_backward
+
+
+convolution_backward = convolution_backward_op._entry = _convolution_backward_entry(
+    Site(convolution_backward_op)
+)
+convolution_backward_op._make_entry = _convolution_backward_entry
+
+
+conv1d_op = define(
+    "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor"
+)
+_conv1d_kernels = conv1d_op.kernels
+
+
+def _conv1d_entry(_site):
+    def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, conv1d_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv1d_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv1d_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv1d_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, conv1d_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 1, _site, conv1d_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 1, _site, conv1d_op, 5)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv1d_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, conv1d_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv1d_kernels[keyset]
+            return kernel(keyset, input, weight, bias, stride, padding, dilation, groups)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv1d
+
+
+conv1d = conv1d_op._entry = _conv1d_entry(Site(conv1d_op))
+conv1d_op._make_entry = _conv1d_entry
+
+
+conv1d_padding_op = define(
+    "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding='valid', SymInt[1] dilation=1, SymInt groups=1) -> Tensor"
+)
+_conv1d_padding_kernels = conv1d_padding_op.kernels
+
+
+def _conv1d_padding_entry(_site):
+    def conv1d_padding(
+        input, weight, bias=None, stride=(1,), padding="valid", dilation=(1,), groups=1
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, conv1d_padding_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv1d_padding_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv1d_padding_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv1d_padding_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, conv1d_padding_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 1, _site, conv1d_padding_op, 5)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv1d_padding_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, conv1d_padding_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv1d_padding_kernels[keyset]
+            return kernel(keyset, input, weight, bias, stride, padding, dilation, groups)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv1d_padding
+
+
+conv1d_padding = conv1d_padding_op._entry = _conv1d_padding_entry(Site(conv1d_padding_op))
+conv1d_padding_op._make_entry = _conv1d_padding_entry
+
+
+conv2d_op = define(
+    "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"
+)
+_conv2d_kernels = conv2d_op.kernels
+
+
+def _conv2d_entry(_site):
+    def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, conv2d_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv2d_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv2d_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv2d_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, conv2d_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, conv2d_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, conv2d_op, 5)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv2d_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, conv2d_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv2d_kernels[keyset]
+            return kernel(keyset, input, weight, bias, stride, padding, dilation, groups)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv2d
+
+
+conv2d = conv2d_op._entry = _conv2d_entry(Site(conv2d_op))
+conv2d_op._make_entry = _conv2d_entry
+
+
+conv2d_padding_op = define(
+    "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding='valid', SymInt[2] dilation=1, SymInt groups=1) -> Tensor"
+)
+_conv2d_padding_kernels = conv2d_padding_op.kernels
+
+
+def _conv2d_padding_entry(_site):
+    def conv2d_padding(
+        input, weight, bias=None, stride=(1, 1), padding="valid", dilation=(1, 1), groups=1
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, conv2d_padding_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv2d_padding_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv2d_padding_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv2d_padding_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, conv2d_padding_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, conv2d_padding_op, 5)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv2d_padding_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, conv2d_padding_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv2d_padding_kernels[keyset]
+            return kernel(keyset, input, weight, bias, stride, padding, dilation, groups)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv2d_padding
+
+
+conv2d_padding = conv2d_padding_op._entry = _conv2d_padding_entry(Site(conv2d_padding_op))
+conv2d_padding_op._make_entry = _conv2d_padding_entry
+
+
+conv3d_op = define(
+    "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor"
+)
+_conv3d_kernels = conv3d_op.kernels
+
+
+def _conv3d_entry(_site):
+    def conv3d(
+        input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, conv3d_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv3d_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv3d_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv3d_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, conv3d_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, conv3d_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, conv3d_op, 5)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv3d_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, conv3d_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv3d_kernels[keyset]
+            return kernel(keyset, input, weight, bias, stride, padding, dilation, groups)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv3d
+
+
+conv3d = conv3d_op._entry = _conv3d_entry(Site(conv3d_op))
+conv3d_op._make_entry = _conv3d_entry
+
+
+conv3d_padding_op = define(
+    "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding='valid', SymInt[3] dilation=1, SymInt groups=1) -> Tensor"
+)
+_conv3d_padding_kernels = conv3d_padding_op.kernels
+
+
+def _conv3d_padding_entry(_site):
+    def conv3d_padding(
+        input, weight, bias=None, stride=(1, 1, 1), padding="valid", dilation=(1, 1, 1), groups=1
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, conv3d_padding_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv3d_padding_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv3d_padding_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv3d_padding_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, conv3d_padding_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, conv3d_padding_op, 5)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv3d_padding_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, conv3d_padding_op, input, weight, bias, stride, padding, dilation, groups
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv3d_padding_kernels[keyset]
+            return kernel(keyset, input, weight, bias, stride, padding, dilation, groups)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv3d_padding
+
+
+conv3d_padding = conv3d_padding_op._entry = _conv3d_padding_entry(Site(conv3d_padding_op))
+conv3d_padding_op._make_entry = _conv3d_padding_entry
+
+
+conv_transpose1d_op = define(
+    "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor"
+)
+_conv_transpose1d_kernels = conv_transpose1d_op.kernels
+
+
+def _conv_transpose1d_entry(_site):
+    def conv_transpose1d(
+        input,
+        weight,
+        bias=None,
+        stride=(1,),
+        padding=(0,),
+        output_padding=(0,),
+        groups=1,
+        dilation=(1,),
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    conv_transpose1d_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    output_padding,
+                    groups,
+                    dilation,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv_transpose1d_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv_transpose1d_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv_transpose1d_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, conv_transpose1d_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 1, _site, conv_transpose1d_op, 4)
+                if output_padding.__class__ is not tuple:
+                    output_padding = int_list(output_padding, 1, _site, conv_transpose1d_op, 5)
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv_transpose1d_op, 6)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 1, _site, conv_transpose1d_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    conv_transpose1d_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    output_padding,
+                    groups,
+                    dilation,
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv_transpose1d_kernels[keyset]
+            return kernel(
+                keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv_transpose1d
+
+
+conv_transpose1d = conv_transpose1d_op._entry = _conv_transpose1d_entry(Site(conv_transpose1d_op))
+conv_transpose1d_op._make_entry = _conv_transpose1d_entry
+
+
+conv_transpose2d_input_op = define(
+    "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor"
+)
+_conv_transpose2d_input_kernels = conv_transpose2d_input_op.kernels
+
+
+def _conv_transpose2d_input_entry(_site):
+    def conv_transpose2d_input(
+        input,
+        weight,
+        bias=None,
+        stride=(1, 1),
+        padding=(0, 0),
+        output_padding=(0, 0),
+        groups=1,
+        dilation=(1, 1),
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    conv_transpose2d_input_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    output_padding,
+                    groups,
+                    dilation,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv_transpose2d_input_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv_transpose2d_input_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv_transpose2d_input_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, conv_transpose2d_input_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, conv_transpose2d_input_op, 4)
+                if output_padding.__class__ is not tuple:
+                    output_padding = int_list(
+                        output_padding, 2, _site, conv_transpose2d_input_op, 5
+                    )
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv_transpose2d_input_op, 6)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, conv_transpose2d_input_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    conv_transpose2d_input_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    output_padding,
+                    groups,
+                    dilation,
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv_transpose2d_input_kernels[keyset]
+            return kernel(
+                keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv_transpose2d_input
+
+
+conv_transpose2d_input = conv_transpose2d_input_op._entry = _conv_transpose2d_input_entry(
+    Site(conv_transpose2d_input_op)
+)
+conv_transpose2d_input_op._make_entry = _conv_transpose2d_input_entry
+
+
+conv_transpose3d_input_op = define(
+    "aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor"
+)
+_conv_transpose3d_input_kernels = conv_transpose3d_input_op.kernels
+
+
+def _conv_transpose3d_input_entry(_site):
+    def conv_transpose3d_input(
+        input,
+        weight,
+        bias=None,
+        stride=(1, 1, 1),
+        padding=(0, 0, 0),
+        output_padding=(0, 0, 0),
+        groups=1,
+        dilation=(1, 1, 1),
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    conv_transpose3d_input_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    output_padding,
+                    groups,
+                    dilation,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, conv_transpose3d_input_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, conv_transpose3d_input_op, 1)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, conv_transpose3d_input_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, conv_transpose3d_input_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, conv_transpose3d_input_op, 4)
+                if output_padding.__class__ is not tuple:
+                    output_padding = int_list(
+                        output_padding, 3, _site, conv_transpose3d_input_op, 5
+                    )
+                if groups.__class__ is not int:
+                    groups = int_arg(groups, _site, conv_transpose3d_input_op, 6)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, conv_transpose3d_input_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    conv_transpose3d_input_op,
+                    input,
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    output_padding,
+                    groups,
+                    dilation,
+                )
+            keyset = (
+                input._keys | weight._keys | (bias._keys if bias is not None else 0) | include
+            ) & _tls.keep
+            kernel = _conv_transpose3d_input_kernels[keyset]
+            return kernel(
+                keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return conv_transpose3d_input
+
+
+conv_transpose3d_input = conv_transpose3d_input_op._entry = _conv_transpose3d_input_entry(
+    Site(conv_transpose3d_input_op)
+)
+conv_transpose3d_input_op._make_entry = _conv_transpose3d_input_entry
+
+
+max_pool2d_op = define(
+    "aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"
+)
+_max_pool2d_kernels = max_pool2d_op.kernels
+
+
+def _max_pool2d_entry(_site):
+    def max_pool2d(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, max_pool2d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool2d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, max_pool2d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, max_pool2d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, max_pool2d_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, max_pool2d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, max_pool2d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool2d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool2d
+
+
+max_pool2d = max_pool2d_op._entry = _max_pool2d_entry(Site(max_pool2d_op))
+max_pool2d_op._make_entry = _max_pool2d_entry
+
+
+max_pool2d_with_indices_op = define(
+    "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
+)
+_max_pool2d_with_indices_kernels = max_pool2d_with_indices_op.kernels
+
+
+def _max_pool2d_with_indices_entry(_site):
+    def max_pool2d_with_indices(
+        self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool2d_with_indices_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, max_pool2d_with_indices_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, max_pool2d_with_indices_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, max_pool2d_with_indices_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, max_pool2d_with_indices_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool2d_with_indices_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool2d_with_indices
+
+
+max_pool2d_with_indices = max_pool2d_with_indices_op._entry = _max_pool2d_with_indices_entry(
+    Site(max_pool2d_with_indices_op)
+)
+max_pool2d_with_indices_op._make_entry = _max_pool2d_with_indices_entry
+
+
+max_pool2d_with_indices_backward_op = define(
+    "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"
+)
+_max_pool2d_with_indices_backward_kernels = max_pool2d_with_indices_backward_op.kernels
+
+
+def _max_pool2d_with_indices_backward_entry(_site):
+    def max_pool2d_with_indices_backward(
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, max_pool2d_with_indices_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool2d_with_indices_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 2, _site, max_pool2d_with_indices_backward_op, 2
+                    )
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, max_pool2d_with_indices_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, max_pool2d_with_indices_backward_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, max_pool2d_with_indices_backward_op, 5)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_pool2d_with_indices_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool2d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.max_pool2d_with_indices_backward(
+                    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _max_pool2d_with_indices_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool2d_with_indices_backward
+
+
+max_pool2d_with_indices_backward = max_pool2d_with_indices_backward_op._entry = (
+    _max_pool2d_with_indices_backward_entry(Site(max_pool2d_with_indices_backward_op))
+)
+max_pool2d_with_indices_backward_op._make_entry = _max_pool2d_with_indices_backward_entry
+
+
+avg_pool2d_op = define(
+    "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
+)
+_avg_pool2d_kernels = avg_pool2d_op.kernels
+
+
+def _avg_pool2d_entry(_site):
+    def avg_pool2d(
+        self,
+        kernel_size,
+        stride=(),
+        padding=(0, 0),
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool2d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, avg_pool2d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, avg_pool2d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, avg_pool2d_op, 3)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool2d_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.avg_pool2d(
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool2d_kernels[keyset]
+            return kernel(
+                keyset,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool2d
+
+
+avg_pool2d = avg_pool2d_op._entry = _avg_pool2d_entry(Site(avg_pool2d_op))
+avg_pool2d_op._make_entry = _avg_pool2d_entry
+
+
+avg_pool2d_backward_op = define(
+    "aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"
+)
+_avg_pool2d_backward_kernels = avg_pool2d_backward_op.kernels
+
+
+def _avg_pool2d_backward_entry(_site):
+    def avg_pool2d_backward(
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, avg_pool2d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool2d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, avg_pool2d_backward_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, avg_pool2d_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, avg_pool2d_backward_op, 4)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool2d_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.avg_pool2d_backward(
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool2d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool2d_backward
+
+
+avg_pool2d_backward = avg_pool2d_backward_op._entry = _avg_pool2d_backward_entry(
+    Site(avg_pool2d_backward_op)
+)
+avg_pool2d_backward_op._make_entry = _avg_pool2d_backward_entry
+
+
+adaptive_avg_pool2d_op = define(
+    "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"
+)
+_adaptive_avg_pool2d_kernels = adaptive_avg_pool2d_op.kernels
+
+
+def _adaptive_avg_pool2d_entry(_site):
+    def adaptive_avg_pool2d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_avg_pool2d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_avg_pool2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, adaptive_avg_pool2d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_avg_pool2d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_avg_pool2d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_avg_pool2d
+
+
+adaptive_avg_pool2d = adaptive_avg_pool2d_op._entry = _adaptive_avg_pool2d_entry(
+    Site(adaptive_avg_pool2d_op)
+)
+adaptive_avg_pool2d_op._make_entry = _adaptive_avg_pool2d_entry
+
+
+_adaptive_avg_pool2d_op = define(
+    "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"
+)
+__adaptive_avg_pool2d_kernels = _adaptive_avg_pool2d_op.kernels
+
+
+def __adaptive_avg_pool2d_entry(_site):
+    def _adaptive_avg_pool2d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool2d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, _adaptive_avg_pool2d_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool2d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._adaptive_avg_pool2d(self, output_size)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool2d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool2d
+
+
+_adaptive_avg_pool2d = _adaptive_avg_pool2d_op._entry = __adaptive_avg_pool2d_entry(
+    Site(_adaptive_avg_pool2d_op)
+)
+_adaptive_avg_pool2d_op._make_entry = __adaptive_avg_pool2d_entry
+
+
+_adaptive_avg_pool2d_backward_op = define(
+    "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+__adaptive_avg_pool2d_backward_kernels = _adaptive_avg_pool2d_backward_op.kernels
+
+
+def __adaptive_avg_pool2d_backward_entry(_site):
+    def _adaptive_avg_pool2d_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool2d_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _adaptive_avg_pool2d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool2d_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool2d_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._adaptive_avg_pool2d_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool2d_backward
+
+
+_adaptive_avg_pool2d_backward = _adaptive_avg_pool2d_backward_op._entry = (
+    __adaptive_avg_pool2d_backward_entry(Site(_adaptive_avg_pool2d_backward_op))
+)
+_adaptive_avg_pool2d_backward_op._make_entry = __adaptive_avg_pool2d_backward_entry
+
+
+max_pool3d_op = define(
+    "aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor"
+)
+_max_pool3d_kernels = max_pool3d_op.kernels
+
+
+def _max_pool3d_entry(_site):
+    def max_pool3d(
+        self, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, max_pool3d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool3d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, max_pool3d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_pool3d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_pool3d_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, max_pool3d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, max_pool3d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool3d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool3d
+
+
+max_pool3d = max_pool3d_op._entry = _max_pool3d_entry(Site(max_pool3d_op))
+max_pool3d_op._make_entry = _max_pool3d_entry
+
+
+max_pool3d_with_indices_op = define(
+    "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
+)
+_max_pool3d_with_indices_kernels = max_pool3d_with_indices_op.kernels
+
+
+def _max_pool3d_with_indices_entry(_site):
+    def max_pool3d_with_indices(
+        self, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool3d_with_indices_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, max_pool3d_with_indices_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_pool3d_with_indices_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_pool3d_with_indices_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, max_pool3d_with_indices_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool3d_with_indices_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool3d_with_indices
+
+
+max_pool3d_with_indices = max_pool3d_with_indices_op._entry = _max_pool3d_with_indices_entry(
+    Site(max_pool3d_with_indices_op)
+)
+max_pool3d_with_indices_op._make_entry = _max_pool3d_with_indices_entry
+
+
+max_pool3d_with_indices_backward_op = define(
+    "aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"
+)
+_max_pool3d_with_indices_backward_kernels = max_pool3d_with_indices_backward_op.kernels
+
+
+def _max_pool3d_with_indices_backward_entry(_site):
+    def max_pool3d_with_indices_backward(
+        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, max_pool3d_with_indices_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool3d_with_indices_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 3, _site, max_pool3d_with_indices_backward_op, 2
+                    )
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_pool3d_with_indices_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_pool3d_with_indices_backward_op, 4)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 3, _site, max_pool3d_with_indices_backward_op, 5)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_pool3d_with_indices_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool3d_with_indices_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.max_pool3d_with_indices_backward(
+                    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _max_pool3d_with_indices_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool3d_with_indices_backward
+
+
+max_pool3d_with_indices_backward = max_pool3d_with_indices_backward_op._entry = (
+    _max_pool3d_with_indices_backward_entry(Site(max_pool3d_with_indices_backward_op))
+)
+max_pool3d_with_indices_backward_op._make_entry = _max_pool3d_with_indices_backward_entry
+
+
+avg_pool3d_op = define(
+    "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
+)
+_avg_pool3d_kernels = avg_pool3d_op.kernels
+
+
+def _avg_pool3d_entry(_site):
+    def avg_pool3d(
+        self,
+        kernel_size,
+        stride=(),
+        padding=(0, 0, 0),
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool3d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, avg_pool3d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, avg_pool3d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, avg_pool3d_op, 3)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool3d_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.avg_pool3d(
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool3d_kernels[keyset]
+            return kernel(
+                keyset,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool3d
+
+
+avg_pool3d = avg_pool3d_op._entry = _avg_pool3d_entry(Site(avg_pool3d_op))
+avg_pool3d_op._make_entry = _avg_pool3d_entry
+
+
+avg_pool3d_backward_op = define(
+    "aten::avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"
+)
+_avg_pool3d_backward_kernels = avg_pool3d_backward_op.kernels
+
+
+def _avg_pool3d_backward_entry(_site):
+    def avg_pool3d_backward(
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, avg_pool3d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool3d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, avg_pool3d_backward_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, avg_pool3d_backward_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, avg_pool3d_backward_op, 4)
+                if divisor_override is not None and divisor_override.__class__ is not int:
+                    divisor_override = int_arg(divisor_override, _site, avg_pool3d_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.avg_pool3d_backward(
+                    grad_output,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                )
+                if result is not None:
+                    return result
+            kernel = _avg_pool3d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool3d_backward
+
+
+avg_pool3d_backward = avg_pool3d_backward_op._entry = _avg_pool3d_backward_entry(
+    Site(avg_pool3d_backward_op)
+)
+avg_pool3d_backward_op._make_entry = _avg_pool3d_backward_entry
+
+
+adaptive_avg_pool3d_op = define(
+    "aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"
+)
+_adaptive_avg_pool3d_kernels = adaptive_avg_pool3d_op.kernels
+
+
+def _adaptive_avg_pool3d_entry(_site):
+    def adaptive_avg_pool3d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_avg_pool3d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_avg_pool3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, adaptive_avg_pool3d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_avg_pool3d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_avg_pool3d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_avg_pool3d
+
+
+adaptive_avg_pool3d = adaptive_avg_pool3d_op._entry = _adaptive_avg_pool3d_entry(
+    Site(adaptive_avg_pool3d_op)
+)
+adaptive_avg_pool3d_op._make_entry = _adaptive_avg_pool3d_entry
+
+
+_adaptive_avg_pool3d_op = define(
+    "aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"
+)
+__adaptive_avg_pool3d_kernels = _adaptive_avg_pool3d_op.kernels
+
+
+def __adaptive_avg_pool3d_entry(_site):
+    def _adaptive_avg_pool3d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool3d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, _adaptive_avg_pool3d_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool3d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._adaptive_avg_pool3d(self, output_size)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool3d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool3d
+
+
+_adaptive_avg_pool3d = _adaptive_avg_pool3d_op._entry = __adaptive_avg_pool3d_entry(
+    Site(_adaptive_avg_pool3d_op)
+)
+_adaptive_avg_pool3d_op._make_entry = __adaptive_avg_pool3d_entry
+
+
+_adaptive_avg_pool3d_backward_op = define(
+    "aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+__adaptive_avg_pool3d_backward_kernels = _adaptive_avg_pool3d_backward_op.kernels
+
+
+def __adaptive_avg_pool3d_backward_entry(_site):
+    def _adaptive_avg_pool3d_backward(grad_output, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _adaptive_avg_pool3d_backward_op, grad_output, self)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _adaptive_avg_pool3d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _adaptive_avg_pool3d_backward_op, 1)
+            except Overridden:
+                return handle_entry(_site, _adaptive_avg_pool3d_backward_op, grad_output, self)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._adaptive_avg_pool3d_backward(grad_output, self)
+                if result is not None:
+                    return result
+            kernel = __adaptive_avg_pool3d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _adaptive_avg_pool3d_backward
+
+
+_adaptive_avg_pool3d_backward = _adaptive_avg_pool3d_backward_op._entry = (
+    __adaptive_avg_pool3d_backward_entry(Site(_adaptive_avg_pool3d_backward_op))
+)
+_adaptive_avg_pool3d_backward_op._make_entry = __adaptive_avg_pool3d_backward_entry
+
+
+constant_pad_nd_op = define(
+    "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
+)
+_constant_pad_nd_kernels = constant_pad_nd_op.kernels
+
+
+def _constant_pad_nd_entry(_site):
+    def constant_pad_nd(self, pad, value=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, constant_pad_nd_op, self, pad, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, constant_pad_nd_op, 0)
+                if pad.__class__ is not tuple:
+                    pad = int_list(pad, 1, _site, constant_pad_nd_op, 1)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, constant_pad_nd_op, 2)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, constant_pad_nd_op, self, pad, value)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.constant_pad_nd(self, pad, value)
+                if result is not None:
+                    return result
+            kernel = _constant_pad_nd_kernels[keyset]
+            return kernel(keyset, self, pad, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return constant_pad_nd
+
+
+constant_pad_nd = constant_pad_nd_op._entry = _constant_pad_nd_entry(Site(constant_pad_nd_op))
+constant_pad_nd_op._make_entry = _constant_pad_nd_entry
+
+
 clone_op = define("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
 _clone_kernels = clone_op.kernels
 
@@ -10610,51 +12424,6 @@ def _square_entry(_site):
 
 square = square_op._entry = _square_entry(Site(square_op))
 square_op._make_entry = _square_entry
-
-
-constant_pad_nd_op = define(
-    "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
-)
-_constant_pad_nd_kernels = constant_pad_nd_op.kernels
-
-
-def _constant_pad_nd_entry(_site):
-    def constant_pad_nd(self, pad, value=0):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(_site, constant_pad_nd_op, self, pad, value)
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, constant_pad_nd_op, 0)
-                if pad.__class__ is not tuple:
-                    pad = int_list(pad, 1, _site, constant_pad_nd_op, 1)
-                if value.__class__ not in PY_NUMBERS:
-                    value = scalar_arg(value, _site, constant_pad_nd_op, 2)
-                elif (
-                    value.__class__ is int
-                    and not -9223372036854775808 <= value <= 18446744073709551615
-                ):
-                    check_scalar_range(value)
-            except Overridden:
-                return handle_entry(_site, constant_pad_nd_op, self, pad, value)
-            keyset = (self._keys | include) & _tls.keep
-            if _tls.plain and keyset == PLAIN_KEYS:
-                result = plain_kernels.constant_pad_nd(self, pad, value)
-                if result is not None:
-                    return result
-            kernel = _constant_pad_nd_kernels[keyset]
-            return kernel(keyset, self, pad, value)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return constant_pad_nd
-
-
-constant_pad_nd = constant_pad_nd_op._entry = _constant_pad_nd_entry(Site(constant_pad_nd_op))
-constant_pad_nd_op._make_entry = _constant_pad_nd_entry
 
 
 reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")

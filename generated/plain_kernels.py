@@ -4474,6 +4474,554 @@ def alias(self):
     return out
 
 
+def max_pool2d_with_indices_backward(
+    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    indices_data = indices._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and indices_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.max_pool_with_indices_backward(grad_output_data, self_data, indices_data, 2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.MaxPool2DWithIndicesBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.indices_ = (
+            (
+                indices
+                if indices._vc is None and indices._grad_fn is None
+                else SavedVariable(indices, False)
+            )
+            if grad_output._rg
+            else None
+        )
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.avg_pool_check(
+            self, kernel_size, stride, padding, ceil_mode, divisor_override, 2, "avg_pool2d"
+        )
+        result = k.avg_pool(
+            self_data,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            2,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.AvgPool2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def avg_pool2d_backward(
+    grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.avg_pool_backward(
+            grad_output_data,
+            self_data,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            2,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.AvgPool2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _adaptive_avg_pool2d(self, output_size):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.adaptive_avg_pool_check(self, output_size, 2)
+        result = k.adaptive_avg_pool(self_data, output_size, 2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.AdaptiveAvgPool2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.adaptive_avg_pool_backward(grad_output_data, self_data, 2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.AdaptiveAvgPool2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.grad_output_sym_argsize_minus_1_ = grad_output._data.shape[-1]
+        grad_fn.grad_output_sym_argsize_minus_2_ = grad_output._data.shape[-2]
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def max_pool3d_with_indices_backward(
+    grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices
+):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    indices_data = indices._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and indices_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.max_pool_with_indices_backward(grad_output_data, self_data, indices_data, 3)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.MaxPool3DWithIndicesBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.indices_ = (
+            (
+                indices
+                if indices._vc is None and indices._grad_fn is None
+                else SavedVariable(indices, False)
+            )
+            if grad_output._rg
+            else None
+        )
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.avg_pool_check(
+            self, kernel_size, stride, padding, ceil_mode, divisor_override, 3, "avg_pool3d"
+        )
+        result = k.avg_pool(
+            self_data,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            3,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.AvgPool3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def avg_pool3d_backward(
+    grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.avg_pool_backward(
+            grad_output_data,
+            self_data,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            3,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.AvgPool3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.ceil_mode_ = ceil_mode
+        grad_fn.count_include_pad_ = count_include_pad
+        grad_fn.divisor_override_ = divisor_override
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _adaptive_avg_pool3d(self, output_size):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.adaptive_avg_pool_check(self, output_size, 3)
+        result = k.adaptive_avg_pool(self_data, output_size, 3)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.AdaptiveAvgPool3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _adaptive_avg_pool3d_backward(grad_output, self):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and self_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.adaptive_avg_pool_backward(grad_output_data, self_data, 3)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.AdaptiveAvgPool3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.grad_output_sym_argsize_minus_1_ = grad_output._data.shape[-1]
+        grad_fn.grad_output_sym_argsize_minus_2_ = grad_output._data.shape[-2]
+        grad_fn.grad_output_sym_argsize_minus_3_ = grad_output._data.shape[-3]
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def constant_pad_nd(self, pad, value):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.constant_pad_nd_check(self, pad)
+        result = k.constant_pad_nd(self_data, pad, value)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ConstantPadNdBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.pad_ = pad
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def clone(self, memory_format):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):
@@ -4620,40 +5168,6 @@ def masked_fill_Tensor(self, mask, value):
         grad_fn.mask_ = (
             mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)
         )
-        meta = (result.shape, result.dtype)
-        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
-        if result.dtype.kind == "f":  # integral results get no history
-            out._grad_fn = grad_fn
-            out._rg = True
-    return out
-
-
-def constant_pad_nd(self, pad, value):
-    self_data = self._data
-    if not (self_data.dtype in PLAIN_FLOATS):
-        return None
-    try:
-        result = k.constant_pad_nd(self_data, pad, value)
-    except Exception:  # the full path raises torch's error
-        return None
-    if result.__class__ is not ndarray:
-        result = asarray(result)  # numpy hands back scalars for 0-dim results
-    out = _new(Tensor)
-    out._data = result
-    out._rg = False
-    out._grad_fn = None
-    out._vc = None
-    out._base = None
-    if _tls.grad_enabled and (self._rg):
-        grad_fn = _new(nodes.ConstantPadNdBackward0)
-        grad_fn._seq = next(_sequence)
-        edge_self = self._grad_fn
-        if edge_self is None:
-            edge_self = grad_accumulator(self) if self._rg else None
-        elif self._output_nr:
-            edge_self = (edge_self, self._output_nr)
-        grad_fn._next_edges = (edge_self,)
-        grad_fn.pad_ = pad
         meta = (result.shape, result.dtype)
         grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history

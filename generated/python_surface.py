@@ -214,6 +214,40 @@ FUNCTIONS = {
     "stack": (ops.stack_op,),
     "alias": (ops.alias_op,),
     "narrow": (ops.narrow_op,),
+    "convolution": (ops.convolution_op,),
+    "convolution_backward": (ops.convolution_backward_op,),
+    "conv1d": (
+        ops.conv1d_op,
+        ops.conv1d_padding_op,
+    ),
+    "conv2d": (
+        ops.conv2d_op,
+        ops.conv2d_padding_op,
+    ),
+    "conv3d": (
+        ops.conv3d_op,
+        ops.conv3d_padding_op,
+    ),
+    "conv_transpose1d": (ops.conv_transpose1d_op,),
+    "conv_transpose2d": (ops.conv_transpose2d_input_op,),
+    "conv_transpose3d": (ops.conv_transpose3d_input_op,),
+    "max_pool2d": (ops.max_pool2d_op,),
+    "max_pool2d_with_indices": (ops.max_pool2d_with_indices_op,),
+    "max_pool2d_with_indices_backward": (ops.max_pool2d_with_indices_backward_op,),
+    "avg_pool2d": (ops.avg_pool2d_op,),
+    "avg_pool2d_backward": (ops.avg_pool2d_backward_op,),
+    "adaptive_avg_pool2d": (ops.adaptive_avg_pool2d_op,),
+    "_adaptive_avg_pool2d": (ops._adaptive_avg_pool2d_op,),
+    "_adaptive_avg_pool2d_backward": (ops._adaptive_avg_pool2d_backward_op,),
+    "max_pool3d": (ops.max_pool3d_op,),
+    "max_pool3d_with_indices": (ops.max_pool3d_with_indices_op,),
+    "max_pool3d_with_indices_backward": (ops.max_pool3d_with_indices_backward_op,),
+    "avg_pool3d": (ops.avg_pool3d_op,),
+    "avg_pool3d_backward": (ops.avg_pool3d_backward_op,),
+    "adaptive_avg_pool3d": (ops.adaptive_avg_pool3d_op,),
+    "_adaptive_avg_pool3d": (ops._adaptive_avg_pool3d_op,),
+    "_adaptive_avg_pool3d_backward": (ops._adaptive_avg_pool3d_backward_op,),
+    "constant_pad_nd": (ops.constant_pad_nd_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
     "_to_copy": (ops._to_copy_op,),
@@ -229,7 +263,6 @@ FUNCTIONS = {
     "index": (ops.index_Tensor_op,),
     "index_put": (ops.index_put_op,),
     "square": (ops.square_op,),
-    "constant_pad_nd": (ops.constant_pad_nd_op,),
     "reflection_pad1d": (ops.reflection_pad1d_op,),
     "reflection_pad1d_backward": (ops.reflection_pad1d_backward_op,),
     "reflection_pad2d": (ops.reflection_pad2d_op,),
@@ -398,6 +431,39 @@ cat = function("cat", FUNCTIONS["cat"])
 stack = function("stack", FUNCTIONS["stack"])
 alias = function("alias", FUNCTIONS["alias"])
 narrow = function("narrow", FUNCTIONS["narrow"])
+convolution = function("convolution", FUNCTIONS["convolution"])
+convolution_backward = function("convolution_backward", FUNCTIONS["convolution_backward"])
+conv1d = function("conv1d", FUNCTIONS["conv1d"])
+conv2d = function("conv2d", FUNCTIONS["conv2d"])
+conv3d = function("conv3d", FUNCTIONS["conv3d"])
+conv_transpose1d = function("conv_transpose1d", FUNCTIONS["conv_transpose1d"])
+conv_transpose2d = function("conv_transpose2d", FUNCTIONS["conv_transpose2d"])
+conv_transpose3d = function("conv_transpose3d", FUNCTIONS["conv_transpose3d"])
+max_pool2d = function("max_pool2d", FUNCTIONS["max_pool2d"])
+max_pool2d_with_indices = function("max_pool2d_with_indices", FUNCTIONS["max_pool2d_with_indices"])
+max_pool2d_with_indices_backward = function(
+    "max_pool2d_with_indices_backward", FUNCTIONS["max_pool2d_with_indices_backward"]
+)
+avg_pool2d = function("avg_pool2d", FUNCTIONS["avg_pool2d"])
+avg_pool2d_backward = function("avg_pool2d_backward", FUNCTIONS["avg_pool2d_backward"])
+adaptive_avg_pool2d = function("adaptive_avg_pool2d", FUNCTIONS["adaptive_avg_pool2d"])
+_adaptive_avg_pool2d = function("_adaptive_avg_pool2d", FUNCTIONS["_adaptive_avg_pool2d"])
+_adaptive_avg_pool2d_backward = function(
+    "_adaptive_avg_pool2d_backward", FUNCTIONS["_adaptive_avg_pool2d_backward"]
+)
+max_pool3d = function("max_pool3d", FUNCTIONS["max_pool3d"])
+max_pool3d_with_indices = function("max_pool3d_with_indices", FUNCTIONS["max_pool3d_with_indices"])
+max_pool3d_with_indices_backward = function(
+    "max_pool3d_with_indices_backward", FUNCTIONS["max_pool3d_with_indices_backward"]
+)
+avg_pool3d = function("avg_pool3d", FUNCTIONS["avg_pool3d"])
+avg_pool3d_backward = function("avg_pool3d_backward", FUNCTIONS["avg_pool3d_backward"])
+adaptive_avg_pool3d = function("adaptive_avg_pool3d", FUNCTIONS["adaptive_avg_pool3d"])
+_adaptive_avg_pool3d = function("_adaptive_avg_pool3d", FUNCTIONS["_adaptive_avg_pool3d"])
+_adaptive_avg_pool3d_backward = function(
+    "_adaptive_avg_pool3d_backward", FUNCTIONS["_adaptive_avg_pool3d_backward"]
+)
+constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
 clone = function("clone", FUNCTIONS["clone"])
 detach = function("detach", FUNCTIONS["detach"])
 _to_copy = function("_to_copy", FUNCTIONS["_to_copy"])
@@ -407,7 +473,6 @@ masked_fill = function("masked_fill", FUNCTIONS["masked_fill"])
 index = function("index", FUNCTIONS["index"])
 index_put = function("index_put", FUNCTIONS["index_put"])
 square = function("square", FUNCTIONS["square"])
-constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
 reflection_pad1d = function("reflection_pad1d", FUNCTIONS["reflection_pad1d"])
 reflection_pad1d_backward = function(
     "reflection_pad1d_backward", FUNCTIONS["reflection_pad1d_backward"]

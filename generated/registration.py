@@ -192,6 +192,70 @@ def _narrow_composite(keyset, self, dim, start, length):
     return decompositions.narrow(self, dim, start, length)
 
 
+def _conv1d_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv1d_padding_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv1d_padding(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv2d_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv2d_padding_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv2d_padding(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv3d_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv3d_padding_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
+    return decompositions.conv3d_padding(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose1d_composite(
+    keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    return decompositions.conv_transpose1d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def _conv_transpose2d_input_composite(
+    keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    return decompositions.conv_transpose2d_input(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def _conv_transpose3d_input_composite(
+    keyset, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    return decompositions.conv_transpose3d_input(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def _max_pool2d_composite(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    return decompositions.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _adaptive_avg_pool2d_composite(keyset, self, output_size):
+    return decompositions.adaptive_avg_pool2d(self, output_size)
+
+
+def _max_pool3d_composite(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    return decompositions.max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _adaptive_avg_pool3d_composite(keyset, self, output_size):
+    return decompositions.adaptive_avg_pool3d(self, output_size)
+
+
 def _square_composite(keyset, self):
     return decompositions.square(self)
 
@@ -404,6 +468,29 @@ def register_all():
     ops.cat_op.register_kernel(CPU, cpu_kernels.cat)
     ops.stack_op.register_kernel(CPU, cpu_kernels.stack)
     ops.alias_op.register_kernel(CPU, cpu_kernels.alias)
+    ops.convolution_op.register_kernel(CPU, cpu_kernels.convolution)
+    ops.convolution_backward_op.register_kernel(CPU, cpu_kernels.convolution_backward)
+    ops.max_pool2d_with_indices_op.register_kernel(CPU, cpu_kernels.max_pool2d_with_indices)
+    ops.max_pool2d_with_indices_backward_op.register_kernel(
+        CPU, cpu_kernels.max_pool2d_with_indices_backward
+    )
+    ops.avg_pool2d_op.register_kernel(CPU, cpu_kernels.avg_pool2d)
+    ops.avg_pool2d_backward_op.register_kernel(CPU, cpu_kernels.avg_pool2d_backward)
+    ops._adaptive_avg_pool2d_op.register_kernel(CPU, cpu_kernels._adaptive_avg_pool2d)
+    ops._adaptive_avg_pool2d_backward_op.register_kernel(
+        CPU, cpu_kernels._adaptive_avg_pool2d_backward
+    )
+    ops.max_pool3d_with_indices_op.register_kernel(CPU, cpu_kernels.max_pool3d_with_indices)
+    ops.max_pool3d_with_indices_backward_op.register_kernel(
+        CPU, cpu_kernels.max_pool3d_with_indices_backward
+    )
+    ops.avg_pool3d_op.register_kernel(CPU, cpu_kernels.avg_pool3d)
+    ops.avg_pool3d_backward_op.register_kernel(CPU, cpu_kernels.avg_pool3d_backward)
+    ops._adaptive_avg_pool3d_op.register_kernel(CPU, cpu_kernels._adaptive_avg_pool3d)
+    ops._adaptive_avg_pool3d_backward_op.register_kernel(
+        CPU, cpu_kernels._adaptive_avg_pool3d_backward
+    )
+    ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
     ops._local_scalar_dense_op.register_kernel(CPU, cpu_kernels._local_scalar_dense)
@@ -420,7 +507,6 @@ def register_all():
     ops.index_Tensor_op.register_kernel(CPU, cpu_kernels.index_Tensor)
     ops.index_put_op.register_kernel(CPU, cpu_kernels.index_put)
     ops.index_put__op.register_kernel(CPU, cpu_kernels.index_put_)
-    ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
     ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
     ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
@@ -645,6 +731,33 @@ def register_all():
     ops.cat_op.register_kernel(AUTOGRAD, autograd_kernels.cat)
     ops.stack_op.register_kernel(AUTOGRAD, autograd_kernels.stack)
     ops.alias_op.register_kernel(AUTOGRAD, autograd_kernels.alias)
+    ops.convolution_op.register_kernel(AUTOGRAD, autograd_kernels.convolution)
+    ops.convolution_backward_op.register_kernel(AUTOGRAD, autograd_kernels.convolution_backward)
+    ops.max_pool2d_with_indices_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool2d_with_indices
+    )
+    ops.max_pool2d_with_indices_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool2d_with_indices_backward
+    )
+    ops.avg_pool2d_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool2d)
+    ops.avg_pool2d_backward_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool2d_backward)
+    ops._adaptive_avg_pool2d_op.register_kernel(AUTOGRAD, autograd_kernels._adaptive_avg_pool2d)
+    ops._adaptive_avg_pool2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._adaptive_avg_pool2d_backward
+    )
+    ops.max_pool3d_with_indices_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool3d_with_indices
+    )
+    ops.max_pool3d_with_indices_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.max_pool3d_with_indices_backward
+    )
+    ops.avg_pool3d_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool3d)
+    ops.avg_pool3d_backward_op.register_kernel(AUTOGRAD, autograd_kernels.avg_pool3d_backward)
+    ops._adaptive_avg_pool3d_op.register_kernel(AUTOGRAD, autograd_kernels._adaptive_avg_pool3d)
+    ops._adaptive_avg_pool3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._adaptive_avg_pool3d_backward
+    )
+    ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(AUTOGRAD, autograd_kernels.clone)
     ops._to_copy_op.register_kernel(AUTOGRAD, autograd_kernels._to_copy)
     ops.copy__op.register_kernel(AUTOGRAD, autograd_kernels.copy_)
@@ -658,7 +771,6 @@ def register_all():
     ops.index_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_Tensor)
     ops.index_put_op.register_kernel(AUTOGRAD, autograd_kernels.index_put)
     ops.index_put__op.register_kernel(AUTOGRAD, autograd_kernels.index_put_)
-    ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
     ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.reflection_pad1d_backward
@@ -897,5 +1009,31 @@ def register_all():
     ops.chunk_op.register_kernel(AUTOGRAD | CPU, _chunk_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.narrow_op.register_kernel(AUTOGRAD | CPU, _narrow_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv1d_op.register_kernel(AUTOGRAD | CPU, _conv1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv1d_padding_op.register_kernel(AUTOGRAD | CPU, _conv1d_padding_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv2d_op.register_kernel(AUTOGRAD | CPU, _conv2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv2d_padding_op.register_kernel(AUTOGRAD | CPU, _conv2d_padding_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv3d_op.register_kernel(AUTOGRAD | CPU, _conv3d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv3d_padding_op.register_kernel(AUTOGRAD | CPU, _conv3d_padding_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv_transpose1d_op.register_kernel(AUTOGRAD | CPU, _conv_transpose1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv_transpose2d_input_op.register_kernel(AUTOGRAD | CPU, _conv_transpose2d_input_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.conv_transpose3d_input_op.register_kernel(AUTOGRAD | CPU, _conv_transpose3d_input_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_pool2d_op.register_kernel(AUTOGRAD | CPU, _max_pool2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.adaptive_avg_pool2d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_pool3d_op.register_kernel(AUTOGRAD | CPU, _max_pool3d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.adaptive_avg_pool3d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool3d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)

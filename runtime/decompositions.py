@@ -494,3 +494,6 @@ def _cross_entropy_label_smoothing(self, target, weight, reduction, ignore_index
 
 # The linear and normalisation family's composites (its __all__).
 from .norm_decompositions import *  # noqa: E402,F401,F403
+
+# The convolution and pooling family's composites (its __all__).
+from .conv_decompositions import *  # noqa: E402,F401,F403

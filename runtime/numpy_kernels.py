@@ -2177,3 +2177,7 @@ from .pad_kernels import *  # noqa: E402,F401,F403
 
 # The embedding ops' and one_hot's kernels (its __all__), named k.<fn> in the YAML.
 from .embedding_kernels import *  # noqa: E402,F401,F403
+
+# The convolutions' and poolings' kernels (their __all__), named k.<fn> in the YAML.
+from .conv_kernels import *  # noqa: E402,F401,F403
+from .pool_kernels import *  # noqa: E402,F401,F403

@@ -13,7 +13,6 @@ import numpy as np
 
 __all__ = [
     "channel_shuffle",
-    "constant_pad_nd",
     "pixel_shuffle",
     "pixel_unshuffle",
     "reflection_pad",
@@ -25,42 +24,6 @@ __all__ = [
 
 def _shape_str(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
-def constant_pad_nd(a, pad: Sequence[int], value):
-    """Pad the last ``len(pad) // 2`` dims (the last dim first) with ``value``; negative
-    pads crop."""
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    count = len(pad) // 2
-    if count > a.ndim:
-        raise RuntimeError(
-            "Padding length should be less than or equal to two times the input dimension "
-            f"but got padding length {len(pad)} and input of dimension {a.ndim}"
-        )
-    shape = list(a.shape)
-    source, target = [slice(None)] * a.ndim, [slice(None)] * a.ndim
-    for i in range(count):
-        dim = a.ndim - 1 - i
-        before, after = pad[2 * i], pad[2 * i + 1]
-        size = shape[dim]
-        new_size = size + before + after
-        if new_size < 0 or size + min(before, 0) + min(after, 0) < 0:
-            raise RuntimeError("narrow(): length must be non-negative.")
-        shape[dim] = new_size
-        source[dim] = slice(max(-before, 0), size - max(-after, 0))
-        target[dim] = slice(max(before, 0), new_size - max(after, 0))
-    out = np.empty(shape, a.dtype)
-    out.fill(_cast_value(value, a.dtype))
-    out[tuple(target)] = a[tuple(source)]
-    return out
-
-
-def _cast_value(value, dtype):
-    """The fill value in the tensor's dtype (1.5 pads an integer tensor with 1)."""
-    if dtype.kind in "iub" and isinstance(value, float):
-        return int(value)
-    return value
 
 
 def _padded_dims_check(a, padding: Sequence[int], name: str) -> int:

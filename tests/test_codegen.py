@@ -243,6 +243,26 @@ def test_metadata_reads_save_metadata_not_tensors(tmp_path):
     assert [(f.name, f.kind) for f in entry.saved] == [("self_sym_sizes", "metadata")]
 
 
+def test_sizes_of_an_optional_tensor_save_an_optional_array(tmp_path):
+    """PyTorch's ``bias->sym_sizes()`` on a ``Tensor?``: ``_saved_bias_sym_sizes_opt``,
+    None when the tensor is absent."""
+    text = """\
+- name: addb(Tensor self, Tensor? bias) -> Tensor
+  cpu: self
+  self: grad
+  bias: grad.sum_to_size(bias.sym_sizes())
+  result: auto_linear
+"""
+    (entry,) = load_text(tmp_path, text).entries
+    saved = [(f.name, f.kind, f.metadata) for f in entry.saved]
+    assert saved == [("bias_sym_sizes_opt", "metadata", "sym_sizes_opt")]
+    from codegen.template_context import metadata_expr
+
+    assert metadata_expr("bias", "sym_sizes_opt") == (
+        "(bias._data.shape if bias is not None else None)"
+    )
+
+
 def test_a_method_with_one_overload_becomes_an_entry_call(tmp_path):
     text = """\
 - name: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)

@@ -26,7 +26,11 @@ NAMES = (
     # padding and pixel rearrangement
     "pad pixel_shuffle pixel_unshuffle channel_shuffle "
     # embeddings
-    "embedding one_hot"
+    "embedding one_hot "
+    # convolution and pooling
+    "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
+    "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "
+    "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d"
 ).split()
 
 

@@ -147,6 +147,26 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the convolution and pooling family: test_nn_conv.py and test_nn_pooling.py compare each
+# with torch (forward, gradients, second derivatives, tangents, nodes, saved fields, modes)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_conv.py / test_nn_pooling.py"
+        for name in (
+            "convolution.default convolution_backward.default conv1d.default conv1d.padding "
+            "conv2d.default conv2d.padding conv3d.default conv3d.padding "
+            "conv_transpose1d.default conv_transpose2d.input conv_transpose3d.input "
+            "constant_pad_nd.default max_pool2d.default max_pool2d_with_indices.default "
+            "max_pool2d_with_indices_backward.default avg_pool2d.default "
+            "avg_pool2d_backward.default adaptive_avg_pool2d.default "
+            "_adaptive_avg_pool2d.default _adaptive_avg_pool2d_backward.default "
+            "max_pool3d.default max_pool3d_with_indices.default "
+            "max_pool3d_with_indices_backward.default avg_pool3d.default "
+            "avg_pool3d_backward.default adaptive_avg_pool3d.default "
+            "_adaptive_avg_pool3d.default _adaptive_avg_pool3d_backward.default"
+        ).split()
+    }
+)
 TESTED_ELSEWHERE.update(
     {
         f"aten.{name}": "test_inplace_basics.py (out= variants)"

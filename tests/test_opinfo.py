@@ -103,6 +103,14 @@ XFAIL = [
         "as_strided_backward with a storage_offset before the input's own offset scatters to "
         "negative positions, which wrap around (functions_manual.py)",
     ),
+    Differs(
+        "max_pool2d_with_indices_backward",
+        ALL,
+        FORWARD,
+        "_saved_indices: torch saves the non-differentiable indices whenever the node exists; "
+        "opgrad's codegen saves them only when grad_output (whose formula reads them) needs "
+        "a gradient, so a sample where only self requires grad reads None",
+    ),
 ]
 
 

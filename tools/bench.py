@@ -25,6 +25,10 @@ Cases (``--case`` takes the name or the letter):
   g jvp     forward-mode AD of case a's expression: inside a dual level, x
             carries a tangent, ``(x * w + b).sum()`` is computed and its
             tangent unpacked (``(tx * w).sum()`` by hand in numpy).
+  h cnn     one training step of a small CNN, batch 32, 3x32x32, float32: conv2d(16, 3x3)
+            -> relu -> max_pool2d(2) -> conv2d(32, 3x3) -> relu -> adaptive_avg_pool2d(1)
+            -> linear(10) -> cross_entropy. Its "numpy" column calls opgrad's convolution
+            and pooling kernels directly (the same numpy work without the autograd).
 
 After the table, one line says how much memory case c's forward leaves allocated for
 backward (saved activations and graph, traced by tracemalloc), plain and with the three
@@ -376,6 +380,78 @@ class JvpCase(AffineCase):
         return step
 
 
+class CNNCase:
+    """One training step of conv -> relu -> maxpool -> conv -> relu -> global avg -> linear
+    -> cross_entropy, batch 32 of 3x32x32 float32 images."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        f32 = np.float32
+        self.x = rng.standard_normal((32, 3, 32, 32), dtype=f32)
+        self.target = rng.integers(0, 10, 32)
+        self.params = [
+            rng.standard_normal((16, 3, 3, 3), dtype=f32) * f32(0.2),
+            rng.standard_normal(16, dtype=f32) * f32(0.1),
+            rng.standard_normal((32, 16, 3, 3), dtype=f32) * f32(0.1),
+            rng.standard_normal(32, dtype=f32) * f32(0.1),
+            rng.standard_normal((10, 32), dtype=f32) * f32(0.2),
+            rng.standard_normal(10, dtype=f32) * f32(0.1),
+        ]
+
+    def numpy_step(self):
+        from opgrad import conv_kernels as ck, pool_kernels as pk
+
+        x, t = self.x, self.target
+        w1, b1, w2, b2, w3, b3 = self.params
+        conv = (1, 1), (1, 1), (1, 1), False, (0, 0), 1
+
+        def step():
+            z1 = ck.convolution(x, w1, b1, *conv)
+            h1 = np.maximum(z1, 0)
+            p1, idx = pk.max_pool_with_indices(h1, (2, 2), (), (0,), (1,), False, 2)
+            z2 = ck.convolution(p1, w2, b2, *conv)
+            h2 = np.maximum(z2, 0)
+            g = h2.mean(axis=(2, 3))
+            logits = g @ w3.T + b3
+            shifted = logits - logits.max(1, keepdims=True)
+            probs = np.exp(shifted)
+            probs /= probs.sum(1, keepdims=True)
+            g_logits = probs
+            g_logits[np.arange(len(t)), t] -= 1
+            g_logits /= len(t)
+            gw3, gb3, g_g = g_logits.T @ g, g_logits.sum(0), g_logits @ w3
+            g_h2 = np.broadcast_to(g_g[:, :, None, None] / (h2.shape[2] * h2.shape[3]), h2.shape)
+            g_z2 = g_h2 * (z2 > 0)
+            g_p1, gw2, gb2 = ck.convolution_backward(g_z2, p1, w2, (32,), *conv, (True,) * 3)
+            g_h1 = pk.max_pool_with_indices_backward(g_p1, h1, idx, 2)
+            g_z1 = g_h1 * (z1 > 0)
+            _, gw1, gb1 = ck.convolution_backward(g_z1, x, w1, (16,), *conv, (False, True, True))
+            return gw1, gb1, gw2, gb2, gw3, gb3
+
+        return step
+
+    def autograd_step(self, mod):
+        F = mod.nn.functional
+        x, t = mod.tensor(self.x), mod.tensor(self.target)
+        params = [mod.tensor(p, requires_grad=True) for p in self.params]
+        w1, b1, w2, b2, w3, b3 = params
+
+        def step():
+            for p in params:
+                p.grad = None
+            h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=1)), 2)
+            h = F.relu(F.conv2d(h, w2, b2, padding=1))
+            h = F.adaptive_avg_pool2d(h, 1).flatten(1)
+            F.cross_entropy(F.linear(h, w3, b3), t).backward()
+
+        step.check = lambda: check_grads(
+            ("w1", "b1", "w2", "b2", "w3", "b3"),
+            [p.grad for p in params],
+            self.numpy_step()(),
+        )
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
@@ -385,6 +461,7 @@ CASES = {
     "rows": ("e", "e  a[i] = f(a[i-1]), 1000 rows, bwd", RowsCase),
     "mode": ("f", "f  case a inside an empty dispatch mode", ModeCase),
     "jvp": ("g", "g  jvp of case a's expression, 1 f64", JvpCase),
+    "cnn": ("h", "h  CNN b32 3x32x32 f32 step", CNNCase),
 }
 
 

@@ -748,5 +748,7 @@ def binary_cross_entropy_with_logits_target_backward(
 
 # The linear and normalisation family's helpers (its __all__).
 from .norm_manual import *  # noqa: E402,F401,F403
-from .pad_manual import *  # noqa: E402,F401,F403
 from .embedding_manual import *  # noqa: E402,F401,F403
+
+# The convolution and pooling family's helpers (its __all__).
+from .conv_manual import *  # noqa: E402,F401,F403

@@ -49,6 +49,17 @@ from ._normalization import (
 )
 from ._embedding import embedding, one_hot
 from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
+from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ._pooling import (
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
 
 __all__ = [
     # softmax family
@@ -119,6 +130,21 @@ __all__ = [
     "pad",
     "pixel_shuffle",
     "pixel_unshuffle",
+    # convolution and pooling
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
 ]
 
 

@@ -1,0 +1,142 @@
+"""``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool2d/3d``,
+``avg_pool2d/3d``, ``adaptive_avg_pool2d/3d``).
+
+Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is torch's
+(``F.max_pool2d(x, 2).grad_fn`` is MaxPool2DWithIndicesBackward0).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from .. import overrides as _overrides
+from .. import python_arg_parser as _python_arg_parser
+from ..generated import ops as _aten
+from ..tensor import Tensor
+
+__all__ = [
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+]
+
+
+def _public(impl):
+    relevant = lambda args, kwargs: args[:1] if args else (kwargs["input"],)  # noqa: E731
+    return _overrides.overridable(impl, relevant=relevant, builtin=False)
+
+
+def _binding(name: str, op):
+    """A function torch binds straight to one aten op (``torch._C._nn.avg_pool2d``)."""
+    return _python_arg_parser._overloaded(name, name, (op,), varargs=False)
+
+
+avg_pool2d = _binding("avg_pool2d", _aten.avg_pool2d_op)
+avg_pool3d = _binding("avg_pool3d", _aten.avg_pool3d_op)
+
+
+def _stride(stride):
+    return [] if stride is None else stride
+
+
+@_public
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """2-D max pooling over ``input``; returns (values, indices)."""
+    return _aten.max_pool2d_with_indices(
+        input, kernel_size, _stride(stride), padding, dilation, ceil_mode
+    )
+
+
+@_public
+def _max_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    return _aten.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+@_public
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """3-D max pooling over ``input``; returns (values, indices)."""
+    return _aten.max_pool3d_with_indices(
+        input, kernel_size, _stride(stride), padding, dilation, ceil_mode
+    )
+
+
+@_public
+def _max_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    return _aten.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def _boolean_dispatch(with_indices, without, name: str):
+    """torch's boolean_dispatch on ``return_indices`` (the 7th argument)."""
+
+    def fn(*args, **kwargs):
+        flag = (
+            kwargs["return_indices"]
+            if "return_indices" in kwargs
+            else (args[6] if len(args) > 6 else False)
+        )
+        return with_indices(*args, **kwargs) if flag else without(*args, **kwargs)
+
+    fn.__name__ = name
+    fn.__doc__ = with_indices.__doc__
+    return fn
+
+
+max_pool2d = _boolean_dispatch(max_pool2d_with_indices, _max_pool2d, "max_pool2d")
+max_pool3d = _boolean_dispatch(max_pool3d_with_indices, _max_pool3d, "max_pool3d")
+
+
+def _list_with_default(out_size, defaults) -> List[int]:
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size) :])]
+
+
+@_public
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """2-D adaptive average pooling to ``output_size`` (None keeps the input's size)."""
+    return _aten.adaptive_avg_pool2d(input, _list_with_default(output_size, input.size()))
+
+
+@_public
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """3-D adaptive average pooling to ``output_size`` (None keeps the input's size)."""
+    return _aten.adaptive_avg_pool3d(input, _list_with_default(output_size, input.size()))

@@ -1,0 +1,289 @@
+"""CPU kernels of the poolings (max with indices, average, adaptive average) over the
+last ``nd`` dimensions, and their backward ops.
+
+Windows are one strided view of the padded input; a max or a sum over the kernel axes
+reduces them. Backward ops scatter the gradient back: the max poolings with one
+``bincount`` over the saved indices, the average poolings with one strided add per
+kernel position (never a loop over pixels). Adaptive average pooling is a product with
+one small averaging matrix per dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .memory_formats import contiguous_format, suggest_memory_format
+
+__all__ = [
+    "pool_check",
+    "max_pool_with_indices",
+    "max_pool_with_indices_backward",
+    "avg_pool",
+    "avg_pool_backward",
+    "adaptive_avg_pool_check",
+    "adaptive_avg_pool",
+    "adaptive_avg_pool_backward",
+]
+
+_F32 = np.dtype(np.float32)
+
+
+def _in_layout_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``result`` (row-major) laid out channels-last when ``like`` is, as PyTorch's max
+    poolings keep their input's suggested memory format."""
+    nd = like.ndim
+    if nd not in (4, 5):
+        return result
+    strides = tuple(st // like.itemsize for st in like.strides)
+    if suggest_memory_format(like.shape, strides) is contiguous_format:
+        return result
+    order = (0,) + tuple(range(2, nd)) + (1,)
+    back = (0, nd - 1) + tuple(range(1, nd - 1))
+    return np.ascontiguousarray(result.transpose(order)).transpose(back)
+
+
+def _acc(a: np.ndarray) -> np.ndarray:
+    return a.astype(_F32) if a.dtype.kind == "f" and a.dtype.itemsize < 4 else a
+
+
+def _params(kernel_size, stride, padding, dilation, nd: int):
+    kernel = tuple(kernel_size) * nd if len(kernel_size) == 1 else tuple(kernel_size)
+    stride = (
+        kernel if len(stride) == 0 else (tuple(stride) * nd if len(stride) == 1 else tuple(stride))
+    )
+    padding = tuple(padding) * nd if len(padding) == 1 else tuple(padding)
+    dilation = tuple(dilation) * nd if len(dilation) == 1 else tuple(dilation)
+    return kernel, stride, padding, dilation
+
+
+def pooling_output_size(size, kernel, pad, stride, dilation, ceil_mode) -> int:
+    span = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int, name: str):
+    """The poolings' refusals, with PyTorch's texts."""
+    x = self._data
+    for what, values in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding)):
+        if what == "stride" and len(values) == 0:
+            continue
+        if len(values) not in (1, nd):
+            words = "two" if nd == 2 else "three"
+            what = what if what != "padding" else "padding"
+            raise RuntimeError(
+                f"{name}: {what} must either be a single int, or a tuple of {words} ints"
+            )
+    kernel, stride, padding, dilation = _params(kernel_size, stride, padding, dilation, nd)
+    if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[-nd - 1 :]):
+        raise RuntimeError(
+            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+        )
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kernel_size: {list(kernel)}"
+        )
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+    sizes = x.shape[-nd:]
+    out = [
+        pooling_output_size(s, k, p, st, d, ceil_mode)
+        for s, k, p, st, d in zip(sizes, kernel, padding, stride, dilation)
+    ]
+    if any(o < 1 for o in out):
+        channels = x.shape[-nd - 1]
+        given = "x".join(str(s) for s in (channels,) + tuple(sizes))
+        calc = "x".join(str(s) for s in [channels] + out)
+        raise RuntimeError(
+            f"Given input size: ({given}). Calculated output size: ({calc}). "
+            "Output size is too small"
+        )
+
+
+def _windows(x, kernel, stride, padding, dilation, ceil_mode, fill):
+    """The view ``(*lead, *out, *kernel)`` of ``x`` padded with ``fill`` (on the right also
+    as far as ceil_mode's last windows reach), and the output's spatial shape."""
+    nd = len(kernel)
+    sizes = x.shape[-nd:]
+    out = [
+        pooling_output_size(s, k, p, st, d, ceil_mode)
+        for s, k, p, st, d in zip(sizes, kernel, padding, stride, dilation)
+    ]
+    right = [
+        max(p, (o - 1) * st + (k - 1) * d + 1 - p - s)
+        for s, k, p, st, d, o in zip(sizes, kernel, padding, stride, dilation, out)
+    ]
+    widths = [(0, 0)] * (x.ndim - nd) + [(p, r) for p, r in zip(padding, right)]
+    if any(w != (0, 0) for w in widths):
+        x = np.pad(x, widths, constant_values=fill)
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    view = sliding_window_view(x, span, axis=tuple(range(x.ndim - nd, x.ndim)))
+    lead = (slice(None),) * (x.ndim - nd)
+    index = (
+        lead
+        + tuple(slice(0, (o - 1) * st + 1, st) for o, st in zip(out, stride))
+        + tuple(slice(None, None, d) for d in dilation)
+    )
+    return view[index], out
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int):
+    """(values, indices): each window's maximum (its last NaN, if any) and its flat
+    position in the input's spatial dims."""
+    kernel, stride, padding, dilation = _params(kernel_size, stride, padding, dilation, nd)
+    view, out = _windows(self, kernel, stride, padding, dilation, ceil_mode, _lowest(self.dtype))
+    flat = view.reshape(view.shape[: view.ndim - nd] + (-1,))
+    best = np.argmax(flat, axis=-1)
+    if self.dtype.kind == "f":
+        nan = np.isnan(flat)
+        if nan.any():  # PyTorch keeps the last NaN of a window
+            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            best = np.where(nan.any(axis=-1), last_nan, best)
+    values = np.take_along_axis(flat, best[..., None], axis=-1)[..., 0]
+    offsets = np.unravel_index(best, kernel)
+    sizes = self.shape[-nd:]
+    index = np.zeros(best.shape, np.int64)
+    for axis in range(nd):
+        shape = [1] * best.ndim
+        shape[best.ndim - nd + axis] = out[axis]
+        start = (np.arange(out[axis]) * stride[axis] - padding[axis]).reshape(shape)
+        index = index * sizes[axis] + start + offsets[axis] * dilation[axis]
+    return _in_layout_of(np.ascontiguousarray(values), self), _in_layout_of(index, self)
+
+
+def max_pool_with_indices_backward(grad_output, self, indices, nd: int):
+    """The gradient scattered (summed) onto the positions the indices name."""
+    lead = math.prod(self.shape[: self.ndim - nd])
+    spatial = math.prod(self.shape[self.ndim - nd :])
+    idx = indices.reshape(lead, -1) + (np.arange(lead) * spatial)[:, None]
+    g = grad_output.reshape(lead, -1)
+    if self.dtype.kind == "c":
+        total = np.zeros(lead * spatial, self.dtype)
+        np.add.at(total, idx.ravel(), g.ravel())
+    else:
+        total = np.bincount(idx.ravel(), weights=g.ravel(), minlength=lead * spatial)
+    return _in_layout_of(total.reshape(self.shape).astype(self.dtype, copy=False), self)
+
+
+def _divisors(sizes, kernel, stride, padding, out, count_include_pad, divisor_override):
+    """Each output position's divisor, as a broadcastable ``(*out)`` array."""
+    if divisor_override is not None:
+        return divisor_override
+    total = 1
+    nd = len(kernel)
+    for axis in range(nd):
+        start = np.arange(out[axis]) * stride[axis] - padding[axis]
+        end = np.minimum(start + kernel[axis], sizes[axis] + padding[axis])
+        if count_include_pad:
+            count = end - start
+        else:
+            count = np.minimum(end, sizes[axis]) - np.maximum(start, 0)
+        shape = [1] * nd
+        shape[axis] = out[axis]
+        total = total * count.reshape(shape)
+    return total
+
+
+def avg_pool_check(self, kernel_size, stride, padding, ceil_mode, divisor_override, nd, name):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    pool_check(self, kernel_size, stride, padding, (1,), ceil_mode, nd, name)
+
+
+__all__.append("avg_pool_check")
+
+
+def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor, nd: int):
+    kernel, stride, padding, _ = _params(kernel_size, stride, padding, (1,), nd)
+    x = _acc(self)
+    view, out = _windows(x, kernel, stride, padding, (1,) * nd, ceil_mode, 0)
+    sums = view.sum(axis=tuple(range(view.ndim - nd, view.ndim)))
+    div = _divisors(self.shape[-nd:], kernel, stride, padding, out, count_include_pad, divisor)
+    if self.dtype.kind in "iu":
+        return (sums // div).astype(self.dtype)
+    return (sums / div).astype(self.dtype, copy=False)
+
+
+def avg_pool_backward(
+    grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor, nd
+):
+    """Each output's gradient, divided by its divisor, added onto its window."""
+    kernel, stride, padding, _ = _params(kernel_size, stride, padding, (1,), nd)
+    sizes = self.shape[-nd:]
+    out = grad_output.shape[-nd:]
+    div = _divisors(sizes, kernel, stride, padding, out, count_include_pad, divisor)
+    g = _acc(grad_output) / div
+    reach = [
+        max(s + 2 * p, (o - 1) * st + k)
+        for s, p, o, st, k in zip(sizes, padding, out, stride, kernel)
+    ]
+    canvas = np.zeros(self.shape[: self.ndim - nd] + tuple(reach), g.dtype)
+    lead = (slice(None),) * (self.ndim - nd)
+    for position in np.ndindex(*kernel):
+        target = tuple(
+            slice(k, k + (o - 1) * st + 1, st) for k, o, st in zip(position, out, stride)
+        )
+        canvas[lead + target] += g
+    crop = tuple(slice(p, p + s) for p, s in zip(padding, sizes))
+    return np.array(canvas[lead + crop], dtype=self.dtype, order="C")
+
+
+# ---- adaptive average pooling ----------------------------------------------------------------
+
+
+def adaptive_avg_pool_check(self, output_size, nd: int) -> None:
+    x = self._data
+    name = f"adaptive_avg_pool{nd}d"
+    if len(output_size) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[-nd:]):
+        shape = "[" + ", ".join(str(s) for s in x.shape) + "]"
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {shape}")
+
+
+def _averaging_matrix(size: int, out: int, dtype) -> np.ndarray:
+    """``(out, size)``: row o averages input positions floor(o*size/out) to
+    ceil((o+1)*size/out)."""
+    o = np.arange(out)
+    start = (o * size) // out
+    end = -((-(o + 1) * size) // out)
+    i = np.arange(size)
+    inside = (i >= start[:, None]) & (i < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _apply_per_axis(x, matrices, nd: int):
+    for axis, m in enumerate(matrices):
+        x = np.moveaxis(
+            np.matmul(m, np.moveaxis(x, x.ndim - nd + axis, -2)), -2, x.ndim - nd + axis
+        )
+    return x
+
+
+def adaptive_avg_pool(self, output_size, nd: int):
+    x = _acc(self)
+    mats = [_averaging_matrix(s, o, x.dtype) for s, o in zip(self.shape[-nd:], output_size)]
+    return np.array(_apply_per_axis(x, mats, nd), dtype=self.dtype, order="C")
+
+
+def adaptive_avg_pool_backward(grad_output, self, nd: int):
+    g = _acc(grad_output)
+    out = grad_output.shape[-nd:]
+    mats = [_averaging_matrix(s, o, g.dtype).T for s, o in zip(self.shape[-nd:], out)]
+    return np.array(_apply_per_axis(g, mats, nd), dtype=self.dtype, order="C")
