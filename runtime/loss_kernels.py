@@ -76,7 +76,7 @@ def _picked(self, target, weight, ignore_index):
     if bad.any():
         raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
     safe = np.where(ignored, 0, t)
-    x = np.take_along_axis(_opmath(self), safe[:, None], axis=1)[:, 0]
+    x = _opmath(self[np.arange(len(safe)), safe])  # only the picked elements converted
     w = np.ones_like(x) if weight is None else _opmath(weight)[safe]
     return x, np.where(ignored, 0, w), ignored
 

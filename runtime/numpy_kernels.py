@@ -1680,14 +1680,15 @@ def log_softmax(a, dim: int, half_to_float: bool):
     if a.ndim == 0 or a.size == 0:
         return a - a if a.ndim == 0 else a.copy()
     x = _opmath(a)
-    shifted = x - np.max(x, axis=dim, keepdims=True)
+    # two temporaries the input's size, no more: fresh large arrays cost page faults
+    shifted = np.subtract(x, np.max(x, axis=dim, keepdims=True))
     total = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
     if a.dtype is _HALF and dim == a.ndim - 1:
         # PyTorch's last-dim kernel keeps the row's sum and its log in float16
         log_total = np.log(total.astype(_HALF).astype(_F32)).astype(_HALF).astype(_F32)
     else:
         log_total = np.log(total)
-    return (shifted - log_total).astype(a.dtype, copy=False)
+    return np.subtract(shifted, log_total, out=shifted).astype(a.dtype, copy=False)
 
 
 def softmax_backward_data(grad, output, dim: int, input_dtype):
@@ -1702,8 +1703,10 @@ def log_softmax_backward_data(grad, output, dim: int, input_dtype):
     """``grad - exp(output) * sum(grad)`` along ``dim``."""
     axis = wrap_dim(dim, output.ndim) if output.ndim else None
     g, y = _opmath(grad), _opmath(output)
-    result = g - np.exp(y) * np.add.reduce(g, axis=axis, keepdims=True)
-    return result.astype(output.dtype, copy=False)
+    # computed in one array (the same operations in the same order)
+    result = np.exp(y, out=np.empty_like(y))  # an array, also for 0-dim
+    np.multiply(result, np.add.reduce(g, axis=axis, keepdims=True), out=result)
+    return np.subtract(g, result, out=result).astype(output.dtype, copy=False)
 
 
 def logsumexp(a, dim, keepdim: bool):
