@@ -15,33 +15,21 @@ kernels accumulate. Shape errors carry PyTorch's messages and are raised before 
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Tuple
+from typing import Tuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from . import dtypes
+from .kernel_support import opmath_dtype, shape_text
 
 __all__ = [
     "convolution_check",
     "convolution",
     "convolution_backward",
-    "conv_output_size",
     "constant_pad_nd",
     "constant_pad_nd_check",
 ]
-
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
-
-
-def _compute_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype the products are formed in: float32 for the 16-bit floats."""
-    return dtype if dtype.kind != "f" or dtype.itemsize >= 4 else _F32
-
-
-def _shape_list(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _legacy(a) -> str:
@@ -58,7 +46,7 @@ def _expand_param(values, name: str, dim: int) -> Tuple[int, ...]:
     if len(values) != dim:
         raise RuntimeError(
             f"expected {name} to be a single integer value or a list of {dim} values to match "
-            f"the convolution dimensions, but got {name}={_shape_list(values)}"
+            f"the convolution dimensions, but got {name}={shape_text(values)}"
         )
     return values
 
@@ -89,31 +77,31 @@ def convolution_check(
     if x.ndim != w.ndim:
         raise RuntimeError(
             f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight "
-            f"{_shape_list(ws)}, but got {x.ndim}-dimensional input of size "
-            f"{_shape_list(x.shape)} instead"
+            f"{shape_text(ws)}, but got {x.ndim}-dimensional input of size "
+            f"{shape_text(x.shape)} instead"
         )
     if ws[0] < groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
-            f"but got weight of size {_shape_list(ws)} instead"
+            f"but got weight of size {shape_text(ws)} instead"
         )
     if ws[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size [{_shape_list(ws)}] instead"
+            f"0, but got weight of size [{shape_text(ws)}] instead"
         )
     b = bias._data if bias is not None else None
     if not transposed:
         if x.shape[1] != ws[1] * groups:
             raise RuntimeError(
-                f"Given groups={groups}, weight of size {_shape_list(ws)}, expected "
-                f"input{_shape_list(x.shape)} to have {ws[1] * groups} channels, but got "
+                f"Given groups={groups}, weight of size {shape_text(ws)}, expected "
+                f"input{shape_text(x.shape)} to have {ws[1] * groups} channels, but got "
                 f"{x.shape[1]} channels instead"
             )
         if b is not None and (b.ndim != 1 or b.shape[0] != ws[0]):
             raise RuntimeError(
-                f"Given weight of size {_shape_list(ws)}, expected bias to be 1-dimensional "
-                f"with {ws[0]} elements, but got bias of size {_shape_list(b.shape)} instead"
+                f"Given weight of size {shape_text(ws)}, expected bias to be 1-dimensional "
+                f"with {ws[0]} elements, but got bias of size {shape_text(b.shape)} instead"
             )
         padded = [x.shape[i + 2] + 2 * padding[i] for i in range(dim)]
         kernel = [dilation[i] * (ws[i + 2] - 1) + 1 for i in range(dim)]
@@ -126,15 +114,15 @@ def convolution_check(
     else:
         if x.shape[1] != ws[0]:
             raise RuntimeError(
-                f"Given transposed=1, weight of size {_shape_list(ws)}, expected "
-                f"input{_shape_list(x.shape)} to have {ws[0]} channels, but got {x.shape[1]} "
+                f"Given transposed=1, weight of size {shape_text(ws)}, expected "
+                f"input{shape_text(x.shape)} to have {ws[0]} channels, but got {x.shape[1]} "
                 "channels instead"
             )
         if b is not None and (b.ndim != 1 or b.shape[0] != ws[1] * groups):
             raise RuntimeError(
-                f"Given transposed=1, weight of size {_shape_list(ws)}, expected bias to be "
+                f"Given transposed=1, weight of size {shape_text(ws)}, expected bias to be "
                 f"1-dimensional with {ws[1] * groups} elements, but got bias of size "
-                f"{_shape_list(b.shape)} instead"
+                f"{shape_text(b.shape)} instead"
             )
     for what, t in (("weight", w), ("bias", b)):
         if t is not None and t.dtype != x.dtype:
@@ -159,10 +147,6 @@ def convolution_check(
 
 
 # ---- the three pieces ------------------------------------------------------------------------
-
-
-def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
-    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
 def _windows(x, kernel, stride, padding, dilation, out_shape=None):
@@ -201,7 +185,6 @@ def _im2col(x, kernel, stride, padding, dilation, groups, out_shape=None):
 def _col2im(cols, channels, n, kernel, out_shape, size, stride, padding, dilation):
     """Sum ``cols`` (``(C * K, N * L)``) back onto an ``(N, C, *size)`` image: the adjoint
     of ``_im2col``. One strided add per kernel position."""
-    nd = len(kernel)
     cols = cols.reshape((channels,) + tuple(kernel) + (n,) + tuple(out_shape))
     padded = tuple(s + 2 * p for s, p in zip(size, padding))
     image = np.zeros((channels, n) + padded, cols.dtype)
@@ -296,7 +279,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, padding, dilation, output_padding = _params(
         weight, stride, padding, dilation, output_padding
     )
-    ct = _compute_dtype(input.dtype)
+    ct = opmath_dtype(input.dtype)
     x, w = input.astype(ct, copy=False), weight.astype(ct, copy=False)
     if not transposed:
         out = _conv(x, w, stride, padding, dilation, groups)
@@ -326,7 +309,7 @@ def convolution_backward(
     stride, padding, dilation, output_padding = _params(
         weight, stride, padding, dilation, output_padding
     )
-    ct = _compute_dtype(input.dtype)
+    ct = opmath_dtype(input.dtype)
     gy = grad_output.astype(ct, copy=False)
     x, w = input.astype(ct, copy=False), weight.astype(ct, copy=False)
     kernel = w.shape[2:]

@@ -9,29 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .kernel_support import opmath, refuse_non_float, shape_text
 from . import numpy_kernels as k
 
 NONE, MEAN, SUM = 0, 1, 2
-_HALF = np.dtype(np.float16)
-_F32 = np.dtype(np.float32)
 
 
 def _name(dtype) -> str:
     return dtypes.scalar_type_name(dtype)
-
-
-def _shape(a) -> str:
-    return "[" + ", ".join(str(s) for s in a.shape) + "]"
-
-
-def _opmath(a: np.ndarray) -> np.ndarray:
-    """float16 computes in float32 and rounds once, as PyTorch's CPU kernels do."""
-    return a.astype(_F32) if a.dtype is _HALF else a
-
-
-def _refuse_non_float(a, kernel: str) -> None:
-    if a.dtype.kind != "f":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_name(a.dtype)}'")
 
 
 def _same_dtype(a, b) -> None:
@@ -70,14 +55,14 @@ def _picked(self, target, weight, ignore_index):
     """Per target element: the input at its class (class axis 1), its class weight (0 where
     ignored) and the ignored mask; PyTorch's IndexError for a class out of range."""
     n_classes = self.shape[1]
-    t = target.astype(np.int64)
+    t = target.astype(np.int64, copy=False)
     ignored = t == ignore_index
     bad = ~ignored & ((t < 0) | (t >= n_classes))
     if bad.any():
         raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
     safe = np.where(ignored, 0, t)
-    x = _opmath(self[np.arange(len(safe)), safe])  # only the picked elements converted
-    w = np.ones_like(x) if weight is None else _opmath(weight)[safe]
+    x = opmath(self[np.arange(len(safe)), safe])  # only the picked elements converted
+    w = np.ones_like(x) if weight is None else opmath(weight)[safe]
     return x, np.where(ignored, 0, w), ignored
 
 
@@ -102,15 +87,17 @@ def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     no_batch_dim = self.ndim == 1 and target.ndim == 0
     if not no_batch_dim and self.shape[0] != target.shape[0]:
-        raise RuntimeError(f"size mismatch (got input: {_shape(self)}, target: {_shape(target)})")
+        raise RuntimeError(
+            f"size mismatch (got input: {shape_text(self.shape)}, target: {shape_text(target.shape)})"
+        )
     n_classes = self.shape[-1]
     if weight is not None and (weight.ndim != 1 or weight.size != n_classes):
         raise RuntimeError(
             f"weight tensor should be defined either for all {n_classes} classes or no classes "
-            f"but got weight tensor of shape: {_shape(weight)}"
+            f"but got weight tensor of shape: {shape_text(weight.shape)}"
         )
     _check_target_dtype(target)
-    _refuse_non_float(self, "nll_loss_out_frame")
+    refuse_non_float(self, "nll_loss_out_frame")
     _same_dtype(self, weight)
     per_sample = reduction == NONE and self.ndim == 2
     return _nll(
@@ -121,16 +108,16 @@ def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
 def _nll_grad(grad_output, self, target, weight, reduction, ignore_index, total_weight, per_sample):
     """The gradient of nll_loss (class axis 1 of ``self``) for a per-sample or single
     ``grad_output``."""
-    x, w, ignored = _picked(self, target, weight, ignore_index)
-    g = _opmath(grad_output)
+    _, w, ignored = _picked(self, target, weight, ignore_index)
+    g = opmath(grad_output)
     if not per_sample:
         g = g.reshape(())
         if reduction == MEAN:
             with np.errstate(invalid="ignore", divide="ignore"):
-                g = g / _opmath(total_weight).reshape(())
+                g = g / opmath(total_weight).reshape(())
     grad = np.where(ignored, 0, -(w * g))
     grad_input = np.zeros(self.shape, self.dtype)
-    t = np.where(ignored, 0, target.astype(np.int64))
+    t = np.where(ignored, 0, target.astype(np.int64, copy=False))
     np.put_along_axis(grad_input, t[:, None], grad[:, None].astype(self.dtype), axis=1)
     return grad_input
 
@@ -139,7 +126,7 @@ def _check_total_weight(total_weight) -> None:
     if total_weight.size != 1:
         raise RuntimeError(
             "expected total_weight to be a  single element tensor, got: "
-            f"{_shape(total_weight)} ({total_weight.size} elements)"
+            f"{shape_text(total_weight.shape)} ({total_weight.size} elements)"
         )
 
 
@@ -150,13 +137,15 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     no_batch_dim = self.ndim == 1 and target.ndim == 0
     if not no_batch_dim and self.shape[0] != target.shape[0]:
-        raise RuntimeError(f"size mismatch (got input: {_shape(self)}, target: {_shape(target)})")
+        raise RuntimeError(
+            f"size mismatch (got input: {shape_text(self.shape)}, target: {shape_text(target.shape)})"
+        )
     _check_total_weight(total_weight)
     n_classes = self.shape[-1]
     if weight is not None and weight.size != n_classes:
         raise RuntimeError(
             f"weight tensor should be defined either for all {n_classes} classes or no classes "
-            f"but got weight tensor of shape: {_shape(weight)}"
+            f"but got weight tensor of shape: {shape_text(weight.shape)}"
         )
     per_sample = reduction == NONE and self.ndim == 2
     if per_sample:
@@ -170,10 +159,10 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
             )
     elif grad_output.size != 1:
         raise RuntimeError(
-            f"Expected a single element grad_output tensor, but got: {_shape(grad_output)}"
+            f"Expected a single element grad_output tensor, but got: {shape_text(grad_output.shape)}"
         )
     _check_target_dtype(target)
-    _refuse_non_float(self, "nll_loss_backward_out_frame")
+    refuse_non_float(self, "nll_loss_backward_out_frame")
     _same_dtype(self, weight)
     _same_dtype(self, total_weight)
     flat = self.reshape(-1, n_classes)
@@ -205,7 +194,9 @@ def _check_nll2d(self, target, weight) -> None:
         raise RuntimeError("weight tensor should be defined either for all or no classes")
     n, _, h, w = self.shape
     if target.shape != (n, h, w):
-        raise RuntimeError(f"size mismatch (got input: {_shape(self)} , target: {_shape(target)}")
+        raise RuntimeError(
+            f"size mismatch (got input: {shape_text(self.shape)} , target: {shape_text(target.shape)}"
+        )
 
 
 def _channels_last(self):
@@ -216,7 +207,7 @@ def _channels_last(self):
 def nll_loss2d_forward(self, target, weight, reduction: int, ignore_index: int):
     _check_nll2d(self, target, weight)
     _check_target_dtype(target)
-    _refuse_non_float(self, "nll_loss2d_forward_out_frame")
+    refuse_non_float(self, "nll_loss2d_forward_out_frame")
     _same_dtype(self, weight)
     per_sample = reduction == NONE
     output, total_weight = _nll(
@@ -233,19 +224,19 @@ def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_ind
         if grad_output.ndim != 3:
             raise RuntimeError(
                 f"grad_output must have same dimension as target (3) but got dimension: "
-                f"{_shape(grad_output)}"
+                f"{shape_text(grad_output.shape)}"
             )
         if grad_output.shape != target.shape:
             raise RuntimeError(
-                f"grad_output sizes don't match target sizes: target {_shape(target)}, "
-                f"grad_output {_shape(grad_output)}"
+                f"grad_output sizes don't match target sizes: target {shape_text(target.shape)}, "
+                f"grad_output {shape_text(grad_output.shape)}"
             )
     elif grad_output.size != 1:
         raise RuntimeError(
-            f"Expected a single element grad_output tensor, but got: {_shape(grad_output)}"
+            f"Expected a single element grad_output tensor, but got: {shape_text(grad_output.shape)}"
         )
     _check_target_dtype(target)
-    _refuse_non_float(self, "nll_loss2d_backward_out_frame")
+    refuse_non_float(self, "nll_loss2d_backward_out_frame")
     _same_dtype(self, weight)
     _same_dtype(self, total_weight)
     g = grad_output.reshape(-1) if per_sample else grad_output
@@ -276,21 +267,17 @@ def _broadcast_pair(a, b):
 
 
 def mse_loss(self, target, reduction: int):
-    _refuse_non_float(self, "mse_cpu")
-    a, b = _broadcast_pair(_opmath(self), _opmath(target))
+    refuse_non_float(self, "mse_cpu")
+    a, b = _broadcast_pair(opmath(self), opmath(target))
     d = a - b
     return reduce(d * d, reduction, self.dtype)
 
 
-def _mean_scale(grad, self, reduction):
-    return grad / self.size if reduction == MEAN else grad
-
-
 def mse_loss_backward(grad_output, self, target, reduction: int):
-    _refuse_non_float(self, "mse_backward_cpu")
+    refuse_non_float(self, "mse_backward_cpu")
     norm = 2.0 / self.size if reduction == MEAN else 2.0
-    a, b = _broadcast_pair(_opmath(self), _opmath(target))
-    return (norm * (a - b) * _opmath(grad_output)).astype(self.dtype)
+    a, b = _broadcast_pair(opmath(self), opmath(target))
+    return (norm * (a - b) * opmath(grad_output)).astype(self.dtype)
 
 
 _BCE_EPS = float(np.float32(1e-12))  # PyTorch's kernels hold it as a C float
@@ -299,37 +286,37 @@ _BCE_EPS = float(np.float32(1e-12))  # PyTorch's kernels hold it as a C float
 def binary_cross_entropy(self, target, weight, reduction: int):
     _exact_dtype(self, target)
     _exact_dtype(self, weight)
-    _refuse_non_float(self, "binary_cross_entropy")
-    x, y = _opmath(self), _opmath(target)
+    refuse_non_float(self, "binary_cross_entropy")
+    x, y = opmath(self), opmath(target)
     if not ((x >= 0) & (x <= 1)).all():
         raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore", invalid="ignore"):
         loss = (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
     if weight is not None:
-        loss = loss * _opmath(weight)
+        loss = loss * opmath(weight)
     return reduce(loss, reduction, self.dtype)
 
 
 def binary_cross_entropy_backward(grad_output, self, target, weight, reduction: int):
     _exact_dtype(self, target)
     _exact_dtype(self, weight)
-    _refuse_non_float(self, "binary_cross_entropy_backward")
-    x, y, g = _opmath(self), _opmath(target), _opmath(grad_output)
+    refuse_non_float(self, "binary_cross_entropy_backward")
+    x, y, g = opmath(self), opmath(target), opmath(grad_output)
     grad = g * (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
     if weight is not None:
-        grad = grad * _opmath(weight)
+        grad = grad * opmath(weight)
     if reduction == MEAN:
         grad = grad / self.size
     return np.broadcast_to(grad, self.shape).astype(self.dtype)
 
 
 def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction: int):
-    _refuse_non_float(self, "binary_cross_entropy_with_logits")
-    x, y = _opmath(self), _opmath(target)
+    refuse_non_float(self, "binary_cross_entropy_with_logits")
+    x, y = opmath(self), opmath(target)
     log_sigmoid = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
     if pos_weight is not None:
-        log_sigmoid = log_sigmoid * ((_opmath(pos_weight) - 1) * y + 1)
+        log_sigmoid = log_sigmoid * ((opmath(pos_weight) - 1) * y + 1)
     loss = (1 - y) * x - log_sigmoid
     if weight is not None:
-        loss = loss * _opmath(weight)
+        loss = loss * opmath(weight)
     return reduce(loss, reduction, self.dtype)

@@ -9,13 +9,11 @@ Shape errors carry PyTorch's messages; they are checked before anything is writt
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
 
 import numpy as np
 
 from . import dtypes
-from . import random_kernels
-from .random import generator
+from .kernel_support import opmath, shape_text
 
 __all__ = [
     "addmm",
@@ -34,21 +32,11 @@ __all__ = [
     "linalg_vector_norm",
 ]
 
-_F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-
-
-def _acc(a: np.ndarray) -> np.ndarray:
-    """``a`` in its accumulation type (float32 for the 16-bit floats)."""
-    return a if a.dtype == _F64 or a.dtype == _F32 else a.astype(_F32)
 
 
 def _name(a: np.ndarray) -> str:
     return dtypes.scalar_type_name(a.dtype)
-
-
-def _shape_list(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 # ---- addmm -----------------------------------------------------------------------------------
@@ -74,7 +62,7 @@ def addmm_check(self, mat1, mat2) -> None:
     target = (m1.shape[0], m2.shape[1])
     if s.ndim > 2:
         raise RuntimeError(
-            f"expand(torch.{_legacy_type(s)}{{{_shape_list(s.shape)}}}, size={_shape_list(target)})"
+            f"expand(torch.{_legacy_type(s)}{{{shape_text(s.shape)}}}, size={shape_text(target)})"
             f": the number of sizes provided (2) must be greater or equal to the number of "
             f"dimensions in the tensor ({s.ndim})"
         )
@@ -83,7 +71,7 @@ def addmm_check(self, mat1, mat2) -> None:
             raise RuntimeError(
                 f"The expanded size of the tensor ({target[-i]}) must match the existing size "
                 f"({s.shape[-i]}) at non-singleton dimension {2 - i}.  Target sizes: "
-                f"{_shape_list(target)}.  Tensor sizes: {_shape_list(s.shape)}"
+                f"{shape_text(target)}.  Tensor sizes: {shape_text(s.shape)}"
             )
 
 
@@ -94,16 +82,16 @@ def _legacy_type(a: np.ndarray) -> str:
 
 def addmm(self, mat1, mat2, beta, alpha):
     """``beta * self + alpha * (mat1 @ mat2)``; beta 0 ignores self (NaN included)."""
-    product = np.matmul(_acc(mat1), _acc(mat2))
+    product = np.matmul(opmath(mat1), opmath(mat2))
     if alpha != 1:
         product = product * alpha
     target = product.shape
     if beta == 0:
         result = product
     elif beta == 1:
-        result = product + _acc(self)
+        result = product + opmath(self)
     else:
-        result = product + _acc(self) * beta
+        result = product + opmath(self) * beta
     return np.broadcast_to(result, target).astype(mat1.dtype, copy=True)
 
 
@@ -115,27 +103,27 @@ def layer_norm_check(input, normalized_shape, weight, bias) -> None:
     if len(shape) < 1:
         raise RuntimeError(
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
-            f"one element, but got normalized_shape = {_shape_list(shape)}"
+            f"one element, but got normalized_shape = {shape_text(shape)}"
         )
     for what, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t._data.shape) != shape:
             raise RuntimeError(
                 f"Expected {what} to be of same shape as normalized_shape, but got {what} of "
-                f"shape {_shape_list(t._data.shape)} and normalized_shape = {_shape_list(shape)}"
+                f"shape {shape_text(t._data.shape)} and normalized_shape = {shape_text(shape)}"
             )
     x = input._data.shape
     if len(x) < len(shape) or tuple(x[len(x) - len(shape) :]) != shape:
         expected = "[*, " + ", ".join(str(s) for s in shape) + "]"
         raise RuntimeError(
-            f"Given normalized_shape={_shape_list(shape)}, expected input with shape "
-            f"{expected}, but got input of size{_shape_list(x)}"
+            f"Given normalized_shape={shape_text(shape)}, expected input with shape "
+            f"{expected}, but got input of size{shape_text(x)}"
         )
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """(output, mean, rstd): mean and rstd keep the normalized dims as ones."""
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
-    x = _acc(input)
+    x = opmath(input)
     stats_shape = input.shape[: input.ndim - len(axes)] + (1,) * len(axes)
     if x.size == 0:
         mean = np.zeros(stats_shape, x.dtype)
@@ -146,9 +134,9 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     rstd = 1 / np.sqrt(var + x.dtype.type(eps))
     out = (x - mean) * rstd
     if weight is not None:
-        out = out * _acc(weight)
+        out = out * opmath(weight)
     if bias is not None:
-        out = out + _acc(bias)
+        out = out + opmath(bias)
     return out.astype(input.dtype), mean.astype(input.dtype), rstd.astype(input.dtype)
 
 
@@ -157,13 +145,13 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     n_axes = len(normalized_shape)
     inner = tuple(range(input.ndim - n_axes, input.ndim))
     outer = tuple(range(input.ndim - n_axes))
-    g, x = _acc(grad_out), _acc(input)
-    x_hat = (x - _acc(mean)) * _acc(rstd)
+    g, x = opmath(grad_out), opmath(input)
+    x_hat = (x - opmath(mean)) * opmath(rstd)
     grad_input = grad_weight = grad_bias = None
     if mask[0]:
-        gx = g * _acc(weight) if weight is not None else g
+        gx = g * opmath(weight) if weight is not None else g
         count = max(math.prod(input.shape[input.ndim - n_axes :]), 1)
-        grad_input = _acc(rstd) * (
+        grad_input = opmath(rstd) * (
             gx
             - gx.sum(axis=inner, keepdims=True) / count
             - x_hat * (gx * x_hat).sum(axis=inner, keepdims=True) / count
@@ -208,7 +196,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     """(output, save_mean, save_invstd). Training normalises by the batch statistics and
     updates the running ones in place (the unbiased variance, PyTorch's momentum); eval
     uses the running statistics and returns empty save_mean / save_invstd."""
-    x = _acc(input)
+    x = opmath(input)
     axes = _channel_axes(x)
     if training:
         count = x.size // max(x.shape[1], 1) if x.ndim > 1 else x.size
@@ -222,30 +210,30 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
             running_var[...] = momentum * unbiased + (1 - momentum) * running_var
         save_mean, save_invstd = mean.astype(input.dtype), invstd.astype(input.dtype)
     else:
-        mean = _acc(running_mean)
-        invstd = 1 / np.sqrt(_acc(running_var) + x.dtype.type(eps))
+        mean = opmath(running_mean)
+        invstd = 1 / np.sqrt(opmath(running_var) + x.dtype.type(eps))
         save_mean = save_invstd = np.empty((0,), input.dtype)
     out = (x - _per_channel(mean, x.ndim)) * _per_channel(invstd, x.ndim)
     if weight is not None:
-        out = out * _per_channel(_acc(weight), x.ndim)
+        out = out * _per_channel(opmath(weight), x.ndim)
     if bias is not None:
-        out = out + _per_channel(_acc(bias), x.ndim)
+        out = out + _per_channel(opmath(bias), x.ndim)
     return out.astype(input.dtype), save_mean, save_invstd
 
 
 def native_batch_norm_backward(
     grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, mask
 ):
-    x, g = _acc(input), _acc(grad_out)
+    x, g = opmath(input), opmath(grad_out)
     axes = _channel_axes(x)
     if train:
-        mean, invstd = _acc(save_mean), _acc(save_invstd)
+        mean, invstd = opmath(save_mean), opmath(save_invstd)
     else:
-        mean = _acc(running_mean)
-        invstd = 1 / np.sqrt(_acc(running_var) + x.dtype.type(eps))
+        mean = opmath(running_mean)
+        invstd = 1 / np.sqrt(opmath(running_var) + x.dtype.type(eps))
     mean_b, invstd_b = _per_channel(mean, x.ndim), _per_channel(invstd, x.ndim)
     x_hat = (x - mean_b) * invstd_b
-    w = _per_channel(_acc(weight), x.ndim) if weight is not None else 1
+    w = _per_channel(opmath(weight), x.ndim) if weight is not None else 1
     grad_input = grad_weight = grad_bias = None
     if mask[0]:
         if train:
@@ -267,7 +255,7 @@ def native_batch_norm_backward(
 
 
 def group_norm_check(input, weight, bias, N, C, HxW, group) -> None:
-    shape = _shape_list(input._data.shape)
+    shape = shape_text(input._data.shape)
     if C % group:
         raise RuntimeError(
             "Expected number of channels in input to be divisible by num_groups, but got input "
@@ -277,34 +265,34 @@ def group_norm_check(input, weight, bias, N, C, HxW, group) -> None:
         if t is not None and (t._data.ndim != 1 or t._data.size != C):
             raise RuntimeError(
                 f"Expected {what} to be a vector of size equal to the number of channels in "
-                f"input, but got {what} of shape {_shape_list(t._data.shape)} and input of "
+                f"input, but got {what} of shape {shape_text(t._data.shape)} and input of "
                 f"shape {shape}"
             )
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(output, mean, rstd), mean and rstd of shape (N, group)."""
-    x = _acc(input).reshape(N, group, -1) if N * C * HxW else _acc(input).reshape(N, group, 0)
+    x = opmath(input).reshape(N, group, -1) if N * C * HxW else opmath(input).reshape(N, group, 0)
     mean = x.mean(axis=2) if x.shape[2] else np.zeros((N, group), x.dtype)
     var = ((x - mean[..., None]) ** 2).mean(axis=2) if x.shape[2] else mean
     rstd = 1 / np.sqrt(var + x.dtype.type(eps))
     out = ((x - mean[..., None]) * rstd[..., None]).reshape(input.shape)
     if weight is not None:
-        out = out * _per_channel(_acc(weight), input.ndim)
+        out = out * _per_channel(opmath(weight), input.ndim)
     if bias is not None:
-        out = out + _per_channel(_acc(bias), input.ndim)
+        out = out + _per_channel(opmath(bias), input.ndim)
     return out.astype(input.dtype), mean.astype(input.dtype), rstd.astype(input.dtype)
 
 
 def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, mask):
     D = C // group
-    x = _acc(input).reshape(N, group, D, HxW)
-    g = _acc(grad_out).reshape(N, group, D, HxW)
-    mu, rs = _acc(mean).reshape(N, group, 1, 1), _acc(rstd).reshape(N, group, 1, 1)
+    x = opmath(input).reshape(N, group, D, HxW)
+    g = opmath(grad_out).reshape(N, group, D, HxW)
+    mu, rs = opmath(mean).reshape(N, group, 1, 1), opmath(rstd).reshape(N, group, 1, 1)
     x_hat = (x - mu) * rs
     grad_input = grad_weight = grad_bias = None
     if mask[0]:
-        gx = g * _acc(weight).reshape(1, group, D, 1) if weight is not None else g
+        gx = g * opmath(weight).reshape(1, group, D, 1) if weight is not None else g
         count = max(D * HxW, 1)
         grad_input = rs * (
             gx
@@ -323,7 +311,7 @@ def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, g
 
 
 def rsqrt(a):
-    x = _acc(a) if a.dtype.kind == "f" else a.astype(dtypes.get_default_dtype().np)
+    x = opmath(a) if a.dtype.kind == "f" else a.astype(dtypes.get_default_dtype().np)
     return (1 / np.sqrt(x)).astype(x.dtype if a.dtype.kind != "f" else a.dtype)
 
 

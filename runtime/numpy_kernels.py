@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import dtypes
+from .kernel_support import opmath, refuse_non_float, shape_text
 from . import random_kernels
 from .memory_formats import (
     channels_last_strides,
@@ -33,10 +34,6 @@ _py_sum = sum
 
 INT64_MAX = 2**63 - 1
 _INT64 = np.dtype(np.int64)
-
-
-def _shape_str(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def wrap_dim(dim: int, ndim: int) -> int:
@@ -285,21 +282,14 @@ def sigmoid(a):
         return 1 / (1 + np.exp(-a))
 
 
-def _refuse_non_float(a, kernel: str) -> None:
-    if a.dtype.kind != "f":
-        raise NotImplementedError(
-            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
-        )
-
-
 def sigmoid_backward(grad_output, output):
-    _refuse_non_float(grad_output, "sigmoid_backward_cpu")
+    refuse_non_float(grad_output, "sigmoid_backward_cpu")
     # float16 too is computed step by step in float16, as PyTorch's kernel does
     return grad_output * (1 - output) * output
 
 
 def tanh_backward(grad_output, output):
-    _refuse_non_float(grad_output, "tanh_backward_cpu")
+    refuse_non_float(grad_output, "tanh_backward_cpu")
     if grad_output.dtype is _HALF:
         g, y = grad_output.astype(_F32), output.astype(_F32)
         return (g * (1 - y * y)).astype(_HALF)
@@ -587,15 +577,15 @@ def infer_size(size: Sequence[int], numel: int) -> tuple:
             if s < 0:
                 raise RuntimeError(
                     f"invalid shape dimension {s} at index {size.index(s)} of shape "
-                    f"{_shape_str(size)}"
+                    f"{shape_text(size)}"
                 )
             known *= s
     if infer:
         if known == 0 or numel % known != 0:
-            raise RuntimeError(f"shape '{_shape_str(size)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"shape '{shape_text(size)}' is invalid for input of size {numel}")
         size = size[: infer[0]] + (numel // known,) + size[infer[0] + 1 :]
     elif known != numel:
-        raise RuntimeError(f"shape '{_shape_str(size)}' is invalid for input of size {numel}")
+        raise RuntimeError(f"shape '{shape_text(size)}' is invalid for input of size {numel}")
     return size
 
 
@@ -634,8 +624,8 @@ def expand(a, size):
     lead = len(size) - len(shape)
     if lead < 0:
         raise RuntimeError(
-            f"expand({dtypes.legacy_tensor_type(a.dtype)}{{{_shape_str(shape)}}}, "
-            f"size={_shape_str(size)}): the "
+            f"expand({dtypes.legacy_tensor_type(a.dtype)}{{{shape_text(shape)}}}, "
+            f"size={shape_text(size)}): the "
             f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(shape)})"
         )
@@ -658,7 +648,7 @@ def expand(a, size):
                 raise RuntimeError(
                     f"The expanded size of the tensor ({want}) must match the existing size "
                     f"({own}) at non-singleton dimension {i}.  Target sizes: "
-                    f"{_shape_str(size)}.  Tensor sizes: {_shape_str(shape)}"
+                    f"{shape_text(size)}.  Tensor sizes: {shape_text(shape)}"
                 )
             continue
         strides[i] = a.strides[i - lead]
@@ -720,7 +710,7 @@ def select(a, dim: int, index: int):
     size = a.shape[dim]
     if not -size <= index < size:
         raise IndexError(
-            f"select(): index {index} out of range for tensor of size {_shape_str(a.shape)} at "
+            f"select(): index {index} out of range for tensor of size {shape_text(a.shape)} at "
             f"dimension {dim}"
         )
     # A trailing Ellipsis keeps a 0-dim result an array view, not a numpy scalar.
@@ -898,7 +888,7 @@ def _check_size(size, dtype: np.dtype) -> tuple:
     if size and min(size) < 0:
         negative = next(s for s in size if s < 0)
         raise RuntimeError(
-            f"Trying to create tensor with negative dimension {negative}: {_shape_str(size)}"
+            f"Trying to create tensor with negative dimension {negative}: {shape_text(size)}"
         )
     check_allocation(size, dtype)
     return size
@@ -935,7 +925,7 @@ def check_allocation(size, dtype: np.dtype) -> None:
     if nbytes <= 2**30:
         return
     if nbytes > INT64_MAX:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={_shape_str(size)}")
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={shape_text(size)}")
     if nbytes > _memory_bytes():
         raise RuntimeError(
             f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
@@ -1640,10 +1630,6 @@ def stack(tensors, dim: int):
 # compute reduced-precision floats in their opmath type.
 
 
-def _opmath(a: np.ndarray) -> np.ndarray:
-    return a.astype(_F32) if a.dtype is _HALF else a
-
-
 def _softmax_dtype_check(a, dim: int, kernel: str) -> int:
     dim = wrap_dim(dim, a.ndim)
     if a.dtype.kind != "f":
@@ -1665,7 +1651,7 @@ def softmax(a, dim: int, half_to_float: bool):
     dim = _softmax_dtype_check(a, dim, "softmax")
     if a.ndim == 0 or a.size == 0:
         return np.exp(a - a) if a.ndim == 0 else a.copy()
-    x = _opmath(a)
+    x = opmath(a)
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     total = np.add.reduce(e, axis=dim, keepdims=True)
     if a.dtype is _HALF and dim != a.ndim - 1:
@@ -1679,7 +1665,7 @@ def log_softmax(a, dim: int, half_to_float: bool):
     dim = _softmax_dtype_check(a, dim, "log_softmax")
     if a.ndim == 0 or a.size == 0:
         return a - a if a.ndim == 0 else a.copy()
-    x = _opmath(a)
+    x = opmath(a)
     # two temporaries the input's size, no more: fresh large arrays cost page faults
     shifted = np.subtract(x, np.max(x, axis=dim, keepdims=True))
     total = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
@@ -1694,7 +1680,7 @@ def log_softmax(a, dim: int, half_to_float: bool):
 def softmax_backward_data(grad, output, dim: int, input_dtype):
     """``output * (grad - sum(grad * output))`` along ``dim``."""
     axis = wrap_dim(dim, output.ndim) if output.ndim else None
-    g, y = _opmath(grad), _opmath(output)
+    g, y = opmath(grad), opmath(output)
     result = y * (g - np.add.reduce(g * y, axis=axis, keepdims=True))
     return result.astype(output.dtype, copy=False)
 
@@ -1702,7 +1688,7 @@ def softmax_backward_data(grad, output, dim: int, input_dtype):
 def log_softmax_backward_data(grad, output, dim: int, input_dtype):
     """``grad - exp(output) * sum(grad)`` along ``dim``."""
     axis = wrap_dim(dim, output.ndim) if output.ndim else None
-    g, y = _opmath(grad), _opmath(output)
+    g, y = opmath(grad), opmath(output)
     # computed in one array (the same operations in the same order)
     result = np.exp(y, out=np.empty_like(y))  # an array, also for 0-dim
     np.multiply(result, np.add.reduce(g, axis=axis, keepdims=True), out=result)
@@ -1717,10 +1703,10 @@ def logsumexp(a, dim, keepdim: bool):
     if len(dim) == 0 and a.ndim:
         # PyTorch's kernel reduces every dim into a 0-dim result it then refuses
         raise RuntimeError(
-            "output with shape [] doesn't match the broadcast shape " + _shape_str([1] * a.ndim)
+            "output with shape [] doesn't match the broadcast shape " + shape_text([1] * a.ndim)
         )
     axis = _dims(dim, a.ndim)
-    x = _opmath(a)
+    x = opmath(a)
     if x.size == 0:
         return np.log(np.add.reduce(np.exp(x), axis=axis, keepdims=keepdim)).astype(a.dtype)
     maxes = np.max(x, axis=axis, keepdims=True)
@@ -1824,14 +1810,14 @@ def _in_memory_order(values: np.ndarray, like: np.ndarray) -> np.ndarray:
 
 
 def _activation(a, kernel: str, fn):
-    _refuse_non_float(a, kernel)
+    refuse_non_float(a, kernel)
     if a.dtype is _HALF:
         return fn(a.astype(_F32)).astype(_HALF)
     return fn(a)
 
 
 def _activation_backward(grad, a, kernel: str, fn):
-    _refuse_non_float(grad, kernel)
+    refuse_non_float(grad, kernel)
     if grad.dtype is _HALF:
         return fn(grad.astype(_F32), a.astype(_F32)).astype(_HALF)
     return fn(grad, a)
@@ -2068,22 +2054,22 @@ def hardshrink_backward(grad, a, lambd):
 
 
 def glu(a, dim: int):
-    _refuse_non_float(a, "glu_cpu")
+    refuse_non_float(a, "glu_cpu")
     if a.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     dim = wrap_dim(dim, a.ndim)
     size = a.shape[dim]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {size}")
-    first, second = np.split(_opmath(a), 2, axis=dim)
+    first, second = np.split(opmath(a), 2, axis=dim)
     return (first * _sigmoid_of(second)).astype(a.dtype, copy=False)
 
 
 def glu_backward(grad, a, dim: int):
-    _refuse_non_float(grad, "glu_backward_cpu")
+    refuse_non_float(grad, "glu_backward_cpu")
     dim = wrap_dim(dim, a.ndim)
-    first, second = np.split(_opmath(a), 2, axis=dim)
-    g = _opmath(grad)
+    first, second = np.split(opmath(a), 2, axis=dim)
+    g = opmath(grad)
     s = _sigmoid_of(second)
     result = np.concatenate([s * g, (1 - s) * s * first * g], axis=dim)
     return result.astype(a.dtype, copy=False)
@@ -2091,8 +2077,8 @@ def glu_backward(grad, a, dim: int):
 
 def log_sigmoid_forward(a):
     """``(output, buffer)``: ``min(x, 0) - log1p(exp(-|x|))`` and ``exp(-|x|)``."""
-    _refuse_non_float(a, "log_sigmoid_cpu")
-    x = _opmath(a)
+    refuse_non_float(a, "log_sigmoid_cpu")
+    x = opmath(a)
     z = np.exp(-np.abs(x))
     output = np.minimum(x, 0) - np.log1p(z)
     return output.astype(a.dtype, copy=False), z.astype(a.dtype, copy=False)
@@ -2100,7 +2086,7 @@ def log_sigmoid_forward(a):
 
 def log_sigmoid_backward(grad, a, buffer):
     def fn(g, x):
-        z = _opmath(buffer)
+        z = opmath(buffer)
         negative = x < 0
         return (np.where(negative, 1, 0) - np.where(negative, 1, -1) * (z / (1 + z))) * g
 
@@ -2108,13 +2094,13 @@ def log_sigmoid_backward(grad, a, buffer):
 
 
 def prelu_kernel(a, weight):
-    _refuse_non_float(a, "prelu_cpu")
+    refuse_non_float(a, "prelu_cpu")
     return np.where(a > 0, a, weight * a).astype(a.dtype, copy=False)
 
 
 def prelu_kernel_backward(grad, a, weight):
     """The gradients of self and of the weight, both in the broadcast shape."""
-    _refuse_non_float(a, "prelu_backward_cpu")
+    refuse_non_float(a, "prelu_backward_cpu")
     positive = a > 0
     grad_self = np.where(positive, grad, weight * grad).astype(a.dtype, copy=False)
     grad_weight = np.where(positive, 0, a * grad).astype(a.dtype, copy=False)
@@ -2151,7 +2137,7 @@ def rrelu_with_noise(a, noise, lower, upper, training: bool, gen):
     noise_values = np.ones(a.shape, opmath)
     noise_values[non_positive] = slopes.astype(opmath)
     noise[...] = noise_values
-    return (_opmath(a) * noise_values).astype(a.dtype, copy=False)
+    return (opmath(a) * noise_values).astype(a.dtype, copy=False)
 
 
 def rrelu_with_noise_backward(grad, a, noise, lower, upper, training: bool, is_result: bool):

@@ -11,6 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .kernel_support import shape_text
+
 __all__ = [
     "channel_shuffle",
     "pixel_shuffle",
@@ -22,21 +24,17 @@ __all__ = [
 ]
 
 
-def _shape_str(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
 def _padded_dims_check(a, padding: Sequence[int], name: str) -> int:
     dims = len(padding) // 2
     if a.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(
             f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size "
-            f"and other non-zero dimensions for input, but got: {_shape_str(a.shape)}"
+            f"and other non-zero dimensions for input, but got: {shape_text(a.shape)}"
         )
     if any(s == 0 for s in a.shape[a.ndim - dims - 1 + (a.ndim == dims + 1) :]):
         raise RuntimeError(
             f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size "
-            f"and other non-zero dimensions for input, but got: {_shape_str(a.shape)}"
+            f"and other non-zero dimensions for input, but got: {shape_text(a.shape)}"
         )
     return dims
 
@@ -73,7 +71,7 @@ def _check_reflection(a, padding: Sequence[int]) -> None:
             raise RuntimeError(
                 f"Argument #4: Padding size should be less than the corresponding input "
                 f"dimension, but got: padding ({before}, {after}) at dimension {dim} of input "
-                f"{_shape_str(a.shape)}"
+                f"{shape_text(a.shape)}"
             )
 
 
@@ -89,7 +87,7 @@ def _check_replication(a, padding: Sequence[int]) -> None:
 
 
 def _pad(a, padding, mode):
-    dims, indices = _index_grid(a, padding, mode)
+    _, indices = _index_grid(a, padding, mode)
     grid = np.ix_(*indices)
     return np.ascontiguousarray(a[(Ellipsis,) + grid])
 

@@ -11,14 +11,16 @@ one small averaging matrix per dimension.
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 import numpy as np
+
+from .kernel_support import opmath
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .memory_formats import contiguous_format, suggest_memory_format
 
 __all__ = [
+    "avg_pool_check",
     "pool_check",
     "max_pool_with_indices",
     "max_pool_with_indices_backward",
@@ -28,8 +30,6 @@ __all__ = [
     "adaptive_avg_pool",
     "adaptive_avg_pool_backward",
 ]
-
-_F32 = np.dtype(np.float32)
 
 
 def _in_layout_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -44,10 +44,6 @@ def _in_layout_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
     order = (0,) + tuple(range(2, nd)) + (1,)
     back = (0, nd - 1) + tuple(range(1, nd - 1))
     return np.ascontiguousarray(result.transpose(order)).transpose(back)
-
-
-def _acc(a: np.ndarray) -> np.ndarray:
-    return a.astype(_F32) if a.dtype.kind == "f" and a.dtype.itemsize < 4 else a
 
 
 def _params(kernel_size, stride, padding, dilation, nd: int):
@@ -76,7 +72,6 @@ def pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int,
             continue
         if len(values) not in (1, nd):
             words = "two" if nd == 2 else "three"
-            what = what if what != "padding" else "padding"
             raise RuntimeError(
                 f"{name}: {what} must either be a single int, or a tuple of {words} ints"
             )
@@ -206,12 +201,9 @@ def avg_pool_check(self, kernel_size, stride, padding, ceil_mode, divisor_overri
     pool_check(self, kernel_size, stride, padding, (1,), ceil_mode, nd, name)
 
 
-__all__.append("avg_pool_check")
-
-
 def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor, nd: int):
     kernel, stride, padding, _ = _params(kernel_size, stride, padding, (1,), nd)
-    x = _acc(self)
+    x = opmath(self)
     view, out = _windows(x, kernel, stride, padding, (1,) * nd, ceil_mode, 0)
     sums = view.sum(axis=tuple(range(view.ndim - nd, view.ndim)))
     div = _divisors(self.shape[-nd:], kernel, stride, padding, out, count_include_pad, divisor)
@@ -228,7 +220,7 @@ def avg_pool_backward(
     sizes = self.shape[-nd:]
     out = grad_output.shape[-nd:]
     div = _divisors(sizes, kernel, stride, padding, out, count_include_pad, divisor)
-    g = _acc(grad_output) / div
+    g = opmath(grad_output) / div
     reach = [
         max(s + 2 * p, (o - 1) * st + k)
         for s, p, o, st, k in zip(sizes, padding, out, stride, kernel)
@@ -277,13 +269,13 @@ def _apply_per_axis(x, matrices, nd: int):
 
 
 def adaptive_avg_pool(self, output_size, nd: int):
-    x = _acc(self)
+    x = opmath(self)
     mats = [_averaging_matrix(s, o, x.dtype) for s, o in zip(self.shape[-nd:], output_size)]
     return np.array(_apply_per_axis(x, mats, nd), dtype=self.dtype, order="C")
 
 
 def adaptive_avg_pool_backward(grad_output, self, nd: int):
-    g = _acc(grad_output)
+    g = opmath(grad_output)
     out = grad_output.shape[-nd:]
     mats = [_averaging_matrix(s, o, g.dtype).T for s, o in zip(self.shape[-nd:], out)]
     return np.array(_apply_per_axis(g, mats, nd), dtype=self.dtype, order="C")

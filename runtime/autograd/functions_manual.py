@@ -24,7 +24,6 @@ from .grad_mode import no_grad
 from .views import as_view
 
 _OBSERVERS = PYTHON | TORCH_FUNCTION
-_HALF = np.dtype(np.float16)
 
 
 def _dtype_of(t):

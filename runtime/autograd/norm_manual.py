@@ -11,7 +11,7 @@ dispatch mode sees their aten calls. Where PyTorch updates a temporary in place 
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import Sequence
 
 from ..generated import ops as aten
 
@@ -490,7 +490,7 @@ def repeat_backward(grad, repeats: Sequence[int], input_shape: Sequence[int]):
     lead = len(repeats) - len(input_shape)
     padded = (1,) * lead + input_shape
     split, sum_dims = [], []
-    for i, (r, s) in enumerate(zip(repeats, padded)):
+    for r, s in zip(repeats, padded):
         if r != 1:
             sum_dims.append(len(split))
             split.append(r)

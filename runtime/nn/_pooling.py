@@ -7,7 +7,7 @@ Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 from .. import overrides as _overrides
 from .. import python_arg_parser as _python_arg_parser

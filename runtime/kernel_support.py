@@ -1,0 +1,38 @@
+"""Small helpers every kernel module shares.
+
+It imports nothing from the kernel modules, so ``numpy_kernels`` and the modules it
+re-exports (losses, norms, convolutions, ...) can all use it without an import cycle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+
+_HALF = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+
+
+def shape_text(shape) -> str:
+    """``[2, 3]``: how PyTorch's messages print a size."""
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def opmath(a: np.ndarray) -> np.ndarray:
+    """``a`` in its compute type: float16 is computed in float32 and rounded once at the
+    end, as PyTorch's CPU kernels do; every other dtype computes in itself."""
+    return a.astype(_F32) if a.dtype is _HALF else a
+
+
+def opmath_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype ``opmath`` computes ``dtype`` in."""
+    return _F32 if dtype == _HALF else dtype
+
+
+def refuse_non_float(a: np.ndarray, kernel: str) -> None:
+    """PyTorch's dispatch-macro refusal for a kernel defined on floating types only."""
+    if a.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
+        )
