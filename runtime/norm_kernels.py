@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from . import dtypes
+from .scalar_fit import check_fits
 from .kernel_support import opmath, shape_text
 
 __all__ = [
@@ -59,29 +60,28 @@ def addmm_check(self, mat1, mat2) -> None:
         raise RuntimeError(
             f"self and mat2 must have the same dtype, but got {_name(s)} and {_name(other)}"
         )
-    target = (m1.shape[0], m2.shape[1])
-    if s.ndim > 2:
-        raise RuntimeError(
-            f"expand(torch.{_legacy_type(s)}{{{shape_text(s.shape)}}}, size={shape_text(target)})"
-            f": the number of sizes provided (2) must be greater or equal to the number of "
-            f"dimensions in the tensor ({s.ndim})"
-        )
-    for i in range(1, s.ndim + 1):
-        if s.shape[-i] != 1 and s.shape[-i] != target[-i]:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({target[-i]}) must match the existing size "
-                f"({s.shape[-i]}) at non-singleton dimension {2 - i}.  Target sizes: "
-                f"{shape_text(target)}.  Tensor sizes: {shape_text(s.shape)}"
-            )
+    from .numpy_kernels import expand  # imported here: numpy_kernels imports this module
+
+    expand(s, (m1.shape[0], m2.shape[1]))  # self must broadcast to the product
+    if m1.dtype == np.bool_:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
-def _legacy_type(a: np.ndarray) -> str:
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
-    return names.get(a.dtype.name, a.dtype.name.title()) + "Tensor"
+def _integral_scalar(value, dtype: np.dtype):
+    """``value`` as an integer kernel sees it: checked against ``dtype``'s range, then
+    truncated toward zero (``beta=1.5`` multiplies by 1), as PyTorch's ``Scalar.to<int>``."""
+    check_fits(value, dtype)
+    value = value.real if isinstance(value, complex) else value
+    return np.asarray(int(value)).astype(dtype)
 
 
 def addmm(self, mat1, mat2, beta, alpha):
-    """``beta * self + alpha * (mat1 @ mat2)``; beta 0 ignores self (NaN included)."""
+    """``beta * self + alpha * (mat1 @ mat2)``; beta 0 ignores self (NaN included).
+
+    Integer matrices multiply in their own dtype (wrapping as PyTorch's do) with beta and
+    alpha truncated to integers; float16 accumulates in float32 and rounds once."""
+    if mat1.dtype.kind in "iu":
+        beta, alpha = _integral_scalar(beta, mat1.dtype), _integral_scalar(alpha, mat1.dtype)
     product = np.matmul(opmath(mat1), opmath(mat2))
     if alpha != 1:
         product = product * alpha

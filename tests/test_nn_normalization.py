@@ -9,7 +9,7 @@ import pytest
 
 import opgrad as og
 from norm_scenarios import assert_same_graph, assert_same_tangent
-from torch_oracle import assert_same_error, assert_same_tensor, next_function_names
+from torch_oracle import assert_same_error, assert_same_tensor, next_function_names, outcome
 
 # name -> (input specs, call): specs are shapes (requires grad) or (shape, False) or None
 GRAPHS = {
@@ -138,6 +138,58 @@ def test_addmm_errors_match_torch(torch, shapes, phrase):
         return lib.addmm(*(lib.zeros(s) for s in shapes))
 
     assert_same_error(torch, scenario, RuntimeError, phrase)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize(
+    "beta, alpha",
+    [(0.5, 1), (1.5, 2.7), (-0.5, -1.5), (True, False), (1, -1), (1, -255), (1, 255.9)],
+)
+def test_addmm_on_integers_truncates_beta_and_alpha_as_torch(torch, dtype, beta, alpha):
+    """Truncated toward zero; a negative float refused for uint8, a negative int wrapped."""
+
+    def scenario(lib):
+        s = lib.tensor([[1, 2], [3, 4]], dtype=getattr(lib, dtype))
+        return lib.addmm(s, s, s, beta=beta, alpha=alpha).tolist()
+
+    assert outcome(lambda: scenario(og)) == outcome(lambda: scenario(torch))
+
+
+def test_addmm_on_int64_wraps_as_torch(torch):
+    def scenario(lib):
+        big = lib.tensor([[3_000_000_000]])
+        return lib.addmm(lib.tensor([[10**9]]), big, big + 10**9)
+
+    assert_same_tensor(scenario(og), scenario(torch))
+
+
+@pytest.mark.parametrize("beta", [300, 1e30, float("nan")])
+def test_addmm_refuses_a_beta_the_integer_dtype_cannot_hold(torch, beta):
+    def scenario(lib):
+        u = lib.ones(2, 2, dtype=lib.uint8)
+        return lib.addmm(u, u, u, beta=beta)
+
+    assert_same_error(torch, scenario, RuntimeError, "without overflow")
+
+
+def test_addmm_refuses_bool_after_the_broadcast_check(torch):
+    def scenario(shape):
+        return lambda lib: lib.addmm(
+            *(lib.ones(s, dtype=lib.bool) for s in (shape, (2, 2), (2, 2)))
+        )
+
+    assert_same_error(torch, scenario((2, 2)), NotImplementedError, "not implemented for 'Bool'")
+    og_error = outcome(lambda: scenario((3, 2, 3))(og))
+    torch_error = outcome(lambda: scenario((3, 2, 3))(torch))
+    assert og_error[0] == torch_error[0] == "RuntimeError"
+    assert "must be greater or equal to the number of dimensions" in og_error[1]
+
+
+def test_addmm_broadcast_error_names_the_tensor_type_as_torch(torch):
+    def scenario(lib):
+        return lib.addmm(*(lib.ones(s, dtype=lib.int64) for s in ((3, 2, 3), (2, 2), (2, 2))))
+
+    assert_same_error(torch, scenario, RuntimeError, "expand(")
 
 
 def test_linear_shape_mismatch_matches_torch(torch):
