@@ -238,21 +238,17 @@ def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return aten.max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
-def _adaptive_avg_pool(self, output_size, nd: int, name: str):
-    x = self._data
-    if x.ndim not in (nd + 1, nd + 2):
-        shape = "[" + ", ".join(str(s) for s in x.shape) + "]"
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {shape}")
+def _adaptive_avg_pool(self, output_size, nd: int):
     if all(o == 1 for o in output_size) and len(output_size) == nd:
-        # PyTorch's shortcut to a global average
+        # PyTorch's shortcut to a global average, taken before the kernel checks the input
         return aten.mean_dim(self, [-1 - i for i in range(nd)], True)
     pool = aten._adaptive_avg_pool2d if nd == 2 else aten._adaptive_avg_pool3d
     return pool(self, output_size)
 
 
 def adaptive_avg_pool2d(self, output_size):
-    return _adaptive_avg_pool(self, output_size, 2, "adaptive_avg_pool2d")
+    return _adaptive_avg_pool(self, output_size, 2)
 
 
 def adaptive_avg_pool3d(self, output_size):
-    return _adaptive_avg_pool(self, output_size, 3, "adaptive_avg_pool3d")
+    return _adaptive_avg_pool(self, output_size, 3)

@@ -452,6 +452,9 @@ def mean(a, dim, keepdim: bool, dtype):
         total = np.add.reduce(cast(a, _F32), axis=axis, keepdims=keepdim, dtype=_F32)
         return cast(np.true_divide(total, count, dtype=_F32), _HALF)
     total = np.add.reduce(a, axis=axis, keepdims=keepdim, dtype=out_dtype)
+    if count == 0:  # NaN, as PyTorch gives, without numpy's warning
+        with np.errstate(invalid="ignore"):
+            return np.true_divide(total, count, dtype=out_dtype)
     return np.true_divide(total, count, dtype=out_dtype)
 
 

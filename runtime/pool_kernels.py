@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .kernel_support import opmath
+from .kernel_support import opmath, refuse_non_float, shape_text
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .memory_formats import contiguous_format, suggest_memory_format
@@ -64,6 +64,32 @@ def pooling_output_size(size, kernel, pad, stride, dilation, ceil_mode) -> int:
     return out
 
 
+def _check_pool_input(x: np.ndarray, nd: int, name: str) -> None:
+    """A (batched) input with no empty dimension but the batch, in PyTorch's words."""
+    if x.ndim not in (nd + 1, nd + 2):
+        if nd == 2 and name.startswith("avg"):
+            raise RuntimeError(
+                "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for "
+                f"input, but got:{shape_text(x.shape)}"
+            )
+        raise RuntimeError(
+            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+        )
+    if all(x.shape[x.ndim - nd - 1 :]):
+        return
+    if nd == 2:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got:{shape_text(x.shape)}"
+        )
+    where = "max_pool3d_with_indices_out_cpu_template" if name.startswith("max") else name
+    # PyTorch's message names dimension 0 whichever dimension is empty.
+    raise RuntimeError(
+        f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
+        f"has a shape of {shape_text(x.shape)} and non-batch dimension 0 has length zero!"
+    )
+
+
 def pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int, name: str):
     """The poolings' refusals, with PyTorch's texts."""
     x = self._data
@@ -76,10 +102,7 @@ def pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int,
                 f"{name}: {what} must either be a single int, or a tuple of {words} ints"
             )
     kernel, stride, padding, dilation = _params(kernel_size, stride, padding, dilation, nd)
-    if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[-nd - 1 :]):
-        raise RuntimeError(
-            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
-        )
+    _check_pool_input(x, nd, name)
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
     if any(k <= 0 for k in kernel):
@@ -143,7 +166,7 @@ def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mod
     position in the input's spatial dims."""
     kernel, stride, padding, dilation = _params(kernel_size, stride, padding, dilation, nd)
     view, out = _windows(self, kernel, stride, padding, dilation, ceil_mode, _lowest(self.dtype))
-    flat = view.reshape(view.shape[: view.ndim - nd] + (-1,))
+    flat = view.reshape(view.shape[: view.ndim - nd] + (math.prod(kernel),))
     best = np.argmax(flat, axis=-1)
     if self.dtype.kind == "f":
         nan = np.isnan(flat)
@@ -195,10 +218,22 @@ def _divisors(sizes, kernel, stride, padding, out, count_include_pad, divisor_ov
     return total
 
 
+def _truncating_divide(a: np.ndarray, b) -> np.ndarray:
+    """C++'s integer division: the quotient rounded toward zero (numpy's ``//`` floors)."""
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (np.asarray(b) < 0), -q, q)
+
+
 def avg_pool_check(self, kernel_size, stride, padding, ceil_mode, divisor_override, nd, name):
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    if nd == 2 and self._data.ndim < 3:  # PyTorch reads the channel size first
+        from .numpy_kernels import wrap_dim
+
+        wrap_dim(-3, self._data.ndim)
     pool_check(self, kernel_size, stride, padding, (1,), ceil_mode, nd, name)
+    if self._data.dtype.kind != "f" and self._data.dtype != np.int64:  # floats and int64 only
+        refuse_non_float(self._data, "avg_pool2d" if nd == 2 else "avg_pool3d_out_frame")
 
 
 def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor, nd: int):
@@ -207,8 +242,8 @@ def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, d
     view, out = _windows(x, kernel, stride, padding, (1,) * nd, ceil_mode, 0)
     sums = view.sum(axis=tuple(range(view.ndim - nd, view.ndim)))
     div = _divisors(self.shape[-nd:], kernel, stride, padding, out, count_include_pad, divisor)
-    if self.dtype.kind in "iu":
-        return (sums // div).astype(self.dtype)
+    if self.dtype.kind == "i":  # int64: C++ integer division, truncating toward zero
+        return _truncating_divide(sums, div).astype(self.dtype, copy=False)
     return (sums / div).astype(self.dtype, copy=False)
 
 
@@ -244,9 +279,17 @@ def adaptive_avg_pool_check(self, output_size, nd: int) -> None:
     name = f"adaptive_avg_pool{nd}d"
     if len(output_size) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd}")
-    if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[-nd:]):
-        shape = "[" + ", ".join(str(s) for s in x.shape) + "]"
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {shape}")
+    for dim in range(max(x.ndim - nd, 0), x.ndim):  # only the spatial sizes must be non-zero
+        if x.shape[dim] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {shape_text(x.shape)} with dimension {dim} being empty"
+            )
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {shape_text(x.shape)}"
+        )
+    refuse_non_float(x, name if nd == 2 else "adaptive_avg_pool3d_cpu")
 
 
 def _averaging_matrix(size: int, out: int, dtype) -> np.ndarray:

@@ -9,7 +9,7 @@ import pytest
 
 import opgrad as og
 from norm_scenarios import assert_same_graph, assert_same_tangent, make_inputs, run_graph
-from torch_oracle import aten_log, assert_same_error
+from torch_oracle import aten_log, assert_same_error, outcome
 
 GRAPHS = {
     "max_pool2d": ([(2, 3, 6, 6)], lambda F, lib, x: F.max_pool2d(x, 2)),
@@ -190,3 +190,70 @@ POOL_ERRORS = [
 @pytest.mark.parametrize("name, call, phrase", POOL_ERRORS, ids=[e[0] for e in POOL_ERRORS])
 def test_errors_match_torch(torch, name, call, phrase):
     assert_same_error(torch, lambda lib: call(lib.nn.functional, lib), RuntimeError, phrase)
+
+
+INTEGER_POOLS = {
+    "avg2": lambda F, x: F.avg_pool2d(x, 2),
+    "avg2_padded": lambda F, x: F.avg_pool2d(x, 3, 1, 1),
+    "avg2_no_pad_count": lambda F, x: F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
+    "avg2_divisor": lambda F, x: F.avg_pool2d(x, 2, divisor_override=3),
+    "avg2_negative_divisor": lambda F, x: F.avg_pool2d(x, 2, divisor_override=-2),
+    "avg3": lambda F, x: F.avg_pool3d(x, (1, 2, 2)),
+    "adaptive2": lambda F, x: F.adaptive_avg_pool2d(x, 3),
+    "adaptive2_global": lambda F, x: F.adaptive_avg_pool2d(x, 1),
+    "adaptive3": lambda F, x: F.adaptive_avg_pool3d(x, 2),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int16", "bool"])
+@pytest.mark.parametrize("name", INTEGER_POOLS)
+def test_average_pools_on_integers_match_torch(torch, name, dtype):
+    """int64 averages truncate toward zero; other integer dtypes and the adaptive pools
+    refuse, with the kernel's name."""
+    values = [[-7, 5, -3, 2], [4, -9, 6, 1], [-1, 0, 8, -5], [3, 3, -2, 7]]
+
+    def scenario(lib):
+        x = lib.tensor([[values]])
+        x = (x.abs() if dtype == "uint8" else x).to(getattr(lib, dtype))
+        return INTEGER_POOLS[name](lib.nn.functional, x).tolist()
+
+    assert outcome(lambda: scenario(og)) == outcome(lambda: scenario(torch))
+
+
+EMPTY_SHAPES = [
+    (2, 0, 3),
+    (0, 2, 3, 3),
+    (2, 3, 0, 3),
+    (2, 0, 3, 3),
+    (2, 3),
+    (1, 1, 2, 2, 2, 2),
+    (0, 2, 2, 3, 3),
+    (1, 2, 0, 3, 3),
+]
+SHAPE_POOLS = {
+    "max2": lambda F, x: F.max_pool2d(x, 1),
+    "avg2": lambda F, x: F.avg_pool2d(x, 1),
+    "adaptive2": lambda F, x: F.adaptive_avg_pool2d(x, 2),
+    "adaptive2_global": lambda F, x: F.adaptive_avg_pool2d(x, 1),
+    "max3": lambda F, x: F.max_pool3d(x, 1),
+    "avg3": lambda F, x: F.avg_pool3d(x, 1),
+    "adaptive3": lambda F, x: F.adaptive_avg_pool3d(x, 2),
+    "adaptive3_global": lambda F, x: F.adaptive_avg_pool3d(x, 1),
+}
+
+
+@pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
+@pytest.mark.parametrize("name", SHAPE_POOLS)
+def test_pool_input_shapes_and_empty_sizes_match_torch(torch, name, shape):
+    """An empty batch pools to an empty result; any other empty size or a wrong number of
+    dimensions gets torch's error for that pooling."""
+
+    def scenario(lib):
+        y = SHAPE_POOLS[name](lib.nn.functional, lib.ones(shape))
+        return tuple(y.shape), y.sum().item() if y.numel() else None
+
+    got, expected = outcome(lambda: scenario(og)), outcome(lambda: scenario(torch))
+    if expected[0] == "ok" and expected[1][1] is not None and expected[1][1] != expected[1][1]:
+        assert got[0] == "ok" and got[1][0] == expected[1][0] and got[1][1] != got[1][1]  # NaN
+    else:
+        assert got == expected
