@@ -44,8 +44,8 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     divided by how often the index occurs when ``scale_grad_by_freq``."""
     _check_indices(indices, 2, "embedding_backward")
     flat = indices.reshape(-1).astype(np.int64, copy=False)
-    rows = grad_output.reshape(flat.size, -1) if flat.size else grad_output.reshape(0, -1)
     dim = grad_output.shape[-1] if grad_output.ndim else 1
+    rows = grad_output.reshape(flat.size, dim)  # explicit: -1 cannot be inferred from 0 rows
     keep = flat != padding_idx
     flat, rows = flat[keep], rows[keep]
     if scale_grad_by_freq and flat.size:

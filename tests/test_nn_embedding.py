@@ -98,3 +98,17 @@ def test_errors_match_torch(torch, call, exc, phrase):
 )
 def test_results_match_torch(torch, make):
     assert_same(torch, result_scenario(make))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0)], ids=str)
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"padding_idx": 1}, {"scale_grad_by_freq": True}], ids=["plain", "pad", "freq"]
+)
+def test_embedding_of_no_indices_has_a_zero_gradient_as_torch(torch, shape, kwargs):
+    def scenario(lib):
+        w = lib.ones(5, 3, requires_grad=True)
+        y = lib.nn.functional.embedding(lib.zeros(shape, dtype=lib.long), w, **kwargs)
+        (grad,) = lib.autograd.grad(y.sum(), w)
+        return tuple(y.shape), grad.tolist()
+
+    assert scenario(og) == scenario(torch)
