@@ -22,8 +22,11 @@ from .python_arg_parser import (
     python_device,
     python_dtype,
 )
+from .autograd.inplace import bump_version
+from .cpu_support import copy_into
 from .scalar_fit import check_array_fits, check_integer_data
 from .tensor import Size, Tensor, _make
+from .user_warnings import warn_user
 
 
 def _is_size_int(value) -> bool:
@@ -111,6 +114,41 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
+
+
+def _out_dtype(name: str, out, dtype):
+    """The dtype a factory writes into ``out``: out's own, which an explicit ``dtype`` must
+    equal; ``out`` must not require grad while grad mode is on (nothing would record it)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {py_type_name(out)}")
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(
+            f"dtype {dtypes.scalar_type_name(dtype.np)} does not match dtype of out parameter "
+            f"({dtypes.scalar_type_name(out._data.dtype)})"
+        )
+    if out.requires_grad and name == "empty":  # empty only resizes, which is refused
+        raise RuntimeError("cannot resize variables that require grad")
+    if out.requires_grad and _tls.grad_enabled:
+        raise RuntimeError(
+            f"aten::{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    return out.dtype
+
+
+def _into_out(out: Tensor, result: Tensor, requires_grad: bool, fill: bool = True) -> Tensor:
+    """``result`` written into ``out``, which is first resized (without a warning, as
+    PyTorch's factories resize) when its shape differs; ``empty`` only resizes."""
+    resized = out._data.shape != result._data.shape
+    if resized:
+        out._data = np.empty(result._data.shape, out._data.dtype)
+    if fill:
+        copy_into(out, result._data)
+    if fill or resized:
+        bump_version(out)
+    if requires_grad or out.requires_grad:  # the flag is set either way, as PyTorch's binding
+        out._set_requires_grad(requires_grad, "Only Tensors of floating point and complex dtype")
+    return out
 
 
 def _scalar_dtype(item) -> dtypes.dtype:
@@ -261,6 +299,9 @@ def _factory(op_entry, name: str):
         shape = _size(name, args, size)
         if dtype is not None or device is not None:
             dtype = _checked_options(name, args, dtype, device)
+        if out is not None:
+            dtype = _out_dtype(name, out, dtype)
+            return _into_out(out, op_entry(shape, dtype=dtype, device=device), requires_grad)
         return _finish(op_entry(shape, dtype=dtype, device=device), requires_grad)
 
     factory.__name__ = factory.__qualname__ = name  # as Python's argument errors name it
@@ -283,9 +324,13 @@ def empty(
         dtype = _checked_options("empty", args, dtype, device)
     if memory_format is not None:
         memory_format_arg("empty", memory_format)
+    if out is not None:
+        dtype = _out_dtype("empty", out, dtype)
     result = aten.empty_memory_format(
         shape, dtype=dtype, device=device, memory_format=memory_format
     )
+    if out is not None:
+        return _into_out(out, result, requires_grad, fill=False)
     return _finish(result, requires_grad)
 
 
@@ -296,7 +341,15 @@ randn = _factory(aten.randn, "randn")
 
 
 def full(
-    size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+    size,
+    fill_value,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
 ) -> Tensor:
     if not isinstance(size, (list, tuple, Size)):
         raise TypeError(
@@ -307,6 +360,9 @@ def full(
     if dtype is not None or device is not None:
         dtype = python_dtype("full", dtype)
         python_device("full", device)
+    if out is not None:
+        dtype = _out_dtype("full", out, dtype)
+        return _into_out(out, aten.full(size, fill_value, dtype=dtype), requires_grad)
     return _finish(aten.full(size, fill_value, dtype=dtype, device=device), requires_grad)
 
 
@@ -342,6 +398,8 @@ def arange(
         )
     if dtype is not None or device is not None:
         dtype = _checked_options("arange", bounds, dtype, device)
+    if out is not None:
+        dtype = _out_dtype("arange", out, dtype)
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     # The overload follows the arguments given, as in PyTorch: arange(end), arange.start,
     # arange.start_step.
@@ -351,7 +409,16 @@ def arange(
         result = aten.arange_start(start, end, dtype=dtype, device=device)
     else:
         result = aten.arange_start_step(start, end, step, dtype=dtype, device=device)
-    return _finish(result, requires_grad)
+    if out is None:
+        return _finish(result, requires_grad)
+    if out._data.size != result._data.size:
+        warn_user(
+            f"The number of elements in the out tensor of shape {list(out._data.shape)} is "
+            f"{out._data.size} which does not match the computed number of elements "
+            f"{result._data.size}. Note that this may occur as a result of rounding error. The "
+            f"out tensor will be resized to a tensor of shape ({result._data.size},)."
+        )
+    return _into_out(out, result, requires_grad)
 
 
 def eye(
@@ -367,11 +434,13 @@ def eye(
 ) -> Tensor:
     if dtype is not None or device is not None:
         dtype = _checked_options("eye", (n,) if m is None else (n, m), dtype, device)
+    if out is not None:
+        dtype = _out_dtype("eye", out, dtype)
     if m is None:
         result = aten.eye(n, dtype=dtype, device=device)
     else:
         result = aten.eye_m(n, m, dtype=dtype, device=device)
-    return _finish(result, requires_grad)
+    return _finish(result, requires_grad) if out is None else _into_out(out, result, requires_grad)
 
 
 def _like(op_entry, name: str):
