@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-def _padded_dims_check(a, padding: Sequence[int], name: str) -> int:
+def _padded_dims_check(a, padding: Sequence[int]) -> int:
     dims = len(padding) // 2
     if a.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(
@@ -63,7 +63,7 @@ def _index_grid(a, padding: Sequence[int], mode: str):
 
 
 def _check_reflection(a, padding: Sequence[int]) -> None:
-    dims = _padded_dims_check(a, padding, "reflection")
+    dims = _padded_dims_check(a, padding)
     for i in range(dims):
         dim = a.ndim - 1 - i
         before, after = padding[2 * i], padding[2 * i + 1]
@@ -76,14 +76,29 @@ def _check_reflection(a, padding: Sequence[int]) -> None:
 
 
 def _check_replication(a, padding: Sequence[int]) -> None:
-    dims = _padded_dims_check(a, padding, "replication")
-    for i in range(dims):
-        dim = a.ndim - 1 - i
-        out = a.shape[dim] + padding[2 * i] + padding[2 * i + 1]
-        if out < 1:
+    """PyTorch refuses when every padded size would be below 1; otherwise a negative size
+    fails as the tensor is made, and a zero size gives an empty result."""
+    dims = _padded_dims_check(a, padding)
+    sizes = a.shape[a.ndim - dims :]
+    out = [s + padding[2 * j] + padding[2 * j + 1] for s, j in zip(sizes, range(dims - 1, -1, -1))]
+    if all(o < 1 for o in out):
+        if dims == 1:
+            raise RuntimeError(f"input (W: {sizes[0]}) is too small. Calculated output W: {out[0]}")
+        if dims == 2:
             raise RuntimeError(
-                f"input (W: {a.shape[dim]}) is too small. Calculated output W: {out}"
+                f"input (H: {sizes[0]}, W: {sizes[1]} ) is too small. Calculated output H: "
+                f"{out[0]} W: {out[1]}"
             )
+        raise RuntimeError(
+            f"input (D: {sizes[0]} H: {sizes[1]}, W: {sizes[2]}) is too small. Calculated "
+            f"output D: {out[0]} H: {out[1]} W: {out[2]}"
+        )
+    negative = next((o for o in out if o < 0), None)
+    if negative is not None:
+        shape = a.shape[: a.ndim - dims] + tuple(out)
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {negative}: {shape_text(shape)}"
+        )
 
 
 def _pad(a, padding, mode):
