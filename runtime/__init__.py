@@ -35,6 +35,7 @@ from .dtypes import (
     short,
     uint8,
 )
+from .layouts import layout, strided
 from .memory_formats import (
     channels_last,
     channels_last_3d,

@@ -2136,11 +2136,10 @@ def rrelu_with_noise(a, noise, lower, upper, training: bool, gen):
     lower, upper = float(a.dtype.type(lower)), float(a.dtype.type(upper))
     slopes = random_kernels.uniform(gen if gen is not None else generator(), count, _F64)
     slopes = slopes * (upper - lower) + lower
-    opmath = a.dtype
-    noise_values = np.ones(a.shape, opmath)
-    noise_values[non_positive] = slopes.astype(opmath)
+    noise_values = np.ones(a.shape, a.dtype)  # float32/float64 only: no opmath widening
+    noise_values[non_positive] = slopes.astype(a.dtype)
     noise[...] = noise_values
-    return (opmath(a) * noise_values).astype(a.dtype, copy=False)
+    return a * noise_values
 
 
 def rrelu_with_noise_backward(grad, a, noise, lower, upper, training: bool, is_result: bool):

@@ -406,3 +406,58 @@ def test_mlp_step_log_matches_torch_leaf_grads_stored_without_copies(torch):
     got, expected = step(og), step(torch)
     assert got == expected
     assert "aten.clone.default" not in got
+
+
+def _calls_with_kwargs(lib, fn):
+    """Each aten call a dispatch mode sees, with its keyword arguments as text."""
+    base = dispatch_module(lib).TorchDispatchMode
+    calls = []
+
+    class KwargsLog(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            text = {k: str(v).split(".")[-1] for k, v in (kwargs or {}).items()}
+            calls.append((str(func), text))
+            return func(*args, **(kwargs or {}))
+
+    with KwargsLog():
+        fn()
+    return calls
+
+
+BACKWARD_KWARGS = {
+    # the implicit root gradient: torch.ones_like's binding passes pin_memory and format
+    "root_gradient": lambda lib: lib.ones(3, requires_grad=True).sum(),
+    # AccumulateGrad into a non-dense leaf: a row-major clone, asked for explicitly
+    "non_dense_leaf": lambda lib: lib.ones(8)
+    .as_strided((2, 2), (4, 1))
+    .detach()
+    .requires_grad_()
+    .sum(),
+    # CopySlices hands its function a row-major clone of the gradient slice
+    "copy_slices": lambda lib: (lambda b: (b[:, 1].mul_(2), b)[1].sum())(
+        lib.ones(3, 4, requires_grad=True).clone()
+    ),
+}
+
+
+@pytest.mark.parametrize("name", BACKWARD_KWARGS)
+def test_backward_calls_carry_torch_keyword_arguments(torch, name):
+    def scenario(lib):
+        loss = BACKWARD_KWARGS[name](lib)
+        return _calls_with_kwargs(lib, loss.backward)
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_gradient_of_a_value_written_into_an_empty_slice_is_row_major_as_torch(torch):
+    """CopySlices' contiguous clone gives an empty gradient torch's strides, not numpy's 0s."""
+
+    def scenario(lib):
+        x = lib.ones(4, 3, dtype=lib.float64, requires_grad=True)
+        c = x.clone()
+        value = lib.ones(0, 3, dtype=lib.float64, requires_grad=True)
+        c[2:2] = value
+        c.sum().backward()
+        return value.grad.stride(), tuple(value.grad.shape)
+
+    assert scenario(og) == scenario(torch)

@@ -9,6 +9,7 @@ from numpy import empty
 from .._tls import state as _tls
 from ..dtypes import from_numpy_dtype
 from ..generated import ops as aten
+from ..memory_formats import preserve_format
 from ..overrides import overridable
 from ..tensor import Tensor, _make
 
@@ -81,7 +82,8 @@ def _make_grads(outputs: tuple, grad_outputs: tuple) -> list:
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype}"
                     )
-                grads.append(aten.ones_like(out))
+                # torch.ones_like's binding passes both, so a dispatch mode sees them
+                grads.append(aten.ones_like(out, pin_memory=False, memory_format=preserve_format))
             else:
                 grads.append(None)
             continue

@@ -10,8 +10,13 @@ import numpy as np
 from .._tls import state as _tls
 from ..dispatch_keys import PYTHON
 from ..generated import ops as aten
+from ..device import device
+from ..layouts import strided
+from ..memory_formats import contiguous_format
 from ..numpy_kernels import memory_order
 from ..tensor import TENSOR_CLASSES, _make, version_counter
+
+_CPU = device("cpu")
 
 
 def references(items: list) -> int:
@@ -61,7 +66,7 @@ def _copy_for(variable, grad):
     if not wrapper and not (
         data.flags.c_contiguous or data.flags.f_contiguous or memory_order(data) is not None
     ):
-        return aten.clone(grad)
+        return aten.clone(grad, memory_format=contiguous_format)
     if unobserved and not wrapper:
         # copied straight into an array laid out as the (dense) leaf's
         out = np.empty_like(data)
@@ -72,7 +77,11 @@ def _copy_for(variable, grad):
     else:
         strides = tuple(s // data.itemsize for s in data.strides)
     # the variable's dtype passed explicitly, as PyTorch passes its options
-    return aten.copy_(aten.new_empty_strided(grad, data.shape, strides, dtype=variable.dtype), grad)
+    # PyTorch's new_empty_strided call names the leaf's dtype, layout and device
+    empty = aten.new_empty_strided(
+        grad, data.shape, strides, dtype=variable.dtype, layout=strided, device=_CPU
+    )
+    return aten.copy_(empty, grad)
 
 
 def _contiguous_strides(shape: tuple) -> tuple:

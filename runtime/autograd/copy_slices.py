@@ -7,7 +7,8 @@ from typing import Optional
 import numpy as np
 
 from .._tls import state as _tls
-from ..numpy_kernels import empty_view_at, storage_offset
+from ..memory_formats import contiguous_strides
+from ..numpy_kernels import empty_view_at, laid_out, storage_offset
 from ..plain import PLAIN_FLOATS, PLAIN_KEYS, input_metadata
 from ..tensor import Tensor, _View, _make
 from .node import Node, next_edge
@@ -48,6 +49,14 @@ def _layout(key: tuple) -> Optional[tuple]:
     layout = (extent, tuple([s * item for s in strides]), tuple([s * item for s in stride]), span)
     _layouts[key] = layout
     return layout
+
+
+def _row_major_copy(view: np.ndarray) -> np.ndarray:
+    """``clone(memory_format=contiguous_format)``: row-major strides even when ``view`` is
+    empty (numpy gives an empty array strides 0, PyTorch row-major ones)."""
+    if view.size == 0:
+        return laid_out(np.empty(0, view.dtype), view.shape, contiguous_strides(view.shape))
+    return np.array(view, copy=True, order="C")
 
 
 class CopySlices(Node):
@@ -98,12 +107,16 @@ class CopySlices(Node):
             if outputs is not None:
                 return outputs
         from ..generated import ops as aten
+        from ..memory_formats import contiguous_format
 
         result = aten.new_empty_strided(grad, self.base_sizes, self.base_strides)
         aten.copy_(result, grad)
         size, stride, offset = self.view_geometry
         grad_slice = aten.as_strided(result, size, stride, offset - self.base_offset)
-        outputs = self.fn.apply((aten.clone(grad_slice),), fn_needs)
+        # PyTorch asks for a row-major copy explicitly (what a dispatch mode sees)
+        outputs = self.fn.apply(
+            (aten.clone(grad_slice, memory_format=contiguous_format),), fn_needs
+        )
         if not fn_needs[0]:
             return (None,) + tuple(outputs[1:])
         if outputs[0] is None:
@@ -144,9 +157,9 @@ class CopySlices(Node):
         if fn.__class__ is _copy_backwards() and fn.src_scalar_type_.np == dtype:
             # CopyBackwards' formulas: zeros for the view's old value (written into the
             # slice below), the view's gradient itself for the source
-            outputs = (None, _make(np.array(view, copy=True, order="C")) if fn_needs[1] else None)
+            outputs = (None, _make(_row_major_copy(view)) if fn_needs[1] else None)
         else:
-            outputs = fn.apply((_make(np.array(view, copy=True, order="C")),), fn_needs)
+            outputs = fn.apply((_make(_row_major_copy(view)),), fn_needs)
         if not fn_needs[0]:
             return (None,) + tuple(outputs[1:])
         result = _make(result_data)
