@@ -1992,7 +1992,7 @@ def native_group_norm_backward(
 
 def rsqrt(keyset, self):
     """CPU kernel of rsqrt"""
-    self = self._data
+    self = float_array(self)
     result = k.rsqrt(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
@@ -2001,7 +2001,9 @@ def rsqrt(keyset, self):
 def rsqrt_(keyset, self):
     """CPU kernel of rsqrt_"""
     target = self
-    self = self._data
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
     result = k.rsqrt(self)
     return copy_into(target, result)
 

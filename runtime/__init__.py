@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import warnings as _warnings
 
-# numpy warns where PyTorch silently gives nan/inf (log(-1), 0/0, tensor([1e40])): not in our
-# kernels and factories.
-for _module in (r"opgrad\.generated\.cpu_kernels", r"opgrad\.numpy_kernels", r"opgrad\.factories"):
-    _warnings.filterwarnings("ignore", category=RuntimeWarning, module=_module)
+# numpy warns where PyTorch silently gives nan/inf (log(-1), 0/0, tensor([1e40])): not in any
+# of our modules (every kernel module, the generated plain kernels, factories). The filter
+# matches warnings raised from opgrad's own code only; a user's numpy calls still warn.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"opgrad\.")
 
 from . import dtypes as _dtypes
 from .dtypes import bool_ as bool  # noqa: A001 - torch.bool

@@ -150,7 +150,6 @@ def _rms_norm_check(input, normalized_shape, weight) -> None:
     layer_norm_check(input, normalized_shape, weight, None)
 
 
-_C_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
 _warned_dtype_mismatch = False
 
 
@@ -161,10 +160,7 @@ def _warn_dtype_mismatch_once(input_dtype, weight_dtype) -> None:
     if _warned_dtype_mismatch:
         return
     _warned_dtype_mismatch = True
-    names = [
-        _C_TYPE_NAMES.get(d.name, d.name.replace("float64", "double"))
-        for d in (input_dtype, weight_dtype)
-    ]
+    names = [dtypes.cpp_type_name(d) for d in (input_dtype, weight_dtype)]
     warn_user(
         f"Mismatch dtype between input and weight: input dtype = {names[0]}, weight dtype = "
         f"{names[1]}, Cannot dispatch to fused implementation."

@@ -28,8 +28,6 @@ __all__ = [
     "group_norm_check",
     "native_group_norm",
     "native_group_norm_backward",
-    "rsqrt",
-    "repeat",
     "linalg_vector_norm",
 ]
 
@@ -305,26 +303,6 @@ def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, g
     if mask[2]:
         grad_bias = g.sum(axis=(0, 3)).reshape(C).astype(input.dtype)
     return grad_input, grad_weight, grad_bias
-
-
-# ---- pointwise and norms -------------------------------------------------------------------
-
-
-def rsqrt(a):
-    x = opmath(a) if a.dtype.kind == "f" else a.astype(dtypes.get_default_dtype().np)
-    return (1 / np.sqrt(x)).astype(x.dtype if a.dtype.kind != "f" else a.dtype)
-
-
-def repeat(a, repeats):
-    repeats = tuple(repeats)
-    if len(repeats) < a.ndim:
-        raise RuntimeError(
-            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
-            "of tensor"
-        )
-    if any(r < 0 for r in repeats):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(repeats)}")
-    return np.tile(a, repeats)
 
 
 # ---- the vector norm -----------------------------------------------------------------------

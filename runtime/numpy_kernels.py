@@ -621,6 +621,23 @@ def reshape_copy(a, size):
     )
 
 
+def rsqrt(a):
+    """``1 / sqrt(a)`` of a float tensor; float16 computed in float32 and rounded once."""
+    return (1 / np.sqrt(opmath(a))).astype(a.dtype, copy=False)
+
+
+def repeat(a, repeats):
+    repeats = tuple(repeats)
+    if len(repeats) < a.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(repeats)}")
+    return np.tile(a, repeats)
+
+
 def expand(a, size):
     size = tuple(size)
     shape = a.shape

@@ -14,6 +14,8 @@ import numpy as np
 from .kernel_support import shape_text
 
 __all__ = [
+    "constant_pad_nd",
+    "constant_pad_nd_check",
     "channel_shuffle",
     "pixel_shuffle",
     "pixel_unshuffle",
@@ -205,3 +207,39 @@ def channel_shuffle(a, groups: int):
         )
     x = a.reshape(a.shape[0], groups, c // groups, *a.shape[2:]).swapaxes(1, 2)
     return np.ascontiguousarray(x).reshape(a.shape)
+
+
+# ---- constant padding ------------------------------------------------------------------------
+
+
+def constant_pad_nd_check(self, pad) -> None:
+    ndim = self._data.ndim
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) > 2 * ndim:
+        raise RuntimeError(
+            "Length of pad should be no more than twice the number of dimensions of the input. "
+            f"Pad length is {len(pad)}while the input has {ndim}dimensions."
+        )
+    shape = self._data.shape
+    for i in range(len(pad) // 2):
+        # negative pads crop first (a narrow): the cropped length may not be negative
+        if shape[ndim - 1 - i] + min(pad[2 * i], 0) + min(pad[2 * i + 1], 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+
+
+def constant_pad_nd(self, pad, value):
+    """``self`` padded with ``value`` (the last dimension first, as ``pad`` lists them);
+    negative padding crops."""
+    ndim = self.ndim
+    crop = [slice(None)] * ndim
+    widths = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        dim = ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        crop[dim] = slice(max(-before, 0), self.shape[dim] - max(-after, 0))
+        widths[dim] = (max(before, 0), max(after, 0))
+    cropped = self[tuple(crop)]
+    if not any(w != (0, 0) for w in widths):
+        return cropped.copy()
+    return np.pad(cropped, widths, constant_values=np.array(value).astype(self.dtype))
