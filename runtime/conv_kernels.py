@@ -21,7 +21,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from . import dtypes
-from .kernel_support import opmath_dtype, shape_text
+from .kernel_support import opmath_dtype, per_channel, shape_text
 
 __all__ = [
     "convolution_check",
@@ -59,10 +59,9 @@ def convolution_check(
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     dim = w.ndim - 2
-    stride = _expand_param(stride, "stride", dim)
-    padding = _expand_param(padding, "padding", dim)
-    dilation = _expand_param(dilation, "dilation", dim)
-    output_padding = _expand_param(output_padding, "output_padding", dim)
+    stride, padding, dilation, output_padding = _params(
+        w, stride, padding, dilation, output_padding
+    )
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(p < 0 for p in output_padding):
@@ -265,10 +264,6 @@ def _params(w, stride, padding, dilation, output_padding):
     )
 
 
-def _bias_shape(ndim: int) -> tuple:
-    return (1, -1) + (1,) * (ndim - 2)
-
-
 # ---- the ops ---------------------------------------------------------------------------------
 
 
@@ -285,7 +280,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         size = _transposed_size(x, w, stride, padding, dilation, output_padding)
         out = _conv_input_grad(x, w, size, stride, padding, dilation, groups)
     if bias is not None:
-        out += bias.astype(ct, copy=False).reshape(_bias_shape(out.ndim))
+        out += per_channel(bias.astype(ct, copy=False), out.ndim)
     return out.astype(input.dtype, copy=False)
 
 

@@ -36,3 +36,9 @@ def refuse_non_float(a: np.ndarray, kernel: str) -> None:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
         )
+
+
+def per_channel(v: np.ndarray, ndim: int) -> np.ndarray:
+    """A per-channel vector shaped to broadcast over dim 1 of an ``ndim``-d ``(N, C, ...)``
+    array."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .scalar_fit import check_fits
-from .kernel_support import opmath, shape_text
+from .kernel_support import opmath, per_channel, shape_text
 
 __all__ = [
     "addmm",
@@ -128,9 +128,10 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         rstd = np.zeros(stats_shape, x.dtype)
         return input.copy(), mean.astype(input.dtype), rstd.astype(input.dtype)
     mean = x.mean(axis=axes, keepdims=True)
-    var = np.maximum(((x - mean) ** 2).mean(axis=axes, keepdims=True), 0)
+    centered = x - mean
+    var = np.maximum((centered**2).mean(axis=axes, keepdims=True), 0)
     rstd = 1 / np.sqrt(var + x.dtype.type(eps))
-    out = (x - mean) * rstd
+    out = centered * rstd
     if weight is not None:
         out = out * opmath(weight)
     if bias is not None:
@@ -169,11 +170,6 @@ def _channel_axes(a: np.ndarray) -> tuple:
     return (0,) + tuple(range(2, a.ndim))
 
 
-def _per_channel(v: np.ndarray, ndim: int) -> np.ndarray:
-    """A per-channel vector shaped to broadcast over dim 1."""
-    return v.reshape((1, -1) + (1,) * (ndim - 2))
-
-
 def batch_norm_check(input, weight, bias, running_mean, running_var, training) -> None:
     x = input._data
     channels = x.shape[1] if x.ndim > 1 else 1
@@ -199,7 +195,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if training:
         count = x.size // max(x.shape[1], 1) if x.ndim > 1 else x.size
         mean = x.mean(axis=axes)
-        var = ((x - _per_channel(mean, x.ndim)) ** 2).mean(axis=axes)
+        centered = x - per_channel(mean, x.ndim)
+        var = (centered**2).mean(axis=axes)
         invstd = 1 / np.sqrt(var + x.dtype.type(eps))
         if running_mean is not None:
             running_mean[...] = momentum * mean + (1 - momentum) * running_mean
@@ -211,11 +208,12 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         mean = opmath(running_mean)
         invstd = 1 / np.sqrt(opmath(running_var) + x.dtype.type(eps))
         save_mean = save_invstd = np.empty((0,), input.dtype)
-    out = (x - _per_channel(mean, x.ndim)) * _per_channel(invstd, x.ndim)
+        centered = x - per_channel(mean, x.ndim)
+    out = centered * per_channel(invstd, x.ndim)
     if weight is not None:
-        out = out * _per_channel(opmath(weight), x.ndim)
+        out = out * per_channel(opmath(weight), x.ndim)
     if bias is not None:
-        out = out + _per_channel(opmath(bias), x.ndim)
+        out = out + per_channel(opmath(bias), x.ndim)
     return out.astype(input.dtype), save_mean, save_invstd
 
 
@@ -229,9 +227,9 @@ def native_batch_norm_backward(
     else:
         mean = opmath(running_mean)
         invstd = 1 / np.sqrt(opmath(running_var) + x.dtype.type(eps))
-    mean_b, invstd_b = _per_channel(mean, x.ndim), _per_channel(invstd, x.ndim)
+    mean_b, invstd_b = per_channel(mean, x.ndim), per_channel(invstd, x.ndim)
     x_hat = (x - mean_b) * invstd_b
-    w = _per_channel(opmath(weight), x.ndim) if weight is not None else 1
+    w = per_channel(opmath(weight), x.ndim) if weight is not None else 1
     grad_input = grad_weight = grad_bias = None
     if mask[0]:
         if train:
@@ -276,9 +274,9 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     rstd = 1 / np.sqrt(var + x.dtype.type(eps))
     out = ((x - mean[..., None]) * rstd[..., None]).reshape(input.shape)
     if weight is not None:
-        out = out * _per_channel(opmath(weight), input.ndim)
+        out = out * per_channel(opmath(weight), input.ndim)
     if bias is not None:
-        out = out + _per_channel(opmath(bias), input.ndim)
+        out = out + per_channel(opmath(bias), input.ndim)
     return out.astype(input.dtype), mean.astype(input.dtype), rstd.astype(input.dtype)
 
 
