@@ -1,7 +1,7 @@
 """Numpy kernels of the loss ops (PyTorch's CPU kernels of nll_loss, mse_loss, ...).
 
 derivatives.yaml names them as ``k.<name>``: numpy_kernels imports them. ``reduction``
-is PyTorch's enum: 0 none, 1 mean, 2 sum.
+is PyTorch's enum (loss_reduction.Reduction).
 """
 
 from __future__ import annotations
@@ -10,9 +10,20 @@ import numpy as np
 
 from . import dtypes
 from .kernel_support import opmath, refuse_non_float, shape_text
+from .loss_reduction import Reduction
 from . import numpy_kernels as k
 
-NONE, MEAN, SUM = 0, 1, 2
+__all__ = [
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward",
+    "mse_loss",
+    "mse_loss_backward",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_with_logits",
+]
 
 
 def _name(dtype) -> str:
@@ -34,9 +45,9 @@ def _exact_dtype(a, b) -> None:
 def reduce(loss: np.ndarray, reduction: int, dtype) -> np.ndarray:
     """``apply_loss_reduction``: the loss as it is, its mean or its sum, in ``dtype``."""
     loss = loss.astype(dtype, copy=False)
-    if reduction == MEAN:
+    if reduction == Reduction.MEAN:
         return np.asarray(k.mean(loss, None, False, None))
-    if reduction == SUM:
+    if reduction == Reduction.SUM:
         return np.asarray(k.sum(loss, None, False, None))
     return loss
 
@@ -74,7 +85,7 @@ def _nll(self, target, weight, reduction, ignore_index, per_sample: bool):
         return losses.astype(self.dtype), np.zeros((), self.dtype)
     total_weight = w.sum(dtype=np.float64)
     total = losses.sum(dtype=np.float64)
-    if reduction == MEAN:
+    if reduction == Reduction.MEAN:
         with np.errstate(invalid="ignore", divide="ignore"):
             total = np.float64(total) / total_weight
     return np.asarray(total, self.dtype), np.asarray(total_weight, self.dtype)
@@ -99,7 +110,7 @@ def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
     _check_target_dtype(target)
     refuse_non_float(self, "nll_loss_out_frame")
     _same_dtype(self, weight)
-    per_sample = reduction == NONE and self.ndim == 2
+    per_sample = reduction == Reduction.NONE and self.ndim == 2
     return _nll(
         self.reshape(-1, n_classes), target.reshape(-1), weight, reduction, ignore_index, per_sample
     )
@@ -112,7 +123,7 @@ def _nll_grad(grad_output, self, target, weight, reduction, ignore_index, total_
     g = opmath(grad_output)
     if not per_sample:
         g = g.reshape(())
-        if reduction == MEAN:
+        if reduction == Reduction.MEAN:
             with np.errstate(invalid="ignore", divide="ignore"):
                 g = g / opmath(total_weight).reshape(())
     grad = np.where(ignored, 0, -(w * g))
@@ -147,7 +158,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
             f"weight tensor should be defined either for all {n_classes} classes or no classes "
             f"but got weight tensor of shape: {shape_text(weight.shape)}"
         )
-    per_sample = reduction == NONE and self.ndim == 2
+    per_sample = reduction == Reduction.NONE and self.ndim == 2
     if per_sample:
         if grad_output.ndim != 1 or grad_output.shape[0] != self.shape[0]:
             got = grad_output.shape[0] if grad_output.ndim else None
@@ -209,7 +220,7 @@ def nll_loss2d_forward(self, target, weight, reduction: int, ignore_index: int):
     _check_target_dtype(target)
     refuse_non_float(self, "nll_loss2d_forward_out_frame")
     _same_dtype(self, weight)
-    per_sample = reduction == NONE
+    per_sample = reduction == Reduction.NONE
     output, total_weight = _nll(
         _channels_last(self), target.reshape(-1), weight, reduction, ignore_index, per_sample
     )
@@ -219,7 +230,7 @@ def nll_loss2d_forward(self, target, weight, reduction: int, ignore_index: int):
 def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
     _check_nll2d(self, target, weight)
     _check_total_weight(total_weight)
-    per_sample = reduction == NONE
+    per_sample = reduction == Reduction.NONE
     if per_sample:
         if grad_output.ndim != 3:
             raise RuntimeError(
@@ -275,12 +286,14 @@ def mse_loss(self, target, reduction: int):
 
 def mse_loss_backward(grad_output, self, target, reduction: int):
     refuse_non_float(self, "mse_backward_cpu")
-    norm = 2.0 / self.size if reduction == MEAN else 2.0
+    norm = 2.0 / self.size if reduction == Reduction.MEAN else 2.0
     a, b = _broadcast_pair(opmath(self), opmath(target))
     return (norm * (a - b) * opmath(grad_output)).astype(self.dtype)
 
 
-_BCE_EPS = float(np.float32(1e-12))  # PyTorch's kernels hold it as a C float
+# Loss.cpp's EPSILON is a C float: the kernel clamps (1 - x) * x at float32(1e-12), a bit
+# below the C++ double 1e-12 of the double-backward formulas (autograd/loss_manual.py).
+_BCE_EPS = float(np.float32(1e-12))
 
 
 def binary_cross_entropy(self, target, weight, reduction: int):
@@ -305,7 +318,7 @@ def binary_cross_entropy_backward(grad_output, self, target, weight, reduction: 
     grad = g * (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
     if weight is not None:
         grad = grad * opmath(weight)
-    if reduction == MEAN:
+    if reduction == Reduction.MEAN:
         grad = grad / self.size
     return np.broadcast_to(grad, self.shape).astype(self.dtype)
 

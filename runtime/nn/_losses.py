@@ -3,7 +3,7 @@
 Each calls the aten op torch's function calls (``cross_entropy_loss``, ``nll_loss_nd``,
 ``mse_loss`` ...) or, where torch computes in Python, the same tensor ops, so the
 grad_fn chain and saved fields are torch's. ``reduction`` strings become torch's enum
-(0 none, 1 mean, 2 sum) as ``torch.nn._reduction`` makes them.
+(loss_reduction.Reduction) as ``torch.nn._reduction`` makes them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Callable, Optional
 
 from .. import overrides as _overrides
 from ..generated import ops as _aten
+from ..loss_reduction import Reduction
 from ..tensor import Tensor
 
 # ---- torch.nn._reduction -----------------------------------------------------------------
@@ -21,17 +22,17 @@ from ..tensor import Tensor
 
 def _get_enum(reduction: str) -> int:
     if reduction == "none":
-        return 0
+        return Reduction.NONE
     if reduction == "mean":
-        return 1
+        return Reduction.MEAN
     if reduction == "elementwise_mean":
         warnings.warn(
             "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
             stacklevel=2,
         )
-        return 1
+        return Reduction.MEAN
     if reduction == "sum":
-        return 2
+        return Reduction.SUM
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
