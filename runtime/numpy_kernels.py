@@ -2133,9 +2133,9 @@ def rrelu_with_noise(a, noise, lower, upper, training: bool, gen):
     lower, upper = float(a.dtype.type(lower)), float(a.dtype.type(upper))
     slopes = random_kernels.uniform(gen if gen is not None else generator(), count, _F64)
     slopes = slopes * (upper - lower) + lower
-    opmath = a.dtype
-    noise_values = np.ones(a.shape, opmath)
-    noise_values[non_positive] = slopes.astype(opmath)
+    compute = a.dtype
+    noise_values = np.ones(a.shape, compute)
+    noise_values[non_positive] = slopes.astype(compute)
     noise[...] = noise_values
     return (opmath(a) * noise_values).astype(a.dtype, copy=False)
 
