@@ -2493,6 +2493,159 @@ def binary_cross_entropy_with_logits(keyset, self, target, weight, pos_weight, r
     return result
 
 
+def smooth_l1_loss(keyset, self, target, reduction, beta):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = nodes.SmoothL1LossBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.beta_ = beta
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.smooth_l1_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction, beta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.smooth_l1_loss(self, target, reduction, beta, result)
+    return result
+
+
+def smooth_l1_loss_backward(keyset, grad_output, self, target, reduction, beta):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = nodes.SmoothL1LossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.beta_ = beta
+        if self._rg or target._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.smooth_l1_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction, beta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.smooth_l1_loss_backward(grad_output, self, target, reduction, beta, result)
+    return result
+
+
+def huber_loss(keyset, self, target, reduction, delta):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = nodes.HuberLossBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.delta_ = delta
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.huber_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction, delta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.huber_loss(self, target, reduction, delta, result)
+    return result
+
+
+def huber_loss_backward(keyset, grad_output, self, target, reduction, delta):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = nodes.HuberLossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.delta_ = delta
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.huber_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction, delta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.huber_loss_backward(grad_output, self, target, reduction, delta, result)
+    return result
+
+
+def soft_margin_loss(keyset, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SoftMarginLossBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.soft_margin_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.soft_margin_loss(self, target, reduction, result)
+    return result
+
+
+def soft_margin_loss_backward(keyset, grad_output, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.SoftMarginLossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.soft_margin_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.soft_margin_loss_backward(grad_output, self, target, reduction, result)
+    return result
+
+
+def xlogy_Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.XlogyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.xlogy_Tensor(self, other, result)
+    return result
+
+
 def exponential_(keyset, self, lambd, generator):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -1783,6 +1783,126 @@ def binary_cross_entropy_with_logits(keyset, self, target, weight, pos_weight, r
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def smooth_l1_loss(keyset, self, target, reduction, beta):
+    """CPU kernel of smooth_l1_loss"""
+    self, target = promote2(self, target, False)
+    try:
+        result = k.smooth_l1_loss(self, target, reduction, beta)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def smooth_l1_loss_backward(keyset, grad_output, self, target, reduction, beta):
+    """CPU kernel of smooth_l1_loss_backward"""
+    (
+        grad_output,
+        self,
+        target,
+    ) = promote(
+        (
+            grad_output,
+            self,
+            target,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def huber_loss(keyset, self, target, reduction, delta):
+    """CPU kernel of huber_loss"""
+    self = self._data
+    target = target._data
+    result = k.huber_loss(self, target, reduction, delta)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def huber_loss_backward(keyset, grad_output, self, target, reduction, delta):
+    """CPU kernel of huber_loss_backward"""
+    (
+        grad_output,
+        self,
+        target,
+    ) = promote(
+        (
+            grad_output,
+            self,
+            target,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.huber_loss_backward(grad_output, self, target, reduction, delta)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def soft_margin_loss(keyset, self, target, reduction):
+    """CPU kernel of soft_margin_loss"""
+    k.check_no_requires_grad(target, "target", "soft_margin_loss")
+    self = self._data
+    target = target._data
+    result = k.soft_margin_loss(self, target, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def soft_margin_loss_backward(keyset, grad_output, self, target, reduction):
+    """CPU kernel of soft_margin_loss_backward"""
+    k.check_no_requires_grad(target, "target", "soft_margin_loss_backward")
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    result = k.soft_margin_loss_backward(grad_output, self, target, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy_Tensor(keyset, self, other):
+    """CPU kernel of xlogy.Tensor"""
+    self, other = promote2(self, other, True)
+    try:
+        result = k.xlogy(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def exponential_(keyset, self, lambd, generator):
     """CPU kernel of exponential_"""
     target = self

@@ -35,6 +35,8 @@ from opgrad.autograd.functions_manual import (
     glu_double_backward,
     glu_double_backward_grad_output,
     grad_mode_enabled,
+    huber_loss_double_backward,
+    huber_loss_double_backward_grad_output,
     index_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
@@ -63,6 +65,9 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
     repeat_backward,
+    smooth_l1_loss_double_backward,
+    soft_margin_loss_double_backward,
+    soft_margin_loss_double_backward_grad_output,
     softmax_double_backward,
     softplus_double_backward,
     split_backward,
@@ -112,10 +117,12 @@ from opgrad.generated.python_surface import (
     hardsigmoid_backward,
     hardswish_backward,
     hardtanh_backward,
+    huber_loss_backward,
     index,
     index_put,
     leaky_relu_backward,
     log_sigmoid_backward,
+    logical_and,
     max_pool2d_with_indices_backward,
     max_pool3d_with_indices_backward,
     mean,
@@ -146,6 +153,8 @@ from opgrad.generated.python_surface import (
     silu_backward,
     slice,
     slice_backward,
+    smooth_l1_loss_backward,
+    soft_margin_loss_backward,
     softplus_backward,
     softshrink_backward,
     tanh_backward,
@@ -153,6 +162,7 @@ from opgrad.generated.python_surface import (
     threshold_backward,
     unfold_backward,
     where,
+    xlogy,
     zeros_like,
 )
 
@@ -5174,6 +5184,619 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     @property
     def _raw_saved_weight(self):
         return raw_saved(self, "weight_")
+
+
+class SmoothL1LossBackward0(Node):
+    """Backward of ``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``."""
+
+    __slots__ = (
+        "beta_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.beta_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        beta = self.beta_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        grad_self = (
+            smooth_l1_loss_backward(grad, self_, target, reduction, beta) if needs[0] else None
+        )
+        # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
+        grad_target = (
+            smooth_l1_loss_backward(grad, target, self_, reduction, beta) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class SmoothL1LossBackwardBackward0(Node):
+    """Backward of ``smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor``."""
+
+    __slots__ = (
+        "beta_",
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.beta_ = None
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        beta = self.beta_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        grad_grad_output = (
+            smooth_l1_loss_backward(grad, self_, target, reduction, beta) if needs[0] else None
+        )
+        # self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        grad_self = (
+            smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+            if needs[1]
+            else None
+        )
+        # target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        grad_target = (
+            -smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+            if needs[2]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class HuberLossBackward0(Node):
+    """Backward of ``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``."""
+
+    __slots__ = (
+        "delta_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.delta_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        delta = self.delta_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: huber_loss_backward(grad, self, target, reduction, delta)
+        grad_self = huber_loss_backward(grad, self_, target, reduction, delta) if needs[0] else None
+        # target: huber_loss_backward(grad, target, self, reduction, delta)
+        grad_target = (
+            huber_loss_backward(grad, target, self_, reduction, delta) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_delta(self):
+        return self.delta_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class HuberLossBackwardBackward0(Node):
+    """Backward of ``huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor``."""
+
+    __slots__ = (
+        "delta_",
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.delta_ = None
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        delta = self.delta_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)
+        grad_grad_output = (
+            huber_loss_double_backward_grad_output(
+                grad, grad_output, self_, target, reduction, delta
+            )
+            if needs[0]
+            else None
+        )
+        # self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        grad_self = (
+            huber_loss_double_backward(grad * grad_output, self_, target, reduction, delta)
+            if needs[1]
+            else None
+        )
+        # target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        grad_target = (
+            -huber_loss_double_backward(grad * grad_output, self_, target, reduction, delta)
+            if needs[2]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_delta(self):
+        return self.delta_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class SoftMarginLossBackward0(Node):
+    """Backward of ``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: soft_margin_loss_backward(grad, self, target, reduction)
+        grad_self = soft_margin_loss_backward(grad, self_, target, reduction) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class SoftMarginLossBackwardBackward0(Node):
+    """Backward of ``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+        grad_grad_output = (
+            soft_margin_loss_double_backward_grad_output(
+                grad, grad_output, self_, target, reduction
+            )
+            if needs[0]
+            else None
+        )
+        # self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+        grad_self = (
+            soft_margin_loss_double_backward(grad * grad_output, self_, target, reduction)
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class XlogyBackward0(Node):
+    """Backward of ``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: grad * self / other
+        grad_other = grad * self_ / other if needs[1] else None
+        # self: xlogy(grad, other).masked_fill(logical_and(self == 0.0, other <= 0.0), 0.0)
+        grad_self = (
+            xlogy(grad, other).masked_fill(logical_and(self_ == 0.0, other <= 0.0), 0.0)
+            if needs[0]
+            else None
+        )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
 
 
 class ExponentialBackward0(Node):

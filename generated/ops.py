@@ -7089,6 +7089,482 @@ binary_cross_entropy_with_logits = binary_cross_entropy_with_logits_op._entry = 
 binary_cross_entropy_with_logits_op._make_entry = _binary_cross_entropy_with_logits_entry
 
 
+smooth_l1_loss_op = define(
+    "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"
+)
+_smooth_l1_loss_kernels = smooth_l1_loss_op.kernels
+
+
+def _smooth_l1_loss_entry(_site):
+    def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, smooth_l1_loss_op, self, target, reduction, beta)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, smooth_l1_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, smooth_l1_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, smooth_l1_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, smooth_l1_loss_op, self, target, reduction, beta)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & target._keys) == PLAIN_KEYS:
+                result = plain_kernels.smooth_l1_loss(self, target, reduction, beta)
+                if result is not None:
+                    return result
+            kernel = _smooth_l1_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction, beta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return smooth_l1_loss
+
+
+smooth_l1_loss = smooth_l1_loss_op._entry = _smooth_l1_loss_entry(Site(smooth_l1_loss_op))
+smooth_l1_loss_op._make_entry = _smooth_l1_loss_entry
+
+
+smooth_l1_loss_backward_op = define(
+    "aten::smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor"
+)
+_smooth_l1_loss_backward_kernels = smooth_l1_loss_backward_op.kernels
+
+
+def _smooth_l1_loss_backward_entry(_site):
+    def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, smooth_l1_loss_backward_op, grad_output, self, target, reduction, beta
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, smooth_l1_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, smooth_l1_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, smooth_l1_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, smooth_l1_loss_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, smooth_l1_loss_backward_op, grad_output, self, target, reduction, beta
+                )
+            keyset = (grad_output._keys | self._keys | target._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.smooth_l1_loss_backward(
+                    grad_output, self, target, reduction, beta
+                )
+                if result is not None:
+                    return result
+            kernel = _smooth_l1_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction, beta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return smooth_l1_loss_backward
+
+
+smooth_l1_loss_backward = smooth_l1_loss_backward_op._entry = _smooth_l1_loss_backward_entry(
+    Site(smooth_l1_loss_backward_op)
+)
+smooth_l1_loss_backward_op._make_entry = _smooth_l1_loss_backward_entry
+
+
+huber_loss_op = define(
+    "aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"
+)
+_huber_loss_kernels = huber_loss_op.kernels
+
+
+def _huber_loss_entry(_site):
+    def huber_loss(self, target, reduction=1, delta=1.0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, huber_loss_op, self, target, reduction, delta)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, huber_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, huber_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, huber_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, huber_loss_op, self, target, reduction, delta)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & target._keys) == PLAIN_KEYS:
+                result = plain_kernels.huber_loss(self, target, reduction, delta)
+                if result is not None:
+                    return result
+            kernel = _huber_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction, delta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return huber_loss
+
+
+huber_loss = huber_loss_op._entry = _huber_loss_entry(Site(huber_loss_op))
+huber_loss_op._make_entry = _huber_loss_entry
+
+
+huber_loss_backward_op = define(
+    "aten::huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor"
+)
+_huber_loss_backward_kernels = huber_loss_backward_op.kernels
+
+
+def _huber_loss_backward_entry(_site):
+    def huber_loss_backward(grad_output, self, target, reduction, delta):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, huber_loss_backward_op, grad_output, self, target, reduction, delta
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, huber_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, huber_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, huber_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, huber_loss_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, huber_loss_backward_op, grad_output, self, target, reduction, delta
+                )
+            keyset = (grad_output._keys | self._keys | target._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.huber_loss_backward(
+                    grad_output, self, target, reduction, delta
+                )
+                if result is not None:
+                    return result
+            kernel = _huber_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction, delta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return huber_loss_backward
+
+
+huber_loss_backward = huber_loss_backward_op._entry = _huber_loss_backward_entry(
+    Site(huber_loss_backward_op)
+)
+huber_loss_backward_op._make_entry = _huber_loss_backward_entry
+
+
+soft_margin_loss_op = define(
+    "aten::soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+)
+_soft_margin_loss_kernels = soft_margin_loss_op.kernels
+
+
+def _soft_margin_loss_entry(_site):
+    def soft_margin_loss(self, target, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, soft_margin_loss_op, self, target, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, soft_margin_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, soft_margin_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, soft_margin_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, soft_margin_loss_op, self, target, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & target._keys) == PLAIN_KEYS:
+                result = plain_kernels.soft_margin_loss(self, target, reduction)
+                if result is not None:
+                    return result
+            kernel = _soft_margin_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return soft_margin_loss
+
+
+soft_margin_loss = soft_margin_loss_op._entry = _soft_margin_loss_entry(Site(soft_margin_loss_op))
+soft_margin_loss_op._make_entry = _soft_margin_loss_entry
+
+
+soft_margin_loss_backward_op = define(
+    "aten::soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"
+)
+_soft_margin_loss_backward_kernels = soft_margin_loss_backward_op.kernels
+
+
+def _soft_margin_loss_backward_entry(_site):
+    def soft_margin_loss_backward(grad_output, self, target, reduction):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, soft_margin_loss_backward_op, grad_output, self, target, reduction
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, soft_margin_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, soft_margin_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, soft_margin_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, soft_margin_loss_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, soft_margin_loss_backward_op, grad_output, self, target, reduction
+                )
+            keyset = (grad_output._keys | self._keys | target._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.soft_margin_loss_backward(
+                    grad_output, self, target, reduction
+                )
+                if result is not None:
+                    return result
+            kernel = _soft_margin_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return soft_margin_loss_backward
+
+
+soft_margin_loss_backward = soft_margin_loss_backward_op._entry = _soft_margin_loss_backward_entry(
+    Site(soft_margin_loss_backward_op)
+)
+soft_margin_loss_backward_op._make_entry = _soft_margin_loss_backward_entry
+
+
+xlogy_Tensor_op = define("aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor")
+_xlogy_Tensor_kernels = xlogy_Tensor_op.kernels
+
+
+def _xlogy_Tensor_entry(_site):
+    def xlogy_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, xlogy_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.xlogy_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _xlogy_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_Tensor
+
+
+xlogy_Tensor = xlogy_Tensor_op._entry = _xlogy_Tensor_entry(Site(xlogy_Tensor_op))
+xlogy_Tensor_op._make_entry = _xlogy_Tensor_entry
+
+
+kl_div_op = define(
+    "aten::kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
+)
+_kl_div_kernels = kl_div_op.kernels
+
+
+def _kl_div_entry(_site):
+    def kl_div(self, target, reduction=1, *, log_target=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, kl_div_op, self, target, reduction, log_target)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, kl_div_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, kl_div_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, kl_div_op, 2)
+            except Overridden:
+                return handle_entry(_site, kl_div_op, self, target, reduction, log_target)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _kl_div_kernels[keyset]
+            return kernel(keyset, self, target, reduction, log_target)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return kl_div
+
+
+kl_div = kl_div_op._entry = _kl_div_entry(Site(kl_div_op))
+kl_div_op._make_entry = _kl_div_entry
+
+
+poisson_nll_loss_op = define(
+    "aten::poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor"
+)
+_poisson_nll_loss_kernels = poisson_nll_loss_op.kernels
+
+
+def _poisson_nll_loss_entry(_site):
+    def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, poisson_nll_loss_op, input, target, log_input, full, eps, reduction
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, poisson_nll_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, poisson_nll_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, poisson_nll_loss_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, poisson_nll_loss_op, input, target, log_input, full, eps, reduction
+                )
+            keyset = (input._keys | target._keys | include) & _tls.keep
+            kernel = _poisson_nll_loss_kernels[keyset]
+            return kernel(keyset, input, target, log_input, full, eps, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return poisson_nll_loss
+
+
+poisson_nll_loss = poisson_nll_loss_op._entry = _poisson_nll_loss_entry(Site(poisson_nll_loss_op))
+poisson_nll_loss_op._make_entry = _poisson_nll_loss_entry
+
+
+margin_ranking_loss_op = define(
+    "aten::margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"
+)
+_margin_ranking_loss_kernels = margin_ranking_loss_op.kernels
+
+
+def _margin_ranking_loss_entry(_site):
+    def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, margin_ranking_loss_op, input1, input2, target, margin, reduction
+                )
+            try:
+                if input1.__class__ not in TENSOR_CLASSES:
+                    input1 = tensor_arg(input1, _site, margin_ranking_loss_op, 0)
+                if input2.__class__ not in TENSOR_CLASSES:
+                    input2 = tensor_arg(input2, _site, margin_ranking_loss_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, margin_ranking_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, margin_ranking_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, margin_ranking_loss_op, input1, input2, target, margin, reduction
+                )
+            keyset = (input1._keys | input2._keys | target._keys | include) & _tls.keep
+            kernel = _margin_ranking_loss_kernels[keyset]
+            return kernel(keyset, input1, input2, target, margin, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return margin_ranking_loss
+
+
+margin_ranking_loss = margin_ranking_loss_op._entry = _margin_ranking_loss_entry(
+    Site(margin_ranking_loss_op)
+)
+margin_ranking_loss_op._make_entry = _margin_ranking_loss_entry
+
+
+hinge_embedding_loss_op = define(
+    "aten::hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor"
+)
+_hinge_embedding_loss_kernels = hinge_embedding_loss_op.kernels
+
+
+def _hinge_embedding_loss_entry(_site):
+    def hinge_embedding_loss(self, target, margin=1.0, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hinge_embedding_loss_op, self, target, margin, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hinge_embedding_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, hinge_embedding_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, hinge_embedding_loss_op, 3)
+            except Overridden:
+                return handle_entry(_site, hinge_embedding_loss_op, self, target, margin, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _hinge_embedding_loss_kernels[keyset]
+            return kernel(keyset, self, target, margin, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hinge_embedding_loss
+
+
+hinge_embedding_loss = hinge_embedding_loss_op._entry = _hinge_embedding_loss_entry(
+    Site(hinge_embedding_loss_op)
+)
+hinge_embedding_loss_op._make_entry = _hinge_embedding_loss_entry
+
+
 exponential__op = define(
     "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
 )

@@ -158,6 +158,14 @@ FUNCTIONS = {
     "mse_loss_backward": (ops.mse_loss_backward_op,),
     "binary_cross_entropy_backward": (ops.binary_cross_entropy_backward_op,),
     "binary_cross_entropy_with_logits": (ops.binary_cross_entropy_with_logits_op,),
+    "smooth_l1_loss_backward": (ops.smooth_l1_loss_backward_op,),
+    "huber_loss_backward": (ops.huber_loss_backward_op,),
+    "soft_margin_loss_backward": (ops.soft_margin_loss_backward_op,),
+    "xlogy": (ops.xlogy_Tensor_op,),
+    "kl_div": (ops.kl_div_op,),
+    "poisson_nll_loss": (ops.poisson_nll_loss_op,),
+    "margin_ranking_loss": (ops.margin_ranking_loss_op,),
+    "hinge_embedding_loss": (ops.hinge_embedding_loss_op,),
     "bernoulli": (ops.bernoulli_op,),
     "mm": (
         ops.mm_op,
@@ -375,6 +383,16 @@ binary_cross_entropy_backward = function(
 binary_cross_entropy_with_logits = function(
     "binary_cross_entropy_with_logits", FUNCTIONS["binary_cross_entropy_with_logits"]
 )
+smooth_l1_loss_backward = function("smooth_l1_loss_backward", FUNCTIONS["smooth_l1_loss_backward"])
+huber_loss_backward = function("huber_loss_backward", FUNCTIONS["huber_loss_backward"])
+soft_margin_loss_backward = function(
+    "soft_margin_loss_backward", FUNCTIONS["soft_margin_loss_backward"]
+)
+xlogy = function("xlogy", FUNCTIONS["xlogy"])
+kl_div = function("kl_div", FUNCTIONS["kl_div"])
+poisson_nll_loss = function("poisson_nll_loss", FUNCTIONS["poisson_nll_loss"])
+margin_ranking_loss = function("margin_ranking_loss", FUNCTIONS["margin_ranking_loss"])
+hinge_embedding_loss = function("hinge_embedding_loss", FUNCTIONS["hinge_embedding_loss"])
 bernoulli = function("bernoulli", FUNCTIONS["bernoulli"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])

@@ -83,6 +83,22 @@ def _l1_loss_composite(keyset, self, target, reduction):
     return decompositions.l1_loss(self, target, reduction)
 
 
+def _kl_div_composite(keyset, self, target, reduction, log_target):
+    return decompositions.kl_div(self, target, reduction, log_target)
+
+
+def _poisson_nll_loss_composite(keyset, input, target, log_input, full, eps, reduction):
+    return decompositions.poisson_nll_loss(input, target, log_input, full, eps, reduction)
+
+
+def _margin_ranking_loss_composite(keyset, input1, input2, target, margin, reduction):
+    return decompositions.margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+def _hinge_embedding_loss_composite(keyset, self, target, margin, reduction):
+    return decompositions.hinge_embedding_loss(self, target, margin, reduction)
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -419,6 +435,13 @@ def register_all():
     ops.binary_cross_entropy_with_logits_op.register_kernel(
         CPU, cpu_kernels.binary_cross_entropy_with_logits
     )
+    ops.smooth_l1_loss_op.register_kernel(CPU, cpu_kernels.smooth_l1_loss)
+    ops.smooth_l1_loss_backward_op.register_kernel(CPU, cpu_kernels.smooth_l1_loss_backward)
+    ops.huber_loss_op.register_kernel(CPU, cpu_kernels.huber_loss)
+    ops.huber_loss_backward_op.register_kernel(CPU, cpu_kernels.huber_loss_backward)
+    ops.soft_margin_loss_op.register_kernel(CPU, cpu_kernels.soft_margin_loss)
+    ops.soft_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.soft_margin_loss_backward)
+    ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(CPU, cpu_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(CPU, cpu_kernels.bernoulli__Tensor)
@@ -677,6 +700,17 @@ def register_all():
     ops.binary_cross_entropy_with_logits_op.register_kernel(
         AUTOGRAD, autograd_kernels.binary_cross_entropy_with_logits
     )
+    ops.smooth_l1_loss_op.register_kernel(AUTOGRAD, autograd_kernels.smooth_l1_loss)
+    ops.smooth_l1_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.smooth_l1_loss_backward
+    )
+    ops.huber_loss_op.register_kernel(AUTOGRAD, autograd_kernels.huber_loss)
+    ops.huber_loss_backward_op.register_kernel(AUTOGRAD, autograd_kernels.huber_loss_backward)
+    ops.soft_margin_loss_op.register_kernel(AUTOGRAD, autograd_kernels.soft_margin_loss)
+    ops.soft_margin_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.soft_margin_loss_backward
+    )
+    ops.xlogy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Tensor)
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__Tensor)
@@ -967,6 +1001,14 @@ def register_all():
     ops.nll_loss2d_op.register_kernel(AUTOGRAD | CPU, _nll_loss2d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.l1_loss_op.register_kernel(AUTOGRAD | CPU, _l1_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.kl_div_op.register_kernel(AUTOGRAD | CPU, _kl_div_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.poisson_nll_loss_op.register_kernel(AUTOGRAD | CPU, _poisson_nll_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.margin_ranking_loss_op.register_kernel(AUTOGRAD | CPU, _margin_ranking_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.hinge_embedding_loss_op.register_kernel(AUTOGRAD | CPU, _hinge_embedding_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -5,6 +5,8 @@ PyTorch 2.13's CPU composite calls, in its order, so the recorded graph is torch
 
 from __future__ import annotations
 
+import math
+
 from . import dtypes
 from . import numpy_kernels as k
 from .autograd.loss_manual import apply_loss_reduction
@@ -17,6 +19,10 @@ __all__ = [
     "nll_loss2d",
     "nll_loss_nd",
     "cross_entropy_loss",
+    "kl_div",
+    "poisson_nll_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
 ]
 
 
@@ -170,3 +176,66 @@ def _cross_entropy_label_smoothing(self, target, weight, reduction, ignore_index
         aten.mul_Scalar(nll, 1 - label_smoothing),
         aten.mul_Scalar(ret, label_smoothing / n_classes),
     )
+
+
+# ---- Loss.cpp's composites -------------------------------------------------------------------
+
+
+def _scalar_minus(scalar, tensor):
+    """ATen's ``scalar - tensor``: empty_like(tensor).fill_(scalar).sub_(tensor), so the
+    graph holds SubBackward0, not RsubBackward1."""
+    return aten.sub__Tensor(aten.fill__Scalar(aten.empty_like(tensor), scalar), tensor)
+
+
+def kl_div(self, target, reduction: int = Reduction.MEAN, log_target: bool = False):
+    """target * (log(target) - self) pointwise, the target given as probabilities or, with
+    log_target, as log-probabilities."""
+    if self._data.dtype.kind == "c" or target._data.dtype.kind == "c":
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if self._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    # C++ evaluates a binary operator's right operand first: torch calls mul before xlogy
+    if log_target:
+        difference = aten.sub_Tensor(target, self)
+        output = aten.mul_Tensor(aten.exp(target), difference)
+    else:
+        product = aten.mul_Tensor(target, self)
+        output = aten.sub_Tensor(aten.xlogy_Tensor(target, target), product)
+    return apply_loss_reduction(output, reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, reduction: int):
+    """exp(input) - target * input for a log rate, input - target * log(input + eps) for a
+    rate; ``full`` adds Stirling's approximation of log(target!) where target > 1."""
+    # the right operand of each C++ binary operator first, as torch evaluates them
+    if log_input:
+        product = aten.mul_Tensor(target, input)
+        loss = aten.sub_Tensor(aten.exp(input), product)
+    else:
+        product = aten.mul_Tensor(target, aten.log(aten.add_Scalar(input, eps)))
+        loss = aten.sub_Tensor(input, product)
+    if full:
+        log_term = aten.mul_Scalar(aten.log(aten.mul_Scalar(target, 2 * math.pi)), 0.5)
+        entropy_term = aten.sub_Tensor(aten.mul_Tensor(target, aten.log(target)), target)
+        stirling = aten.add_Tensor(entropy_term, log_term)
+        loss = aten.add__Tensor(
+            loss, aten.masked_fill_Scalar(stirling, aten.le_Scalar(target, 1), 0)
+        )
+    return apply_loss_reduction(loss, reduction)
+
+
+def margin_ranking_loss(
+    input1, input2, target, margin: float = 0.0, reduction: int = Reduction.MEAN
+):
+    difference = aten.sub_Tensor(input1, input2)  # before neg: C++'s operand order
+    unclamped = aten.add_Scalar(aten.mul_Tensor(aten.neg(target), difference), margin)
+    return apply_loss_reduction(aten.clamp_min_(unclamped, 0), reduction)
+
+
+def hinge_embedding_loss(self, target, margin: float = 1.0, reduction: int = Reduction.MEAN):
+    """self where target is 1, max(0, margin - self) where it is -1 (their sum elsewhere)."""
+    zeros = aten.zeros_like(self)
+    margin_clamp = aten.clamp_min_(_scalar_minus(margin, self), 0)
+    output_margin = aten.where_self(aten.ne_Scalar(target, 1), margin_clamp, zeros)
+    output_self = aten.where_self(aten.ne_Scalar(target, -1), self, zeros)
+    return apply_loss_reduction(aten.add_Tensor(output_margin, output_self), reduction)

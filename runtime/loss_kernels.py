@@ -23,6 +23,13 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
+    "huber_loss",
+    "huber_loss_backward",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
+    "xlogy",
 ]
 
 
@@ -333,3 +340,137 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     if weight is not None:
         loss = loss * opmath(weight)
     return reduce(loss, reduction, self.dtype)
+
+
+# ---- smooth_l1, huber and soft margin --------------------------------------------------------
+
+
+def _stepwise(dtype):
+    """A rounding after each operation for float16, which PyTorch's Half kernels compute
+    one op at a time (each result a Half); the identity for other dtypes."""
+    if dtype != np.float16:
+        return lambda v: v
+    return lambda v: np.asarray(v).astype(np.float16).astype(np.float32)
+
+
+def smooth_l1_loss(self, target, reduction: int, beta: float):
+    """0.5 * z * z / beta below beta, z - 0.5 * beta above (z = |self - target|); float16
+    computes op by op with beta rounded to it, as PyTorch's Half kernel does."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    refuse_non_float(self, "smooth_l1_cpu")
+    a, b = _broadcast_pair(opmath(self), opmath(target))
+    r = _stepwise(self.dtype)
+    beta_t = r(beta)
+    z = np.abs(r(a - b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.where(z < beta_t, r(r(r(0.5 * z) * z) / beta_t), r(z - r(0.5 * beta_t)))
+    return reduce(loss, reduction, self.dtype)
+
+
+def smooth_l1_loss_backward(grad_output, self, target, reduction: int, beta: float):
+    refuse_non_float(self, "smooth_l1_backward_cpu")
+    norm = 1.0 / self.size if reduction == Reduction.MEAN else 1.0
+    a, b = _broadcast_pair(opmath(self), opmath(target))
+    x = a - b
+    g = opmath(grad_output)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = np.where(x <= -beta, -norm * g, np.where(x >= beta, norm * g, norm * x * g / beta))
+    return np.broadcast_to(grad, x.shape).astype(self.dtype)
+
+
+def _common_float(self, target):
+    """Both inputs in the dtype TensorIterator computes them in: the wider float (two
+    16-bit floats meet at float32); an integral target takes self's dtype."""
+    if target.dtype == self.dtype or target.dtype.kind != "f":
+        return self, target.astype(self.dtype, copy=False)
+    if self.dtype.kind != "f":
+        return self.astype(target.dtype), target
+    if self.dtype.itemsize == target.dtype.itemsize == 2:
+        common = np.dtype(np.float32)
+    else:
+        common = self.dtype if self.dtype.itemsize > target.dtype.itemsize else target.dtype
+    return self.astype(common, copy=False), target.astype(common, copy=False)
+
+
+def huber_loss(self, target, reduction: int, delta: float):
+    """The loss lands in self's dtype (torch writes it into an ``empty_like(self)``)."""
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    a, b = _common_float(self, target)
+    refuse_non_float(a, "huber_cpu")
+    a, b = _broadcast_pair(opmath(a), opmath(b))
+    if a.shape != self.shape:
+        raise RuntimeError(
+            f"output with shape {shape_text(self.shape)} doesn't match the broadcast shape "
+            f"{shape_text(a.shape)}"
+        )
+    z = np.abs(a - b)
+    loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)).astype(self.dtype)
+    return reduce(loss, reduction, self.dtype)
+
+
+def huber_loss_backward(grad_output, self, target, reduction: int, delta: float):
+    refuse_non_float(self, "huber_backward_cpu_out")
+    norm = 1.0 / self.size if reduction == Reduction.MEAN else 1.0
+    a, b = _broadcast_pair(opmath(self), opmath(target))
+    x = a - b
+    g = opmath(grad_output)
+    grad = np.where(
+        x <= -delta, -norm * g * delta, np.where(x >= delta, norm * g * delta, norm * x * g)
+    )
+    return np.broadcast_to(grad, x.shape).astype(self.dtype)
+
+
+def _in_self_dtype(self, value):
+    """A step of an in-place chain on a tensor of self's dtype: rounded to it, as PyTorch's
+    ``neg_out(output, input).mul_(target).exp_()`` rounds after each op."""
+    return value.astype(self.dtype, copy=False)
+
+
+def _refuse_integral_output(self, other) -> None:
+    if self.dtype.kind != "f":
+        float_name = _name(other.dtype) if other.dtype.kind == "f" else "Float"
+        raise RuntimeError(
+            f"result type {float_name} can't be cast to the desired output type {_name(self.dtype)}"
+        )
+
+
+def soft_margin_loss(self, target, reduction: int):
+    """log1p(exp(-self * target)), each step rounded to self's dtype as torch's in-place
+    chain rounds it."""
+    _refuse_integral_output(self, target)
+    neg_x = opmath(-self)
+    t = opmath(target)
+    if np.broadcast_shapes(self.shape, target.shape) != self.shape:
+        raise RuntimeError(
+            f"output with shape {shape_text(self.shape)} doesn't match the broadcast shape "
+            f"{shape_text(np.broadcast_shapes(self.shape, target.shape))}"
+        )
+    product = opmath(_in_self_dtype(self, neg_x * t))
+    exp = opmath(_in_self_dtype(self, np.exp(product)))
+    loss = _in_self_dtype(self, np.log1p(exp))
+    return reduce(opmath(loss), reduction, self.dtype)
+
+
+def soft_margin_loss_backward(grad_output, self, target, reduction: int):
+    """-norm * target * z / (1 + z) * grad_output with z = exp(-target * self), in torch's
+    order of operations (float16 rounded after each, as torch's chain of ops rounds it)."""
+    _refuse_integral_output(self, target)
+    norm = 1.0 / self.size if reduction == Reduction.MEAN else 1.0
+    x, t, g = opmath(self), opmath(target), opmath(grad_output)
+    r = _stepwise(self.dtype)
+    z = r(np.exp(r(-t * x)))
+    grad = r(r(r(r(t * z) * -norm) / r(z + 1)) * g)
+    return np.broadcast_to(grad, np.broadcast_shapes(x.shape, t.shape)).astype(self.dtype)
+
+
+# ---- xlogy (kl_div's) ------------------------------------------------------------------------
+
+
+def xlogy(self, other):
+    """self * log(other), 0 where self is 0 (unless other is NaN)."""
+    x, y = opmath(self), opmath(other)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y))
+    return np.asarray(out).astype(self.dtype, copy=False)

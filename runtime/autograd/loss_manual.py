@@ -26,6 +26,11 @@ __all__ = [
     "binary_cross_entropy_double_backward_target",
     "binary_cross_entropy_with_logits_backward",
     "binary_cross_entropy_with_logits_target_backward",
+    "smooth_l1_loss_double_backward",
+    "huber_loss_double_backward",
+    "huber_loss_double_backward_grad_output",
+    "soft_margin_loss_double_backward",
+    "soft_margin_loss_double_backward_grad_output",
 ]
 
 # The double-backward formulas hold eps as a C++ double (FunctionsManual.cpp), while the
@@ -131,3 +136,37 @@ def binary_cross_entropy_with_logits_target_backward(
     if weight is not None:
         grad_target = grad_target * weight
     return _mean_divided(grad_target, target, reduction)
+
+
+def smooth_l1_loss_double_backward(grad, input, target, reduction: int, beta: float):
+    if beta == 0:
+        return aten.zeros(grad.shape, dtype=grad.dtype)
+    d = (input - target).abs()
+    grad_input = grad * (d < beta).type_as(grad) / beta
+    return _mean_divided(grad_input, input, reduction)
+
+
+def huber_loss_double_backward(grad, input, target, reduction: int, delta: float):
+    d = (input - target).abs()
+    return _mean_divided(grad * (d < delta), input, reduction)
+
+
+def huber_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, delta):
+    if reduction == Reduction.NONE:
+        return aten.huber_loss_backward(grad, input, target, reduction, delta)
+    r = aten.huber_loss_backward(aten.ones_like(grad_output), input, target, reduction, delta)
+    return (r * grad).sum()
+
+
+def soft_margin_loss_double_backward(grad, input, target, reduction: int):
+    z = (input * -target).exp()
+    zplus1 = z + 1
+    grad_input = grad * (target * target) * z / (zplus1 * zplus1)
+    return _mean_divided(grad_input, input, reduction)
+
+
+def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, target, reduction):
+    if reduction == Reduction.NONE:
+        return aten.soft_margin_loss_backward(grad, input, target, reduction)
+    r = aten.soft_margin_loss_backward(aten.ones_like(grad_output), input, target, reduction)
+    return (r * grad).sum()

@@ -9,10 +9,12 @@ grad_fn chain and saved fields are torch's. ``reduction`` strings become torch's
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from typing import Callable, Optional
 
 from .. import overrides as _overrides
+from ..autograd.grad_mode import no_grad
 from ..generated import ops as _aten
 from ..loss_reduction import Reduction
 from ..tensor import Tensor
@@ -74,12 +76,14 @@ def _public(*names: str) -> Callable:
     return wrap
 
 
-def _warn_user(message: str) -> None:
-    """A warning that points at the line calling the loss, as torch's stacklevel=2 does."""
+def _warn_user(message: str, stacklevel: int = 3) -> None:
+    """A warning that points at the line calling the loss, as torch's stacklevel=2 does from
+    inside the loss (``stacklevel`` counts this function: 3 from the loss itself, 4 from a
+    helper the loss calls)."""
     # functional imports this module: its helper is looked up when a warning is due
     from .functional import _stacklevel
 
-    warnings.warn(message, stacklevel=_stacklevel(2))
+    warnings.warn(message, stacklevel=_stacklevel(stacklevel))
 
 
 def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
@@ -87,7 +91,8 @@ def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
         _warn_user(
             f"Using a target size ({target.size()}) that is different to the input size "
             f"({input.size()}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size."
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=4,
         )
 
 
@@ -243,3 +248,223 @@ def binary_cross_entropy_with_logits(
             f"Target size ({target.size()}) must be the same as input size ({input.size()})"
         )
     return _aten.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction_enum)
+
+
+def _as_double(value):
+    """A ``float`` schema argument as torch's parser reads it (an int becomes a float, which
+    a node saves as such); opgrad's generated entries pass numbers through as given."""
+    return float(value) if value.__class__ is int else value
+
+
+def _enum_of(size_average, reduce, reduction: str) -> int:
+    """torch's ``legacy_get_enum`` when a legacy argument is given, else ``get_enum``."""
+    return _get_enum(_reduction_of(size_average, reduce, reduction))
+
+
+@_public("input", "target")
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """The squared error below ``beta`` (halved, over ``beta``), the absolute error above it."""
+    _warn_size_mismatch(input, target)
+    reduction = _reduction_of(size_average, reduce, reduction)
+    expanded_input, expanded_target = _aten.broadcast_tensors([input, target])
+    if beta == 0.0:
+        return _aten.l1_loss(expanded_input, expanded_target, _get_enum(reduction))
+    return _aten.smooth_l1_loss(
+        expanded_input, expanded_target, _get_enum(reduction), _as_double(beta)
+    )
+
+
+@_public("input", "target", "weight")
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Optional[Tensor] = None,
+) -> Tensor:
+    """The squared error below ``delta`` (halved), ``delta`` times the absolute error less
+    ``delta / 2`` above it; optionally weighted."""
+    _warn_size_mismatch(input, target)
+    expanded_input, expanded_target = _aten.broadcast_tensors([input, target])
+    if weight is None:
+        return _aten.huber_loss(
+            expanded_input, expanded_target, _get_enum(reduction), _as_double(delta)
+        )
+    _check_weight_size(weight, input)
+    unweighted = _aten.huber_loss(
+        expanded_input, expanded_target, Reduction.NONE, _as_double(delta)
+    )
+    weighted = unweighted * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return _aten.sum(weighted)
+    if reduction == "mean":
+        return weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+@_public("input", "target")
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The two-class logistic loss log(1 + exp(-target * input)) for targets 1 and -1."""
+    return _aten.soft_margin_loss(input, target, _enum_of(size_average, reduce, reduction))
+
+
+@_public("input", "target")
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """The Kullback-Leibler divergence of ``target`` from log-probabilities ``input``;
+    'batchmean' divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _get_enum(_legacy_get_string(size_average, reduce))
+    else:
+        if reduction == "mean":
+            _warn_user(
+                "reduction: 'mean' divides the total loss by both the batch size and the "
+                "support size.'batchmean' divides only by the batch size, and aligns with the KL "
+                "div math definition.'mean' will be changed to behave the same as 'batchmean' in "
+                "the next major release."
+            )
+        reduction_enum = _get_enum("sum" if reduction == "batchmean" else reduction)
+    reduced = _aten.kl_div(input, target, reduction_enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+@_public("input", "target")
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: Optional[bool] = None,
+    eps: float = 1e-8,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log likelihood of ``target`` under a Poisson distribution whose rate is
+    ``input`` (its log, with log_input)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _aten.poisson_nll_loss(input, target, log_input, full, eps, _get_enum(reduction))
+
+
+@_public("input", "target", "var")
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log likelihood of ``target`` under Gaussians of mean ``input`` and
+    variance ``var`` (one per element, or shared along the last or one other dimension)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * _aten.ones_like(input)
+    elif (var < 0)._data.any():  # torch.any(var < 0), read at once
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = _aten.unsqueeze(var, -1)
+        elif not (
+            input.dim() == var.dim()
+            and sum(y for x, y in zip(input.size(), var.size()) if x != y) == 1
+        ):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (_aten.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+@_public("input1", "input2", "target")
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin): ``target`` 1 ranks input1 first."""
+    reduction_enum = _enum_of(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
+        )
+    return _aten.margin_ranking_loss(input1, input2, target, margin, reduction_enum)
+
+
+@_public("input", "target")
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``input`` where target is 1, max(0, margin - input) where it is -1."""
+    reduction_enum = _enum_of(size_average, reduce, reduction)
+    return _aten.hinge_embedding_loss(input, target, margin, reduction_enum)
+
+
+@_public("input", "target", "weight")
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The per-class logistic loss of multi-label ``target`` (0 or 1), averaged over the
+    classes (the last dimension)."""
+    reduction = _reduction_of(size_average, reduce, reduction)
+    loss = -(target * _aten.log_sigmoid(input) + (1 - target) * _aten.log_sigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
