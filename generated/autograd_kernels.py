@@ -2646,6 +2646,50 @@ def xlogy_Tensor(keyset, self, other):
     return result
 
 
+def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NormBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.norm_ScalarOpt_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.norm_ScalarOpt_dim(self, p, dim, keepdim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.norm_ScalarOpt_dim(self, p, dim, keepdim, result)
+    return result
+
+
+def minimum(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.MinimumBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.minimum_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.minimum(self, other, result)
+    return result
+
+
 def exponential_(keyset, self, lambd, generator):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -1903,6 +1903,30 @@ def xlogy_Tensor(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):
+    """CPU kernel of norm.ScalarOpt_dim"""
+    self = self._data
+    result = k.norm_scalaropt_dim(self, p, dim, keepdim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def minimum(keyset, self, other):
+    """CPU kernel of minimum"""
+    self, other = promote2(self, other, False)
+    try:
+        result = np.minimum(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def exponential_(keyset, self, lambd, generator):
     """CPU kernel of exponential_"""
     target = self

@@ -56,6 +56,7 @@ from opgrad.autograd.functions_manual import (
     mse_loss_double_backward,
     nll_loss2d_forward_output,
     nll_loss_forward_output,
+    norm_jvp,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
@@ -2897,6 +2898,56 @@ def xlogy_Tensor(self, other, result):
             tangent = (
                 F.xlogy(self_t, other).masked_fill(F.logical_and(self == 0.0, other <= 0.0), 0.0)
                 + other_t * self / other
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def norm_ScalarOpt_dim(self, p, dim, keepdim, result):
+    # norm_jvp(self_p, self_t, p, result, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = norm_jvp(self, self_t, p, result, dim, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def minimum(self, other, result):
+    # other_t + where(self_p == other_p, (self_t - other_t) / 2, where(self_p < other_p, self_t - other_t, 0))
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t + F.where(
+                self == other, -other_t / 2, F.where(self < other, -other_t, 0)
+            )
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.where(self == other, self_t / 2, F.where(self < other, self_t, 0))
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = other_t + F.where(
+                self == other, (self_t - other_t) / 2, F.where(self < other, self_t - other_t, 0)
             )
         if tangent._data.shape != result._data.shape:
             # the dropped zero term broadcast the sum to the result's shape

@@ -49,6 +49,7 @@ from opgrad.autograd.functions_manual import (
     maximum_backward,
     maybe_multiply,
     mean_backward,
+    minimum_backward,
     mm_mat1_backward,
     mm_mat2_backward,
     mse_loss_double_backward,
@@ -56,6 +57,7 @@ from opgrad.autograd.functions_manual import (
     native_group_norm_grads,
     nll_loss2d_symint,
     nll_loss_symint,
+    norm_backward,
     not_implemented,
     permute_backwards,
     pow_backward,
@@ -5777,6 +5779,142 @@ class XlogyBackward0(Node):
             if needs[0]
             else None
         )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NormBackward1(Node):
+    """Backward of ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "p_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.p_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        p = self.p_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: norm_backward(grad, self, p, result, dim, keepdim)
+        grad_self = norm_backward(grad, self_, p, result, dim, keepdim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MinimumBackward0(Node):
+    """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: minimum_backward(grad, self, other, True)
+        grad_other = minimum_backward(grad, self_, other, True) if needs[1] else None
+        # self: minimum_backward(grad, self, other, False)
+        grad_self = minimum_backward(grad, self_, other, False) if needs[0] else None
         return (
             grad_self,
             grad_other,

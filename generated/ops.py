@@ -7565,6 +7565,268 @@ hinge_embedding_loss = hinge_embedding_loss_op._entry = _hinge_embedding_loss_en
 hinge_embedding_loss_op._make_entry = _hinge_embedding_loss_entry
 
 
+norm_ScalarOpt_dim_op = define(
+    "aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"
+)
+_norm_ScalarOpt_dim_kernels = norm_ScalarOpt_dim_op.kernels
+
+
+def _norm_ScalarOpt_dim_entry(_site):
+    def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, norm_ScalarOpt_dim_op, self, p, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, norm_ScalarOpt_dim_op, 0)
+                if p is not None and p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, norm_ScalarOpt_dim_op, 1)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, norm_ScalarOpt_dim_op, 2)
+            except Overridden:
+                return handle_entry(_site, norm_ScalarOpt_dim_op, self, p, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.norm_ScalarOpt_dim(self, p, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _norm_ScalarOpt_dim_kernels[keyset]
+            return kernel(keyset, self, p, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return norm_ScalarOpt_dim
+
+
+norm_ScalarOpt_dim = norm_ScalarOpt_dim_op._entry = _norm_ScalarOpt_dim_entry(
+    Site(norm_ScalarOpt_dim_op)
+)
+norm_ScalarOpt_dim_op._make_entry = _norm_ScalarOpt_dim_entry
+
+
+minimum_op = define("aten::minimum(Tensor self, Tensor other) -> Tensor")
+_minimum_kernels = minimum_op.kernels
+
+
+def _minimum_entry(_site):
+    def minimum(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, minimum_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, minimum_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, minimum_op, 1)
+            except Overridden:
+                return handle_entry(_site, minimum_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.minimum(self, other)
+                if result is not None:
+                    return result
+            kernel = _minimum_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return minimum
+
+
+minimum = minimum_op._entry = _minimum_entry(Site(minimum_op))
+minimum_op._make_entry = _minimum_entry
+
+
+cosine_similarity_op = define(
+    "aten::cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"
+)
+_cosine_similarity_kernels = cosine_similarity_op.kernels
+
+
+def _cosine_similarity_entry(_site):
+    def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cosine_similarity_op, x1, x2, dim, eps)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, cosine_similarity_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, cosine_similarity_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cosine_similarity_op, 2)
+            except Overridden:
+                return handle_entry(_site, cosine_similarity_op, x1, x2, dim, eps)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            kernel = _cosine_similarity_kernels[keyset]
+            return kernel(keyset, x1, x2, dim, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cosine_similarity
+
+
+cosine_similarity = cosine_similarity_op._entry = _cosine_similarity_entry(
+    Site(cosine_similarity_op)
+)
+cosine_similarity_op._make_entry = _cosine_similarity_entry
+
+
+pairwise_distance_op = define(
+    "aten::pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"
+)
+_pairwise_distance_kernels = pairwise_distance_op.kernels
+
+
+def _pairwise_distance_entry(_site):
+    def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pairwise_distance_op, x1, x2, p, eps, keepdim)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, pairwise_distance_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, pairwise_distance_op, 1)
+            except Overridden:
+                return handle_entry(_site, pairwise_distance_op, x1, x2, p, eps, keepdim)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            kernel = _pairwise_distance_kernels[keyset]
+            return kernel(keyset, x1, x2, p, eps, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pairwise_distance
+
+
+pairwise_distance = pairwise_distance_op._entry = _pairwise_distance_entry(
+    Site(pairwise_distance_op)
+)
+pairwise_distance_op._make_entry = _pairwise_distance_entry
+
+
+cosine_embedding_loss_op = define(
+    "aten::cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"
+)
+_cosine_embedding_loss_kernels = cosine_embedding_loss_op.kernels
+
+
+def _cosine_embedding_loss_entry(_site):
+    def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, cosine_embedding_loss_op, input1, input2, target, margin, reduction
+                )
+            try:
+                if input1.__class__ not in TENSOR_CLASSES:
+                    input1 = tensor_arg(input1, _site, cosine_embedding_loss_op, 0)
+                if input2.__class__ not in TENSOR_CLASSES:
+                    input2 = tensor_arg(input2, _site, cosine_embedding_loss_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, cosine_embedding_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, cosine_embedding_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, cosine_embedding_loss_op, input1, input2, target, margin, reduction
+                )
+            keyset = (input1._keys | input2._keys | target._keys | include) & _tls.keep
+            kernel = _cosine_embedding_loss_kernels[keyset]
+            return kernel(keyset, input1, input2, target, margin, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cosine_embedding_loss
+
+
+cosine_embedding_loss = cosine_embedding_loss_op._entry = _cosine_embedding_loss_entry(
+    Site(cosine_embedding_loss_op)
+)
+cosine_embedding_loss_op._make_entry = _cosine_embedding_loss_entry
+
+
+triplet_margin_loss_op = define(
+    "aten::triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=Mean) -> Tensor"
+)
+_triplet_margin_loss_kernels = triplet_margin_loss_op.kernels
+
+
+def _triplet_margin_loss_entry(_site):
+    def triplet_margin_loss(
+        anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, reduction=1
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    triplet_margin_loss_op,
+                    anchor,
+                    positive,
+                    negative,
+                    margin,
+                    p,
+                    eps,
+                    swap,
+                    reduction,
+                )
+            try:
+                if anchor.__class__ not in TENSOR_CLASSES:
+                    anchor = tensor_arg(anchor, _site, triplet_margin_loss_op, 0)
+                if positive.__class__ not in TENSOR_CLASSES:
+                    positive = tensor_arg(positive, _site, triplet_margin_loss_op, 1)
+                if negative.__class__ not in TENSOR_CLASSES:
+                    negative = tensor_arg(negative, _site, triplet_margin_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, triplet_margin_loss_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    triplet_margin_loss_op,
+                    anchor,
+                    positive,
+                    negative,
+                    margin,
+                    p,
+                    eps,
+                    swap,
+                    reduction,
+                )
+            keyset = (anchor._keys | positive._keys | negative._keys | include) & _tls.keep
+            kernel = _triplet_margin_loss_kernels[keyset]
+            return kernel(keyset, anchor, positive, negative, margin, p, eps, swap, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return triplet_margin_loss
+
+
+triplet_margin_loss = triplet_margin_loss_op._entry = _triplet_margin_loss_entry(
+    Site(triplet_margin_loss_op)
+)
+triplet_margin_loss_op._make_entry = _triplet_margin_loss_entry
+
+
 exponential__op = define(
     "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
 )

@@ -166,6 +166,11 @@ FUNCTIONS = {
     "poisson_nll_loss": (ops.poisson_nll_loss_op,),
     "margin_ranking_loss": (ops.margin_ranking_loss_op,),
     "hinge_embedding_loss": (ops.hinge_embedding_loss_op,),
+    "minimum": (ops.minimum_op,),
+    "cosine_similarity": (ops.cosine_similarity_op,),
+    "pairwise_distance": (ops.pairwise_distance_op,),
+    "cosine_embedding_loss": (ops.cosine_embedding_loss_op,),
+    "triplet_margin_loss": (ops.triplet_margin_loss_op,),
     "bernoulli": (ops.bernoulli_op,),
     "mm": (
         ops.mm_op,
@@ -393,6 +398,11 @@ kl_div = function("kl_div", FUNCTIONS["kl_div"])
 poisson_nll_loss = function("poisson_nll_loss", FUNCTIONS["poisson_nll_loss"])
 margin_ranking_loss = function("margin_ranking_loss", FUNCTIONS["margin_ranking_loss"])
 hinge_embedding_loss = function("hinge_embedding_loss", FUNCTIONS["hinge_embedding_loss"])
+minimum = function("minimum", FUNCTIONS["minimum"])
+cosine_similarity = function("cosine_similarity", FUNCTIONS["cosine_similarity"])
+pairwise_distance = function("pairwise_distance", FUNCTIONS["pairwise_distance"])
+cosine_embedding_loss = function("cosine_embedding_loss", FUNCTIONS["cosine_embedding_loss"])
+triplet_margin_loss = function("triplet_margin_loss", FUNCTIONS["triplet_margin_loss"])
 bernoulli = function("bernoulli", FUNCTIONS["bernoulli"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])

@@ -99,6 +99,26 @@ def _hinge_embedding_loss_composite(keyset, self, target, margin, reduction):
     return decompositions.hinge_embedding_loss(self, target, margin, reduction)
 
 
+def _cosine_similarity_composite(keyset, x1, x2, dim, eps):
+    return decompositions.cosine_similarity(x1, x2, dim, eps)
+
+
+def _pairwise_distance_composite(keyset, x1, x2, p, eps, keepdim):
+    return decompositions.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def _cosine_embedding_loss_composite(keyset, input1, input2, target, margin, reduction):
+    return decompositions.cosine_embedding_loss(input1, input2, target, margin, reduction)
+
+
+def _triplet_margin_loss_composite(
+    keyset, anchor, positive, negative, margin, p, eps, swap, reduction
+):
+    return decompositions.triplet_margin_loss(
+        anchor, positive, negative, margin, p, eps, swap, reduction
+    )
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -442,6 +462,8 @@ def register_all():
     ops.soft_margin_loss_op.register_kernel(CPU, cpu_kernels.soft_margin_loss)
     ops.soft_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.soft_margin_loss_backward)
     ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
+    ops.norm_ScalarOpt_dim_op.register_kernel(CPU, cpu_kernels.norm_ScalarOpt_dim)
+    ops.minimum_op.register_kernel(CPU, cpu_kernels.minimum)
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(CPU, cpu_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(CPU, cpu_kernels.bernoulli__Tensor)
@@ -711,6 +733,8 @@ def register_all():
         AUTOGRAD, autograd_kernels.soft_margin_loss_backward
     )
     ops.xlogy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Tensor)
+    ops.norm_ScalarOpt_dim_op.register_kernel(AUTOGRAD, autograd_kernels.norm_ScalarOpt_dim)
+    ops.minimum_op.register_kernel(AUTOGRAD, autograd_kernels.minimum)
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__Tensor)
@@ -1009,6 +1033,14 @@ def register_all():
     ops.margin_ranking_loss_op.register_kernel(AUTOGRAD | CPU, _margin_ranking_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.hinge_embedding_loss_op.register_kernel(AUTOGRAD | CPU, _hinge_embedding_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cosine_similarity_op.register_kernel(AUTOGRAD | CPU, _cosine_similarity_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.pairwise_distance_op.register_kernel(AUTOGRAD | CPU, _pairwise_distance_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cosine_embedding_loss_op.register_kernel(AUTOGRAD | CPU, _cosine_embedding_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.triplet_margin_loss_op.register_kernel(AUTOGRAD | CPU, _triplet_margin_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import dtypes
 from . import numpy_kernels as k
+from .autograd.grad_mode import no_grad
 from .autograd.loss_manual import apply_loss_reduction
 from .generated import ops as aten
+from .kernel_support import shape_text
 from .loss_reduction import Reduction
 
 __all__ = [
@@ -23,6 +27,10 @@ __all__ = [
     "poisson_nll_loss",
     "margin_ranking_loss",
     "hinge_embedding_loss",
+    "cosine_similarity",
+    "pairwise_distance",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
 ]
 
 
@@ -212,7 +220,7 @@ def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, red
         product = aten.mul_Tensor(target, input)
         loss = aten.sub_Tensor(aten.exp(input), product)
     else:
-        product = aten.mul_Tensor(target, aten.log(aten.add_Scalar(input, eps)))
+        product = aten.mul_Tensor(target, aten.log(aten.add_Scalar(input, float(eps))))
         loss = aten.sub_Tensor(input, product)
     if full:
         log_term = aten.mul_Scalar(aten.log(aten.mul_Scalar(target, 2 * math.pi)), 0.5)
@@ -228,14 +236,122 @@ def margin_ranking_loss(
     input1, input2, target, margin: float = 0.0, reduction: int = Reduction.MEAN
 ):
     difference = aten.sub_Tensor(input1, input2)  # before neg: C++'s operand order
-    unclamped = aten.add_Scalar(aten.mul_Tensor(aten.neg(target), difference), margin)
+    unclamped = aten.add_Scalar(aten.mul_Tensor(aten.neg(target), difference), float(margin))
     return apply_loss_reduction(aten.clamp_min_(unclamped, 0), reduction)
 
 
 def hinge_embedding_loss(self, target, margin: float = 1.0, reduction: int = Reduction.MEAN):
     """self where target is 1, max(0, margin - self) where it is -1 (their sum elsewhere)."""
     zeros = aten.zeros_like(self)
-    margin_clamp = aten.clamp_min_(_scalar_minus(margin, self), 0)
+    margin_clamp = aten.clamp_min_(_scalar_minus(float(margin), self), 0)
     output_margin = aten.where_self(aten.ne_Scalar(target, 1), margin_clamp, zeros)
     output_self = aten.where_self(aten.ne_Scalar(target, -1), self, zeros)
     return apply_loss_reduction(aten.add_Tensor(output_margin, output_self), reduction)
+
+
+# The composites' `float` arguments reach the ops they call as doubles, as in PyTorch (a
+# node saves 2.0, not 2): opgrad's entries pass Python numbers through as given.
+
+# ---- distances (Distance.cpp) and the losses built on them ----------------------------------
+
+# Loss.cpp's EPSILON, a C float, as cosine_embedding_loss adds it to the squared magnitudes
+_COSINE_EPS = float(np.float32(1e-12))
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """<x1, x2> / (max(||x1||, eps) * max(||x2||, eps)) along ``dim``, each input divided by
+    its clamped norm first (integral inputs converted to the common float dtype)."""
+    common = dtypes.result_type(x1, x2)
+    if common.kind != "f":
+        raise RuntimeError(
+            "expected common dtype to be floating point, yet common dtype is "
+            f"{dtypes.scalar_type_name(common)}"
+        )
+    to_dtype = dtypes.FROM_NUMPY[common]
+    if x1._data.dtype.kind in "biu":
+        x1 = x1.to(to_dtype)
+    if x2._data.dtype.kind in "biu":
+        x2 = x2.to(to_dtype)
+    if x1._data.shape != x2._data.shape:  # expand_outplace: both expanded
+        try:
+            shape = np.broadcast_shapes(x1._data.shape, x2._data.shape)
+        except ValueError:
+            raise RuntimeError(k.broadcast_error(x1._data.shape, x2._data.shape)) from None
+        x1, x2 = aten.expand(x1, shape), aten.expand(x2, shape)
+    x1_norm = aten.clone(aten.linalg_vector_norm(x1, 2, [dim], True))
+    x2_norm = aten.clone(aten.linalg_vector_norm(x2, 2, [dim], True))
+    with no_grad():
+        eps_t = aten.scalar_tensor(float(eps), dtype=x1_norm.dtype)
+        aten.clamp_min__Tensor(x1_norm, eps_t)
+        aten.clamp_min__Tensor(x2_norm, eps_t)
+    x2_normalized = aten.div_Tensor(x2, x2_norm)  # C++'s right operand first
+    x1_normalized = aten.div_Tensor(x1, x1_norm)
+    return aten.sum_dim_IntList(aten.mul_Tensor(x1_normalized, x2_normalized), [dim])
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """The p-norm of x1 - x2 + eps over the last dimension of the broadcast inputs."""
+    innermost_dim = max(x1._data.ndim, x2._data.ndim) - 1
+    shifted = aten.add_Scalar(aten.sub_Tensor(x1, x2), float(eps))
+    return aten.norm_ScalarOpt_dim(shifted, float(p), [innermost_dim], keepdim)
+
+
+def cosine_embedding_loss(
+    input1, input2, target, margin: float = 0.0, reduction: int = Reduction.MEAN
+):
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1."""
+    targ_dim = target._data.ndim
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    sizes = f"{shape_text(input1._data.shape)} and {shape_text(input2._data.shape)}."
+    if targ_dim == 1 and not (input1._data.ndim == 2 and input2._data.ndim == 2):
+        raise RuntimeError(
+            f"1D target tensor expects 2D input tensors, but found inputs with sizes {sizes}"
+        )
+    if targ_dim == 0 and not (input1._data.ndim == 1 and input2._data.ndim == 1):
+        raise RuntimeError(
+            f"0D target tensor expects 1D input tensors, but found inputs with sizes {sizes}"
+        )
+    prod_sum = aten.sum_dim_IntList(aten.mul_Tensor(input1, input2), [targ_dim])
+    mag_square1 = aten.add_Scalar(
+        aten.sum_dim_IntList(aten.mul_Tensor(input1, input1), [targ_dim]), _COSINE_EPS
+    )
+    mag_square2 = aten.add_Scalar(
+        aten.sum_dim_IntList(aten.mul_Tensor(input2, input2), [targ_dim]), _COSINE_EPS
+    )
+    denom = aten.sqrt_(aten.mul_Tensor(mag_square1, mag_square2))
+    cos = aten.div_Tensor(prod_sum, denom)
+    zeros = aten.zeros_like(cos)
+    pos = _scalar_minus(1, cos)
+    neg = aten.clamp_min_(aten.sub_Scalar(cos, float(margin)), 0)
+    output_pos = aten.where_self(aten.eq_Scalar(target, 1), pos, zeros)
+    output_neg = aten.where_self(aten.eq_Scalar(target, -1), neg, zeros)
+    return apply_loss_reduction(aten.add_Tensor(output_pos, output_neg), reduction)
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin: float = 1.0,
+    p: float = 2.0,
+    eps: float = 1e-6,
+    swap: bool = False,
+    reduction: int = Reduction.MEAN,
+):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances;
+    ``swap`` takes the smaller of d(anchor, negative) and d(positive, negative)."""
+    a_dim, p_dim, n_dim = anchor._data.ndim, positive._data.ndim, negative._data.ndim
+    if not a_dim == p_dim == n_dim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
+            "inputs"
+        )
+    dist_pos = aten.pairwise_distance(anchor, positive, p, eps)
+    dist_neg = aten.pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_swap = aten.pairwise_distance(positive, negative, p, eps)
+        dist_neg = aten.minimum(dist_neg, dist_swap)
+    output = aten.clamp_min(aten.sub_Tensor(aten.add_Scalar(dist_pos, float(margin)), dist_neg), 0)
+    return apply_loss_reduction(output, reduction)

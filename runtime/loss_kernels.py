@@ -30,6 +30,7 @@ __all__ = [
     "soft_margin_loss",
     "soft_margin_loss_backward",
     "xlogy",
+    "norm_scalaropt_dim",
 ]
 
 
@@ -474,3 +475,17 @@ def xlogy(self, other):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y))
     return np.asarray(out).astype(self.dtype, copy=False)
+
+
+# ---- norm (pairwise_distance's) --------------------------------------------------------------
+
+
+def norm_scalaropt_dim(self, p, dim, keepdim: bool):
+    """at::norm over ``dim``: linalg_vector_norm's kernel (p None is 2), after norm's own
+    dtype check."""
+    if self.dtype.kind not in "fc":
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_name(self.dtype)} instead."
+        )
+    return k.linalg_vector_norm(self, 2 if p is None else p, dim, keepdim, None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..generated import ops as aten
 from ..loss_reduction import Reduction
 from .grad_mode import no_grad
+from .norm_manual import linalg_vector_norm_backward, linalg_vector_norm_jvp
 
 __all__ = [
     "apply_loss_reduction",
@@ -31,6 +32,9 @@ __all__ = [
     "huber_loss_double_backward_grad_output",
     "soft_margin_loss_double_backward",
     "soft_margin_loss_double_backward_grad_output",
+    "norm_backward",
+    "norm_jvp",
+    "minimum_backward",
 ]
 
 # The double-backward formulas hold eps as a C++ double (FunctionsManual.cpp), while the
@@ -170,3 +174,21 @@ def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, targe
         return aten.soft_margin_loss_backward(grad, input, target, reduction)
     r = aten.soft_margin_loss_backward(aten.ones_like(grad_output), input, target, reduction)
     return (r * grad).sum()
+
+
+def norm_backward(grad, self, p, norm, dim, keepdim: bool):
+    """PyTorch's norm_backward for at::norm over ``dim`` (p None is 2): linalg_vector_norm's
+    gradient, which is the same function in PyTorch."""
+    return linalg_vector_norm_backward(grad, self, 2 if p is None else p, norm, dim, keepdim)
+
+
+def norm_jvp(self_p, self_t, p, norm, dim, keepdim: bool):
+    return linalg_vector_norm_jvp(self_p, self_t, 2 if p is None else p, norm, dim, keepdim)
+
+
+def minimum_backward(grad, self, other, is_other: bool):
+    """Ties split the gradient evenly; the losing side's entries (the larger) become 0."""
+    half = aten.div_Scalar(grad, 2)  # before the tie mask: C++ evaluates where's args last first
+    shared = aten.where_self(aten.eq_Tensor(self, other), half, grad)
+    loser = aten.lt_Tensor(self, other) if is_other else aten.gt_Tensor(self, other)
+    return aten.masked_fill__Scalar(shared, loser, 0)

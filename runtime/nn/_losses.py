@@ -14,6 +14,7 @@ import warnings
 from typing import Callable, Optional
 
 from .. import overrides as _overrides
+from .._functions import cosine_similarity, pairwise_distance  # torch's F names them too
 from ..autograd.grad_mode import no_grad
 from ..generated import ops as _aten
 from ..loss_reduction import Reduction
@@ -468,3 +469,79 @@ def multilabel_soft_margin_loss(
     if reduction == "sum":
         return loss.sum()
     raise ValueError(reduction + " is not valid")
+
+
+@_public("input1", "input2", "target")
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """1 - cos(input1, input2) for target 1, max(0, cos(input1, input2) - margin) for -1."""
+    reduction_enum = _enum_of(size_average, reduce, reduction)
+    return _aten.cosine_embedding_loss(input1, input2, target, margin, reduction_enum)
+
+
+@_public("anchor", "positive", "negative")
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with the pairwise p-norm
+    distance ``d``; ``swap`` uses d(positive, negative) where it is smaller."""
+    reduction_enum = _enum_of(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _aten.triplet_margin_loss(
+        anchor, positive, negative, margin, p, eps, swap, reduction_enum
+    )
+
+
+@_public("anchor", "positive", "negative")
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Optional[Callable[[Tensor, Tensor], Tensor]] = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """triplet_margin_loss with any ``distance_function`` (pairwise_distance by default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
+            "inputs"
+        )
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_swap = distance_function(positive, negative)
+        dist_neg = _aten.minimum(dist_neg, dist_swap)
+    loss = _aten.clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return _aten.sum(loss)
+    if reduction == "mean":
+        return _aten.mean(loss)
+    return loss

@@ -25,6 +25,8 @@ from ..tensor import Tensor
 from ._losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
+    cosine_similarity,
     cross_entropy,
     gaussian_nll_loss,
     hinge_embedding_loss,
@@ -35,9 +37,12 @@ from ._losses import (
     mse_loss,
     multilabel_soft_margin_loss,
     nll_loss,
+    pairwise_distance,
     poisson_nll_loss,
     smooth_l1_loss,
     soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ._dropout import (
     alpha_dropout,
@@ -125,6 +130,11 @@ __all__ = [
     "poisson_nll_loss",
     "smooth_l1_loss",
     "soft_margin_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "cosine_similarity",
+    "pairwise_distance",
     # linear and normalisation
     "batch_norm",
     "group_norm",
