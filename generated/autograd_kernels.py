@@ -2690,6 +2690,91 @@ def minimum(keyset, self, other):
     return result
 
 
+def multi_margin_loss(keyset, self, target, p, margin, weight, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MultiMarginLossBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.margin_ = margin
+        grad_fn.p_ = p
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multi_margin_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, p, margin, weight, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.multi_margin_loss(self, target, p, margin, weight, reduction, result)
+    return result
+
+
+def multi_margin_loss_backward(keyset, grad_output, self, target, p, margin, weight, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.NotImplemented_multi_margin_loss_backward()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multi_margin_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, p, margin, weight, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.multi_margin_loss_backward(
+            grad_output, self, target, p, margin, weight, reduction, result
+        )
+    return result
+
+
+def multilabel_margin_loss_forward(keyset, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MultilabelMarginLossBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multilabel_margin_loss_forward_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.multilabel_margin_loss_forward(self, target, reduction, result)
+        grad_fn.is_target_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.multilabel_margin_loss_forward(self, target, reduction, result)
+    return result
+
+
+def multilabel_margin_loss_backward(keyset, grad_output, self, target, reduction, is_target):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.NotImplemented_multilabel_margin_loss_backward()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multilabel_margin_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction, is_target)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.multilabel_margin_loss_backward(
+            grad_output, self, target, reduction, is_target, result
+        )
+    return result
+
+
 def exponential_(keyset, self, lambd, generator):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

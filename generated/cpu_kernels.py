@@ -1927,6 +1927,47 @@ def minimum(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def multi_margin_loss(keyset, self, target, p, margin, weight, reduction):
+    """CPU kernel of multi_margin_loss"""
+    k.check_no_requires_grad(weight, "weight", "multi_margin_loss")
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.multi_margin_loss(self, target, p, margin, weight, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def multi_margin_loss_backward(keyset, grad_output, self, target, p, margin, weight, reduction):
+    """CPU kernel of multi_margin_loss_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def multilabel_margin_loss_forward(keyset, self, target, reduction):
+    """CPU kernel of multilabel_margin_loss_forward"""
+    self = self._data
+    target = target._data
+    result = k.multilabel_margin_loss_forward(self, target, reduction)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def multilabel_margin_loss_backward(keyset, grad_output, self, target, reduction, is_target):
+    """CPU kernel of multilabel_margin_loss_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    is_target = is_target._data
+    result = k.multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def exponential_(keyset, self, lambd, generator):
     """CPU kernel of exponential_"""
     target = self

@@ -2958,6 +2958,72 @@ def minimum(self, other, result):
     set_fw_grad(result, tangent)
 
 
+def multi_margin_loss(self, target, p, margin, weight, reduction, result):
+    # forward_ad_not_implemented("multi_margin_loss")
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("multi_margin_loss")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction, result):
+    # forward_ad_not_supported("aten::multi_margin_loss_backward")
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::multi_margin_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def multilabel_margin_loss_forward(self, target, reduction, result):
+    # (forward_ad_not_implemented("multilabel_margin_loss_forward"),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("multilabel_margin_loss_forward"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target, result):
+    # forward_ad_not_supported("aten::multilabel_margin_loss_backward")
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::multilabel_margin_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def exponential__pre(self, lambd, generator):
     self_t = fw_grad(self)
     if self_t is None:

@@ -131,6 +131,8 @@ from opgrad.generated.python_surface import (
     mish_backward,
     mse_loss_backward,
     mul,
+    multi_margin_loss_backward,
+    multilabel_margin_loss_backward,
     native_batch_norm_backward,
     native_layer_norm_backward,
     nll_loss2d_backward,
@@ -5935,6 +5937,267 @@ class MinimumBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class MultiMarginLossBackward0(Node):
+    """Backward of ``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "margin_",
+        "p_",
+        "reduction_",
+        "self_",
+        "target_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.margin_ = None
+        self.p_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        margin = self.margin_
+        p = self.p_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+        grad_self = (
+            multi_margin_loss_backward(grad, self_, target, p, margin, weight, reduction)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_margin(self):
+        return self.margin_
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NotImplemented_multi_margin_loss_backward(Node):
+    """Backward of ``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad_output, self: derivative_not_implemented("aten::multi_margin_loss_backward")
+        grad_grad_output, grad_self = (
+            derivative_not_implemented("aten::multi_margin_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+
+NotImplemented_multi_margin_loss_backward.__name__ = (
+    NotImplemented_multi_margin_loss_backward.__qualname__
+) = "NotImplemented"
+
+
+class MultilabelMarginLossBackward0(Node):
+    """Backward of ``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``."""
+
+    __slots__ = (
+        "is_target_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "is_target_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.is_target_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        is_target = unpack_saved(self.is_target_, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+        grad_self = (
+            multilabel_margin_loss_backward(grad, self_, target, reduction, is_target)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_is_target(self):
+        return unpack_saved(self.is_target_, self)
+
+    @property
+    def _raw_saved_is_target(self):
+        return raw_saved(self, "is_target_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class NotImplemented_multilabel_margin_loss_backward(Node):
+    """Backward of ``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad_output, self: derivative_not_implemented("aten::multilabel_margin_loss_backward")
+        grad_grad_output, grad_self = (
+            derivative_not_implemented("aten::multilabel_margin_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+
+NotImplemented_multilabel_margin_loss_backward.__name__ = (
+    NotImplemented_multilabel_margin_loss_backward.__qualname__
+) = "NotImplemented"
 
 
 class ExponentialBackward0(Node):

@@ -7827,6 +7827,294 @@ triplet_margin_loss = triplet_margin_loss_op._entry = _triplet_margin_loss_entry
 triplet_margin_loss_op._make_entry = _triplet_margin_loss_entry
 
 
+multi_margin_loss_op = define(
+    "aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"
+)
+_multi_margin_loss_kernels = multi_margin_loss_op.kernels
+
+
+def _multi_margin_loss_entry(_site):
+    def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, multi_margin_loss_op, self, target, p, margin, weight, reduction
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multi_margin_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multi_margin_loss_op, 1)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, multi_margin_loss_op, 2)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if margin.__class__ not in PY_NUMBERS:
+                    margin = scalar_arg(margin, _site, multi_margin_loss_op, 3)
+                elif (
+                    margin.__class__ is int
+                    and not -9223372036854775808 <= margin <= 18446744073709551615
+                ):
+                    check_scalar_range(margin)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, multi_margin_loss_op, 4)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multi_margin_loss_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, multi_margin_loss_op, self, target, p, margin, weight, reduction
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _multi_margin_loss_kernels[keyset]
+            return kernel(keyset, self, target, p, margin, weight, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multi_margin_loss
+
+
+multi_margin_loss = multi_margin_loss_op._entry = _multi_margin_loss_entry(
+    Site(multi_margin_loss_op)
+)
+multi_margin_loss_op._make_entry = _multi_margin_loss_entry
+
+
+multi_margin_loss_backward_op = define(
+    "aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"
+)
+_multi_margin_loss_backward_kernels = multi_margin_loss_backward_op.kernels
+
+
+def _multi_margin_loss_backward_entry(_site):
+    def multi_margin_loss_backward(grad_output, self, target, p, margin, weight=None, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    multi_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    p,
+                    margin,
+                    weight,
+                    reduction,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, multi_margin_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multi_margin_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multi_margin_loss_backward_op, 2)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, multi_margin_loss_backward_op, 3)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if margin.__class__ not in PY_NUMBERS:
+                    margin = scalar_arg(margin, _site, multi_margin_loss_backward_op, 4)
+                elif (
+                    margin.__class__ is int
+                    and not -9223372036854775808 <= margin <= 18446744073709551615
+                ):
+                    check_scalar_range(margin)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, multi_margin_loss_backward_op, 5)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multi_margin_loss_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    multi_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    p,
+                    margin,
+                    weight,
+                    reduction,
+                )
+            keyset = (
+                grad_output._keys
+                | self._keys
+                | target._keys
+                | (weight._keys if weight is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _multi_margin_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, p, margin, weight, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multi_margin_loss_backward
+
+
+multi_margin_loss_backward = multi_margin_loss_backward_op._entry = (
+    _multi_margin_loss_backward_entry(Site(multi_margin_loss_backward_op))
+)
+multi_margin_loss_backward_op._make_entry = _multi_margin_loss_backward_entry
+
+
+multilabel_margin_loss_op = define(
+    "aten::multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+)
+_multilabel_margin_loss_kernels = multilabel_margin_loss_op.kernels
+
+
+def _multilabel_margin_loss_entry(_site):
+    def multilabel_margin_loss(self, target, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, multilabel_margin_loss_op, self, target, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multilabel_margin_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multilabel_margin_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multilabel_margin_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, multilabel_margin_loss_op, self, target, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _multilabel_margin_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multilabel_margin_loss
+
+
+multilabel_margin_loss = multilabel_margin_loss_op._entry = _multilabel_margin_loss_entry(
+    Site(multilabel_margin_loss_op)
+)
+multilabel_margin_loss_op._make_entry = _multilabel_margin_loss_entry
+
+
+multilabel_margin_loss_forward_op = define(
+    "aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"
+)
+_multilabel_margin_loss_forward_kernels = multilabel_margin_loss_forward_op.kernels
+
+
+def _multilabel_margin_loss_forward_entry(_site):
+    def multilabel_margin_loss_forward(self, target, reduction):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, multilabel_margin_loss_forward_op, self, target, reduction
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multilabel_margin_loss_forward_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multilabel_margin_loss_forward_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multilabel_margin_loss_forward_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, multilabel_margin_loss_forward_op, self, target, reduction
+                )
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _multilabel_margin_loss_forward_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multilabel_margin_loss_forward
+
+
+multilabel_margin_loss_forward = multilabel_margin_loss_forward_op._entry = (
+    _multilabel_margin_loss_forward_entry(Site(multilabel_margin_loss_forward_op))
+)
+multilabel_margin_loss_forward_op._make_entry = _multilabel_margin_loss_forward_entry
+
+
+multilabel_margin_loss_backward_op = define(
+    "aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"
+)
+_multilabel_margin_loss_backward_kernels = multilabel_margin_loss_backward_op.kernels
+
+
+def _multilabel_margin_loss_backward_entry(_site):
+    def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    multilabel_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    reduction,
+                    is_target,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, multilabel_margin_loss_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multilabel_margin_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multilabel_margin_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multilabel_margin_loss_backward_op, 3)
+                if is_target.__class__ not in TENSOR_CLASSES:
+                    is_target = tensor_arg(is_target, _site, multilabel_margin_loss_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    multilabel_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    reduction,
+                    is_target,
+                )
+            keyset = (
+                grad_output._keys | self._keys | target._keys | is_target._keys | include
+            ) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys & is_target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.multilabel_margin_loss_backward(
+                    grad_output, self, target, reduction, is_target
+                )
+                if result is not None:
+                    return result
+            kernel = _multilabel_margin_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction, is_target)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multilabel_margin_loss_backward
+
+
+multilabel_margin_loss_backward = multilabel_margin_loss_backward_op._entry = (
+    _multilabel_margin_loss_backward_entry(Site(multilabel_margin_loss_backward_op))
+)
+multilabel_margin_loss_backward_op._make_entry = _multilabel_margin_loss_backward_entry
+
+
 exponential__op = define(
     "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
 )

@@ -3855,6 +3855,57 @@ def minimum(self, other):
     return out
 
 
+def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    target_data = target._data
+    is_target_data = is_target._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and target_data.dtype is grad_output_data.dtype
+        and is_target_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.multilabel_margin_loss_backward(
+            grad_output_data, self_data, target_data, reduction, is_target_data
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.NotImplemented_multilabel_margin_loss_backward)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def bernoulli(self, generator):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -171,6 +171,8 @@ FUNCTIONS = {
     "pairwise_distance": (ops.pairwise_distance_op,),
     "cosine_embedding_loss": (ops.cosine_embedding_loss_op,),
     "triplet_margin_loss": (ops.triplet_margin_loss_op,),
+    "multi_margin_loss_backward": (ops.multi_margin_loss_backward_op,),
+    "multilabel_margin_loss_backward": (ops.multilabel_margin_loss_backward_op,),
     "bernoulli": (ops.bernoulli_op,),
     "mm": (
         ops.mm_op,
@@ -403,6 +405,12 @@ cosine_similarity = function("cosine_similarity", FUNCTIONS["cosine_similarity"]
 pairwise_distance = function("pairwise_distance", FUNCTIONS["pairwise_distance"])
 cosine_embedding_loss = function("cosine_embedding_loss", FUNCTIONS["cosine_embedding_loss"])
 triplet_margin_loss = function("triplet_margin_loss", FUNCTIONS["triplet_margin_loss"])
+multi_margin_loss_backward = function(
+    "multi_margin_loss_backward", FUNCTIONS["multi_margin_loss_backward"]
+)
+multilabel_margin_loss_backward = function(
+    "multilabel_margin_loss_backward", FUNCTIONS["multilabel_margin_loss_backward"]
+)
 bernoulli = function("bernoulli", FUNCTIONS["bernoulli"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])

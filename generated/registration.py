@@ -119,6 +119,10 @@ def _triplet_margin_loss_composite(
     )
 
 
+def _multilabel_margin_loss_composite(keyset, self, target, reduction):
+    return decompositions.multilabel_margin_loss(self, target, reduction)
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -464,6 +468,14 @@ def register_all():
     ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
     ops.norm_ScalarOpt_dim_op.register_kernel(CPU, cpu_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(CPU, cpu_kernels.minimum)
+    ops.multi_margin_loss_op.register_kernel(CPU, cpu_kernels.multi_margin_loss)
+    ops.multi_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.multi_margin_loss_backward)
+    ops.multilabel_margin_loss_forward_op.register_kernel(
+        CPU, cpu_kernels.multilabel_margin_loss_forward
+    )
+    ops.multilabel_margin_loss_backward_op.register_kernel(
+        CPU, cpu_kernels.multilabel_margin_loss_backward
+    )
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(CPU, cpu_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(CPU, cpu_kernels.bernoulli__Tensor)
@@ -735,6 +747,16 @@ def register_all():
     ops.xlogy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Tensor)
     ops.norm_ScalarOpt_dim_op.register_kernel(AUTOGRAD, autograd_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(AUTOGRAD, autograd_kernels.minimum)
+    ops.multi_margin_loss_op.register_kernel(AUTOGRAD, autograd_kernels.multi_margin_loss)
+    ops.multi_margin_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.multi_margin_loss_backward
+    )
+    ops.multilabel_margin_loss_forward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.multilabel_margin_loss_forward
+    )
+    ops.multilabel_margin_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.multilabel_margin_loss_backward
+    )
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__Tensor)
@@ -1041,6 +1063,8 @@ def register_all():
     ops.cosine_embedding_loss_op.register_kernel(AUTOGRAD | CPU, _cosine_embedding_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.triplet_margin_loss_op.register_kernel(AUTOGRAD | CPU, _triplet_margin_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.multilabel_margin_loss_op.register_kernel(AUTOGRAD | CPU, _multilabel_margin_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

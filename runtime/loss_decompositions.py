@@ -31,6 +31,7 @@ __all__ = [
     "pairwise_distance",
     "cosine_embedding_loss",
     "triplet_margin_loss",
+    "multilabel_margin_loss",
 ]
 
 
@@ -355,3 +356,7 @@ def triplet_margin_loss(
         dist_neg = aten.minimum(dist_neg, dist_swap)
     output = aten.clamp_min(aten.sub_Tensor(aten.add_Scalar(dist_pos, float(margin)), dist_neg), 0)
     return apply_loss_reduction(output, reduction)
+
+
+def multilabel_margin_loss(self, target, reduction: int = Reduction.MEAN):
+    return aten.multilabel_margin_loss_forward(self, target, reduction)[0]

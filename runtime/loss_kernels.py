@@ -31,6 +31,10 @@ __all__ = [
     "soft_margin_loss_backward",
     "xlogy",
     "norm_scalaropt_dim",
+    "multi_margin_loss",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward",
 ]
 
 
@@ -489,3 +493,180 @@ def norm_scalaropt_dim(self, p, dim, keepdim: bool):
             f"{_name(self.dtype)} instead."
         )
     return k.linalg_vector_norm(self, 2 if p is None else p, dim, keepdim, None)
+
+
+# ---- multi_margin_loss and multilabel_margin_loss ----------------------------------------------
+
+
+def _refuse_non_double_or_float(a, kernel: str) -> None:
+    """The margin losses' kernels exist for float and double only (no Half)."""
+    if a.dtype == np.float16:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Half'")
+    refuse_non_float(a, kernel)
+
+
+def _margin_frames(self):
+    """(nframe, dim) of a vector or a matrix of class scores (a 0-dim input is one score)."""
+    ndim = self.ndim
+    if not ((ndim == 2 and self.shape[1] != 0) or (ndim == 1 and self.shape[0] != 0) or ndim == 0):
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{shape_text(self.shape)}"
+        )
+    if ndim <= 1:
+        return 1, (1 if ndim == 0 else self.shape[0])
+    return self.shape[0], self.shape[1]
+
+
+def _multi_margin_check(self, target, p, weight):
+    if p != 1 and p != 2:
+        raise RuntimeError("only p == 1 and p == 2 supported")
+    nframe, dim = _margin_frames(self)
+    if target.ndim > 1 or target.size != nframe:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{nframe}], but got "
+            f"{shape_text(target.shape)}. Input has shape {shape_text(self.shape)}."
+        )
+    if weight is not None and (weight.ndim > 1 or weight.size != dim):
+        raise RuntimeError(
+            f"inconsistent weight size, expected {dim} but got {shape_text(weight.shape)}"
+        )
+    _refuse_non_double_or_float(self, "multi_margin_loss_cpu_kernel")
+    _check_target_dtype_long(target)
+    _same_dtype(self, weight)
+    return nframe, dim
+
+
+def _multi_margin_terms(self, target, margin, nframe, dim):
+    """Per frame and class: the hinge term (0 at the target class and where the margin
+    holds), its positive mask, the frames' target classes and rows."""
+    x = self.reshape(nframe, dim)
+    t = target.reshape(nframe)
+    if ((t < 0) | (t >= dim)).any():
+        raise RuntimeError("target out of range")
+    rows = np.arange(nframe)
+    z = margin - x[rows, t][:, None] + x
+    active = z > 0
+    active[rows, t] = False
+    return z, active, t, rows
+
+
+def multi_margin_loss(self, target, p, margin, weight, reduction: int):
+    """sum over classes d != target of max(0, margin - x[target] + x[d]) ** p, times the
+    target's weight, over the number of classes."""
+    nframe, dim = _multi_margin_check(self, target, p, weight)
+    z, active, t, _ = _multi_margin_terms(self, target, margin, nframe, dim)
+    h = z if p == 1 else z * z
+    if weight is not None:
+        h = h * weight.reshape(-1)[t][:, None]
+    per_frame = np.where(active, h, 0).sum(axis=1).astype(self.dtype) / self.dtype.type(dim)
+    if reduction == Reduction.NONE and target.ndim > 0:
+        return per_frame.astype(self.dtype)
+    if reduction == Reduction.NONE:
+        return np.asarray(per_frame[0], self.dtype)
+    total = per_frame.sum(dtype=np.float64)  # accumulated in double, as torch's accscalar_t
+    if reduction == Reduction.MEAN:
+        total = total / nframe
+    return np.asarray(total, self.dtype)
+
+
+def _times_grad_output(grad, grad_output, reduction: int, nframe: int):
+    """torch's last step: one grad_output for a reduced (or 0-dim) loss, one per frame else."""
+    if reduction != Reduction.NONE or grad_output.ndim == 0:
+        return grad * grad_output.reshape(-1)[0]
+    return grad * grad_output.reshape(nframe, 1)
+
+
+def multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction: int):
+    nframe, dim = _multi_margin_check(self, target, p, weight)
+    z, active, t, rows = _multi_margin_terms(self, target, margin, nframe, dim)
+    scalar = self.dtype.type
+    g = scalar(1.0 / (nframe * dim)) if reduction == Reduction.MEAN else scalar(1.0 / dim)
+    h = np.broadcast_to(g, z.shape) if p == 1 else 2 * g * z
+    if weight is not None:
+        h = h * weight.reshape(-1)[t][:, None]
+    grad = np.where(active, h, 0).astype(self.dtype)
+    grad[rows, t] = -grad.sum(axis=1)
+    grad = _times_grad_output(grad, grad_output, reduction, nframe)
+    return grad.astype(self.dtype).reshape(self.shape)
+
+
+def _check_target_dtype_long(target) -> None:
+    if target.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_name(target.dtype)}")
+
+
+def _multilabel_check(self, target):
+    nframe, dim = _margin_frames(self)
+    if self.ndim <= 1:
+        ok = target.ndim <= 1 and target.size == dim
+    else:
+        ok = target.shape == (nframe, dim)
+    if not ok:
+        raise RuntimeError(
+            f"inconsistent target size: {shape_text(target.shape)} for input of size: "
+            f"{shape_text(self.shape)}"
+        )
+    _check_target_dtype_long(target)
+    if target.size and (target.min() < -1 or target.max() >= dim):
+        raise RuntimeError("argument #2 'target' is out of range")
+    return nframe, dim
+
+
+def _multilabel_targets(target, nframe, dim):
+    """Each frame's target classes (those before its first -1) as (classes, valid) of shape
+    (nframe, dim), and the is_target mask of the classes named."""
+    t = target.reshape(nframe, dim)
+    valid = np.cumprod(t >= 0, axis=1).astype(bool)
+    is_target = np.zeros((nframe, dim + 1), bool)
+    np.put_along_axis(is_target, np.where(valid, t, dim), True, axis=1)
+    return np.where(valid, t, 0), valid, is_target[:, :dim]
+
+
+def _multilabel_hinges(x, classes, valid, is_target):
+    """Per target slot j (a loop over the few slots any frame uses): the hinge terms
+    1 - x[target_j] + x[d] over the non-target classes d, and where they are positive."""
+    rows = np.arange(x.shape[0])
+    for j in range(int(valid.sum(axis=1).max(initial=0))):
+        z = 1 - x[rows, classes[:, j]][:, None] + x
+        yield j, z, (z > 0) & ~is_target & valid[:, j : j + 1]
+
+
+def multilabel_margin_loss_forward(self, target, reduction: int):
+    """The hinge 1 - x[y] + x[d] summed over target classes y and non-target classes d, over
+    the number of classes; ``is_target`` marks the target classes (in self's dtype)."""
+    nframe, dim = _multilabel_check(self, target)
+    _refuse_non_double_or_float(self, "multilabel_margin_loss_forward_out_frame")
+    x = self.reshape(nframe, dim)
+    classes, valid, is_target = _multilabel_targets(target, nframe, dim)
+    per_frame = np.zeros(nframe, self.dtype)
+    for _, z, positive in _multilabel_hinges(x, classes, valid, is_target):
+        per_frame += np.where(positive, z, 0).sum(axis=1)
+    is_target_out = is_target.astype(self.dtype).reshape(target.shape)
+    if reduction == Reduction.NONE and self.ndim == 2:
+        return per_frame / self.dtype.type(dim), is_target_out
+    if reduction == Reduction.NONE and self.ndim == 0:
+        return (per_frame / self.dtype.type(dim)).reshape(target.shape), is_target_out
+    total = per_frame.sum(dtype=np.float64) / dim
+    if reduction == Reduction.MEAN:
+        total = total / nframe
+    return np.asarray(total, self.dtype), is_target_out
+
+
+def multilabel_margin_loss_backward(grad_output, self, target, reduction: int, is_target):
+    nframe, dim = _multilabel_check(self, target)
+    _refuse_non_double_or_float(self, "multilabel_margin_loss_backward_out_frame")
+    _same_dtype(self, is_target)
+    x = self.reshape(nframe, dim)
+    classes, valid, _ = _multilabel_targets(target, nframe, dim)
+    marked = is_target.reshape(nframe, dim) != 0
+    scalar = self.dtype.type
+    g = scalar(1.0 / (nframe * dim)) if reduction == Reduction.MEAN else scalar(1.0 / dim)
+    grad = np.zeros((nframe, dim), self.dtype)
+    rows = np.arange(nframe)
+    for j, _, positive in _multilabel_hinges(x, classes, valid, marked):
+        grad += np.where(positive, g, 0).astype(self.dtype)
+        grad[rows, classes[:, j]] -= (g * positive.sum(axis=1)).astype(self.dtype)
+    grad = _times_grad_output(grad, grad_output, reduction, nframe)
+    return grad.astype(self.dtype).reshape(self.shape)

@@ -200,6 +200,16 @@ TESTED_ELSEWHERE.update(
 )
 TESTED_ELSEWHERE.update(
     {
+        f"aten.{name}": "test_nn_losses_margin.py and test_opinfo.py"
+        for name in (
+            "multi_margin_loss.default multi_margin_loss_backward.default "
+            "multilabel_margin_loss.default multilabel_margin_loss_forward.default "
+            "multilabel_margin_loss_backward.default"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
         f"aten.{name}": "test_inplace_basics.py (out= variants)"
         for name in (
             "add.out sub.out mul.out div.out neg.out exp.out tanh.out sigmoid.out "

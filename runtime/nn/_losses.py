@@ -545,3 +545,38 @@ def triplet_margin_with_distance_loss(
     if reduction == "mean":
         return _aten.mean(loss)
     return loss
+
+
+@_public("input", "target", "weight")
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Optional[Tensor] = None,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-class hinge loss: max(0, margin - x[target] + x[d]) ** p summed over the
+    other classes d (times the target's weight), over the number of classes."""
+    reduction_enum = _enum_of(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _aten.multi_margin_loss(input, target, p, margin, weight, reduction_enum)
+
+
+@_public("input", "target")
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-label hinge loss: max(0, 1 - x[y] + x[d]) summed over the target classes y
+    (``target``'s entries before its first -1) and the other classes d, over the classes."""
+    reduction_enum = _enum_of(size_average, reduce, reduction)
+    return _aten.multilabel_margin_loss(input, target, reduction_enum)

@@ -35,6 +35,8 @@ from ._losses import (
     l1_loss,
     margin_ranking_loss,
     mse_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     nll_loss,
     pairwise_distance,
@@ -133,6 +135,8 @@ __all__ = [
     "cosine_embedding_loss",
     "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
     "cosine_similarity",
     "pairwise_distance",
     # linear and normalisation
