@@ -2775,6 +2775,176 @@ def multilabel_margin_loss_backward(keyset, grad_output, self, target, reduction
     return result
 
 
+def _ctc_loss(keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    grad_fn = None
+    if _tls.grad_enabled and (log_probs._rg):
+        grad_fn = nodes.CtcLossBackward0()
+        grad_fn._next_edges = (next_edge(log_probs),)
+        grad_fn.blank_ = blank
+        grad_fn.input_lengths_ = input_lengths
+        grad_fn.log_probs_ = SavedVariable(log_probs, False)
+        grad_fn.target_lengths_ = target_lengths
+        grad_fn.targets_ = SavedVariable(targets, False)
+        grad_fn.zero_infinity_ = zero_infinity
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_op.kernels[keyset]
+    result = redispatch(
+        keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._ctc_loss(
+                log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+            )
+        grad_fn.result0_ = SavedVariable(result[0], True)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels._ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+        )
+    return result
+
+
+def _ctc_loss_Tensor(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+):
+    grad_fn = None
+    if _tls.grad_enabled and (log_probs._rg):
+        grad_fn = nodes.CtcLossBackward1()
+        grad_fn._next_edges = (next_edge(log_probs),)
+        grad_fn.blank_ = blank
+        grad_fn.input_lengths_ = SavedVariable(input_lengths, False)
+        grad_fn.log_probs_ = SavedVariable(log_probs, False)
+        grad_fn.target_lengths_ = SavedVariable(target_lengths, False)
+        grad_fn.targets_ = SavedVariable(targets, False)
+        grad_fn.zero_infinity_ = zero_infinity
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_Tensor_op.kernels[keyset]
+    result = redispatch(
+        keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._ctc_loss_Tensor(
+                log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+            )
+        grad_fn.result0_ = SavedVariable(result[0], True)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels._ctc_loss_Tensor(
+            log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+        )
+    return result
+
+
+def _ctc_loss_backward(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = nodes.NotImplemented__ctc_loss_backward()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(log_probs),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._ctc_loss_backward(
+            grad,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            neg_log_likelihood,
+            log_alpha,
+            blank,
+            zero_infinity,
+            result,
+        )
+    return result
+
+
+def _ctc_loss_backward_Tensor(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = nodes.NotImplemented__ctc_loss_backward_Tensor()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(log_probs),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_backward_Tensor_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._ctc_loss_backward_Tensor(
+            grad,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            neg_log_likelihood,
+            log_alpha,
+            blank,
+            zero_infinity,
+            result,
+        )
+    return result
+
+
 def exponential_(keyset, self, lambd, generator):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

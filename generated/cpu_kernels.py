@@ -1968,6 +1968,98 @@ def multilabel_margin_loss_backward(keyset, grad_output, self, target, reduction
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _ctc_loss(keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """CPU kernel of _ctc_loss"""
+    log_probs = log_probs._data
+    targets = targets._data
+    result = k.ctc_loss_forward(
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def _ctc_loss_Tensor(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+):
+    """CPU kernel of _ctc_loss.Tensor"""
+    log_probs = log_probs._data
+    targets = targets._data
+    input_lengths = input_lengths._data
+    target_lengths = target_lengths._data
+    result = k.ctc_loss_forward(
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def _ctc_loss_backward(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    """CPU kernel of _ctc_loss_backward"""
+    grad = grad._data
+    log_probs = log_probs._data
+    targets = targets._data
+    neg_log_likelihood = neg_log_likelihood._data
+    log_alpha = log_alpha._data
+    result = k.ctc_loss_backward(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _ctc_loss_backward_Tensor(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    """CPU kernel of _ctc_loss_backward.Tensor"""
+    grad = grad._data
+    log_probs = log_probs._data
+    targets = targets._data
+    input_lengths = input_lengths._data
+    target_lengths = target_lengths._data
+    neg_log_likelihood = neg_log_likelihood._data
+    log_alpha = log_alpha._data
+    result = k.ctc_loss_backward(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def exponential_(keyset, self, lambd, generator):
     """CPU kernel of exponential_"""
     target = self

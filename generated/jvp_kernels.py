@@ -3024,6 +3024,96 @@ def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_tar
     set_fw_grad(result, tangent)
 
 
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result):
+    # (forward_ad_not_implemented("_ctc_loss"),)
+    log_probs_t = fw_grad(log_probs)
+    if log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_ctc_loss"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _ctc_loss_Tensor(
+    log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+):
+    # (forward_ad_not_implemented("_ctc_loss"),)
+    log_probs_t = fw_grad(log_probs)
+    if log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_ctc_loss"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _ctc_loss_backward(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+    result,
+):
+    # forward_ad_not_supported("aten::_ctc_loss_backward")
+    grad_t = fw_grad(grad)
+    log_probs_t = fw_grad(log_probs)
+    if grad_t is None and log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::_ctc_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _ctc_loss_backward_Tensor(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+    result,
+):
+    # forward_ad_not_supported("aten::_ctc_loss_backward")
+    grad_t = fw_grad(grad)
+    log_probs_t = fw_grad(log_probs)
+    if grad_t is None and log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::_ctc_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def exponential__pre(self, lambd, generator):
     self_t = fw_grad(self)
     if self_t is None:

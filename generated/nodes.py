@@ -100,6 +100,7 @@ from opgrad.generated.python_surface import (
     _adaptive_avg_pool2d_backward,
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
+    _ctc_loss_backward,
     _log_softmax_backward_data,
     _prelu_kernel_backward,
     _softmax_backward_data,
@@ -6197,6 +6198,354 @@ class NotImplemented_multilabel_margin_loss_backward(Node):
 
 NotImplemented_multilabel_margin_loss_backward.__name__ = (
     NotImplemented_multilabel_margin_loss_backward.__qualname__
+) = "NotImplemented"
+
+
+class CtcLossBackward0(Node):
+    """Backward of ``_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "blank_",
+        "input_lengths_",
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "target_lengths_",
+        "targets_",
+        "zero_infinity_",
+    )
+    _releasable_slots = (
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "targets_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.blank_ = None
+        self.input_lengths_ = None
+        self.log_probs_ = None
+        self.result0_ = None
+        self.result1_ = None
+        self.target_lengths_ = None
+        self.targets_ = None
+        self.zero_infinity_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        blank = self.blank_
+        input_lengths = self.input_lengths_
+        log_probs = self.log_probs_
+        if log_probs.__class__ not in TENSOR_CLASSES:
+            if log_probs is not None:  # None: not saved, no formula that runs reads it
+                log_probs = unpack_saved(log_probs, self)
+        elif log_probs._vc is not None:
+            log_probs = unpack_saved(log_probs, self)
+        result0 = unpack_saved(self.result0_, self)
+        result1 = unpack_saved(self.result1_, self)
+        target_lengths = self.target_lengths_
+        targets = self.targets_
+        if targets.__class__ not in TENSOR_CLASSES:
+            if targets is not None:  # None: not saved, no formula that runs reads it
+                targets = unpack_saved(targets, self)
+        elif targets._vc is not None:
+            targets = unpack_saved(targets, self)
+        zero_infinity = self.zero_infinity_
+        # log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        grad_log_probs = (
+            _ctc_loss_backward(
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                result0,
+                result1,
+                blank,
+                zero_infinity,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_log_probs,)
+
+    @property
+    def _saved_blank(self):
+        return self.blank_
+
+    @property
+    def _saved_input_lengths(self):
+        return self.input_lengths_
+
+    @property
+    def _saved_log_probs(self):
+        return unpack_saved(self.log_probs_, self)
+
+    @property
+    def _raw_saved_log_probs(self):
+        return raw_saved(self, "log_probs_")
+
+    @property
+    def _saved_result0(self):
+        return unpack_saved(self.result0_, self)
+
+    @property
+    def _raw_saved_result0(self):
+        return raw_saved(self, "result0_")
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_target_lengths(self):
+        return self.target_lengths_
+
+    @property
+    def _saved_targets(self):
+        return unpack_saved(self.targets_, self)
+
+    @property
+    def _raw_saved_targets(self):
+        return raw_saved(self, "targets_")
+
+    @property
+    def _saved_zero_infinity(self):
+        return self.zero_infinity_
+
+
+class CtcLossBackward1(Node):
+    """Backward of ``_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "blank_",
+        "input_lengths_",
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "target_lengths_",
+        "targets_",
+        "zero_infinity_",
+    )
+    _releasable_slots = (
+        "input_lengths_",
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "target_lengths_",
+        "targets_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.blank_ = None
+        self.input_lengths_ = None
+        self.log_probs_ = None
+        self.result0_ = None
+        self.result1_ = None
+        self.target_lengths_ = None
+        self.targets_ = None
+        self.zero_infinity_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        blank = self.blank_
+        input_lengths = self.input_lengths_
+        if input_lengths.__class__ not in TENSOR_CLASSES:
+            if input_lengths is not None:  # None: not saved, no formula that runs reads it
+                input_lengths = unpack_saved(input_lengths, self)
+        elif input_lengths._vc is not None:
+            input_lengths = unpack_saved(input_lengths, self)
+        log_probs = self.log_probs_
+        if log_probs.__class__ not in TENSOR_CLASSES:
+            if log_probs is not None:  # None: not saved, no formula that runs reads it
+                log_probs = unpack_saved(log_probs, self)
+        elif log_probs._vc is not None:
+            log_probs = unpack_saved(log_probs, self)
+        result0 = unpack_saved(self.result0_, self)
+        result1 = unpack_saved(self.result1_, self)
+        target_lengths = self.target_lengths_
+        if target_lengths.__class__ not in TENSOR_CLASSES:
+            if target_lengths is not None:  # None: not saved, no formula that runs reads it
+                target_lengths = unpack_saved(target_lengths, self)
+        elif target_lengths._vc is not None:
+            target_lengths = unpack_saved(target_lengths, self)
+        targets = self.targets_
+        if targets.__class__ not in TENSOR_CLASSES:
+            if targets is not None:  # None: not saved, no formula that runs reads it
+                targets = unpack_saved(targets, self)
+        elif targets._vc is not None:
+            targets = unpack_saved(targets, self)
+        zero_infinity = self.zero_infinity_
+        # log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        grad_log_probs = (
+            _ctc_loss_backward(
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                result0,
+                result1,
+                blank,
+                zero_infinity,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_log_probs,)
+
+    @property
+    def _saved_blank(self):
+        return self.blank_
+
+    @property
+    def _saved_input_lengths(self):
+        return unpack_saved(self.input_lengths_, self)
+
+    @property
+    def _raw_saved_input_lengths(self):
+        return raw_saved(self, "input_lengths_")
+
+    @property
+    def _saved_log_probs(self):
+        return unpack_saved(self.log_probs_, self)
+
+    @property
+    def _raw_saved_log_probs(self):
+        return raw_saved(self, "log_probs_")
+
+    @property
+    def _saved_result0(self):
+        return unpack_saved(self.result0_, self)
+
+    @property
+    def _raw_saved_result0(self):
+        return raw_saved(self, "result0_")
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_target_lengths(self):
+        return unpack_saved(self.target_lengths_, self)
+
+    @property
+    def _raw_saved_target_lengths(self):
+        return raw_saved(self, "target_lengths_")
+
+    @property
+    def _saved_targets(self):
+        return unpack_saved(self.targets_, self)
+
+    @property
+    def _raw_saved_targets(self):
+        return raw_saved(self, "targets_")
+
+    @property
+    def _saved_zero_infinity(self):
+        return self.zero_infinity_
+
+
+class NotImplemented__ctc_loss_backward(Node):
+    """Backward of ``_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad, log_probs: derivative_not_implemented("aten::_ctc_loss_backward")
+        grad_grad, grad_log_probs = (
+            derivative_not_implemented("aten::_ctc_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_log_probs,
+        )
+
+
+NotImplemented__ctc_loss_backward.__name__ = NotImplemented__ctc_loss_backward.__qualname__ = (
+    "NotImplemented"
+)
+
+
+class NotImplemented__ctc_loss_backward_Tensor(Node):
+    """Backward of ``_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad, log_probs: derivative_not_implemented("aten::_ctc_loss_backward")
+        grad_grad, grad_log_probs = (
+            derivative_not_implemented("aten::_ctc_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_log_probs,
+        )
+
+
+NotImplemented__ctc_loss_backward_Tensor.__name__ = (
+    NotImplemented__ctc_loss_backward_Tensor.__qualname__
 ) = "NotImplemented"
 
 

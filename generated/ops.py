@@ -8115,6 +8115,548 @@ multilabel_margin_loss_backward = multilabel_margin_loss_backward_op._entry = (
 multilabel_margin_loss_backward_op._make_entry = _multilabel_margin_loss_backward_entry
 
 
+ctc_loss_IntList_op = define(
+    "aten::ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor"
+)
+_ctc_loss_IntList_kernels = ctc_loss_IntList_op.kernels
+
+
+def _ctc_loss_IntList_entry(_site):
+    def ctc_loss_IntList(
+        log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    ctc_loss_IntList_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, ctc_loss_IntList_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, ctc_loss_IntList_op, 1)
+                if input_lengths.__class__ is not tuple:
+                    input_lengths = int_list(input_lengths, 1, _site, ctc_loss_IntList_op, 2)
+                if target_lengths.__class__ is not tuple:
+                    target_lengths = int_list(target_lengths, 1, _site, ctc_loss_IntList_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, ctc_loss_IntList_op, 4)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, ctc_loss_IntList_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    ctc_loss_IntList_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            keyset = (log_probs._keys | targets._keys | include) & _tls.keep
+            kernel = _ctc_loss_IntList_kernels[keyset]
+            return kernel(
+                keyset,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                blank,
+                reduction,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ctc_loss_IntList
+
+
+ctc_loss_IntList = ctc_loss_IntList_op._entry = _ctc_loss_IntList_entry(Site(ctc_loss_IntList_op))
+ctc_loss_IntList_op._make_entry = _ctc_loss_IntList_entry
+
+
+ctc_loss_Tensor_op = define(
+    "aten::ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor"
+)
+_ctc_loss_Tensor_kernels = ctc_loss_Tensor_op.kernels
+
+
+def _ctc_loss_Tensor_entry(_site):
+    def ctc_loss_Tensor(
+        log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, ctc_loss_Tensor_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, ctc_loss_Tensor_op, 1)
+                if input_lengths.__class__ not in TENSOR_CLASSES:
+                    input_lengths = tensor_arg(input_lengths, _site, ctc_loss_Tensor_op, 2)
+                if target_lengths.__class__ not in TENSOR_CLASSES:
+                    target_lengths = tensor_arg(target_lengths, _site, ctc_loss_Tensor_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, ctc_loss_Tensor_op, 4)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, ctc_loss_Tensor_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            keyset = (
+                log_probs._keys
+                | targets._keys
+                | input_lengths._keys
+                | target_lengths._keys
+                | include
+            ) & _tls.keep
+            kernel = _ctc_loss_Tensor_kernels[keyset]
+            return kernel(
+                keyset,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                blank,
+                reduction,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ctc_loss_Tensor
+
+
+ctc_loss_Tensor = ctc_loss_Tensor_op._entry = _ctc_loss_Tensor_entry(Site(ctc_loss_Tensor_op))
+ctc_loss_Tensor_op._make_entry = _ctc_loss_Tensor_entry
+
+
+_ctc_loss_op = define(
+    "aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)"
+)
+__ctc_loss_kernels = _ctc_loss_op.kernels
+
+
+def __ctc_loss_entry(_site):
+    def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_op, 1)
+                if input_lengths.__class__ is not tuple:
+                    input_lengths = int_list(input_lengths, 1, _site, _ctc_loss_op, 2)
+                if target_lengths.__class__ is not tuple:
+                    target_lengths = int_list(target_lengths, 1, _site, _ctc_loss_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (log_probs._keys | targets._keys | include) & _tls.keep
+            kernel = __ctc_loss_kernels[keyset]
+            return kernel(
+                keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss
+
+
+_ctc_loss = _ctc_loss_op._entry = __ctc_loss_entry(Site(_ctc_loss_op))
+_ctc_loss_op._make_entry = __ctc_loss_entry
+
+
+_ctc_loss_Tensor_op = define(
+    "aten::_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)"
+)
+__ctc_loss_Tensor_kernels = _ctc_loss_Tensor_op.kernels
+
+
+def __ctc_loss_Tensor_entry(_site):
+    def _ctc_loss_Tensor(
+        log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_Tensor_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_Tensor_op, 1)
+                if input_lengths.__class__ not in TENSOR_CLASSES:
+                    input_lengths = tensor_arg(input_lengths, _site, _ctc_loss_Tensor_op, 2)
+                if target_lengths.__class__ not in TENSOR_CLASSES:
+                    target_lengths = tensor_arg(target_lengths, _site, _ctc_loss_Tensor_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_Tensor_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (
+                log_probs._keys
+                | targets._keys
+                | input_lengths._keys
+                | target_lengths._keys
+                | include
+            ) & _tls.keep
+            kernel = __ctc_loss_Tensor_kernels[keyset]
+            return kernel(
+                keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss_Tensor
+
+
+_ctc_loss_Tensor = _ctc_loss_Tensor_op._entry = __ctc_loss_Tensor_entry(Site(_ctc_loss_Tensor_op))
+_ctc_loss_Tensor_op._make_entry = __ctc_loss_Tensor_entry
+
+
+_ctc_loss_backward_op = define(
+    "aten::_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor"
+)
+__ctc_loss_backward_kernels = _ctc_loss_backward_op.kernels
+
+
+def __ctc_loss_backward_entry(_site):
+    def _ctc_loss_backward(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity=False,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _ctc_loss_backward_op, 0)
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_backward_op, 1)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_backward_op, 2)
+                if input_lengths.__class__ is not tuple:
+                    input_lengths = int_list(input_lengths, 1, _site, _ctc_loss_backward_op, 3)
+                if target_lengths.__class__ is not tuple:
+                    target_lengths = int_list(target_lengths, 1, _site, _ctc_loss_backward_op, 4)
+                if neg_log_likelihood.__class__ not in TENSOR_CLASSES:
+                    neg_log_likelihood = tensor_arg(
+                        neg_log_likelihood, _site, _ctc_loss_backward_op, 5
+                    )
+                if log_alpha.__class__ not in TENSOR_CLASSES:
+                    log_alpha = tensor_arg(log_alpha, _site, _ctc_loss_backward_op, 6)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (
+                grad._keys
+                | log_probs._keys
+                | targets._keys
+                | neg_log_likelihood._keys
+                | log_alpha._keys
+                | include
+            ) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (
+                    grad._keys
+                    & log_probs._keys
+                    & targets._keys
+                    & neg_log_likelihood._keys
+                    & log_alpha._keys
+                )
+                == PLAIN_KEYS
+            ):
+                result = plain_kernels._ctc_loss_backward(
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+                if result is not None:
+                    return result
+            kernel = __ctc_loss_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                neg_log_likelihood,
+                log_alpha,
+                blank,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss_backward
+
+
+_ctc_loss_backward = _ctc_loss_backward_op._entry = __ctc_loss_backward_entry(
+    Site(_ctc_loss_backward_op)
+)
+_ctc_loss_backward_op._make_entry = __ctc_loss_backward_entry
+
+
+_ctc_loss_backward_Tensor_op = define(
+    "aten::_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor"
+)
+__ctc_loss_backward_Tensor_kernels = _ctc_loss_backward_Tensor_op.kernels
+
+
+def __ctc_loss_backward_Tensor_entry(_site):
+    def _ctc_loss_backward_Tensor(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity=False,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_Tensor_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _ctc_loss_backward_Tensor_op, 0)
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_backward_Tensor_op, 1)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_backward_Tensor_op, 2)
+                if input_lengths.__class__ not in TENSOR_CLASSES:
+                    input_lengths = tensor_arg(
+                        input_lengths, _site, _ctc_loss_backward_Tensor_op, 3
+                    )
+                if target_lengths.__class__ not in TENSOR_CLASSES:
+                    target_lengths = tensor_arg(
+                        target_lengths, _site, _ctc_loss_backward_Tensor_op, 4
+                    )
+                if neg_log_likelihood.__class__ not in TENSOR_CLASSES:
+                    neg_log_likelihood = tensor_arg(
+                        neg_log_likelihood, _site, _ctc_loss_backward_Tensor_op, 5
+                    )
+                if log_alpha.__class__ not in TENSOR_CLASSES:
+                    log_alpha = tensor_arg(log_alpha, _site, _ctc_loss_backward_Tensor_op, 6)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_backward_Tensor_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_Tensor_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (
+                grad._keys
+                | log_probs._keys
+                | targets._keys
+                | input_lengths._keys
+                | target_lengths._keys
+                | neg_log_likelihood._keys
+                | log_alpha._keys
+                | include
+            ) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (
+                    grad._keys
+                    & log_probs._keys
+                    & targets._keys
+                    & input_lengths._keys
+                    & target_lengths._keys
+                    & neg_log_likelihood._keys
+                    & log_alpha._keys
+                )
+                == PLAIN_KEYS
+            ):
+                result = plain_kernels._ctc_loss_backward_Tensor(
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+                if result is not None:
+                    return result
+            kernel = __ctc_loss_backward_Tensor_kernels[keyset]
+            return kernel(
+                keyset,
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                neg_log_likelihood,
+                log_alpha,
+                blank,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss_backward_Tensor
+
+
+_ctc_loss_backward_Tensor = _ctc_loss_backward_Tensor_op._entry = __ctc_loss_backward_Tensor_entry(
+    Site(_ctc_loss_backward_Tensor_op)
+)
+_ctc_loss_backward_Tensor_op._make_entry = __ctc_loss_backward_Tensor_entry
+
+
 exponential__op = define(
     "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
 )

@@ -3906,6 +3906,152 @@ def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_tar
     return out
 
 
+def _ctc_loss_backward(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_data = grad._data
+    log_probs_data = log_probs._data
+    targets_data = targets._data
+    neg_log_likelihood_data = neg_log_likelihood._data
+    log_alpha_data = log_alpha._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and log_probs_data.dtype is grad_data.dtype
+        and targets_data.dtype is grad_data.dtype
+        and neg_log_likelihood_data.dtype is grad_data.dtype
+        and log_alpha_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k.ctc_loss_backward(
+            grad_data,
+            log_probs_data,
+            targets_data,
+            input_lengths,
+            target_lengths,
+            neg_log_likelihood_data,
+            log_alpha_data,
+            blank,
+            zero_infinity,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = _new(nodes.NotImplemented__ctc_loss_backward)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_log_probs = log_probs._grad_fn
+        if edge_log_probs is None:
+            edge_log_probs = grad_accumulator(log_probs) if log_probs._rg else None
+        elif log_probs._output_nr:
+            edge_log_probs = (edge_log_probs, log_probs._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_log_probs,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _ctc_loss_backward_Tensor(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_data = grad._data
+    log_probs_data = log_probs._data
+    targets_data = targets._data
+    input_lengths_data = input_lengths._data
+    target_lengths_data = target_lengths._data
+    neg_log_likelihood_data = neg_log_likelihood._data
+    log_alpha_data = log_alpha._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and log_probs_data.dtype is grad_data.dtype
+        and targets_data.dtype is grad_data.dtype
+        and input_lengths_data.dtype is grad_data.dtype
+        and target_lengths_data.dtype is grad_data.dtype
+        and neg_log_likelihood_data.dtype is grad_data.dtype
+        and log_alpha_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k.ctc_loss_backward(
+            grad_data,
+            log_probs_data,
+            targets_data,
+            input_lengths_data,
+            target_lengths_data,
+            neg_log_likelihood_data,
+            log_alpha_data,
+            blank,
+            zero_infinity,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = _new(nodes.NotImplemented__ctc_loss_backward_Tensor)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_log_probs = log_probs._grad_fn
+        if edge_log_probs is None:
+            edge_log_probs = grad_accumulator(log_probs) if log_probs._rg else None
+        elif log_probs._output_nr:
+            edge_log_probs = (edge_log_probs, log_probs._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_log_probs,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def bernoulli(self, generator):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

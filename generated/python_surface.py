@@ -173,6 +173,18 @@ FUNCTIONS = {
     "triplet_margin_loss": (ops.triplet_margin_loss_op,),
     "multi_margin_loss_backward": (ops.multi_margin_loss_backward_op,),
     "multilabel_margin_loss_backward": (ops.multilabel_margin_loss_backward_op,),
+    "ctc_loss": (
+        ops.ctc_loss_IntList_op,
+        ops.ctc_loss_Tensor_op,
+    ),
+    "_ctc_loss": (
+        ops._ctc_loss_op,
+        ops._ctc_loss_Tensor_op,
+    ),
+    "_ctc_loss_backward": (
+        ops._ctc_loss_backward_op,
+        ops._ctc_loss_backward_Tensor_op,
+    ),
     "bernoulli": (ops.bernoulli_op,),
     "mm": (
         ops.mm_op,
@@ -411,6 +423,9 @@ multi_margin_loss_backward = function(
 multilabel_margin_loss_backward = function(
     "multilabel_margin_loss_backward", FUNCTIONS["multilabel_margin_loss_backward"]
 )
+ctc_loss = function("ctc_loss", FUNCTIONS["ctc_loss"])
+_ctc_loss = function("_ctc_loss", FUNCTIONS["_ctc_loss"])
+_ctc_loss_backward = function("_ctc_loss_backward", FUNCTIONS["_ctc_loss_backward"])
 bernoulli = function("bernoulli", FUNCTIONS["bernoulli"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])

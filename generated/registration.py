@@ -123,6 +123,22 @@ def _multilabel_margin_loss_composite(keyset, self, target, reduction):
     return decompositions.multilabel_margin_loss(self, target, reduction)
 
 
+def _ctc_loss_IntList_composite(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+):
+    return decompositions.ctc_loss_intlist(
+        log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+    )
+
+
+def _ctc_loss_Tensor_composite(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+):
+    return decompositions.ctc_loss_tensor(
+        log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+    )
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -476,6 +492,10 @@ def register_all():
     ops.multilabel_margin_loss_backward_op.register_kernel(
         CPU, cpu_kernels.multilabel_margin_loss_backward
     )
+    ops._ctc_loss_op.register_kernel(CPU, cpu_kernels._ctc_loss)
+    ops._ctc_loss_Tensor_op.register_kernel(CPU, cpu_kernels._ctc_loss_Tensor)
+    ops._ctc_loss_backward_op.register_kernel(CPU, cpu_kernels._ctc_loss_backward)
+    ops._ctc_loss_backward_Tensor_op.register_kernel(CPU, cpu_kernels._ctc_loss_backward_Tensor)
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(CPU, cpu_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(CPU, cpu_kernels.bernoulli__Tensor)
@@ -756,6 +776,12 @@ def register_all():
     )
     ops.multilabel_margin_loss_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.multilabel_margin_loss_backward
+    )
+    ops._ctc_loss_op.register_kernel(AUTOGRAD, autograd_kernels._ctc_loss)
+    ops._ctc_loss_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels._ctc_loss_Tensor)
+    ops._ctc_loss_backward_op.register_kernel(AUTOGRAD, autograd_kernels._ctc_loss_backward)
+    ops._ctc_loss_backward_Tensor_op.register_kernel(
+        AUTOGRAD, autograd_kernels._ctc_loss_backward_Tensor
     )
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__float)
@@ -1065,6 +1091,10 @@ def register_all():
     ops.triplet_margin_loss_op.register_kernel(AUTOGRAD | CPU, _triplet_margin_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.multilabel_margin_loss_op.register_kernel(AUTOGRAD | CPU, _multilabel_margin_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.ctc_loss_IntList_op.register_kernel(AUTOGRAD | CPU, _ctc_loss_IntList_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.ctc_loss_Tensor_op.register_kernel(AUTOGRAD | CPU, _ctc_loss_Tensor_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

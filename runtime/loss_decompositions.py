@@ -32,6 +32,8 @@ __all__ = [
     "cosine_embedding_loss",
     "triplet_margin_loss",
     "multilabel_margin_loss",
+    "ctc_loss_intlist",
+    "ctc_loss_tensor",
 ]
 
 
@@ -360,3 +362,72 @@ def triplet_margin_loss(
 
 def multilabel_margin_loss(self, target, reduction: int = Reduction.MEAN):
     return aten.multilabel_margin_loss_forward(self, target, reduction)[0]
+
+
+# ---- ctc_loss (LossCTC.cpp) ------------------------------------------------------------------
+
+
+def _ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity, divisor
+):
+    """torch's ctc_loss_impl: an unbatched (T, C) input gets a batch of one; targets become
+    int64; zero_infinity zeroes infinite losses; 'mean' averages the losses divided by their
+    clamped target lengths (``divisor()`` makes that tensor)."""
+    is_batched = log_probs._data.ndim == 3
+    if not is_batched:
+        log_probs = aten.unsqueeze(log_probs, 1)
+    if targets._data.dtype != np.int64:
+        targets = aten._to_copy(targets, dtype=dtypes.int64)
+    res = aten._ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity)[0]
+    if zero_infinity:
+        zero = aten.zeros([], dtype=res.dtype)
+        res = aten.where_self(aten.eq_Scalar(res, math.inf), zero, res)
+    if reduction == Reduction.MEAN:
+        return aten.mean(aten.div_Tensor(res, aten.clamp_min(divisor(res), 1)))
+    if reduction == Reduction.SUM:
+        return aten.sum(res)
+    return res if is_batched else aten.squeeze_dim(res, 0)
+
+
+def ctc_loss_intlist(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: int = Reduction.MEAN,
+    zero_infinity: bool = False,
+):
+    def divisor(res):  # at::tensor(target_lengths, res.options()): a new tensor, then its data
+        lengths = aten.empty_memory_format([len(target_lengths)], dtype=res.dtype)
+        lengths._data[...] = np.asarray(target_lengths, dtype=lengths._data.dtype)
+        return lengths
+
+    return _ctc_loss(
+        log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity, divisor
+    )
+
+
+def ctc_loss_tensor(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: int = Reduction.MEAN,
+    zero_infinity: bool = False,
+):
+    """The lengths read as int lists (torch's CPU path: CtcLossBackward0 saves them so)."""
+    for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if lengths._data.dtype.kind not in "iu":
+            raise RuntimeError(f"{name} must be integral")
+    return _ctc_loss(
+        log_probs,
+        targets,
+        [int(v) for v in input_lengths._data.reshape(-1)],
+        [int(v) for v in target_lengths._data.reshape(-1)],
+        blank,
+        reduction,
+        zero_infinity,
+        lambda res: target_lengths,
+    )

@@ -12,6 +12,7 @@ from . import dtypes
 from .kernel_support import opmath, refuse_non_float, shape_text
 from .loss_reduction import Reduction
 from . import numpy_kernels as k
+from .ctc_kernels import ctc_loss_backward, ctc_loss_forward  # re-exported for the YAML
 
 __all__ = [
     "nll_loss_forward",
@@ -35,6 +36,8 @@ __all__ = [
     "multi_margin_loss_backward",
     "multilabel_margin_loss_forward",
     "multilabel_margin_loss_backward",
+    "ctc_loss_forward",
+    "ctc_loss_backward",
 ]
 
 

@@ -210,6 +210,15 @@ TESTED_ELSEWHERE.update(
 )
 TESTED_ELSEWHERE.update(
     {
+        f"aten.{name}": "test_nn_losses_ctc.py and test_opinfo.py"
+        for name in (
+            "ctc_loss.IntList ctc_loss.Tensor _ctc_loss.default _ctc_loss.Tensor "
+            "_ctc_loss_backward.default _ctc_loss_backward.Tensor"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
         f"aten.{name}": "test_inplace_basics.py (out= variants)"
         for name in (
             "add.out sub.out mul.out div.out neg.out exp.out tanh.out sigmoid.out "

@@ -14,6 +14,7 @@ import warnings
 from typing import Callable, Optional
 
 from .. import overrides as _overrides
+from .. import _functions
 from .._functions import cosine_similarity, pairwise_distance  # torch's F names them too
 from ..autograd.grad_mode import no_grad
 from ..generated import ops as _aten
@@ -580,3 +581,26 @@ def multilabel_margin_loss(
     (``target``'s entries before its first -1) and the other classes d, over the classes."""
     reduction_enum = _enum_of(size_average, reduce, reduction)
     return _aten.multilabel_margin_loss(input, target, reduction_enum)
+
+
+@_public("log_probs", "targets", "input_lengths", "target_lengths")
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths,
+    target_lengths,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """The Connectionist Temporal Classification loss of log-probabilities ``log_probs``
+    (T, N, C) for ``targets`` (N, S) or concatenated (sum of target_lengths)."""
+    return _functions.ctc_loss(
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        blank,
+        _get_enum(reduction),
+        zero_infinity,
+    )

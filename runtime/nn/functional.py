@@ -28,6 +28,7 @@ from ._losses import (
     cosine_embedding_loss,
     cosine_similarity,
     cross_entropy,
+    ctc_loss,
     gaussian_nll_loss,
     hinge_embedding_loss,
     huber_loss,
@@ -137,6 +138,7 @@ __all__ = [
     "triplet_margin_with_distance_loss",
     "multi_margin_loss",
     "multilabel_margin_loss",
+    "ctc_loss",
     "cosine_similarity",
     "pairwise_distance",
     # linear and normalisation
