@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .kernel_support import shape_text
 
 __all__ = ["ctc_loss_forward", "ctc_loss_backward"]
 
