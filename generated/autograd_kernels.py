@@ -2493,6 +2493,458 @@ def binary_cross_entropy_with_logits(keyset, self, target, weight, pos_weight, r
     return result
 
 
+def smooth_l1_loss(keyset, self, target, reduction, beta):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = nodes.SmoothL1LossBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.beta_ = beta
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.smooth_l1_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction, beta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.smooth_l1_loss(self, target, reduction, beta, result)
+    return result
+
+
+def smooth_l1_loss_backward(keyset, grad_output, self, target, reduction, beta):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = nodes.SmoothL1LossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.beta_ = beta
+        if self._rg or target._rg:
+            grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.smooth_l1_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction, beta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.smooth_l1_loss_backward(grad_output, self, target, reduction, beta, result)
+    return result
+
+
+def huber_loss(keyset, self, target, reduction, delta):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = nodes.HuberLossBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.delta_ = delta
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.huber_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction, delta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.huber_loss(self, target, reduction, delta, result)
+    return result
+
+
+def huber_loss_backward(keyset, grad_output, self, target, reduction, delta):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = nodes.HuberLossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+            next_edge(target),
+        )
+        grad_fn.delta_ = delta
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.huber_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction, delta)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.huber_loss_backward(grad_output, self, target, reduction, delta, result)
+    return result
+
+
+def soft_margin_loss(keyset, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SoftMarginLossBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.soft_margin_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.soft_margin_loss(self, target, reduction, result)
+    return result
+
+
+def soft_margin_loss_backward(keyset, grad_output, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.SoftMarginLossBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.soft_margin_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.soft_margin_loss_backward(grad_output, self, target, reduction, result)
+    return result
+
+
+def xlogy_Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.XlogyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.xlogy_Tensor(self, other, result)
+    return result
+
+
+def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NormBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.norm_ScalarOpt_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.norm_ScalarOpt_dim(self, p, dim, keepdim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.norm_ScalarOpt_dim(self, p, dim, keepdim, result)
+    return result
+
+
+def minimum(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.MinimumBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.minimum_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.minimum(self, other, result)
+    return result
+
+
+def multi_margin_loss(keyset, self, target, p, margin, weight, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MultiMarginLossBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.margin_ = margin
+        grad_fn.p_ = p
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        if weight is not None:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multi_margin_loss_op.kernels[keyset]
+    result = redispatch(keyset, self, target, p, margin, weight, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.multi_margin_loss(self, target, p, margin, weight, reduction, result)
+    return result
+
+
+def multi_margin_loss_backward(keyset, grad_output, self, target, p, margin, weight, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.NotImplemented_multi_margin_loss_backward()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multi_margin_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, p, margin, weight, reduction)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.multi_margin_loss_backward(
+            grad_output, self, target, p, margin, weight, reduction, result
+        )
+    return result
+
+
+def multilabel_margin_loss_forward(keyset, self, target, reduction):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MultilabelMarginLossBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multilabel_margin_loss_forward_op.kernels[keyset]
+    result = redispatch(keyset, self, target, reduction)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.multilabel_margin_loss_forward(self, target, reduction, result)
+        grad_fn.is_target_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.multilabel_margin_loss_forward(self, target, reduction, result)
+    return result
+
+
+def multilabel_margin_loss_backward(keyset, grad_output, self, target, reduction, is_target):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.NotImplemented_multilabel_margin_loss_backward()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.multilabel_margin_loss_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, target, reduction, is_target)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.multilabel_margin_loss_backward(
+            grad_output, self, target, reduction, is_target, result
+        )
+    return result
+
+
+def _ctc_loss(keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    grad_fn = None
+    if _tls.grad_enabled and (log_probs._rg):
+        grad_fn = nodes.CtcLossBackward0()
+        grad_fn._next_edges = (next_edge(log_probs),)
+        grad_fn.blank_ = blank
+        grad_fn.input_lengths_ = input_lengths
+        grad_fn.log_probs_ = SavedVariable(log_probs, False)
+        grad_fn.target_lengths_ = target_lengths
+        grad_fn.targets_ = SavedVariable(targets, False)
+        grad_fn.zero_infinity_ = zero_infinity
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_op.kernels[keyset]
+    result = redispatch(
+        keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._ctc_loss(
+                log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+            )
+        grad_fn.result0_ = SavedVariable(result[0], True)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels._ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+        )
+    return result
+
+
+def _ctc_loss_Tensor(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+):
+    grad_fn = None
+    if _tls.grad_enabled and (log_probs._rg):
+        grad_fn = nodes.CtcLossBackward1()
+        grad_fn._next_edges = (next_edge(log_probs),)
+        grad_fn.blank_ = blank
+        grad_fn.input_lengths_ = SavedVariable(input_lengths, False)
+        grad_fn.log_probs_ = SavedVariable(log_probs, False)
+        grad_fn.target_lengths_ = SavedVariable(target_lengths, False)
+        grad_fn.targets_ = SavedVariable(targets, False)
+        grad_fn.zero_infinity_ = zero_infinity
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_Tensor_op.kernels[keyset]
+    result = redispatch(
+        keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._ctc_loss_Tensor(
+                log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+            )
+        grad_fn.result0_ = SavedVariable(result[0], True)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels._ctc_loss_Tensor(
+            log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+        )
+    return result
+
+
+def _ctc_loss_backward(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = nodes.NotImplemented__ctc_loss_backward()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(log_probs),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._ctc_loss_backward(
+            grad,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            neg_log_likelihood,
+            log_alpha,
+            blank,
+            zero_infinity,
+            result,
+        )
+    return result
+
+
+def _ctc_loss_backward_Tensor(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = nodes.NotImplemented__ctc_loss_backward_Tensor()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(log_probs),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._ctc_loss_backward_Tensor_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._ctc_loss_backward_Tensor(
+            grad,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            neg_log_likelihood,
+            log_alpha,
+            blank,
+            zero_infinity,
+            result,
+        )
+    return result
+
+
 def exponential_(keyset, self, lambd, generator):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

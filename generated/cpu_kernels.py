@@ -1783,6 +1783,283 @@ def binary_cross_entropy_with_logits(keyset, self, target, weight, pos_weight, r
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def smooth_l1_loss(keyset, self, target, reduction, beta):
+    """CPU kernel of smooth_l1_loss"""
+    self, target = promote2(self, target, False)
+    try:
+        result = k.smooth_l1_loss(self, target, reduction, beta)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def smooth_l1_loss_backward(keyset, grad_output, self, target, reduction, beta):
+    """CPU kernel of smooth_l1_loss_backward"""
+    (
+        grad_output,
+        self,
+        target,
+    ) = promote(
+        (
+            grad_output,
+            self,
+            target,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def huber_loss(keyset, self, target, reduction, delta):
+    """CPU kernel of huber_loss"""
+    self = self._data
+    target = target._data
+    result = k.huber_loss(self, target, reduction, delta)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def huber_loss_backward(keyset, grad_output, self, target, reduction, delta):
+    """CPU kernel of huber_loss_backward"""
+    (
+        grad_output,
+        self,
+        target,
+    ) = promote(
+        (
+            grad_output,
+            self,
+            target,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.huber_loss_backward(grad_output, self, target, reduction, delta)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+                target.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def soft_margin_loss(keyset, self, target, reduction):
+    """CPU kernel of soft_margin_loss"""
+    k.check_no_requires_grad(target, "target", "soft_margin_loss")
+    self = self._data
+    target = target._data
+    result = k.soft_margin_loss(self, target, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def soft_margin_loss_backward(keyset, grad_output, self, target, reduction):
+    """CPU kernel of soft_margin_loss_backward"""
+    k.check_no_requires_grad(target, "target", "soft_margin_loss_backward")
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    result = k.soft_margin_loss_backward(grad_output, self, target, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy_Tensor(keyset, self, other):
+    """CPU kernel of xlogy.Tensor"""
+    self, other = promote2(self, other, True)
+    try:
+        result = k.xlogy(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):
+    """CPU kernel of norm.ScalarOpt_dim"""
+    self = self._data
+    result = k.norm_scalaropt_dim(self, p, dim, keepdim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def minimum(keyset, self, other):
+    """CPU kernel of minimum"""
+    self, other = promote2(self, other, False)
+    try:
+        result = np.minimum(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def multi_margin_loss(keyset, self, target, p, margin, weight, reduction):
+    """CPU kernel of multi_margin_loss"""
+    k.check_no_requires_grad(weight, "weight", "multi_margin_loss")
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.multi_margin_loss(self, target, p, margin, weight, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def multi_margin_loss_backward(keyset, grad_output, self, target, p, margin, weight, reduction):
+    """CPU kernel of multi_margin_loss_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = weight._data if weight is not None else None
+    result = k.multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def multilabel_margin_loss_forward(keyset, self, target, reduction):
+    """CPU kernel of multilabel_margin_loss_forward"""
+    self = self._data
+    target = target._data
+    result = k.multilabel_margin_loss_forward(self, target, reduction)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def multilabel_margin_loss_backward(keyset, grad_output, self, target, reduction, is_target):
+    """CPU kernel of multilabel_margin_loss_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    is_target = is_target._data
+    result = k.multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _ctc_loss(keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """CPU kernel of _ctc_loss"""
+    log_probs = log_probs._data
+    targets = targets._data
+    result = k.ctc_loss_forward(
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def _ctc_loss_Tensor(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+):
+    """CPU kernel of _ctc_loss.Tensor"""
+    log_probs = log_probs._data
+    targets = targets._data
+    input_lengths = input_lengths._data
+    target_lengths = target_lengths._data
+    result = k.ctc_loss_forward(
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def _ctc_loss_backward(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    """CPU kernel of _ctc_loss_backward"""
+    grad = grad._data
+    log_probs = log_probs._data
+    targets = targets._data
+    neg_log_likelihood = neg_log_likelihood._data
+    log_alpha = log_alpha._data
+    result = k.ctc_loss_backward(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _ctc_loss_backward_Tensor(
+    keyset,
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    """CPU kernel of _ctc_loss_backward.Tensor"""
+    grad = grad._data
+    log_probs = log_probs._data
+    targets = targets._data
+    input_lengths = input_lengths._data
+    target_lengths = target_lengths._data
+    neg_log_likelihood = neg_log_likelihood._data
+    log_alpha = log_alpha._data
+    result = k.ctc_loss_backward(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def exponential_(keyset, self, lambd, generator):
     """CPU kernel of exponential_"""
     target = self

@@ -56,9 +56,11 @@ from opgrad.autograd.functions_manual import (
     mse_loss_double_backward,
     nll_loss2d_forward_output,
     nll_loss_forward_output,
+    norm_jvp,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    smooth_l1_loss_double_backward,
     softplus_double_backward,
     to_float,
 )
@@ -2736,6 +2738,376 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
             ),
             reduction,
         )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def smooth_l1_loss(self, target, reduction, beta, result):
+    # apply_loss_reduction(smooth_l1_loss_backward(self_t, self_p, target_p, 0, beta) + smooth_l1_loss_backward(target_t, target_p, self_p, 0, beta), reduction)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if self_t is None and target_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = apply_loss_reduction(
+            F.smooth_l1_loss_backward(self_t, self, target, 0, beta)
+            + F.smooth_l1_loss_backward(target_t, target, self, 0, beta),
+            reduction,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def smooth_l1_loss_backward(grad_output, self, target, reduction, beta, result):
+    # smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if grad_output_t is None and self_t is None and target_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            smooth_l1_loss_double_backward(self_t * grad_output, self, target, reduction, beta)
+            - smooth_l1_loss_double_backward(target_t * grad_output, self, target, reduction, beta)
+            + F.smooth_l1_loss_backward(grad_output_t, self, target, reduction, beta)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def huber_loss(self, target, reduction, delta, result):
+    # apply_loss_reduction(huber_loss_backward(self_t, self_p, target_p, 0, delta) + huber_loss_backward(target_t, target_p, self_p, 0, delta), reduction)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if self_t is None and target_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if target_t is None:
+        target_t = zeros_tangent(target)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = apply_loss_reduction(
+            F.huber_loss_backward(self_t, self, target, 0, delta)
+            + F.huber_loss_backward(target_t, target, self, 0, delta),
+            reduction,
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def huber_loss_backward(grad_output, self, target, reduction, delta, result):
+    # forward_ad_not_implemented("huber_loss_backward")
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    target_t = fw_grad(target)
+    if grad_output_t is None and self_t is None and target_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("huber_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def soft_margin_loss(self, target, reduction, result):
+    # apply_loss_reduction(soft_margin_loss_backward(self_t, self_p, target, 0), reduction)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = apply_loss_reduction(
+            F.soft_margin_loss_backward(self_t, self, target, 0), reduction
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def soft_margin_loss_backward(grad_output, self, target, reduction, result):
+    # forward_ad_not_implemented("soft_margin_loss_backward")
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("soft_margin_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def xlogy_Tensor(self, other, result):
+    # xlogy(self_t, other_p).masked_fill(logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.xlogy(self_t, other).masked_fill(
+                F.logical_and(self == 0.0, other <= 0.0), 0.0
+            )
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = (
+                F.xlogy(self_t, other).masked_fill(F.logical_and(self == 0.0, other <= 0.0), 0.0)
+                + other_t * self / other
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def norm_ScalarOpt_dim(self, p, dim, keepdim, result):
+    # norm_jvp(self_p, self_t, p, result, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = norm_jvp(self, self_t, p, result, dim, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def minimum(self, other, result):
+    # other_t + where(self_p == other_p, (self_t - other_t) / 2, where(self_p < other_p, self_t - other_t, 0))
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t + F.where(
+                self == other, -other_t / 2, F.where(self < other, -other_t, 0)
+            )
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.where(self == other, self_t / 2, F.where(self < other, self_t, 0))
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = other_t + F.where(
+                self == other, (self_t - other_t) / 2, F.where(self < other, self_t - other_t, 0)
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def multi_margin_loss(self, target, p, margin, weight, reduction, result):
+    # forward_ad_not_implemented("multi_margin_loss")
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("multi_margin_loss")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction, result):
+    # forward_ad_not_supported("aten::multi_margin_loss_backward")
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::multi_margin_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def multilabel_margin_loss_forward(self, target, reduction, result):
+    # (forward_ad_not_implemented("multilabel_margin_loss_forward"),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("multilabel_margin_loss_forward"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target, result):
+    # forward_ad_not_supported("aten::multilabel_margin_loss_backward")
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::multilabel_margin_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result):
+    # (forward_ad_not_implemented("_ctc_loss"),)
+    log_probs_t = fw_grad(log_probs)
+    if log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_ctc_loss"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _ctc_loss_Tensor(
+    log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result
+):
+    # (forward_ad_not_implemented("_ctc_loss"),)
+    log_probs_t = fw_grad(log_probs)
+    if log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_ctc_loss"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _ctc_loss_backward(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+    result,
+):
+    # forward_ad_not_supported("aten::_ctc_loss_backward")
+    grad_t = fw_grad(grad)
+    log_probs_t = fw_grad(log_probs)
+    if grad_t is None and log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::_ctc_loss_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _ctc_loss_backward_Tensor(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+    result,
+):
+    # forward_ad_not_supported("aten::_ctc_loss_backward")
+    grad_t = fw_grad(grad)
+    log_probs_t = fw_grad(log_probs)
+    if grad_t is None and log_probs_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::_ctc_loss_backward")
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

@@ -35,6 +35,8 @@ from opgrad.autograd.functions_manual import (
     glu_double_backward,
     glu_double_backward_grad_output,
     grad_mode_enabled,
+    huber_loss_double_backward,
+    huber_loss_double_backward_grad_output,
     index_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
@@ -47,6 +49,7 @@ from opgrad.autograd.functions_manual import (
     maximum_backward,
     maybe_multiply,
     mean_backward,
+    minimum_backward,
     mm_mat1_backward,
     mm_mat2_backward,
     mse_loss_double_backward,
@@ -54,6 +57,7 @@ from opgrad.autograd.functions_manual import (
     native_group_norm_grads,
     nll_loss2d_symint,
     nll_loss_symint,
+    norm_backward,
     not_implemented,
     permute_backwards,
     pow_backward,
@@ -63,6 +67,9 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
     repeat_backward,
+    smooth_l1_loss_double_backward,
+    soft_margin_loss_double_backward,
+    soft_margin_loss_double_backward_grad_output,
     softmax_double_backward,
     softplus_double_backward,
     split_backward,
@@ -93,6 +100,7 @@ from opgrad.generated.python_surface import (
     _adaptive_avg_pool2d_backward,
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
+    _ctc_loss_backward,
     _log_softmax_backward_data,
     _prelu_kernel_backward,
     _softmax_backward_data,
@@ -112,16 +120,20 @@ from opgrad.generated.python_surface import (
     hardsigmoid_backward,
     hardswish_backward,
     hardtanh_backward,
+    huber_loss_backward,
     index,
     index_put,
     leaky_relu_backward,
     log_sigmoid_backward,
+    logical_and,
     max_pool2d_with_indices_backward,
     max_pool3d_with_indices_backward,
     mean,
     mish_backward,
     mse_loss_backward,
     mul,
+    multi_margin_loss_backward,
+    multilabel_margin_loss_backward,
     native_batch_norm_backward,
     native_layer_norm_backward,
     nll_loss2d_backward,
@@ -146,6 +158,8 @@ from opgrad.generated.python_surface import (
     silu_backward,
     slice,
     slice_backward,
+    smooth_l1_loss_backward,
+    soft_margin_loss_backward,
     softplus_backward,
     softshrink_backward,
     tanh_backward,
@@ -153,6 +167,7 @@ from opgrad.generated.python_surface import (
     threshold_backward,
     unfold_backward,
     where,
+    xlogy,
     zeros_like,
 )
 
@@ -5174,6 +5189,1364 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     @property
     def _raw_saved_weight(self):
         return raw_saved(self, "weight_")
+
+
+class SmoothL1LossBackward0(Node):
+    """Backward of ``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``."""
+
+    __slots__ = (
+        "beta_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.beta_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        beta = self.beta_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        grad_self = (
+            smooth_l1_loss_backward(grad, self_, target, reduction, beta) if needs[0] else None
+        )
+        # target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
+        grad_target = (
+            smooth_l1_loss_backward(grad, target, self_, reduction, beta) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class SmoothL1LossBackwardBackward0(Node):
+    """Backward of ``smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor``."""
+
+    __slots__ = (
+        "beta_",
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.beta_ = None
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        beta = self.beta_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        grad_grad_output = (
+            smooth_l1_loss_backward(grad, self_, target, reduction, beta) if needs[0] else None
+        )
+        # self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        grad_self = (
+            smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+            if needs[1]
+            else None
+        )
+        # target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+        grad_target = (
+            -smooth_l1_loss_double_backward(grad * grad_output, self_, target, reduction, beta)
+            if needs[2]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class HuberLossBackward0(Node):
+    """Backward of ``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``."""
+
+    __slots__ = (
+        "delta_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.delta_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        delta = self.delta_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: huber_loss_backward(grad, self, target, reduction, delta)
+        grad_self = huber_loss_backward(grad, self_, target, reduction, delta) if needs[0] else None
+        # target: huber_loss_backward(grad, target, self, reduction, delta)
+        grad_target = (
+            huber_loss_backward(grad, target, self_, reduction, delta) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_delta(self):
+        return self.delta_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class HuberLossBackwardBackward0(Node):
+    """Backward of ``huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor``."""
+
+    __slots__ = (
+        "delta_",
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.delta_ = None
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        delta = self.delta_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)
+        grad_grad_output = (
+            huber_loss_double_backward_grad_output(
+                grad, grad_output, self_, target, reduction, delta
+            )
+            if needs[0]
+            else None
+        )
+        # self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        grad_self = (
+            huber_loss_double_backward(grad * grad_output, self_, target, reduction, delta)
+            if needs[1]
+            else None
+        )
+        # target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        grad_target = (
+            -huber_loss_double_backward(grad * grad_output, self_, target, reduction, delta)
+            if needs[2]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+            grad_target,
+        )
+
+    @property
+    def _saved_delta(self):
+        return self.delta_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class SoftMarginLossBackward0(Node):
+    """Backward of ``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: soft_margin_loss_backward(grad, self, target, reduction)
+        grad_self = soft_margin_loss_backward(grad, self_, target, reduction) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class SoftMarginLossBackwardBackward0(Node):
+    """Backward of ``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+        grad_grad_output = (
+            soft_margin_loss_double_backward_grad_output(
+                grad, grad_output, self_, target, reduction
+            )
+            if needs[0]
+            else None
+        )
+        # self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+        grad_self = (
+            soft_margin_loss_double_backward(grad * grad_output, self_, target, reduction)
+            if needs[1]
+            else None
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class XlogyBackward0(Node):
+    """Backward of ``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: grad * self / other
+        grad_other = grad * self_ / other if needs[1] else None
+        # self: xlogy(grad, other).masked_fill(logical_and(self == 0.0, other <= 0.0), 0.0)
+        grad_self = (
+            xlogy(grad, other).masked_fill(logical_and(self_ == 0.0, other <= 0.0), 0.0)
+            if needs[0]
+            else None
+        )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NormBackward1(Node):
+    """Backward of ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "p_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.p_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        p = self.p_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: norm_backward(grad, self, p, result, dim, keepdim)
+        grad_self = norm_backward(grad, self_, p, result, dim, keepdim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MinimumBackward0(Node):
+    """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: minimum_backward(grad, self, other, True)
+        grad_other = minimum_backward(grad, self_, other, True) if needs[1] else None
+        # self: minimum_backward(grad, self, other, False)
+        grad_self = minimum_backward(grad, self_, other, False) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MultiMarginLossBackward0(Node):
+    """Backward of ``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = (
+        "margin_",
+        "p_",
+        "reduction_",
+        "self_",
+        "target_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.margin_ = None
+        self.p_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        margin = self.margin_
+        p = self.p_
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+        grad_self = (
+            multi_margin_loss_backward(grad, self_, target, p, margin, weight, reduction)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_margin(self):
+        return self.margin_
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NotImplemented_multi_margin_loss_backward(Node):
+    """Backward of ``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad_output, self: derivative_not_implemented("aten::multi_margin_loss_backward")
+        grad_grad_output, grad_self = (
+            derivative_not_implemented("aten::multi_margin_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+
+NotImplemented_multi_margin_loss_backward.__name__ = (
+    NotImplemented_multi_margin_loss_backward.__qualname__
+) = "NotImplemented"
+
+
+class MultilabelMarginLossBackward0(Node):
+    """Backward of ``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``."""
+
+    __slots__ = (
+        "is_target_",
+        "reduction_",
+        "self_",
+        "target_",
+    )
+    _releasable_slots = (
+        "is_target_",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.is_target_ = None
+        self.reduction_ = None
+        self.self_ = None
+        self.target_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        is_target = unpack_saved(self.is_target_, self)
+        reduction = self.reduction_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        target = self.target_
+        if target.__class__ not in TENSOR_CLASSES:
+            if target is not None:  # None: not saved, no formula that runs reads it
+                target = unpack_saved(target, self)
+        elif target._vc is not None:
+            target = unpack_saved(target, self)
+        # self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+        grad_self = (
+            multilabel_margin_loss_backward(grad, self_, target, reduction, is_target)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_is_target(self):
+        return unpack_saved(self.is_target_, self)
+
+    @property
+    def _raw_saved_is_target(self):
+        return raw_saved(self, "is_target_")
+
+    @property
+    def _saved_reduction(self):
+        return self.reduction_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_target(self):
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _raw_saved_target(self):
+        return raw_saved(self, "target_")
+
+
+class NotImplemented_multilabel_margin_loss_backward(Node):
+    """Backward of ``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad_output, self: derivative_not_implemented("aten::multilabel_margin_loss_backward")
+        grad_grad_output, grad_self = (
+            derivative_not_implemented("aten::multilabel_margin_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+
+NotImplemented_multilabel_margin_loss_backward.__name__ = (
+    NotImplemented_multilabel_margin_loss_backward.__qualname__
+) = "NotImplemented"
+
+
+class CtcLossBackward0(Node):
+    """Backward of ``_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "blank_",
+        "input_lengths_",
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "target_lengths_",
+        "targets_",
+        "zero_infinity_",
+    )
+    _releasable_slots = (
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "targets_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.blank_ = None
+        self.input_lengths_ = None
+        self.log_probs_ = None
+        self.result0_ = None
+        self.result1_ = None
+        self.target_lengths_ = None
+        self.targets_ = None
+        self.zero_infinity_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        blank = self.blank_
+        input_lengths = self.input_lengths_
+        log_probs = self.log_probs_
+        if log_probs.__class__ not in TENSOR_CLASSES:
+            if log_probs is not None:  # None: not saved, no formula that runs reads it
+                log_probs = unpack_saved(log_probs, self)
+        elif log_probs._vc is not None:
+            log_probs = unpack_saved(log_probs, self)
+        result0 = unpack_saved(self.result0_, self)
+        result1 = unpack_saved(self.result1_, self)
+        target_lengths = self.target_lengths_
+        targets = self.targets_
+        if targets.__class__ not in TENSOR_CLASSES:
+            if targets is not None:  # None: not saved, no formula that runs reads it
+                targets = unpack_saved(targets, self)
+        elif targets._vc is not None:
+            targets = unpack_saved(targets, self)
+        zero_infinity = self.zero_infinity_
+        # log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        grad_log_probs = (
+            _ctc_loss_backward(
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                result0,
+                result1,
+                blank,
+                zero_infinity,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_log_probs,)
+
+    @property
+    def _saved_blank(self):
+        return self.blank_
+
+    @property
+    def _saved_input_lengths(self):
+        return self.input_lengths_
+
+    @property
+    def _saved_log_probs(self):
+        return unpack_saved(self.log_probs_, self)
+
+    @property
+    def _raw_saved_log_probs(self):
+        return raw_saved(self, "log_probs_")
+
+    @property
+    def _saved_result0(self):
+        return unpack_saved(self.result0_, self)
+
+    @property
+    def _raw_saved_result0(self):
+        return raw_saved(self, "result0_")
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_target_lengths(self):
+        return self.target_lengths_
+
+    @property
+    def _saved_targets(self):
+        return unpack_saved(self.targets_, self)
+
+    @property
+    def _raw_saved_targets(self):
+        return raw_saved(self, "targets_")
+
+    @property
+    def _saved_zero_infinity(self):
+        return self.zero_infinity_
+
+
+class CtcLossBackward1(Node):
+    """Backward of ``_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "blank_",
+        "input_lengths_",
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "target_lengths_",
+        "targets_",
+        "zero_infinity_",
+    )
+    _releasable_slots = (
+        "input_lengths_",
+        "log_probs_",
+        "result0_",
+        "result1_",
+        "target_lengths_",
+        "targets_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.blank_ = None
+        self.input_lengths_ = None
+        self.log_probs_ = None
+        self.result0_ = None
+        self.result1_ = None
+        self.target_lengths_ = None
+        self.targets_ = None
+        self.zero_infinity_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        blank = self.blank_
+        input_lengths = self.input_lengths_
+        if input_lengths.__class__ not in TENSOR_CLASSES:
+            if input_lengths is not None:  # None: not saved, no formula that runs reads it
+                input_lengths = unpack_saved(input_lengths, self)
+        elif input_lengths._vc is not None:
+            input_lengths = unpack_saved(input_lengths, self)
+        log_probs = self.log_probs_
+        if log_probs.__class__ not in TENSOR_CLASSES:
+            if log_probs is not None:  # None: not saved, no formula that runs reads it
+                log_probs = unpack_saved(log_probs, self)
+        elif log_probs._vc is not None:
+            log_probs = unpack_saved(log_probs, self)
+        result0 = unpack_saved(self.result0_, self)
+        result1 = unpack_saved(self.result1_, self)
+        target_lengths = self.target_lengths_
+        if target_lengths.__class__ not in TENSOR_CLASSES:
+            if target_lengths is not None:  # None: not saved, no formula that runs reads it
+                target_lengths = unpack_saved(target_lengths, self)
+        elif target_lengths._vc is not None:
+            target_lengths = unpack_saved(target_lengths, self)
+        targets = self.targets_
+        if targets.__class__ not in TENSOR_CLASSES:
+            if targets is not None:  # None: not saved, no formula that runs reads it
+                targets = unpack_saved(targets, self)
+        elif targets._vc is not None:
+            targets = unpack_saved(targets, self)
+        zero_infinity = self.zero_infinity_
+        # log_probs: _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank, zero_infinity)
+        grad_log_probs = (
+            _ctc_loss_backward(
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                result0,
+                result1,
+                blank,
+                zero_infinity,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_log_probs,)
+
+    @property
+    def _saved_blank(self):
+        return self.blank_
+
+    @property
+    def _saved_input_lengths(self):
+        return unpack_saved(self.input_lengths_, self)
+
+    @property
+    def _raw_saved_input_lengths(self):
+        return raw_saved(self, "input_lengths_")
+
+    @property
+    def _saved_log_probs(self):
+        return unpack_saved(self.log_probs_, self)
+
+    @property
+    def _raw_saved_log_probs(self):
+        return raw_saved(self, "log_probs_")
+
+    @property
+    def _saved_result0(self):
+        return unpack_saved(self.result0_, self)
+
+    @property
+    def _raw_saved_result0(self):
+        return raw_saved(self, "result0_")
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_target_lengths(self):
+        return unpack_saved(self.target_lengths_, self)
+
+    @property
+    def _raw_saved_target_lengths(self):
+        return raw_saved(self, "target_lengths_")
+
+    @property
+    def _saved_targets(self):
+        return unpack_saved(self.targets_, self)
+
+    @property
+    def _raw_saved_targets(self):
+        return raw_saved(self, "targets_")
+
+    @property
+    def _saved_zero_infinity(self):
+        return self.zero_infinity_
+
+
+class NotImplemented__ctc_loss_backward(Node):
+    """Backward of ``_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad, log_probs: derivative_not_implemented("aten::_ctc_loss_backward")
+        grad_grad, grad_log_probs = (
+            derivative_not_implemented("aten::_ctc_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_log_probs,
+        )
+
+
+NotImplemented__ctc_loss_backward.__name__ = NotImplemented__ctc_loss_backward.__qualname__ = (
+    "NotImplemented"
+)
+
+
+class NotImplemented__ctc_loss_backward_Tensor(Node):
+    """Backward of ``_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad, log_probs: derivative_not_implemented("aten::_ctc_loss_backward")
+        grad_grad, grad_log_probs = (
+            derivative_not_implemented("aten::_ctc_loss_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_log_probs,
+        )
+
+
+NotImplemented__ctc_loss_backward_Tensor.__name__ = (
+    NotImplemented__ctc_loss_backward_Tensor.__qualname__
+) = "NotImplemented"
 
 
 class ExponentialBackward0(Node):

@@ -7089,6 +7089,1574 @@ binary_cross_entropy_with_logits = binary_cross_entropy_with_logits_op._entry = 
 binary_cross_entropy_with_logits_op._make_entry = _binary_cross_entropy_with_logits_entry
 
 
+smooth_l1_loss_op = define(
+    "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"
+)
+_smooth_l1_loss_kernels = smooth_l1_loss_op.kernels
+
+
+def _smooth_l1_loss_entry(_site):
+    def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, smooth_l1_loss_op, self, target, reduction, beta)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, smooth_l1_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, smooth_l1_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, smooth_l1_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, smooth_l1_loss_op, self, target, reduction, beta)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & target._keys) == PLAIN_KEYS:
+                result = plain_kernels.smooth_l1_loss(self, target, reduction, beta)
+                if result is not None:
+                    return result
+            kernel = _smooth_l1_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction, beta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return smooth_l1_loss
+
+
+smooth_l1_loss = smooth_l1_loss_op._entry = _smooth_l1_loss_entry(Site(smooth_l1_loss_op))
+smooth_l1_loss_op._make_entry = _smooth_l1_loss_entry
+
+
+smooth_l1_loss_backward_op = define(
+    "aten::smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor"
+)
+_smooth_l1_loss_backward_kernels = smooth_l1_loss_backward_op.kernels
+
+
+def _smooth_l1_loss_backward_entry(_site):
+    def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, smooth_l1_loss_backward_op, grad_output, self, target, reduction, beta
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, smooth_l1_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, smooth_l1_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, smooth_l1_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, smooth_l1_loss_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, smooth_l1_loss_backward_op, grad_output, self, target, reduction, beta
+                )
+            keyset = (grad_output._keys | self._keys | target._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.smooth_l1_loss_backward(
+                    grad_output, self, target, reduction, beta
+                )
+                if result is not None:
+                    return result
+            kernel = _smooth_l1_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction, beta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return smooth_l1_loss_backward
+
+
+smooth_l1_loss_backward = smooth_l1_loss_backward_op._entry = _smooth_l1_loss_backward_entry(
+    Site(smooth_l1_loss_backward_op)
+)
+smooth_l1_loss_backward_op._make_entry = _smooth_l1_loss_backward_entry
+
+
+huber_loss_op = define(
+    "aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"
+)
+_huber_loss_kernels = huber_loss_op.kernels
+
+
+def _huber_loss_entry(_site):
+    def huber_loss(self, target, reduction=1, delta=1.0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, huber_loss_op, self, target, reduction, delta)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, huber_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, huber_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, huber_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, huber_loss_op, self, target, reduction, delta)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & target._keys) == PLAIN_KEYS:
+                result = plain_kernels.huber_loss(self, target, reduction, delta)
+                if result is not None:
+                    return result
+            kernel = _huber_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction, delta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return huber_loss
+
+
+huber_loss = huber_loss_op._entry = _huber_loss_entry(Site(huber_loss_op))
+huber_loss_op._make_entry = _huber_loss_entry
+
+
+huber_loss_backward_op = define(
+    "aten::huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor"
+)
+_huber_loss_backward_kernels = huber_loss_backward_op.kernels
+
+
+def _huber_loss_backward_entry(_site):
+    def huber_loss_backward(grad_output, self, target, reduction, delta):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, huber_loss_backward_op, grad_output, self, target, reduction, delta
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, huber_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, huber_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, huber_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, huber_loss_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, huber_loss_backward_op, grad_output, self, target, reduction, delta
+                )
+            keyset = (grad_output._keys | self._keys | target._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.huber_loss_backward(
+                    grad_output, self, target, reduction, delta
+                )
+                if result is not None:
+                    return result
+            kernel = _huber_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction, delta)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return huber_loss_backward
+
+
+huber_loss_backward = huber_loss_backward_op._entry = _huber_loss_backward_entry(
+    Site(huber_loss_backward_op)
+)
+huber_loss_backward_op._make_entry = _huber_loss_backward_entry
+
+
+soft_margin_loss_op = define(
+    "aten::soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+)
+_soft_margin_loss_kernels = soft_margin_loss_op.kernels
+
+
+def _soft_margin_loss_entry(_site):
+    def soft_margin_loss(self, target, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, soft_margin_loss_op, self, target, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, soft_margin_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, soft_margin_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, soft_margin_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, soft_margin_loss_op, self, target, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & target._keys) == PLAIN_KEYS:
+                result = plain_kernels.soft_margin_loss(self, target, reduction)
+                if result is not None:
+                    return result
+            kernel = _soft_margin_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return soft_margin_loss
+
+
+soft_margin_loss = soft_margin_loss_op._entry = _soft_margin_loss_entry(Site(soft_margin_loss_op))
+soft_margin_loss_op._make_entry = _soft_margin_loss_entry
+
+
+soft_margin_loss_backward_op = define(
+    "aten::soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"
+)
+_soft_margin_loss_backward_kernels = soft_margin_loss_backward_op.kernels
+
+
+def _soft_margin_loss_backward_entry(_site):
+    def soft_margin_loss_backward(grad_output, self, target, reduction):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, soft_margin_loss_backward_op, grad_output, self, target, reduction
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, soft_margin_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, soft_margin_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, soft_margin_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, soft_margin_loss_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, soft_margin_loss_backward_op, grad_output, self, target, reduction
+                )
+            keyset = (grad_output._keys | self._keys | target._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.soft_margin_loss_backward(
+                    grad_output, self, target, reduction
+                )
+                if result is not None:
+                    return result
+            kernel = _soft_margin_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return soft_margin_loss_backward
+
+
+soft_margin_loss_backward = soft_margin_loss_backward_op._entry = _soft_margin_loss_backward_entry(
+    Site(soft_margin_loss_backward_op)
+)
+soft_margin_loss_backward_op._make_entry = _soft_margin_loss_backward_entry
+
+
+xlogy_Tensor_op = define("aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor")
+_xlogy_Tensor_kernels = xlogy_Tensor_op.kernels
+
+
+def _xlogy_Tensor_entry(_site):
+    def xlogy_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, xlogy_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.xlogy_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _xlogy_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_Tensor
+
+
+xlogy_Tensor = xlogy_Tensor_op._entry = _xlogy_Tensor_entry(Site(xlogy_Tensor_op))
+xlogy_Tensor_op._make_entry = _xlogy_Tensor_entry
+
+
+kl_div_op = define(
+    "aten::kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
+)
+_kl_div_kernels = kl_div_op.kernels
+
+
+def _kl_div_entry(_site):
+    def kl_div(self, target, reduction=1, *, log_target=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, kl_div_op, self, target, reduction, log_target)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, kl_div_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, kl_div_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, kl_div_op, 2)
+            except Overridden:
+                return handle_entry(_site, kl_div_op, self, target, reduction, log_target)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _kl_div_kernels[keyset]
+            return kernel(keyset, self, target, reduction, log_target)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return kl_div
+
+
+kl_div = kl_div_op._entry = _kl_div_entry(Site(kl_div_op))
+kl_div_op._make_entry = _kl_div_entry
+
+
+poisson_nll_loss_op = define(
+    "aten::poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor"
+)
+_poisson_nll_loss_kernels = poisson_nll_loss_op.kernels
+
+
+def _poisson_nll_loss_entry(_site):
+    def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, poisson_nll_loss_op, input, target, log_input, full, eps, reduction
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, poisson_nll_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, poisson_nll_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, poisson_nll_loss_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, poisson_nll_loss_op, input, target, log_input, full, eps, reduction
+                )
+            keyset = (input._keys | target._keys | include) & _tls.keep
+            kernel = _poisson_nll_loss_kernels[keyset]
+            return kernel(keyset, input, target, log_input, full, eps, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return poisson_nll_loss
+
+
+poisson_nll_loss = poisson_nll_loss_op._entry = _poisson_nll_loss_entry(Site(poisson_nll_loss_op))
+poisson_nll_loss_op._make_entry = _poisson_nll_loss_entry
+
+
+margin_ranking_loss_op = define(
+    "aten::margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"
+)
+_margin_ranking_loss_kernels = margin_ranking_loss_op.kernels
+
+
+def _margin_ranking_loss_entry(_site):
+    def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, margin_ranking_loss_op, input1, input2, target, margin, reduction
+                )
+            try:
+                if input1.__class__ not in TENSOR_CLASSES:
+                    input1 = tensor_arg(input1, _site, margin_ranking_loss_op, 0)
+                if input2.__class__ not in TENSOR_CLASSES:
+                    input2 = tensor_arg(input2, _site, margin_ranking_loss_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, margin_ranking_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, margin_ranking_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, margin_ranking_loss_op, input1, input2, target, margin, reduction
+                )
+            keyset = (input1._keys | input2._keys | target._keys | include) & _tls.keep
+            kernel = _margin_ranking_loss_kernels[keyset]
+            return kernel(keyset, input1, input2, target, margin, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return margin_ranking_loss
+
+
+margin_ranking_loss = margin_ranking_loss_op._entry = _margin_ranking_loss_entry(
+    Site(margin_ranking_loss_op)
+)
+margin_ranking_loss_op._make_entry = _margin_ranking_loss_entry
+
+
+hinge_embedding_loss_op = define(
+    "aten::hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor"
+)
+_hinge_embedding_loss_kernels = hinge_embedding_loss_op.kernels
+
+
+def _hinge_embedding_loss_entry(_site):
+    def hinge_embedding_loss(self, target, margin=1.0, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hinge_embedding_loss_op, self, target, margin, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hinge_embedding_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, hinge_embedding_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, hinge_embedding_loss_op, 3)
+            except Overridden:
+                return handle_entry(_site, hinge_embedding_loss_op, self, target, margin, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _hinge_embedding_loss_kernels[keyset]
+            return kernel(keyset, self, target, margin, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hinge_embedding_loss
+
+
+hinge_embedding_loss = hinge_embedding_loss_op._entry = _hinge_embedding_loss_entry(
+    Site(hinge_embedding_loss_op)
+)
+hinge_embedding_loss_op._make_entry = _hinge_embedding_loss_entry
+
+
+norm_ScalarOpt_dim_op = define(
+    "aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"
+)
+_norm_ScalarOpt_dim_kernels = norm_ScalarOpt_dim_op.kernels
+
+
+def _norm_ScalarOpt_dim_entry(_site):
+    def norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, norm_ScalarOpt_dim_op, self, p, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, norm_ScalarOpt_dim_op, 0)
+                if p is not None and p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, norm_ScalarOpt_dim_op, 1)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, norm_ScalarOpt_dim_op, 2)
+            except Overridden:
+                return handle_entry(_site, norm_ScalarOpt_dim_op, self, p, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.norm_ScalarOpt_dim(self, p, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _norm_ScalarOpt_dim_kernels[keyset]
+            return kernel(keyset, self, p, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return norm_ScalarOpt_dim
+
+
+norm_ScalarOpt_dim = norm_ScalarOpt_dim_op._entry = _norm_ScalarOpt_dim_entry(
+    Site(norm_ScalarOpt_dim_op)
+)
+norm_ScalarOpt_dim_op._make_entry = _norm_ScalarOpt_dim_entry
+
+
+minimum_op = define("aten::minimum(Tensor self, Tensor other) -> Tensor")
+_minimum_kernels = minimum_op.kernels
+
+
+def _minimum_entry(_site):
+    def minimum(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, minimum_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, minimum_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, minimum_op, 1)
+            except Overridden:
+                return handle_entry(_site, minimum_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.minimum(self, other)
+                if result is not None:
+                    return result
+            kernel = _minimum_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return minimum
+
+
+minimum = minimum_op._entry = _minimum_entry(Site(minimum_op))
+minimum_op._make_entry = _minimum_entry
+
+
+cosine_similarity_op = define(
+    "aten::cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"
+)
+_cosine_similarity_kernels = cosine_similarity_op.kernels
+
+
+def _cosine_similarity_entry(_site):
+    def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cosine_similarity_op, x1, x2, dim, eps)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, cosine_similarity_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, cosine_similarity_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cosine_similarity_op, 2)
+            except Overridden:
+                return handle_entry(_site, cosine_similarity_op, x1, x2, dim, eps)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            kernel = _cosine_similarity_kernels[keyset]
+            return kernel(keyset, x1, x2, dim, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cosine_similarity
+
+
+cosine_similarity = cosine_similarity_op._entry = _cosine_similarity_entry(
+    Site(cosine_similarity_op)
+)
+cosine_similarity_op._make_entry = _cosine_similarity_entry
+
+
+pairwise_distance_op = define(
+    "aten::pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"
+)
+_pairwise_distance_kernels = pairwise_distance_op.kernels
+
+
+def _pairwise_distance_entry(_site):
+    def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pairwise_distance_op, x1, x2, p, eps, keepdim)
+            try:
+                if x1.__class__ not in TENSOR_CLASSES:
+                    x1 = tensor_arg(x1, _site, pairwise_distance_op, 0)
+                if x2.__class__ not in TENSOR_CLASSES:
+                    x2 = tensor_arg(x2, _site, pairwise_distance_op, 1)
+            except Overridden:
+                return handle_entry(_site, pairwise_distance_op, x1, x2, p, eps, keepdim)
+            keyset = (x1._keys | x2._keys | include) & _tls.keep
+            kernel = _pairwise_distance_kernels[keyset]
+            return kernel(keyset, x1, x2, p, eps, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pairwise_distance
+
+
+pairwise_distance = pairwise_distance_op._entry = _pairwise_distance_entry(
+    Site(pairwise_distance_op)
+)
+pairwise_distance_op._make_entry = _pairwise_distance_entry
+
+
+cosine_embedding_loss_op = define(
+    "aten::cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"
+)
+_cosine_embedding_loss_kernels = cosine_embedding_loss_op.kernels
+
+
+def _cosine_embedding_loss_entry(_site):
+    def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, cosine_embedding_loss_op, input1, input2, target, margin, reduction
+                )
+            try:
+                if input1.__class__ not in TENSOR_CLASSES:
+                    input1 = tensor_arg(input1, _site, cosine_embedding_loss_op, 0)
+                if input2.__class__ not in TENSOR_CLASSES:
+                    input2 = tensor_arg(input2, _site, cosine_embedding_loss_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, cosine_embedding_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, cosine_embedding_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, cosine_embedding_loss_op, input1, input2, target, margin, reduction
+                )
+            keyset = (input1._keys | input2._keys | target._keys | include) & _tls.keep
+            kernel = _cosine_embedding_loss_kernels[keyset]
+            return kernel(keyset, input1, input2, target, margin, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cosine_embedding_loss
+
+
+cosine_embedding_loss = cosine_embedding_loss_op._entry = _cosine_embedding_loss_entry(
+    Site(cosine_embedding_loss_op)
+)
+cosine_embedding_loss_op._make_entry = _cosine_embedding_loss_entry
+
+
+triplet_margin_loss_op = define(
+    "aten::triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=Mean) -> Tensor"
+)
+_triplet_margin_loss_kernels = triplet_margin_loss_op.kernels
+
+
+def _triplet_margin_loss_entry(_site):
+    def triplet_margin_loss(
+        anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, reduction=1
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    triplet_margin_loss_op,
+                    anchor,
+                    positive,
+                    negative,
+                    margin,
+                    p,
+                    eps,
+                    swap,
+                    reduction,
+                )
+            try:
+                if anchor.__class__ not in TENSOR_CLASSES:
+                    anchor = tensor_arg(anchor, _site, triplet_margin_loss_op, 0)
+                if positive.__class__ not in TENSOR_CLASSES:
+                    positive = tensor_arg(positive, _site, triplet_margin_loss_op, 1)
+                if negative.__class__ not in TENSOR_CLASSES:
+                    negative = tensor_arg(negative, _site, triplet_margin_loss_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, triplet_margin_loss_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    triplet_margin_loss_op,
+                    anchor,
+                    positive,
+                    negative,
+                    margin,
+                    p,
+                    eps,
+                    swap,
+                    reduction,
+                )
+            keyset = (anchor._keys | positive._keys | negative._keys | include) & _tls.keep
+            kernel = _triplet_margin_loss_kernels[keyset]
+            return kernel(keyset, anchor, positive, negative, margin, p, eps, swap, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return triplet_margin_loss
+
+
+triplet_margin_loss = triplet_margin_loss_op._entry = _triplet_margin_loss_entry(
+    Site(triplet_margin_loss_op)
+)
+triplet_margin_loss_op._make_entry = _triplet_margin_loss_entry
+
+
+multi_margin_loss_op = define(
+    "aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"
+)
+_multi_margin_loss_kernels = multi_margin_loss_op.kernels
+
+
+def _multi_margin_loss_entry(_site):
+    def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, multi_margin_loss_op, self, target, p, margin, weight, reduction
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multi_margin_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multi_margin_loss_op, 1)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, multi_margin_loss_op, 2)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if margin.__class__ not in PY_NUMBERS:
+                    margin = scalar_arg(margin, _site, multi_margin_loss_op, 3)
+                elif (
+                    margin.__class__ is int
+                    and not -9223372036854775808 <= margin <= 18446744073709551615
+                ):
+                    check_scalar_range(margin)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, multi_margin_loss_op, 4)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multi_margin_loss_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, multi_margin_loss_op, self, target, p, margin, weight, reduction
+                )
+            keyset = (
+                self._keys | target._keys | (weight._keys if weight is not None else 0) | include
+            ) & _tls.keep
+            kernel = _multi_margin_loss_kernels[keyset]
+            return kernel(keyset, self, target, p, margin, weight, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multi_margin_loss
+
+
+multi_margin_loss = multi_margin_loss_op._entry = _multi_margin_loss_entry(
+    Site(multi_margin_loss_op)
+)
+multi_margin_loss_op._make_entry = _multi_margin_loss_entry
+
+
+multi_margin_loss_backward_op = define(
+    "aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"
+)
+_multi_margin_loss_backward_kernels = multi_margin_loss_backward_op.kernels
+
+
+def _multi_margin_loss_backward_entry(_site):
+    def multi_margin_loss_backward(grad_output, self, target, p, margin, weight=None, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    multi_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    p,
+                    margin,
+                    weight,
+                    reduction,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, multi_margin_loss_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multi_margin_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multi_margin_loss_backward_op, 2)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, multi_margin_loss_backward_op, 3)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if margin.__class__ not in PY_NUMBERS:
+                    margin = scalar_arg(margin, _site, multi_margin_loss_backward_op, 4)
+                elif (
+                    margin.__class__ is int
+                    and not -9223372036854775808 <= margin <= 18446744073709551615
+                ):
+                    check_scalar_range(margin)
+                if weight is not None and weight.__class__ is not Tensor:
+                    weight = tensor_arg(weight, _site, multi_margin_loss_backward_op, 5)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multi_margin_loss_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    multi_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    p,
+                    margin,
+                    weight,
+                    reduction,
+                )
+            keyset = (
+                grad_output._keys
+                | self._keys
+                | target._keys
+                | (weight._keys if weight is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _multi_margin_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, p, margin, weight, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multi_margin_loss_backward
+
+
+multi_margin_loss_backward = multi_margin_loss_backward_op._entry = (
+    _multi_margin_loss_backward_entry(Site(multi_margin_loss_backward_op))
+)
+multi_margin_loss_backward_op._make_entry = _multi_margin_loss_backward_entry
+
+
+multilabel_margin_loss_op = define(
+    "aten::multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+)
+_multilabel_margin_loss_kernels = multilabel_margin_loss_op.kernels
+
+
+def _multilabel_margin_loss_entry(_site):
+    def multilabel_margin_loss(self, target, reduction=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, multilabel_margin_loss_op, self, target, reduction)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multilabel_margin_loss_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multilabel_margin_loss_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multilabel_margin_loss_op, 2)
+            except Overridden:
+                return handle_entry(_site, multilabel_margin_loss_op, self, target, reduction)
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _multilabel_margin_loss_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multilabel_margin_loss
+
+
+multilabel_margin_loss = multilabel_margin_loss_op._entry = _multilabel_margin_loss_entry(
+    Site(multilabel_margin_loss_op)
+)
+multilabel_margin_loss_op._make_entry = _multilabel_margin_loss_entry
+
+
+multilabel_margin_loss_forward_op = define(
+    "aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"
+)
+_multilabel_margin_loss_forward_kernels = multilabel_margin_loss_forward_op.kernels
+
+
+def _multilabel_margin_loss_forward_entry(_site):
+    def multilabel_margin_loss_forward(self, target, reduction):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, multilabel_margin_loss_forward_op, self, target, reduction
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multilabel_margin_loss_forward_op, 0)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multilabel_margin_loss_forward_op, 1)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multilabel_margin_loss_forward_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, multilabel_margin_loss_forward_op, self, target, reduction
+                )
+            keyset = (self._keys | target._keys | include) & _tls.keep
+            kernel = _multilabel_margin_loss_forward_kernels[keyset]
+            return kernel(keyset, self, target, reduction)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multilabel_margin_loss_forward
+
+
+multilabel_margin_loss_forward = multilabel_margin_loss_forward_op._entry = (
+    _multilabel_margin_loss_forward_entry(Site(multilabel_margin_loss_forward_op))
+)
+multilabel_margin_loss_forward_op._make_entry = _multilabel_margin_loss_forward_entry
+
+
+multilabel_margin_loss_backward_op = define(
+    "aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"
+)
+_multilabel_margin_loss_backward_kernels = multilabel_margin_loss_backward_op.kernels
+
+
+def _multilabel_margin_loss_backward_entry(_site):
+    def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    multilabel_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    reduction,
+                    is_target,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, multilabel_margin_loss_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, multilabel_margin_loss_backward_op, 1)
+                if target.__class__ not in TENSOR_CLASSES:
+                    target = tensor_arg(target, _site, multilabel_margin_loss_backward_op, 2)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, multilabel_margin_loss_backward_op, 3)
+                if is_target.__class__ not in TENSOR_CLASSES:
+                    is_target = tensor_arg(is_target, _site, multilabel_margin_loss_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    multilabel_margin_loss_backward_op,
+                    grad_output,
+                    self,
+                    target,
+                    reduction,
+                    is_target,
+                )
+            keyset = (
+                grad_output._keys | self._keys | target._keys | is_target._keys | include
+            ) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & target._keys & is_target._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.multilabel_margin_loss_backward(
+                    grad_output, self, target, reduction, is_target
+                )
+                if result is not None:
+                    return result
+            kernel = _multilabel_margin_loss_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, target, reduction, is_target)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return multilabel_margin_loss_backward
+
+
+multilabel_margin_loss_backward = multilabel_margin_loss_backward_op._entry = (
+    _multilabel_margin_loss_backward_entry(Site(multilabel_margin_loss_backward_op))
+)
+multilabel_margin_loss_backward_op._make_entry = _multilabel_margin_loss_backward_entry
+
+
+ctc_loss_IntList_op = define(
+    "aten::ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor"
+)
+_ctc_loss_IntList_kernels = ctc_loss_IntList_op.kernels
+
+
+def _ctc_loss_IntList_entry(_site):
+    def ctc_loss_IntList(
+        log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    ctc_loss_IntList_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, ctc_loss_IntList_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, ctc_loss_IntList_op, 1)
+                if input_lengths.__class__ is not tuple:
+                    input_lengths = int_list(input_lengths, 1, _site, ctc_loss_IntList_op, 2)
+                if target_lengths.__class__ is not tuple:
+                    target_lengths = int_list(target_lengths, 1, _site, ctc_loss_IntList_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, ctc_loss_IntList_op, 4)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, ctc_loss_IntList_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    ctc_loss_IntList_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            keyset = (log_probs._keys | targets._keys | include) & _tls.keep
+            kernel = _ctc_loss_IntList_kernels[keyset]
+            return kernel(
+                keyset,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                blank,
+                reduction,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ctc_loss_IntList
+
+
+ctc_loss_IntList = ctc_loss_IntList_op._entry = _ctc_loss_IntList_entry(Site(ctc_loss_IntList_op))
+ctc_loss_IntList_op._make_entry = _ctc_loss_IntList_entry
+
+
+ctc_loss_Tensor_op = define(
+    "aten::ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor"
+)
+_ctc_loss_Tensor_kernels = ctc_loss_Tensor_op.kernels
+
+
+def _ctc_loss_Tensor_entry(_site):
+    def ctc_loss_Tensor(
+        log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, ctc_loss_Tensor_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, ctc_loss_Tensor_op, 1)
+                if input_lengths.__class__ not in TENSOR_CLASSES:
+                    input_lengths = tensor_arg(input_lengths, _site, ctc_loss_Tensor_op, 2)
+                if target_lengths.__class__ not in TENSOR_CLASSES:
+                    target_lengths = tensor_arg(target_lengths, _site, ctc_loss_Tensor_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, ctc_loss_Tensor_op, 4)
+                if reduction.__class__ is not int:
+                    reduction = int_arg(reduction, _site, ctc_loss_Tensor_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    reduction,
+                    zero_infinity,
+                )
+            keyset = (
+                log_probs._keys
+                | targets._keys
+                | input_lengths._keys
+                | target_lengths._keys
+                | include
+            ) & _tls.keep
+            kernel = _ctc_loss_Tensor_kernels[keyset]
+            return kernel(
+                keyset,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                blank,
+                reduction,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ctc_loss_Tensor
+
+
+ctc_loss_Tensor = ctc_loss_Tensor_op._entry = _ctc_loss_Tensor_entry(Site(ctc_loss_Tensor_op))
+ctc_loss_Tensor_op._make_entry = _ctc_loss_Tensor_entry
+
+
+_ctc_loss_op = define(
+    "aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)"
+)
+__ctc_loss_kernels = _ctc_loss_op.kernels
+
+
+def __ctc_loss_entry(_site):
+    def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_op, 1)
+                if input_lengths.__class__ is not tuple:
+                    input_lengths = int_list(input_lengths, 1, _site, _ctc_loss_op, 2)
+                if target_lengths.__class__ is not tuple:
+                    target_lengths = int_list(target_lengths, 1, _site, _ctc_loss_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (log_probs._keys | targets._keys | include) & _tls.keep
+            kernel = __ctc_loss_kernels[keyset]
+            return kernel(
+                keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss
+
+
+_ctc_loss = _ctc_loss_op._entry = __ctc_loss_entry(Site(_ctc_loss_op))
+_ctc_loss_op._make_entry = __ctc_loss_entry
+
+
+_ctc_loss_Tensor_op = define(
+    "aten::_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)"
+)
+__ctc_loss_Tensor_kernels = _ctc_loss_Tensor_op.kernels
+
+
+def __ctc_loss_Tensor_entry(_site):
+    def _ctc_loss_Tensor(
+        log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_Tensor_op, 0)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_Tensor_op, 1)
+                if input_lengths.__class__ not in TENSOR_CLASSES:
+                    input_lengths = tensor_arg(input_lengths, _site, _ctc_loss_Tensor_op, 2)
+                if target_lengths.__class__ not in TENSOR_CLASSES:
+                    target_lengths = tensor_arg(target_lengths, _site, _ctc_loss_Tensor_op, 3)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_Tensor_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_Tensor_op,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (
+                log_probs._keys
+                | targets._keys
+                | input_lengths._keys
+                | target_lengths._keys
+                | include
+            ) & _tls.keep
+            kernel = __ctc_loss_Tensor_kernels[keyset]
+            return kernel(
+                keyset, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss_Tensor
+
+
+_ctc_loss_Tensor = _ctc_loss_Tensor_op._entry = __ctc_loss_Tensor_entry(Site(_ctc_loss_Tensor_op))
+_ctc_loss_Tensor_op._make_entry = __ctc_loss_Tensor_entry
+
+
+_ctc_loss_backward_op = define(
+    "aten::_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor"
+)
+__ctc_loss_backward_kernels = _ctc_loss_backward_op.kernels
+
+
+def __ctc_loss_backward_entry(_site):
+    def _ctc_loss_backward(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity=False,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _ctc_loss_backward_op, 0)
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_backward_op, 1)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_backward_op, 2)
+                if input_lengths.__class__ is not tuple:
+                    input_lengths = int_list(input_lengths, 1, _site, _ctc_loss_backward_op, 3)
+                if target_lengths.__class__ is not tuple:
+                    target_lengths = int_list(target_lengths, 1, _site, _ctc_loss_backward_op, 4)
+                if neg_log_likelihood.__class__ not in TENSOR_CLASSES:
+                    neg_log_likelihood = tensor_arg(
+                        neg_log_likelihood, _site, _ctc_loss_backward_op, 5
+                    )
+                if log_alpha.__class__ not in TENSOR_CLASSES:
+                    log_alpha = tensor_arg(log_alpha, _site, _ctc_loss_backward_op, 6)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_backward_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (
+                grad._keys
+                | log_probs._keys
+                | targets._keys
+                | neg_log_likelihood._keys
+                | log_alpha._keys
+                | include
+            ) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (
+                    grad._keys
+                    & log_probs._keys
+                    & targets._keys
+                    & neg_log_likelihood._keys
+                    & log_alpha._keys
+                )
+                == PLAIN_KEYS
+            ):
+                result = plain_kernels._ctc_loss_backward(
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+                if result is not None:
+                    return result
+            kernel = __ctc_loss_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                neg_log_likelihood,
+                log_alpha,
+                blank,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss_backward
+
+
+_ctc_loss_backward = _ctc_loss_backward_op._entry = __ctc_loss_backward_entry(
+    Site(_ctc_loss_backward_op)
+)
+_ctc_loss_backward_op._make_entry = __ctc_loss_backward_entry
+
+
+_ctc_loss_backward_Tensor_op = define(
+    "aten::_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor"
+)
+__ctc_loss_backward_Tensor_kernels = _ctc_loss_backward_Tensor_op.kernels
+
+
+def __ctc_loss_backward_Tensor_entry(_site):
+    def _ctc_loss_backward_Tensor(
+        grad,
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        neg_log_likelihood,
+        log_alpha,
+        blank,
+        zero_infinity=False,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_Tensor_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _ctc_loss_backward_Tensor_op, 0)
+                if log_probs.__class__ not in TENSOR_CLASSES:
+                    log_probs = tensor_arg(log_probs, _site, _ctc_loss_backward_Tensor_op, 1)
+                if targets.__class__ not in TENSOR_CLASSES:
+                    targets = tensor_arg(targets, _site, _ctc_loss_backward_Tensor_op, 2)
+                if input_lengths.__class__ not in TENSOR_CLASSES:
+                    input_lengths = tensor_arg(
+                        input_lengths, _site, _ctc_loss_backward_Tensor_op, 3
+                    )
+                if target_lengths.__class__ not in TENSOR_CLASSES:
+                    target_lengths = tensor_arg(
+                        target_lengths, _site, _ctc_loss_backward_Tensor_op, 4
+                    )
+                if neg_log_likelihood.__class__ not in TENSOR_CLASSES:
+                    neg_log_likelihood = tensor_arg(
+                        neg_log_likelihood, _site, _ctc_loss_backward_Tensor_op, 5
+                    )
+                if log_alpha.__class__ not in TENSOR_CLASSES:
+                    log_alpha = tensor_arg(log_alpha, _site, _ctc_loss_backward_Tensor_op, 6)
+                if blank.__class__ is not int:
+                    blank = int_arg(blank, _site, _ctc_loss_backward_Tensor_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _ctc_loss_backward_Tensor_op,
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+            keyset = (
+                grad._keys
+                | log_probs._keys
+                | targets._keys
+                | input_lengths._keys
+                | target_lengths._keys
+                | neg_log_likelihood._keys
+                | log_alpha._keys
+                | include
+            ) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (
+                    grad._keys
+                    & log_probs._keys
+                    & targets._keys
+                    & input_lengths._keys
+                    & target_lengths._keys
+                    & neg_log_likelihood._keys
+                    & log_alpha._keys
+                )
+                == PLAIN_KEYS
+            ):
+                result = plain_kernels._ctc_loss_backward_Tensor(
+                    grad,
+                    log_probs,
+                    targets,
+                    input_lengths,
+                    target_lengths,
+                    neg_log_likelihood,
+                    log_alpha,
+                    blank,
+                    zero_infinity,
+                )
+                if result is not None:
+                    return result
+            kernel = __ctc_loss_backward_Tensor_kernels[keyset]
+            return kernel(
+                keyset,
+                grad,
+                log_probs,
+                targets,
+                input_lengths,
+                target_lengths,
+                neg_log_likelihood,
+                log_alpha,
+                blank,
+                zero_infinity,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _ctc_loss_backward_Tensor
+
+
+_ctc_loss_backward_Tensor = _ctc_loss_backward_Tensor_op._entry = __ctc_loss_backward_Tensor_entry(
+    Site(_ctc_loss_backward_Tensor_op)
+)
+_ctc_loss_backward_Tensor_op._make_entry = __ctc_loss_backward_Tensor_entry
+
+
 exponential__op = define(
     "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
 )

@@ -3366,6 +3366,692 @@ def mse_loss_backward(grad_output, self, target, reduction):
     return out
 
 
+def smooth_l1_loss(self, target, reduction, beta):
+    self_data = self._data
+    target_data = target._data
+    if not (self_data.dtype in PLAIN_FLOATS and target_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.smooth_l1_loss(self_data, target_data, reduction, beta)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = _new(nodes.SmoothL1LossBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_target = target._grad_fn
+        if edge_target is None:
+            edge_target = grad_accumulator(target) if target._rg else None
+        elif target._output_nr:
+            edge_target = (edge_target, target._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_target,
+        )
+        grad_fn.beta_ = beta
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.target_ = (
+            target
+            if target._vc is None and target._grad_fn is None
+            else SavedVariable(target, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    target_data = target._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and target_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.smooth_l1_loss_backward(
+            grad_output_data, self_data, target_data, reduction, beta
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = _new(nodes.SmoothL1LossBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_target = target._grad_fn
+        if edge_target is None:
+            edge_target = grad_accumulator(target) if target._rg else None
+        elif target._output_nr:
+            edge_target = (edge_target, target._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+            edge_target,
+        )
+        grad_fn.beta_ = beta
+        grad_fn.grad_output_ = (
+            (
+                grad_output
+                if grad_output._vc is None and grad_output._grad_fn is None
+                else SavedVariable(grad_output, False)
+            )
+            if self._rg or target._rg
+            else None
+        )
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.target_ = (
+            target
+            if target._vc is None and target._grad_fn is None
+            else SavedVariable(target, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def huber_loss(self, target, reduction, delta):
+    self_data = self._data
+    target_data = target._data
+    if not (self_data.dtype in PLAIN_FLOATS and target_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.huber_loss(self_data, target_data, reduction, delta)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or target._rg):
+        grad_fn = _new(nodes.HuberLossBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_target = target._grad_fn
+        if edge_target is None:
+            edge_target = grad_accumulator(target) if target._rg else None
+        elif target._output_nr:
+            edge_target = (edge_target, target._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_target,
+        )
+        grad_fn.delta_ = delta
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.target_ = (
+            target
+            if target._vc is None and target._grad_fn is None
+            else SavedVariable(target, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def huber_loss_backward(grad_output, self, target, reduction, delta):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    target_data = target._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and target_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.huber_loss_backward(grad_output_data, self_data, target_data, reduction, delta)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg or target._rg):
+        grad_fn = _new(nodes.HuberLossBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_target = target._grad_fn
+        if edge_target is None:
+            edge_target = grad_accumulator(target) if target._rg else None
+        elif target._output_nr:
+            edge_target = (edge_target, target._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+            edge_target,
+        )
+        grad_fn.delta_ = delta
+        grad_fn.grad_output_ = (
+            grad_output
+            if grad_output._vc is None and grad_output._grad_fn is None
+            else SavedVariable(grad_output, False)
+        )
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.target_ = (
+            target
+            if target._vc is None and target._grad_fn is None
+            else SavedVariable(target, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def soft_margin_loss(self, target, reduction):
+    self_data = self._data
+    target_data = target._data
+    if not (self_data.dtype in PLAIN_FLOATS and target_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.check_no_requires_grad(target, "target", "soft_margin_loss")
+        result = k.soft_margin_loss(self_data, target_data, reduction)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SoftMarginLossBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.target_ = (
+            target
+            if target._vc is None and target._grad_fn is None
+            else SavedVariable(target, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def soft_margin_loss_backward(grad_output, self, target, reduction):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    target_data = target._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and target_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        k.check_no_requires_grad(target, "target", "soft_margin_loss_backward")
+        result = k.soft_margin_loss_backward(grad_output_data, self_data, target_data, reduction)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.SoftMarginLossBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.grad_output_ = (
+            grad_output
+            if grad_output._vc is None and grad_output._grad_fn is None
+            else SavedVariable(grad_output, False)
+        )
+        grad_fn.reduction_ = reduction
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.target_ = (
+            target
+            if target._vc is None and target._grad_fn is None
+            else SavedVariable(target, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def xlogy_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.xlogy(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.XlogyBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def norm_ScalarOpt_dim(self, p, dim, keepdim):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.norm_scalaropt_dim(self_data, p, dim, keepdim)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.NormBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.p_ = p
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def minimum(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = np.minimum(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.MinimumBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    target_data = target._data
+    is_target_data = is_target._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and target_data.dtype is grad_output_data.dtype
+        and is_target_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.multilabel_margin_loss_backward(
+            grad_output_data, self_data, target_data, reduction, is_target_data
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.NotImplemented_multilabel_margin_loss_backward)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _ctc_loss_backward(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_data = grad._data
+    log_probs_data = log_probs._data
+    targets_data = targets._data
+    neg_log_likelihood_data = neg_log_likelihood._data
+    log_alpha_data = log_alpha._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and log_probs_data.dtype is grad_data.dtype
+        and targets_data.dtype is grad_data.dtype
+        and neg_log_likelihood_data.dtype is grad_data.dtype
+        and log_alpha_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k.ctc_loss_backward(
+            grad_data,
+            log_probs_data,
+            targets_data,
+            input_lengths,
+            target_lengths,
+            neg_log_likelihood_data,
+            log_alpha_data,
+            blank,
+            zero_infinity,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = _new(nodes.NotImplemented__ctc_loss_backward)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_log_probs = log_probs._grad_fn
+        if edge_log_probs is None:
+            edge_log_probs = grad_accumulator(log_probs) if log_probs._rg else None
+        elif log_probs._output_nr:
+            edge_log_probs = (edge_log_probs, log_probs._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_log_probs,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _ctc_loss_backward_Tensor(
+    grad,
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    neg_log_likelihood,
+    log_alpha,
+    blank,
+    zero_infinity,
+):
+    grad_data = grad._data
+    log_probs_data = log_probs._data
+    targets_data = targets._data
+    input_lengths_data = input_lengths._data
+    target_lengths_data = target_lengths._data
+    neg_log_likelihood_data = neg_log_likelihood._data
+    log_alpha_data = log_alpha._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and log_probs_data.dtype is grad_data.dtype
+        and targets_data.dtype is grad_data.dtype
+        and input_lengths_data.dtype is grad_data.dtype
+        and target_lengths_data.dtype is grad_data.dtype
+        and neg_log_likelihood_data.dtype is grad_data.dtype
+        and log_alpha_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k.ctc_loss_backward(
+            grad_data,
+            log_probs_data,
+            targets_data,
+            input_lengths_data,
+            target_lengths_data,
+            neg_log_likelihood_data,
+            log_alpha_data,
+            blank,
+            zero_infinity,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or log_probs._rg):
+        grad_fn = _new(nodes.NotImplemented__ctc_loss_backward_Tensor)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_log_probs = log_probs._grad_fn
+        if edge_log_probs is None:
+            edge_log_probs = grad_accumulator(log_probs) if log_probs._rg else None
+        elif log_probs._output_nr:
+            edge_log_probs = (edge_log_probs, log_probs._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_log_probs,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def bernoulli(self, generator):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -158,6 +158,33 @@ FUNCTIONS = {
     "mse_loss_backward": (ops.mse_loss_backward_op,),
     "binary_cross_entropy_backward": (ops.binary_cross_entropy_backward_op,),
     "binary_cross_entropy_with_logits": (ops.binary_cross_entropy_with_logits_op,),
+    "smooth_l1_loss_backward": (ops.smooth_l1_loss_backward_op,),
+    "huber_loss_backward": (ops.huber_loss_backward_op,),
+    "soft_margin_loss_backward": (ops.soft_margin_loss_backward_op,),
+    "xlogy": (ops.xlogy_Tensor_op,),
+    "kl_div": (ops.kl_div_op,),
+    "poisson_nll_loss": (ops.poisson_nll_loss_op,),
+    "margin_ranking_loss": (ops.margin_ranking_loss_op,),
+    "hinge_embedding_loss": (ops.hinge_embedding_loss_op,),
+    "minimum": (ops.minimum_op,),
+    "cosine_similarity": (ops.cosine_similarity_op,),
+    "pairwise_distance": (ops.pairwise_distance_op,),
+    "cosine_embedding_loss": (ops.cosine_embedding_loss_op,),
+    "triplet_margin_loss": (ops.triplet_margin_loss_op,),
+    "multi_margin_loss_backward": (ops.multi_margin_loss_backward_op,),
+    "multilabel_margin_loss_backward": (ops.multilabel_margin_loss_backward_op,),
+    "ctc_loss": (
+        ops.ctc_loss_IntList_op,
+        ops.ctc_loss_Tensor_op,
+    ),
+    "_ctc_loss": (
+        ops._ctc_loss_op,
+        ops._ctc_loss_Tensor_op,
+    ),
+    "_ctc_loss_backward": (
+        ops._ctc_loss_backward_op,
+        ops._ctc_loss_backward_Tensor_op,
+    ),
     "bernoulli": (ops.bernoulli_op,),
     "mm": (
         ops.mm_op,
@@ -375,6 +402,30 @@ binary_cross_entropy_backward = function(
 binary_cross_entropy_with_logits = function(
     "binary_cross_entropy_with_logits", FUNCTIONS["binary_cross_entropy_with_logits"]
 )
+smooth_l1_loss_backward = function("smooth_l1_loss_backward", FUNCTIONS["smooth_l1_loss_backward"])
+huber_loss_backward = function("huber_loss_backward", FUNCTIONS["huber_loss_backward"])
+soft_margin_loss_backward = function(
+    "soft_margin_loss_backward", FUNCTIONS["soft_margin_loss_backward"]
+)
+xlogy = function("xlogy", FUNCTIONS["xlogy"])
+kl_div = function("kl_div", FUNCTIONS["kl_div"])
+poisson_nll_loss = function("poisson_nll_loss", FUNCTIONS["poisson_nll_loss"])
+margin_ranking_loss = function("margin_ranking_loss", FUNCTIONS["margin_ranking_loss"])
+hinge_embedding_loss = function("hinge_embedding_loss", FUNCTIONS["hinge_embedding_loss"])
+minimum = function("minimum", FUNCTIONS["minimum"])
+cosine_similarity = function("cosine_similarity", FUNCTIONS["cosine_similarity"])
+pairwise_distance = function("pairwise_distance", FUNCTIONS["pairwise_distance"])
+cosine_embedding_loss = function("cosine_embedding_loss", FUNCTIONS["cosine_embedding_loss"])
+triplet_margin_loss = function("triplet_margin_loss", FUNCTIONS["triplet_margin_loss"])
+multi_margin_loss_backward = function(
+    "multi_margin_loss_backward", FUNCTIONS["multi_margin_loss_backward"]
+)
+multilabel_margin_loss_backward = function(
+    "multilabel_margin_loss_backward", FUNCTIONS["multilabel_margin_loss_backward"]
+)
+ctc_loss = function("ctc_loss", FUNCTIONS["ctc_loss"])
+_ctc_loss = function("_ctc_loss", FUNCTIONS["_ctc_loss"])
+_ctc_loss_backward = function("_ctc_loss_backward", FUNCTIONS["_ctc_loss_backward"])
 bernoulli = function("bernoulli", FUNCTIONS["bernoulli"])
 mm = function("mm", FUNCTIONS["mm"])
 bmm = function("bmm", FUNCTIONS["bmm"])

@@ -83,6 +83,62 @@ def _l1_loss_composite(keyset, self, target, reduction):
     return decompositions.l1_loss(self, target, reduction)
 
 
+def _kl_div_composite(keyset, self, target, reduction, log_target):
+    return decompositions.kl_div(self, target, reduction, log_target)
+
+
+def _poisson_nll_loss_composite(keyset, input, target, log_input, full, eps, reduction):
+    return decompositions.poisson_nll_loss(input, target, log_input, full, eps, reduction)
+
+
+def _margin_ranking_loss_composite(keyset, input1, input2, target, margin, reduction):
+    return decompositions.margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+def _hinge_embedding_loss_composite(keyset, self, target, margin, reduction):
+    return decompositions.hinge_embedding_loss(self, target, margin, reduction)
+
+
+def _cosine_similarity_composite(keyset, x1, x2, dim, eps):
+    return decompositions.cosine_similarity(x1, x2, dim, eps)
+
+
+def _pairwise_distance_composite(keyset, x1, x2, p, eps, keepdim):
+    return decompositions.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def _cosine_embedding_loss_composite(keyset, input1, input2, target, margin, reduction):
+    return decompositions.cosine_embedding_loss(input1, input2, target, margin, reduction)
+
+
+def _triplet_margin_loss_composite(
+    keyset, anchor, positive, negative, margin, p, eps, swap, reduction
+):
+    return decompositions.triplet_margin_loss(
+        anchor, positive, negative, margin, p, eps, swap, reduction
+    )
+
+
+def _multilabel_margin_loss_composite(keyset, self, target, reduction):
+    return decompositions.multilabel_margin_loss(self, target, reduction)
+
+
+def _ctc_loss_IntList_composite(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+):
+    return decompositions.ctc_loss_intlist(
+        log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+    )
+
+
+def _ctc_loss_Tensor_composite(
+    keyset, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+):
+    return decompositions.ctc_loss_tensor(
+        log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity
+    )
+
+
 def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
@@ -419,6 +475,27 @@ def register_all():
     ops.binary_cross_entropy_with_logits_op.register_kernel(
         CPU, cpu_kernels.binary_cross_entropy_with_logits
     )
+    ops.smooth_l1_loss_op.register_kernel(CPU, cpu_kernels.smooth_l1_loss)
+    ops.smooth_l1_loss_backward_op.register_kernel(CPU, cpu_kernels.smooth_l1_loss_backward)
+    ops.huber_loss_op.register_kernel(CPU, cpu_kernels.huber_loss)
+    ops.huber_loss_backward_op.register_kernel(CPU, cpu_kernels.huber_loss_backward)
+    ops.soft_margin_loss_op.register_kernel(CPU, cpu_kernels.soft_margin_loss)
+    ops.soft_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.soft_margin_loss_backward)
+    ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
+    ops.norm_ScalarOpt_dim_op.register_kernel(CPU, cpu_kernels.norm_ScalarOpt_dim)
+    ops.minimum_op.register_kernel(CPU, cpu_kernels.minimum)
+    ops.multi_margin_loss_op.register_kernel(CPU, cpu_kernels.multi_margin_loss)
+    ops.multi_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.multi_margin_loss_backward)
+    ops.multilabel_margin_loss_forward_op.register_kernel(
+        CPU, cpu_kernels.multilabel_margin_loss_forward
+    )
+    ops.multilabel_margin_loss_backward_op.register_kernel(
+        CPU, cpu_kernels.multilabel_margin_loss_backward
+    )
+    ops._ctc_loss_op.register_kernel(CPU, cpu_kernels._ctc_loss)
+    ops._ctc_loss_Tensor_op.register_kernel(CPU, cpu_kernels._ctc_loss_Tensor)
+    ops._ctc_loss_backward_op.register_kernel(CPU, cpu_kernels._ctc_loss_backward)
+    ops._ctc_loss_backward_Tensor_op.register_kernel(CPU, cpu_kernels._ctc_loss_backward_Tensor)
     ops.exponential__op.register_kernel(CPU, cpu_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(CPU, cpu_kernels.bernoulli__float)
     ops.bernoulli__Tensor_op.register_kernel(CPU, cpu_kernels.bernoulli__Tensor)
@@ -676,6 +753,35 @@ def register_all():
     )
     ops.binary_cross_entropy_with_logits_op.register_kernel(
         AUTOGRAD, autograd_kernels.binary_cross_entropy_with_logits
+    )
+    ops.smooth_l1_loss_op.register_kernel(AUTOGRAD, autograd_kernels.smooth_l1_loss)
+    ops.smooth_l1_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.smooth_l1_loss_backward
+    )
+    ops.huber_loss_op.register_kernel(AUTOGRAD, autograd_kernels.huber_loss)
+    ops.huber_loss_backward_op.register_kernel(AUTOGRAD, autograd_kernels.huber_loss_backward)
+    ops.soft_margin_loss_op.register_kernel(AUTOGRAD, autograd_kernels.soft_margin_loss)
+    ops.soft_margin_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.soft_margin_loss_backward
+    )
+    ops.xlogy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Tensor)
+    ops.norm_ScalarOpt_dim_op.register_kernel(AUTOGRAD, autograd_kernels.norm_ScalarOpt_dim)
+    ops.minimum_op.register_kernel(AUTOGRAD, autograd_kernels.minimum)
+    ops.multi_margin_loss_op.register_kernel(AUTOGRAD, autograd_kernels.multi_margin_loss)
+    ops.multi_margin_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.multi_margin_loss_backward
+    )
+    ops.multilabel_margin_loss_forward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.multilabel_margin_loss_forward
+    )
+    ops.multilabel_margin_loss_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.multilabel_margin_loss_backward
+    )
+    ops._ctc_loss_op.register_kernel(AUTOGRAD, autograd_kernels._ctc_loss)
+    ops._ctc_loss_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels._ctc_loss_Tensor)
+    ops._ctc_loss_backward_op.register_kernel(AUTOGRAD, autograd_kernels._ctc_loss_backward)
+    ops._ctc_loss_backward_Tensor_op.register_kernel(
+        AUTOGRAD, autograd_kernels._ctc_loss_backward_Tensor
     )
     ops.exponential__op.register_kernel(AUTOGRAD, autograd_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(AUTOGRAD, autograd_kernels.bernoulli__float)
@@ -967,6 +1073,28 @@ def register_all():
     ops.nll_loss2d_op.register_kernel(AUTOGRAD | CPU, _nll_loss2d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.l1_loss_op.register_kernel(AUTOGRAD | CPU, _l1_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.kl_div_op.register_kernel(AUTOGRAD | CPU, _kl_div_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.poisson_nll_loss_op.register_kernel(AUTOGRAD | CPU, _poisson_nll_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.margin_ranking_loss_op.register_kernel(AUTOGRAD | CPU, _margin_ranking_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.hinge_embedding_loss_op.register_kernel(AUTOGRAD | CPU, _hinge_embedding_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cosine_similarity_op.register_kernel(AUTOGRAD | CPU, _cosine_similarity_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.pairwise_distance_op.register_kernel(AUTOGRAD | CPU, _pairwise_distance_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cosine_embedding_loss_op.register_kernel(AUTOGRAD | CPU, _cosine_embedding_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.triplet_margin_loss_op.register_kernel(AUTOGRAD | CPU, _triplet_margin_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.multilabel_margin_loss_op.register_kernel(AUTOGRAD | CPU, _multilabel_margin_loss_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.ctc_loss_IntList_op.register_kernel(AUTOGRAD | CPU, _ctc_loss_IntList_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.ctc_loss_Tensor_op.register_kernel(AUTOGRAD | CPU, _ctc_loss_Tensor_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -72,6 +72,8 @@ class TensorMethods:
     softmax = method("softmax", (ops.softmax_int_op,))
     log_softmax = method("log_softmax", (ops.log_softmax_int_op,))
     logsumexp = method("logsumexp", (ops.logsumexp_op,))
+    xlogy = method("xlogy", (ops.xlogy_Tensor_op,))
+    minimum = method("minimum", (ops.minimum_op,))
     exponential_ = method("exponential_", (ops.exponential__op,))
     bernoulli_ = method("bernoulli_", (ops.bernoulli__float_op, ops.bernoulli__Tensor_op))
     bernoulli = method("bernoulli", (ops.bernoulli_op,))

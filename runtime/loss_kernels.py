@@ -1,7 +1,7 @@
 """Numpy kernels of the loss ops (PyTorch's CPU kernels of nll_loss, mse_loss, ...).
 
 derivatives.yaml names them as ``k.<name>``: numpy_kernels imports them. ``reduction``
-is PyTorch's enum: 0 none, 1 mean, 2 sum.
+is PyTorch's enum (loss_reduction.Reduction).
 """
 
 from __future__ import annotations
@@ -10,9 +10,35 @@ import numpy as np
 
 from . import dtypes
 from .kernel_support import opmath, refuse_non_float, shape_text
+from .loss_reduction import Reduction
 from . import numpy_kernels as k
+from .ctc_kernels import ctc_loss_backward, ctc_loss_forward  # re-exported for the YAML
 
-NONE, MEAN, SUM = 0, 1, 2
+__all__ = [
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward",
+    "mse_loss",
+    "mse_loss_backward",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_with_logits",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
+    "huber_loss",
+    "huber_loss_backward",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
+    "xlogy",
+    "norm_scalaropt_dim",
+    "multi_margin_loss",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward",
+    "ctc_loss_forward",
+    "ctc_loss_backward",
+]
 
 
 def _name(dtype) -> str:
@@ -34,9 +60,9 @@ def _exact_dtype(a, b) -> None:
 def reduce(loss: np.ndarray, reduction: int, dtype) -> np.ndarray:
     """``apply_loss_reduction``: the loss as it is, its mean or its sum, in ``dtype``."""
     loss = loss.astype(dtype, copy=False)
-    if reduction == MEAN:
+    if reduction == Reduction.MEAN:
         return np.asarray(k.mean(loss, None, False, None))
-    if reduction == SUM:
+    if reduction == Reduction.SUM:
         return np.asarray(k.sum(loss, None, False, None))
     return loss
 
@@ -74,7 +100,7 @@ def _nll(self, target, weight, reduction, ignore_index, per_sample: bool):
         return losses.astype(self.dtype), np.zeros((), self.dtype)
     total_weight = w.sum(dtype=np.float64)
     total = losses.sum(dtype=np.float64)
-    if reduction == MEAN:
+    if reduction == Reduction.MEAN:
         with np.errstate(invalid="ignore", divide="ignore"):
             total = np.float64(total) / total_weight
     return np.asarray(total, self.dtype), np.asarray(total_weight, self.dtype)
@@ -99,7 +125,7 @@ def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
     _check_target_dtype(target)
     refuse_non_float(self, "nll_loss_out_frame")
     _same_dtype(self, weight)
-    per_sample = reduction == NONE and self.ndim == 2
+    per_sample = reduction == Reduction.NONE and self.ndim == 2
     return _nll(
         self.reshape(-1, n_classes), target.reshape(-1), weight, reduction, ignore_index, per_sample
     )
@@ -112,7 +138,7 @@ def _nll_grad(grad_output, self, target, weight, reduction, ignore_index, total_
     g = opmath(grad_output)
     if not per_sample:
         g = g.reshape(())
-        if reduction == MEAN:
+        if reduction == Reduction.MEAN:
             with np.errstate(invalid="ignore", divide="ignore"):
                 g = g / opmath(total_weight).reshape(())
     grad = np.where(ignored, 0, -(w * g))
@@ -147,7 +173,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
             f"weight tensor should be defined either for all {n_classes} classes or no classes "
             f"but got weight tensor of shape: {shape_text(weight.shape)}"
         )
-    per_sample = reduction == NONE and self.ndim == 2
+    per_sample = reduction == Reduction.NONE and self.ndim == 2
     if per_sample:
         if grad_output.ndim != 1 or grad_output.shape[0] != self.shape[0]:
             got = grad_output.shape[0] if grad_output.ndim else None
@@ -209,7 +235,7 @@ def nll_loss2d_forward(self, target, weight, reduction: int, ignore_index: int):
     _check_target_dtype(target)
     refuse_non_float(self, "nll_loss2d_forward_out_frame")
     _same_dtype(self, weight)
-    per_sample = reduction == NONE
+    per_sample = reduction == Reduction.NONE
     output, total_weight = _nll(
         _channels_last(self), target.reshape(-1), weight, reduction, ignore_index, per_sample
     )
@@ -219,7 +245,7 @@ def nll_loss2d_forward(self, target, weight, reduction: int, ignore_index: int):
 def nll_loss2d_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
     _check_nll2d(self, target, weight)
     _check_total_weight(total_weight)
-    per_sample = reduction == NONE
+    per_sample = reduction == Reduction.NONE
     if per_sample:
         if grad_output.ndim != 3:
             raise RuntimeError(
@@ -275,12 +301,14 @@ def mse_loss(self, target, reduction: int):
 
 def mse_loss_backward(grad_output, self, target, reduction: int):
     refuse_non_float(self, "mse_backward_cpu")
-    norm = 2.0 / self.size if reduction == MEAN else 2.0
+    norm = 2.0 / self.size if reduction == Reduction.MEAN else 2.0
     a, b = _broadcast_pair(opmath(self), opmath(target))
     return (norm * (a - b) * opmath(grad_output)).astype(self.dtype)
 
 
-_BCE_EPS = float(np.float32(1e-12))  # PyTorch's kernels hold it as a C float
+# Loss.cpp's EPSILON is a C float: the kernel clamps (1 - x) * x at float32(1e-12), a bit
+# below the C++ double 1e-12 of the double-backward formulas (autograd/loss_manual.py).
+_BCE_EPS = float(np.float32(1e-12))
 
 
 def binary_cross_entropy(self, target, weight, reduction: int):
@@ -305,7 +333,7 @@ def binary_cross_entropy_backward(grad_output, self, target, weight, reduction: 
     grad = g * (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
     if weight is not None:
         grad = grad * opmath(weight)
-    if reduction == MEAN:
+    if reduction == Reduction.MEAN:
         grad = grad / self.size
     return np.broadcast_to(grad, self.shape).astype(self.dtype)
 
@@ -320,3 +348,328 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     if weight is not None:
         loss = loss * opmath(weight)
     return reduce(loss, reduction, self.dtype)
+
+
+# ---- smooth_l1, huber and soft margin --------------------------------------------------------
+
+
+def _stepwise(dtype):
+    """A rounding after each operation for float16, which PyTorch's Half kernels compute
+    one op at a time (each result a Half); the identity for other dtypes."""
+    if dtype != np.float16:
+        return lambda v: v
+    return lambda v: np.asarray(v).astype(np.float16).astype(np.float32)
+
+
+def smooth_l1_loss(self, target, reduction: int, beta: float):
+    """0.5 * z * z / beta below beta, z - 0.5 * beta above (z = |self - target|); float16
+    computes op by op with beta rounded to it, as PyTorch's Half kernel does."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    refuse_non_float(self, "smooth_l1_cpu")
+    a, b = _broadcast_pair(opmath(self), opmath(target))
+    r = _stepwise(self.dtype)
+    beta_t = r(beta)
+    z = np.abs(r(a - b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.where(z < beta_t, r(r(r(0.5 * z) * z) / beta_t), r(z - r(0.5 * beta_t)))
+    return reduce(loss, reduction, self.dtype)
+
+
+def smooth_l1_loss_backward(grad_output, self, target, reduction: int, beta: float):
+    refuse_non_float(self, "smooth_l1_backward_cpu")
+    norm = 1.0 / self.size if reduction == Reduction.MEAN else 1.0
+    a, b = _broadcast_pair(opmath(self), opmath(target))
+    x = a - b
+    g = opmath(grad_output)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = np.where(x <= -beta, -norm * g, np.where(x >= beta, norm * g, norm * x * g / beta))
+    return np.broadcast_to(grad, x.shape).astype(self.dtype)
+
+
+def _common_float(self, target):
+    """Both inputs in the dtype TensorIterator computes them in: the wider float (two
+    16-bit floats meet at float32); an integral target takes self's dtype."""
+    if target.dtype == self.dtype or target.dtype.kind != "f":
+        return self, target.astype(self.dtype, copy=False)
+    if self.dtype.kind != "f":
+        return self.astype(target.dtype), target
+    if self.dtype.itemsize == target.dtype.itemsize == 2:
+        common = np.dtype(np.float32)
+    else:
+        common = self.dtype if self.dtype.itemsize > target.dtype.itemsize else target.dtype
+    return self.astype(common, copy=False), target.astype(common, copy=False)
+
+
+def huber_loss(self, target, reduction: int, delta: float):
+    """The loss lands in self's dtype (torch writes it into an ``empty_like(self)``)."""
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    a, b = _common_float(self, target)
+    refuse_non_float(a, "huber_cpu")
+    a, b = _broadcast_pair(opmath(a), opmath(b))
+    if a.shape != self.shape:
+        raise RuntimeError(
+            f"output with shape {shape_text(self.shape)} doesn't match the broadcast shape "
+            f"{shape_text(a.shape)}"
+        )
+    z = np.abs(a - b)
+    loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)).astype(self.dtype)
+    return reduce(loss, reduction, self.dtype)
+
+
+def huber_loss_backward(grad_output, self, target, reduction: int, delta: float):
+    refuse_non_float(self, "huber_backward_cpu_out")
+    norm = 1.0 / self.size if reduction == Reduction.MEAN else 1.0
+    a, b = _broadcast_pair(opmath(self), opmath(target))
+    x = a - b
+    g = opmath(grad_output)
+    grad = np.where(
+        x <= -delta, -norm * g * delta, np.where(x >= delta, norm * g * delta, norm * x * g)
+    )
+    return np.broadcast_to(grad, x.shape).astype(self.dtype)
+
+
+def _in_self_dtype(self, value):
+    """A step of an in-place chain on a tensor of self's dtype: rounded to it, as PyTorch's
+    ``neg_out(output, input).mul_(target).exp_()`` rounds after each op."""
+    return value.astype(self.dtype, copy=False)
+
+
+def _refuse_integral_output(self, other) -> None:
+    if self.dtype.kind != "f":
+        float_name = _name(other.dtype) if other.dtype.kind == "f" else "Float"
+        raise RuntimeError(
+            f"result type {float_name} can't be cast to the desired output type {_name(self.dtype)}"
+        )
+
+
+def soft_margin_loss(self, target, reduction: int):
+    """log1p(exp(-self * target)), each step rounded to self's dtype as torch's in-place
+    chain rounds it."""
+    _refuse_integral_output(self, target)
+    neg_x = opmath(-self)
+    t = opmath(target)
+    if np.broadcast_shapes(self.shape, target.shape) != self.shape:
+        raise RuntimeError(
+            f"output with shape {shape_text(self.shape)} doesn't match the broadcast shape "
+            f"{shape_text(np.broadcast_shapes(self.shape, target.shape))}"
+        )
+    product = opmath(_in_self_dtype(self, neg_x * t))
+    exp = opmath(_in_self_dtype(self, np.exp(product)))
+    loss = _in_self_dtype(self, np.log1p(exp))
+    return reduce(opmath(loss), reduction, self.dtype)
+
+
+def soft_margin_loss_backward(grad_output, self, target, reduction: int):
+    """-norm * target * z / (1 + z) * grad_output with z = exp(-target * self), in torch's
+    order of operations (float16 rounded after each, as torch's chain of ops rounds it)."""
+    _refuse_integral_output(self, target)
+    norm = 1.0 / self.size if reduction == Reduction.MEAN else 1.0
+    x, t, g = opmath(self), opmath(target), opmath(grad_output)
+    r = _stepwise(self.dtype)
+    z = r(np.exp(r(-t * x)))
+    grad = r(r(r(r(t * z) * -norm) / r(z + 1)) * g)
+    return np.broadcast_to(grad, np.broadcast_shapes(x.shape, t.shape)).astype(self.dtype)
+
+
+# ---- xlogy (kl_div's) ------------------------------------------------------------------------
+
+
+def xlogy(self, other):
+    """self * log(other), 0 where self is 0 (unless other is NaN)."""
+    x, y = opmath(self), opmath(other)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y))
+    return np.asarray(out).astype(self.dtype, copy=False)
+
+
+# ---- norm (pairwise_distance's) --------------------------------------------------------------
+
+
+def norm_scalaropt_dim(self, p, dim, keepdim: bool):
+    """at::norm over ``dim``: linalg_vector_norm's kernel (p None is 2), after norm's own
+    dtype check."""
+    if self.dtype.kind not in "fc":
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_name(self.dtype)} instead."
+        )
+    return k.linalg_vector_norm(self, 2 if p is None else p, dim, keepdim, None)
+
+
+# ---- multi_margin_loss and multilabel_margin_loss ----------------------------------------------
+
+
+def _refuse_non_double_or_float(a, kernel: str) -> None:
+    """The margin losses' kernels exist for float and double only (no Half)."""
+    if a.dtype == np.float16:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Half'")
+    refuse_non_float(a, kernel)
+
+
+def _margin_frames(self):
+    """(nframe, dim) of a vector or a matrix of class scores (a 0-dim input is one score)."""
+    ndim = self.ndim
+    if not ((ndim == 2 and self.shape[1] != 0) or (ndim == 1 and self.shape[0] != 0) or ndim == 0):
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{shape_text(self.shape)}"
+        )
+    if ndim <= 1:
+        return 1, (1 if ndim == 0 else self.shape[0])
+    return self.shape[0], self.shape[1]
+
+
+def _multi_margin_check(self, target, p, weight):
+    if p != 1 and p != 2:
+        raise RuntimeError("only p == 1 and p == 2 supported")
+    nframe, dim = _margin_frames(self)
+    if target.ndim > 1 or target.size != nframe:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{nframe}], but got "
+            f"{shape_text(target.shape)}. Input has shape {shape_text(self.shape)}."
+        )
+    if weight is not None and (weight.ndim > 1 or weight.size != dim):
+        raise RuntimeError(
+            f"inconsistent weight size, expected {dim} but got {shape_text(weight.shape)}"
+        )
+    _refuse_non_double_or_float(self, "multi_margin_loss_cpu_kernel")
+    _check_target_dtype_long(target)
+    _same_dtype(self, weight)
+    return nframe, dim
+
+
+def _multi_margin_terms(self, target, margin, nframe, dim):
+    """Per frame and class: the hinge term (0 at the target class and where the margin
+    holds), its positive mask, the frames' target classes and rows."""
+    x = self.reshape(nframe, dim)
+    t = target.reshape(nframe)
+    if ((t < 0) | (t >= dim)).any():
+        raise RuntimeError("target out of range")
+    rows = np.arange(nframe)
+    z = margin - x[rows, t][:, None] + x
+    active = z > 0
+    active[rows, t] = False
+    return z, active, t, rows
+
+
+def multi_margin_loss(self, target, p, margin, weight, reduction: int):
+    """sum over classes d != target of max(0, margin - x[target] + x[d]) ** p, times the
+    target's weight, over the number of classes."""
+    nframe, dim = _multi_margin_check(self, target, p, weight)
+    z, active, t, _ = _multi_margin_terms(self, target, margin, nframe, dim)
+    h = z if p == 1 else z * z
+    if weight is not None:
+        h = h * weight.reshape(-1)[t][:, None]
+    per_frame = np.where(active, h, 0).sum(axis=1).astype(self.dtype) / self.dtype.type(dim)
+    if reduction == Reduction.NONE and target.ndim > 0:
+        return per_frame.astype(self.dtype)
+    if reduction == Reduction.NONE:
+        return np.asarray(per_frame[0], self.dtype)
+    total = per_frame.sum(dtype=np.float64)  # accumulated in double, as torch's accscalar_t
+    if reduction == Reduction.MEAN:
+        total = total / nframe
+    return np.asarray(total, self.dtype)
+
+
+def _times_grad_output(grad, grad_output, reduction: int, nframe: int):
+    """torch's last step: one grad_output for a reduced (or 0-dim) loss, one per frame else."""
+    if reduction != Reduction.NONE or grad_output.ndim == 0:
+        return grad * grad_output.reshape(-1)[0]
+    return grad * grad_output.reshape(nframe, 1)
+
+
+def multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction: int):
+    nframe, dim = _multi_margin_check(self, target, p, weight)
+    z, active, t, rows = _multi_margin_terms(self, target, margin, nframe, dim)
+    scalar = self.dtype.type
+    g = scalar(1.0 / (nframe * dim)) if reduction == Reduction.MEAN else scalar(1.0 / dim)
+    h = np.broadcast_to(g, z.shape) if p == 1 else 2 * g * z
+    if weight is not None:
+        h = h * weight.reshape(-1)[t][:, None]
+    grad = np.where(active, h, 0).astype(self.dtype)
+    grad[rows, t] = -grad.sum(axis=1)
+    grad = _times_grad_output(grad, grad_output, reduction, nframe)
+    return grad.astype(self.dtype).reshape(self.shape)
+
+
+def _check_target_dtype_long(target) -> None:
+    if target.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_name(target.dtype)}")
+
+
+def _multilabel_check(self, target):
+    nframe, dim = _margin_frames(self)
+    if self.ndim <= 1:
+        ok = target.ndim <= 1 and target.size == dim
+    else:
+        ok = target.shape == (nframe, dim)
+    if not ok:
+        raise RuntimeError(
+            f"inconsistent target size: {shape_text(target.shape)} for input of size: "
+            f"{shape_text(self.shape)}"
+        )
+    _check_target_dtype_long(target)
+    if target.size and (target.min() < -1 or target.max() >= dim):
+        raise RuntimeError("argument #2 'target' is out of range")
+    return nframe, dim
+
+
+def _multilabel_targets(target, nframe, dim):
+    """Each frame's target classes (those before its first -1) as (classes, valid) of shape
+    (nframe, dim), and the is_target mask of the classes named."""
+    t = target.reshape(nframe, dim)
+    valid = np.cumprod(t >= 0, axis=1).astype(bool)
+    is_target = np.zeros((nframe, dim + 1), bool)
+    np.put_along_axis(is_target, np.where(valid, t, dim), True, axis=1)
+    return np.where(valid, t, 0), valid, is_target[:, :dim]
+
+
+def _multilabel_hinges(x, classes, valid, is_target):
+    """Per target slot j (a loop over the few slots any frame uses): the hinge terms
+    1 - x[target_j] + x[d] over the non-target classes d, and where they are positive."""
+    rows = np.arange(x.shape[0])
+    for j in range(int(valid.sum(axis=1).max(initial=0))):
+        z = 1 - x[rows, classes[:, j]][:, None] + x
+        yield j, z, (z > 0) & ~is_target & valid[:, j : j + 1]
+
+
+def multilabel_margin_loss_forward(self, target, reduction: int):
+    """The hinge 1 - x[y] + x[d] summed over target classes y and non-target classes d, over
+    the number of classes; ``is_target`` marks the target classes (in self's dtype)."""
+    nframe, dim = _multilabel_check(self, target)
+    _refuse_non_double_or_float(self, "multilabel_margin_loss_forward_out_frame")
+    x = self.reshape(nframe, dim)
+    classes, valid, is_target = _multilabel_targets(target, nframe, dim)
+    per_frame = np.zeros(nframe, self.dtype)
+    for _, z, positive in _multilabel_hinges(x, classes, valid, is_target):
+        per_frame += np.where(positive, z, 0).sum(axis=1)
+    is_target_out = is_target.astype(self.dtype).reshape(target.shape)
+    if reduction == Reduction.NONE and self.ndim == 2:
+        return per_frame / self.dtype.type(dim), is_target_out
+    if reduction == Reduction.NONE and self.ndim == 0:
+        return (per_frame / self.dtype.type(dim)).reshape(target.shape), is_target_out
+    total = per_frame.sum(dtype=np.float64) / dim
+    if reduction == Reduction.MEAN:
+        total = total / nframe
+    return np.asarray(total, self.dtype), is_target_out
+
+
+def multilabel_margin_loss_backward(grad_output, self, target, reduction: int, is_target):
+    nframe, dim = _multilabel_check(self, target)
+    _refuse_non_double_or_float(self, "multilabel_margin_loss_backward_out_frame")
+    _same_dtype(self, is_target)
+    x = self.reshape(nframe, dim)
+    classes, valid, _ = _multilabel_targets(target, nframe, dim)
+    marked = is_target.reshape(nframe, dim) != 0
+    scalar = self.dtype.type
+    g = scalar(1.0 / (nframe * dim)) if reduction == Reduction.MEAN else scalar(1.0 / dim)
+    grad = np.zeros((nframe, dim), self.dtype)
+    rows = np.arange(nframe)
+    for j, _, positive in _multilabel_hinges(x, classes, valid, marked):
+        grad += np.where(positive, g, 0).astype(self.dtype)
+        grad[rows, classes[:, j]] -= (g * positive.sum(axis=1)).astype(self.dtype)
+    grad = _times_grad_output(grad, grad_output, reduction, nframe)
+    return grad.astype(self.dtype).reshape(self.shape)

@@ -2165,17 +2165,8 @@ def rrelu_with_noise_backward(grad, a, noise, lower, upper, training: bool, is_r
     return leaky_relu_backward(grad, a, (lower + upper) / 2, is_result)
 
 
-from .loss_kernels import (  # noqa: E402 - the losses' kernels, named k.<fn> in YAML
-    binary_cross_entropy,
-    binary_cross_entropy_backward,
-    binary_cross_entropy_with_logits,
-    mse_loss,
-    mse_loss_backward,
-    nll_loss2d_backward,
-    nll_loss2d_forward,
-    nll_loss_backward,
-    nll_loss_forward,
-)
+# The losses' kernels (its __all__), named k.<fn> in the YAML.
+from .loss_kernels import *  # noqa: E402,F401,F403
 
 # The linear and normalisation family's kernels (its __all__), named k.<fn> in the YAML.
 from .norm_kernels import *  # noqa: E402,F401,F403

@@ -14,6 +14,7 @@ list of OpInfos the tests cover.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import types
@@ -251,6 +252,12 @@ def _opgrad_constant(value):
         return getattr(og, name)
     if isinstance(value, torch.device):
         return og.device(str(value))
+    if isinstance(value, torch.nn.PairwiseDistance):
+        # triplet_margin_with_distance_loss's samples pass the module (opgrad.nn has no
+        # modules yet): its forward with the module's settings
+        return functools.partial(
+            og.nn.functional.pairwise_distance, p=value.norm, eps=value.eps, keepdim=value.keepdim
+        )
     return value
 
 

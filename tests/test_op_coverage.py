@@ -167,6 +167,56 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the losses: loss_decompositions.py holds the composites (the recorder above sees only
+# decompositions.py's own); test_nn_losses*.py and test_opinfo.py compare each with torch
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_losses.py and test_opinfo.py"
+        for name in (
+            "cross_entropy_loss.default nll_loss_nd.default nll_loss.default "
+            "nll_loss2d.default l1_loss.default"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_losses_pointwise.py and test_opinfo.py"
+        for name in (
+            "smooth_l1_loss.default smooth_l1_loss_backward.default huber_loss.default "
+            "huber_loss_backward.default soft_margin_loss.default "
+            "soft_margin_loss_backward.default xlogy.Tensor kl_div.default "
+            "poisson_nll_loss.default margin_ranking_loss.default hinge_embedding_loss.default"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_losses_distance.py and test_opinfo.py"
+        for name in (
+            "norm.ScalarOpt_dim minimum.default cosine_similarity.default "
+            "pairwise_distance.default cosine_embedding_loss.default triplet_margin_loss.default"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_losses_margin.py and test_opinfo.py"
+        for name in (
+            "multi_margin_loss.default multi_margin_loss_backward.default "
+            "multilabel_margin_loss.default multilabel_margin_loss_forward.default "
+            "multilabel_margin_loss_backward.default"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_losses_ctc.py and test_opinfo.py"
+        for name in (
+            "ctc_loss.IntList ctc_loss.Tensor _ctc_loss.default _ctc_loss.Tensor "
+            "_ctc_loss_backward.default _ctc_loss_backward.Tensor"
+        ).split()
+    }
+)
 TESTED_ELSEWHERE.update(
     {
         f"aten.{name}": "test_inplace_basics.py (out= variants)"

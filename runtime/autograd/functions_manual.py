@@ -20,7 +20,6 @@ from .. import numpy_kernels as k
 from ..numpy_kernels import wrap_dim
 from ..plain import PLAIN_FLOATS
 from ..tensor import TENSOR_CLASSES, Tensor, _make
-from .grad_mode import no_grad
 from .views import as_view
 
 _OBSERVERS = PYTHON | TORCH_FUNCTION
@@ -640,110 +639,8 @@ def prelu_kernel_double_backward_weight(grad_self, self, grad_output):
     return aten.where_self(self >= 0, _zero_scalar(self), grad_output * grad_self)
 
 
-# ---- losses ----------------------------------------------------------------------------
-# `reduction` is PyTorch's enum: 0 none, 1 mean, 2 sum.
-
-_MEAN = 1
-_BCE_EPS = 1e-12
-
-
-def apply_loss_reduction(unreduced, reduction: int):
-    if reduction == _MEAN:
-        return aten.mean(unreduced)
-    if reduction == 2:
-        return aten.sum(unreduced)
-    return unreduced
-
-
-def _mean_divided(t, like, reduction: int):
-    """``t / like.numel()`` for a mean reduction (PyTorch divides by the SymInt)."""
-    return aten.div_Scalar(t, like._data.size) if reduction == _MEAN else t
-
-
-def nll_loss_forward_output(self, target, weight, reduction: int, ignore_index: int):
-    return aten.nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
-
-
-def nll_loss2d_forward_output(self, target, weight, reduction: int, ignore_index: int):
-    return aten.nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
-
-
-def nll_loss_symint(self, target, weight, reduction: int, ignore_index: int):
-    return aten.nll_loss(self, target, weight, reduction, ignore_index)
-
-
-def nll_loss2d_symint(self, target, weight, reduction: int, ignore_index: int):
-    return aten.nll_loss2d(self, target, weight, reduction, ignore_index)
-
-
-def mse_loss_double_backward(grad, input, reduction: int):
-    return _mean_divided(aten.mul_Scalar(grad, 2), input, reduction)
-
-
-def _logit(self):
-    return aten.log(self / (1 - self))
-
-
-def binary_cross_entropy_target_backward(grad, self, target, weight, reduction: int):
-    grad_target = -_logit(self) * grad
-    if weight is not None:
-        grad_target = grad_target * weight
-    return _mean_divided(grad_target, target, reduction)
-
-
-def binary_cross_entropy_double_backward(grad_output, grad, input, target, weight, reduction):
-    inp_pl_eps = input + _BCE_EPS
-    one_m_inp_pl_eps = 1 - input + _BCE_EPS
-    gI = (input * input - 2 * input * target + target) / (
-        inp_pl_eps.pow(2) * one_m_inp_pl_eps.pow(2)
-    )
-    gI = gI * (grad * grad_output)
-    if weight is not None:
-        gI = gI * weight
-    return _mean_divided(gI, input, reduction)
-
-
-def binary_cross_entropy_double_backward_grad_output(grad, input, target, weight, reduction):
-    ggO = (input - target) / ((input + _BCE_EPS) * (1 - input + _BCE_EPS))
-    ggO = ggO * grad
-    if weight is not None:
-        ggO = ggO * weight
-    return _mean_divided(ggO, input, reduction)
-
-
-def binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction):
-    res = -grad * grad_output
-    if weight is not None:
-        res = res * weight
-    denom = (1 - self) * self
-    with no_grad():
-        aten.clamp_(denom, _BCE_EPS)
-    return _mean_divided(res / denom, target, reduction)
-
-
-def binary_cross_entropy_with_logits_backward(grad, input, target, weight, pos_weight, reduction):
-    if pos_weight is not None:
-        t = pos_weight * target
-        grad_input = (t + 1 - target) * input.sigmoid() - t
-    else:
-        grad_input = input.sigmoid() - target
-    grad_input = grad_input * grad
-    if weight is not None:
-        grad_input = grad_input * weight
-    return _mean_divided(grad_input, input, reduction)
-
-
-def binary_cross_entropy_with_logits_target_backward(
-    grad_output, self, target, weight, pos_weight, reduction
-):
-    if pos_weight is not None:
-        grad_target = (aten.log_sigmoid(-self) - aten.log_sigmoid(self) * pos_weight) * grad_output
-    else:
-        grad_target = -self * grad_output
-    if weight is not None:
-        grad_target = grad_target * weight
-    return _mean_divided(grad_target, target, reduction)
-
+# The losses' helpers (its __all__).
+from .loss_manual import *  # noqa: E402,F401,F403
 
 # The linear and normalisation family's helpers (its __all__).
 from .norm_manual import *  # noqa: E402,F401,F403
