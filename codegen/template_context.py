@@ -78,6 +78,10 @@ def _param(arg, index: int, schema, numbers_as_tensors: bool) -> Param:
             normalize = f"if {n} is not None and {n}.__class__ is not int: {n} = {convert}"
         else:
             normalize = f"if {n}.__class__ is not int: {n} = {convert}"
+    elif t.base == "float" and not t.is_list:
+        convert = f"float_arg({n}, _site, {ident(schema)}_op, {index})"
+        guard = f"{n} is not None and " if t.optional else ""
+        normalize = f"if {guard}{n}.__class__ is not float: {n} = {convert}"
     elif t.base == "Scalar":
         # Python numbers pass (an int only within a Scalar's int64/uint64 range); tensors
         # give their value, numpy scalars the number they hold, anything else is refused

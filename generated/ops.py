@@ -24,6 +24,7 @@ from opgrad.python_arg_parser import (
     Overridden,
     device_arg,
     dtype_arg,
+    float_arg,
     int_arg,
     int_list,
     list_keys,
@@ -6377,6 +6378,8 @@ def _cross_entropy_loss_entry(_site):
                     reduction = int_arg(reduction, _site, cross_entropy_loss_op, 3)
                 if ignore_index.__class__ is not int:
                     ignore_index = int_arg(ignore_index, _site, cross_entropy_loss_op, 4)
+                if label_smoothing.__class__ is not float:
+                    label_smoothing = float_arg(label_smoothing, _site, cross_entropy_loss_op, 5)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -7108,6 +7111,8 @@ def _smooth_l1_loss_entry(_site):
                     target = tensor_arg(target, _site, smooth_l1_loss_op, 1)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, smooth_l1_loss_op, 2)
+                if beta.__class__ is not float:
+                    beta = float_arg(beta, _site, smooth_l1_loss_op, 3)
             except Overridden:
                 return handle_entry(_site, smooth_l1_loss_op, self, target, reduction, beta)
             keyset = (self._keys | target._keys | include) & _tls.keep
@@ -7152,6 +7157,8 @@ def _smooth_l1_loss_backward_entry(_site):
                     target = tensor_arg(target, _site, smooth_l1_loss_backward_op, 2)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, smooth_l1_loss_backward_op, 3)
+                if beta.__class__ is not float:
+                    beta = float_arg(beta, _site, smooth_l1_loss_backward_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, smooth_l1_loss_backward_op, grad_output, self, target, reduction, beta
@@ -7202,6 +7209,8 @@ def _huber_loss_entry(_site):
                     target = tensor_arg(target, _site, huber_loss_op, 1)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, huber_loss_op, 2)
+                if delta.__class__ is not float:
+                    delta = float_arg(delta, _site, huber_loss_op, 3)
             except Overridden:
                 return handle_entry(_site, huber_loss_op, self, target, reduction, delta)
             keyset = (self._keys | target._keys | include) & _tls.keep
@@ -7246,6 +7255,8 @@ def _huber_loss_backward_entry(_site):
                     target = tensor_arg(target, _site, huber_loss_backward_op, 2)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, huber_loss_backward_op, 3)
+                if delta.__class__ is not float:
+                    delta = float_arg(delta, _site, huber_loss_backward_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, huber_loss_backward_op, grad_output, self, target, reduction, delta
@@ -7462,6 +7473,8 @@ def _poisson_nll_loss_entry(_site):
                     input = tensor_arg(input, _site, poisson_nll_loss_op, 0)
                 if target.__class__ not in TENSOR_CLASSES:
                     target = tensor_arg(target, _site, poisson_nll_loss_op, 1)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, poisson_nll_loss_op, 4)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, poisson_nll_loss_op, 5)
             except Overridden:
@@ -7504,6 +7517,8 @@ def _margin_ranking_loss_entry(_site):
                     input2 = tensor_arg(input2, _site, margin_ranking_loss_op, 1)
                 if target.__class__ not in TENSOR_CLASSES:
                     target = tensor_arg(target, _site, margin_ranking_loss_op, 2)
+                if margin.__class__ is not float:
+                    margin = float_arg(margin, _site, margin_ranking_loss_op, 3)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, margin_ranking_loss_op, 4)
             except Overridden:
@@ -7544,6 +7559,8 @@ def _hinge_embedding_loss_entry(_site):
                     self = tensor_arg(self, _site, hinge_embedding_loss_op, 0)
                 if target.__class__ not in TENSOR_CLASSES:
                     target = tensor_arg(target, _site, hinge_embedding_loss_op, 1)
+                if margin.__class__ is not float:
+                    margin = float_arg(margin, _site, hinge_embedding_loss_op, 2)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, hinge_embedding_loss_op, 3)
             except Overridden:
@@ -7664,6 +7681,8 @@ def _cosine_similarity_entry(_site):
                     x2 = tensor_arg(x2, _site, cosine_similarity_op, 1)
                 if dim.__class__ is not int:
                     dim = int_arg(dim, _site, cosine_similarity_op, 2)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, cosine_similarity_op, 3)
             except Overridden:
                 return handle_entry(_site, cosine_similarity_op, x1, x2, dim, eps)
             keyset = (x1._keys | x2._keys | include) & _tls.keep
@@ -7700,6 +7719,10 @@ def _pairwise_distance_entry(_site):
                     x1 = tensor_arg(x1, _site, pairwise_distance_op, 0)
                 if x2.__class__ not in TENSOR_CLASSES:
                     x2 = tensor_arg(x2, _site, pairwise_distance_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, pairwise_distance_op, 2)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, pairwise_distance_op, 3)
             except Overridden:
                 return handle_entry(_site, pairwise_distance_op, x1, x2, p, eps, keepdim)
             keyset = (x1._keys | x2._keys | include) & _tls.keep
@@ -7740,6 +7763,8 @@ def _cosine_embedding_loss_entry(_site):
                     input2 = tensor_arg(input2, _site, cosine_embedding_loss_op, 1)
                 if target.__class__ not in TENSOR_CLASSES:
                     target = tensor_arg(target, _site, cosine_embedding_loss_op, 2)
+                if margin.__class__ is not float:
+                    margin = float_arg(margin, _site, cosine_embedding_loss_op, 3)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, cosine_embedding_loss_op, 4)
             except Overridden:
@@ -7795,6 +7820,12 @@ def _triplet_margin_loss_entry(_site):
                     positive = tensor_arg(positive, _site, triplet_margin_loss_op, 1)
                 if negative.__class__ not in TENSOR_CLASSES:
                     negative = tensor_arg(negative, _site, triplet_margin_loss_op, 2)
+                if margin.__class__ is not float:
+                    margin = float_arg(margin, _site, triplet_margin_loss_op, 3)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, triplet_margin_loss_op, 4)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, triplet_margin_loss_op, 5)
                 if reduction.__class__ is not int:
                     reduction = int_arg(reduction, _site, triplet_margin_loss_op, 7)
             except Overridden:
@@ -8672,6 +8703,8 @@ def _exponential__entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, exponential__op, 0)
+                if lambd.__class__ is not float:
+                    lambd = float_arg(lambd, _site, exponential__op, 1)
             except Overridden:
                 return handle_entry(_site, exponential__op, self, lambd, generator)
             keyset = (self._keys | include) & _tls.keep
@@ -8704,6 +8737,8 @@ def _bernoulli__float_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, bernoulli__float_op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, bernoulli__float_op, 1)
             except Overridden:
                 return handle_entry(_site, bernoulli__float_op, self, p, generator)
             keyset = (self._keys | include) & _tls.keep
@@ -9118,6 +9153,8 @@ def _layer_norm_entry(_site):
                     weight = tensor_arg(weight, _site, layer_norm_op, 2)
                 if bias is not None and bias.__class__ is not Tensor:
                     bias = tensor_arg(bias, _site, layer_norm_op, 3)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, layer_norm_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, layer_norm_op, input, normalized_shape, weight, bias, eps, cudnn_enable
@@ -9165,6 +9202,8 @@ def _native_layer_norm_entry(_site):
                     weight = tensor_arg(weight, _site, native_layer_norm_op, 2)
                 if bias is not None and bias.__class__ is not Tensor:
                     bias = tensor_arg(bias, _site, native_layer_norm_op, 3)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, native_layer_norm_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, native_layer_norm_op, input, normalized_shape, weight, bias, eps
@@ -9310,6 +9349,10 @@ def _batch_norm_entry(_site):
                     running_mean = tensor_arg(running_mean, _site, batch_norm_op, 3)
                 if running_var is not None and running_var.__class__ is not Tensor:
                     running_var = tensor_arg(running_var, _site, batch_norm_op, 4)
+                if momentum.__class__ is not float:
+                    momentum = float_arg(momentum, _site, batch_norm_op, 6)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, batch_norm_op, 7)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -9391,6 +9434,10 @@ def _native_batch_norm_entry(_site):
                     running_mean = tensor_arg(running_mean, _site, native_batch_norm_op, 3)
                 if running_var is not None and running_var.__class__ is not Tensor:
                     running_var = tensor_arg(running_var, _site, native_batch_norm_op, 4)
+                if momentum.__class__ is not float:
+                    momentum = float_arg(momentum, _site, native_batch_norm_op, 6)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, native_batch_norm_op, 7)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -9481,6 +9528,8 @@ def _native_batch_norm_backward_entry(_site):
                     save_mean = tensor_arg(save_mean, _site, native_batch_norm_backward_op, 5)
                 if save_invstd is not None and save_invstd.__class__ is not Tensor:
                     save_invstd = tensor_arg(save_invstd, _site, native_batch_norm_backward_op, 6)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, native_batch_norm_backward_op, 8)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -9579,6 +9628,10 @@ def _instance_norm_entry(_site):
                     running_mean = tensor_arg(running_mean, _site, instance_norm_op, 3)
                 if running_var is not None and running_var.__class__ is not Tensor:
                     running_var = tensor_arg(running_var, _site, instance_norm_op, 4)
+                if momentum.__class__ is not float:
+                    momentum = float_arg(momentum, _site, instance_norm_op, 6)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, instance_norm_op, 7)
             except Overridden:
                 return handle_entry(
                     _site,
@@ -9685,6 +9738,8 @@ def _group_norm_entry(_site):
                     weight = tensor_arg(weight, _site, group_norm_op, 2)
                 if bias is not None and bias.__class__ is not Tensor:
                     bias = tensor_arg(bias, _site, group_norm_op, 3)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, group_norm_op, 4)
             except Overridden:
                 return handle_entry(
                     _site, group_norm_op, input, num_groups, weight, bias, eps, cudnn_enabled
@@ -9738,6 +9793,8 @@ def _native_group_norm_entry(_site):
                     HxW = int_arg(HxW, _site, native_group_norm_op, 5)
                 if group.__class__ is not int:
                     group = int_arg(group, _site, native_group_norm_op, 6)
+                if eps.__class__ is not float:
+                    eps = float_arg(eps, _site, native_group_norm_op, 7)
             except Overridden:
                 return handle_entry(
                     _site, native_group_norm_op, input, weight, bias, N, C, HxW, group, eps
@@ -9934,6 +9991,8 @@ def _rms_norm_entry(_site):
                     normalized_shape = int_list(normalized_shape, 1, _site, rms_norm_op, 1)
                 if weight is not None and weight.__class__ is not Tensor:
                     weight = tensor_arg(weight, _site, rms_norm_op, 2)
+                if eps is not None and eps.__class__ is not float:
+                    eps = float_arg(eps, _site, rms_norm_op, 3)
             except Overridden:
                 return handle_entry(_site, rms_norm_op, input, normalized_shape, weight, eps)
             keyset = (
@@ -9966,6 +10025,8 @@ def _dropout_entry(_site):
             try:
                 if input.__class__ not in TENSOR_CLASSES:
                     input = tensor_arg(input, _site, dropout_op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, dropout_op, 1)
             except Overridden:
                 return handle_entry(_site, dropout_op, input, p, train)
             keyset = (input._keys | include) & _tls.keep
@@ -9996,6 +10057,8 @@ def _dropout__entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, dropout__op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, dropout__op, 1)
             except Overridden:
                 return handle_entry(_site, dropout__op, self, p, train)
             keyset = (self._keys | include) & _tls.keep
@@ -10026,6 +10089,8 @@ def _feature_dropout_entry(_site):
             try:
                 if input.__class__ not in TENSOR_CLASSES:
                     input = tensor_arg(input, _site, feature_dropout_op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, feature_dropout_op, 1)
             except Overridden:
                 return handle_entry(_site, feature_dropout_op, input, p, train)
             keyset = (input._keys | include) & _tls.keep
@@ -10058,6 +10123,8 @@ def _feature_dropout__entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, feature_dropout__op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, feature_dropout__op, 1)
             except Overridden:
                 return handle_entry(_site, feature_dropout__op, self, p, train)
             keyset = (self._keys | include) & _tls.keep
@@ -10088,6 +10155,8 @@ def _alpha_dropout_entry(_site):
             try:
                 if input.__class__ not in TENSOR_CLASSES:
                     input = tensor_arg(input, _site, alpha_dropout_op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, alpha_dropout_op, 1)
             except Overridden:
                 return handle_entry(_site, alpha_dropout_op, input, p, train)
             keyset = (input._keys | include) & _tls.keep
@@ -10120,6 +10189,8 @@ def _alpha_dropout__entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, alpha_dropout__op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, alpha_dropout__op, 1)
             except Overridden:
                 return handle_entry(_site, alpha_dropout__op, self, p, train)
             keyset = (self._keys | include) & _tls.keep
@@ -10152,6 +10223,8 @@ def _feature_alpha_dropout_entry(_site):
             try:
                 if input.__class__ not in TENSOR_CLASSES:
                     input = tensor_arg(input, _site, feature_alpha_dropout_op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, feature_alpha_dropout_op, 1)
             except Overridden:
                 return handle_entry(_site, feature_alpha_dropout_op, input, p, train)
             keyset = (input._keys | include) & _tls.keep
@@ -10186,6 +10259,8 @@ def _feature_alpha_dropout__entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, feature_alpha_dropout__op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, feature_alpha_dropout__op, 1)
             except Overridden:
                 return handle_entry(_site, feature_alpha_dropout__op, self, p, train)
             keyset = (self._keys | include) & _tls.keep
@@ -14745,6 +14820,10 @@ def _embedding_renorm__entry(_site):
                     self = tensor_arg(self, _site, embedding_renorm__op, 0)
                 if indices.__class__ not in TENSOR_CLASSES:
                     indices = tensor_arg(indices, _site, embedding_renorm__op, 1)
+                if max_norm.__class__ is not float:
+                    max_norm = float_arg(max_norm, _site, embedding_renorm__op, 2)
+                if norm_type.__class__ is not float:
+                    norm_type = float_arg(norm_type, _site, embedding_renorm__op, 3)
             except Overridden:
                 return handle_entry(_site, embedding_renorm__op, self, indices, max_norm, norm_type)
             keyset = (self._keys | indices._keys | include) & _tls.keep

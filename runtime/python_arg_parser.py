@@ -96,6 +96,17 @@ def int_arg(value, site, op, index: int) -> int:
         raise wrong_type(value, site, op, index, "int", "int") from None
 
 
+
+def float_arg(value, site, op, index: int) -> float:
+    """A float argument that is not a float: ints and bools convert (PyTorch keeps a double,
+    so ``_saved_beta`` reads 2.0 for 2), as do numpy numbers and one-element tensors;
+    anything else is refused with the error PyTorch gives at that call site."""
+    if isinstance(value, (int, np.integer, np.floating, np.bool_)):
+        return float(value)
+    if isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind != "c":
+        return float(value.item())
+    raise wrong_type(value, site, op, index, "float", "float")
+
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python
 
 
@@ -370,8 +381,10 @@ def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
         )
     if base in ("int", "SymInt"):
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    if base == "float":
-        return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+    if base == "float":  # a bool is a number here, and a one-element tensor its value
+        return isinstance(value, (int, float, np.number, np.bool_)) or (
+            lenient and isinstance(value, Tensor) and value._data.size == 1
+        )
     if base == "bool":
         return isinstance(value, (bool, np.bool_))
     if base == "str":
