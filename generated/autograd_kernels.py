@@ -3109,6 +3109,35 @@ def mv(keyset, self, vec):
     return result
 
 
+def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+    grad_fn = None
+    if _tls.grad_enabled and (i1._rg or i2._rg or i3._rg):
+        grad_fn = nodes.TrilinearBackward0()
+        grad_fn._next_edges = (
+            next_edge(i1),
+            next_edge(i2),
+            next_edge(i3),
+        )
+        grad_fn.expand1_ = expand1
+        grad_fn.expand2_ = expand2
+        grad_fn.expand3_ = expand3
+        if i2._rg or i3._rg:
+            grad_fn.i1_ = SavedVariable(i1, False)
+        if i1._rg or i3._rg:
+            grad_fn.i2_ = SavedVariable(i2, False)
+        if i1._rg or i2._rg:
+            grad_fn.i3_ = SavedVariable(i3, False)
+        grad_fn.sumdim_ = sumdim
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._trilinear_op.kernels[keyset]
+    result = redispatch(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim, result)
+    return result
+
+
 def addmm(keyset, self, mat1, mat2, beta, alpha):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or mat1._rg or mat2._rg):

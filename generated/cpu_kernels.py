@@ -2142,6 +2142,16 @@ def mv(keyset, self, vec):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+    """CPU kernel of _trilinear"""
+    i1 = i1._data
+    i2 = i2._data
+    i3 = i3._data
+    result = k.trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def addmm(keyset, self, mat1, mat2, beta, alpha):
     """CPU kernel of addmm"""
     k.addmm_check(self, mat1, mat2)

@@ -3328,6 +3328,34 @@ def mv(self, vec, result):
     set_fw_grad(result, tangent)
 
 
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim, result):
+    # _trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
+    i1_t = fw_grad(i1)
+    i2_t = fw_grad(i2)
+    i3_t = fw_grad(i3)
+    if i1_t is None and i2_t is None and i3_t is None:
+        return
+    if i1_t is None:
+        i1_t = zeros_tangent(i1)
+    if i2_t is None:
+        i2_t = zeros_tangent(i2)
+    if i3_t is None:
+        i3_t = zeros_tangent(i3)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            F._trilinear(i1_t, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim)
+            + F._trilinear(i1, i2_t, i3, expand1, expand2, expand3, sumdim, unroll_dim)
+            + F._trilinear(i1, i2, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def addmm(self, mat1, mat2, beta, alpha, result):
     # maybe_multiply(self_t, beta) + maybe_multiply(mm(mat1_t, mat2_p), alpha) + maybe_multiply(mm(mat1_p, mat2_t), alpha)
     self_t = fw_grad(self)

@@ -104,6 +104,7 @@ from opgrad.generated.python_surface import (
     _log_softmax_backward_data,
     _prelu_kernel_backward,
     _softmax_backward_data,
+    _trilinear,
     avg_pool2d,
     avg_pool2d_backward,
     avg_pool3d,
@@ -6938,6 +6939,119 @@ class MvBackward0(Node):
     @property
     def _raw_saved_vec(self):
         return raw_saved(self, "vec_")
+
+
+class TrilinearBackward0(Node):
+    """Backward of ``_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor``."""
+
+    __slots__ = (
+        "expand1_",
+        "expand2_",
+        "expand3_",
+        "i1_",
+        "i2_",
+        "i3_",
+        "sumdim_",
+    )
+    _releasable_slots = (
+        "i1_",
+        "i2_",
+        "i3_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.expand1_ = None
+        self.expand2_ = None
+        self.expand3_ = None
+        self.i1_ = None
+        self.i2_ = None
+        self.i3_ = None
+        self.sumdim_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        expand1 = self.expand1_
+        expand2 = self.expand2_
+        expand3 = self.expand3_
+        i1 = self.i1_
+        if i1.__class__ not in TENSOR_CLASSES:
+            if i1 is not None:  # None: not saved, no formula that runs reads it
+                i1 = unpack_saved(i1, self)
+        elif i1._vc is not None:
+            i1 = unpack_saved(i1, self)
+        i2 = self.i2_
+        if i2.__class__ not in TENSOR_CLASSES:
+            if i2 is not None:  # None: not saved, no formula that runs reads it
+                i2 = unpack_saved(i2, self)
+        elif i2._vc is not None:
+            i2 = unpack_saved(i2, self)
+        i3 = self.i3_
+        if i3.__class__ not in TENSOR_CLASSES:
+            if i3 is not None:  # None: not saved, no formula that runs reads it
+                i3 = unpack_saved(i3, self)
+        elif i3._vc is not None:
+            i3 = unpack_saved(i3, self)
+        sumdim = self.sumdim_
+        # i1: _trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1)
+        grad_i1 = _trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1) if needs[0] else None
+        # i2: _trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2)
+        grad_i2 = _trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2) if needs[1] else None
+        # i3: _trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3)
+        grad_i3 = _trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3) if needs[2] else None
+        return (
+            grad_i1,
+            grad_i2,
+            grad_i3,
+        )
+
+    @property
+    def _saved_expand1(self):
+        return self.expand1_
+
+    @property
+    def _saved_expand2(self):
+        return self.expand2_
+
+    @property
+    def _saved_expand3(self):
+        return self.expand3_
+
+    @property
+    def _saved_i1(self):
+        return unpack_saved(self.i1_, self)
+
+    @property
+    def _raw_saved_i1(self):
+        return raw_saved(self, "i1_")
+
+    @property
+    def _saved_i2(self):
+        return unpack_saved(self.i2_, self)
+
+    @property
+    def _raw_saved_i2(self):
+        return raw_saved(self, "i2_")
+
+    @property
+    def _saved_i3(self):
+        return unpack_saved(self.i3_, self)
+
+    @property
+    def _raw_saved_i3(self):
+        return raw_saved(self, "i3_")
+
+    @property
+    def _saved_sumdim(self):
+        return self.sumdim_
 
 
 class AddmmBackward0(Node):

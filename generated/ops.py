@@ -9036,6 +9036,110 @@ matmul = matmul_op._entry = _matmul_entry(Site(matmul_op))
 matmul_op._make_entry = _matmul_entry
 
 
+bilinear_op = define(
+    "aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor"
+)
+_bilinear_kernels = bilinear_op.kernels
+
+
+def _bilinear_entry(_site):
+    def bilinear(input1, input2, weight, bias=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bilinear_op, input1, input2, weight, bias)
+            try:
+                if input1.__class__ not in TENSOR_CLASSES:
+                    input1 = tensor_arg(input1, _site, bilinear_op, 0)
+                if input2.__class__ not in TENSOR_CLASSES:
+                    input2 = tensor_arg(input2, _site, bilinear_op, 1)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, bilinear_op, 2)
+                if bias is not None and bias.__class__ is not Tensor:
+                    bias = tensor_arg(bias, _site, bilinear_op, 3)
+            except Overridden:
+                return handle_entry(_site, bilinear_op, input1, input2, weight, bias)
+            keyset = (
+                input1._keys
+                | input2._keys
+                | weight._keys
+                | (bias._keys if bias is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _bilinear_kernels[keyset]
+            return kernel(keyset, input1, input2, weight, bias)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bilinear
+
+
+bilinear = bilinear_op._entry = _bilinear_entry(Site(bilinear_op))
+bilinear_op._make_entry = _bilinear_entry
+
+
+_trilinear_op = define(
+    "aten::_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor"
+)
+__trilinear_kernels = _trilinear_op.kernels
+
+
+def __trilinear_entry(_site):
+    def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _trilinear_op, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim
+                )
+            try:
+                if i1.__class__ not in TENSOR_CLASSES:
+                    i1 = tensor_arg(i1, _site, _trilinear_op, 0)
+                if i2.__class__ not in TENSOR_CLASSES:
+                    i2 = tensor_arg(i2, _site, _trilinear_op, 1)
+                if i3.__class__ not in TENSOR_CLASSES:
+                    i3 = tensor_arg(i3, _site, _trilinear_op, 2)
+                if expand1.__class__ is not tuple:
+                    expand1 = int_list(expand1, 1, _site, _trilinear_op, 3)
+                if expand2.__class__ is not tuple:
+                    expand2 = int_list(expand2, 1, _site, _trilinear_op, 4)
+                if expand3.__class__ is not tuple:
+                    expand3 = int_list(expand3, 1, _site, _trilinear_op, 5)
+                if sumdim.__class__ is not tuple:
+                    sumdim = int_list(sumdim, 1, _site, _trilinear_op, 6)
+                if unroll_dim.__class__ is not int:
+                    unroll_dim = int_arg(unroll_dim, _site, _trilinear_op, 7)
+            except Overridden:
+                return handle_entry(
+                    _site, _trilinear_op, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim
+                )
+            keyset = (i1._keys | i2._keys | i3._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (i1._keys & i2._keys & i3._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._trilinear(
+                    i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim
+                )
+                if result is not None:
+                    return result
+            kernel = __trilinear_kernels[keyset]
+            return kernel(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _trilinear
+
+
+_trilinear = _trilinear_op._entry = __trilinear_entry(Site(_trilinear_op))
+_trilinear_op._make_entry = __trilinear_entry
+
+
 addmm_op = define(
     "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 )

@@ -4302,6 +4302,78 @@ def mv(self, vec):
     return out
 
 
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
+    i1_data = i1._data
+    i2_data = i2._data
+    i3_data = i3._data
+    if not (
+        i1_data.dtype in PLAIN_FLOATS
+        and i2_data.dtype is i1_data.dtype
+        and i3_data.dtype is i1_data.dtype
+    ):
+        return None
+    try:
+        result = k.trilinear(i1_data, i2_data, i3_data, expand1, expand2, expand3, sumdim)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (i1._rg or i2._rg or i3._rg):
+        grad_fn = _new(nodes.TrilinearBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_i1 = i1._grad_fn
+        if edge_i1 is None:
+            edge_i1 = grad_accumulator(i1) if i1._rg else None
+        elif i1._output_nr:
+            edge_i1 = (edge_i1, i1._output_nr)
+        edge_i2 = i2._grad_fn
+        if edge_i2 is None:
+            edge_i2 = grad_accumulator(i2) if i2._rg else None
+        elif i2._output_nr:
+            edge_i2 = (edge_i2, i2._output_nr)
+        edge_i3 = i3._grad_fn
+        if edge_i3 is None:
+            edge_i3 = grad_accumulator(i3) if i3._rg else None
+        elif i3._output_nr:
+            edge_i3 = (edge_i3, i3._output_nr)
+        grad_fn._next_edges = (
+            edge_i1,
+            edge_i2,
+            edge_i3,
+        )
+        grad_fn.expand1_ = expand1
+        grad_fn.expand2_ = expand2
+        grad_fn.expand3_ = expand3
+        grad_fn.i1_ = (
+            (i1 if i1._vc is None and i1._grad_fn is None else SavedVariable(i1, False))
+            if i2._rg or i3._rg
+            else None
+        )
+        grad_fn.i2_ = (
+            (i2 if i2._vc is None and i2._grad_fn is None else SavedVariable(i2, False))
+            if i1._rg or i3._rg
+            else None
+        )
+        grad_fn.i3_ = (
+            (i3 if i3._vc is None and i3._grad_fn is None else SavedVariable(i3, False))
+            if i1._rg or i2._rg
+            else None
+        )
+        grad_fn.sumdim_ = sumdim
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def addmm(self, mat1, mat2, beta, alpha):
     self_data = self._data
     mat1_data = mat1._data

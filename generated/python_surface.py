@@ -194,6 +194,8 @@ FUNCTIONS = {
     "dot": (ops.dot_op,),
     "mv": (ops.mv_op,),
     "matmul": (ops.matmul_op,),
+    "bilinear": (ops.bilinear_op,),
+    "_trilinear": (ops._trilinear_op,),
     "addmm": (ops.addmm_op,),
     "layer_norm": (ops.layer_norm_op,),
     "native_layer_norm": (ops.native_layer_norm_op,),
@@ -432,6 +434,8 @@ bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])
 mv = function("mv", FUNCTIONS["mv"])
 matmul = function("matmul", FUNCTIONS["matmul"])
+bilinear = function("bilinear", FUNCTIONS["bilinear"])
+_trilinear = function("_trilinear", FUNCTIONS["_trilinear"])
 addmm = function("addmm", FUNCTIONS["addmm"])
 layer_norm = function("layer_norm", FUNCTIONS["layer_norm"])
 native_layer_norm = function("native_layer_norm", FUNCTIONS["native_layer_norm"])

@@ -143,6 +143,10 @@ def _matmul_composite(keyset, self, other):
     return decompositions.matmul(self, other)
 
 
+def _bilinear_composite(keyset, input1, input2, weight, bias):
+    return decompositions.bilinear(input1, input2, weight, bias)
+
+
 def _linear_composite(keyset, input, weight, bias):
     return decompositions.linear(input, weight, bias)
 
@@ -505,6 +509,7 @@ def register_all():
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
     ops.dot_op.register_kernel(CPU, cpu_kernels.dot)
     ops.mv_op.register_kernel(CPU, cpu_kernels.mv)
+    ops._trilinear_op.register_kernel(CPU, cpu_kernels._trilinear)
     ops.addmm_op.register_kernel(CPU, cpu_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(CPU, cpu_kernels.native_layer_norm)
     ops.native_layer_norm_backward_op.register_kernel(CPU, cpu_kernels.native_layer_norm_backward)
@@ -791,6 +796,7 @@ def register_all():
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
     ops.mv_op.register_kernel(AUTOGRAD, autograd_kernels.mv)
+    ops._trilinear_op.register_kernel(AUTOGRAD, autograd_kernels._trilinear)
     ops.addmm_op.register_kernel(AUTOGRAD, autograd_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_layer_norm)
     ops.native_layer_norm_backward_op.register_kernel(
@@ -1097,6 +1103,8 @@ def register_all():
     ops.ctc_loss_Tensor_op.register_kernel(AUTOGRAD | CPU, _ctc_loss_Tensor_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.matmul_op.register_kernel(AUTOGRAD | CPU, _matmul_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.bilinear_op.register_kernel(AUTOGRAD | CPU, _bilinear_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.linear_op.register_kernel(AUTOGRAD | CPU, _linear_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

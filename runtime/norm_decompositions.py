@@ -12,12 +12,14 @@ import numpy as np
 from . import dtypes
 from .autograd.forward_grad import fw_grad
 from .generated import ops as aten
+from .numpy_kernels import wrap_dim
 from .dtypes import uint8
 from .tensor import TENSOR_CLASSES
 from .user_warnings import warn_user
 
 __all__ = [
     "linear",
+    "bilinear",
     "layer_norm",
     "batch_norm",
     "instance_norm",
@@ -48,6 +50,44 @@ def linear(input, weight, bias=None):
             return aten.add_Tensor(output, bias)  # out of place, as torch for these
         output = aten.add__Tensor(output, bias)
     return output
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``x1^T W x2`` (+ bias) per row: both inputs flattened to matrices, one _trilinear,
+    reshaped back; PyTorch's checks in its order."""
+    a, b, w = input1._data, input2._data, weight._data
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {a.ndim} and {b.ndim}")
+    for dim in range(a.ndim - 1):
+        if a.shape[dim] != b.shape[dim]:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {dim}: got "
+                f"{a.shape[dim]} and {b.shape[dim]}"
+            )
+    for which, x, dim in (("input1", a, 1), ("input2", b, 2)):
+        expected = _size(weight, dim)
+        if x.shape[-1] != expected:
+            raise RuntimeError(
+                f"bilinear(): {which} size does not match weight size: got {x.shape[-1]} but "
+                f"expected {expected}"
+            )
+    if bias is not None and _size(bias, 0) != w.shape[0]:
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {_size(bias, 0)} but "
+            f"expected {w.shape[0]}"
+        )
+    output_size = a.shape[:-1] + (w.shape[0],)
+    flat1 = aten.reshape(input1, (-1, a.shape[-1]))
+    flat2 = aten.reshape(input2, (-1, b.shape[-1]))
+    product = aten._trilinear(flat1, weight, flat2, [1, 3], [0], [1, 2], [2, 3])
+    output = aten.reshape(product, output_size)
+    return output if bias is None else aten.add_Tensor(output, bias)
+
+
+def _size(t, dim: int) -> int:
+    """``t.size(dim)`` with PyTorch's IndexError for a dim ``t`` does not have."""
+    shape = t._data.shape
+    return shape[wrap_dim(dim, len(shape))]
 
 
 def _flatten_nd_linear(input, weight, bias):

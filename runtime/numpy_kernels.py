@@ -461,6 +461,23 @@ def mean(a, dim, keepdim: bool, dtype):
 # ---- linear algebra -----------------------------------------------------------------
 
 
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim):
+    """PyTorch's ``_trilinear``: each input unsqueezed at its ``expand`` dims, the three
+    multiplied (broadcast) and summed over ``sumdim``, as one einsum (no broadcast product
+    is formed); float16 accumulates in float32."""
+    total = i1.ndim + len(expand1)
+    letters = "abcdefghijklmnopqrstuvwxyz"[:total]
+
+    def subscripts(expand) -> str:
+        return "".join(c for d, c in enumerate(letters) if d not in expand)
+
+    summed = set(sumdim)
+    out = "".join(c for d, c in enumerate(letters) if d not in summed)
+    spec = f"{subscripts(expand1)},{subscripts(expand2)},{subscripts(expand3)}->{out}"
+    result = np.einsum(spec, opmath(i1), opmath(i2), opmath(i3), optimize=True)
+    return np.ascontiguousarray(result, dtype=i1.dtype)
+
+
 def _same_dtype(a, b, what: str) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError(

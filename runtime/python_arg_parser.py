@@ -96,7 +96,6 @@ def int_arg(value, site, op, index: int) -> int:
         raise wrong_type(value, site, op, index, "int", "int") from None
 
 
-
 def float_arg(value, site, op, index: int) -> float:
     """A float argument that is not a float: ints and bools convert (PyTorch keeps a double,
     so ``_saved_beta`` reads 2.0 for 2), as do numpy numbers and one-element tensors;
@@ -106,6 +105,7 @@ def float_arg(value, site, op, index: int) -> float:
     if isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind != "c":
         return float(value.item())
     raise wrong_type(value, site, op, index, "float", "float")
+
 
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python
 

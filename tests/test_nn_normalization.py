@@ -9,7 +9,13 @@ import pytest
 
 import opgrad as og
 from norm_scenarios import assert_same_graph, assert_same_tangent
-from torch_oracle import assert_same_error, assert_same_tensor, next_function_names, outcome
+from torch_oracle import (
+    assert_same_error,
+    assert_same_tensor,
+    aten_log,
+    next_function_names,
+    outcome,
+)
 
 # name -> (input specs, call): specs are shapes (requires grad) or (shape, False) or None
 GRAPHS = {
@@ -21,6 +27,18 @@ GRAPHS = {
     "linear_4d_bias_transposed": (
         [(2, 4, 3, 2), (5, 4), (5,)],
         lambda F, lib, x, w, b: F.linear(x.transpose(1, 3), w, b),
+    ),
+    "bilinear_bias": (
+        [(4, 3), (4, 5), (6, 3, 5), (6,)],
+        lambda F, lib, x1, x2, w, b: F.bilinear(x1, x2, w, b),
+    ),
+    "bilinear_batched": (
+        [(2, 3, 3), (2, 3, 5), (6, 3, 5)],
+        lambda F, lib, x1, x2, w: F.bilinear(x1, x2, w),
+    ),
+    "bilinear_1d_frozen_weight": (
+        [(3,), (5,), ((2, 3, 5), False)],
+        lambda F, lib, x1, x2, w: lib.bilinear(x1, x2, w),
     ),
     "layer_norm": (
         [(2, 3, 4), (4,), (4,)],
@@ -190,6 +208,34 @@ def test_addmm_broadcast_error_names_the_tensor_type_as_torch(torch):
         return lib.addmm(*(lib.ones(s, dtype=lib.int64) for s in ((3, 2, 3), (2, 2), (2, 2))))
 
     assert_same_error(torch, scenario, RuntimeError, "expand(")
+
+
+BILINEAR_ERRORS = {
+    "ranks": ([(4, 3), (4, 2, 5), (6, 3, 5)], "input dimensions do not match"),
+    "batch": ([(2, 3), (3, 4), (5, 3, 4)], "input batch dimensions do not match at dim 0"),
+    "input1": ([(2, 3), (2, 4), (5, 4, 4)], "input1 size does not match weight size"),
+    "input2": ([(2, 3), (2, 4), (5, 3, 5)], "input2 size does not match weight size"),
+    "bias": ([(2, 3), (2, 4), (5, 3, 4), (4,)], "bias size does not match weight size"),
+    "weight_2d": ([(2, 3), (2, 4), (3, 4)], "input1 size does not match weight size"),
+}
+
+
+@pytest.mark.parametrize("name", BILINEAR_ERRORS)
+def test_bilinear_errors_match_torch(torch, name):
+    shapes, phrase = BILINEAR_ERRORS[name]
+
+    def scenario(lib):
+        return lib.nn.functional.bilinear(*(lib.zeros(s) for s in shapes))
+
+    assert_same_error(torch, scenario, RuntimeError, phrase)
+
+
+def test_bilinear_reaches_trilinear_as_torch(torch):
+    def scenario(lib):
+        args = [lib.ones(s) for s in ((2, 3, 3), (2, 3, 5), (6, 3, 5), (6,))]
+        return aten_log(lib, lambda: lib.nn.functional.bilinear(*args))
+
+    assert scenario(og) == scenario(torch)
 
 
 def test_linear_shape_mismatch_matches_torch(torch):

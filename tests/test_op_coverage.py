@@ -120,7 +120,7 @@ TESTED_ELSEWHERE.update(
             "native_layer_norm_backward.default batch_norm.default native_batch_norm.default "
             "native_batch_norm_backward.default instance_norm.default repeat.default "
             "group_norm.default native_group_norm.default native_group_norm_backward.default "
-            "rsqrt.default rsqrt_.default"
+            "rsqrt.default rsqrt_.default bilinear.default _trilinear.default"
         ).split()
     }
 )

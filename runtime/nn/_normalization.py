@@ -17,6 +17,7 @@ from ..tensor import Tensor
 
 __all__ = [
     "batch_norm",
+    "bilinear",
     "group_norm",
     "instance_norm",
     "layer_norm",
@@ -44,6 +45,11 @@ def _public(*names: str):
 
 #: torch binds linear straight to the aten op (torch._C._nn.linear)
 linear = _python_arg_parser._overloaded("linear", "linear", (_aten.linear_op,), varargs=False)
+
+#: F.bilinear is torch.bilinear
+bilinear = _python_arg_parser._overloaded(
+    "bilinear", "bilinear", (_aten.bilinear_op,), varargs=False
+)
 
 
 @_public("input", "weight", "bias")

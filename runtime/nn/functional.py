@@ -57,6 +57,7 @@ from ._dropout import (
 )
 from ._normalization import (
     batch_norm,
+    bilinear,
     group_norm,
     instance_norm,
     layer_norm,
@@ -143,6 +144,7 @@ __all__ = [
     "pairwise_distance",
     # linear and normalisation
     "batch_norm",
+    "bilinear",
     "group_norm",
     "instance_norm",
     "layer_norm",
