@@ -24,7 +24,7 @@ NAMES = (
     "cosine_similarity pairwise_distance cosine_embedding_loss triplet_margin_loss "
     "triplet_margin_with_distance_loss multi_margin_loss multilabel_margin_loss ctc_loss "
     # linear and normalisation
-    "linear bilinear layer_norm batch_norm instance_norm group_norm rms_norm normalize "
+    "linear bilinear local_response_norm layer_norm batch_norm instance_norm group_norm rms_norm normalize "
     # dropout
     "dropout dropout1d dropout2d dropout3d alpha_dropout feature_alpha_dropout "
     # padding and pixel rearrangement

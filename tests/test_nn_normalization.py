@@ -40,6 +40,18 @@ GRAPHS = {
         [(3,), (5,), ((2, 3, 5), False)],
         lambda F, lib, x1, x2, w: lib.bilinear(x1, x2, w),
     ),
+    "local_response_norm_3d": (
+        [(2, 5, 4)],
+        lambda F, lib, x: F.local_response_norm(x, 3),
+    ),
+    "local_response_norm_4d": (
+        [(2, 6, 3, 4)],
+        lambda F, lib, x: F.local_response_norm(x, 2, alpha=0.1, beta=0.5, k=2.0),
+    ),
+    "local_response_norm_5d": (
+        [(2, 4, 2, 2, 3)],
+        lambda F, lib, x: F.local_response_norm(x, 5),
+    ),
     "layer_norm": (
         [(2, 3, 4), (4,), (4,)],
         lambda F, lib, x, w, b: F.layer_norm(x, (4,), w, b),
@@ -236,6 +248,26 @@ def test_bilinear_reaches_trilinear_as_torch(torch):
         return aten_log(lib, lambda: lib.nn.functional.bilinear(*args))
 
     assert scenario(og) == scenario(torch)
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 3, 4), (2, 5, 4)], ids=str)
+def test_local_response_norm_calls_torch_ops(torch, shape):
+    def scenario(lib):
+        x = lib.ones(shape)
+        return aten_log(lib, lambda: lib.nn.functional.local_response_norm(x, 3))
+
+    assert scenario(og) == scenario(torch)
+
+
+def test_local_response_norm_edge_cases_match_torch(torch):
+    def scenario(lib):
+        empty = lib.ones(1, 3, 0)
+        return lib.nn.functional.local_response_norm(empty, 2) is empty
+
+    assert scenario(og) == scenario(torch) is True
+    assert outcome(lambda: og.nn.functional.local_response_norm(og.ones(2, 3), 2)) == outcome(
+        lambda: torch.nn.functional.local_response_norm(torch.ones(2, 3), 2)
+    )
 
 
 def test_linear_shape_mismatch_matches_torch(torch):

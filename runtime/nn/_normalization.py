@@ -14,6 +14,8 @@ from .. import overrides as _overrides
 from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
 from ..tensor import Tensor
+from ._padding import pad
+from ._pooling import avg_pool2d, avg_pool3d
 
 __all__ = [
     "batch_norm",
@@ -22,6 +24,7 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    "local_response_norm",
     "normalize",
     "rms_norm",
 ]
@@ -168,3 +171,33 @@ def normalize(
     if out is None:
         return _aten.div_Tensor(input, denom)
     return _aten.div_out(input, denom, out=out)
+
+
+@_public("input")
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """``input`` divided by ``(k + alpha * mean of squares over size neighbouring
+    channels) ** beta``: torch's composition (square, zero-pad the channels, average-pool
+    across them, then mul, add, pow, div)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} "
+            "dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = div.unsqueeze(1)
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div

@@ -62,6 +62,7 @@ from ._normalization import (
     instance_norm,
     layer_norm,
     linear,
+    local_response_norm,
     normalize,
     rms_norm,
 )
@@ -149,6 +150,7 @@ __all__ = [
     "instance_norm",
     "layer_norm",
     "linear",
+    "local_response_norm",
     "normalize",
     "rms_norm",
     # dropout
