@@ -5099,6 +5099,107 @@ def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
     return result
 
 
+def _safe_softmax(keyset, self, dim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SafeSoftmaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._safe_softmax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._safe_softmax(self, dim, dtype, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._safe_softmax(self, dim, dtype, result)
+    return result
+
+
+def _scaled_dot_product_flash_attention_for_cpu(
+    keyset, query, key, value, dropout_p, is_causal, attn_mask, scale
+):
+    grad_fn = None
+    if _tls.grad_enabled and (query._rg or key._rg or value._rg):
+        grad_fn = nodes.ScaledDotProductFlashAttentionForCpuBackward0()
+        grad_fn._next_edges = (
+            next_edge(query),
+            next_edge(key),
+            next_edge(value),
+        )
+        if attn_mask is not None:
+            grad_fn.attn_mask_ = SavedVariable(attn_mask, False)
+        grad_fn.dropout_p_ = dropout_p
+        grad_fn.is_causal_ = is_causal
+        grad_fn.key_ = SavedVariable(key, False)
+        grad_fn.query_ = SavedVariable(query, False)
+        grad_fn.scale_ = scale
+        grad_fn.value_ = SavedVariable(value, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._scaled_dot_product_flash_attention_for_cpu_op.kernels[keyset]
+    result = redispatch(keyset, query, key, value, dropout_p, is_causal, attn_mask, scale)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._scaled_dot_product_flash_attention_for_cpu(
+                query, key, value, dropout_p, is_causal, attn_mask, scale, result
+            )
+        grad_fn.logsumexp_ = SavedVariable(result[1], False)
+        grad_fn.output_ = SavedVariable(result[0], True)
+    elif _tls.fw_active:
+        jvp_kernels._scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, dropout_p, is_causal, attn_mask, scale, result
+        )
+    return result
+
+
+def _scaled_dot_product_flash_attention_for_cpu_backward(
+    keyset, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        grad_out._rg or query._rg or key._rg or value._rg or out._rg or logsumexp._rg
+    ):
+        grad_fn = nodes.ScaledDotProductFlashAttentionForCpuBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_out),
+            next_edge(query),
+            next_edge(key),
+            next_edge(value),
+            next_edge(out),
+            next_edge(logsumexp),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._scaled_dot_product_flash_attention_for_cpu_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._scaled_dot_product_flash_attention_for_cpu_backward(
+            grad_out,
+            query,
+            key,
+            value,
+            out,
+            logsumexp,
+            dropout_p,
+            is_causal,
+            attn_mask,
+            scale,
+            result,
+        )
+    return result
+
+
 def add_out(keyset, self, other, alpha, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:

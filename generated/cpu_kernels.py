@@ -3113,6 +3113,43 @@ def one_hot(keyset, self, num_classes):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _safe_softmax(keyset, self, dim, dtype):
+    """CPU kernel of _safe_softmax"""
+    self = self._data
+    result = k.safe_softmax(self, dim, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _scaled_dot_product_flash_attention_for_cpu(
+    keyset, query, key, value, dropout_p, is_causal, attn_mask, scale
+):
+    """CPU kernel of _scaled_dot_product_flash_attention_for_cpu"""
+    query = query._data
+    key = key._data
+    value = value._data
+    attn_mask = attn_mask._data if attn_mask is not None else None
+    result = k.flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def _scaled_dot_product_flash_attention_for_cpu_backward(
+    keyset, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale
+):
+    """CPU kernel of _scaled_dot_product_flash_attention_for_cpu_backward"""
+    grad_out = grad_out._data
+    query = query._data
+    key = key._data
+    value = value._data
+    out = out._data
+    logsumexp = logsumexp._data
+    attn_mask = attn_mask._data if attn_mask is not None else None
+    result = k.flash_attention_backward(
+        grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
 def ones_like(keyset, self, dtype, layout, device, pin_memory, memory_format):
     """CPU kernel of ones_like"""
     self = self._data

@@ -60,6 +60,7 @@ from opgrad.autograd.functions_manual import (
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    safe_logsumexp_jvp,
     smooth_l1_loss_double_backward,
     softplus_double_backward,
     to_float,
@@ -5195,3 +5196,73 @@ def embedding_renorm_(self, indices, max_norm, norm_type, result, tangents):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
+
+
+def _safe_softmax(self, dim, dtype, result):
+    # result * (self_t - safe_logsumexp_jvp(self_p, self_t, (dim,), True))
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = result * (self_t - safe_logsumexp_jvp(self, self_t, (dim,), True))
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _scaled_dot_product_flash_attention_for_cpu(
+    query, key, value, dropout_p, is_causal, attn_mask, scale, result
+):
+    # (forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu"),)
+    query_t = fw_grad(query)
+    key_t = fw_grad(key)
+    value_t = fw_grad(value)
+    if query_t is None and key_t is None and value_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _scaled_dot_product_flash_attention_for_cpu_backward(
+    grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale, result
+):
+    # (forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward"), forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward"), forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward"),)
+    grad_out_t = fw_grad(grad_out)
+    query_t = fw_grad(query)
+    key_t = fw_grad(key)
+    value_t = fw_grad(value)
+    out_t = fw_grad(out)
+    logsumexp_t = fw_grad(logsumexp)
+    if (
+        grad_out_t is None
+        and query_t is None
+        and key_t is None
+        and value_t is None
+        and out_t is None
+        and logsumexp_t is None
+    ):
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward"),
+            forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward"),
+            forward_ad_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward"),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)

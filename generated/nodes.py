@@ -103,6 +103,7 @@ from opgrad.generated.python_surface import (
     _ctc_loss_backward,
     _log_softmax_backward_data,
     _prelu_kernel_backward,
+    _scaled_dot_product_flash_attention_for_cpu_backward,
     _softmax_backward_data,
     _trilinear,
     avg_pool2d,
@@ -127,6 +128,7 @@ from opgrad.generated.python_surface import (
     leaky_relu_backward,
     log_sigmoid_backward,
     logical_and,
+    logsumexp,
     max_pool2d_with_indices_backward,
     max_pool3d_with_indices_backward,
     mean,
@@ -11256,3 +11258,254 @@ class EmbeddingRenormBackward0(Node):
         # self: not_implemented("embedding_renorm")
         grad_self = not_implemented("embedding_renorm") if needs[0] else None
         return (grad_self,)
+
+
+class SafeSoftmaxBackward0(Node):
+    """Backward of ``_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "result_",
+        "self_scalar_type_",
+    )
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.result_ = None
+        self.self_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        result = unpack_saved(self.result_, self)
+        self_scalar_type = self.self_scalar_type_
+        # self: _softmax_backward_data(grad, result, dim, self.scalar_type())
+        grad_self = (
+            _softmax_backward_data(grad, result, dim, self_scalar_type) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class ScaledDotProductFlashAttentionForCpuBackward0(Node):
+    """Backward of ``_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)``."""
+
+    __slots__ = (
+        "attn_mask_",
+        "dropout_p_",
+        "is_causal_",
+        "key_",
+        "logsumexp_",
+        "output_",
+        "query_",
+        "scale_",
+        "value_",
+    )
+    _releasable_slots = (
+        "attn_mask_",
+        "key_",
+        "logsumexp_",
+        "output_",
+        "query_",
+        "value_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.attn_mask_ = None
+        self.dropout_p_ = None
+        self.is_causal_ = None
+        self.key_ = None
+        self.logsumexp_ = None
+        self.output_ = None
+        self.query_ = None
+        self.scale_ = None
+        self.value_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        attn_mask = self.attn_mask_
+        if attn_mask.__class__ not in TENSOR_CLASSES:
+            if attn_mask is not None:  # None: not saved, no formula that runs reads it
+                attn_mask = unpack_saved(attn_mask, self)
+        elif attn_mask._vc is not None:
+            attn_mask = unpack_saved(attn_mask, self)
+        dropout_p = self.dropout_p_
+        is_causal = self.is_causal_
+        key = self.key_
+        if key.__class__ not in TENSOR_CLASSES:
+            if key is not None:  # None: not saved, no formula that runs reads it
+                key = unpack_saved(key, self)
+        elif key._vc is not None:
+            key = unpack_saved(key, self)
+        logsumexp = unpack_saved(self.logsumexp_, self)
+        output = unpack_saved(self.output_, self)
+        query = self.query_
+        if query.__class__ not in TENSOR_CLASSES:
+            if query is not None:  # None: not saved, no formula that runs reads it
+                query = unpack_saved(query, self)
+        elif query._vc is not None:
+            query = unpack_saved(query, self)
+        scale = self.scale_
+        value = self.value_
+        if value.__class__ not in TENSOR_CLASSES:
+            if value is not None:  # None: not saved, no formula that runs reads it
+                value = unpack_saved(value, self)
+        elif value._vc is not None:
+            value = unpack_saved(value, self)
+        # query, key, value: _scaled_dot_product_flash_attention_for_cpu_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)
+        grad_query, grad_key, grad_value = (
+            _scaled_dot_product_flash_attention_for_cpu_backward(
+                grad,
+                query,
+                key,
+                value,
+                output,
+                logsumexp,
+                dropout_p,
+                is_causal,
+                attn_mask=attn_mask,
+                scale=scale,
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_query,
+            grad_key,
+            grad_value,
+        )
+
+    @property
+    def _saved_attn_mask(self):
+        return unpack_saved(self.attn_mask_, self)
+
+    @property
+    def _raw_saved_attn_mask(self):
+        return raw_saved(self, "attn_mask_")
+
+    @property
+    def _saved_dropout_p(self):
+        return self.dropout_p_
+
+    @property
+    def _saved_is_causal(self):
+        return self.is_causal_
+
+    @property
+    def _saved_key(self):
+        return unpack_saved(self.key_, self)
+
+    @property
+    def _raw_saved_key(self):
+        return raw_saved(self, "key_")
+
+    @property
+    def _saved_logsumexp(self):
+        return unpack_saved(self.logsumexp_, self)
+
+    @property
+    def _raw_saved_logsumexp(self):
+        return raw_saved(self, "logsumexp_")
+
+    @property
+    def _saved_output(self):
+        return unpack_saved(self.output_, self)
+
+    @property
+    def _raw_saved_output(self):
+        return raw_saved(self, "output_")
+
+    @property
+    def _saved_query(self):
+        return unpack_saved(self.query_, self)
+
+    @property
+    def _raw_saved_query(self):
+        return raw_saved(self, "query_")
+
+    @property
+    def _saved_scale(self):
+        return self.scale_
+
+    @property
+    def _saved_value(self):
+        return unpack_saved(self.value_, self)
+
+    @property
+    def _raw_saved_value(self):
+        return raw_saved(self, "value_")
+
+
+class ScaledDotProductFlashAttentionForCpuBackwardBackward0(Node):
+    """Backward of ``_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
+        # grad_out, query, key, value, out, logsumexp: derivative_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward")
+        grad_grad_out, grad_query, grad_key, grad_value, grad_out, grad_logsumexp = (
+            derivative_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward")
+            if needs[0] or needs[1] or needs[2] or needs[3] or needs[4] or needs[5]
+            else (
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_out,
+            grad_query,
+            grad_key,
+            grad_value,
+            grad_out,
+            grad_logsumexp,
+        )

@@ -14983,6 +14983,351 @@ one_hot = one_hot_op._entry = _one_hot_entry(Site(one_hot_op))
 one_hot_op._make_entry = _one_hot_entry
 
 
+scaled_dot_product_attention_op = define(
+    "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"
+)
+_scaled_dot_product_attention_kernels = scaled_dot_product_attention_op.kernels
+
+
+def _scaled_dot_product_attention_entry(_site):
+    def scaled_dot_product_attention(
+        query,
+        key,
+        value,
+        attn_mask=None,
+        dropout_p=0.0,
+        is_causal=False,
+        *,
+        scale=None,
+        enable_gqa=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    scaled_dot_product_attention_op,
+                    query,
+                    key,
+                    value,
+                    attn_mask,
+                    dropout_p,
+                    is_causal,
+                    scale,
+                    enable_gqa,
+                )
+            try:
+                if query.__class__ not in TENSOR_CLASSES:
+                    query = tensor_arg(query, _site, scaled_dot_product_attention_op, 0)
+                if key.__class__ not in TENSOR_CLASSES:
+                    key = tensor_arg(key, _site, scaled_dot_product_attention_op, 1)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = tensor_arg(value, _site, scaled_dot_product_attention_op, 2)
+                if attn_mask is not None and attn_mask.__class__ is not Tensor:
+                    attn_mask = tensor_arg(attn_mask, _site, scaled_dot_product_attention_op, 3)
+                if dropout_p.__class__ is not float:
+                    dropout_p = float_arg(dropout_p, _site, scaled_dot_product_attention_op, 4)
+                if scale is not None and scale.__class__ is not float:
+                    scale = float_arg(scale, _site, scaled_dot_product_attention_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    scaled_dot_product_attention_op,
+                    query,
+                    key,
+                    value,
+                    attn_mask,
+                    dropout_p,
+                    is_causal,
+                    scale,
+                    enable_gqa,
+                )
+            keyset = (
+                query._keys
+                | key._keys
+                | value._keys
+                | (attn_mask._keys if attn_mask is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _scaled_dot_product_attention_kernels[keyset]
+            return kernel(
+                keyset, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scaled_dot_product_attention
+
+
+scaled_dot_product_attention = scaled_dot_product_attention_op._entry = (
+    _scaled_dot_product_attention_entry(Site(scaled_dot_product_attention_op))
+)
+scaled_dot_product_attention_op._make_entry = _scaled_dot_product_attention_entry
+
+
+_safe_softmax_op = define(
+    "aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
+)
+__safe_softmax_kernels = _safe_softmax_op.kernels
+
+
+def __safe_softmax_entry(_site):
+    def _safe_softmax(self, dim, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _safe_softmax_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _safe_softmax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, _safe_softmax_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, _safe_softmax_op, 2)
+            except Overridden:
+                return handle_entry(_site, _safe_softmax_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._safe_softmax(self, dim, dtype)
+                if result is not None:
+                    return result
+            kernel = __safe_softmax_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _safe_softmax
+
+
+_safe_softmax = _safe_softmax_op._entry = __safe_softmax_entry(Site(_safe_softmax_op))
+_safe_softmax_op._make_entry = __safe_softmax_entry
+
+
+_scaled_dot_product_flash_attention_for_cpu_op = define(
+    "aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)"
+)
+__scaled_dot_product_flash_attention_for_cpu_kernels = (
+    _scaled_dot_product_flash_attention_for_cpu_op.kernels
+)
+
+
+def __scaled_dot_product_flash_attention_for_cpu_entry(_site):
+    def _scaled_dot_product_flash_attention_for_cpu(
+        query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _scaled_dot_product_flash_attention_for_cpu_op,
+                    query,
+                    key,
+                    value,
+                    dropout_p,
+                    is_causal,
+                    attn_mask,
+                    scale,
+                )
+            try:
+                if query.__class__ not in TENSOR_CLASSES:
+                    query = tensor_arg(
+                        query, _site, _scaled_dot_product_flash_attention_for_cpu_op, 0
+                    )
+                if key.__class__ not in TENSOR_CLASSES:
+                    key = tensor_arg(key, _site, _scaled_dot_product_flash_attention_for_cpu_op, 1)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = tensor_arg(
+                        value, _site, _scaled_dot_product_flash_attention_for_cpu_op, 2
+                    )
+                if dropout_p.__class__ is not float:
+                    dropout_p = float_arg(
+                        dropout_p, _site, _scaled_dot_product_flash_attention_for_cpu_op, 3
+                    )
+                if attn_mask is not None and attn_mask.__class__ is not Tensor:
+                    attn_mask = tensor_arg(
+                        attn_mask, _site, _scaled_dot_product_flash_attention_for_cpu_op, 5
+                    )
+                if scale is not None and scale.__class__ is not float:
+                    scale = float_arg(
+                        scale, _site, _scaled_dot_product_flash_attention_for_cpu_op, 6
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _scaled_dot_product_flash_attention_for_cpu_op,
+                    query,
+                    key,
+                    value,
+                    dropout_p,
+                    is_causal,
+                    attn_mask,
+                    scale,
+                )
+            keyset = (
+                query._keys
+                | key._keys
+                | value._keys
+                | (attn_mask._keys if attn_mask is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = __scaled_dot_product_flash_attention_for_cpu_kernels[keyset]
+            return kernel(keyset, query, key, value, dropout_p, is_causal, attn_mask, scale)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _scaled_dot_product_flash_attention_for_cpu
+
+
+_scaled_dot_product_flash_attention_for_cpu = (
+    _scaled_dot_product_flash_attention_for_cpu_op._entry
+) = __scaled_dot_product_flash_attention_for_cpu_entry(
+    Site(_scaled_dot_product_flash_attention_for_cpu_op)
+)
+_scaled_dot_product_flash_attention_for_cpu_op._make_entry = (
+    __scaled_dot_product_flash_attention_for_cpu_entry
+)
+
+
+_scaled_dot_product_flash_attention_for_cpu_backward_op = define(
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)"
+)
+__scaled_dot_product_flash_attention_for_cpu_backward_kernels = (
+    _scaled_dot_product_flash_attention_for_cpu_backward_op.kernels
+)
+
+
+def __scaled_dot_product_flash_attention_for_cpu_backward_entry(_site):
+    def _scaled_dot_product_flash_attention_for_cpu_backward(
+        grad_out,
+        query,
+        key,
+        value,
+        out,
+        logsumexp,
+        dropout_p,
+        is_causal,
+        *,
+        attn_mask=None,
+        scale=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _scaled_dot_product_flash_attention_for_cpu_backward_op,
+                    grad_out,
+                    query,
+                    key,
+                    value,
+                    out,
+                    logsumexp,
+                    dropout_p,
+                    is_causal,
+                    attn_mask,
+                    scale,
+                )
+            try:
+                if grad_out.__class__ not in TENSOR_CLASSES:
+                    grad_out = tensor_arg(
+                        grad_out, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 0
+                    )
+                if query.__class__ not in TENSOR_CLASSES:
+                    query = tensor_arg(
+                        query, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 1
+                    )
+                if key.__class__ not in TENSOR_CLASSES:
+                    key = tensor_arg(
+                        key, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 2
+                    )
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = tensor_arg(
+                        value, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 3
+                    )
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 4
+                    )
+                if logsumexp.__class__ not in TENSOR_CLASSES:
+                    logsumexp = tensor_arg(
+                        logsumexp, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 5
+                    )
+                if dropout_p.__class__ is not float:
+                    dropout_p = float_arg(
+                        dropout_p, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 6
+                    )
+                if attn_mask is not None and attn_mask.__class__ is not Tensor:
+                    attn_mask = tensor_arg(
+                        attn_mask, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 8
+                    )
+                if scale is not None and scale.__class__ is not float:
+                    scale = float_arg(
+                        scale, _site, _scaled_dot_product_flash_attention_for_cpu_backward_op, 9
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _scaled_dot_product_flash_attention_for_cpu_backward_op,
+                    grad_out,
+                    query,
+                    key,
+                    value,
+                    out,
+                    logsumexp,
+                    dropout_p,
+                    is_causal,
+                    attn_mask,
+                    scale,
+                )
+            keyset = (
+                grad_out._keys
+                | query._keys
+                | key._keys
+                | value._keys
+                | out._keys
+                | logsumexp._keys
+                | (attn_mask._keys if attn_mask is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = __scaled_dot_product_flash_attention_for_cpu_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_out,
+                query,
+                key,
+                value,
+                out,
+                logsumexp,
+                dropout_p,
+                is_causal,
+                attn_mask,
+                scale,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _scaled_dot_product_flash_attention_for_cpu_backward
+
+
+_scaled_dot_product_flash_attention_for_cpu_backward = (
+    _scaled_dot_product_flash_attention_for_cpu_backward_op._entry
+) = __scaled_dot_product_flash_attention_for_cpu_backward_entry(
+    Site(_scaled_dot_product_flash_attention_for_cpu_backward_op)
+)
+_scaled_dot_product_flash_attention_for_cpu_backward_op._make_entry = (
+    __scaled_dot_product_flash_attention_for_cpu_backward_entry
+)
+
+
 ones_like_op = define(
     "aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )

@@ -311,6 +311,13 @@ FUNCTIONS = {
     "embedding_dense_backward": (ops.embedding_dense_backward_op,),
     "embedding_renorm_": (ops.embedding_renorm__op,),
     "one_hot": (ops.one_hot_op,),
+    "_safe_softmax": (ops._safe_softmax_op,),
+    "_scaled_dot_product_flash_attention_for_cpu": (
+        ops._scaled_dot_product_flash_attention_for_cpu_op,
+    ),
+    "_scaled_dot_product_flash_attention_for_cpu_backward": (
+        ops._scaled_dot_product_flash_attention_for_cpu_backward_op,
+    ),
     "ones_like": (ops.ones_like_op,),
     "zeros_like": (ops.zeros_like_op,),
     "empty_like": (ops.empty_like_op,),
@@ -561,6 +568,15 @@ embedding_dense_backward = function(
 )
 embedding_renorm_ = function("embedding_renorm_", FUNCTIONS["embedding_renorm_"])
 one_hot = function("one_hot", FUNCTIONS["one_hot"])
+_safe_softmax = function("_safe_softmax", FUNCTIONS["_safe_softmax"])
+_scaled_dot_product_flash_attention_for_cpu = function(
+    "_scaled_dot_product_flash_attention_for_cpu",
+    FUNCTIONS["_scaled_dot_product_flash_attention_for_cpu"],
+)
+_scaled_dot_product_flash_attention_for_cpu_backward = function(
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
+    FUNCTIONS["_scaled_dot_product_flash_attention_for_cpu_backward"],
+)
 ones_like = function("ones_like", FUNCTIONS["ones_like"])
 zeros_like = function("zeros_like", FUNCTIONS["zeros_like"])
 empty_like = function("empty_like", FUNCTIONS["empty_like"])

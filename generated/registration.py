@@ -320,6 +320,14 @@ def _square_composite(keyset, self):
     return decompositions.square(self)
 
 
+def _scaled_dot_product_attention_composite(
+    keyset, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
+):
+    return decompositions.scaled_dot_product_attention(
+        query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
+    )
+
+
 def register_all():
     ops.add_Tensor_op.register_kernel(CPU, cpu_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(CPU, cpu_kernels.add__Tensor)
@@ -608,6 +616,13 @@ def register_all():
     ops.embedding_dense_backward_op.register_kernel(CPU, cpu_kernels.embedding_dense_backward)
     ops.embedding_renorm__op.register_kernel(CPU, cpu_kernels.embedding_renorm_)
     ops.one_hot_op.register_kernel(CPU, cpu_kernels.one_hot)
+    ops._safe_softmax_op.register_kernel(CPU, cpu_kernels._safe_softmax)
+    ops._scaled_dot_product_flash_attention_for_cpu_op.register_kernel(
+        CPU, cpu_kernels._scaled_dot_product_flash_attention_for_cpu
+    )
+    ops._scaled_dot_product_flash_attention_for_cpu_backward_op.register_kernel(
+        CPU, cpu_kernels._scaled_dot_product_flash_attention_for_cpu_backward
+    )
     ops.ones_like_op.register_kernel(CPU, cpu_kernels.ones_like)
     ops.zeros_like_op.register_kernel(CPU, cpu_kernels.zeros_like)
     ops.empty_like_op.register_kernel(CPU, cpu_kernels.empty_like)
@@ -915,6 +930,13 @@ def register_all():
         AUTOGRAD, autograd_kernels.embedding_dense_backward
     )
     ops.embedding_renorm__op.register_kernel(AUTOGRAD, autograd_kernels.embedding_renorm_)
+    ops._safe_softmax_op.register_kernel(AUTOGRAD, autograd_kernels._safe_softmax)
+    ops._scaled_dot_product_flash_attention_for_cpu_op.register_kernel(
+        AUTOGRAD, autograd_kernels._scaled_dot_product_flash_attention_for_cpu
+    )
+    ops._scaled_dot_product_flash_attention_for_cpu_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._scaled_dot_product_flash_attention_for_cpu_backward
+    )
     ops.add_out_op.register_kernel(AUTOGRAD, autograd_kernels.add_out)
     ops.sub_out_op.register_kernel(AUTOGRAD, autograd_kernels.sub_out)
     ops.mul_out_op.register_kernel(AUTOGRAD, autograd_kernels.mul_out)
@@ -1173,3 +1195,7 @@ def register_all():
     ops.adaptive_avg_pool3d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool3d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.scaled_dot_product_attention_op.register_kernel(
+        AUTOGRAD | CPU, _scaled_dot_product_attention_composite
+    )

@@ -66,8 +66,10 @@ from ._functions import *  # noqa: E402,F401,F403
 from ._functions import (  # noqa: E402,F401 - torch has these private functions too
     _log_softmax,
     _log_softmax_backward_data,
+    _safe_softmax,
     _softmax,
     _softmax_backward_data,
+    _trilinear,
 )
 from .factories import (  # noqa: E402
     arange,

@@ -29,6 +29,8 @@ NAMES = (
     "dropout dropout1d dropout2d dropout3d alpha_dropout feature_alpha_dropout "
     # padding and pixel rearrangement
     "pad pixel_shuffle pixel_unshuffle channel_shuffle "
+    # attention
+    "scaled_dot_product_attention "
     # embeddings
     "embedding one_hot "
     # convolution and pooling

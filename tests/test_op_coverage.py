@@ -219,6 +219,16 @@ TESTED_ELSEWHERE.update(
 )
 TESTED_ELSEWHERE.update(
     {
+        f"aten.{name}": "test_nn_attention.py and test_opinfo.py"
+        for name in (
+            "scaled_dot_product_attention.default _safe_softmax.default "
+            "_scaled_dot_product_flash_attention_for_cpu.default "
+            "_scaled_dot_product_flash_attention_for_cpu_backward.default"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
         f"aten.{name}": "test_inplace_basics.py (out= variants)"
         for name in (
             "add.out sub.out mul.out div.out neg.out exp.out tanh.out sigmoid.out "

@@ -648,3 +648,6 @@ from .embedding_manual import *  # noqa: E402,F401,F403
 
 # The convolution and pooling family's helpers (its __all__).
 from .conv_manual import *  # noqa: E402,F401,F403
+
+# The attention ops' helpers (its __all__).
+from .attention_manual import *  # noqa: E402,F401,F403

@@ -67,6 +67,7 @@ from ._normalization import (
     rms_norm,
 )
 from ._embedding import embedding, one_hot
+from ._attention import scaled_dot_product_attention
 from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
 from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._pooling import (
@@ -183,6 +184,8 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool3d",
     "max_pool3d_with_indices",
+    # attention
+    "scaled_dot_product_attention",
 ]
 
 
