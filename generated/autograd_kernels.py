@@ -2690,6 +2690,47 @@ def minimum(keyset, self, other):
     return result
 
 
+def _pdist_forward(keyset, self, p):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.PdistBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._pdist_forward_op.kernels[keyset]
+    result = redispatch(keyset, self, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._pdist_forward(self, p, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels._pdist_forward(self, p, result)
+    return result
+
+
+def _pdist_backward(keyset, grad, self, p, pdist):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or self._rg or pdist._rg):
+        grad_fn = nodes.PdistBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(self),
+            next_edge(pdist),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._pdist_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad, self, p, pdist)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._pdist_backward(grad, self, p, pdist, result)
+    return result
+
+
 def multi_margin_loss(keyset, self, target, p, margin, weight, reduction):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

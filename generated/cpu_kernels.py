@@ -1927,6 +1927,24 @@ def minimum(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _pdist_forward(keyset, self, p):
+    """CPU kernel of _pdist_forward"""
+    self = self._data
+    result = k.pdist_forward(self, p)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _pdist_backward(keyset, grad, self, p, pdist):
+    """CPU kernel of _pdist_backward"""
+    grad = grad._data
+    self = self._data
+    pdist = pdist._data
+    result = k.pdist_backward(grad, self, p, pdist)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def multi_margin_loss(keyset, self, target, p, margin, weight, reduction):
     """CPU kernel of multi_margin_loss"""
     k.check_no_requires_grad(weight, "weight", "multi_margin_loss")

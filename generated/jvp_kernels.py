@@ -2959,6 +2959,40 @@ def minimum(self, other, result):
     set_fw_grad(result, tangent)
 
 
+def _pdist_forward(self, p, result):
+    # forward_ad_not_implemented("_pdist_forward")
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_pdist_forward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _pdist_backward(grad, self, p, pdist, result):
+    # forward_ad_not_implemented("_pdist_backward")
+    grad_t = fw_grad(grad)
+    self_t = fw_grad(self)
+    pdist_t = fw_grad(pdist)
+    if grad_t is None and self_t is None and pdist_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_pdist_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def multi_margin_loss(self, target, p, margin, weight, reduction, result):
     # forward_ad_not_implemented("multi_margin_loss")
     self_t = fw_grad(self)

@@ -102,6 +102,7 @@ from opgrad.generated.python_surface import (
     _adaptive_avg_pool3d_backward,
     _ctc_loss_backward,
     _log_softmax_backward_data,
+    _pdist_backward,
     _prelu_kernel_backward,
     _scaled_dot_product_flash_attention_for_cpu_backward,
     _softmax_backward_data,
@@ -5941,6 +5942,100 @@ class MinimumBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class PdistBackward0(Node):
+    """Backward of ``_pdist_forward(Tensor self, float p=2) -> Tensor``."""
+
+    __slots__ = (
+        "p_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.p_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        p = self.p_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: _pdist_backward(grad, self, p, result)
+        grad_self = _pdist_backward(grad, self_, p, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class PdistBackwardBackward0(Node):
+    """Backward of ``_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        # grad, self, pdist: not_implemented("_pdist_backward")
+        grad_grad, grad_self, grad_pdist = (
+            not_implemented("_pdist_backward")
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_self,
+            grad_pdist,
+        )
 
 
 class MultiMarginLossBackward0(Node):

@@ -7742,6 +7742,120 @@ pairwise_distance = pairwise_distance_op._entry = _pairwise_distance_entry(
 pairwise_distance_op._make_entry = _pairwise_distance_entry
 
 
+pdist_op = define("aten::pdist(Tensor self, float p=2) -> Tensor")
+_pdist_kernels = pdist_op.kernels
+
+
+def _pdist_entry(_site):
+    def pdist(self, p=2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pdist_op, self, p)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, pdist_op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, pdist_op, 1)
+            except Overridden:
+                return handle_entry(_site, pdist_op, self, p)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _pdist_kernels[keyset]
+            return kernel(keyset, self, p)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pdist
+
+
+pdist = pdist_op._entry = _pdist_entry(Site(pdist_op))
+pdist_op._make_entry = _pdist_entry
+
+
+_pdist_forward_op = define("aten::_pdist_forward(Tensor self, float p=2) -> Tensor")
+__pdist_forward_kernels = _pdist_forward_op.kernels
+
+
+def __pdist_forward_entry(_site):
+    def _pdist_forward(self, p=2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _pdist_forward_op, self, p)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _pdist_forward_op, 0)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _pdist_forward_op, 1)
+            except Overridden:
+                return handle_entry(_site, _pdist_forward_op, self, p)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._pdist_forward(self, p)
+                if result is not None:
+                    return result
+            kernel = __pdist_forward_kernels[keyset]
+            return kernel(keyset, self, p)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _pdist_forward
+
+
+_pdist_forward = _pdist_forward_op._entry = __pdist_forward_entry(Site(_pdist_forward_op))
+_pdist_forward_op._make_entry = __pdist_forward_entry
+
+
+_pdist_backward_op = define(
+    "aten::_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor"
+)
+__pdist_backward_kernels = _pdist_backward_op.kernels
+
+
+def __pdist_backward_entry(_site):
+    def _pdist_backward(grad, self, p, pdist):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _pdist_backward_op, grad, self, p, pdist)
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _pdist_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _pdist_backward_op, 1)
+                if p.__class__ is not float:
+                    p = float_arg(p, _site, _pdist_backward_op, 2)
+                if pdist.__class__ not in TENSOR_CLASSES:
+                    pdist = tensor_arg(pdist, _site, _pdist_backward_op, 3)
+            except Overridden:
+                return handle_entry(_site, _pdist_backward_op, grad, self, p, pdist)
+            keyset = (grad._keys | self._keys | pdist._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad._keys & self._keys & pdist._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels._pdist_backward(grad, self, p, pdist)
+                if result is not None:
+                    return result
+            kernel = __pdist_backward_kernels[keyset]
+            return kernel(keyset, grad, self, p, pdist)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _pdist_backward
+
+
+_pdist_backward = _pdist_backward_op._entry = __pdist_backward_entry(Site(_pdist_backward_op))
+_pdist_backward_op._make_entry = __pdist_backward_entry
+
+
 cosine_embedding_loss_op = define(
     "aten::cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"
 )

@@ -3855,6 +3855,98 @@ def minimum(self, other):
     return out
 
 
+def _pdist_forward(self, p):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.pdist_forward(self_data, p)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.PdistBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.p_ = p
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def _pdist_backward(grad, self, p, pdist):
+    grad_data = grad._data
+    self_data = self._data
+    pdist_data = pdist._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_data.dtype
+        and pdist_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k.pdist_backward(grad_data, self_data, p, pdist_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or self._rg or pdist._rg):
+        grad_fn = _new(nodes.PdistBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_pdist = pdist._grad_fn
+        if edge_pdist is None:
+            edge_pdist = grad_accumulator(pdist) if pdist._rg else None
+        elif pdist._output_nr:
+            edge_pdist = (edge_pdist, pdist._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_self,
+            edge_pdist,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
     grad_output_data = grad_output._data
     self_data = self._data

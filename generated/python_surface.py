@@ -169,6 +169,9 @@ FUNCTIONS = {
     "minimum": (ops.minimum_op,),
     "cosine_similarity": (ops.cosine_similarity_op,),
     "pairwise_distance": (ops.pairwise_distance_op,),
+    "pdist": (ops.pdist_op,),
+    "_pdist_forward": (ops._pdist_forward_op,),
+    "_pdist_backward": (ops._pdist_backward_op,),
     "cosine_embedding_loss": (ops.cosine_embedding_loss_op,),
     "triplet_margin_loss": (ops.triplet_margin_loss_op,),
     "multi_margin_loss_backward": (ops.multi_margin_loss_backward_op,),
@@ -424,6 +427,9 @@ hinge_embedding_loss = function("hinge_embedding_loss", FUNCTIONS["hinge_embeddi
 minimum = function("minimum", FUNCTIONS["minimum"])
 cosine_similarity = function("cosine_similarity", FUNCTIONS["cosine_similarity"])
 pairwise_distance = function("pairwise_distance", FUNCTIONS["pairwise_distance"])
+pdist = function("pdist", FUNCTIONS["pdist"])
+_pdist_forward = function("_pdist_forward", FUNCTIONS["_pdist_forward"])
+_pdist_backward = function("_pdist_backward", FUNCTIONS["_pdist_backward"])
 cosine_embedding_loss = function("cosine_embedding_loss", FUNCTIONS["cosine_embedding_loss"])
 triplet_margin_loss = function("triplet_margin_loss", FUNCTIONS["triplet_margin_loss"])
 multi_margin_loss_backward = function(

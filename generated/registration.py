@@ -107,6 +107,10 @@ def _pairwise_distance_composite(keyset, x1, x2, p, eps, keepdim):
     return decompositions.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
+def _pdist_composite(keyset, self, p):
+    return decompositions.pdist(self, p)
+
+
 def _cosine_embedding_loss_composite(keyset, input1, input2, target, margin, reduction):
     return decompositions.cosine_embedding_loss(input1, input2, target, margin, reduction)
 
@@ -496,6 +500,8 @@ def register_all():
     ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
     ops.norm_ScalarOpt_dim_op.register_kernel(CPU, cpu_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(CPU, cpu_kernels.minimum)
+    ops._pdist_forward_op.register_kernel(CPU, cpu_kernels._pdist_forward)
+    ops._pdist_backward_op.register_kernel(CPU, cpu_kernels._pdist_backward)
     ops.multi_margin_loss_op.register_kernel(CPU, cpu_kernels.multi_margin_loss)
     ops.multi_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.multi_margin_loss_backward)
     ops.multilabel_margin_loss_forward_op.register_kernel(
@@ -787,6 +793,8 @@ def register_all():
     ops.xlogy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Tensor)
     ops.norm_ScalarOpt_dim_op.register_kernel(AUTOGRAD, autograd_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(AUTOGRAD, autograd_kernels.minimum)
+    ops._pdist_forward_op.register_kernel(AUTOGRAD, autograd_kernels._pdist_forward)
+    ops._pdist_backward_op.register_kernel(AUTOGRAD, autograd_kernels._pdist_backward)
     ops.multi_margin_loss_op.register_kernel(AUTOGRAD, autograd_kernels.multi_margin_loss)
     ops.multi_margin_loss_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.multi_margin_loss_backward
@@ -1113,6 +1121,8 @@ def register_all():
     ops.cosine_similarity_op.register_kernel(AUTOGRAD | CPU, _cosine_similarity_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.pairwise_distance_op.register_kernel(AUTOGRAD | CPU, _pairwise_distance_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.pdist_op.register_kernel(AUTOGRAD | CPU, _pdist_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.cosine_embedding_loss_op.register_kernel(AUTOGRAD | CPU, _cosine_embedding_loss_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -18,6 +18,7 @@ from .kernel_support import shape_text
 from .loss_reduction import Reduction
 
 __all__ = [
+    "pdist",
     "l1_loss",
     "nll_loss",
     "nll_loss2d",
@@ -290,6 +291,18 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     x2_normalized = aten.div_Tensor(x2, x2_norm)  # C++'s right operand first
     x1_normalized = aten.div_Tensor(x1, x1_norm)
     return aten.sum_dim_IntList(aten.mul_Tensor(x1_normalized, x2_normalized), [dim])
+
+
+def pdist(self, p: float = 2.0):
+    """PyTorch's checks, then _pdist_forward of a contiguous input."""
+    x = self._data
+    if x.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
+    if x.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return aten._pdist_forward(self.contiguous(), p)
 
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):

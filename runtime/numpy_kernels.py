@@ -2198,3 +2198,4 @@ from .embedding_kernels import *  # noqa: E402,F401,F403
 from .conv_kernels import *  # noqa: E402,F401,F403
 from .pool_kernels import *  # noqa: E402,F401,F403
 from .attention_kernels import *  # noqa: E402,F401,F403
+from .distance_kernels import *  # noqa: E402,F401,F403

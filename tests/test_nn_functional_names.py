@@ -21,7 +21,7 @@ NAMES = (
     "cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits "
     "smooth_l1_loss huber_loss soft_margin_loss kl_div poisson_nll_loss gaussian_nll_loss "
     "margin_ranking_loss hinge_embedding_loss multilabel_soft_margin_loss "
-    "cosine_similarity pairwise_distance cosine_embedding_loss triplet_margin_loss "
+    "cosine_similarity pairwise_distance pdist cosine_embedding_loss triplet_margin_loss "
     "triplet_margin_with_distance_loss multi_margin_loss multilabel_margin_loss ctc_loss "
     # linear and normalisation
     "linear bilinear local_response_norm layer_norm batch_norm instance_norm group_norm rms_norm normalize "

@@ -10,7 +10,7 @@ import pytest
 
 import opgrad as og
 from test_nn_losses import REDUCTIONS, _compare, _leaf
-from torch_oracle import aten_log, assert_same_error, assert_same_tensor
+from torch_oracle import aten_log, assert_same_error, assert_same_tensor, outcome
 
 RNG = np.random.default_rng(1313)
 A = RNG.standard_normal((4, 5))
@@ -217,3 +217,67 @@ ERRORS = {
 def test_errors_match_torch(torch, name):
     fn, exc_type, phrase = ERRORS[name]
     assert_same_error(torch, lambda lib: fn(F(lib), lib), exc_type, phrase)
+
+
+# ---- pdist -----------------------------------------------------------------------------------
+
+
+def _pdist_rows(lib):
+    base = np.random.default_rng(0).standard_normal((5, 3))
+    base[3] = base[1]  # a zero distance
+    base[4, 0] = base[2, 0]  # a zero difference in one coordinate
+    return lib.tensor(base, requires_grad=True)
+
+
+@pytest.mark.parametrize("p", [2, 1, 0, float("inf"), 1.5, 0.5, 3])
+def test_pdist_values_and_gradient_match_torch(torch, p):
+    """Each p's own gradient rule, including zero distances and zero differences."""
+
+    def scenario(lib):
+        x = _pdist_rows(lib)
+        y = lib.nn.functional.pdist(x, p)
+        (grad,) = lib.autograd.grad((y * lib.arange(10.0, dtype=lib.float64)).sum(), x)
+        return y, grad, y.grad_fn.name(), y.grad_fn._saved_p
+
+    got, expected = scenario(og), scenario(torch)
+    assert_same_tensor(got[0], expected[0].detach(), rtol=1e-12)
+    assert_same_tensor(got[1], expected[1], rtol=1e-10, atol=1e-12)
+    assert got[2:] == expected[2:]
+
+
+PDIST_EDGES = {
+    "one_row": lambda lib: tuple(lib.nn.functional.pdist(lib.ones(1, 2)).shape),
+    "no_rows": lambda lib: tuple(lib.nn.functional.pdist(lib.ones(0, 2)).shape),
+    "no_columns": lambda lib: lib.nn.functional.pdist(lib.zeros(3, 0)).tolist(),
+    "transposed": lambda lib: lib.nn.functional.pdist(lib.arange(6.0).reshape(3, 2).t()).tolist(),
+    "calls": lambda lib: aten_log(lib, lambda: lib.nn.functional.pdist(lib.ones(3, 2).t(), 1.5)),
+}
+
+
+@pytest.mark.parametrize("name", PDIST_EDGES)
+def test_pdist_edges_match_torch(torch, name):
+    assert PDIST_EDGES[name](og) == PDIST_EDGES[name](torch)
+
+
+@pytest.mark.parametrize(
+    "make, phrase",
+    [
+        (lambda lib: lib.nn.functional.pdist(lib.ones(3)), "pdist only supports 2D tensors"),
+        (lambda lib: lib.nn.functional.pdist(lib.ones(3, 2), -1), "non-negative p values"),
+        (lambda lib: lib.nn.functional.pdist(lib.ones(3, 2).long()), "floating-point dtypes"),
+    ],
+)
+def test_pdist_errors_match_torch(torch, make, phrase):
+    assert_same_error(torch, make, RuntimeError, phrase)
+
+
+def test_pdist_has_no_double_backward_as_torch(torch):
+    def scenario(lib):
+        x = _pdist_rows(lib)
+        (grad,) = lib.autograd.grad(lib.nn.functional.pdist(x).sum(), x, create_graph=True)
+        grad.sum().backward()
+
+    got, expected = outcome(lambda: scenario(og)), outcome(lambda: scenario(torch))
+    assert (
+        got[0] == expected[0] and "_pdist_backward" in got[1] and "_pdist_backward" in expected[1]
+    )

@@ -219,6 +219,12 @@ TESTED_ELSEWHERE.update(
 )
 TESTED_ELSEWHERE.update(
     {
+        f"aten.{name}": "test_nn_losses_distance.py and test_opinfo.py"
+        for name in "pdist.default _pdist_forward.default _pdist_backward.default".split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
         f"aten.{name}": "test_nn_attention.py and test_opinfo.py"
         for name in (
             "scaled_dot_product_attention.default _safe_softmax.default "

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from .. import overrides as _overrides
 from .. import _functions
-from .._functions import cosine_similarity, pairwise_distance  # torch's F names them too
+from .._functions import cosine_similarity, pairwise_distance, pdist  # F names them too
 from ..autograd.grad_mode import no_grad
 from ..generated import ops as _aten
 from ..loss_reduction import Reduction

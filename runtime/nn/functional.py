@@ -41,6 +41,7 @@ from ._losses import (
     multilabel_soft_margin_loss,
     nll_loss,
     pairwise_distance,
+    pdist,
     poisson_nll_loss,
     smooth_l1_loss,
     soft_margin_loss,
@@ -144,6 +145,7 @@ __all__ = [
     "ctc_loss",
     "cosine_similarity",
     "pairwise_distance",
+    "pdist",
     # linear and normalisation
     "batch_norm",
     "bilinear",
