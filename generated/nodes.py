@@ -11583,9 +11583,9 @@ class ScaledDotProductFlashAttentionForCpuBackwardBackward0(Node):
                 None,
                 None,
             )
-        # grad_out, query, key, value, out, logsumexp: derivative_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward")
+        # grad_out, query, key, value, out, logsumexp: derivative_not_implemented("aten::_scaled_dot_product_flash_attention_for_cpu_backward")
         grad_grad_out, grad_query, grad_key, grad_value, grad_out, grad_logsumexp = (
-            derivative_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward")
+            derivative_not_implemented("aten::_scaled_dot_product_flash_attention_for_cpu_backward")
             if needs[0] or needs[1] or needs[2] or needs[3] or needs[4] or needs[5]
             else (
                 None,

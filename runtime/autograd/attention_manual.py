@@ -7,7 +7,7 @@ import numpy as np
 from ..generated import ops as aten
 from ..tensor import _make
 
-__all__ = ["safe_logsumexp_jvp", "derivative_not_implemented"]
+__all__ = ["safe_logsumexp_jvp"]
 
 
 def safe_logsumexp_jvp(self_p, self_t, dim, keepdim: bool):
@@ -22,8 +22,3 @@ def safe_logsumexp_jvp(self_p, self_t, dim, keepdim: bool):
     if not masked.any():
         return tangent
     return aten.where_self(_make(masked), aten.zeros_like(tangent), tangent)
-
-
-def derivative_not_implemented(op: str):
-    """An op PyTorch gives no derivative: its backward fails when it is reached."""
-    raise RuntimeError(f"derivative for aten::{op} is not implemented")
