@@ -337,3 +337,6 @@ from .norm_decompositions import *  # noqa: E402,F401,F403
 
 # The convolution and pooling family's composites (its __all__).
 from .conv_decompositions import *  # noqa: E402,F401,F403
+
+# The upsampling ops' .vec overloads (its __all__).
+from .resample_decompositions import *  # noqa: E402,F401,F403

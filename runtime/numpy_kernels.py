@@ -2180,3 +2180,6 @@ from .embedding_kernels import *  # noqa: E402,F401,F403
 # The convolutions' and poolings' kernels (their __all__), named k.<fn> in the YAML.
 from .conv_kernels import *  # noqa: E402,F401,F403
 from .pool_kernels import *  # noqa: E402,F401,F403
+
+# The upsampling ops' kernels (its __all__), named k.<fn> in the YAML.
+from .resample_kernels import *  # noqa: E402,F401,F403

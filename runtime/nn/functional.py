@@ -77,6 +77,7 @@ from ._pooling import (
     max_pool3d,
     max_pool3d_with_indices,
 )
+from ._resample import interpolate, upsample, upsample_bilinear, upsample_nearest
 
 __all__ = [
     # softmax family
@@ -179,6 +180,11 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool3d",
     "max_pool3d_with_indices",
+    # upsampling and sampling
+    "interpolate",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]
 
 
