@@ -4808,6 +4808,435 @@ def index_put_(keyset, self, indices, values, accumulate):
     return result
 
 
+def upsample_nearest1d(keyset, self, output_size, scales):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleNearest1DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_nearest1d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, scales)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_nearest1d(self, output_size, scales, result)
+    return result
+
+
+def upsample_nearest1d_backward(keyset, grad_output, output_size, input_size, scales):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleNearest1DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_nearest1d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output_size, input_size, scales)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_nearest1d_backward(
+            grad_output, output_size, input_size, scales, result
+        )
+    return result
+
+
+def _upsample_nearest_exact1d(keyset, self, output_size, scales):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleNearestExact1DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_nearest_exact1d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, scales)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_nearest_exact1d(self, output_size, scales, result)
+    return result
+
+
+def _upsample_nearest_exact1d_backward(keyset, grad_output, output_size, input_size, scales):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleNearestExact1DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_nearest_exact1d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output_size, input_size, scales)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_nearest_exact1d_backward(
+            grad_output, output_size, input_size, scales, result
+        )
+    return result
+
+
+def upsample_nearest2d(keyset, self, output_size, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleNearest2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_nearest2d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_nearest2d(self, output_size, scales_h, scales_w, result)
+    return result
+
+
+def upsample_nearest2d_backward(keyset, grad_output, output_size, input_size, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleNearest2DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_nearest2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output_size, input_size, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_nearest2d_backward(
+            grad_output, output_size, input_size, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_nearest_exact2d(keyset, self, output_size, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleNearestExact2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_nearest_exact2d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_nearest_exact2d(self, output_size, scales_h, scales_w, result)
+    return result
+
+
+def _upsample_nearest_exact2d_backward(
+    keyset, grad_output, output_size, input_size, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleNearestExact2DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_nearest_exact2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output_size, input_size, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_nearest_exact2d_backward(
+            grad_output, output_size, input_size, scales_h, scales_w, result
+        )
+    return result
+
+
+def upsample_nearest3d(keyset, self, output_size, scales_d, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleNearest3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_nearest3d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, scales_d, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_nearest3d(self, output_size, scales_d, scales_h, scales_w, result)
+    return result
+
+
+def upsample_nearest3d_backward(
+    keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleNearest3DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_nearest3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_nearest3d_backward(
+            grad_output, output_size, input_size, scales_d, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_nearest_exact3d(keyset, self, output_size, scales_d, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleNearestExact3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_nearest_exact3d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, scales_d, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_nearest_exact3d(
+            self, output_size, scales_d, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_nearest_exact3d_backward(
+    keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleNearestExact3DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_nearest_exact3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_nearest_exact3d_backward(
+            grad_output, output_size, input_size, scales_d, scales_h, scales_w, result
+        )
+    return result
+
+
+def upsample_linear1d(keyset, self, output_size, align_corners, scales):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleLinear1DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_linear1d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, align_corners, scales)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_linear1d(self, output_size, align_corners, scales, result)
+    return result
+
+
+def upsample_linear1d_backward(keyset, grad_output, output_size, input_size, align_corners, scales):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleLinear1DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_linear1d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, output_size, input_size, align_corners, scales)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_linear1d_backward(
+            grad_output, output_size, input_size, align_corners, scales, result
+        )
+    return result
+
+
+def upsample_bilinear2d(keyset, self, output_size, align_corners, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleBilinear2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_bilinear2d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, align_corners, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_bilinear2d(
+            self, output_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
+def upsample_bilinear2d_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleBilinear2DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_bilinear2d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_bilinear2d_backward(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
+def upsample_trilinear3d(keyset, self, output_size, align_corners, scales_d, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleTrilinear3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_trilinear3d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, align_corners, scales_d, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_trilinear3d(
+            self, output_size, align_corners, scales_d, scales_h, scales_w, result
+        )
+    return result
+
+
+def upsample_trilinear3d_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleTrilinear3DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_trilinear3d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_trilinear3d_backward(
+            grad_output,
+            output_size,
+            input_size,
+            align_corners,
+            scales_d,
+            scales_h,
+            scales_w,
+            result,
+        )
+    return result
+
+
+def upsample_bicubic2d(keyset, self, output_size, align_corners, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleBicubic2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_bicubic2d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, align_corners, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_bicubic2d(self, output_size, align_corners, scales_h, scales_w, result)
+    return result
+
+
+def upsample_bicubic2d_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleBicubic2DBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.upsample_bicubic2d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.upsample_bicubic2d_backward(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
 def reflection_pad1d(keyset, self, padding):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -2966,6 +2966,237 @@ def index_put_(keyset, self, indices, values, accumulate):
     return copy_into(target, result)
 
 
+def upsample_nearest1d(keyset, self, output_size, scales):
+    """CPU kernel of upsample_nearest1d"""
+    k.upsample_check(self, output_size, 1, "nearest")
+    self = self._data
+    result = k.upsample(self, output_size, [scales], "nearest")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_nearest1d_backward(keyset, grad_output, output_size, input_size, scales):
+    """CPU kernel of upsample_nearest1d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 1, "upsample_nearest1d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(grad_output, output_size, input_size, [scales], "nearest")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_nearest_exact1d(keyset, self, output_size, scales):
+    """CPU kernel of _upsample_nearest_exact1d"""
+    k.upsample_check(self, output_size, 1, "nearest-exact")
+    self = self._data
+    result = k.upsample(self, output_size, [scales], "nearest-exact")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_nearest_exact1d_backward(keyset, grad_output, output_size, input_size, scales):
+    """CPU kernel of _upsample_nearest_exact1d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 1, "_upsample_nearest_exact1d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(grad_output, output_size, input_size, [scales], "nearest-exact")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_nearest2d(keyset, self, output_size, scales_h, scales_w):
+    """CPU kernel of upsample_nearest2d"""
+    k.upsample_check(self, output_size, 2, "nearest")
+    self = self._data
+    result = k.upsample(self, output_size, [scales_h, scales_w], "nearest")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_nearest2d_backward(keyset, grad_output, output_size, input_size, scales_h, scales_w):
+    """CPU kernel of upsample_nearest2d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 2, "upsample_nearest2d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output, output_size, input_size, [scales_h, scales_w], "nearest"
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_nearest_exact2d(keyset, self, output_size, scales_h, scales_w):
+    """CPU kernel of _upsample_nearest_exact2d"""
+    k.upsample_check(self, output_size, 2, "nearest-exact")
+    self = self._data
+    result = k.upsample(self, output_size, [scales_h, scales_w], "nearest-exact")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_nearest_exact2d_backward(
+    keyset, grad_output, output_size, input_size, scales_h, scales_w
+):
+    """CPU kernel of _upsample_nearest_exact2d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 2, "_upsample_nearest_exact2d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output, output_size, input_size, [scales_h, scales_w], "nearest-exact"
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_nearest3d(keyset, self, output_size, scales_d, scales_h, scales_w):
+    """CPU kernel of upsample_nearest3d"""
+    k.upsample_check(self, output_size, 3, "nearest")
+    self = self._data
+    result = k.upsample(self, output_size, [scales_d, scales_h, scales_w], "nearest")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_nearest3d_backward(
+    keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+):
+    """CPU kernel of upsample_nearest3d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 3, "upsample_nearest3d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output, output_size, input_size, [scales_d, scales_h, scales_w], "nearest"
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_nearest_exact3d(keyset, self, output_size, scales_d, scales_h, scales_w):
+    """CPU kernel of _upsample_nearest_exact3d"""
+    k.upsample_check(self, output_size, 3, "nearest-exact")
+    self = self._data
+    result = k.upsample(self, output_size, [scales_d, scales_h, scales_w], "nearest-exact")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_nearest_exact3d_backward(
+    keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+):
+    """CPU kernel of _upsample_nearest_exact3d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 3, "_upsample_nearest_exact3d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output, output_size, input_size, [scales_d, scales_h, scales_w], "nearest-exact"
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_linear1d(keyset, self, output_size, align_corners, scales):
+    """CPU kernel of upsample_linear1d"""
+    k.upsample_check(self, output_size, 1, "linear")
+    self = self._data
+    result = k.upsample(self, output_size, [scales], "linear", align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_linear1d_backward(keyset, grad_output, output_size, input_size, align_corners, scales):
+    """CPU kernel of upsample_linear1d_backward"""
+    k.upsample_backward_check(grad_output, output_size, input_size, 1, "upsample_linear1d_backward")
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output, output_size, input_size, [scales], "linear", align_corners
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_bilinear2d(keyset, self, output_size, align_corners, scales_h, scales_w):
+    """CPU kernel of upsample_bilinear2d"""
+    k.upsample_check(self, output_size, 2, "linear")
+    self = self._data
+    result = k.upsample(self, output_size, [scales_h, scales_w], "linear", align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_bilinear2d_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    """CPU kernel of upsample_bilinear2d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 2, "upsample_bilinear2d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output, output_size, input_size, [scales_h, scales_w], "linear", align_corners
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_trilinear3d(keyset, self, output_size, align_corners, scales_d, scales_h, scales_w):
+    """CPU kernel of upsample_trilinear3d"""
+    k.upsample_check(self, output_size, 3, "linear")
+    self = self._data
+    result = k.upsample(self, output_size, [scales_d, scales_h, scales_w], "linear", align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_trilinear3d_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w
+):
+    """CPU kernel of upsample_trilinear3d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 3, "upsample_trilinear3d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output,
+        output_size,
+        input_size,
+        [scales_d, scales_h, scales_w],
+        "linear",
+        align_corners,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_bicubic2d(keyset, self, output_size, align_corners, scales_h, scales_w):
+    """CPU kernel of upsample_bicubic2d"""
+    k.upsample_check(self, output_size, 2, "cubic")
+    self = self._data
+    result = k.upsample(self, output_size, [scales_h, scales_w], "cubic", align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def upsample_bicubic2d_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    """CPU kernel of upsample_bicubic2d_backward"""
+    k.upsample_backward_check(
+        grad_output, output_size, input_size, 2, "upsample_bicubic2d_backward"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_backward(
+        grad_output, output_size, input_size, [scales_h, scales_w], "cubic", align_corners
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def reflection_pad1d(keyset, self, padding):
     """CPU kernel of reflection_pad1d"""
     self = self._data

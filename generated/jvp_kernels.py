@@ -4917,6 +4917,358 @@ def index_put_(self, indices, values, accumulate, result, tangents):
     set_fw_grad_inplace(self, tangent)
 
 
+def upsample_nearest1d(self, output_size, scales, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_nearest1d(self_t, output_size, scales)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_nearest1d_backward(grad_output, output_size, input_size, scales, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_nearest1d_backward(grad_output_t, output_size, input_size, scales)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_nearest_exact1d(self, output_size, scales, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_nearest_exact1d(self_t, output_size, scales)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_nearest_exact1d_backward(
+            grad_output_t, output_size, input_size, scales
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_nearest2d(self, output_size, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_nearest2d(self_t, output_size, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_nearest2d_backward(
+            grad_output_t, output_size, input_size, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_nearest_exact2d(self, output_size, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_nearest_exact2d(self_t, output_size, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_nearest_exact2d_backward(
+    grad_output, output_size, input_size, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_nearest_exact2d_backward(
+            grad_output_t, output_size, input_size, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_nearest3d(self, output_size, scales_d, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_nearest3d(self_t, output_size, scales_d, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_nearest3d_backward(
+    grad_output, output_size, input_size, scales_d, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_nearest3d_backward(
+            grad_output_t, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_nearest_exact3d(self, output_size, scales_d, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_nearest_exact3d(self_t, output_size, scales_d, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_nearest_exact3d_backward(
+    grad_output, output_size, input_size, scales_d, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_nearest_exact3d_backward(
+            grad_output_t, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_linear1d(self, output_size, align_corners, scales, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_linear1d(self_t, output_size, align_corners, scales)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_linear1d_backward(
+            grad_output_t, output_size, input_size, align_corners, scales
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_bilinear2d(self_t, output_size, align_corners, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_bilinear2d_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_bilinear2d_backward(
+            grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_trilinear3d(self, output_size, align_corners, scales_d, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_trilinear3d(
+            self_t, output_size, align_corners, scales_d, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_trilinear3d_backward(
+    grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_trilinear3d_backward(
+            grad_output_t, output_size, input_size, align_corners, scales_d, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_bicubic2d(self, output_size, align_corners, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_bicubic2d(self_t, output_size, align_corners, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def upsample_bicubic2d_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.upsample_bicubic2d_backward(
+            grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def reflection_pad1d(self, padding, result):
     # auto_linear
     self_t = fw_grad(self)

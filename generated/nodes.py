@@ -107,6 +107,12 @@ from opgrad.generated.python_surface import (
     _scaled_dot_product_flash_attention_for_cpu_backward,
     _softmax_backward_data,
     _trilinear,
+    _upsample_nearest_exact1d,
+    _upsample_nearest_exact1d_backward,
+    _upsample_nearest_exact2d,
+    _upsample_nearest_exact2d_backward,
+    _upsample_nearest_exact3d,
+    _upsample_nearest_exact3d_backward,
     avg_pool2d,
     avg_pool2d_backward,
     avg_pool3d,
@@ -170,6 +176,20 @@ from opgrad.generated.python_surface import (
     threshold,
     threshold_backward,
     unfold_backward,
+    upsample_bicubic2d,
+    upsample_bicubic2d_backward,
+    upsample_bilinear2d,
+    upsample_bilinear2d_backward,
+    upsample_linear1d,
+    upsample_linear1d_backward,
+    upsample_nearest1d,
+    upsample_nearest1d_backward,
+    upsample_nearest2d,
+    upsample_nearest2d_backward,
+    upsample_nearest3d,
+    upsample_nearest3d_backward,
+    upsample_trilinear3d,
+    upsample_trilinear3d_backward,
     where,
     xlogy,
     zeros_like,
@@ -10640,6 +10660,1052 @@ class IndexPutBackward0(Node):
     @property
     def _raw_saved_indices(self):
         return raw_saved_list(self.indices_, self)
+
+
+class UpsampleNearest1DBackward0(Node):
+    """Backward of ``upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales = self.scales_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: upsample_nearest1d_backward(grad, output_size, self.sym_sizes(), scales)
+        grad_self = (
+            upsample_nearest1d_backward(grad, output_size, self_sym_sizes, scales)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales(self):
+        return self.scales_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleNearest1DBackwardBackward0(Node):
+    """Backward of ``upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales = self.scales_
+        # grad_output: upsample_nearest1d(grad, output_size, scales)
+        grad_grad_output = upsample_nearest1d(grad, output_size, scales) if needs[0] else None
+        return (grad_grad_output,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales(self):
+        return self.scales_
+
+
+class UpsampleNearestExact1DBackward0(Node):
+    """Backward of ``_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales = self.scales_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: _upsample_nearest_exact1d_backward(grad, output_size, self.sym_sizes(), scales)
+        grad_self = (
+            _upsample_nearest_exact1d_backward(grad, output_size, self_sym_sizes, scales)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales(self):
+        return self.scales_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleNearestExact1DBackwardBackward0(Node):
+    """Backward of ``_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales = self.scales_
+        # grad_output: _upsample_nearest_exact1d(grad, output_size, scales)
+        grad_grad_output = (
+            _upsample_nearest_exact1d(grad, output_size, scales) if needs[0] else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales(self):
+        return self.scales_
+
+
+class UpsampleNearest2DBackward0(Node):
+    """Backward of ``upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: upsample_nearest2d_backward(grad, output_size, self.sym_sizes(), scales_h, scales_w)
+        grad_self = (
+            upsample_nearest2d_backward(grad, output_size, self_sym_sizes, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleNearest2DBackwardBackward0(Node):
+    """Backward of ``upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: upsample_nearest2d(grad, output_size, scales_h, scales_w)
+        grad_grad_output = (
+            upsample_nearest2d(grad, output_size, scales_h, scales_w) if needs[0] else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleNearestExact2DBackward0(Node):
+    """Backward of ``_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: _upsample_nearest_exact2d_backward(grad, output_size, self.sym_sizes(), scales_h, scales_w)
+        grad_self = (
+            _upsample_nearest_exact2d_backward(
+                grad, output_size, self_sym_sizes, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleNearestExact2DBackwardBackward0(Node):
+    """Backward of ``_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+        grad_grad_output = (
+            _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w) if needs[0] else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleNearest3DBackward0(Node):
+    """Backward of ``upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_d_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_d_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_d = self.scales_d_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: upsample_nearest3d_backward(grad, output_size, self.sym_sizes(), scales_d, scales_h, scales_w)
+        grad_self = (
+            upsample_nearest3d_backward(
+                grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_d(self):
+        return self.scales_d_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleNearest3DBackwardBackward0(Node):
+    """Backward of ``upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_d_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_d_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_d = self.scales_d_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+        grad_grad_output = (
+            upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_d(self):
+        return self.scales_d_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleNearestExact3DBackward0(Node):
+    """Backward of ``_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_d_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_d_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_d = self.scales_d_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: _upsample_nearest_exact3d_backward(grad, output_size, self.sym_sizes(), scales_d, scales_h, scales_w)
+        grad_self = (
+            _upsample_nearest_exact3d_backward(
+                grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_d(self):
+        return self.scales_d_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleNearestExact3DBackwardBackward0(Node):
+    """Backward of ``_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "output_size_",
+        "scales_d_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.output_size_ = None
+        self.scales_d_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        output_size = self.output_size_
+        scales_d = self.scales_d_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+        grad_grad_output = (
+            _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_d(self):
+        return self.scales_d_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleLinear1DBackward0(Node):
+    """Backward of ``upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales = self.scales_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: upsample_linear1d_backward(grad, output_size, self.sym_sizes(), align_corners, scales)
+        grad_self = (
+            upsample_linear1d_backward(grad, output_size, self_sym_sizes, align_corners, scales)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales(self):
+        return self.scales_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleLinear1DBackwardBackward0(Node):
+    """Backward of ``upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales = self.scales_
+        # grad_output: upsample_linear1d(grad, output_size, align_corners, scales)
+        grad_grad_output = (
+            upsample_linear1d(grad, output_size, align_corners, scales) if needs[0] else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales(self):
+        return self.scales_
+
+
+class UpsampleBilinear2DBackward0(Node):
+    """Backward of ``upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: upsample_bilinear2d_backward(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+        grad_self = (
+            upsample_bilinear2d_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleBilinear2DBackwardBackward0(Node):
+    """Backward of ``upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+        grad_grad_output = (
+            upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleTrilinear3DBackward0(Node):
+    """Backward of ``upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_d_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_d_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_d = self.scales_d_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: upsample_trilinear3d_backward(grad, output_size, self.sym_sizes(), align_corners, scales_d, scales_h, scales_w)
+        grad_self = (
+            upsample_trilinear3d_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_d, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_d(self):
+        return self.scales_d_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleTrilinear3DBackwardBackward0(Node):
+    """Backward of ``upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_d_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_d_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_d = self.scales_d_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+        grad_grad_output = (
+            upsample_trilinear3d(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_d(self):
+        return self.scales_d_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleBicubic2DBackward0(Node):
+    """Backward of ``upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: upsample_bicubic2d_backward(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+        grad_self = (
+            upsample_bicubic2d_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleBicubic2DBackwardBackward0(Node):
+    """Backward of ``upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+        grad_grad_output = (
+            upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
 
 
 class ReflectionPad1DBackward0(Node):

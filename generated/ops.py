@@ -14287,6 +14287,1705 @@ square = square_op._entry = _square_entry(Site(square_op))
 square_op._make_entry = _square_entry
 
 
+upsample_nearest1d_vec_op = define(
+    "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
+)
+_upsample_nearest1d_vec_kernels = upsample_nearest1d_vec_op.kernels
+
+
+def _upsample_nearest1d_vec_entry(_site):
+    def upsample_nearest1d_vec(input, output_size, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, upsample_nearest1d_vec_op, input, output_size, scale_factors
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, upsample_nearest1d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_nearest1d_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, upsample_nearest1d_vec_op, input, output_size, scale_factors
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _upsample_nearest1d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest1d_vec
+
+
+upsample_nearest1d_vec = upsample_nearest1d_vec_op._entry = _upsample_nearest1d_vec_entry(
+    Site(upsample_nearest1d_vec_op)
+)
+upsample_nearest1d_vec_op._make_entry = _upsample_nearest1d_vec_entry
+
+
+upsample_nearest1d_op = define(
+    "aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"
+)
+_upsample_nearest1d_kernels = upsample_nearest1d_op.kernels
+
+
+def _upsample_nearest1d_entry(_site):
+    def upsample_nearest1d(self, output_size, scales=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, upsample_nearest1d_op, self, output_size, scales)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, upsample_nearest1d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_nearest1d_op, 1)
+                if scales is not None and scales.__class__ is not float:
+                    scales = float_arg(scales, _site, upsample_nearest1d_op, 2)
+            except Overridden:
+                return handle_entry(_site, upsample_nearest1d_op, self, output_size, scales)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_nearest1d(self, output_size, scales)
+                if result is not None:
+                    return result
+            kernel = _upsample_nearest1d_kernels[keyset]
+            return kernel(keyset, self, output_size, scales)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest1d
+
+
+upsample_nearest1d = upsample_nearest1d_op._entry = _upsample_nearest1d_entry(
+    Site(upsample_nearest1d_op)
+)
+upsample_nearest1d_op._make_entry = _upsample_nearest1d_entry
+
+
+upsample_nearest1d_backward_op = define(
+    "aten::upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"
+)
+_upsample_nearest1d_backward_kernels = upsample_nearest1d_backward_op.kernels
+
+
+def _upsample_nearest1d_backward_entry(_site):
+    def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_nearest1d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, upsample_nearest1d_backward_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_nearest1d_backward_op, 1)
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(input_size, 3, _site, upsample_nearest1d_backward_op, 2)
+                if scales is not None and scales.__class__ is not float:
+                    scales = float_arg(scales, _site, upsample_nearest1d_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_nearest1d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_nearest1d_backward(
+                    grad_output, output_size, input_size, scales
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_nearest1d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, output_size, input_size, scales)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest1d_backward
+
+
+upsample_nearest1d_backward = upsample_nearest1d_backward_op._entry = (
+    _upsample_nearest1d_backward_entry(Site(upsample_nearest1d_backward_op))
+)
+upsample_nearest1d_backward_op._make_entry = _upsample_nearest1d_backward_entry
+
+
+_upsample_nearest_exact1d_vec_op = define(
+    "aten::_upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
+)
+__upsample_nearest_exact1d_vec_kernels = _upsample_nearest_exact1d_vec_op.kernels
+
+
+def __upsample_nearest_exact1d_vec_entry(_site):
+    def _upsample_nearest_exact1d_vec(input, output_size, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _upsample_nearest_exact1d_vec_op, input, output_size, scale_factors
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, _upsample_nearest_exact1d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 1, _site, _upsample_nearest_exact1d_vec_op, 1
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, _upsample_nearest_exact1d_vec_op, input, output_size, scale_factors
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = __upsample_nearest_exact1d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact1d_vec
+
+
+_upsample_nearest_exact1d_vec = _upsample_nearest_exact1d_vec_op._entry = (
+    __upsample_nearest_exact1d_vec_entry(Site(_upsample_nearest_exact1d_vec_op))
+)
+_upsample_nearest_exact1d_vec_op._make_entry = __upsample_nearest_exact1d_vec_entry
+
+
+_upsample_nearest_exact1d_op = define(
+    "aten::_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"
+)
+__upsample_nearest_exact1d_kernels = _upsample_nearest_exact1d_op.kernels
+
+
+def __upsample_nearest_exact1d_entry(_site):
+    def _upsample_nearest_exact1d(self, output_size, scales=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _upsample_nearest_exact1d_op, self, output_size, scales)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _upsample_nearest_exact1d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, _upsample_nearest_exact1d_op, 1)
+                if scales is not None and scales.__class__ is not float:
+                    scales = float_arg(scales, _site, _upsample_nearest_exact1d_op, 2)
+            except Overridden:
+                return handle_entry(_site, _upsample_nearest_exact1d_op, self, output_size, scales)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_nearest_exact1d(self, output_size, scales)
+                if result is not None:
+                    return result
+            kernel = __upsample_nearest_exact1d_kernels[keyset]
+            return kernel(keyset, self, output_size, scales)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact1d
+
+
+_upsample_nearest_exact1d = _upsample_nearest_exact1d_op._entry = __upsample_nearest_exact1d_entry(
+    Site(_upsample_nearest_exact1d_op)
+)
+_upsample_nearest_exact1d_op._make_entry = __upsample_nearest_exact1d_entry
+
+
+_upsample_nearest_exact1d_backward_op = define(
+    "aten::_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"
+)
+__upsample_nearest_exact1d_backward_kernels = _upsample_nearest_exact1d_backward_op.kernels
+
+
+def __upsample_nearest_exact1d_backward_entry(_site):
+    def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact1d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _upsample_nearest_exact1d_backward_op, 0
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 1, _site, _upsample_nearest_exact1d_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(
+                        input_size, 3, _site, _upsample_nearest_exact1d_backward_op, 2
+                    )
+                if scales is not None and scales.__class__ is not float:
+                    scales = float_arg(scales, _site, _upsample_nearest_exact1d_backward_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact1d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_nearest_exact1d_backward(
+                    grad_output, output_size, input_size, scales
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_nearest_exact1d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, output_size, input_size, scales)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact1d_backward
+
+
+_upsample_nearest_exact1d_backward = _upsample_nearest_exact1d_backward_op._entry = (
+    __upsample_nearest_exact1d_backward_entry(Site(_upsample_nearest_exact1d_backward_op))
+)
+_upsample_nearest_exact1d_backward_op._make_entry = __upsample_nearest_exact1d_backward_entry
+
+
+upsample_nearest2d_vec_op = define(
+    "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
+)
+_upsample_nearest2d_vec_kernels = upsample_nearest2d_vec_op.kernels
+
+
+def _upsample_nearest2d_vec_entry(_site):
+    def upsample_nearest2d_vec(input, output_size, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, upsample_nearest2d_vec_op, input, output_size, scale_factors
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, upsample_nearest2d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_nearest2d_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, upsample_nearest2d_vec_op, input, output_size, scale_factors
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _upsample_nearest2d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest2d_vec
+
+
+upsample_nearest2d_vec = upsample_nearest2d_vec_op._entry = _upsample_nearest2d_vec_entry(
+    Site(upsample_nearest2d_vec_op)
+)
+upsample_nearest2d_vec_op._make_entry = _upsample_nearest2d_vec_entry
+
+
+upsample_nearest2d_op = define(
+    "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_nearest2d_kernels = upsample_nearest2d_op.kernels
+
+
+def _upsample_nearest2d_entry(_site):
+    def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, upsample_nearest2d_op, self, output_size, scales_h, scales_w
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, upsample_nearest2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, upsample_nearest2d_op, 1)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_nearest2d_op, 2)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_nearest2d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, upsample_nearest2d_op, self, output_size, scales_h, scales_w
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_nearest2d(self, output_size, scales_h, scales_w)
+                if result is not None:
+                    return result
+            kernel = _upsample_nearest2d_kernels[keyset]
+            return kernel(keyset, self, output_size, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest2d
+
+
+upsample_nearest2d = upsample_nearest2d_op._entry = _upsample_nearest2d_entry(
+    Site(upsample_nearest2d_op)
+)
+upsample_nearest2d_op._make_entry = _upsample_nearest2d_entry
+
+
+upsample_nearest2d_backward_op = define(
+    "aten::upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_nearest2d_backward_kernels = upsample_nearest2d_backward_op.kernels
+
+
+def _upsample_nearest2d_backward_entry(_site):
+    def upsample_nearest2d_backward(
+        grad_output, output_size, input_size, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_nearest2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, upsample_nearest2d_backward_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, upsample_nearest2d_backward_op, 1)
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(input_size, 4, _site, upsample_nearest2d_backward_op, 2)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_nearest2d_backward_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_nearest2d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_nearest2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_nearest2d_backward(
+                    grad_output, output_size, input_size, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_nearest2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, output_size, input_size, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest2d_backward
+
+
+upsample_nearest2d_backward = upsample_nearest2d_backward_op._entry = (
+    _upsample_nearest2d_backward_entry(Site(upsample_nearest2d_backward_op))
+)
+upsample_nearest2d_backward_op._make_entry = _upsample_nearest2d_backward_entry
+
+
+_upsample_nearest_exact2d_vec_op = define(
+    "aten::_upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
+)
+__upsample_nearest_exact2d_vec_kernels = _upsample_nearest_exact2d_vec_op.kernels
+
+
+def __upsample_nearest_exact2d_vec_entry(_site):
+    def _upsample_nearest_exact2d_vec(input, output_size, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _upsample_nearest_exact2d_vec_op, input, output_size, scale_factors
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, _upsample_nearest_exact2d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 1, _site, _upsample_nearest_exact2d_vec_op, 1
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, _upsample_nearest_exact2d_vec_op, input, output_size, scale_factors
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = __upsample_nearest_exact2d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact2d_vec
+
+
+_upsample_nearest_exact2d_vec = _upsample_nearest_exact2d_vec_op._entry = (
+    __upsample_nearest_exact2d_vec_entry(Site(_upsample_nearest_exact2d_vec_op))
+)
+_upsample_nearest_exact2d_vec_op._make_entry = __upsample_nearest_exact2d_vec_entry
+
+
+_upsample_nearest_exact2d_op = define(
+    "aten::_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_nearest_exact2d_kernels = _upsample_nearest_exact2d_op.kernels
+
+
+def __upsample_nearest_exact2d_entry(_site):
+    def _upsample_nearest_exact2d(self, output_size, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _upsample_nearest_exact2d_op, self, output_size, scales_h, scales_w
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _upsample_nearest_exact2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, _upsample_nearest_exact2d_op, 1)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_nearest_exact2d_op, 2)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_nearest_exact2d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, _upsample_nearest_exact2d_op, self, output_size, scales_h, scales_w
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_nearest_exact2d(
+                    self, output_size, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_nearest_exact2d_kernels[keyset]
+            return kernel(keyset, self, output_size, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact2d
+
+
+_upsample_nearest_exact2d = _upsample_nearest_exact2d_op._entry = __upsample_nearest_exact2d_entry(
+    Site(_upsample_nearest_exact2d_op)
+)
+_upsample_nearest_exact2d_op._make_entry = __upsample_nearest_exact2d_entry
+
+
+_upsample_nearest_exact2d_backward_op = define(
+    "aten::_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_nearest_exact2d_backward_kernels = _upsample_nearest_exact2d_backward_op.kernels
+
+
+def __upsample_nearest_exact2d_backward_entry(_site):
+    def _upsample_nearest_exact2d_backward(
+        grad_output, output_size, input_size, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _upsample_nearest_exact2d_backward_op, 0
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 2, _site, _upsample_nearest_exact2d_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(
+                        input_size, 4, _site, _upsample_nearest_exact2d_backward_op, 2
+                    )
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_nearest_exact2d_backward_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_nearest_exact2d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_nearest_exact2d_backward(
+                    grad_output, output_size, input_size, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_nearest_exact2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, output_size, input_size, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact2d_backward
+
+
+_upsample_nearest_exact2d_backward = _upsample_nearest_exact2d_backward_op._entry = (
+    __upsample_nearest_exact2d_backward_entry(Site(_upsample_nearest_exact2d_backward_op))
+)
+_upsample_nearest_exact2d_backward_op._make_entry = __upsample_nearest_exact2d_backward_entry
+
+
+upsample_nearest3d_vec_op = define(
+    "aten::upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
+)
+_upsample_nearest3d_vec_kernels = upsample_nearest3d_vec_op.kernels
+
+
+def _upsample_nearest3d_vec_entry(_site):
+    def upsample_nearest3d_vec(input, output_size, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, upsample_nearest3d_vec_op, input, output_size, scale_factors
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, upsample_nearest3d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_nearest3d_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, upsample_nearest3d_vec_op, input, output_size, scale_factors
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _upsample_nearest3d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest3d_vec
+
+
+upsample_nearest3d_vec = upsample_nearest3d_vec_op._entry = _upsample_nearest3d_vec_entry(
+    Site(upsample_nearest3d_vec_op)
+)
+upsample_nearest3d_vec_op._make_entry = _upsample_nearest3d_vec_entry
+
+
+upsample_nearest3d_op = define(
+    "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_nearest3d_kernels = upsample_nearest3d_op.kernels
+
+
+def _upsample_nearest3d_entry(_site):
+    def upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, upsample_nearest3d_op, self, output_size, scales_d, scales_h, scales_w
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, upsample_nearest3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, upsample_nearest3d_op, 1)
+                if scales_d is not None and scales_d.__class__ is not float:
+                    scales_d = float_arg(scales_d, _site, upsample_nearest3d_op, 2)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_nearest3d_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_nearest3d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, upsample_nearest3d_op, self, output_size, scales_d, scales_h, scales_w
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_nearest3d(
+                    self, output_size, scales_d, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_nearest3d_kernels[keyset]
+            return kernel(keyset, self, output_size, scales_d, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest3d
+
+
+upsample_nearest3d = upsample_nearest3d_op._entry = _upsample_nearest3d_entry(
+    Site(upsample_nearest3d_op)
+)
+upsample_nearest3d_op._make_entry = _upsample_nearest3d_entry
+
+
+upsample_nearest3d_backward_op = define(
+    "aten::upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_nearest3d_backward_kernels = upsample_nearest3d_backward_op.kernels
+
+
+def _upsample_nearest3d_backward_entry(_site):
+    def upsample_nearest3d_backward(
+        grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_nearest3d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, upsample_nearest3d_backward_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, upsample_nearest3d_backward_op, 1)
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(input_size, 5, _site, upsample_nearest3d_backward_op, 2)
+                if scales_d is not None and scales_d.__class__ is not float:
+                    scales_d = float_arg(scales_d, _site, upsample_nearest3d_backward_op, 3)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_nearest3d_backward_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_nearest3d_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_nearest3d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_nearest3d_backward(
+                    grad_output, output_size, input_size, scales_d, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_nearest3d_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_nearest3d_backward
+
+
+upsample_nearest3d_backward = upsample_nearest3d_backward_op._entry = (
+    _upsample_nearest3d_backward_entry(Site(upsample_nearest3d_backward_op))
+)
+upsample_nearest3d_backward_op._make_entry = _upsample_nearest3d_backward_entry
+
+
+_upsample_nearest_exact3d_vec_op = define(
+    "aten::_upsample_nearest_exact3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
+)
+__upsample_nearest_exact3d_vec_kernels = _upsample_nearest_exact3d_vec_op.kernels
+
+
+def __upsample_nearest_exact3d_vec_entry(_site):
+    def _upsample_nearest_exact3d_vec(input, output_size, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _upsample_nearest_exact3d_vec_op, input, output_size, scale_factors
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, _upsample_nearest_exact3d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 1, _site, _upsample_nearest_exact3d_vec_op, 1
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, _upsample_nearest_exact3d_vec_op, input, output_size, scale_factors
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = __upsample_nearest_exact3d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact3d_vec
+
+
+_upsample_nearest_exact3d_vec = _upsample_nearest_exact3d_vec_op._entry = (
+    __upsample_nearest_exact3d_vec_entry(Site(_upsample_nearest_exact3d_vec_op))
+)
+_upsample_nearest_exact3d_vec_op._make_entry = __upsample_nearest_exact3d_vec_entry
+
+
+_upsample_nearest_exact3d_op = define(
+    "aten::_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_nearest_exact3d_kernels = _upsample_nearest_exact3d_op.kernels
+
+
+def __upsample_nearest_exact3d_entry(_site):
+    def _upsample_nearest_exact3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact3d_op,
+                    self,
+                    output_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _upsample_nearest_exact3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, _upsample_nearest_exact3d_op, 1)
+                if scales_d is not None and scales_d.__class__ is not float:
+                    scales_d = float_arg(scales_d, _site, _upsample_nearest_exact3d_op, 2)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_nearest_exact3d_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_nearest_exact3d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact3d_op,
+                    self,
+                    output_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_nearest_exact3d(
+                    self, output_size, scales_d, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_nearest_exact3d_kernels[keyset]
+            return kernel(keyset, self, output_size, scales_d, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact3d
+
+
+_upsample_nearest_exact3d = _upsample_nearest_exact3d_op._entry = __upsample_nearest_exact3d_entry(
+    Site(_upsample_nearest_exact3d_op)
+)
+_upsample_nearest_exact3d_op._make_entry = __upsample_nearest_exact3d_entry
+
+
+_upsample_nearest_exact3d_backward_op = define(
+    "aten::_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_nearest_exact3d_backward_kernels = _upsample_nearest_exact3d_backward_op.kernels
+
+
+def __upsample_nearest_exact3d_backward_entry(_site):
+    def _upsample_nearest_exact3d_backward(
+        grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact3d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _upsample_nearest_exact3d_backward_op, 0
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 3, _site, _upsample_nearest_exact3d_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(
+                        input_size, 5, _site, _upsample_nearest_exact3d_backward_op, 2
+                    )
+                if scales_d is not None and scales_d.__class__ is not float:
+                    scales_d = float_arg(scales_d, _site, _upsample_nearest_exact3d_backward_op, 3)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_nearest_exact3d_backward_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_nearest_exact3d_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_nearest_exact3d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_nearest_exact3d_backward(
+                    grad_output, output_size, input_size, scales_d, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_nearest_exact3d_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, output_size, input_size, scales_d, scales_h, scales_w
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_nearest_exact3d_backward
+
+
+_upsample_nearest_exact3d_backward = _upsample_nearest_exact3d_backward_op._entry = (
+    __upsample_nearest_exact3d_backward_entry(Site(_upsample_nearest_exact3d_backward_op))
+)
+_upsample_nearest_exact3d_backward_op._make_entry = __upsample_nearest_exact3d_backward_entry
+
+
+upsample_linear1d_vec_op = define(
+    "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+)
+_upsample_linear1d_vec_kernels = upsample_linear1d_vec_op.kernels
+
+
+def _upsample_linear1d_vec_entry(_site):
+    def upsample_linear1d_vec(input, output_size, align_corners, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_linear1d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, upsample_linear1d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_linear1d_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_linear1d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _upsample_linear1d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, align_corners, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_linear1d_vec
+
+
+upsample_linear1d_vec = upsample_linear1d_vec_op._entry = _upsample_linear1d_vec_entry(
+    Site(upsample_linear1d_vec_op)
+)
+upsample_linear1d_vec_op._make_entry = _upsample_linear1d_vec_entry
+
+
+upsample_linear1d_op = define(
+    "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor"
+)
+_upsample_linear1d_kernels = upsample_linear1d_op.kernels
+
+
+def _upsample_linear1d_entry(_site):
+    def upsample_linear1d(self, output_size, align_corners, scales=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, upsample_linear1d_op, self, output_size, align_corners, scales
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, upsample_linear1d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_linear1d_op, 1)
+                if scales is not None and scales.__class__ is not float:
+                    scales = float_arg(scales, _site, upsample_linear1d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, upsample_linear1d_op, self, output_size, align_corners, scales
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_linear1d(self, output_size, align_corners, scales)
+                if result is not None:
+                    return result
+            kernel = _upsample_linear1d_kernels[keyset]
+            return kernel(keyset, self, output_size, align_corners, scales)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_linear1d
+
+
+upsample_linear1d = upsample_linear1d_op._entry = _upsample_linear1d_entry(
+    Site(upsample_linear1d_op)
+)
+upsample_linear1d_op._make_entry = _upsample_linear1d_entry
+
+
+upsample_linear1d_backward_op = define(
+    "aten::upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor"
+)
+_upsample_linear1d_backward_kernels = upsample_linear1d_backward_op.kernels
+
+
+def _upsample_linear1d_backward_entry(_site):
+    def upsample_linear1d_backward(
+        grad_output, output_size, input_size, align_corners, scales=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_linear1d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, upsample_linear1d_backward_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_linear1d_backward_op, 1)
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(input_size, 3, _site, upsample_linear1d_backward_op, 2)
+                if scales is not None and scales.__class__ is not float:
+                    scales = float_arg(scales, _site, upsample_linear1d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_linear1d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_linear1d_backward(
+                    grad_output, output_size, input_size, align_corners, scales
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_linear1d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, output_size, input_size, align_corners, scales)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_linear1d_backward
+
+
+upsample_linear1d_backward = upsample_linear1d_backward_op._entry = (
+    _upsample_linear1d_backward_entry(Site(upsample_linear1d_backward_op))
+)
+upsample_linear1d_backward_op._make_entry = _upsample_linear1d_backward_entry
+
+
+upsample_bilinear2d_vec_op = define(
+    "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+)
+_upsample_bilinear2d_vec_kernels = upsample_bilinear2d_vec_op.kernels
+
+
+def _upsample_bilinear2d_vec_entry(_site):
+    def upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_bilinear2d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, upsample_bilinear2d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_bilinear2d_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_bilinear2d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _upsample_bilinear2d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, align_corners, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_bilinear2d_vec
+
+
+upsample_bilinear2d_vec = upsample_bilinear2d_vec_op._entry = _upsample_bilinear2d_vec_entry(
+    Site(upsample_bilinear2d_vec_op)
+)
+upsample_bilinear2d_vec_op._make_entry = _upsample_bilinear2d_vec_entry
+
+
+upsample_bilinear2d_op = define(
+    "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_bilinear2d_kernels = upsample_bilinear2d_op.kernels
+
+
+def _upsample_bilinear2d_entry(_site):
+    def upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_bilinear2d_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, upsample_bilinear2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, upsample_bilinear2d_op, 1)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_bilinear2d_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_bilinear2d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_bilinear2d_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_bilinear2d(
+                    self, output_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_bilinear2d_kernels[keyset]
+            return kernel(keyset, self, output_size, align_corners, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_bilinear2d
+
+
+upsample_bilinear2d = upsample_bilinear2d_op._entry = _upsample_bilinear2d_entry(
+    Site(upsample_bilinear2d_op)
+)
+upsample_bilinear2d_op._make_entry = _upsample_bilinear2d_entry
+
+
+upsample_bilinear2d_backward_op = define(
+    "aten::upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_bilinear2d_backward_kernels = upsample_bilinear2d_backward_op.kernels
+
+
+def _upsample_bilinear2d_backward_entry(_site):
+    def upsample_bilinear2d_backward(
+        grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_bilinear2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, upsample_bilinear2d_backward_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 2, _site, upsample_bilinear2d_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(input_size, 4, _site, upsample_bilinear2d_backward_op, 2)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_bilinear2d_backward_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_bilinear2d_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_bilinear2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_bilinear2d_backward(
+                    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_bilinear2d_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_bilinear2d_backward
+
+
+upsample_bilinear2d_backward = upsample_bilinear2d_backward_op._entry = (
+    _upsample_bilinear2d_backward_entry(Site(upsample_bilinear2d_backward_op))
+)
+upsample_bilinear2d_backward_op._make_entry = _upsample_bilinear2d_backward_entry
+
+
+upsample_trilinear3d_vec_op = define(
+    "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+)
+_upsample_trilinear3d_vec_kernels = upsample_trilinear3d_vec_op.kernels
+
+
+def _upsample_trilinear3d_vec_entry(_site):
+    def upsample_trilinear3d_vec(input, output_size, align_corners, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_trilinear3d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, upsample_trilinear3d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_trilinear3d_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_trilinear3d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _upsample_trilinear3d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, align_corners, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_trilinear3d_vec
+
+
+upsample_trilinear3d_vec = upsample_trilinear3d_vec_op._entry = _upsample_trilinear3d_vec_entry(
+    Site(upsample_trilinear3d_vec_op)
+)
+upsample_trilinear3d_vec_op._make_entry = _upsample_trilinear3d_vec_entry
+
+
+upsample_trilinear3d_op = define(
+    "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_trilinear3d_kernels = upsample_trilinear3d_op.kernels
+
+
+def _upsample_trilinear3d_entry(_site):
+    def upsample_trilinear3d(
+        self, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_trilinear3d_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, upsample_trilinear3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, upsample_trilinear3d_op, 1)
+                if scales_d is not None and scales_d.__class__ is not float:
+                    scales_d = float_arg(scales_d, _site, upsample_trilinear3d_op, 3)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_trilinear3d_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_trilinear3d_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_trilinear3d_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_trilinear3d(
+                    self, output_size, align_corners, scales_d, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_trilinear3d_kernels[keyset]
+            return kernel(keyset, self, output_size, align_corners, scales_d, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_trilinear3d
+
+
+upsample_trilinear3d = upsample_trilinear3d_op._entry = _upsample_trilinear3d_entry(
+    Site(upsample_trilinear3d_op)
+)
+upsample_trilinear3d_op._make_entry = _upsample_trilinear3d_entry
+
+
+upsample_trilinear3d_backward_op = define(
+    "aten::upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_trilinear3d_backward_kernels = upsample_trilinear3d_backward_op.kernels
+
+
+def _upsample_trilinear3d_backward_entry(_site):
+    def upsample_trilinear3d_backward(
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_d=None,
+        scales_h=None,
+        scales_w=None,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_trilinear3d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, upsample_trilinear3d_backward_op, 0
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 3, _site, upsample_trilinear3d_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(input_size, 5, _site, upsample_trilinear3d_backward_op, 2)
+                if scales_d is not None and scales_d.__class__ is not float:
+                    scales_d = float_arg(scales_d, _site, upsample_trilinear3d_backward_op, 4)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_trilinear3d_backward_op, 5)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_trilinear3d_backward_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_trilinear3d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_trilinear3d_backward(
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_trilinear3d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                output_size,
+                input_size,
+                align_corners,
+                scales_d,
+                scales_h,
+                scales_w,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_trilinear3d_backward
+
+
+upsample_trilinear3d_backward = upsample_trilinear3d_backward_op._entry = (
+    _upsample_trilinear3d_backward_entry(Site(upsample_trilinear3d_backward_op))
+)
+upsample_trilinear3d_backward_op._make_entry = _upsample_trilinear3d_backward_entry
+
+
+upsample_bicubic2d_vec_op = define(
+    "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+)
+_upsample_bicubic2d_vec_kernels = upsample_bicubic2d_vec_op.kernels
+
+
+def _upsample_bicubic2d_vec_entry(_site):
+    def upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_bicubic2d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, upsample_bicubic2d_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, upsample_bicubic2d_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_bicubic2d_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = _upsample_bicubic2d_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, align_corners, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_bicubic2d_vec
+
+
+upsample_bicubic2d_vec = upsample_bicubic2d_vec_op._entry = _upsample_bicubic2d_vec_entry(
+    Site(upsample_bicubic2d_vec_op)
+)
+upsample_bicubic2d_vec_op._make_entry = _upsample_bicubic2d_vec_entry
+
+
+upsample_bicubic2d_op = define(
+    "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_bicubic2d_kernels = upsample_bicubic2d_op.kernels
+
+
+def _upsample_bicubic2d_entry(_site):
+    def upsample_bicubic2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_bicubic2d_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, upsample_bicubic2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, upsample_bicubic2d_op, 1)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_bicubic2d_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_bicubic2d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_bicubic2d_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_bicubic2d(
+                    self, output_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_bicubic2d_kernels[keyset]
+            return kernel(keyset, self, output_size, align_corners, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_bicubic2d
+
+
+upsample_bicubic2d = upsample_bicubic2d_op._entry = _upsample_bicubic2d_entry(
+    Site(upsample_bicubic2d_op)
+)
+upsample_bicubic2d_op._make_entry = _upsample_bicubic2d_entry
+
+
+upsample_bicubic2d_backward_op = define(
+    "aten::upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+_upsample_bicubic2d_backward_kernels = upsample_bicubic2d_backward_op.kernels
+
+
+def _upsample_bicubic2d_backward_entry(_site):
+    def upsample_bicubic2d_backward(
+        grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    upsample_bicubic2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, upsample_bicubic2d_backward_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, upsample_bicubic2d_backward_op, 1)
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(input_size, 4, _site, upsample_bicubic2d_backward_op, 2)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, upsample_bicubic2d_backward_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, upsample_bicubic2d_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    upsample_bicubic2d_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.upsample_bicubic2d_backward(
+                    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = _upsample_bicubic2d_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return upsample_bicubic2d_backward
+
+
+upsample_bicubic2d_backward = upsample_bicubic2d_backward_op._entry = (
+    _upsample_bicubic2d_backward_entry(Site(upsample_bicubic2d_backward_op))
+)
+upsample_bicubic2d_backward_op._make_entry = _upsample_bicubic2d_backward_entry
+
+
 reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _reflection_pad1d_kernels = reflection_pad1d_op.kernels
 

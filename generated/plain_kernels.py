@@ -6026,6 +6026,821 @@ def masked_fill_Tensor(self, mask, value):
     return out
 
 
+def upsample_nearest1d(self, output_size, scales):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 1, "nearest")
+        result = k.upsample(self_data, output_size, [scales], "nearest")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleNearest1DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_nearest1d_backward(grad_output, output_size, input_size, scales):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 1, "upsample_nearest1d_backward"
+        )
+        result = k.upsample_backward(grad_output_data, output_size, input_size, [scales], "nearest")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleNearest1DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_nearest_exact1d(self, output_size, scales):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 1, "nearest-exact")
+        result = k.upsample(self_data, output_size, [scales], "nearest-exact")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleNearestExact1DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 1, "_upsample_nearest_exact1d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data, output_size, input_size, [scales], "nearest-exact"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleNearestExact1DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_nearest2d(self, output_size, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 2, "nearest")
+        result = k.upsample(self_data, output_size, [scales_h, scales_w], "nearest")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleNearest2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 2, "upsample_nearest2d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data, output_size, input_size, [scales_h, scales_w], "nearest"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleNearest2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_nearest_exact2d(self, output_size, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 2, "nearest-exact")
+        result = k.upsample(self_data, output_size, [scales_h, scales_w], "nearest-exact")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleNearestExact2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 2, "_upsample_nearest_exact2d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data, output_size, input_size, [scales_h, scales_w], "nearest-exact"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleNearestExact2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_nearest3d(self, output_size, scales_d, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 3, "nearest")
+        result = k.upsample(self_data, output_size, [scales_d, scales_h, scales_w], "nearest")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleNearest3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d, scales_h, scales_w):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 3, "upsample_nearest3d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data, output_size, input_size, [scales_d, scales_h, scales_w], "nearest"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleNearest3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_nearest_exact3d(self, output_size, scales_d, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 3, "nearest-exact")
+        result = k.upsample(self_data, output_size, [scales_d, scales_h, scales_w], "nearest-exact")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleNearestExact3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_nearest_exact3d_backward(
+    grad_output, output_size, input_size, scales_d, scales_h, scales_w
+):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 3, "_upsample_nearest_exact3d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data,
+            output_size,
+            input_size,
+            [scales_d, scales_h, scales_w],
+            "nearest-exact",
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleNearestExact3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_linear1d(self, output_size, align_corners, scales):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 1, "linear")
+        result = k.upsample(self_data, output_size, [scales], "linear", align_corners)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleLinear1DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 1, "upsample_linear1d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data, output_size, input_size, [scales], "linear", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleLinear1DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_ = scales
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 2, "linear")
+        result = k.upsample(self_data, output_size, [scales_h, scales_w], "linear", align_corners)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleBilinear2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_bilinear2d_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 2, "upsample_bilinear2d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data, output_size, input_size, [scales_h, scales_w], "linear", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleBilinear2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_trilinear3d(self, output_size, align_corners, scales_d, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 3, "linear")
+        result = k.upsample(
+            self_data, output_size, [scales_d, scales_h, scales_w], "linear", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleTrilinear3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_trilinear3d_backward(
+    grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w
+):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 3, "upsample_trilinear3d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data,
+            output_size,
+            input_size,
+            [scales_d, scales_h, scales_w],
+            "linear",
+            align_corners,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleTrilinear3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_d_ = scales_d
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_bicubic2d(self, output_size, align_corners, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_check(self, output_size, 2, "cubic")
+        result = k.upsample(self_data, output_size, [scales_h, scales_w], "cubic", align_corners)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleBicubic2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def upsample_bicubic2d_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_backward_check(
+            grad_output, output_size, input_size, 2, "upsample_bicubic2d_backward"
+        )
+        result = k.upsample_backward(
+            grad_output_data, output_size, input_size, [scales_h, scales_w], "cubic", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleBicubic2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def reflection_pad1d(self, padding):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -295,6 +295,56 @@ FUNCTIONS = {
     "index": (ops.index_Tensor_op,),
     "index_put": (ops.index_put_op,),
     "square": (ops.square_op,),
+    "upsample_nearest1d": (
+        ops.upsample_nearest1d_vec_op,
+        ops.upsample_nearest1d_op,
+    ),
+    "upsample_nearest1d_backward": (ops.upsample_nearest1d_backward_op,),
+    "_upsample_nearest_exact1d": (
+        ops._upsample_nearest_exact1d_vec_op,
+        ops._upsample_nearest_exact1d_op,
+    ),
+    "_upsample_nearest_exact1d_backward": (ops._upsample_nearest_exact1d_backward_op,),
+    "upsample_nearest2d": (
+        ops.upsample_nearest2d_vec_op,
+        ops.upsample_nearest2d_op,
+    ),
+    "upsample_nearest2d_backward": (ops.upsample_nearest2d_backward_op,),
+    "_upsample_nearest_exact2d": (
+        ops._upsample_nearest_exact2d_vec_op,
+        ops._upsample_nearest_exact2d_op,
+    ),
+    "_upsample_nearest_exact2d_backward": (ops._upsample_nearest_exact2d_backward_op,),
+    "upsample_nearest3d": (
+        ops.upsample_nearest3d_vec_op,
+        ops.upsample_nearest3d_op,
+    ),
+    "upsample_nearest3d_backward": (ops.upsample_nearest3d_backward_op,),
+    "_upsample_nearest_exact3d": (
+        ops._upsample_nearest_exact3d_vec_op,
+        ops._upsample_nearest_exact3d_op,
+    ),
+    "_upsample_nearest_exact3d_backward": (ops._upsample_nearest_exact3d_backward_op,),
+    "upsample_linear1d": (
+        ops.upsample_linear1d_vec_op,
+        ops.upsample_linear1d_op,
+    ),
+    "upsample_linear1d_backward": (ops.upsample_linear1d_backward_op,),
+    "upsample_bilinear2d": (
+        ops.upsample_bilinear2d_vec_op,
+        ops.upsample_bilinear2d_op,
+    ),
+    "upsample_bilinear2d_backward": (ops.upsample_bilinear2d_backward_op,),
+    "upsample_trilinear3d": (
+        ops.upsample_trilinear3d_vec_op,
+        ops.upsample_trilinear3d_op,
+    ),
+    "upsample_trilinear3d_backward": (ops.upsample_trilinear3d_backward_op,),
+    "upsample_bicubic2d": (
+        ops.upsample_bicubic2d_vec_op,
+        ops.upsample_bicubic2d_op,
+    ),
+    "upsample_bicubic2d_backward": (ops.upsample_bicubic2d_backward_op,),
     "reflection_pad1d": (ops.reflection_pad1d_op,),
     "reflection_pad1d_backward": (ops.reflection_pad1d_backward_op,),
     "reflection_pad2d": (ops.reflection_pad2d_op,),
@@ -541,6 +591,52 @@ masked_fill = function("masked_fill", FUNCTIONS["masked_fill"])
 index = function("index", FUNCTIONS["index"])
 index_put = function("index_put", FUNCTIONS["index_put"])
 square = function("square", FUNCTIONS["square"])
+upsample_nearest1d = function("upsample_nearest1d", FUNCTIONS["upsample_nearest1d"])
+upsample_nearest1d_backward = function(
+    "upsample_nearest1d_backward", FUNCTIONS["upsample_nearest1d_backward"]
+)
+_upsample_nearest_exact1d = function(
+    "_upsample_nearest_exact1d", FUNCTIONS["_upsample_nearest_exact1d"]
+)
+_upsample_nearest_exact1d_backward = function(
+    "_upsample_nearest_exact1d_backward", FUNCTIONS["_upsample_nearest_exact1d_backward"]
+)
+upsample_nearest2d = function("upsample_nearest2d", FUNCTIONS["upsample_nearest2d"])
+upsample_nearest2d_backward = function(
+    "upsample_nearest2d_backward", FUNCTIONS["upsample_nearest2d_backward"]
+)
+_upsample_nearest_exact2d = function(
+    "_upsample_nearest_exact2d", FUNCTIONS["_upsample_nearest_exact2d"]
+)
+_upsample_nearest_exact2d_backward = function(
+    "_upsample_nearest_exact2d_backward", FUNCTIONS["_upsample_nearest_exact2d_backward"]
+)
+upsample_nearest3d = function("upsample_nearest3d", FUNCTIONS["upsample_nearest3d"])
+upsample_nearest3d_backward = function(
+    "upsample_nearest3d_backward", FUNCTIONS["upsample_nearest3d_backward"]
+)
+_upsample_nearest_exact3d = function(
+    "_upsample_nearest_exact3d", FUNCTIONS["_upsample_nearest_exact3d"]
+)
+_upsample_nearest_exact3d_backward = function(
+    "_upsample_nearest_exact3d_backward", FUNCTIONS["_upsample_nearest_exact3d_backward"]
+)
+upsample_linear1d = function("upsample_linear1d", FUNCTIONS["upsample_linear1d"])
+upsample_linear1d_backward = function(
+    "upsample_linear1d_backward", FUNCTIONS["upsample_linear1d_backward"]
+)
+upsample_bilinear2d = function("upsample_bilinear2d", FUNCTIONS["upsample_bilinear2d"])
+upsample_bilinear2d_backward = function(
+    "upsample_bilinear2d_backward", FUNCTIONS["upsample_bilinear2d_backward"]
+)
+upsample_trilinear3d = function("upsample_trilinear3d", FUNCTIONS["upsample_trilinear3d"])
+upsample_trilinear3d_backward = function(
+    "upsample_trilinear3d_backward", FUNCTIONS["upsample_trilinear3d_backward"]
+)
+upsample_bicubic2d = function("upsample_bicubic2d", FUNCTIONS["upsample_bicubic2d"])
+upsample_bicubic2d_backward = function(
+    "upsample_bicubic2d_backward", FUNCTIONS["upsample_bicubic2d_backward"]
+)
 reflection_pad1d = function("reflection_pad1d", FUNCTIONS["reflection_pad1d"])
 reflection_pad1d_backward = function(
     "reflection_pad1d_backward", FUNCTIONS["reflection_pad1d_backward"]

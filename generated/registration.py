@@ -324,6 +324,46 @@ def _square_composite(keyset, self):
     return decompositions.square(self)
 
 
+def _upsample_nearest1d_vec_composite(keyset, input, output_size, scale_factors):
+    return decompositions.upsample_nearest1d_vec(input, output_size, scale_factors)
+
+
+def __upsample_nearest_exact1d_vec_composite(keyset, input, output_size, scale_factors):
+    return decompositions.upsample_nearest_exact1d_vec(input, output_size, scale_factors)
+
+
+def _upsample_nearest2d_vec_composite(keyset, input, output_size, scale_factors):
+    return decompositions.upsample_nearest2d_vec(input, output_size, scale_factors)
+
+
+def __upsample_nearest_exact2d_vec_composite(keyset, input, output_size, scale_factors):
+    return decompositions.upsample_nearest_exact2d_vec(input, output_size, scale_factors)
+
+
+def _upsample_nearest3d_vec_composite(keyset, input, output_size, scale_factors):
+    return decompositions.upsample_nearest3d_vec(input, output_size, scale_factors)
+
+
+def __upsample_nearest_exact3d_vec_composite(keyset, input, output_size, scale_factors):
+    return decompositions.upsample_nearest_exact3d_vec(input, output_size, scale_factors)
+
+
+def _upsample_linear1d_vec_composite(keyset, input, output_size, align_corners, scale_factors):
+    return decompositions.upsample_linear1d_vec(input, output_size, align_corners, scale_factors)
+
+
+def _upsample_bilinear2d_vec_composite(keyset, input, output_size, align_corners, scale_factors):
+    return decompositions.upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors)
+
+
+def _upsample_trilinear3d_vec_composite(keyset, input, output_size, align_corners, scale_factors):
+    return decompositions.upsample_trilinear3d_vec(input, output_size, align_corners, scale_factors)
+
+
+def _upsample_bicubic2d_vec_composite(keyset, input, output_size, align_corners, scale_factors):
+    return decompositions.upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors)
+
+
 def _scaled_dot_product_attention_composite(
     keyset, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
 ):
@@ -603,6 +643,36 @@ def register_all():
     ops.index_Tensor_op.register_kernel(CPU, cpu_kernels.index_Tensor)
     ops.index_put_op.register_kernel(CPU, cpu_kernels.index_put)
     ops.index_put__op.register_kernel(CPU, cpu_kernels.index_put_)
+    ops.upsample_nearest1d_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d)
+    ops.upsample_nearest1d_backward_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d_backward)
+    ops._upsample_nearest_exact1d_op.register_kernel(CPU, cpu_kernels._upsample_nearest_exact1d)
+    ops._upsample_nearest_exact1d_backward_op.register_kernel(
+        CPU, cpu_kernels._upsample_nearest_exact1d_backward
+    )
+    ops.upsample_nearest2d_op.register_kernel(CPU, cpu_kernels.upsample_nearest2d)
+    ops.upsample_nearest2d_backward_op.register_kernel(CPU, cpu_kernels.upsample_nearest2d_backward)
+    ops._upsample_nearest_exact2d_op.register_kernel(CPU, cpu_kernels._upsample_nearest_exact2d)
+    ops._upsample_nearest_exact2d_backward_op.register_kernel(
+        CPU, cpu_kernels._upsample_nearest_exact2d_backward
+    )
+    ops.upsample_nearest3d_op.register_kernel(CPU, cpu_kernels.upsample_nearest3d)
+    ops.upsample_nearest3d_backward_op.register_kernel(CPU, cpu_kernels.upsample_nearest3d_backward)
+    ops._upsample_nearest_exact3d_op.register_kernel(CPU, cpu_kernels._upsample_nearest_exact3d)
+    ops._upsample_nearest_exact3d_backward_op.register_kernel(
+        CPU, cpu_kernels._upsample_nearest_exact3d_backward
+    )
+    ops.upsample_linear1d_op.register_kernel(CPU, cpu_kernels.upsample_linear1d)
+    ops.upsample_linear1d_backward_op.register_kernel(CPU, cpu_kernels.upsample_linear1d_backward)
+    ops.upsample_bilinear2d_op.register_kernel(CPU, cpu_kernels.upsample_bilinear2d)
+    ops.upsample_bilinear2d_backward_op.register_kernel(
+        CPU, cpu_kernels.upsample_bilinear2d_backward
+    )
+    ops.upsample_trilinear3d_op.register_kernel(CPU, cpu_kernels.upsample_trilinear3d)
+    ops.upsample_trilinear3d_backward_op.register_kernel(
+        CPU, cpu_kernels.upsample_trilinear3d_backward
+    )
+    ops.upsample_bicubic2d_op.register_kernel(CPU, cpu_kernels.upsample_bicubic2d)
+    ops.upsample_bicubic2d_backward_op.register_kernel(CPU, cpu_kernels.upsample_bicubic2d_backward)
     ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
     ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
@@ -906,6 +976,52 @@ def register_all():
     ops.index_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_Tensor)
     ops.index_put_op.register_kernel(AUTOGRAD, autograd_kernels.index_put)
     ops.index_put__op.register_kernel(AUTOGRAD, autograd_kernels.index_put_)
+    ops.upsample_nearest1d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_nearest1d)
+    ops.upsample_nearest1d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.upsample_nearest1d_backward
+    )
+    ops._upsample_nearest_exact1d_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_nearest_exact1d
+    )
+    ops._upsample_nearest_exact1d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_nearest_exact1d_backward
+    )
+    ops.upsample_nearest2d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_nearest2d)
+    ops.upsample_nearest2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.upsample_nearest2d_backward
+    )
+    ops._upsample_nearest_exact2d_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_nearest_exact2d
+    )
+    ops._upsample_nearest_exact2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_nearest_exact2d_backward
+    )
+    ops.upsample_nearest3d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_nearest3d)
+    ops.upsample_nearest3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.upsample_nearest3d_backward
+    )
+    ops._upsample_nearest_exact3d_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_nearest_exact3d
+    )
+    ops._upsample_nearest_exact3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_nearest_exact3d_backward
+    )
+    ops.upsample_linear1d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_linear1d)
+    ops.upsample_linear1d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.upsample_linear1d_backward
+    )
+    ops.upsample_bilinear2d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_bilinear2d)
+    ops.upsample_bilinear2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.upsample_bilinear2d_backward
+    )
+    ops.upsample_trilinear3d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_trilinear3d)
+    ops.upsample_trilinear3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.upsample_trilinear3d_backward
+    )
+    ops.upsample_bicubic2d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_bicubic2d)
+    ops.upsample_bicubic2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.upsample_bicubic2d_backward
+    )
     ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.reflection_pad1d_backward
@@ -1205,6 +1321,36 @@ def register_all():
     ops.adaptive_avg_pool3d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool3d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.upsample_nearest1d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_nearest1d_vec_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops._upsample_nearest_exact1d_vec_op.register_kernel(
+        AUTOGRAD | CPU, __upsample_nearest_exact1d_vec_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.upsample_nearest2d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_nearest2d_vec_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops._upsample_nearest_exact2d_vec_op.register_kernel(
+        AUTOGRAD | CPU, __upsample_nearest_exact2d_vec_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.upsample_nearest3d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_nearest3d_vec_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops._upsample_nearest_exact3d_vec_op.register_kernel(
+        AUTOGRAD | CPU, __upsample_nearest_exact3d_vec_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.upsample_linear1d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_linear1d_vec_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.upsample_bilinear2d_vec_op.register_kernel(
+        AUTOGRAD | CPU, _upsample_bilinear2d_vec_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.upsample_trilinear3d_vec_op.register_kernel(
+        AUTOGRAD | CPU, _upsample_trilinear3d_vec_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.upsample_bicubic2d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_bicubic2d_vec_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.scaled_dot_product_attention_op.register_kernel(
         AUTOGRAD | CPU, _scaled_dot_product_attention_composite

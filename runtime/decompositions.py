@@ -340,3 +340,6 @@ from .conv_decompositions import *  # noqa: E402,F401,F403
 
 # The attention composites (its __all__).
 from .attention_decompositions import *  # noqa: E402,F401,F403
+
+# The upsampling ops' .vec overloads (its __all__).
+from .resample_decompositions import *  # noqa: E402,F401,F403

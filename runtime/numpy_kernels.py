@@ -2199,3 +2199,6 @@ from .conv_kernels import *  # noqa: E402,F401,F403
 from .pool_kernels import *  # noqa: E402,F401,F403
 from .attention_kernels import *  # noqa: E402,F401,F403
 from .distance_kernels import *  # noqa: E402,F401,F403
+
+# The upsampling ops' kernels (its __all__), named k.<fn> in the YAML.
+from .resample_kernels import *  # noqa: E402,F401,F403

@@ -36,7 +36,9 @@ NAMES = (
     # convolution and pooling
     "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
     "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "
-    "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d"
+    "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d "
+    # upsampling and sampling
+    "interpolate upsample upsample_nearest upsample_bilinear"
 ).split()
 
 

@@ -242,6 +242,20 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# upsampling: test_nn_resample_interpolate.py compares every op (forward, gradients, second
+# derivatives, tangents, nodes, saved fields, errors) and test_opinfo.py runs torch's
+# interpolate samples
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{op}{suffix}": "test_nn_resample_interpolate.py and test_opinfo.py"
+        for op in (
+            "upsample_nearest1d upsample_nearest2d upsample_nearest3d _upsample_nearest_exact1d "
+            "_upsample_nearest_exact2d _upsample_nearest_exact3d upsample_linear1d "
+            "upsample_bilinear2d upsample_trilinear3d upsample_bicubic2d"
+        ).split()
+        for suffix in (".vec", ".default", "_backward.default")
+    }
+)
 
 
 def _all_overloads():

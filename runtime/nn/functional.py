@@ -81,6 +81,7 @@ from ._pooling import (
     max_pool3d,
     max_pool3d_with_indices,
 )
+from ._resample import interpolate, upsample, upsample_bilinear, upsample_nearest
 
 __all__ = [
     # softmax family
@@ -188,6 +189,11 @@ __all__ = [
     "max_pool3d_with_indices",
     # attention
     "scaled_dot_product_attention",
+    # upsampling and sampling
+    "interpolate",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]
 
 
