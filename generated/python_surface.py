@@ -274,6 +274,15 @@ FUNCTIONS = {
     "adaptive_avg_pool3d": (ops.adaptive_avg_pool3d_op,),
     "_adaptive_avg_pool3d": (ops._adaptive_avg_pool3d_op,),
     "_adaptive_avg_pool3d_backward": (ops._adaptive_avg_pool3d_backward_op,),
+    "max_pool1d_with_indices": (ops.max_pool1d_with_indices_op,),
+    "max_pool1d": (ops.max_pool1d_op,),
+    "avg_pool1d": (ops.avg_pool1d_op,),
+    "adaptive_avg_pool1d": (ops.adaptive_avg_pool1d_op,),
+    "adaptive_max_pool1d": (ops.adaptive_max_pool1d_op,),
+    "adaptive_max_pool2d": (ops.adaptive_max_pool2d_op,),
+    "adaptive_max_pool2d_backward": (ops.adaptive_max_pool2d_backward_op,),
+    "adaptive_max_pool3d": (ops.adaptive_max_pool3d_op,),
+    "adaptive_max_pool3d_backward": (ops.adaptive_max_pool3d_backward_op,),
     "constant_pad_nd": (ops.constant_pad_nd_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
@@ -513,6 +522,19 @@ adaptive_avg_pool3d = function("adaptive_avg_pool3d", FUNCTIONS["adaptive_avg_po
 _adaptive_avg_pool3d = function("_adaptive_avg_pool3d", FUNCTIONS["_adaptive_avg_pool3d"])
 _adaptive_avg_pool3d_backward = function(
     "_adaptive_avg_pool3d_backward", FUNCTIONS["_adaptive_avg_pool3d_backward"]
+)
+max_pool1d_with_indices = function("max_pool1d_with_indices", FUNCTIONS["max_pool1d_with_indices"])
+max_pool1d = function("max_pool1d", FUNCTIONS["max_pool1d"])
+avg_pool1d = function("avg_pool1d", FUNCTIONS["avg_pool1d"])
+adaptive_avg_pool1d = function("adaptive_avg_pool1d", FUNCTIONS["adaptive_avg_pool1d"])
+adaptive_max_pool1d = function("adaptive_max_pool1d", FUNCTIONS["adaptive_max_pool1d"])
+adaptive_max_pool2d = function("adaptive_max_pool2d", FUNCTIONS["adaptive_max_pool2d"])
+adaptive_max_pool2d_backward = function(
+    "adaptive_max_pool2d_backward", FUNCTIONS["adaptive_max_pool2d_backward"]
+)
+adaptive_max_pool3d = function("adaptive_max_pool3d", FUNCTIONS["adaptive_max_pool3d"])
+adaptive_max_pool3d_backward = function(
+    "adaptive_max_pool3d_backward", FUNCTIONS["adaptive_max_pool3d_backward"]
 )
 constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
 clone = function("clone", FUNCTIONS["clone"])

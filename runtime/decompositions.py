@@ -337,3 +337,4 @@ from .norm_decompositions import *  # noqa: E402,F401,F403
 
 # The convolution and pooling family's composites (its __all__).
 from .conv_decompositions import *  # noqa: E402,F401,F403
+from .pool_decompositions import *  # noqa: E402,F401,F403

@@ -34,7 +34,10 @@ NAMES = (
     # convolution and pooling
     "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
     "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "
-    "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d"
+    "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d "
+    "max_pool1d max_pool1d_with_indices avg_pool1d adaptive_avg_pool1d "
+    "adaptive_max_pool1d adaptive_max_pool1d_with_indices adaptive_max_pool2d "
+    "adaptive_max_pool2d_with_indices adaptive_max_pool3d adaptive_max_pool3d_with_indices"
 ).split()
 
 

@@ -1,5 +1,5 @@
-"""``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool2d/3d``,
-``avg_pool2d/3d``, ``adaptive_avg_pool2d/3d``).
+"""``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool1d/2d/3d``,
+``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``).
 
 Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is torch's
 (``F.max_pool2d(x, 2).grad_fn`` is MaxPool2DWithIndicesBackward0).
@@ -15,10 +15,20 @@ from ..generated import ops as _aten
 from ..tensor import Tensor
 
 __all__ = [
+    "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool2d_with_indices",
     "max_pool3d",
@@ -36,12 +46,42 @@ def _binding(name: str, op):
     return _python_arg_parser._overloaded(name, name, (op,), varargs=False)
 
 
+avg_pool1d = _binding("avg_pool1d", _aten.avg_pool1d_op)
 avg_pool2d = _binding("avg_pool2d", _aten.avg_pool2d_op)
 avg_pool3d = _binding("avg_pool3d", _aten.avg_pool3d_op)
 
 
 def _stride(stride):
     return [] if stride is None else stride
+
+
+@_public
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """1-D max pooling over ``input``; returns (values, indices)."""
+    return _aten.max_pool1d_with_indices(
+        input, kernel_size, _stride(stride), padding, dilation, ceil_mode
+    )
+
+
+@_public
+def _max_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    return _aten.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
 @_public
@@ -102,14 +142,14 @@ def _max_pool3d(
     return _aten.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
-def _boolean_dispatch(with_indices, without, name: str):
-    """torch's boolean_dispatch on ``return_indices`` (the 7th argument)."""
+def _boolean_dispatch(with_indices, without, name: str, index: int = 6):
+    """torch's boolean_dispatch on ``return_indices`` (argument ``index``)."""
 
     def fn(*args, **kwargs):
         flag = (
             kwargs["return_indices"]
             if "return_indices" in kwargs
-            else (args[6] if len(args) > 6 else False)
+            else (args[index] if len(args) > index else False)
         )
         return with_indices(*args, **kwargs) if flag else without(*args, **kwargs)
 
@@ -118,6 +158,7 @@ def _boolean_dispatch(with_indices, without, name: str):
     return fn
 
 
+max_pool1d = _boolean_dispatch(max_pool1d_with_indices, _max_pool1d, "max_pool1d")
 max_pool2d = _boolean_dispatch(max_pool2d_with_indices, _max_pool2d, "max_pool2d")
 max_pool3d = _boolean_dispatch(max_pool3d_with_indices, _max_pool3d, "max_pool3d")
 
@@ -130,6 +171,10 @@ def _list_with_default(out_size, defaults) -> List[int]:
     return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size) :])]
 
 
+adaptive_avg_pool1d = _binding("adaptive_avg_pool1d", _aten.adaptive_avg_pool1d_op)
+_adaptive_max_pool1d_binding = _binding("adaptive_max_pool1d", _aten.adaptive_max_pool1d_op)
+
+
 @_public
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """2-D adaptive average pooling to ``output_size`` (None keeps the input's size)."""
@@ -140,3 +185,49 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """3-D adaptive average pooling to ``output_size`` (None keeps the input's size)."""
     return _aten.adaptive_avg_pool3d(input, _list_with_default(output_size, input.size()))
+
+
+@_public
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """1-D adaptive max pooling to ``output_size``; returns (values, indices)."""
+    return _adaptive_max_pool1d_binding(input, output_size)
+
+
+@_public
+def _adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool1d_with_indices(input, output_size)[0]
+
+
+@_public
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """2-D adaptive max pooling to ``output_size`` (None keeps the input's size); returns
+    (values, indices)."""
+    return _aten.adaptive_max_pool2d(input, _list_with_default(output_size, input.size()))
+
+
+@_public
+def _adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool2d_with_indices(input, output_size)[0]
+
+
+@_public
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """3-D adaptive max pooling to ``output_size`` (None keeps the input's size); returns
+    (values, indices)."""
+    return _aten.adaptive_max_pool3d(input, _list_with_default(output_size, input.size()))
+
+
+@_public
+def _adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool3d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool1d = _boolean_dispatch(
+    adaptive_max_pool1d_with_indices, _adaptive_max_pool1d, "adaptive_max_pool1d", 2
+)
+adaptive_max_pool2d = _boolean_dispatch(
+    adaptive_max_pool2d_with_indices, _adaptive_max_pool2d, "adaptive_max_pool2d", 2
+)
+adaptive_max_pool3d = _boolean_dispatch(
+    adaptive_max_pool3d_with_indices, _adaptive_max_pool3d, "adaptive_max_pool3d", 2
+)
