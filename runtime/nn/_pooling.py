@@ -1,5 +1,6 @@
 """``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool1d/2d/3d``,
-``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``).
+``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``,
+``lp_pool1d/2d/3d``).
 
 Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is torch's
 (``F.max_pool2d(x, 2).grad_fn`` is MaxPool2DWithIndicesBackward0).
@@ -27,6 +28,9 @@ __all__ = [
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
@@ -231,3 +235,49 @@ adaptive_max_pool2d = _boolean_dispatch(
 adaptive_max_pool3d = _boolean_dispatch(
     adaptive_max_pool3d_with_indices, _adaptive_max_pool3d, "adaptive_max_pool3d", 2
 )
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, pool, max_pool, window: int):
+    """torch's power-average pooling: (sum over the window of x**p) ** (1/p), written as
+    the average times the window size, with sign * relu(abs) keeping the gradient of an
+    all-zero window zero."""
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(window).pow(1.0 / norm_type)
+
+
+def _expand(kernel_size, n: int):
+    return tuple(kernel_size) if isinstance(kernel_size, (list, tuple)) else (kernel_size,) * n
+
+
+@_public
+def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """1-D power-average pooling over ``input``."""
+    return _lp_pool(
+        input, norm_type, kernel_size, stride, ceil_mode, avg_pool1d, max_pool1d, kernel_size
+    )
+
+
+@_public
+def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """2-D power-average pooling over ``input``."""
+    kw, kh = _expand(kernel_size, 2)
+    return _lp_pool(
+        input, norm_type, kernel_size, stride, ceil_mode, avg_pool2d, max_pool2d, kw * kh
+    )
+
+
+@_public
+def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """3-D power-average pooling over ``input``."""
+    kd, kw, kh = _expand(kernel_size, 3)
+    return _lp_pool(
+        input, norm_type, kernel_size, stride, ceil_mode, avg_pool3d, max_pool3d, kd * kw * kh
+    )
