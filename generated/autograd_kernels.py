@@ -4559,6 +4559,38 @@ def adaptive_max_pool3d_backward(keyset, grad_output, self, indices):
     return result
 
 
+def max_unpool2d(keyset, self, indices, output_size):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxUnpool2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.indices_ = SavedVariable(indices, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_unpool2d_op.kernels[keyset]
+    result = redispatch(keyset, self, indices, output_size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.max_unpool2d(self, indices, output_size, result)
+    return result
+
+
+def max_unpool3d(keyset, self, indices, output_size, stride, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxUnpool3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.indices_ = SavedVariable(indices, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_unpool3d_op.kernels[keyset]
+    result = redispatch(keyset, self, indices, output_size, stride, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.max_unpool3d(self, indices, output_size, stride, padding, result)
+    return result
+
+
 def constant_pad_nd(keyset, self, pad, value):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

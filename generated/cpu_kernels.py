@@ -2819,6 +2819,26 @@ def adaptive_max_pool3d_backward(keyset, grad_output, self, indices):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def max_unpool2d(keyset, self, indices, output_size):
+    """CPU kernel of max_unpool2d"""
+    k.max_unpool_check(self, indices, output_size, (), (), 2)
+    self = self._data
+    indices = indices._data
+    result = k.max_unpool(self, indices, output_size, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def max_unpool3d(keyset, self, indices, output_size, stride, padding):
+    """CPU kernel of max_unpool3d"""
+    k.max_unpool_check(self, indices, output_size, stride, padding, 3)
+    self = self._data
+    indices = indices._data
+    result = k.max_unpool(self, indices, output_size, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def constant_pad_nd(keyset, self, pad, value):
     """CPU kernel of constant_pad_nd"""
     k.constant_pad_nd_check(self, pad)

@@ -4604,6 +4604,38 @@ def adaptive_max_pool3d_backward(grad_output, self, indices, result):
     set_fw_grad(result, tangent)
 
 
+def max_unpool2d(self, indices, output_size, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.max_unpool2d(self_t, indices, output_size)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def max_unpool3d(self, indices, output_size, stride, padding, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.max_unpool3d(self_t, indices, output_size, stride, padding)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def constant_pad_nd(self, pad, value, result):
     # constant_pad_nd(self_t, pad, 0)
     self_t = fw_grad(self)

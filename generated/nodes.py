@@ -10314,6 +10314,76 @@ class AdaptiveMaxPool3DBackwardBackward0(Node):
         return raw_saved(self, "indices_")
 
 
+class MaxUnpool2DBackward0(Node):
+    """Backward of ``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``."""
+
+    __slots__ = ("indices_",)
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        # self: max_pool_double_backward(grad, indices, 2)
+        grad_self = max_pool_double_backward(grad, indices, 2) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class MaxUnpool3DBackward0(Node):
+    """Backward of ``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``."""
+
+    __slots__ = ("indices_",)
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        # self: max_pool_double_backward(grad, indices, 3)
+        grad_self = max_pool_double_backward(grad, indices, 3) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
 class ConstantPadNdBackward0(Node):
     """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``."""
 

@@ -13709,6 +13709,94 @@ adaptive_max_pool3d_backward = adaptive_max_pool3d_backward_op._entry = (
 adaptive_max_pool3d_backward_op._make_entry = _adaptive_max_pool3d_backward_entry
 
 
+max_unpool2d_op = define(
+    "aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"
+)
+_max_unpool2d_kernels = max_unpool2d_op.kernels
+
+
+def _max_unpool2d_entry(_site):
+    def max_unpool2d(self, indices, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_unpool2d_op, self, indices, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_unpool2d_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_unpool2d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, max_unpool2d_op, 2)
+            except Overridden:
+                return handle_entry(_site, max_unpool2d_op, self, indices, output_size)
+            keyset = (self._keys | indices._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & indices._keys) == PLAIN_KEYS:
+                result = plain_kernels.max_unpool2d(self, indices, output_size)
+                if result is not None:
+                    return result
+            kernel = _max_unpool2d_kernels[keyset]
+            return kernel(keyset, self, indices, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_unpool2d
+
+
+max_unpool2d = max_unpool2d_op._entry = _max_unpool2d_entry(Site(max_unpool2d_op))
+max_unpool2d_op._make_entry = _max_unpool2d_entry
+
+
+max_unpool3d_op = define(
+    "aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"
+)
+_max_unpool3d_kernels = max_unpool3d_op.kernels
+
+
+def _max_unpool3d_entry(_site):
+    def max_unpool3d(self, indices, output_size, stride, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, max_unpool3d_op, self, indices, output_size, stride, padding
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_unpool3d_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_unpool3d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, max_unpool3d_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_unpool3d_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_unpool3d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, max_unpool3d_op, self, indices, output_size, stride, padding
+                )
+            keyset = (self._keys | indices._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & indices._keys) == PLAIN_KEYS:
+                result = plain_kernels.max_unpool3d(self, indices, output_size, stride, padding)
+                if result is not None:
+                    return result
+            kernel = _max_unpool3d_kernels[keyset]
+            return kernel(keyset, self, indices, output_size, stride, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_unpool3d
+
+
+max_unpool3d = max_unpool3d_op._entry = _max_unpool3d_entry(Site(max_unpool3d_op))
+max_unpool3d_op._make_entry = _max_unpool3d_entry
+
+
 constant_pad_nd_op = define(
     "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
 )

@@ -283,6 +283,8 @@ FUNCTIONS = {
     "adaptive_max_pool2d_backward": (ops.adaptive_max_pool2d_backward_op,),
     "adaptive_max_pool3d": (ops.adaptive_max_pool3d_op,),
     "adaptive_max_pool3d_backward": (ops.adaptive_max_pool3d_backward_op,),
+    "max_unpool2d": (ops.max_unpool2d_op,),
+    "max_unpool3d": (ops.max_unpool3d_op,),
     "constant_pad_nd": (ops.constant_pad_nd_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
@@ -536,6 +538,8 @@ adaptive_max_pool3d = function("adaptive_max_pool3d", FUNCTIONS["adaptive_max_po
 adaptive_max_pool3d_backward = function(
     "adaptive_max_pool3d_backward", FUNCTIONS["adaptive_max_pool3d_backward"]
 )
+max_unpool2d = function("max_unpool2d", FUNCTIONS["max_unpool2d"])
+max_unpool3d = function("max_unpool3d", FUNCTIONS["max_unpool3d"])
 constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
 clone = function("clone", FUNCTIONS["clone"])
 detach = function("detach", FUNCTIONS["detach"])

@@ -601,6 +601,8 @@ def register_all():
     ops.adaptive_max_pool3d_backward_op.register_kernel(
         CPU, cpu_kernels.adaptive_max_pool3d_backward
     )
+    ops.max_unpool2d_op.register_kernel(CPU, cpu_kernels.max_unpool2d)
+    ops.max_unpool3d_op.register_kernel(CPU, cpu_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
@@ -905,6 +907,8 @@ def register_all():
     ops.adaptive_max_pool3d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.adaptive_max_pool3d_backward
     )
+    ops.max_unpool2d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool2d)
+    ops.max_unpool3d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(AUTOGRAD, autograd_kernels.clone)
     ops._to_copy_op.register_kernel(AUTOGRAD, autograd_kernels._to_copy)

@@ -7,7 +7,8 @@ reduces them. Backward ops scatter the gradient back: the max poolings with one
 ``bincount`` over the saved indices, the average poolings with one strided add per
 kernel position (never a loop over pixels). Adaptive average pooling is a product with
 one small averaging matrix per dimension; adaptive max pooling gathers each dimension's
-(variable, at most ``ceil(size/out) + 1`` long) windows padded to one length.
+(variable, at most ``ceil(size/out) + 1`` long) windows padded to one length. Max
+unpooling writes each value at its index in a zero output with one indexed assignment.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ __all__ = [
     "adaptive_max_pool1d_check",
     "adaptive_max_pool_check",
     "adaptive_max_pool",
+    "max_unpool_check",
+    "max_unpool",
 ]
 
 
@@ -495,3 +498,75 @@ def adaptive_max_pool(self, output_size, nd: int):
     if nd == 2:  # the 2-d kernel keeps a channels-last input's layout, the 3-d one does not
         return _in_layout_of(result, self), _in_layout_of(index, self)
     return result, np.ascontiguousarray(index)
+
+
+# ---- max unpooling --------------------------------------------------------------------------
+
+
+def max_unpool_check(self, indices, output_size, stride, padding, nd: int) -> None:
+    """max_unpool2d/3d's refusals, with PyTorch's texts (the 3-d op also takes the pooling's
+    stride and padding, and checks only the stride)."""
+    x, idx = self._data, indices._data
+    if idx.dtype != np.int64:
+        suffix = f" but got: {dtypes.scalar_type_name(idx.dtype)}" if nd == 2 else ""
+        raise RuntimeError(f"elements in indices should be type int64{suffix}")
+    words = "two elements (height, width)" if nd == 2 else "three elements (depth, height, width)"
+    if nd == 2 and len(output_size) != 2:
+        raise RuntimeError(
+            f"There should be exactly {words} in output_size, but got {len(output_size)} "
+            "elements."
+        )
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a "
+            f"tensor with {x.ndim} dimensions."
+        )
+    if nd == 3:
+        for what, values in (("output_size", output_size), ("stride", stride)):
+            if len(values) != 3:
+                colon = ":" if what != "output_size" else ""
+                raise RuntimeError(
+                    f"There should be exactly {words} in {what}, but got{colon} {len(values)} "
+                    "elements."
+                )
+        if len(padding) != 3:
+            raise RuntimeError(
+                f"There should be exactly {words} in padding, but got: {len(padding)} elements."
+            )
+    if x.shape != idx.shape:
+        raise RuntimeError(
+            "Expected shape of indices to be same as that of the input tensor "
+            f"({shape_text(x.shape)}) but got indices tensor with shape: {shape_text(idx.shape)}"
+        )
+    for dim in range(1, x.ndim):
+        if x.shape[dim] <= 0:
+            raise RuntimeError(
+                f"max_unpooling{nd}d_forward_out_cpu(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but got {shape_text(x.shape)} with dimension {dim} "
+                "being empty."
+            )
+    if nd == 3 and any(st <= 0 for st in stride):
+        raise RuntimeError(
+            f"strides should be greater than zero, but got stride: {shape_text(stride)}"
+        )
+    refuse_non_float(x, f"max_unpool{nd}d")
+    spatial = math.prod(output_size)
+    bad = (idx < 0) | (idx >= spatial)
+    if spatial and bad.any():  # an empty output is not written, so not checked
+        first = idx.ravel()[np.argmax(bad.ravel())]
+        raise RuntimeError(
+            f"Found an invalid max index: {first} (output volumes are of size "
+            f"{'x'.join(str(o) for o in output_size)})"
+        )
+
+
+def max_unpool(self, indices, output_size, nd: int) -> np.ndarray:
+    """A zero output of spatial size ``output_size`` with each input value written at its
+    index (of equal indices, the last value wins, as in PyTorch's loop)."""
+    lead = self.shape[: self.ndim - nd]
+    rows = math.prod(lead)
+    out = np.zeros((rows, math.prod(output_size)), self.dtype)
+    if out.size:
+        out[np.arange(rows)[:, None], indices.reshape(rows, -1)] = self.reshape(rows, -1)
+    out = out.reshape(lead + tuple(output_size))
+    return _in_layout_of(out, self) if nd == 2 else out

@@ -179,6 +179,13 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the max unpoolings: test_nn_pooling_unpool.py and test_opinfo.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_pooling_unpool.py and test_opinfo.py"
+        for name in "max_unpool2d.default max_unpool3d.default".split()
+    }
+)
 # the losses: loss_decompositions.py holds the composites (the recorder above sees only
 # decompositions.py's own); test_nn_losses*.py and test_opinfo.py compare each with torch
 TESTED_ELSEWHERE.update(

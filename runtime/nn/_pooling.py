@@ -1,6 +1,6 @@
 """``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool1d/2d/3d``,
 ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``,
-``lp_pool1d/2d/3d``).
+``lp_pool1d/2d/3d``, ``max_unpool1d/2d/3d``).
 
 Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is torch's
 (``F.max_pool2d(x, 2).grad_fn`` is MaxPool2DWithIndicesBackward0).
@@ -37,6 +37,9 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool3d",
     "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 
@@ -281,3 +284,82 @@ def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: boo
     return _lp_pool(
         input, norm_type, kernel_size, stride, ceil_mode, avg_pool3d, max_pool3d, kd * kw * kh
     )
+
+
+def _ntuple(value, n: int) -> tuple:
+    """torch's _single/_pair/_triple: an iterable as a tuple, anything else repeated."""
+    try:
+        return tuple(value)
+    except TypeError:
+        return (value,) * n
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size) -> List[int]:
+    """The unpooled spatial size: the pooling's input size by default, or ``output_size``
+    (with or without the batch and channel sizes) when it is one the pooling could have
+    come from."""
+    n = len(kernel_size)
+    sizes = input.size()
+    default = [(sizes[d - n] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        ret = default
+    else:
+        if len(output_size) == n + 2:
+            output_size = output_size[2:]
+        if len(output_size) != n:
+            raise ValueError(
+                f"output_size should be a sequence containing {n} or {n + 2} elements, but it "
+                f"has a length of '{len(output_size)}'"
+            )
+        for d in range(n):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {d} must be between {low} and '
+                    f"{high})"
+                )
+        ret = output_size
+    for d in range(n):
+        if ret[d] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but "
+                f"got output_size[{d}]={ret[d]}"
+            )
+    return ret
+
+
+def _unpool_geometry(input, kernel_size, stride, padding, output_size, n: int):
+    kernel_size = _ntuple(kernel_size, n)
+    stride = _ntuple(stride, n) if stride is not None else kernel_size
+    padding = _ntuple(padding, n)
+    return stride, padding, _unpool_output_size(input, kernel_size, stride, padding, output_size)
+
+
+@_public
+def max_unpool1d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """A partial inverse of max_pool1d: each value back at its index, zeros elsewhere."""
+    _, _, size = _unpool_geometry(input, kernel_size, stride, padding, output_size, 1)
+    size = list(size) + [1] if isinstance(size, list) else tuple(size) + (1,)
+    return _aten.squeeze_dim(
+        _aten.max_unpool2d(_aten.unsqueeze(input, -1), _aten.unsqueeze(indices, -1), size), -1
+    )
+
+
+@_public
+def max_unpool2d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """A partial inverse of max_pool2d: each value back at its index, zeros elsewhere."""
+    _, _, size = _unpool_geometry(input, kernel_size, stride, padding, output_size, 2)
+    return _aten.max_unpool2d(input, indices, size)
+
+
+@_public
+def max_unpool3d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """A partial inverse of max_pool3d: each value back at its index, zeros elsewhere."""
+    stride, padding, size = _unpool_geometry(input, kernel_size, stride, padding, output_size, 3)
+    return _aten.max_unpool3d(input, indices, size, stride, padding)

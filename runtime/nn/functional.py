@@ -89,6 +89,9 @@ from ._pooling import (
     max_pool2d_with_indices,
     max_pool3d,
     max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
 
 __all__ = [
@@ -205,6 +208,9 @@ __all__ = [
     "max_pool2d_with_indices",
     "max_pool3d",
     "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 
