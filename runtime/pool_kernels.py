@@ -117,6 +117,9 @@ def pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int,
     _check_pool_input(x, nd, name)
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
+    for p in padding:
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
     if any(k <= 0 for k in kernel):
         raise RuntimeError(
             f"kernel size should be greater than zero, but got kernel_size: {list(kernel)}"

@@ -289,6 +289,12 @@ ERRORS = {
         lib.zeros(2, 4, 4, 4, dtype=lib.int64), 2
     ),
     # the 2-d and 3-d checks the 1-d poolings reach
+    "max_indices_padding_negative": lambda F, lib: F.max_pool1d(
+        lib.zeros(2, 4), 2, padding=-1, return_indices=True
+    ),
+    "avg_padding_negative": lambda F, lib: F.avg_pool1d(lib.zeros(2, 4), 2, padding=-1),
+    "max2_padding_negative": lambda F, lib: F.max_pool2d(lib.zeros(1, 4, 4), 2, padding=-1),
+    "avg3_padding_negative": lambda F, lib: F.avg_pool3d(lib.zeros(1, 4, 4, 4), 2, padding=-1),
     "max2_bool": lambda F, lib: F.max_pool2d(lib.zeros(1, 4, 4, dtype=lib.bool), 2),
     "max3_bool": lambda F, lib: F.max_pool3d(lib.zeros(1, 4, 4, 4, dtype=lib.bool), 2),
     "adaptive_avg2_negative": lambda F, lib: F.adaptive_avg_pool2d(lib.zeros(1, 4, 4), (2, -1)),
