@@ -4545,6 +4545,122 @@ def _adaptive_avg_pool3d_backward(keyset, grad_output, self):
     return result
 
 
+def adaptive_max_pool2d(keyset, self, output_size):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AdaptiveMaxPool2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.adaptive_max_pool2d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.adaptive_max_pool2d(self, output_size, result)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.adaptive_max_pool2d(self, output_size, result)
+    return result
+
+
+def adaptive_max_pool2d_backward(keyset, grad_output, self, indices):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.AdaptiveMaxPool2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.adaptive_max_pool2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.adaptive_max_pool2d_backward(grad_output, self, indices, result)
+    return result
+
+
+def adaptive_max_pool3d(keyset, self, output_size):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AdaptiveMaxPool3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.adaptive_max_pool3d_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.adaptive_max_pool3d(self, output_size, result)
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.adaptive_max_pool3d(self, output_size, result)
+    return result
+
+
+def adaptive_max_pool3d_backward(keyset, grad_output, self, indices):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.AdaptiveMaxPool3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.adaptive_max_pool3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.adaptive_max_pool3d_backward(grad_output, self, indices, result)
+    return result
+
+
+def max_unpool2d(keyset, self, indices, output_size):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxUnpool2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.indices_ = SavedVariable(indices, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_unpool2d_op.kernels[keyset]
+    result = redispatch(keyset, self, indices, output_size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.max_unpool2d(self, indices, output_size, result)
+    return result
+
+
+def max_unpool3d(keyset, self, indices, output_size, stride, padding):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxUnpool3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.indices_ = SavedVariable(indices, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_unpool3d_op.kernels[keyset]
+    result = redispatch(keyset, self, indices, output_size, stride, padding)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.max_unpool3d(self, indices, output_size, stride, padding, result)
+    return result
+
+
 def constant_pad_nd(keyset, self, pad, value):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

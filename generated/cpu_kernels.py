@@ -2811,6 +2811,62 @@ def _adaptive_avg_pool3d_backward(keyset, grad_output, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def adaptive_max_pool2d(keyset, self, output_size):
+    """CPU kernel of adaptive_max_pool2d"""
+    k.adaptive_max_pool_check(self, output_size, 2)
+    self = self._data
+    result = k.adaptive_max_pool(self, output_size, 2)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def adaptive_max_pool2d_backward(keyset, grad_output, self, indices):
+    """CPU kernel of adaptive_max_pool2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def adaptive_max_pool3d(keyset, self, output_size):
+    """CPU kernel of adaptive_max_pool3d"""
+    k.adaptive_max_pool_check(self, output_size, 3)
+    self = self._data
+    result = k.adaptive_max_pool(self, output_size, 3)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def adaptive_max_pool3d_backward(keyset, grad_output, self, indices):
+    """CPU kernel of adaptive_max_pool3d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def max_unpool2d(keyset, self, indices, output_size):
+    """CPU kernel of max_unpool2d"""
+    k.max_unpool_check(self, indices, output_size, (), (), 2)
+    self = self._data
+    indices = indices._data
+    result = k.max_unpool(self, indices, output_size, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def max_unpool3d(keyset, self, indices, output_size, stride, padding):
+    """CPU kernel of max_unpool3d"""
+    k.max_unpool_check(self, indices, output_size, stride, padding, 3)
+    self = self._data
+    indices = indices._data
+    result = k.max_unpool(self, indices, output_size, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def constant_pad_nd(keyset, self, pad, value):
     """CPU kernel of constant_pad_nd"""
     k.constant_pad_nd_check(self, pad)

@@ -113,6 +113,8 @@ from opgrad.generated.python_surface import (
     _upsample_nearest_exact2d_backward,
     _upsample_nearest_exact3d,
     _upsample_nearest_exact3d_backward,
+    adaptive_max_pool2d_backward,
+    adaptive_max_pool3d_backward,
     avg_pool2d,
     avg_pool2d_backward,
     avg_pool3d,
@@ -10315,6 +10317,302 @@ class AdaptiveAvgPool3DBackwardBackward0(Node):
     @property
     def _saved_grad_output_sym_argsize_minus_3(self):
         return self.grad_output_sym_argsize_minus_3_
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """Backward of ``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "result1_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result1_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
+        # self: adaptive_max_pool2d_backward(grad, self, result1)
+        grad_self = None
+        if needs[0]:
+            if (
+                plain
+                and self_.__class__ in TENSOR_CLASSES
+                and self_._keys == PLAIN_KEYS
+                and result1.__class__ in TENSOR_CLASSES
+                and result1._keys == PLAIN_KEYS
+            ):
+                grad_self = plain_kernels.adaptive_max_pool2d_backward(grad, self_, result1)
+            if grad_self is None:
+                grad_self = adaptive_max_pool2d_backward(grad, self_, result1)
+        return (grad_self,)
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AdaptiveMaxPool2DBackwardBackward0(Node):
+    """Backward of ``adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        grad_grad_output = max_pool_double_backward(grad, indices, 2) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class AdaptiveMaxPool3DBackward0(Node):
+    """Backward of ``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "result1_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result1_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
+        # self: adaptive_max_pool3d_backward(grad, self, result1)
+        grad_self = None
+        if needs[0]:
+            if (
+                plain
+                and self_.__class__ in TENSOR_CLASSES
+                and self_._keys == PLAIN_KEYS
+                and result1.__class__ in TENSOR_CLASSES
+                and result1._keys == PLAIN_KEYS
+            ):
+                grad_self = plain_kernels.adaptive_max_pool3d_backward(grad, self_, result1)
+            if grad_self is None:
+                grad_self = adaptive_max_pool3d_backward(grad, self_, result1)
+        return (grad_self,)
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AdaptiveMaxPool3DBackwardBackward0(Node):
+    """Backward of ``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        grad_grad_output = max_pool_double_backward(grad, indices, 3) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class MaxUnpool2DBackward0(Node):
+    """Backward of ``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``."""
+
+    __slots__ = ("indices_",)
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        # self: max_pool_double_backward(grad, indices, 2)
+        grad_self = max_pool_double_backward(grad, indices, 2) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class MaxUnpool3DBackward0(Node):
+    """Backward of ``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``."""
+
+    __slots__ = ("indices_",)
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        # self: max_pool_double_backward(grad, indices, 3)
+        grad_self = max_pool_double_backward(grad, indices, 3) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
 
 
 class ConstantPadNdBackward0(Node):

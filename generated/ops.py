@@ -13594,6 +13594,502 @@ _adaptive_avg_pool3d_backward = _adaptive_avg_pool3d_backward_op._entry = (
 _adaptive_avg_pool3d_backward_op._make_entry = __adaptive_avg_pool3d_backward_entry
 
 
+max_pool1d_with_indices_op = define(
+    "aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
+)
+_max_pool1d_with_indices_kernels = max_pool1d_with_indices_op.kernels
+
+
+def _max_pool1d_with_indices_entry(_site):
+    def max_pool1d_with_indices(
+        self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    max_pool1d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool1d_with_indices_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 1, _site, max_pool1d_with_indices_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, max_pool1d_with_indices_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 1, _site, max_pool1d_with_indices_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 1, _site, max_pool1d_with_indices_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    max_pool1d_with_indices_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool1d_with_indices_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool1d_with_indices
+
+
+max_pool1d_with_indices = max_pool1d_with_indices_op._entry = _max_pool1d_with_indices_entry(
+    Site(max_pool1d_with_indices_op)
+)
+max_pool1d_with_indices_op._make_entry = _max_pool1d_with_indices_entry
+
+
+max_pool1d_op = define(
+    "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor"
+)
+_max_pool1d_kernels = max_pool1d_op.kernels
+
+
+def _max_pool1d_entry(_site):
+    def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, max_pool1d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_pool1d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 1, _site, max_pool1d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, max_pool1d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 1, _site, max_pool1d_op, 3)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 1, _site, max_pool1d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, max_pool1d_op, self, kernel_size, stride, padding, dilation, ceil_mode
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_pool1d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, dilation, ceil_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_pool1d
+
+
+max_pool1d = max_pool1d_op._entry = _max_pool1d_entry(Site(max_pool1d_op))
+max_pool1d_op._make_entry = _max_pool1d_entry
+
+
+avg_pool1d_op = define(
+    "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor"
+)
+_avg_pool1d_kernels = avg_pool1d_op.kernels
+
+
+def _avg_pool1d_entry(_site):
+    def avg_pool1d(
+        self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    avg_pool1d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, avg_pool1d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 1, _site, avg_pool1d_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, avg_pool1d_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 1, _site, avg_pool1d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    avg_pool1d_op,
+                    self,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _avg_pool1d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return avg_pool1d
+
+
+avg_pool1d = avg_pool1d_op._entry = _avg_pool1d_entry(Site(avg_pool1d_op))
+avg_pool1d_op._make_entry = _avg_pool1d_entry
+
+
+adaptive_avg_pool1d_op = define(
+    "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor"
+)
+_adaptive_avg_pool1d_kernels = adaptive_avg_pool1d_op.kernels
+
+
+def _adaptive_avg_pool1d_entry(_site):
+    def adaptive_avg_pool1d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_avg_pool1d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_avg_pool1d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, adaptive_avg_pool1d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_avg_pool1d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_avg_pool1d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_avg_pool1d
+
+
+adaptive_avg_pool1d = adaptive_avg_pool1d_op._entry = _adaptive_avg_pool1d_entry(
+    Site(adaptive_avg_pool1d_op)
+)
+adaptive_avg_pool1d_op._make_entry = _adaptive_avg_pool1d_entry
+
+
+adaptive_max_pool1d_op = define(
+    "aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)"
+)
+_adaptive_max_pool1d_kernels = adaptive_max_pool1d_op.kernels
+
+
+def _adaptive_max_pool1d_entry(_site):
+    def adaptive_max_pool1d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_max_pool1d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_max_pool1d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, adaptive_max_pool1d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_max_pool1d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_max_pool1d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_max_pool1d
+
+
+adaptive_max_pool1d = adaptive_max_pool1d_op._entry = _adaptive_max_pool1d_entry(
+    Site(adaptive_max_pool1d_op)
+)
+adaptive_max_pool1d_op._make_entry = _adaptive_max_pool1d_entry
+
+
+adaptive_max_pool2d_op = define(
+    "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"
+)
+_adaptive_max_pool2d_kernels = adaptive_max_pool2d_op.kernels
+
+
+def _adaptive_max_pool2d_entry(_site):
+    def adaptive_max_pool2d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_max_pool2d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_max_pool2d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, adaptive_max_pool2d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_max_pool2d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_max_pool2d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_max_pool2d
+
+
+adaptive_max_pool2d = adaptive_max_pool2d_op._entry = _adaptive_max_pool2d_entry(
+    Site(adaptive_max_pool2d_op)
+)
+adaptive_max_pool2d_op._make_entry = _adaptive_max_pool2d_entry
+
+
+adaptive_max_pool2d_backward_op = define(
+    "aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"
+)
+_adaptive_max_pool2d_backward_kernels = adaptive_max_pool2d_backward_op.kernels
+
+
+def _adaptive_max_pool2d_backward_entry(_site):
+    def adaptive_max_pool2d_backward(grad_output, self, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, adaptive_max_pool2d_backward_op, grad_output, self, indices
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, adaptive_max_pool2d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_max_pool2d_backward_op, 1)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, adaptive_max_pool2d_backward_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, adaptive_max_pool2d_backward_op, grad_output, self, indices
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.adaptive_max_pool2d_backward(grad_output, self, indices)
+                if result is not None:
+                    return result
+            kernel = _adaptive_max_pool2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_max_pool2d_backward
+
+
+adaptive_max_pool2d_backward = adaptive_max_pool2d_backward_op._entry = (
+    _adaptive_max_pool2d_backward_entry(Site(adaptive_max_pool2d_backward_op))
+)
+adaptive_max_pool2d_backward_op._make_entry = _adaptive_max_pool2d_backward_entry
+
+
+adaptive_max_pool3d_op = define(
+    "aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"
+)
+_adaptive_max_pool3d_kernels = adaptive_max_pool3d_op.kernels
+
+
+def _adaptive_max_pool3d_entry(_site):
+    def adaptive_max_pool3d(self, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, adaptive_max_pool3d_op, self, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_max_pool3d_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, adaptive_max_pool3d_op, 1)
+            except Overridden:
+                return handle_entry(_site, adaptive_max_pool3d_op, self, output_size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _adaptive_max_pool3d_kernels[keyset]
+            return kernel(keyset, self, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_max_pool3d
+
+
+adaptive_max_pool3d = adaptive_max_pool3d_op._entry = _adaptive_max_pool3d_entry(
+    Site(adaptive_max_pool3d_op)
+)
+adaptive_max_pool3d_op._make_entry = _adaptive_max_pool3d_entry
+
+
+adaptive_max_pool3d_backward_op = define(
+    "aten::adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"
+)
+_adaptive_max_pool3d_backward_kernels = adaptive_max_pool3d_backward_op.kernels
+
+
+def _adaptive_max_pool3d_backward_entry(_site):
+    def adaptive_max_pool3d_backward(grad_output, self, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, adaptive_max_pool3d_backward_op, grad_output, self, indices
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, adaptive_max_pool3d_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, adaptive_max_pool3d_backward_op, 1)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, adaptive_max_pool3d_backward_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, adaptive_max_pool3d_backward_op, grad_output, self, indices
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.adaptive_max_pool3d_backward(grad_output, self, indices)
+                if result is not None:
+                    return result
+            kernel = _adaptive_max_pool3d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return adaptive_max_pool3d_backward
+
+
+adaptive_max_pool3d_backward = adaptive_max_pool3d_backward_op._entry = (
+    _adaptive_max_pool3d_backward_entry(Site(adaptive_max_pool3d_backward_op))
+)
+adaptive_max_pool3d_backward_op._make_entry = _adaptive_max_pool3d_backward_entry
+
+
+max_unpool2d_op = define(
+    "aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"
+)
+_max_unpool2d_kernels = max_unpool2d_op.kernels
+
+
+def _max_unpool2d_entry(_site):
+    def max_unpool2d(self, indices, output_size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_unpool2d_op, self, indices, output_size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_unpool2d_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_unpool2d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, max_unpool2d_op, 2)
+            except Overridden:
+                return handle_entry(_site, max_unpool2d_op, self, indices, output_size)
+            keyset = (self._keys | indices._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & indices._keys) == PLAIN_KEYS:
+                result = plain_kernels.max_unpool2d(self, indices, output_size)
+                if result is not None:
+                    return result
+            kernel = _max_unpool2d_kernels[keyset]
+            return kernel(keyset, self, indices, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_unpool2d
+
+
+max_unpool2d = max_unpool2d_op._entry = _max_unpool2d_entry(Site(max_unpool2d_op))
+max_unpool2d_op._make_entry = _max_unpool2d_entry
+
+
+max_unpool3d_op = define(
+    "aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"
+)
+_max_unpool3d_kernels = max_unpool3d_op.kernels
+
+
+def _max_unpool3d_entry(_site):
+    def max_unpool3d(self, indices, output_size, stride, padding):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, max_unpool3d_op, self, indices, output_size, stride, padding
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_unpool3d_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, max_unpool3d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, max_unpool3d_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 3, _site, max_unpool3d_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 3, _site, max_unpool3d_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, max_unpool3d_op, self, indices, output_size, stride, padding
+                )
+            keyset = (self._keys | indices._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & indices._keys) == PLAIN_KEYS:
+                result = plain_kernels.max_unpool3d(self, indices, output_size, stride, padding)
+                if result is not None:
+                    return result
+            kernel = _max_unpool3d_kernels[keyset]
+            return kernel(keyset, self, indices, output_size, stride, padding)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_unpool3d
+
+
+max_unpool3d = max_unpool3d_op._entry = _max_unpool3d_entry(Site(max_unpool3d_op))
+max_unpool3d_op._make_entry = _max_unpool3d_entry
+
+
 constant_pad_nd_op = define(
     "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
 )

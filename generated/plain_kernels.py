@@ -5837,6 +5837,200 @@ def _adaptive_avg_pool3d_backward(grad_output, self):
     return out
 
 
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    indices_data = indices._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and indices_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.max_pool_with_indices_backward(grad_output_data, self_data, indices_data, 2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.AdaptiveMaxPool2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.indices_ = (
+            (
+                indices
+                if indices._vc is None and indices._grad_fn is None
+                else SavedVariable(indices, False)
+            )
+            if grad_output._rg
+            else None
+        )
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def adaptive_max_pool3d_backward(grad_output, self, indices):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    indices_data = indices._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and indices_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.max_pool_with_indices_backward(grad_output_data, self_data, indices_data, 3)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.AdaptiveMaxPool3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.indices_ = (
+            (
+                indices
+                if indices._vc is None and indices._grad_fn is None
+                else SavedVariable(indices, False)
+            )
+            if grad_output._rg
+            else None
+        )
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def max_unpool2d(self, indices, output_size):
+    self_data = self._data
+    indices_data = indices._data
+    if not (self_data.dtype in PLAIN_FLOATS and indices_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.max_unpool_check(self, indices, output_size, (), (), 2)
+        result = k.max_unpool(self_data, indices_data, output_size, 2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.MaxUnpool2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.indices_ = (
+            indices
+            if indices._vc is None and indices._grad_fn is None
+            else SavedVariable(indices, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def max_unpool3d(self, indices, output_size, stride, padding):
+    self_data = self._data
+    indices_data = indices._data
+    if not (self_data.dtype in PLAIN_FLOATS and indices_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.max_unpool_check(self, indices, output_size, stride, padding, 3)
+        result = k.max_unpool(self_data, indices_data, output_size, 3)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.MaxUnpool3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.indices_ = (
+            indices
+            if indices._vc is None and indices._grad_fn is None
+            else SavedVariable(indices, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def constant_pad_nd(self, pad, value):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -279,6 +279,17 @@ FUNCTIONS = {
     "adaptive_avg_pool3d": (ops.adaptive_avg_pool3d_op,),
     "_adaptive_avg_pool3d": (ops._adaptive_avg_pool3d_op,),
     "_adaptive_avg_pool3d_backward": (ops._adaptive_avg_pool3d_backward_op,),
+    "max_pool1d_with_indices": (ops.max_pool1d_with_indices_op,),
+    "max_pool1d": (ops.max_pool1d_op,),
+    "avg_pool1d": (ops.avg_pool1d_op,),
+    "adaptive_avg_pool1d": (ops.adaptive_avg_pool1d_op,),
+    "adaptive_max_pool1d": (ops.adaptive_max_pool1d_op,),
+    "adaptive_max_pool2d": (ops.adaptive_max_pool2d_op,),
+    "adaptive_max_pool2d_backward": (ops.adaptive_max_pool2d_backward_op,),
+    "adaptive_max_pool3d": (ops.adaptive_max_pool3d_op,),
+    "adaptive_max_pool3d_backward": (ops.adaptive_max_pool3d_backward_op,),
+    "max_unpool2d": (ops.max_unpool2d_op,),
+    "max_unpool3d": (ops.max_unpool3d_op,),
     "constant_pad_nd": (ops.constant_pad_nd_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
@@ -581,6 +592,21 @@ _adaptive_avg_pool3d = function("_adaptive_avg_pool3d", FUNCTIONS["_adaptive_avg
 _adaptive_avg_pool3d_backward = function(
     "_adaptive_avg_pool3d_backward", FUNCTIONS["_adaptive_avg_pool3d_backward"]
 )
+max_pool1d_with_indices = function("max_pool1d_with_indices", FUNCTIONS["max_pool1d_with_indices"])
+max_pool1d = function("max_pool1d", FUNCTIONS["max_pool1d"])
+avg_pool1d = function("avg_pool1d", FUNCTIONS["avg_pool1d"])
+adaptive_avg_pool1d = function("adaptive_avg_pool1d", FUNCTIONS["adaptive_avg_pool1d"])
+adaptive_max_pool1d = function("adaptive_max_pool1d", FUNCTIONS["adaptive_max_pool1d"])
+adaptive_max_pool2d = function("adaptive_max_pool2d", FUNCTIONS["adaptive_max_pool2d"])
+adaptive_max_pool2d_backward = function(
+    "adaptive_max_pool2d_backward", FUNCTIONS["adaptive_max_pool2d_backward"]
+)
+adaptive_max_pool3d = function("adaptive_max_pool3d", FUNCTIONS["adaptive_max_pool3d"])
+adaptive_max_pool3d_backward = function(
+    "adaptive_max_pool3d_backward", FUNCTIONS["adaptive_max_pool3d_backward"]
+)
+max_unpool2d = function("max_unpool2d", FUNCTIONS["max_unpool2d"])
+max_unpool3d = function("max_unpool3d", FUNCTIONS["max_unpool3d"])
 constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
 clone = function("clone", FUNCTIONS["clone"])
 detach = function("detach", FUNCTIONS["detach"])

@@ -320,6 +320,32 @@ def _adaptive_avg_pool3d_composite(keyset, self, output_size):
     return decompositions.adaptive_avg_pool3d(self, output_size)
 
 
+def _max_pool1d_with_indices_composite(
+    keyset, self, kernel_size, stride, padding, dilation, ceil_mode
+):
+    return decompositions.max_pool1d_with_indices(
+        self, kernel_size, stride, padding, dilation, ceil_mode
+    )
+
+
+def _max_pool1d_composite(keyset, self, kernel_size, stride, padding, dilation, ceil_mode):
+    return decompositions.max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _avg_pool1d_composite(keyset, self, kernel_size, stride, padding, ceil_mode, count_include_pad):
+    return decompositions.avg_pool1d(
+        self, kernel_size, stride, padding, ceil_mode, count_include_pad
+    )
+
+
+def _adaptive_avg_pool1d_composite(keyset, self, output_size):
+    return decompositions.adaptive_avg_pool1d(self, output_size)
+
+
+def _adaptive_max_pool1d_composite(keyset, self, output_size):
+    return decompositions.adaptive_max_pool1d(self, output_size)
+
+
 def _square_composite(keyset, self):
     return decompositions.square(self)
 
@@ -626,6 +652,16 @@ def register_all():
     ops._adaptive_avg_pool3d_backward_op.register_kernel(
         CPU, cpu_kernels._adaptive_avg_pool3d_backward
     )
+    ops.adaptive_max_pool2d_op.register_kernel(CPU, cpu_kernels.adaptive_max_pool2d)
+    ops.adaptive_max_pool2d_backward_op.register_kernel(
+        CPU, cpu_kernels.adaptive_max_pool2d_backward
+    )
+    ops.adaptive_max_pool3d_op.register_kernel(CPU, cpu_kernels.adaptive_max_pool3d)
+    ops.adaptive_max_pool3d_backward_op.register_kernel(
+        CPU, cpu_kernels.adaptive_max_pool3d_backward
+    )
+    ops.max_unpool2d_op.register_kernel(CPU, cpu_kernels.max_unpool2d)
+    ops.max_unpool3d_op.register_kernel(CPU, cpu_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
@@ -962,6 +998,16 @@ def register_all():
     ops._adaptive_avg_pool3d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels._adaptive_avg_pool3d_backward
     )
+    ops.adaptive_max_pool2d_op.register_kernel(AUTOGRAD, autograd_kernels.adaptive_max_pool2d)
+    ops.adaptive_max_pool2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.adaptive_max_pool2d_backward
+    )
+    ops.adaptive_max_pool3d_op.register_kernel(AUTOGRAD, autograd_kernels.adaptive_max_pool3d)
+    ops.adaptive_max_pool3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.adaptive_max_pool3d_backward
+    )
+    ops.max_unpool2d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool2d)
+    ops.max_unpool3d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
     ops.clone_op.register_kernel(AUTOGRAD, autograd_kernels.clone)
     ops._to_copy_op.register_kernel(AUTOGRAD, autograd_kernels._to_copy)
@@ -1319,6 +1365,18 @@ def register_all():
     ops.max_pool3d_op.register_kernel(AUTOGRAD | CPU, _max_pool3d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.adaptive_avg_pool3d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool3d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_pool1d_with_indices_op.register_kernel(
+        AUTOGRAD | CPU, _max_pool1d_with_indices_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_pool1d_op.register_kernel(AUTOGRAD | CPU, _max_pool1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.avg_pool1d_op.register_kernel(AUTOGRAD | CPU, _avg_pool1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.adaptive_avg_pool1d_op.register_kernel(AUTOGRAD | CPU, _adaptive_avg_pool1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.adaptive_max_pool1d_op.register_kernel(AUTOGRAD | CPU, _adaptive_max_pool1d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

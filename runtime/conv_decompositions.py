@@ -239,6 +239,14 @@ def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
 
 
 def _adaptive_avg_pool(self, output_size, nd: int):
+    if len(output_size) == nd and any(o < 0 for o in output_size):
+        sizes = ", ".join(str(o) for o in output_size[:2]) + "".join(
+            f",{o}" for o in output_size[2:]  # PyTorch's 3-d text has no space before the third
+        )
+        raise RuntimeError(
+            f"adaptive_avg_pool{nd}d: elements of output_size must be greater than or equal to "
+            f"0 but received {{{sizes}}}"
+        )
     if all(o == 1 for o in output_size) and len(output_size) == nd:
         # PyTorch's shortcut to a global average, taken before the kernel checks the input
         return aten.mean_dim(self, [-1 - i for i in range(nd)], True)

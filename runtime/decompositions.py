@@ -343,3 +343,6 @@ from .attention_decompositions import *  # noqa: E402,F401,F403
 
 # The upsampling ops' .vec overloads (its __all__).
 from .resample_decompositions import *  # noqa: E402,F401,F403
+
+# The remaining poolings' composites (its __all__).
+from .pool_decompositions import *  # noqa: E402,F401,F403

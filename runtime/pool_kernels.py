@@ -1,11 +1,14 @@
-"""CPU kernels of the poolings (max with indices, average, adaptive average) over the
-last ``nd`` dimensions, and their backward ops.
+"""CPU kernels of the poolings (max with indices, average, adaptive average and max) over
+the last ``nd`` dimensions, their backward ops, and the checks of the 1-d poolings, which
+PyTorch runs before it hands the input on to the 2-d ones.
 
 Windows are one strided view of the padded input; a max or a sum over the kernel axes
 reduces them. Backward ops scatter the gradient back: the max poolings with one
 ``bincount`` over the saved indices, the average poolings with one strided add per
 kernel position (never a loop over pixels). Adaptive average pooling is a product with
-one small averaging matrix per dimension.
+one small averaging matrix per dimension; adaptive max pooling gathers each dimension's
+(variable, at most ``ceil(size/out) + 1`` long) windows padded to one length. Max
+unpooling writes each value at its index in a zero output with one indexed assignment.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import math
 
 import numpy as np
 
+from . import dtypes
 from .kernel_support import opmath, refuse_non_float, shape_text
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -29,6 +33,14 @@ __all__ = [
     "adaptive_avg_pool_check",
     "adaptive_avg_pool",
     "adaptive_avg_pool_backward",
+    "pool1d_check",
+    "max_pool1d_check",
+    "max_pool1d_values",
+    "adaptive_max_pool1d_check",
+    "adaptive_max_pool_check",
+    "adaptive_max_pool",
+    "max_unpool_check",
+    "max_unpool",
 ]
 
 
@@ -105,6 +117,9 @@ def pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int,
     _check_pool_input(x, nd, name)
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
+    for p in padding:
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
     if any(k <= 0 for k in kernel):
         raise RuntimeError(
             f"kernel size should be greater than zero, but got kernel_size: {list(kernel)}"
@@ -127,6 +142,10 @@ def pool_check(self, kernel_size, stride, padding, dilation, ceil_mode, nd: int,
         raise RuntimeError(
             f"Given input size: ({given}). Calculated output size: ({calc}). "
             "Output size is too small"
+        )
+    if name.startswith("max") and x.dtype.kind in "bc":  # every real dtype but bool
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{dtypes.scalar_type_name(x.dtype)}'"
         )
 
 
@@ -322,3 +341,235 @@ def adaptive_avg_pool_backward(grad_output, self, nd: int):
     out = grad_output.shape[-nd:]
     mats = [_averaging_matrix(s, o, g.dtype).T for s, o in zip(self.shape[-nd:], out)]
     return np.array(_apply_per_axis(g, mats, nd), dtype=self.dtype, order="C")
+
+
+# ---- the 1-d poolings' own checks -----------------------------------------------------------
+
+
+def pool1d_check(self, name: str, **arguments) -> None:
+    """PyTorch's checkDimRange and check1d: a 2-d or 3-d input and one int per argument."""
+    ndim = self._data.ndim
+    if ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {ndim}-dimensional tensor for argument #1 "
+            f"'self' (while checking arguments for {name})"
+        )
+    for what, values in arguments.items():
+        if len(values) != 1:
+            raise RuntimeError(
+                f"{name}() argument '{what}' should contain one int (got {len(values)})"
+            )
+
+
+def max_pool1d_check(self, kernel_size, stride, padding, dilation, ceil_mode) -> None:
+    """max_pool1d's refusals (its own texts, whichever kernel then runs)."""
+    shape = self._data.shape
+    if not (len(shape) == 2 and shape[0] and shape[1]) and not (
+        len(shape) == 3 and shape[1] and shape[2]
+    ):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{shape_text(shape)}"
+        )
+    what = "max_pool1d()"
+    if len(kernel_size) != 1:
+        raise RuntimeError(
+            f"{what} kernel_size must be an int, list of ints or tuple of ints of size 1 but "
+            f"got size {len(kernel_size)}"
+        )
+    if len(stride) not in (0, 1):
+        raise RuntimeError(
+            f"{what} stride must be None, an int, list of ints, or tuple of ints of size 1 but "
+            f"got size {len(stride)}"
+        )
+    if len(padding) != 1:
+        raise RuntimeError(
+            f"{what} padding must be an int, list of ints, or tuple of ints of size 1 but got "
+            f"size {len(padding)}"
+        )
+    if len(dilation) != 1:
+        raise RuntimeError(
+            f"{what} dilation must be an int, list of ints or tuple of ints of size 1 but got "
+            f"size {len(dilation)}"
+        )
+    (k,), (p,), (d,) = kernel_size, padding, dilation
+    s = stride[0] if len(stride) else k
+    if k <= 0:
+        raise RuntimeError(f"{what} kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"{what} stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"{what} padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(
+            f"{what} padding should be at most half of kernel size, but got padding={p} and "
+            f"kernel_size={k}"
+        )
+    if d <= 0:
+        raise RuntimeError(f"{what} dilation must be greater than zero, but got {d}")
+    out = pooling_output_size(shape[-1], k, p, s, d, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"{what} Invalid computed output size: {out}")
+
+
+def max_pool1d_values(self, kernel_size, stride, padding, dilation, ceil_mode) -> np.ndarray:
+    """max_pool1d's own kernel (no indices), for floating inputs only."""
+    refuse_non_float(self, "max_pool1d_impl")
+    return max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, 1)[0]
+
+
+# ---- adaptive max pooling -------------------------------------------------------------------
+
+
+def adaptive_max_pool1d_check(self, output_size) -> None:
+    pool1d_check(self, "adaptive_max_pool1d", output_size=output_size)
+    shape = self._data.shape
+    for dim in range(1, len(shape)):
+        if shape[dim] <= 0:
+            raise RuntimeError(
+                "adaptive_max_pool1d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {shape_text(shape)} with dimension {dim} "
+                "being empty"
+            )
+
+
+def adaptive_max_pool_check(self, output_size, nd: int) -> None:
+    shape = self._data.shape
+    name = f"adaptive_max_pool{nd}d"
+    if len(shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {shape_text(shape)}"
+        )
+    for dim in range(1, len(shape)):
+        if shape[dim] <= 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {shape_text(shape)} with dimension {dim} being empty"
+            )
+    if len(output_size) != nd:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
+    negative = [o for o in output_size if o < 0]
+    if negative:
+        size = shape[: len(shape) - nd] + tuple(output_size)
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {negative[0]}: {shape_text(size)}"
+        )
+    refuse_non_float(self._data, name if nd == 2 else "adaptive_max_pool3d_cpu")
+
+
+def _adaptive_windows(size: int, out: int):
+    """``(out, width)`` input positions of each output's window (floor(o*size/out) to
+    ceil((o+1)*size/out)), clipped into range, and which of them lie inside the window."""
+    o = np.arange(out)
+    start = (o * size) // out
+    end = -((-(o + 1) * size) // out)
+    width = int((end - start).max()) if out else 1
+    positions = start[:, None] + np.arange(width)
+    inside = positions < end[:, None]
+    return np.minimum(positions, size - 1), inside
+
+
+def adaptive_max_pool(self, output_size, nd: int):
+    """(values, indices): each adaptive window's maximum (its last NaN, if any; the first of
+    equal maxima) and its flat position in the input's spatial dims."""
+    sizes = self.shape[-nd:]
+    lead = self.shape[: self.ndim - nd]
+    windows = [_adaptive_windows(s, o) for s, o in zip(sizes, output_size)]
+    # flat input position and validity of each (out..., window...) cell, row-major
+    flat = np.zeros((), np.int64)
+    inside = np.ones((), bool)
+    for axis, (positions, valid) in enumerate(windows):
+        shape = [1] * (2 * nd)
+        shape[axis], shape[nd + axis] = positions.shape
+        flat = flat * sizes[axis] + positions.reshape(shape)
+        inside = inside & valid.reshape(shape)
+    out_shape = tuple(output_size)
+    cells = flat.shape[nd:]
+    flat = np.broadcast_to(flat, out_shape + cells).reshape(out_shape + (math.prod(cells),))
+    inside = np.broadcast_to(inside, out_shape + cells).reshape(flat.shape)
+    values = self.reshape(lead + (math.prod(sizes),))[..., flat]  # (*lead, *out, cells)
+    candidates = np.where(inside, values, _lowest(self.dtype))
+    best = np.argmax(candidates, axis=-1)
+    nan = np.isnan(values) & inside
+    if nan.any():  # PyTorch keeps the last NaN of a window
+        last_nan = nan.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        best = np.where(nan.any(axis=-1), last_nan, best)
+    result = np.take_along_axis(values, best[..., None], axis=-1)[..., 0]
+    cells = np.broadcast_to(flat, best.shape + flat.shape[-1:])
+    index = np.take_along_axis(cells, best[..., None], axis=-1)[..., 0]
+    result = np.ascontiguousarray(result)
+    if nd == 2:  # the 2-d kernel keeps a channels-last input's layout, the 3-d one does not
+        return _in_layout_of(result, self), _in_layout_of(index, self)
+    return result, np.ascontiguousarray(index)
+
+
+# ---- max unpooling --------------------------------------------------------------------------
+
+
+def max_unpool_check(self, indices, output_size, stride, padding, nd: int) -> None:
+    """max_unpool2d/3d's refusals, with PyTorch's texts (the 3-d op also takes the pooling's
+    stride and padding, and checks only the stride)."""
+    x, idx = self._data, indices._data
+    if idx.dtype != np.int64:
+        suffix = f" but got: {dtypes.scalar_type_name(idx.dtype)}" if nd == 2 else ""
+        raise RuntimeError(f"elements in indices should be type int64{suffix}")
+    words = "two elements (height, width)" if nd == 2 else "three elements (depth, height, width)"
+    if nd == 2 and len(output_size) != 2:
+        raise RuntimeError(
+            f"There should be exactly {words} in output_size, but got {len(output_size)} "
+            "elements."
+        )
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a "
+            f"tensor with {x.ndim} dimensions."
+        )
+    if nd == 3:
+        for what, values in (("output_size", output_size), ("stride", stride)):
+            if len(values) != 3:
+                colon = ":" if what != "output_size" else ""
+                raise RuntimeError(
+                    f"There should be exactly {words} in {what}, but got{colon} {len(values)} "
+                    "elements."
+                )
+        if len(padding) != 3:
+            raise RuntimeError(
+                f"There should be exactly {words} in padding, but got: {len(padding)} elements."
+            )
+    if x.shape != idx.shape:
+        raise RuntimeError(
+            "Expected shape of indices to be same as that of the input tensor "
+            f"({shape_text(x.shape)}) but got indices tensor with shape: {shape_text(idx.shape)}"
+        )
+    for dim in range(1, x.ndim):
+        if x.shape[dim] <= 0:
+            raise RuntimeError(
+                f"max_unpooling{nd}d_forward_out_cpu(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but got {shape_text(x.shape)} with dimension {dim} "
+                "being empty."
+            )
+    if nd == 3 and any(st <= 0 for st in stride):
+        raise RuntimeError(
+            f"strides should be greater than zero, but got stride: {shape_text(stride)}"
+        )
+    refuse_non_float(x, f"max_unpool{nd}d")
+    spatial = math.prod(output_size)
+    bad = (idx < 0) | (idx >= spatial)
+    if spatial and bad.any():  # an empty output is not written, so not checked
+        first = idx.ravel()[np.argmax(bad.ravel())]
+        raise RuntimeError(
+            f"Found an invalid max index: {first} (output volumes are of size "
+            f"{'x'.join(str(o) for o in output_size)})"
+        )
+
+
+def max_unpool(self, indices, output_size, nd: int) -> np.ndarray:
+    """A zero output of spatial size ``output_size`` with each input value written at its
+    index (of equal indices, the last value wins, as in PyTorch's loop)."""
+    lead = self.shape[: self.ndim - nd]
+    rows = math.prod(lead)
+    out = np.zeros((rows, math.prod(output_size)), self.dtype)
+    if out.size:
+        out[np.arange(rows)[:, None], indices.reshape(rows, -1)] = self.reshape(rows, -1)
+    out = out.reshape(lead + tuple(output_size))
+    return _in_layout_of(out, self) if nd == 2 else out

@@ -38,7 +38,12 @@ NAMES = (
     "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "
     "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d "
     # upsampling and sampling
-    "interpolate upsample upsample_nearest upsample_bilinear"
+    "interpolate upsample upsample_nearest upsample_bilinear "
+    # the other poolings
+    "max_pool1d max_pool1d_with_indices avg_pool1d adaptive_avg_pool1d "
+    "adaptive_max_pool1d adaptive_max_pool1d_with_indices adaptive_max_pool2d "
+    "adaptive_max_pool2d_with_indices adaptive_max_pool3d adaptive_max_pool3d_with_indices "
+    "lp_pool1d lp_pool2d lp_pool3d max_unpool1d max_unpool2d max_unpool3d"
 ).split()
 
 

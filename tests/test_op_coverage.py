@@ -167,6 +167,25 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the 1-d and adaptive max poolings: test_nn_pooling_1d.py and test_opinfo.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_pooling_1d.py and test_opinfo.py"
+        for name in (
+            "max_pool1d.default max_pool1d_with_indices.default avg_pool1d.default "
+            "adaptive_avg_pool1d.default adaptive_max_pool1d.default "
+            "adaptive_max_pool2d.default adaptive_max_pool2d_backward.default "
+            "adaptive_max_pool3d.default adaptive_max_pool3d_backward.default"
+        ).split()
+    }
+)
+# the max unpoolings: test_nn_pooling_unpool.py and test_opinfo.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_nn_pooling_unpool.py and test_opinfo.py"
+        for name in "max_unpool2d.default max_unpool3d.default".split()
+    }
+)
 # the losses: loss_decompositions.py holds the composites (the recorder above sees only
 # decompositions.py's own); test_nn_losses*.py and test_opinfo.py compare each with torch
 TESTED_ELSEWHERE.update(

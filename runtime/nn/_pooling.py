@@ -1,5 +1,6 @@
-"""``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool2d/3d``,
-``avg_pool2d/3d``, ``adaptive_avg_pool2d/3d``).
+"""``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool1d/2d/3d``,
+``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``,
+``lp_pool1d/2d/3d``, ``max_unpool1d/2d/3d``).
 
 Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is torch's
 (``F.max_pool2d(x, 2).grad_fn`` is MaxPool2DWithIndicesBackward0).
@@ -15,14 +16,30 @@ from ..generated import ops as _aten
 from ..tensor import Tensor
 
 __all__ = [
+    "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool2d_with_indices",
     "max_pool3d",
     "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 
@@ -36,12 +53,42 @@ def _binding(name: str, op):
     return _python_arg_parser._overloaded(name, name, (op,), varargs=False)
 
 
+avg_pool1d = _binding("avg_pool1d", _aten.avg_pool1d_op)
 avg_pool2d = _binding("avg_pool2d", _aten.avg_pool2d_op)
 avg_pool3d = _binding("avg_pool3d", _aten.avg_pool3d_op)
 
 
 def _stride(stride):
     return [] if stride is None else stride
+
+
+@_public
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    """1-D max pooling over ``input``; returns (values, indices)."""
+    return _aten.max_pool1d_with_indices(
+        input, kernel_size, _stride(stride), padding, dilation, ceil_mode
+    )
+
+
+@_public
+def _max_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    return _aten.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
 @_public
@@ -102,14 +149,14 @@ def _max_pool3d(
     return _aten.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
-def _boolean_dispatch(with_indices, without, name: str):
-    """torch's boolean_dispatch on ``return_indices`` (the 7th argument)."""
+def _boolean_dispatch(with_indices, without, name: str, index: int = 6):
+    """torch's boolean_dispatch on ``return_indices`` (argument ``index``)."""
 
     def fn(*args, **kwargs):
         flag = (
             kwargs["return_indices"]
             if "return_indices" in kwargs
-            else (args[6] if len(args) > 6 else False)
+            else (args[index] if len(args) > index else False)
         )
         return with_indices(*args, **kwargs) if flag else without(*args, **kwargs)
 
@@ -118,6 +165,7 @@ def _boolean_dispatch(with_indices, without, name: str):
     return fn
 
 
+max_pool1d = _boolean_dispatch(max_pool1d_with_indices, _max_pool1d, "max_pool1d")
 max_pool2d = _boolean_dispatch(max_pool2d_with_indices, _max_pool2d, "max_pool2d")
 max_pool3d = _boolean_dispatch(max_pool3d_with_indices, _max_pool3d, "max_pool3d")
 
@@ -130,6 +178,10 @@ def _list_with_default(out_size, defaults) -> List[int]:
     return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size) :])]
 
 
+adaptive_avg_pool1d = _binding("adaptive_avg_pool1d", _aten.adaptive_avg_pool1d_op)
+_adaptive_max_pool1d_binding = _binding("adaptive_max_pool1d", _aten.adaptive_max_pool1d_op)
+
+
 @_public
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """2-D adaptive average pooling to ``output_size`` (None keeps the input's size)."""
@@ -140,3 +192,174 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """3-D adaptive average pooling to ``output_size`` (None keeps the input's size)."""
     return _aten.adaptive_avg_pool3d(input, _list_with_default(output_size, input.size()))
+
+
+@_public
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """1-D adaptive max pooling to ``output_size``; returns (values, indices)."""
+    return _adaptive_max_pool1d_binding(input, output_size)
+
+
+@_public
+def _adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool1d_with_indices(input, output_size)[0]
+
+
+@_public
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """2-D adaptive max pooling to ``output_size`` (None keeps the input's size); returns
+    (values, indices)."""
+    return _aten.adaptive_max_pool2d(input, _list_with_default(output_size, input.size()))
+
+
+@_public
+def _adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool2d_with_indices(input, output_size)[0]
+
+
+@_public
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """3-D adaptive max pooling to ``output_size`` (None keeps the input's size); returns
+    (values, indices)."""
+    return _aten.adaptive_max_pool3d(input, _list_with_default(output_size, input.size()))
+
+
+@_public
+def _adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool3d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool1d = _boolean_dispatch(
+    adaptive_max_pool1d_with_indices, _adaptive_max_pool1d, "adaptive_max_pool1d", 2
+)
+adaptive_max_pool2d = _boolean_dispatch(
+    adaptive_max_pool2d_with_indices, _adaptive_max_pool2d, "adaptive_max_pool2d", 2
+)
+adaptive_max_pool3d = _boolean_dispatch(
+    adaptive_max_pool3d_with_indices, _adaptive_max_pool3d, "adaptive_max_pool3d", 2
+)
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, pool, max_pool, window: int):
+    """torch's power-average pooling: (sum over the window of x**p) ** (1/p), written as
+    the average times the window size, with sign * relu(abs) keeping the gradient of an
+    all-zero window zero."""
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(window).pow(1.0 / norm_type)
+
+
+def _expand(kernel_size, n: int):
+    return tuple(kernel_size) if isinstance(kernel_size, (list, tuple)) else (kernel_size,) * n
+
+
+@_public
+def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """1-D power-average pooling over ``input``."""
+    return _lp_pool(
+        input, norm_type, kernel_size, stride, ceil_mode, avg_pool1d, max_pool1d, kernel_size
+    )
+
+
+@_public
+def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """2-D power-average pooling over ``input``."""
+    kw, kh = _expand(kernel_size, 2)
+    return _lp_pool(
+        input, norm_type, kernel_size, stride, ceil_mode, avg_pool2d, max_pool2d, kw * kh
+    )
+
+
+@_public
+def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """3-D power-average pooling over ``input``."""
+    kd, kw, kh = _expand(kernel_size, 3)
+    return _lp_pool(
+        input, norm_type, kernel_size, stride, ceil_mode, avg_pool3d, max_pool3d, kd * kw * kh
+    )
+
+
+def _ntuple(value, n: int) -> tuple:
+    """torch's _single/_pair/_triple: an iterable as a tuple, anything else repeated."""
+    try:
+        return tuple(value)
+    except TypeError:
+        return (value,) * n
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size) -> List[int]:
+    """The unpooled spatial size: the pooling's input size by default, or ``output_size``
+    (with or without the batch and channel sizes) when it is one the pooling could have
+    come from."""
+    n = len(kernel_size)
+    sizes = input.size()
+    default = [(sizes[d - n] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        ret = default
+    else:
+        if len(output_size) == n + 2:
+            output_size = output_size[2:]
+        if len(output_size) != n:
+            raise ValueError(
+                f"output_size should be a sequence containing {n} or {n + 2} elements, but it "
+                f"has a length of '{len(output_size)}'"
+            )
+        for d in range(n):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {d} must be between {low} and '
+                    f"{high})"
+                )
+        ret = output_size
+    for d in range(n):
+        if ret[d] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but "
+                f"got output_size[{d}]={ret[d]}"
+            )
+    return ret
+
+
+def _unpool_geometry(input, kernel_size, stride, padding, output_size, n: int):
+    kernel_size = _ntuple(kernel_size, n)
+    stride = _ntuple(stride, n) if stride is not None else kernel_size
+    padding = _ntuple(padding, n)
+    return stride, padding, _unpool_output_size(input, kernel_size, stride, padding, output_size)
+
+
+@_public
+def max_unpool1d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """A partial inverse of max_pool1d: each value back at its index, zeros elsewhere."""
+    _, _, size = _unpool_geometry(input, kernel_size, stride, padding, output_size, 1)
+    size = list(size) + [1] if isinstance(size, list) else tuple(size) + (1,)
+    return _aten.squeeze_dim(
+        _aten.max_unpool2d(_aten.unsqueeze(input, -1), _aten.unsqueeze(indices, -1), size), -1
+    )
+
+
+@_public
+def max_unpool2d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """A partial inverse of max_pool2d: each value back at its index, zeros elsewhere."""
+    _, _, size = _unpool_geometry(input, kernel_size, stride, padding, output_size, 2)
+    return _aten.max_unpool2d(input, indices, size)
+
+
+@_public
+def max_unpool3d(
+    input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None
+) -> Tensor:
+    """A partial inverse of max_pool3d: each value back at its index, zeros elsewhere."""
+    stride, padding, size = _unpool_geometry(input, kernel_size, stride, padding, output_size, 3)
+    return _aten.max_unpool3d(input, indices, size, stride, padding)
