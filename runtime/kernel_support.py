@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .memory_formats import contiguous_format, suggest_memory_format
 
 _HALF = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
@@ -42,3 +43,18 @@ def per_channel(v: np.ndarray, ndim: int) -> np.ndarray:
     """A per-channel vector shaped to broadcast over dim 1 of an ``ndim``-d ``(N, C, ...)``
     array."""
     return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def in_layout_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``result`` (row-major, ``like``'s rank) laid out channels-last when ``like``'s
+    strides suggest that format, as PyTorch allocates the outputs of the ops that keep
+    their input's suggested memory format (max pooling, upsampling)."""
+    nd = like.ndim
+    if nd not in (4, 5):
+        return result
+    strides = tuple(st // like.itemsize for st in like.strides)
+    if suggest_memory_format(like.shape, strides) is contiguous_format:
+        return result
+    order = (0,) + tuple(range(2, nd)) + (1,)
+    back = (0, nd - 1) + tuple(range(1, nd - 1))
+    return np.ascontiguousarray(result.transpose(order)).transpose(back)

@@ -18,10 +18,9 @@ import math
 import numpy as np
 
 from . import dtypes
-from .kernel_support import opmath, refuse_non_float, shape_text
+from .kernel_support import in_layout_of, opmath, refuse_non_float, shape_text
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .memory_formats import contiguous_format, suggest_memory_format
 
 __all__ = [
     "avg_pool_check",
@@ -42,20 +41,6 @@ __all__ = [
     "max_unpool_check",
     "max_unpool",
 ]
-
-
-def _in_layout_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
-    """``result`` (row-major) laid out channels-last when ``like`` is, as PyTorch's max
-    poolings keep their input's suggested memory format."""
-    nd = like.ndim
-    if nd not in (4, 5):
-        return result
-    strides = tuple(st // like.itemsize for st in like.strides)
-    if suggest_memory_format(like.shape, strides) is contiguous_format:
-        return result
-    order = (0,) + tuple(range(2, nd)) + (1,)
-    back = (0, nd - 1) + tuple(range(1, nd - 1))
-    return np.ascontiguousarray(result.transpose(order)).transpose(back)
 
 
 def _params(kernel_size, stride, padding, dilation, nd: int):
@@ -201,7 +186,7 @@ def max_pool_with_indices(self, kernel_size, stride, padding, dilation, ceil_mod
         shape[best.ndim - nd + axis] = out[axis]
         start = (np.arange(out[axis]) * stride[axis] - padding[axis]).reshape(shape)
         index = index * sizes[axis] + start + offsets[axis] * dilation[axis]
-    return _in_layout_of(np.ascontiguousarray(values), self), _in_layout_of(index, self)
+    return in_layout_of(np.ascontiguousarray(values), self), in_layout_of(index, self)
 
 
 def max_pool_with_indices_backward(grad_output, self, indices, nd: int):
@@ -215,7 +200,7 @@ def max_pool_with_indices_backward(grad_output, self, indices, nd: int):
         np.add.at(total, idx.ravel(), g.ravel())
     else:
         total = np.bincount(idx.ravel(), weights=g.ravel(), minlength=lead * spatial)
-    return _in_layout_of(total.reshape(self.shape).astype(self.dtype, copy=False), self)
+    return in_layout_of(total.reshape(self.shape).astype(self.dtype, copy=False), self)
 
 
 def _divisors(sizes, kernel, stride, padding, out, count_include_pad, divisor_override):
@@ -499,7 +484,7 @@ def adaptive_max_pool(self, output_size, nd: int):
     index = np.take_along_axis(cells, best[..., None], axis=-1)[..., 0]
     result = np.ascontiguousarray(result)
     if nd == 2:  # the 2-d kernel keeps a channels-last input's layout, the 3-d one does not
-        return _in_layout_of(result, self), _in_layout_of(index, self)
+        return in_layout_of(result, self), in_layout_of(index, self)
     return result, np.ascontiguousarray(index)
 
 
@@ -572,4 +557,4 @@ def max_unpool(self, indices, output_size, nd: int) -> np.ndarray:
     if out.size:
         out[np.arange(rows)[:, None], indices.reshape(rows, -1)] = self.reshape(rows, -1)
     out = out.reshape(lead + tuple(output_size))
-    return _in_layout_of(out, self) if nd == 2 else out
+    return in_layout_of(out, self) if nd == 2 else out

@@ -20,8 +20,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import dtypes
-from .kernel_support import opmath, opmath_dtype, shape_text
-from .memory_formats import contiguous_format, suggest_memory_format
+from .kernel_support import in_layout_of, opmath, opmath_dtype, shape_text
 
 __all__ = [
     "upsample_check",
@@ -271,20 +270,6 @@ def _shape_along(w: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     return w.reshape(shape)
 
 
-def _in_layout_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
-    """``result`` (row-major) laid out channels-last when ``like`` suggests it, as PyTorch
-    allocates the upsampling ops' outputs in their input's suggested memory format."""
-    nd = like.ndim
-    if nd not in (4, 5):
-        return result
-    strides = tuple(st // like.itemsize for st in like.strides)
-    if suggest_memory_format(like.shape, strides) is contiguous_format:
-        return result
-    order = (0,) + tuple(range(2, nd)) + (1,)
-    back = (0, nd - 1) + tuple(range(1, nd - 1))
-    return np.ascontiguousarray(result.transpose(order)).transpose(back)
-
-
 # ---- the ops ----------------------------------------------------------------------------------
 
 
@@ -292,7 +277,7 @@ def upsample(self, output_size, scales, mode: str, align_corners: bool = False):
     """``self`` resampled to ``output_size`` over its last ``len(output_size)`` dims."""
     nd = len(output_size)
     if self.shape[0] == 0:
-        return _in_layout_of(np.empty(self.shape[:2] + tuple(output_size), self.dtype), self)
+        return in_layout_of(np.empty(self.shape[:2] + tuple(output_size), self.dtype), self)
     ct = opmath_dtype(self.dtype) if self.dtype.kind == "f" else _F32
     x = opmath(self) if mode.startswith("nearest") else opmath(self).astype(ct, copy=False)
     for k in reversed(range(nd)):  # the last axis first: PyTorch's innermost sum
@@ -313,7 +298,7 @@ def upsample(self, output_size, scales, mode: str, align_corners: bool = False):
             continue
         terms = [(np.take(x, i, axis=axis), _shape_along(w, axis, x.ndim)) for i, w in taps]
         x = _weighted_sum(terms, ct)
-    return _in_layout_of(np.ascontiguousarray(x.astype(self.dtype, copy=False)), self)
+    return in_layout_of(np.ascontiguousarray(x.astype(self.dtype, copy=False)), self)
 
 
 def upsample_backward(grad_output, output_size, input_size, scales, mode, align_corners=False):
@@ -334,4 +319,4 @@ def upsample_backward(grad_output, output_size, input_size, scales, mode, align_
             contribution = moved if w is None else moved * w.reshape((-1,) + (1,) * (g.ndim - 1))
             np.add.at(acc, index, contribution)
         g = np.moveaxis(acc, 0, axis)
-    return _in_layout_of(np.ascontiguousarray(g.astype(grad_output.dtype, copy=False)), grad_output)
+    return in_layout_of(np.ascontiguousarray(g.astype(grad_output.dtype, copy=False)), grad_output)
