@@ -18,6 +18,7 @@ from .. import _functions
 from .._functions import cosine_similarity, pairwise_distance, pdist  # F names them too
 from ..autograd.grad_mode import no_grad
 from ..generated import ops as _aten
+from ..user_warnings import warn_user
 from ..loss_reduction import Reduction
 from ..tensor import Tensor
 
@@ -78,23 +79,12 @@ def _public(*names: str) -> Callable:
     return wrap
 
 
-def _warn_user(message: str, stacklevel: int = 3) -> None:
-    """A warning that points at the line calling the loss, as torch's stacklevel=2 does from
-    inside the loss (``stacklevel`` counts this function: 3 from the loss itself, 4 from a
-    helper the loss calls)."""
-    # functional imports this module: its helper is looked up when a warning is due
-    from .functional import _stacklevel
-
-    warnings.warn(message, stacklevel=_stacklevel(stacklevel))
-
-
 def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
     if target.size() != input.size():
-        _warn_user(
+        warn_user(
             f"Using a target size ({target.size()}) that is different to the input size "
             f"({input.size()}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.",
-            stacklevel=4,
+            "broadcasting. Please ensure they have the same size."
         )
 
 
@@ -171,6 +161,20 @@ def _check_weight_size(weight: Tensor, input: Tensor) -> None:
         raise ValueError("Weights and input must have the same size.")
 
 
+def _pointwise_loss(input, target, reduction: str, weight, aten_loss, per_element):
+    """mse_loss and l1_loss as torch's Python writes both: the size warning, both operands
+    broadcast, then the aten loss, or without it (a weight given) ``per_element`` of the
+    difference, weighted and reduced."""
+    _warn_size_mismatch(input, target)
+    expanded_input, expanded_target = _aten.broadcast_tensors([input, target])
+    if weight is None:
+        return aten_loss(expanded_input, expanded_target, _get_enum(reduction))
+    _check_weight_size(weight, input)
+    return _weighted_reduction(
+        per_element(expanded_input - expanded_target) * weight, weight, reduction
+    )
+
+
 @_public("input", "target", "weight")
 def mse_loss(
     input: Tensor,
@@ -181,14 +185,8 @@ def mse_loss(
     weight: Optional[Tensor] = None,
 ) -> Tensor:
     """The mean squared error between ``input`` and ``target`` (optionally weighted)."""
-    _warn_size_mismatch(input, target)
     reduction = _reduction_of(size_average, reduce, reduction)
-    expanded_input, expanded_target = _aten.broadcast_tensors([input, target])
-    if weight is None:
-        return _aten.mse_loss(expanded_input, expanded_target, _get_enum(reduction))
-    _check_weight_size(weight, input)
-    squared = (expanded_input - expanded_target).pow(2)
-    return _weighted_reduction(squared * weight, weight, reduction)
+    return _pointwise_loss(input, target, reduction, weight, _aten.mse_loss, lambda d: d.pow(2))
 
 
 @_public("input", "target")
@@ -201,14 +199,8 @@ def l1_loss(
     weight: Optional[Tensor] = None,
 ) -> Tensor:
     """The mean absolute error between ``input`` and ``target`` (optionally weighted)."""
-    _warn_size_mismatch(input, target)
     reduction = _reduction_of(size_average, reduce, reduction)
-    expanded_input, expanded_target = _aten.broadcast_tensors([input, target])
-    if weight is None:
-        return _aten.l1_loss(expanded_input, expanded_target, _get_enum(reduction))
-    _check_weight_size(weight, input)
-    absolute = (expanded_input - expanded_target).abs()
-    return _weighted_reduction(absolute * weight, weight, reduction)
+    return _pointwise_loss(input, target, reduction, weight, _aten.l1_loss, lambda d: d.abs())
 
 
 @_public("input", "target", "weight")
@@ -340,7 +332,7 @@ def kl_div(
         reduction_enum = _get_enum(_legacy_get_string(size_average, reduce))
     else:
         if reduction == "mean":
-            _warn_user(
+            warn_user(
                 "reduction: 'mean' divides the total loss by both the batch size and the "
                 "support size.'batchmean' divides only by the batch size, and aligns with the KL "
                 "div math definition.'mean' will be changed to behave the same as 'batchmean' in "
