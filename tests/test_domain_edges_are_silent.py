@@ -8,6 +8,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import opgrad as og
+
 _EDGE_OPS = """
 import warnings
 import numpy as np
@@ -35,3 +37,16 @@ def test_domain_edges_raise_no_numpy_warnings():
         text=True,
     )
     assert run.returncode == 0 and run.stdout == "ok 1\n", run.stderr
+
+
+def test_mean_over_nothing_is_nan_even_when_warnings_are_errors(torch):
+    """The user's own filters come first (pytest -W error, catch_warnings): the mean of an
+    empty tensor must raise no warning at all, as torch raises none."""
+    import warnings
+
+    def scenario(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return [str(v) for v in (lib.zeros(0).mean().item(), lib.zeros(2, 0).mean(1).tolist())]
+
+    assert scenario(og) == scenario(torch)

@@ -194,3 +194,14 @@ def test_flash_has_no_forward_mode_or_double_backward_as_torch(torch):
     assert got[0] == expected[0] == "NotImplementedError"
     assert "_scaled_dot_product_flash_attention_for_cpu" in got[1]
     assert outcome(lambda: double_backward(og)) == outcome(lambda: double_backward(torch))
+
+
+def test_safe_softmax_computes_in_the_dtype_asked_for_as_torch(torch):
+    def scenario(lib):
+        x = lib.tensor([[1.0, 2.0, -float("inf")], [-float("inf")] * 3], dtype=lib.float16)
+        y = lib._safe_softmax(x, -1, dtype=lib.float32)
+        return str(y.dtype).split(".")[-1], y.tolist()
+
+    (got_dtype, got), (dtype, expected) = scenario(og), scenario(torch)
+    assert got_dtype == dtype == "float32"
+    np.testing.assert_allclose(got, expected, rtol=1e-6)  # float32 exp rounds differently
