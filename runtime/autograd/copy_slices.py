@@ -51,14 +51,6 @@ def _layout(key: tuple) -> Optional[tuple]:
     return layout
 
 
-def _row_major_copy(view: np.ndarray) -> np.ndarray:
-    """``clone(memory_format=contiguous_format)``: row-major strides even when ``view`` is
-    empty (numpy gives an empty array strides 0, PyTorch row-major ones)."""
-    if view.size == 0:
-        return laid_out(np.empty(0, view.dtype), view.shape, contiguous_strides(view.shape))
-    return np.array(view, copy=True, order="C")
-
-
 class CopySlices(Node):
     """Backward of "write ``fn``'s result into a slice of the base".
 
@@ -149,17 +141,21 @@ class CopySlices(Node):
         storage = np.zeros(max(extent, 1), dtype=dtype)
         result_data = np.ndarray(sizes, dtype, storage, 0, byte_strides)
         np.copyto(result_data, data)
+        # the view, and the row-major clone of it that fn gets
         if span < 0:  # empty: it may start past the storage's end, as as_strided places it
             view = empty_view_at(storage, size, view_byte_strides, offset * item)
+            # numpy would give the empty copy zero strides; PyTorch's are row-major
+            grad_slice = laid_out(np.empty(0, dtype), size, contiguous_strides(size))
         else:
             view = np.ndarray(size, dtype, storage, offset * item, view_byte_strides)
+            grad_slice = np.array(view, copy=True, order="C")
         fn = self.fn
         if fn.__class__ is _copy_backwards() and fn.src_scalar_type_.np == dtype:
             # CopyBackwards' formulas: zeros for the view's old value (written into the
             # slice below), the view's gradient itself for the source
-            outputs = (None, _make(_row_major_copy(view)) if fn_needs[1] else None)
+            outputs = (None, _make(grad_slice) if fn_needs[1] else None)
         else:
-            outputs = fn.apply((_make(_row_major_copy(view)),), fn_needs)
+            outputs = fn.apply((_make(grad_slice),), fn_needs)
         if not fn_needs[0]:
             return (None,) + tuple(outputs[1:])
         result = _make(result_data)
