@@ -1,6 +1,6 @@
 """CPU kernels that take a fast path must give PyTorch's bits on edge values.
 
-threshold_backward ands the gradient's bits with a per-element mask instead of
+threshold_backward multiplies the gradient's bits by a per-element 0-or-1 instead of
 calling np.where from 2,048 elements on; these cases, small and tiled past that
 size, pin what that must not change: the sign of masked zeros, non-finite
 gradients at masked positions, NaN inputs, integral gradients, strided inputs.

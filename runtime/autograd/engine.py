@@ -26,6 +26,16 @@ from .accumulate import ONLY_THE_LIST, accumulate_grad
 from .node import AccumulateGrad, GraphRoot, Node, edge_parts
 
 
+def _references_of_a_local() -> int:
+    grad = object()
+    return getrefcount(grad)
+
+
+#: What ``route`` counts for a gradient held by its local name alone (besides the
+#: node's outputs, discounted): more means another holder, from whom a leaf copies.
+ONLY_THE_NAME = _references_of_a_local()
+
+
 def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
     shape, dtype = target._in_meta[input_nr]
     data = grad._data
@@ -35,7 +45,11 @@ def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
                 f"Function {node.name()} returned an invalid gradient at index {index} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}"
             )
-        grad = functions_manual.sum_to(grad, shape)
+        reduced = None
+        if target.__class__ is AccumulateGrad and target._hooks is None:
+            if target.variable._meta is None:  # a leaf without hooks: no one sees a view
+                reduced = functions_manual.sum_to_detached(grad, shape)
+        grad = functions_manual.sum_to(grad, shape) if reduced is None else reduced
     if grad._data.dtype != dtype:
         from ..generated import ops as aten
 
@@ -241,6 +255,9 @@ class GraphTask:
                     outputs = run_post_hooks(node, node.apply(grads, edges), grads)
                 else:
                     outputs = node.apply(grads, edges)
+                # The node's incoming gradients are spent: a gradient it passed through
+                # unchanged is now held by its outputs alone, and a leaf may steal it.
+                grads = None
                 if anomaly.enabled:
                     anomaly.check_outputs(node, outputs)
                 if not keep_graph and node._releasable_slots:
@@ -301,6 +318,23 @@ class GraphTask:
                 # now zero, is never read again: not stored.)
                 buffer = buffers.pop(target, None) if buffers else None
                 if buffer is None:
+                    if (
+                        target.__class__ is AccumulateGrad
+                        and grad is not None
+                        and target.variable._grad is None
+                        and target._hooks is None
+                        and target.variable._meta is None
+                        and getrefcount(grad) - (grad is outputs[index]) == ONLY_THE_NAME
+                        and self.needed is None
+                        and _tls.plain
+                    ):
+                        # A leaf's first gradient, which nobody else holds, is stored here
+                        # rather than by the leaf's node, which would run next anyway (it
+                        # outranks every other). Nothing can tell: no gradient is added
+                        # into, there are no hooks and no inputs=, and in the plain state
+                        # no dispatch mode sees current_node() differ meanwhile.
+                        accumulate_grad(target.variable, grad, True)
+                        continue
                     buffer = [grad]
                 elif grad is not None:
                     previous = buffer[0]

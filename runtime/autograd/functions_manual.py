@@ -104,6 +104,20 @@ def sum_to(grad, shape: Sequence[int]):
     return grad
 
 
+def sum_to_detached(grad, shape: tuple):
+    """``sum_to(grad, shape).detach()``, what a leaf stores of it, made as one fresh tensor
+    (no view, no shared version counter: for a leaf without hooks nobody sees either)
+    when nothing observes the aten calls; else None."""
+    data = grad._data
+    if not shape or data.dtype not in _PLAIN_SUM_DTYPES or not _unobserved(grad):
+        return None
+    sizes = data.shape
+    plan = _SUM_TO_PLANS.get((sizes, shape))
+    if plan is None:
+        plan = _sum_to_plan(sizes, shape)
+    return _make(np.add.reduce(data, plan[0], None, None, True).reshape(shape))
+
+
 @linear_in_first
 def maybe_multiply(t, scalar):
     """``t * scalar``, skipped when the scalar is 1."""
@@ -160,8 +174,10 @@ def pow_backward(grad, self, exponent):
         and self._data.dtype is data.dtype
         and _unobserved(grad, self)
     ):
-        # the three dispatched ops' numpy kernels, without the tensors between them
-        product = np.multiply(data, k.mul(k.power(self._data, exponent - 1), exponent))
+        # the three dispatched ops' numpy kernels, without the tensors between them (and
+        # for a square, without pow's copy: x ** 1 is x, bit for bit)
+        base = self._data if exponent == 2.0 else k.power(self._data, exponent - 1)
+        product = np.multiply(data, k.mul(base, exponent))
         return _make(product if product.__class__ is np.ndarray else np.asarray(product))
     return grad * aten.mul_Scalar(aten.pow_Tensor_Scalar(self, exponent - 1), exponent)
 
