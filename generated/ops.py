@@ -10788,6 +10788,50 @@ flatten_using_ints = flatten_using_ints_op._entry = _flatten_using_ints_entry(
 flatten_using_ints_op._make_entry = _flatten_using_ints_entry
 
 
+repeat_interleave_self_int_op = define(
+    "aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"
+)
+_repeat_interleave_self_int_kernels = repeat_interleave_self_int_op.kernels
+
+
+def _repeat_interleave_self_int_entry(_site):
+    def repeat_interleave_self_int(self, repeats, dim=None, *, output_size=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, repeat_interleave_self_int_op, self, repeats, dim, output_size
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, repeat_interleave_self_int_op, 0)
+                if repeats.__class__ is not int:
+                    repeats = int_arg(repeats, _site, repeat_interleave_self_int_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, repeat_interleave_self_int_op, 2)
+                if output_size is not None and output_size.__class__ is not int:
+                    output_size = int_arg(output_size, _site, repeat_interleave_self_int_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, repeat_interleave_self_int_op, self, repeats, dim, output_size
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _repeat_interleave_self_int_kernels[keyset]
+            return kernel(keyset, self, repeats, dim, output_size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return repeat_interleave_self_int
+
+
+repeat_interleave_self_int = repeat_interleave_self_int_op._entry = (
+    _repeat_interleave_self_int_entry(Site(repeat_interleave_self_int_op))
+)
+repeat_interleave_self_int_op._make_entry = _repeat_interleave_self_int_entry
+
+
 expand_op = define(
     "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"
 )

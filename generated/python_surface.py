@@ -226,6 +226,7 @@ FUNCTIONS = {
     "_unsafe_view": (ops._unsafe_view_op,),
     "reshape": (ops.reshape_op,),
     "flatten": (ops.flatten_using_ints_op,),
+    "repeat_interleave": (ops.repeat_interleave_self_int_op,),
     "unsqueeze": (ops.unsqueeze_op,),
     "squeeze": (
         ops.squeeze_op,
@@ -543,6 +544,7 @@ permute = function("permute", FUNCTIONS["permute"])
 _unsafe_view = function("_unsafe_view", FUNCTIONS["_unsafe_view"])
 reshape = function("reshape", FUNCTIONS["reshape"])
 flatten = function("flatten", FUNCTIONS["flatten"])
+repeat_interleave = function("repeat_interleave", FUNCTIONS["repeat_interleave"])
 unsqueeze = function("unsqueeze", FUNCTIONS["unsqueeze"])
 squeeze = function("squeeze", FUNCTIONS["squeeze"])
 select = function("select", FUNCTIONS["select"])

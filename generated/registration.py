@@ -240,6 +240,10 @@ def _flatten_using_ints_composite(keyset, self, start_dim, end_dim):
     return decompositions.flatten(self, start_dim, end_dim)
 
 
+def _repeat_interleave_self_int_composite(keyset, self, repeats, dim, output_size):
+    return decompositions.repeat_interleave_self_int(self, repeats, dim, output_size)
+
+
 def _broadcast_tensors_composite(keyset, tensors):
     return decompositions.broadcast_tensors(tensors)
 
@@ -1331,6 +1335,10 @@ def register_all():
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.flatten_using_ints_op.register_kernel(AUTOGRAD | CPU, _flatten_using_ints_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.repeat_interleave_self_int_op.register_kernel(
+        AUTOGRAD | CPU, _repeat_interleave_self_int_composite
+    )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.broadcast_tensors_op.register_kernel(AUTOGRAD | CPU, _broadcast_tensors_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -15,6 +15,7 @@ from . import dtypes
 from . import numpy_kernels as k
 from ._tls import state as _tls
 from .generated import ops as aten
+from .memory_formats import contiguous_format
 from .tensor import wrap_scalar
 
 
@@ -51,6 +52,26 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1):
     for s in shape[start : end + 1]:
         inner *= s
     return aten.reshape(self, shape[:start] + (inner,) + shape[end + 1 :])
+
+
+def repeat_interleave_self_int(self, repeats: int, dim=None, output_size=None):
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if dim is None:
+        self, dim = flatten(self), 0
+    else:
+        dim = k.wrap_dim(dim, self._data.ndim)
+    copies = aten.unsqueeze(self, dim + 1)
+    shape = list(copies._data.shape)
+    shape[dim + 1] = repeats
+    copies = aten.expand(copies, shape)
+    length = shape[dim] * repeats
+    if output_size is not None and output_size != length:
+        raise RuntimeError(
+            f"repeat_interleave: Invalid output_size, expected {length} but got {output_size}"
+        )
+    copies = aten.clone(copies, memory_format=contiguous_format)
+    return aten.view(copies, shape[:dim] + [length] + shape[dim + 2 :])
 
 
 def expand_as(self, other):
@@ -204,12 +225,11 @@ def _batched_matmul(tensor1, tensor2):
     m1 = shape1[-1]
     m2 = shape2[-2] if dim2 > 1 else shape2[0]
     p = shape2[-1] if dim2 > 1 else 1
+    batch1, batch2 = shape1[: max(dim1 - 2, 0)], shape2[: max(dim2 - 2, 0)]
     try:
-        batch = tuple(np.broadcast_shapes(shape1[: max(dim1 - 2, 0)], shape2[: max(dim2 - 2, 0)]))
+        batch = tuple(np.broadcast_shapes(batch1, batch2))
     except ValueError:
-        raise RuntimeError(
-            "The size of tensor a must match the size of tensor b at non-singleton dimension"
-        ) from None
+        raise RuntimeError(k.broadcast_error(batch1, batch2)) from None
     count = 1
     for s in batch:
         count *= s

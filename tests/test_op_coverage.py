@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: overloads compared with PyTorch elsewhere, with the file that does it
 TESTED_ELSEWHERE = {
     "aten.ones.default": "test_tensor_api.py",
+    "aten.repeat_interleave.self_int": "test_repeat_interleave.py",
     "aten.zeros.default": "test_tensor_api.py",
     "aten.empty.memory_format": "test_tensor_api.py",
     "aten.full.default": "test_tensor_api.py",
