@@ -19,6 +19,7 @@ from .device import device
 from ._tls import state as _tls
 from .generated import ops as aten
 from .layouts import strided
+from . import numpy_kernels as k
 from .numpy_kernels import element_strides
 from .tensor import _make
 
@@ -39,7 +40,7 @@ def scaled_dot_product_attention(
         )
     if attn_mask is not None and attn_mask._data.dtype == np.bool_:
         attn_mask = _additive_mask(attn_mask, query.dtype)
-    if _flash_applies(query, key, value, attn_mask, dropout_p):
+    if _flash_applies(query, key, value, attn_mask, dropout_p, enable_gqa):
         return aten._scaled_dot_product_flash_attention_for_cpu(
             query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale
         )[0]
@@ -78,15 +79,21 @@ def _additive_mask(mask, dtype):
     return aten.where_self(mask, zero, neg_inf)
 
 
-def _flash_applies(query, key, value, attn_mask, dropout_p: float) -> bool:
+def _flash_applies(query, key, value, attn_mask, dropout_p: float, enable_gqa: bool) -> bool:
     q, k, v = query._data, key._data, value._data
     return (
+        q.ndim == k.ndim == v.ndim == 4
+        and q.shape[0] == k.shape[0] == v.shape[0]
+        # the heads: the same, or (grouped-query attention) key/value heads alike and
+        # each serving the same number of query heads
+        and (
+            q.shape[1] == k.shape[1] == v.shape[1]
+            or (enable_gqa and k.shape[1] == v.shape[1] > 0 and q.shape[1] % k.shape[1] == 0)
+        )
         # the flash op has no gradient for the mask: a mask that needs one takes the math
-        (attn_mask is None or not (attn_mask.requires_grad and _tls.grad_enabled))
-        and q.ndim == k.ndim == v.ndim == 4
+        and (attn_mask is None or not (attn_mask.requires_grad and _tls.grad_enabled))
         and dropout_p == 0.0
         and q.dtype in _FLASH_DTYPES
-        and q.shape[:2] == k.shape[:2] == v.shape[:2]
         and q.shape[-1] == k.shape[-1] == v.shape[-1]
         and q.shape[-2] > 0
         and k.shape[-2] > 0
@@ -94,18 +101,29 @@ def _flash_applies(query, key, value, attn_mask, dropout_p: float) -> bool:
     )
 
 
+def _shared_heads_repeated(query, key, value) -> tuple:
+    """Grouped-query attention on the math path: key and value repeated along their
+    heads (dim -3), each head as often as it serves query heads."""
+    heads = [t._data.shape[k.wrap_dim(-3, t._data.ndim)] for t in (query, key, value)]
+    if heads[0] == heads[1] == heads[2]:
+        return key, value
+    if not all(h and heads[0] % h == 0 for h in heads[1:]):
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+    return (
+        aten.repeat_interleave_self_int(key, heads[0] // heads[1], -3),
+        aten.repeat_interleave_self_int(value, heads[0] // heads[2], -3),
+    )
+
+
 def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     """PyTorch's _scaled_dot_product_attention_math: the scale split as a square root onto
     both operands (its sign on the query's)."""
     q, k = query._data, key._data
-    if enable_gqa and q.ndim >= 3 and q.shape[-3] != k.shape[-3]:
-        raise NotImplementedError(
-            "scaled_dot_product_attention(enable_gqa=True) with fewer key/value heads: "
-            "opgrad has no repeat_interleave yet"
-        )
     factor = scale if scale is not None else 1 / math.sqrt(q.shape[-1])
     root = math.sqrt(abs(factor))
     query = aten.mul_Scalar(query, -root if factor < 0 else root)
+    if enable_gqa:
+        key, value = _shared_heads_repeated(query, key, value)
     if is_causal:
         # PyTorch builds it with ones + tril (which opgrad lacks); the mask is the same
         lower = _make(np.tri(q.shape[-2], k.shape[-2], dtype=bool))

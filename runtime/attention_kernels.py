@@ -53,11 +53,20 @@ def _scores(q, k, is_causal: bool, attn_mask, scale):
     return s
 
 
+def _heads_per_group(query, key) -> int:
+    """How many query heads share a key/value head (grouped-query attention: 1 without)."""
+    return query.shape[1] // key.shape[1]
+
+
 def flash_attention(query, key, value, dropout_p: float, is_causal: bool, attn_mask, scale):
-    """(output, logsumexp): softmax(scores) @ value and the scores' row logsumexp."""
+    """(output, logsumexp): softmax(scores) @ value and the scores' row logsumexp. With
+    fewer key/value heads than query heads, each serves a run of consecutive query heads."""
     refuse_non_float(query, "_scaled_dot_product_flash_attention_cpu")
     if dropout_p > 0:
         raise NotImplementedError("opgrad's CPU flash attention has no dropout")
+    group = _heads_per_group(query, key)
+    if group > 1:
+        key, value = np.repeat(key, group, axis=1), np.repeat(value, group, axis=1)
     s = _scores(query, key, is_causal, attn_mask, scale)
     peak = np.max(s, axis=-1, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)
@@ -77,6 +86,11 @@ def flash_attention_backward(
     """(grad_query, grad_key, grad_value) from the saved output and logsumexp: the
     probabilities are recomputed as exp(scores - logsumexp)."""
     factor = scale if scale is not None else 1 / math.sqrt(query.shape[-1])
+    group = _heads_per_group(query, key)
+    key_heads = key.shape[1]
+    key_dtype, value_dtype = key.dtype, value.dtype
+    if group > 1:
+        key, value = np.repeat(key, group, axis=1), np.repeat(value, group, axis=1)
     s = _scores(query, key, is_causal, attn_mask, scale)
     p = np.exp(s - opmath(logsumexp)[..., None])
     g, q, k, v = opmath(grad_out), opmath(query), opmath(key), opmath(value)
@@ -86,8 +100,12 @@ def flash_attention_backward(
     ds = p * (dp - row) * s.dtype.type(factor)
     grad_query = np.matmul(ds, k)
     grad_key = np.matmul(np.swapaxes(ds, -1, -2), q)
+    if group > 1:  # a shared head's gradient sums those of the query heads it served
+        grouped = (grad_key.shape[0], key_heads, group) + grad_key.shape[2:]
+        grad_key = grad_key.reshape(grouped).sum(axis=2)
+        grad_value = grad_value.reshape(grouped[:3] + grad_value.shape[2:]).sum(axis=2)
     return (
         grad_query.astype(query.dtype, copy=False),
-        grad_key.astype(key.dtype, copy=False),
-        grad_value.astype(value.dtype, copy=False),
+        grad_key.astype(key_dtype, copy=False),
+        grad_value.astype(value_dtype, copy=False),
     )

@@ -44,6 +44,26 @@ SCENARIOS = {
     "math_negative_scale": ([(3, 4, 8), (3, 5, 8), (3, 5, 8)], lambda lib: {"scale": -0.5}),
     "math_value_head_size": ([(2, 3, 4, 8), (2, 3, 5, 8), (2, 3, 5, 6)], lambda lib: {}),
     "math_2d": ([(4, 8), (5, 8), (5, 8)], lambda lib: {}),
+    # grouped-query attention: the flash op takes the shared heads as they are; the math
+    # path repeats them (repeat_interleave on dim -3)
+    "flash_gqa": ([(2, 6, 4, 8), (2, 3, 5, 8), (2, 3, 5, 8)], lambda lib: {"enable_gqa": True}),
+    "flash_gqa_causal_one_shared_head": (
+        [(1, 4, 3, 8), (1, 1, 5, 8), (1, 1, 5, 8)],
+        lambda lib: {"enable_gqa": True, "is_causal": True},
+    ),
+    "math_gqa_key_and_value_heads_differ": (
+        [(1, 4, 5, 8), (1, 2, 5, 8), (1, 1, 5, 8)],
+        lambda lib: {"enable_gqa": True},
+    ),
+    "math_gqa_3d": ([(4, 5, 8), (2, 5, 8), (2, 5, 8)], lambda lib: {"enable_gqa": True}),
+    "math_gqa_batch_broadcast": (
+        [(2, 4, 5, 8), (1, 2, 5, 8), (1, 2, 5, 8)],
+        lambda lib: {"enable_gqa": True},
+    ),
+    "gqa_with_equal_heads": (
+        [(2, 3, 4, 8), (2, 3, 5, 8), (2, 3, 5, 8)],
+        lambda lib: {"enable_gqa": True},
+    ),
 }
 
 
@@ -156,6 +176,16 @@ ERRORS = {
         "Expected attn_mask dtype to be bool or float or to match query dtype",
     ),
     "one_dim": (lambda lib: [lib.ones(4)] * 3, {}, "at least 2 dimensional"),
+    "gqa_heads_do_not_divide": (
+        lambda lib: [lib.ones(1, 4, 5, 8), lib.ones(1, 3, 5, 8), lib.ones(1, 3, 5, 8)],
+        {"enable_gqa": True},
+        "Number of heads in key and value must divide the number of heads in",
+    ),
+    "fewer_heads_without_gqa": (
+        lambda lib: [lib.ones(1, 4, 5, 8), lib.ones(1, 2, 5, 8), lib.ones(1, 2, 5, 8)],
+        {},
+        "The size of tensor a (4) must match the size of tensor b (2) at non-singleton dim",
+    ),
     "causal_and_mask": (
         lambda lib: [lib.ones(2, 3, 4)] * 3,
         {"is_causal": True, "attn_mask": "float32"},
