@@ -89,7 +89,9 @@ def scalar_arg(value, site, op, index: int):
 
 
 def int_arg(value, site, op, index: int) -> int:
-    """An int argument (anything with __index__, as PyTorch's parser takes)."""
+    """An int argument (anything with __index__ but a bool, as PyTorch's parser takes)."""
+    if value.__class__ is bool:
+        raise wrong_type(value, site, op, index, "int", "int")
     try:
         return operator.index(value)
     except TypeError:

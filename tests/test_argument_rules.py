@@ -98,3 +98,22 @@ def test_an_op_packet_no_overload_takes_raises_torchs_runtime_error(torch):
     got, expected = first_reason(__import__("opgrad")), first_reason(torch)
     assert got == expected
     assert got[1][0] == "Overloaded LIB operator invoked from Python failed to match any schema:"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.ones(2, 3).unsqueeze(True),
+        lambda lib: lib.ones(2, 3).repeat_interleave(True, dim=0),
+        lambda lib: lib.ones(2, 3).transpose(False, 1),
+    ],
+    ids=["unsqueeze", "repeat_interleave", "transpose"],
+)
+def test_a_bool_is_not_an_int_argument(torch, call):
+    """PyTorch's parser refuses True where an int goes (``operator.index(True)`` is 1)."""
+    import opgrad
+
+    expected = outcome(lambda: call(torch))
+    got = outcome(lambda: call(opgrad))
+    assert expected[0] == got[0] == "TypeError"
+    assert "bool" in expected[1] and "bool" in got[1]
