@@ -18,7 +18,7 @@ from ..dtypes import FROM_NUMPY
 from ..generated import ops as aten
 from .. import numpy_kernels as k
 from ..numpy_kernels import wrap_dim
-from ..plain import PLAIN_FLOATS
+from ..plain import PLAIN_FLOATS, PLAIN_KEYS
 from ..tensor import TENSOR_CLASSES, Tensor, _make
 from .views import as_view
 
@@ -36,6 +36,14 @@ def _unobserved(a, b=None) -> bool:
     kernel replaces an aten op, and inference mode is off (its views are no views).
     The result is then the one the aten calls would give (values, dtype, layout,
     view-ness), at one numpy call instead of a dispatcher round trip per op."""
+    if (
+        _tls.plain  # no mode, level, user kernel or inference mode: the common case first
+        and not _tls.grad_enabled
+        and a._keys == PLAIN_KEYS
+        and a.__class__ in TENSOR_CLASSES
+        and (b is None or (b._keys == PLAIN_KEYS and b.__class__ in TENSOR_CLASSES))
+    ):
+        return True
     keys = _tls.include | a._keys
     if b is not None:
         keys |= b._keys
@@ -207,13 +215,9 @@ def pow_backward_exponent(grad, self, exponent, result):
     return grad * aten.mul_Scalar(result, math.log(self))
 
 
-def _column_major(sizes, strides) -> bool:
-    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
-
-
 def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
     # a column-major input gets its gradient in column order too (as PyTorch)
-    column_major = _column_major(sizes, strides)
+    column_major = len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
     if not column_major and alpha == 1 and _unobserved(grad, mat2):
         g, m = grad._data, mat2._data
         if g.ndim == 2 and m.ndim == 2 and g.dtype is m.dtype:  # else mm raises its error
@@ -224,7 +228,7 @@ def mm_mat1_backward(grad, mat2, sizes, strides, alpha):
 
 
 def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
-    column_major = _column_major(sizes, strides)
+    column_major = len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
     if not column_major and alpha == 1 and _unobserved(grad, mat1):
         g, m = grad._data, mat1._data
         if g.ndim == 2 and m.ndim == 2 and g.dtype is m.dtype:
