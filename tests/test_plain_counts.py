@@ -27,11 +27,11 @@ CHAIN_LENGTH = 1000
 MAX_MLP_CALLS = 178
 
 
-def count_python_calls_of_case_a_step() -> int:
-    x, w, b = (og.tensor([v], dtype=og.float64, requires_grad=True) for v in (0.5, 1.5, -0.25))
-    for _ in range(3):  # warm: first-call caches, lazy imports
-        x.grad = w.grad = b.grad = None
-        (x * w + b).sum().backward()
+def python_calls_of(step) -> int:
+    """Python-level calls in one warm run of ``step`` (three runs before it warm
+    first-call caches and lazy imports)."""
+    for _ in range(3):
+        step()
     calls = []
 
     def profile(frame, event, arg):
@@ -40,11 +40,20 @@ def count_python_calls_of_case_a_step() -> int:
 
     sys.setprofile(profile)
     try:
-        x.grad = w.grad = b.grad = None
-        (x * w + b).sum().backward()
+        step()
     finally:
         sys.setprofile(None)
     return len(calls)
+
+
+def count_python_calls_of_case_a_step() -> int:
+    x, w, b = (og.tensor([v], dtype=og.float64, requires_grad=True) for v in (0.5, 1.5, -0.25))
+
+    def step():
+        x.grad = w.grad = b.grad = None
+        (x * w + b).sum().backward()
+
+    return python_calls_of(step)
 
 
 def chain(length: int):
@@ -103,20 +112,7 @@ def count_python_calls_of_mlp_step() -> int:
         h2 = (h1.matmul(w2) + b2).relu()
         ((h2.matmul(w3) + b3 - y) ** 2).mean().backward()
 
-    for _ in range(3):
-        step()
-    calls = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            calls.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        step()
-    finally:
-        sys.setprofile(None)
-    return len(calls)
+    return python_calls_of(step)
 
 
 def test_mlp_step_makes_at_most_178_python_calls():
