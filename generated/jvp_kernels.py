@@ -5690,6 +5690,112 @@ def embedding_renorm_(self, indices, max_norm, norm_type, result, tangents):
     set_fw_grad_inplace(self, tangent)
 
 
+def _embedding_bag(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+    result,
+):
+    # (forward_ad_not_implemented("_embedding_bag"),)
+    weight_t = fw_grad(weight)
+    per_sample_weights_t = fw_grad(per_sample_weights) if per_sample_weights is not None else None
+    if weight_t is None and per_sample_weights_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_embedding_bag"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _embedding_bag_forward_only(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+    result,
+):
+    # (forward_ad_not_implemented("_embedding_bag_forward_only"),)
+    weight_t = fw_grad(weight)
+    per_sample_weights_t = fw_grad(per_sample_weights) if per_sample_weights is not None else None
+    if weight_t is None and per_sample_weights_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_embedding_bag_forward_only"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _embedding_bag_backward(
+    grad,
+    indices,
+    offsets,
+    offset2bag,
+    bag_size,
+    maximum_indices,
+    num_weights,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    padding_idx,
+    result,
+):
+    # forward_ad_not_implemented("_embedding_bag_backward")
+    grad_t = fw_grad(grad)
+    per_sample_weights_t = fw_grad(per_sample_weights) if per_sample_weights is not None else None
+    if grad_t is None and per_sample_weights_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_embedding_bag_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _embedding_bag_per_sample_weights_backward(
+    grad, weight, indices, offsets, offset2bag, mode, padding_idx, result
+):
+    # forward_ad_not_supported("aten::_embedding_bag_per_sample_weights_backward")
+    grad_t = fw_grad(grad)
+    weight_t = fw_grad(weight)
+    if grad_t is None and weight_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::_embedding_bag_per_sample_weights_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def _safe_softmax(self, dim, dtype, result):
     # result * (self_t - safe_logsumexp_jvp(self_p, self_t, (dim,), True))
     self_t = fw_grad(self)

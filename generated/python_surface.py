@@ -375,6 +375,16 @@ FUNCTIONS = {
     "embedding_dense_backward": (ops.embedding_dense_backward_op,),
     "embedding_renorm_": (ops.embedding_renorm__op,),
     "one_hot": (ops.one_hot_op,),
+    "embedding_bag": (
+        ops.embedding_bag_op,
+        ops.embedding_bag_padding_idx_op,
+    ),
+    "_embedding_bag": (ops._embedding_bag_op,),
+    "_embedding_bag_forward_only": (ops._embedding_bag_forward_only_op,),
+    "_embedding_bag_backward": (ops._embedding_bag_backward_op,),
+    "_embedding_bag_per_sample_weights_backward": (
+        ops._embedding_bag_per_sample_weights_backward_op,
+    ),
     "_safe_softmax": (ops._safe_softmax_op,),
     "_scaled_dot_product_flash_attention_for_cpu": (
         ops._scaled_dot_product_flash_attention_for_cpu_op,
@@ -696,6 +706,16 @@ embedding_dense_backward = function(
 )
 embedding_renorm_ = function("embedding_renorm_", FUNCTIONS["embedding_renorm_"])
 one_hot = function("one_hot", FUNCTIONS["one_hot"])
+embedding_bag = function("embedding_bag", FUNCTIONS["embedding_bag"])
+_embedding_bag = function("_embedding_bag", FUNCTIONS["_embedding_bag"])
+_embedding_bag_forward_only = function(
+    "_embedding_bag_forward_only", FUNCTIONS["_embedding_bag_forward_only"]
+)
+_embedding_bag_backward = function("_embedding_bag_backward", FUNCTIONS["_embedding_bag_backward"])
+_embedding_bag_per_sample_weights_backward = function(
+    "_embedding_bag_per_sample_weights_backward",
+    FUNCTIONS["_embedding_bag_per_sample_weights_backward"],
+)
 _safe_softmax = function("_safe_softmax", FUNCTIONS["_safe_softmax"])
 _scaled_dot_product_flash_attention_for_cpu = function(
     "_scaled_dot_product_flash_attention_for_cpu",

@@ -32,7 +32,7 @@ NAMES = (
     # attention
     "scaled_dot_product_attention "
     # embeddings
-    "embedding one_hot "
+    "embedding embedding_bag one_hot "
     # convolution and pooling
     "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
     "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "

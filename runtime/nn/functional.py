@@ -67,7 +67,7 @@ from ._normalization import (
     normalize,
     rms_norm,
 )
-from ._embedding import embedding, one_hot
+from ._embedding import embedding, embedding_bag, one_hot
 from ._attention import scaled_dot_product_attention
 from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
 from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -182,6 +182,7 @@ __all__ = [
     "feature_alpha_dropout",
     # embeddings
     "embedding",
+    "embedding_bag",
     "one_hot",
     # padding and pixel rearrangement
     "channel_shuffle",
