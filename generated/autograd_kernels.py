@@ -4677,6 +4677,102 @@ def constant_pad_nd(keyset, self, pad, value):
     return result
 
 
+def fractional_max_pool2d(keyset, self, kernel_size, output_size, random_samples):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FractionalMaxPool2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.output_size_ = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool2d_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, output_size, random_samples)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.fractional_max_pool2d(
+                self, kernel_size, output_size, random_samples, result
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.fractional_max_pool2d(self, kernel_size, output_size, random_samples, result)
+    return result
+
+
+def fractional_max_pool2d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.FractionalMaxPool2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, kernel_size, output_size, indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fractional_max_pool2d_backward(
+            grad_output, self, kernel_size, output_size, indices, result
+        )
+    return result
+
+
+def fractional_max_pool3d(keyset, self, kernel_size, output_size, random_samples):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FractionalMaxPool3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.output_size_ = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool3d_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, output_size, random_samples)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.fractional_max_pool3d(
+                self, kernel_size, output_size, random_samples, result
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.fractional_max_pool3d(self, kernel_size, output_size, random_samples, result)
+    return result
+
+
+def fractional_max_pool3d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.FractionalMaxPool3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, kernel_size, output_size, indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fractional_max_pool3d_backward(
+            grad_output, self, kernel_size, output_size, indices, result
+        )
+    return result
+
+
 def clone(keyset, self, memory_format):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -2876,6 +2876,42 @@ def constant_pad_nd(keyset, self, pad, value):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def fractional_max_pool2d(keyset, self, kernel_size, output_size, random_samples):
+    """CPU kernel of fractional_max_pool2d"""
+    self = self._data
+    random_samples = random_samples._data
+    result = k.fractional_max_pool(self, kernel_size, output_size, random_samples, 2)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def fractional_max_pool2d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    """CPU kernel of fractional_max_pool2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def fractional_max_pool3d(keyset, self, kernel_size, output_size, random_samples):
+    """CPU kernel of fractional_max_pool3d"""
+    self = self._data
+    random_samples = random_samples._data
+    result = k.fractional_max_pool(self, kernel_size, output_size, random_samples, 3)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def fractional_max_pool3d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    """CPU kernel of fractional_max_pool3d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def clone(keyset, self, memory_format):
     """CPU kernel of clone"""
     self = self._data

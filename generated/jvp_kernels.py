@@ -4715,6 +4715,84 @@ def constant_pad_nd(self, pad, value, result):
     set_fw_grad(result, tangent)
 
 
+def fractional_max_pool2d(self, kernel_size, output_size, random_samples, result):
+    # (max_pool_double_backward(self_t, result1, 2),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (max_pool_double_backward(self_t, result[1], 2),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.fractional_max_pool2d_backward(
+            grad_output_t, self_t, kernel_size, output_size, indices
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def fractional_max_pool3d(self, kernel_size, output_size, random_samples, result):
+    # (max_pool_double_backward(self_t, result1, 3),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (max_pool_double_backward(self_t, result[1], 3),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.fractional_max_pool3d_backward(
+            grad_output_t, self_t, kernel_size, output_size, indices
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def clone(self, memory_format, result):
     # auto_linear
     self_t = fw_grad(self)

@@ -127,6 +127,8 @@ from opgrad.generated.python_surface import (
     diagonal_backward,
     div,
     elu_backward,
+    fractional_max_pool2d_backward,
+    fractional_max_pool3d_backward,
     gelu_backward,
     glu_backward,
     hardshrink_backward,
@@ -10641,6 +10643,240 @@ class ConstantPadNdBackward0(Node):
     @property
     def _saved_pad(self):
         return self.pad_
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """Backward of ``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "kernel_size_",
+        "output_size_",
+        "result1_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.kernel_size_ = None
+        self.output_size_ = None
+        self.result1_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+        grad_self = (
+            fractional_max_pool2d_backward(grad, self_, kernel_size, output_size, result1)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class FractionalMaxPool2DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        grad_grad_output = max_pool_double_backward(grad, indices, 2) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """Backward of ``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "kernel_size_",
+        "output_size_",
+        "result1_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.kernel_size_ = None
+        self.output_size_ = None
+        self.result1_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+        grad_self = (
+            fractional_max_pool3d_backward(grad, self_, kernel_size, output_size, result1)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class FractionalMaxPool3DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        grad_grad_output = max_pool_double_backward(grad, indices, 3) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
 
 
 class CloneBackward0(Node):

@@ -14135,6 +14135,242 @@ constant_pad_nd = constant_pad_nd_op._entry = _constant_pad_nd_entry(Site(consta
 constant_pad_nd_op._make_entry = _constant_pad_nd_entry
 
 
+fractional_max_pool2d_op = define(
+    "aten::fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"
+)
+_fractional_max_pool2d_kernels = fractional_max_pool2d_op.kernels
+
+
+def _fractional_max_pool2d_entry(_site):
+    def fractional_max_pool2d(self, kernel_size, output_size, random_samples):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, fractional_max_pool2d_op, self, kernel_size, output_size, random_samples
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool2d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, fractional_max_pool2d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, fractional_max_pool2d_op, 2)
+                if random_samples.__class__ not in TENSOR_CLASSES:
+                    random_samples = tensor_arg(random_samples, _site, fractional_max_pool2d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, fractional_max_pool2d_op, self, kernel_size, output_size, random_samples
+                )
+            keyset = (self._keys | random_samples._keys | include) & _tls.keep
+            kernel = _fractional_max_pool2d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, output_size, random_samples)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool2d
+
+
+fractional_max_pool2d = fractional_max_pool2d_op._entry = _fractional_max_pool2d_entry(
+    Site(fractional_max_pool2d_op)
+)
+fractional_max_pool2d_op._make_entry = _fractional_max_pool2d_entry
+
+
+fractional_max_pool2d_backward_op = define(
+    "aten::fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"
+)
+_fractional_max_pool2d_backward_kernels = fractional_max_pool2d_backward_op.kernels
+
+
+def _fractional_max_pool2d_backward_entry(_site):
+    def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, fractional_max_pool2d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool2d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 2, _site, fractional_max_pool2d_backward_op, 2
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 2, _site, fractional_max_pool2d_backward_op, 3
+                    )
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, fractional_max_pool2d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.fractional_max_pool2d_backward(
+                    grad_output, self, kernel_size, output_size, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _fractional_max_pool2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, kernel_size, output_size, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool2d_backward
+
+
+fractional_max_pool2d_backward = fractional_max_pool2d_backward_op._entry = (
+    _fractional_max_pool2d_backward_entry(Site(fractional_max_pool2d_backward_op))
+)
+fractional_max_pool2d_backward_op._make_entry = _fractional_max_pool2d_backward_entry
+
+
+fractional_max_pool3d_op = define(
+    "aten::fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"
+)
+_fractional_max_pool3d_kernels = fractional_max_pool3d_op.kernels
+
+
+def _fractional_max_pool3d_entry(_site):
+    def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, fractional_max_pool3d_op, self, kernel_size, output_size, random_samples
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool3d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, fractional_max_pool3d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, fractional_max_pool3d_op, 2)
+                if random_samples.__class__ not in TENSOR_CLASSES:
+                    random_samples = tensor_arg(random_samples, _site, fractional_max_pool3d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, fractional_max_pool3d_op, self, kernel_size, output_size, random_samples
+                )
+            keyset = (self._keys | random_samples._keys | include) & _tls.keep
+            kernel = _fractional_max_pool3d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, output_size, random_samples)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool3d
+
+
+fractional_max_pool3d = fractional_max_pool3d_op._entry = _fractional_max_pool3d_entry(
+    Site(fractional_max_pool3d_op)
+)
+fractional_max_pool3d_op._make_entry = _fractional_max_pool3d_entry
+
+
+fractional_max_pool3d_backward_op = define(
+    "aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"
+)
+_fractional_max_pool3d_backward_kernels = fractional_max_pool3d_backward_op.kernels
+
+
+def _fractional_max_pool3d_backward_entry(_site):
+    def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, fractional_max_pool3d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool3d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 3, _site, fractional_max_pool3d_backward_op, 2
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 3, _site, fractional_max_pool3d_backward_op, 3
+                    )
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, fractional_max_pool3d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.fractional_max_pool3d_backward(
+                    grad_output, self, kernel_size, output_size, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _fractional_max_pool3d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, kernel_size, output_size, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool3d_backward
+
+
+fractional_max_pool3d_backward = fractional_max_pool3d_backward_op._entry = (
+    _fractional_max_pool3d_backward_entry(Site(fractional_max_pool3d_backward_op))
+)
+fractional_max_pool3d_backward_op._make_entry = _fractional_max_pool3d_backward_entry
+
+
 clone_op = define("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
 _clone_kernels = clone_op.kernels
 

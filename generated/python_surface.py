@@ -291,6 +291,10 @@ FUNCTIONS = {
     "max_unpool2d": (ops.max_unpool2d_op,),
     "max_unpool3d": (ops.max_unpool3d_op,),
     "constant_pad_nd": (ops.constant_pad_nd_op,),
+    "fractional_max_pool2d": (ops.fractional_max_pool2d_op,),
+    "fractional_max_pool2d_backward": (ops.fractional_max_pool2d_backward_op,),
+    "fractional_max_pool3d": (ops.fractional_max_pool3d_op,),
+    "fractional_max_pool3d_backward": (ops.fractional_max_pool3d_backward_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
     "_to_copy": (ops._to_copy_op,),
@@ -618,6 +622,14 @@ adaptive_max_pool3d_backward = function(
 max_unpool2d = function("max_unpool2d", FUNCTIONS["max_unpool2d"])
 max_unpool3d = function("max_unpool3d", FUNCTIONS["max_unpool3d"])
 constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
+fractional_max_pool2d = function("fractional_max_pool2d", FUNCTIONS["fractional_max_pool2d"])
+fractional_max_pool2d_backward = function(
+    "fractional_max_pool2d_backward", FUNCTIONS["fractional_max_pool2d_backward"]
+)
+fractional_max_pool3d = function("fractional_max_pool3d", FUNCTIONS["fractional_max_pool3d"])
+fractional_max_pool3d_backward = function(
+    "fractional_max_pool3d_backward", FUNCTIONS["fractional_max_pool3d_backward"]
+)
 clone = function("clone", FUNCTIONS["clone"])
 detach = function("detach", FUNCTIONS["detach"])
 _to_copy = function("_to_copy", FUNCTIONS["_to_copy"])

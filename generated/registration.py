@@ -711,6 +711,14 @@ def register_all():
     ops.max_unpool2d_op.register_kernel(CPU, cpu_kernels.max_unpool2d)
     ops.max_unpool3d_op.register_kernel(CPU, cpu_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
+    ops.fractional_max_pool2d_op.register_kernel(CPU, cpu_kernels.fractional_max_pool2d)
+    ops.fractional_max_pool2d_backward_op.register_kernel(
+        CPU, cpu_kernels.fractional_max_pool2d_backward
+    )
+    ops.fractional_max_pool3d_op.register_kernel(CPU, cpu_kernels.fractional_max_pool3d)
+    ops.fractional_max_pool3d_backward_op.register_kernel(
+        CPU, cpu_kernels.fractional_max_pool3d_backward
+    )
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
     ops._local_scalar_dense_op.register_kernel(CPU, cpu_kernels._local_scalar_dense)
@@ -1063,6 +1071,14 @@ def register_all():
     ops.max_unpool2d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool2d)
     ops.max_unpool3d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
+    ops.fractional_max_pool2d_op.register_kernel(AUTOGRAD, autograd_kernels.fractional_max_pool2d)
+    ops.fractional_max_pool2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.fractional_max_pool2d_backward
+    )
+    ops.fractional_max_pool3d_op.register_kernel(AUTOGRAD, autograd_kernels.fractional_max_pool3d)
+    ops.fractional_max_pool3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.fractional_max_pool3d_backward
+    )
     ops.clone_op.register_kernel(AUTOGRAD, autograd_kernels.clone)
     ops._to_copy_op.register_kernel(AUTOGRAD, autograd_kernels._to_copy)
     ops.copy__op.register_kernel(AUTOGRAD, autograd_kernels.copy_)

@@ -110,6 +110,16 @@ TESTED_ELSEWHERE.update(
         for name in "embedding embedding_dense_backward embedding_renorm_ one_hot".split()
     }
 )
+# fractional max pooling: test_fractional_max_pool.py and its OpInfos in test_opinfo.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_fractional_max_pool.py and test_opinfo.py"
+        for name in (
+            "fractional_max_pool2d fractional_max_pool2d_backward fractional_max_pool3d "
+            "fractional_max_pool3d_backward"
+        ).split()
+    }
+)
 # embedding_bag: test_embedding_bag.py and the embedding_bag OpInfo in test_opinfo.py
 TESTED_ELSEWHERE.update(
     {

@@ -84,6 +84,10 @@ from ._pooling import (
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
     lp_pool1d,
     lp_pool2d,
     lp_pool3d,
@@ -227,6 +231,10 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 ]
 
 
