@@ -4677,6 +4677,102 @@ def constant_pad_nd(keyset, self, pad, value):
     return result
 
 
+def fractional_max_pool2d(keyset, self, kernel_size, output_size, random_samples):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FractionalMaxPool2DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.output_size_ = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool2d_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, output_size, random_samples)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.fractional_max_pool2d(
+                self, kernel_size, output_size, random_samples, result
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.fractional_max_pool2d(self, kernel_size, output_size, random_samples, result)
+    return result
+
+
+def fractional_max_pool2d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.FractionalMaxPool2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool2d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, kernel_size, output_size, indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fractional_max_pool2d_backward(
+            grad_output, self, kernel_size, output_size, indices, result
+        )
+    return result
+
+
+def fractional_max_pool3d(keyset, self, kernel_size, output_size, random_samples):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FractionalMaxPool3DBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.output_size_ = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool3d_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, output_size, random_samples)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.fractional_max_pool3d(
+                self, kernel_size, output_size, random_samples, result
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.fractional_max_pool3d(self, kernel_size, output_size, random_samples, result)
+    return result
+
+
+def fractional_max_pool3d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = nodes.FractionalMaxPool3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(self),
+        )
+        if grad_output._rg:
+            grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fractional_max_pool3d_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, self, kernel_size, output_size, indices)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fractional_max_pool3d_backward(
+            grad_output, self, kernel_size, output_size, indices, result
+        )
+    return result
+
+
 def clone(keyset, self, memory_format):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -5682,6 +5778,225 @@ def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
         rebase_history(self, grad_fn)
     if tangents is not None:
         jvp_kernels.embedding_renorm_(self, indices, max_norm, norm_type, result, tangents)
+    return result
+
+
+def _embedding_bag(
+    keyset,
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        weight._rg or (per_sample_weights is not None and per_sample_weights._rg)
+    ):
+        grad_fn = nodes.EmbeddingBagBackward0()
+        grad_fn._next_edges = (
+            next_edge(weight),
+            next_edge(per_sample_weights) if per_sample_weights is not None else None,
+        )
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.mode_ = mode
+        grad_fn.offsets_ = SavedVariable(offsets, False)
+        grad_fn.padding_idx_ = padding_idx
+        if per_sample_weights is not None and (weight._rg):
+            grad_fn.per_sample_weights_ = SavedVariable(per_sample_weights, False)
+        grad_fn.scale_grad_by_freq_ = scale_grad_by_freq
+        grad_fn.sparse_ = sparse
+        if per_sample_weights is not None and per_sample_weights._rg:
+            grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_sym_argsize_0_ = weight._data.shape[0]
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._embedding_bag_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._embedding_bag(
+                weight,
+                indices,
+                offsets,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                include_last_offset,
+                padding_idx,
+                result,
+            )
+        grad_fn.result1_ = SavedVariable(result[1], False)
+        grad_fn.result2_ = SavedVariable(result[2], False)
+        grad_fn.result3_ = SavedVariable(result[3], False)
+    elif _tls.fw_active:
+        jvp_kernels._embedding_bag(
+            weight,
+            indices,
+            offsets,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            padding_idx,
+            result,
+        )
+    return result
+
+
+def _embedding_bag_forward_only(
+    keyset,
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        weight._rg or (per_sample_weights is not None and per_sample_weights._rg)
+    ):
+        grad_fn = nodes.NotImplemented__embedding_bag_forward_only()
+        grad_fn._next_edges = (
+            next_edge(weight),
+            next_edge(per_sample_weights) if per_sample_weights is not None else None,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._embedding_bag_forward_only_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False, False))
+    if _tls.fw_active:
+        jvp_kernels._embedding_bag_forward_only(
+            weight,
+            indices,
+            offsets,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            include_last_offset,
+            padding_idx,
+            result,
+        )
+    return result
+
+
+def _embedding_bag_backward(
+    keyset,
+    grad,
+    indices,
+    offsets,
+    offset2bag,
+    bag_size,
+    maximum_indices,
+    num_weights,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    padding_idx,
+):
+    grad_fn = None
+    if _tls.grad_enabled and (
+        grad._rg or (per_sample_weights is not None and per_sample_weights._rg)
+    ):
+        grad_fn = nodes.EmbeddingBagBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(per_sample_weights) if per_sample_weights is not None else None,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._embedding_bag_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad,
+        indices,
+        offsets,
+        offset2bag,
+        bag_size,
+        maximum_indices,
+        num_weights,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        padding_idx,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._embedding_bag_backward(
+            grad,
+            indices,
+            offsets,
+            offset2bag,
+            bag_size,
+            maximum_indices,
+            num_weights,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            padding_idx,
+            result,
+        )
+    return result
+
+
+def _embedding_bag_per_sample_weights_backward(
+    keyset, grad, weight, indices, offsets, offset2bag, mode, padding_idx
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad._rg or weight._rg):
+        grad_fn = nodes.NotImplemented__embedding_bag_per_sample_weights_backward()
+        grad_fn._next_edges = (
+            next_edge(grad),
+            next_edge(weight),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._embedding_bag_per_sample_weights_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad, weight, indices, offsets, offset2bag, mode, padding_idx)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._embedding_bag_per_sample_weights_backward(
+            grad, weight, indices, offsets, offset2bag, mode, padding_idx, result
+        )
     return result
 
 

@@ -2876,6 +2876,42 @@ def constant_pad_nd(keyset, self, pad, value):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def fractional_max_pool2d(keyset, self, kernel_size, output_size, random_samples):
+    """CPU kernel of fractional_max_pool2d"""
+    self = self._data
+    random_samples = random_samples._data
+    result = k.fractional_max_pool(self, kernel_size, output_size, random_samples, 2)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def fractional_max_pool2d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    """CPU kernel of fractional_max_pool2d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def fractional_max_pool3d(keyset, self, kernel_size, output_size, random_samples):
+    """CPU kernel of fractional_max_pool3d"""
+    self = self._data
+    random_samples = random_samples._data
+    result = k.fractional_max_pool(self, kernel_size, output_size, random_samples, 3)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def fractional_max_pool3d_backward(keyset, grad_output, self, kernel_size, output_size, indices):
+    """CPU kernel of fractional_max_pool3d_backward"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    result = k.max_pool_with_indices_backward(grad_output, self, indices, 3)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def clone(keyset, self, memory_format):
     """CPU kernel of clone"""
     self = self._data
@@ -3414,6 +3450,109 @@ def one_hot(keyset, self, num_classes):
     """CPU kernel of one_hot"""
     self = self._data
     result = k.one_hot(self, num_classes)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _embedding_bag(
+    keyset,
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+):
+    """CPU kernel of _embedding_bag"""
+    weight = weight._data
+    indices = indices._data
+    offsets = offsets._data
+    per_sample_weights = per_sample_weights._data if per_sample_weights is not None else None
+    result = k.embedding_bag_forward(
+        weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, True
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def _embedding_bag_forward_only(
+    keyset,
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+):
+    """CPU kernel of _embedding_bag_forward_only"""
+    weight = weight._data
+    indices = indices._data
+    offsets = offsets._data
+    per_sample_weights = per_sample_weights._data if per_sample_weights is not None else None
+    result = k.embedding_bag_forward(
+        weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, False
+    )
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def _embedding_bag_backward(
+    keyset,
+    grad,
+    indices,
+    offsets,
+    offset2bag,
+    bag_size,
+    maximum_indices,
+    num_weights,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    padding_idx,
+):
+    """CPU kernel of _embedding_bag_backward"""
+    grad = grad._data
+    indices = indices._data
+    offsets = offsets._data
+    offset2bag = offset2bag._data
+    bag_size = bag_size._data
+    maximum_indices = maximum_indices._data
+    per_sample_weights = per_sample_weights._data if per_sample_weights is not None else None
+    result = k.embedding_bag_backward(
+        grad,
+        indices,
+        offsets,
+        offset2bag,
+        bag_size,
+        maximum_indices,
+        num_weights,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        padding_idx,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _embedding_bag_per_sample_weights_backward(
+    keyset, grad, weight, indices, offsets, offset2bag, mode, padding_idx
+):
+    """CPU kernel of _embedding_bag_per_sample_weights_backward"""
+    grad = grad._data
+    weight = weight._data
+    indices = indices._data
+    offsets = offsets._data
+    offset2bag = offset2bag._data
+    result = k.embedding_bag_per_sample_weights_backward(
+        grad, weight, indices, offsets, offset2bag, mode, padding_idx
+    )
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

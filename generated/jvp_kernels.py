@@ -4715,6 +4715,84 @@ def constant_pad_nd(self, pad, value, result):
     set_fw_grad(result, tangent)
 
 
+def fractional_max_pool2d(self, kernel_size, output_size, random_samples, result):
+    # (max_pool_double_backward(self_t, result1, 2),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (max_pool_double_backward(self_t, result[1], 2),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.fractional_max_pool2d_backward(
+            grad_output_t, self_t, kernel_size, output_size, indices
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def fractional_max_pool3d(self, kernel_size, output_size, random_samples, result):
+    # (max_pool_double_backward(self_t, result1, 3),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (max_pool_double_backward(self_t, result[1], 3),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices, result):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    self_t = fw_grad(self)
+    if grad_output_t is None and self_t is None:
+        return
+    if grad_output_t is None:
+        grad_output_t = zeros_tangent(grad_output)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.fractional_max_pool3d_backward(
+            grad_output_t, self_t, kernel_size, output_size, indices
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def clone(self, memory_format, result):
     # auto_linear
     self_t = fw_grad(self)
@@ -5688,6 +5766,112 @@ def embedding_renorm_(self, indices, max_norm, norm_type, result, tangents):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
+
+
+def _embedding_bag(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+    result,
+):
+    # (forward_ad_not_implemented("_embedding_bag"),)
+    weight_t = fw_grad(weight)
+    per_sample_weights_t = fw_grad(per_sample_weights) if per_sample_weights is not None else None
+    if weight_t is None and per_sample_weights_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_embedding_bag"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _embedding_bag_forward_only(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+    result,
+):
+    # (forward_ad_not_implemented("_embedding_bag_forward_only"),)
+    weight_t = fw_grad(weight)
+    per_sample_weights_t = fw_grad(per_sample_weights) if per_sample_weights is not None else None
+    if weight_t is None and per_sample_weights_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_embedding_bag_forward_only"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def _embedding_bag_backward(
+    grad,
+    indices,
+    offsets,
+    offset2bag,
+    bag_size,
+    maximum_indices,
+    num_weights,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    padding_idx,
+    result,
+):
+    # forward_ad_not_implemented("_embedding_bag_backward")
+    grad_t = fw_grad(grad)
+    per_sample_weights_t = fw_grad(per_sample_weights) if per_sample_weights is not None else None
+    if grad_t is None and per_sample_weights_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("_embedding_bag_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _embedding_bag_per_sample_weights_backward(
+    grad, weight, indices, offsets, offset2bag, mode, padding_idx, result
+):
+    # forward_ad_not_supported("aten::_embedding_bag_per_sample_weights_backward")
+    grad_t = fw_grad(grad)
+    weight_t = fw_grad(weight)
+    if grad_t is None and weight_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::_embedding_bag_per_sample_weights_backward")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
 
 
 def _safe_softmax(self, dim, dtype, result):

@@ -101,6 +101,8 @@ from opgrad.generated.python_surface import (
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
     _ctc_loss_backward,
+    _embedding_bag_backward,
+    _embedding_bag_per_sample_weights_backward,
     _log_softmax_backward_data,
     _pdist_backward,
     _prelu_kernel_backward,
@@ -125,6 +127,8 @@ from opgrad.generated.python_surface import (
     diagonal_backward,
     div,
     elu_backward,
+    fractional_max_pool2d_backward,
+    fractional_max_pool3d_backward,
     gelu_backward,
     glu_backward,
     hardshrink_backward,
@@ -10641,6 +10645,240 @@ class ConstantPadNdBackward0(Node):
         return self.pad_
 
 
+class FractionalMaxPool2DBackward0(Node):
+    """Backward of ``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "kernel_size_",
+        "output_size_",
+        "result1_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.kernel_size_ = None
+        self.output_size_ = None
+        self.result1_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+        grad_self = (
+            fractional_max_pool2d_backward(grad, self_, kernel_size, output_size, result1)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class FractionalMaxPool2DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        grad_grad_output = max_pool_double_backward(grad, indices, 2) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """Backward of ``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "kernel_size_",
+        "output_size_",
+        "result1_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result1_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.kernel_size_ = None
+        self.output_size_ = None
+        self.result1_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        result1 = unpack_saved(self.result1_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+        grad_self = (
+            fractional_max_pool3d_backward(grad, self_, kernel_size, output_size, result1)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class FractionalMaxPool3DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``."""
+
+    __slots__ = (
+        "indices_",
+        "self_info_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.self_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        self_info = self.self_info_
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        grad_grad_output = max_pool_double_backward(grad, indices, 3) if needs[0] else None
+        # self: zeros_like(self)
+        grad_self = zeros_like_info(self_info) if needs[1] else None
+        return (
+            grad_grad_output,
+            grad_self,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+
 class CloneBackward0(Node):
     """Backward of ``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``."""
 
@@ -12717,6 +12955,315 @@ class EmbeddingRenormBackward0(Node):
         # self: not_implemented("embedding_renorm")
         grad_self = not_implemented("embedding_renorm") if needs[0] else None
         return (grad_self,)
+
+
+class EmbeddingBagBackward0(Node):
+    """Backward of ``_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)``."""
+
+    __slots__ = (
+        "indices_",
+        "mode_",
+        "offsets_",
+        "padding_idx_",
+        "per_sample_weights_",
+        "result1_",
+        "result2_",
+        "result3_",
+        "scale_grad_by_freq_",
+        "sparse_",
+        "weight_",
+        "weight_sym_argsize_0_",
+    )
+    _releasable_slots = (
+        "indices_",
+        "offsets_",
+        "per_sample_weights_",
+        "result1_",
+        "result2_",
+        "result3_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.indices_ = None
+        self.mode_ = None
+        self.offsets_ = None
+        self.padding_idx_ = None
+        self.per_sample_weights_ = None
+        self.result1_ = None
+        self.result2_ = None
+        self.result3_ = None
+        self.scale_grad_by_freq_ = None
+        self.sparse_ = None
+        self.weight_ = None
+        self.weight_sym_argsize_0_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        indices = self.indices_
+        if indices.__class__ not in TENSOR_CLASSES:
+            if indices is not None:  # None: not saved, no formula that runs reads it
+                indices = unpack_saved(indices, self)
+        elif indices._vc is not None:
+            indices = unpack_saved(indices, self)
+        mode = self.mode_
+        offsets = self.offsets_
+        if offsets.__class__ not in TENSOR_CLASSES:
+            if offsets is not None:  # None: not saved, no formula that runs reads it
+                offsets = unpack_saved(offsets, self)
+        elif offsets._vc is not None:
+            offsets = unpack_saved(offsets, self)
+        padding_idx = self.padding_idx_
+        per_sample_weights = self.per_sample_weights_
+        if per_sample_weights.__class__ not in TENSOR_CLASSES:
+            if per_sample_weights is not None:  # None: not saved, no formula that runs reads it
+                per_sample_weights = unpack_saved(per_sample_weights, self)
+        elif per_sample_weights._vc is not None:
+            per_sample_weights = unpack_saved(per_sample_weights, self)
+        result1 = unpack_saved(self.result1_, self)
+        result2 = unpack_saved(self.result2_, self)
+        result3 = unpack_saved(self.result3_, self)
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        sparse = self.sparse_
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        weight_sym_argsize_0 = self.weight_sym_argsize_0_
+        # per_sample_weights: _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx)
+        grad_per_sample_weights = (
+            _embedding_bag_per_sample_weights_backward(
+                grad, weight, indices, offsets, result1, mode, padding_idx
+            )
+            if needs[1]
+            else None
+        )
+        # weight: _embedding_bag_backward(grad, indices, offsets, result1, result2, result3, weight.sym_size(0), scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)
+        grad_weight = (
+            _embedding_bag_backward(
+                grad,
+                indices,
+                offsets,
+                result1,
+                result2,
+                result3,
+                weight_sym_argsize_0,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                padding_idx,
+            )
+            if needs[0]
+            else None
+        )
+        return (
+            grad_weight,
+            grad_per_sample_weights,
+        )
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_mode(self):
+        return self.mode_
+
+    @property
+    def _saved_offsets(self):
+        return unpack_saved(self.offsets_, self)
+
+    @property
+    def _raw_saved_offsets(self):
+        return raw_saved(self, "offsets_")
+
+    @property
+    def _saved_padding_idx(self):
+        return self.padding_idx_
+
+    @property
+    def _saved_per_sample_weights(self):
+        return unpack_saved(self.per_sample_weights_, self)
+
+    @property
+    def _raw_saved_per_sample_weights(self):
+        return raw_saved(self, "per_sample_weights_")
+
+    @property
+    def _saved_result1(self):
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _raw_saved_result1(self):
+        return raw_saved(self, "result1_")
+
+    @property
+    def _saved_result2(self):
+        return unpack_saved(self.result2_, self)
+
+    @property
+    def _raw_saved_result2(self):
+        return raw_saved(self, "result2_")
+
+    @property
+    def _saved_result3(self):
+        return unpack_saved(self.result3_, self)
+
+    @property
+    def _raw_saved_result3(self):
+        return raw_saved(self, "result3_")
+
+    @property
+    def _saved_scale_grad_by_freq(self):
+        return self.scale_grad_by_freq_
+
+    @property
+    def _saved_sparse(self):
+        return self.sparse_
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+    @property
+    def _saved_weight_sym_argsize_0(self):
+        return self.weight_sym_argsize_0_
+
+
+class NotImplemented__embedding_bag_forward_only(Node):
+    """Backward of ``_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # weight, per_sample_weights: derivative_not_implemented("aten::_embedding_bag_forward_only")
+        grad_weight, grad_per_sample_weights = (
+            derivative_not_implemented("aten::_embedding_bag_forward_only")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_weight,
+            grad_per_sample_weights,
+        )
+
+
+NotImplemented__embedding_bag_forward_only.__name__ = (
+    NotImplemented__embedding_bag_forward_only.__qualname__
+) = "NotImplemented"
+
+
+class EmbeddingBagBackwardBackward0(Node):
+    """Backward of ``_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad, per_sample_weights: not_implemented("_embedding_bag_backward")
+        grad_grad, grad_per_sample_weights = (
+            not_implemented("_embedding_bag_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_per_sample_weights,
+        )
+
+
+class NotImplemented__embedding_bag_per_sample_weights_backward(Node):
+    """Backward of ``_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # grad, weight: derivative_not_implemented("aten::_embedding_bag_per_sample_weights_backward")
+        grad_grad, grad_weight = (
+            derivative_not_implemented("aten::_embedding_bag_per_sample_weights_backward")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad,
+            grad_weight,
+        )
+
+
+NotImplemented__embedding_bag_per_sample_weights_backward.__name__ = (
+    NotImplemented__embedding_bag_per_sample_weights_backward.__qualname__
+) = "NotImplemented"
 
 
 class SafeSoftmaxBackward0(Node):

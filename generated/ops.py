@@ -14179,6 +14179,242 @@ constant_pad_nd = constant_pad_nd_op._entry = _constant_pad_nd_entry(Site(consta
 constant_pad_nd_op._make_entry = _constant_pad_nd_entry
 
 
+fractional_max_pool2d_op = define(
+    "aten::fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"
+)
+_fractional_max_pool2d_kernels = fractional_max_pool2d_op.kernels
+
+
+def _fractional_max_pool2d_entry(_site):
+    def fractional_max_pool2d(self, kernel_size, output_size, random_samples):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, fractional_max_pool2d_op, self, kernel_size, output_size, random_samples
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool2d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, fractional_max_pool2d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, fractional_max_pool2d_op, 2)
+                if random_samples.__class__ not in TENSOR_CLASSES:
+                    random_samples = tensor_arg(random_samples, _site, fractional_max_pool2d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, fractional_max_pool2d_op, self, kernel_size, output_size, random_samples
+                )
+            keyset = (self._keys | random_samples._keys | include) & _tls.keep
+            kernel = _fractional_max_pool2d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, output_size, random_samples)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool2d
+
+
+fractional_max_pool2d = fractional_max_pool2d_op._entry = _fractional_max_pool2d_entry(
+    Site(fractional_max_pool2d_op)
+)
+fractional_max_pool2d_op._make_entry = _fractional_max_pool2d_entry
+
+
+fractional_max_pool2d_backward_op = define(
+    "aten::fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"
+)
+_fractional_max_pool2d_backward_kernels = fractional_max_pool2d_backward_op.kernels
+
+
+def _fractional_max_pool2d_backward_entry(_site):
+    def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, fractional_max_pool2d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool2d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 2, _site, fractional_max_pool2d_backward_op, 2
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 2, _site, fractional_max_pool2d_backward_op, 3
+                    )
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, fractional_max_pool2d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool2d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.fractional_max_pool2d_backward(
+                    grad_output, self, kernel_size, output_size, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _fractional_max_pool2d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, kernel_size, output_size, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool2d_backward
+
+
+fractional_max_pool2d_backward = fractional_max_pool2d_backward_op._entry = (
+    _fractional_max_pool2d_backward_entry(Site(fractional_max_pool2d_backward_op))
+)
+fractional_max_pool2d_backward_op._make_entry = _fractional_max_pool2d_backward_entry
+
+
+fractional_max_pool3d_op = define(
+    "aten::fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"
+)
+_fractional_max_pool3d_kernels = fractional_max_pool3d_op.kernels
+
+
+def _fractional_max_pool3d_entry(_site):
+    def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, fractional_max_pool3d_op, self, kernel_size, output_size, random_samples
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool3d_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 3, _site, fractional_max_pool3d_op, 1)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 3, _site, fractional_max_pool3d_op, 2)
+                if random_samples.__class__ not in TENSOR_CLASSES:
+                    random_samples = tensor_arg(random_samples, _site, fractional_max_pool3d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, fractional_max_pool3d_op, self, kernel_size, output_size, random_samples
+                )
+            keyset = (self._keys | random_samples._keys | include) & _tls.keep
+            kernel = _fractional_max_pool3d_kernels[keyset]
+            return kernel(keyset, self, kernel_size, output_size, random_samples)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool3d
+
+
+fractional_max_pool3d = fractional_max_pool3d_op._entry = _fractional_max_pool3d_entry(
+    Site(fractional_max_pool3d_op)
+)
+fractional_max_pool3d_op._make_entry = _fractional_max_pool3d_entry
+
+
+fractional_max_pool3d_backward_op = define(
+    "aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"
+)
+_fractional_max_pool3d_backward_kernels = fractional_max_pool3d_backward_op.kernels
+
+
+def _fractional_max_pool3d_backward_entry(_site):
+    def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, fractional_max_pool3d_backward_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fractional_max_pool3d_backward_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(
+                        kernel_size, 3, _site, fractional_max_pool3d_backward_op, 2
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 3, _site, fractional_max_pool3d_backward_op, 3
+                    )
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, fractional_max_pool3d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    fractional_max_pool3d_backward_op,
+                    grad_output,
+                    self,
+                    kernel_size,
+                    output_size,
+                    indices,
+                )
+            keyset = (grad_output._keys | self._keys | indices._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys & indices._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.fractional_max_pool3d_backward(
+                    grad_output, self, kernel_size, output_size, indices
+                )
+                if result is not None:
+                    return result
+            kernel = _fractional_max_pool3d_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, kernel_size, output_size, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fractional_max_pool3d_backward
+
+
+fractional_max_pool3d_backward = fractional_max_pool3d_backward_op._entry = (
+    _fractional_max_pool3d_backward_entry(Site(fractional_max_pool3d_backward_op))
+)
+fractional_max_pool3d_backward_op._make_entry = _fractional_max_pool3d_backward_entry
+
+
 clone_op = define("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
 _clone_kernels = clone_op.kernels
 
@@ -17334,6 +17570,604 @@ def _one_hot_entry(_site):
 
 one_hot = one_hot_op._entry = _one_hot_entry(Site(one_hot_op))
 one_hot_op._make_entry = _one_hot_entry
+
+
+embedding_bag_op = define(
+    "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)"
+)
+_embedding_bag_kernels = embedding_bag_op.kernels
+
+
+def _embedding_bag_entry(_site):
+    def embedding_bag(
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq=False,
+        mode=0,
+        sparse=False,
+        per_sample_weights=None,
+        include_last_offset=False,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    embedding_bag_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                )
+            try:
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, embedding_bag_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, embedding_bag_op, 1)
+                if offsets.__class__ not in TENSOR_CLASSES:
+                    offsets = tensor_arg(offsets, _site, embedding_bag_op, 2)
+                if mode.__class__ is not int:
+                    mode = int_arg(mode, _site, embedding_bag_op, 4)
+                if per_sample_weights is not None and per_sample_weights.__class__ is not Tensor:
+                    per_sample_weights = tensor_arg(per_sample_weights, _site, embedding_bag_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    embedding_bag_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                )
+            keyset = (
+                weight._keys
+                | indices._keys
+                | offsets._keys
+                | (per_sample_weights._keys if per_sample_weights is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _embedding_bag_kernels[keyset]
+            return kernel(
+                keyset,
+                weight,
+                indices,
+                offsets,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                include_last_offset,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return embedding_bag
+
+
+embedding_bag = embedding_bag_op._entry = _embedding_bag_entry(Site(embedding_bag_op))
+embedding_bag_op._make_entry = _embedding_bag_entry
+
+
+embedding_bag_padding_idx_op = define(
+    "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)"
+)
+_embedding_bag_padding_idx_kernels = embedding_bag_padding_idx_op.kernels
+
+
+def _embedding_bag_padding_idx_entry(_site):
+    def embedding_bag_padding_idx(
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    embedding_bag_padding_idx_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                    padding_idx,
+                )
+            try:
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, embedding_bag_padding_idx_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, embedding_bag_padding_idx_op, 1)
+                if offsets.__class__ not in TENSOR_CLASSES:
+                    offsets = tensor_arg(offsets, _site, embedding_bag_padding_idx_op, 2)
+                if mode.__class__ is not int:
+                    mode = int_arg(mode, _site, embedding_bag_padding_idx_op, 4)
+                if per_sample_weights is not None and per_sample_weights.__class__ is not Tensor:
+                    per_sample_weights = tensor_arg(
+                        per_sample_weights, _site, embedding_bag_padding_idx_op, 6
+                    )
+                if padding_idx is not None and padding_idx.__class__ is not int:
+                    padding_idx = int_arg(padding_idx, _site, embedding_bag_padding_idx_op, 8)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    embedding_bag_padding_idx_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                    padding_idx,
+                )
+            keyset = (
+                weight._keys
+                | indices._keys
+                | offsets._keys
+                | (per_sample_weights._keys if per_sample_weights is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _embedding_bag_padding_idx_kernels[keyset]
+            return kernel(
+                keyset,
+                weight,
+                indices,
+                offsets,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                include_last_offset,
+                padding_idx,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return embedding_bag_padding_idx
+
+
+embedding_bag_padding_idx = embedding_bag_padding_idx_op._entry = _embedding_bag_padding_idx_entry(
+    Site(embedding_bag_padding_idx_op)
+)
+embedding_bag_padding_idx_op._make_entry = _embedding_bag_padding_idx_entry
+
+
+_embedding_bag_op = define(
+    "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)"
+)
+__embedding_bag_kernels = _embedding_bag_op.kernels
+
+
+def __embedding_bag_entry(_site):
+    def _embedding_bag(
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq=False,
+        mode=0,
+        sparse=False,
+        per_sample_weights=None,
+        include_last_offset=False,
+        padding_idx=-1,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                    padding_idx,
+                )
+            try:
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, _embedding_bag_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, _embedding_bag_op, 1)
+                if offsets.__class__ not in TENSOR_CLASSES:
+                    offsets = tensor_arg(offsets, _site, _embedding_bag_op, 2)
+                if mode.__class__ is not int:
+                    mode = int_arg(mode, _site, _embedding_bag_op, 4)
+                if per_sample_weights is not None and per_sample_weights.__class__ is not Tensor:
+                    per_sample_weights = tensor_arg(per_sample_weights, _site, _embedding_bag_op, 6)
+                if padding_idx.__class__ is not int:
+                    padding_idx = int_arg(padding_idx, _site, _embedding_bag_op, 8)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                    padding_idx,
+                )
+            keyset = (
+                weight._keys
+                | indices._keys
+                | offsets._keys
+                | (per_sample_weights._keys if per_sample_weights is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = __embedding_bag_kernels[keyset]
+            return kernel(
+                keyset,
+                weight,
+                indices,
+                offsets,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                include_last_offset,
+                padding_idx,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _embedding_bag
+
+
+_embedding_bag = _embedding_bag_op._entry = __embedding_bag_entry(Site(_embedding_bag_op))
+_embedding_bag_op._make_entry = __embedding_bag_entry
+
+
+_embedding_bag_forward_only_op = define(
+    "aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)"
+)
+__embedding_bag_forward_only_kernels = _embedding_bag_forward_only_op.kernels
+
+
+def __embedding_bag_forward_only_entry(_site):
+    def _embedding_bag_forward_only(
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq=False,
+        mode=0,
+        sparse=False,
+        per_sample_weights=None,
+        include_last_offset=False,
+        padding_idx=-1,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_forward_only_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                    padding_idx,
+                )
+            try:
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, _embedding_bag_forward_only_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, _embedding_bag_forward_only_op, 1)
+                if offsets.__class__ not in TENSOR_CLASSES:
+                    offsets = tensor_arg(offsets, _site, _embedding_bag_forward_only_op, 2)
+                if mode.__class__ is not int:
+                    mode = int_arg(mode, _site, _embedding_bag_forward_only_op, 4)
+                if per_sample_weights is not None and per_sample_weights.__class__ is not Tensor:
+                    per_sample_weights = tensor_arg(
+                        per_sample_weights, _site, _embedding_bag_forward_only_op, 6
+                    )
+                if padding_idx.__class__ is not int:
+                    padding_idx = int_arg(padding_idx, _site, _embedding_bag_forward_only_op, 8)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_forward_only_op,
+                    weight,
+                    indices,
+                    offsets,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    include_last_offset,
+                    padding_idx,
+                )
+            keyset = (
+                weight._keys
+                | indices._keys
+                | offsets._keys
+                | (per_sample_weights._keys if per_sample_weights is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = __embedding_bag_forward_only_kernels[keyset]
+            return kernel(
+                keyset,
+                weight,
+                indices,
+                offsets,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                include_last_offset,
+                padding_idx,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _embedding_bag_forward_only
+
+
+_embedding_bag_forward_only = _embedding_bag_forward_only_op._entry = (
+    __embedding_bag_forward_only_entry(Site(_embedding_bag_forward_only_op))
+)
+_embedding_bag_forward_only_op._make_entry = __embedding_bag_forward_only_entry
+
+
+_embedding_bag_backward_op = define(
+    "aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor"
+)
+__embedding_bag_backward_kernels = _embedding_bag_backward_op.kernels
+
+
+def __embedding_bag_backward_entry(_site):
+    def _embedding_bag_backward(
+        grad,
+        indices,
+        offsets,
+        offset2bag,
+        bag_size,
+        maximum_indices,
+        num_weights,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        padding_idx=-1,
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_backward_op,
+                    grad,
+                    indices,
+                    offsets,
+                    offset2bag,
+                    bag_size,
+                    maximum_indices,
+                    num_weights,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    padding_idx,
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _embedding_bag_backward_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, _embedding_bag_backward_op, 1)
+                if offsets.__class__ not in TENSOR_CLASSES:
+                    offsets = tensor_arg(offsets, _site, _embedding_bag_backward_op, 2)
+                if offset2bag.__class__ not in TENSOR_CLASSES:
+                    offset2bag = tensor_arg(offset2bag, _site, _embedding_bag_backward_op, 3)
+                if bag_size.__class__ not in TENSOR_CLASSES:
+                    bag_size = tensor_arg(bag_size, _site, _embedding_bag_backward_op, 4)
+                if maximum_indices.__class__ not in TENSOR_CLASSES:
+                    maximum_indices = tensor_arg(
+                        maximum_indices, _site, _embedding_bag_backward_op, 5
+                    )
+                if num_weights.__class__ is not int:
+                    num_weights = int_arg(num_weights, _site, _embedding_bag_backward_op, 6)
+                if mode.__class__ is not int:
+                    mode = int_arg(mode, _site, _embedding_bag_backward_op, 8)
+                if per_sample_weights is not None and per_sample_weights.__class__ is not Tensor:
+                    per_sample_weights = tensor_arg(
+                        per_sample_weights, _site, _embedding_bag_backward_op, 10
+                    )
+                if padding_idx.__class__ is not int:
+                    padding_idx = int_arg(padding_idx, _site, _embedding_bag_backward_op, 11)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_backward_op,
+                    grad,
+                    indices,
+                    offsets,
+                    offset2bag,
+                    bag_size,
+                    maximum_indices,
+                    num_weights,
+                    scale_grad_by_freq,
+                    mode,
+                    sparse,
+                    per_sample_weights,
+                    padding_idx,
+                )
+            keyset = (
+                grad._keys
+                | indices._keys
+                | offsets._keys
+                | offset2bag._keys
+                | bag_size._keys
+                | maximum_indices._keys
+                | (per_sample_weights._keys if per_sample_weights is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = __embedding_bag_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad,
+                indices,
+                offsets,
+                offset2bag,
+                bag_size,
+                maximum_indices,
+                num_weights,
+                scale_grad_by_freq,
+                mode,
+                sparse,
+                per_sample_weights,
+                padding_idx,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _embedding_bag_backward
+
+
+_embedding_bag_backward = _embedding_bag_backward_op._entry = __embedding_bag_backward_entry(
+    Site(_embedding_bag_backward_op)
+)
+_embedding_bag_backward_op._make_entry = __embedding_bag_backward_entry
+
+
+_embedding_bag_per_sample_weights_backward_op = define(
+    "aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor"
+)
+__embedding_bag_per_sample_weights_backward_kernels = (
+    _embedding_bag_per_sample_weights_backward_op.kernels
+)
+
+
+def __embedding_bag_per_sample_weights_backward_entry(_site):
+    def _embedding_bag_per_sample_weights_backward(
+        grad, weight, indices, offsets, offset2bag, mode, padding_idx=-1
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_per_sample_weights_backward_op,
+                    grad,
+                    weight,
+                    indices,
+                    offsets,
+                    offset2bag,
+                    mode,
+                    padding_idx,
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, _embedding_bag_per_sample_weights_backward_op, 0)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(
+                        weight, _site, _embedding_bag_per_sample_weights_backward_op, 1
+                    )
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(
+                        indices, _site, _embedding_bag_per_sample_weights_backward_op, 2
+                    )
+                if offsets.__class__ not in TENSOR_CLASSES:
+                    offsets = tensor_arg(
+                        offsets, _site, _embedding_bag_per_sample_weights_backward_op, 3
+                    )
+                if offset2bag.__class__ not in TENSOR_CLASSES:
+                    offset2bag = tensor_arg(
+                        offset2bag, _site, _embedding_bag_per_sample_weights_backward_op, 4
+                    )
+                if mode.__class__ is not int:
+                    mode = int_arg(mode, _site, _embedding_bag_per_sample_weights_backward_op, 5)
+                if padding_idx.__class__ is not int:
+                    padding_idx = int_arg(
+                        padding_idx, _site, _embedding_bag_per_sample_weights_backward_op, 6
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _embedding_bag_per_sample_weights_backward_op,
+                    grad,
+                    weight,
+                    indices,
+                    offsets,
+                    offset2bag,
+                    mode,
+                    padding_idx,
+                )
+            keyset = (
+                grad._keys
+                | weight._keys
+                | indices._keys
+                | offsets._keys
+                | offset2bag._keys
+                | include
+            ) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad._keys & weight._keys & indices._keys & offsets._keys & offset2bag._keys)
+                == PLAIN_KEYS
+            ):
+                result = plain_kernels._embedding_bag_per_sample_weights_backward(
+                    grad, weight, indices, offsets, offset2bag, mode, padding_idx
+                )
+                if result is not None:
+                    return result
+            kernel = __embedding_bag_per_sample_weights_backward_kernels[keyset]
+            return kernel(keyset, grad, weight, indices, offsets, offset2bag, mode, padding_idx)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _embedding_bag_per_sample_weights_backward
+
+
+_embedding_bag_per_sample_weights_backward = (
+    _embedding_bag_per_sample_weights_backward_op._entry
+) = __embedding_bag_per_sample_weights_backward_entry(
+    Site(_embedding_bag_per_sample_weights_backward_op)
+)
+_embedding_bag_per_sample_weights_backward_op._make_entry = (
+    __embedding_bag_per_sample_weights_backward_entry
+)
 
 
 scaled_dot_product_attention_op = define(

@@ -6066,6 +6066,120 @@ def constant_pad_nd(self, pad, value):
     return out
 
 
+def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    indices_data = indices._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and indices_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.max_pool_with_indices_backward(grad_output_data, self_data, indices_data, 2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.FractionalMaxPool2DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.indices_ = (
+            (
+                indices
+                if indices._vc is None and indices._grad_fn is None
+                else SavedVariable(indices, False)
+            )
+            if grad_output._rg
+            else None
+        )
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
+    grad_output_data = grad_output._data
+    self_data = self._data
+    indices_data = indices._data
+    if not (
+        grad_output_data.dtype in PLAIN_FLOATS
+        and self_data.dtype is grad_output_data.dtype
+        and indices_data.dtype is grad_output_data.dtype
+    ):
+        return None
+    try:
+        result = k.max_pool_with_indices_backward(grad_output_data, self_data, indices_data, 3)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg or self._rg):
+        grad_fn = _new(nodes.FractionalMaxPool3DBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (
+            edge_grad_output,
+            edge_self,
+        )
+        grad_fn.indices_ = (
+            (
+                indices
+                if indices._vc is None and indices._grad_fn is None
+                else SavedVariable(indices, False)
+            )
+            if grad_output._rg
+            else None
+        )
+        grad_fn.self_info_ = (self._data.shape, self.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def clone(self, memory_format):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):
@@ -7726,6 +7840,61 @@ def one_hot(self, num_classes):
     out._grad_fn = None
     out._vc = None
     out._base = None
+    return out
+
+
+def _embedding_bag_per_sample_weights_backward(
+    grad, weight, indices, offsets, offset2bag, mode, padding_idx
+):
+    grad_data = grad._data
+    weight_data = weight._data
+    indices_data = indices._data
+    offsets_data = offsets._data
+    offset2bag_data = offset2bag._data
+    if not (
+        grad_data.dtype in PLAIN_FLOATS
+        and weight_data.dtype is grad_data.dtype
+        and indices_data.dtype is grad_data.dtype
+        and offsets_data.dtype is grad_data.dtype
+        and offset2bag_data.dtype is grad_data.dtype
+    ):
+        return None
+    try:
+        result = k.embedding_bag_per_sample_weights_backward(
+            grad_data, weight_data, indices_data, offsets_data, offset2bag_data, mode, padding_idx
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad._rg or weight._rg):
+        grad_fn = _new(nodes.NotImplemented__embedding_bag_per_sample_weights_backward)
+        grad_fn._seq = next(_sequence)
+        edge_grad = grad._grad_fn
+        if edge_grad is None:
+            edge_grad = grad_accumulator(grad) if grad._rg else None
+        elif grad._output_nr:
+            edge_grad = (edge_grad, grad._output_nr)
+        edge_weight = weight._grad_fn
+        if edge_weight is None:
+            edge_weight = grad_accumulator(weight) if weight._rg else None
+        elif weight._output_nr:
+            edge_weight = (edge_weight, weight._output_nr)
+        grad_fn._next_edges = (
+            edge_grad,
+            edge_weight,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
     return out
 
 

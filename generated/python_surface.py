@@ -292,6 +292,10 @@ FUNCTIONS = {
     "max_unpool2d": (ops.max_unpool2d_op,),
     "max_unpool3d": (ops.max_unpool3d_op,),
     "constant_pad_nd": (ops.constant_pad_nd_op,),
+    "fractional_max_pool2d": (ops.fractional_max_pool2d_op,),
+    "fractional_max_pool2d_backward": (ops.fractional_max_pool2d_backward_op,),
+    "fractional_max_pool3d": (ops.fractional_max_pool3d_op,),
+    "fractional_max_pool3d_backward": (ops.fractional_max_pool3d_backward_op,),
     "clone": (ops.clone_op,),
     "detach": (ops.detach_op,),
     "_to_copy": (ops._to_copy_op,),
@@ -376,6 +380,16 @@ FUNCTIONS = {
     "embedding_dense_backward": (ops.embedding_dense_backward_op,),
     "embedding_renorm_": (ops.embedding_renorm__op,),
     "one_hot": (ops.one_hot_op,),
+    "embedding_bag": (
+        ops.embedding_bag_op,
+        ops.embedding_bag_padding_idx_op,
+    ),
+    "_embedding_bag": (ops._embedding_bag_op,),
+    "_embedding_bag_forward_only": (ops._embedding_bag_forward_only_op,),
+    "_embedding_bag_backward": (ops._embedding_bag_backward_op,),
+    "_embedding_bag_per_sample_weights_backward": (
+        ops._embedding_bag_per_sample_weights_backward_op,
+    ),
     "_safe_softmax": (ops._safe_softmax_op,),
     "_scaled_dot_product_flash_attention_for_cpu": (
         ops._scaled_dot_product_flash_attention_for_cpu_op,
@@ -610,6 +624,14 @@ adaptive_max_pool3d_backward = function(
 max_unpool2d = function("max_unpool2d", FUNCTIONS["max_unpool2d"])
 max_unpool3d = function("max_unpool3d", FUNCTIONS["max_unpool3d"])
 constant_pad_nd = function("constant_pad_nd", FUNCTIONS["constant_pad_nd"])
+fractional_max_pool2d = function("fractional_max_pool2d", FUNCTIONS["fractional_max_pool2d"])
+fractional_max_pool2d_backward = function(
+    "fractional_max_pool2d_backward", FUNCTIONS["fractional_max_pool2d_backward"]
+)
+fractional_max_pool3d = function("fractional_max_pool3d", FUNCTIONS["fractional_max_pool3d"])
+fractional_max_pool3d_backward = function(
+    "fractional_max_pool3d_backward", FUNCTIONS["fractional_max_pool3d_backward"]
+)
 clone = function("clone", FUNCTIONS["clone"])
 detach = function("detach", FUNCTIONS["detach"])
 _to_copy = function("_to_copy", FUNCTIONS["_to_copy"])
@@ -698,6 +720,16 @@ embedding_dense_backward = function(
 )
 embedding_renorm_ = function("embedding_renorm_", FUNCTIONS["embedding_renorm_"])
 one_hot = function("one_hot", FUNCTIONS["one_hot"])
+embedding_bag = function("embedding_bag", FUNCTIONS["embedding_bag"])
+_embedding_bag = function("_embedding_bag", FUNCTIONS["_embedding_bag"])
+_embedding_bag_forward_only = function(
+    "_embedding_bag_forward_only", FUNCTIONS["_embedding_bag_forward_only"]
+)
+_embedding_bag_backward = function("_embedding_bag_backward", FUNCTIONS["_embedding_bag_backward"])
+_embedding_bag_per_sample_weights_backward = function(
+    "_embedding_bag_per_sample_weights_backward",
+    FUNCTIONS["_embedding_bag_per_sample_weights_backward"],
+)
 _safe_softmax = function("_safe_softmax", FUNCTIONS["_safe_softmax"])
 _scaled_dot_product_flash_attention_for_cpu = function(
     "_scaled_dot_product_flash_attention_for_cpu",

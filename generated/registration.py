@@ -394,6 +394,54 @@ def _upsample_bicubic2d_vec_composite(keyset, input, output_size, align_corners,
     return decompositions.upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors)
 
 
+def _embedding_bag_composite(
+    keyset,
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+):
+    return decompositions.embedding_bag(
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+    )
+
+
+def _embedding_bag_padding_idx_composite(
+    keyset,
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    include_last_offset,
+    padding_idx,
+):
+    return decompositions.embedding_bag_padding_idx(
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
+    )
+
+
 def _scaled_dot_product_attention_composite(
     keyset, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
 ):
@@ -667,6 +715,14 @@ def register_all():
     ops.max_unpool2d_op.register_kernel(CPU, cpu_kernels.max_unpool2d)
     ops.max_unpool3d_op.register_kernel(CPU, cpu_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(CPU, cpu_kernels.constant_pad_nd)
+    ops.fractional_max_pool2d_op.register_kernel(CPU, cpu_kernels.fractional_max_pool2d)
+    ops.fractional_max_pool2d_backward_op.register_kernel(
+        CPU, cpu_kernels.fractional_max_pool2d_backward
+    )
+    ops.fractional_max_pool3d_op.register_kernel(CPU, cpu_kernels.fractional_max_pool3d)
+    ops.fractional_max_pool3d_backward_op.register_kernel(
+        CPU, cpu_kernels.fractional_max_pool3d_backward
+    )
     ops.clone_op.register_kernel(CPU, cpu_kernels.clone)
     ops.detach_op.register_kernel(CPU, cpu_kernels.detach)
     ops._local_scalar_dense_op.register_kernel(CPU, cpu_kernels._local_scalar_dense)
@@ -732,6 +788,12 @@ def register_all():
     ops.embedding_dense_backward_op.register_kernel(CPU, cpu_kernels.embedding_dense_backward)
     ops.embedding_renorm__op.register_kernel(CPU, cpu_kernels.embedding_renorm_)
     ops.one_hot_op.register_kernel(CPU, cpu_kernels.one_hot)
+    ops._embedding_bag_op.register_kernel(CPU, cpu_kernels._embedding_bag)
+    ops._embedding_bag_forward_only_op.register_kernel(CPU, cpu_kernels._embedding_bag_forward_only)
+    ops._embedding_bag_backward_op.register_kernel(CPU, cpu_kernels._embedding_bag_backward)
+    ops._embedding_bag_per_sample_weights_backward_op.register_kernel(
+        CPU, cpu_kernels._embedding_bag_per_sample_weights_backward
+    )
     ops._safe_softmax_op.register_kernel(CPU, cpu_kernels._safe_softmax)
     ops._scaled_dot_product_flash_attention_for_cpu_op.register_kernel(
         CPU, cpu_kernels._scaled_dot_product_flash_attention_for_cpu
@@ -1013,6 +1075,14 @@ def register_all():
     ops.max_unpool2d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool2d)
     ops.max_unpool3d_op.register_kernel(AUTOGRAD, autograd_kernels.max_unpool3d)
     ops.constant_pad_nd_op.register_kernel(AUTOGRAD, autograd_kernels.constant_pad_nd)
+    ops.fractional_max_pool2d_op.register_kernel(AUTOGRAD, autograd_kernels.fractional_max_pool2d)
+    ops.fractional_max_pool2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.fractional_max_pool2d_backward
+    )
+    ops.fractional_max_pool3d_op.register_kernel(AUTOGRAD, autograd_kernels.fractional_max_pool3d)
+    ops.fractional_max_pool3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.fractional_max_pool3d_backward
+    )
     ops.clone_op.register_kernel(AUTOGRAD, autograd_kernels.clone)
     ops._to_copy_op.register_kernel(AUTOGRAD, autograd_kernels._to_copy)
     ops.copy__op.register_kernel(AUTOGRAD, autograd_kernels.copy_)
@@ -1104,6 +1174,16 @@ def register_all():
         AUTOGRAD, autograd_kernels.embedding_dense_backward
     )
     ops.embedding_renorm__op.register_kernel(AUTOGRAD, autograd_kernels.embedding_renorm_)
+    ops._embedding_bag_op.register_kernel(AUTOGRAD, autograd_kernels._embedding_bag)
+    ops._embedding_bag_forward_only_op.register_kernel(
+        AUTOGRAD, autograd_kernels._embedding_bag_forward_only
+    )
+    ops._embedding_bag_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._embedding_bag_backward
+    )
+    ops._embedding_bag_per_sample_weights_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._embedding_bag_per_sample_weights_backward
+    )
     ops._safe_softmax_op.register_kernel(AUTOGRAD, autograd_kernels._safe_softmax)
     ops._scaled_dot_product_flash_attention_for_cpu_op.register_kernel(
         AUTOGRAD, autograd_kernels._scaled_dot_product_flash_attention_for_cpu
@@ -1417,6 +1497,12 @@ def register_all():
     )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.upsample_bicubic2d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_bicubic2d_vec_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.embedding_bag_op.register_kernel(AUTOGRAD | CPU, _embedding_bag_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.embedding_bag_padding_idx_op.register_kernel(
+        AUTOGRAD | CPU, _embedding_bag_padding_idx_composite
+    )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.scaled_dot_product_attention_op.register_kernel(
         AUTOGRAD | CPU, _scaled_dot_product_attention_composite

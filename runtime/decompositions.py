@@ -366,3 +366,6 @@ from .resample_decompositions import *  # noqa: E402,F401,F403
 
 # The remaining poolings' composites (its __all__).
 from .pool_decompositions import *  # noqa: E402,F401,F403
+
+# embedding_bag's composites
+from .embedding_decompositions import *  # noqa: E402,F401,F403

@@ -21,7 +21,6 @@ from . import dtypes
 from .kernel_support import in_layout_of, opmath, refuse_non_float, shape_text
 from numpy.lib.stride_tricks import sliding_window_view
 
-
 __all__ = [
     "avg_pool_check",
     "pool_check",
@@ -40,6 +39,7 @@ __all__ = [
     "adaptive_max_pool",
     "max_unpool_check",
     "max_unpool",
+    "fractional_max_pool",
 ]
 
 
@@ -193,8 +193,9 @@ def max_pool_with_indices_backward(grad_output, self, indices, nd: int):
     """The gradient scattered (summed) onto the positions the indices name."""
     lead = math.prod(self.shape[: self.ndim - nd])
     spatial = math.prod(self.shape[self.ndim - nd :])
-    idx = indices.reshape(lead, -1) + (np.arange(lead) * spatial)[:, None]
-    g = grad_output.reshape(lead, -1)
+    per_plane = math.prod(indices.shape[indices.ndim - nd :])  # explicit: lead may be 0
+    idx = indices.reshape(lead, per_plane) + (np.arange(lead) * spatial)[:, None]
+    g = grad_output.reshape(lead, per_plane)
     if self.dtype.kind == "c":
         total = np.zeros(lead * spatial, self.dtype)
         np.add.at(total, idx.ravel(), g.ravel())
@@ -558,3 +559,112 @@ def max_unpool(self, indices, output_size, nd: int) -> np.ndarray:
         out[np.arange(rows)[:, None], indices.reshape(rows, -1)] = self.reshape(rows, -1)
     out = out.reshape(lead + tuple(output_size))
     return in_layout_of(out, self) if nd == 2 else out
+
+
+# ---- fractional max pooling ------------------------------------------------------------------
+
+_FRACTIONAL_AXES = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_check(self, kernel, out, samples, nd: int) -> None:
+    """PyTorch's checks of fractional_max_pool2d/3d, in its order."""
+    op = f"fractional_max_pool{nd}d"
+    where = op + ("()" if nd == 2 else "_out()")
+    count = "" if nd == 2 else "three "
+    for name, value in (("kernel_size", kernel), ("output_size", out)):
+        if len(value) != nd:
+            raise RuntimeError(f"{op}: {name} must either be a single Int or tuple of {count}Ints")
+    if self.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{where}: Expected {nd + 1}D or {nd + 2}D tensor, but got: {shape_text(self.shape)}"
+        )
+    first = self.ndim - nd - 1
+    for dim in range(first, self.ndim):
+        if self.shape[dim] == 0:
+            raise RuntimeError(
+                f"{where}: Expected input to have non-zero size for non-batch dimensions, but "
+                f"got{shape_text(self.shape)} with dimension {dim} being empty."
+            )
+    names = _FRACTIONAL_AXES[nd]
+    for axis in (0, 1) if nd == 2 else (0, 2, 1):  # PyTorch checks the 3-d width before height
+        name, size = names[axis], self.shape[self.ndim - nd + axis]
+        # the 3-d op asks for a strictly larger input (PyTorch's check differs there)
+        if out[axis] + kernel[axis] - 1 > size - (nd == 3):
+            raise RuntimeError(
+                f"{where}: pool {name} {kernel[axis]} too large relative to input {name} {size}"
+            )
+    if samples.dtype != self.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    batch = self.shape[0] if self.ndim == nd + 2 else 1
+    if samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != self.shape[first]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != nd:
+        raise RuntimeError(
+            f"Expect _random_samples.size(2) equals to {nd}; got {samples.shape[2]}."
+        )
+    refuse_non_float(self, f"fractional_max_pool{nd}d_out_frame")
+
+
+def _fractional_starts(sample, size: int, out: int, pool: int):
+    """Each window's start along one axis for every plane's ``sample`` (shape (N, C)): the
+    pseudo-random increasing sequence of PyTorch's kernel, computed in the input's dtype,
+    whose last start is ``size - pool``."""
+    starts = np.empty(sample.shape + (out,), np.int64)
+    if out > 1:
+        dtype = sample.dtype.type
+        alpha = dtype(size - pool) / dtype(out - 1)
+        steps = np.arange(out - 1).astype(sample.dtype)
+        scaled = ((steps + sample[..., None]) * alpha).astype(np.int64)
+        starts[..., :-1] = scaled - (sample * alpha).astype(np.int64)[..., None]
+    if out > 0:
+        starts[..., -1] = size - pool
+    return starts
+
+
+def fractional_max_pool(self, kernel_size, output_size, random_samples, nd: int):
+    """(values, indices): the maximum of each pseudo-randomly placed window (its last NaN,
+    if any) and its flat position in the input's spatial dims."""
+    kernel, out = tuple(kernel_size), tuple(output_size)
+    _fractional_check(self, kernel, out, random_samples, nd)
+    x = self if self.ndim == nd + 2 else self[None]
+    batch, planes, sizes = x.shape[0], x.shape[1], x.shape[2:]
+    samples = random_samples[:batch]
+    # the sample of each axis: (width, height) in 2-d, (time, height, width) in 3-d
+    which = (1, 0) if nd == 2 else (0, 1, 2)
+    coords = []  # per axis: the input coordinates of each window's cells, broadcastable
+    for axis in range(nd):
+        starts = _fractional_starts(samples[..., which[axis]], sizes[axis], out[axis], kernel[axis])
+        cells = starts[..., None] + np.arange(kernel[axis])  # (N, C, out, kernel)
+        shape = [batch, planes] + [1] * (2 * nd)
+        shape[2 + axis], shape[2 + nd + axis] = out[axis], kernel[axis]
+        coords.append(cells.reshape(shape))
+    n = np.arange(batch).reshape((-1, 1) + (1,) * (2 * nd))
+    c = np.arange(planes).reshape((1, -1) + (1,) * (2 * nd))
+    windows = x[(n, c) + tuple(coords)]
+    flat_shape = windows.shape[: 2 + nd] + (math.prod(kernel),)
+    flat = windows.reshape(flat_shape)
+    position = np.zeros(windows.shape, np.int64)
+    for axis in range(nd):
+        position = position * sizes[axis] + coords[axis]
+    position = position.reshape(flat_shape)
+    if flat.shape[-1] == 0:  # an empty window: -inf at its start, as PyTorch's loop leaves it
+        values = np.full(flat_shape[:-1], -np.inf, self.dtype)
+        index = np.zeros(flat_shape[:-1], np.int64)
+        for axis in range(nd):
+            start = coords[axis].reshape(coords[axis].shape[: 2 + nd])
+            index = index * sizes[axis] + np.broadcast_to(start, index.shape)
+    else:
+        best = np.argmax(flat, axis=-1)
+        nan = np.isnan(flat)
+        if nan.any():  # PyTorch keeps the last NaN of a window
+            last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            best = np.where(nan.any(axis=-1), last_nan, best)
+        values = np.take_along_axis(flat, best[..., None], axis=-1)[..., 0]
+        index = np.take_along_axis(position, best[..., None], axis=-1)[..., 0]
+    if self.ndim == nd + 1:
+        values, index = values[0], index[0]
+    return np.ascontiguousarray(values), np.ascontiguousarray(index)

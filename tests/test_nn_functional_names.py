@@ -32,7 +32,7 @@ NAMES = (
     # attention
     "scaled_dot_product_attention "
     # embeddings
-    "embedding one_hot "
+    "embedding embedding_bag one_hot "
     # convolution and pooling
     "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
     "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "
@@ -43,7 +43,9 @@ NAMES = (
     "max_pool1d max_pool1d_with_indices avg_pool1d adaptive_avg_pool1d "
     "adaptive_max_pool1d adaptive_max_pool1d_with_indices adaptive_max_pool2d "
     "adaptive_max_pool2d_with_indices adaptive_max_pool3d adaptive_max_pool3d_with_indices "
-    "lp_pool1d lp_pool2d lp_pool3d max_unpool1d max_unpool2d max_unpool3d"
+    "lp_pool1d lp_pool2d lp_pool3d max_unpool1d max_unpool2d max_unpool3d "
+    "fractional_max_pool2d fractional_max_pool2d_with_indices fractional_max_pool3d "
+    "fractional_max_pool3d_with_indices"
 ).split()
 
 

@@ -111,6 +111,27 @@ TESTED_ELSEWHERE.update(
         for name in "embedding embedding_dense_backward embedding_renorm_ one_hot".split()
     }
 )
+# fractional max pooling: test_fractional_max_pool.py and its OpInfos in test_opinfo.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_fractional_max_pool.py and test_opinfo.py"
+        for name in (
+            "fractional_max_pool2d fractional_max_pool2d_backward fractional_max_pool3d "
+            "fractional_max_pool3d_backward"
+        ).split()
+    }
+)
+# embedding_bag: test_embedding_bag.py and the embedding_bag OpInfo in test_opinfo.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_embedding_bag.py and test_opinfo.py"
+        for name in (
+            "embedding_bag.default embedding_bag.padding_idx _embedding_bag.default "
+            "_embedding_bag_forward_only.default _embedding_bag_backward.default "
+            "_embedding_bag_per_sample_weights_backward.default"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

@@ -1,6 +1,6 @@
 """``opgrad.nn.functional``'s poolings (torch.nn.functional's ``max_pool1d/2d/3d``,
 ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``,
-``lp_pool1d/2d/3d``, ``max_unpool1d/2d/3d``).
+``lp_pool1d/2d/3d``, ``max_unpool1d/2d/3d``, ``fractional_max_pool2d/3d``).
 
 Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is torch's
 (``F.max_pool2d(x, 2).grad_fn`` is MaxPool2DWithIndicesBackward0).
@@ -8,8 +8,9 @@ Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
+from .. import factories as _factories
 from .. import overrides as _overrides
 from .. import python_arg_parser as _python_arg_parser
 from ..generated import ops as _aten
@@ -28,6 +29,10 @@ __all__ = [
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "lp_pool1d",
     "lp_pool2d",
     "lp_pool3d",
@@ -363,3 +368,91 @@ def max_unpool3d(
     """A partial inverse of max_pool3d: each value back at its index, zeros elsewhere."""
     stride, padding, size = _unpool_geometry(input, kernel_size, stride, padding, output_size, 3)
     return _aten.max_unpool3d(input, indices, size, stride, padding)
+
+
+def _fractional(input, kernel_size, output_size, output_ratio, samples, nd: int):
+    """torch's fractional_max_pool{nd}d_with_indices: the output size (given, or the input's
+    times ``output_ratio``, truncated), the random samples (drawn with ``rand`` of shape
+    (N, C, nd) in the input's dtype when not given) and the aten op."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if nd == 2 and len(output_ratio) > 2:
+            raise ValueError(
+                f"{name} requires output_ratio to either be a single Int or tuple of Ints."
+            )
+        ratio = _ntuple(output_ratio, nd)
+        output_size = [int(input.size(axis - nd) * ratio[axis]) for axis in range(nd)]
+    if samples is None:
+        batch = 1 if input.dim() == nd + 1 else input.size(0)
+        samples = _factories.rand(batch, input.size(-nd - 1), nd, dtype=input.dtype)
+    op = _aten.fractional_max_pool2d if nd == 2 else _aten.fractional_max_pool3d
+    return op(input, kernel_size, output_size, samples)
+
+
+def _fractional_relevant(args: tuple, kwargs: dict) -> tuple:
+    found = args[:1] + args[5:6]
+    return found + tuple(v for k, v in kwargs.items() if k in ("input", "_random_samples"))
+
+
+def _fractional_public(impl):
+    return _overrides.overridable(impl, relevant=_fractional_relevant, builtin=False)
+
+
+@_fractional_public
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+):
+    """2-D fractional max pooling over ``input``; returns (values, indices)."""
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
+
+
+@_fractional_public
+def _fractional_max_pool2d(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+) -> Tensor:
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)[0]
+
+
+@_fractional_public
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+):
+    """3-D fractional max pooling over ``input``; returns (values, indices)."""
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
+
+
+@_fractional_public
+def _fractional_max_pool3d(
+    input: Tensor,
+    kernel_size,
+    output_size=None,
+    output_ratio=None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+) -> Tensor:
+    return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)[0]
+
+
+fractional_max_pool2d = _boolean_dispatch(
+    fractional_max_pool2d_with_indices, _fractional_max_pool2d, "fractional_max_pool2d", 4
+)
+fractional_max_pool3d = _boolean_dispatch(
+    fractional_max_pool3d_with_indices, _fractional_max_pool3d, "fractional_max_pool3d", 4
+)

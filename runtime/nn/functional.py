@@ -67,7 +67,7 @@ from ._normalization import (
     normalize,
     rms_norm,
 )
-from ._embedding import embedding, one_hot
+from ._embedding import embedding, embedding_bag, one_hot
 from ._attention import scaled_dot_product_attention
 from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
 from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -84,6 +84,10 @@ from ._pooling import (
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
     lp_pool1d,
     lp_pool2d,
     lp_pool3d,
@@ -182,6 +186,7 @@ __all__ = [
     "feature_alpha_dropout",
     # embeddings
     "embedding",
+    "embedding_bag",
     "one_hot",
     # padding and pixel rearrangement
     "channel_shuffle",
@@ -226,6 +231,10 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 ]
 
 
