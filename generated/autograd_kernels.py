@@ -5353,6 +5353,46 @@ def upsample_bicubic2d_backward(
     return result
 
 
+def im2col(keyset, self, kernel_size, dilation, padding, stride):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Im2ColBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_sym_argsize_minus_1_ = self._data.shape[-1]
+        grad_fn.self_sym_argsize_minus_2_ = self._data.shape[-2]
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.im2col_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, dilation, padding, stride)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.im2col(self, kernel_size, dilation, padding, stride, result)
+    return result
+
+
+def col2im(keyset, self, output_size, kernel_size, dilation, padding, stride):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Col2ImBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.col2im_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, kernel_size, dilation, padding, stride)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.col2im(self, output_size, kernel_size, dilation, padding, stride, result)
+    return result
+
+
 def reflection_pad1d(keyset, self, padding):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -3253,6 +3253,24 @@ def upsample_bicubic2d_backward(
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def im2col(keyset, self, kernel_size, dilation, padding, stride):
+    """CPU kernel of im2col"""
+    k.im2col_check(self, kernel_size, dilation, padding, stride)
+    self = self._data
+    result = k.im2col(self, kernel_size, dilation, padding, stride)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def col2im(keyset, self, output_size, kernel_size, dilation, padding, stride):
+    """CPU kernel of col2im"""
+    k.col2im_check(self, output_size, kernel_size, dilation, padding, stride)
+    self = self._data
+    result = k.col2im(self, output_size, kernel_size, dilation, padding, stride)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def reflection_pad1d(keyset, self, padding):
     """CPU kernel of reflection_pad1d"""
     self = self._data

@@ -5375,6 +5375,38 @@ def upsample_bicubic2d_backward(
     set_fw_grad(result, tangent)
 
 
+def im2col(self, kernel_size, dilation, padding, stride, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.im2col(self_t, kernel_size, dilation, padding, stride)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def reflection_pad1d(self, padding, result):
     # auto_linear
     self_t = fw_grad(self)

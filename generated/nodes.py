@@ -121,6 +121,7 @@ from opgrad.generated.python_surface import (
     avg_pool3d_backward,
     binary_cross_entropy_backward,
     channel_shuffle,
+    col2im,
     convolution_backward,
     diagonal_backward,
     div,
@@ -132,6 +133,7 @@ from opgrad.generated.python_surface import (
     hardswish_backward,
     hardtanh_backward,
     huber_loss_backward,
+    im2col,
     index,
     index_put,
     leaky_relu_backward,
@@ -12004,6 +12006,129 @@ class UpsampleBicubic2DBackwardBackward0(Node):
     @property
     def _saved_scales_w(self):
         return self.scales_w_
+
+
+class Im2ColBackward0(Node):
+    """Backward of ``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``."""
+
+    __slots__ = (
+        "dilation_",
+        "kernel_size_",
+        "padding_",
+        "self_sym_argsize_minus_1_",
+        "self_sym_argsize_minus_2_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dilation_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.self_sym_argsize_minus_1_ = None
+        self.self_sym_argsize_minus_2_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dilation = self.dilation_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        self_sym_argsize_minus_1 = self.self_sym_argsize_minus_1_
+        self_sym_argsize_minus_2 = self.self_sym_argsize_minus_2_
+        stride = self.stride_
+        # self: col2im(grad, [self.sym_size(-2), self.sym_size(-1)], kernel_size, dilation, padding, stride)
+        grad_self = (
+            col2im(
+                grad,
+                [self_sym_argsize_minus_2, self_sym_argsize_minus_1],
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self_sym_argsize_minus_1(self):
+        return self.self_sym_argsize_minus_1_
+
+    @property
+    def _saved_self_sym_argsize_minus_2(self):
+        return self.self_sym_argsize_minus_2_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class Col2ImBackward0(Node):
+    """Backward of ``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``."""
+
+    __slots__ = (
+        "dilation_",
+        "kernel_size_",
+        "padding_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dilation_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dilation = self.dilation_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        stride = self.stride_
+        # self: im2col(grad, kernel_size, dilation, padding, stride)
+        grad_self = im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
 
 
 class ReflectionPad1DBackward0(Node):

@@ -16482,6 +16482,102 @@ upsample_bicubic2d_backward = upsample_bicubic2d_backward_op._entry = (
 upsample_bicubic2d_backward_op._make_entry = _upsample_bicubic2d_backward_entry
 
 
+im2col_op = define(
+    "aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
+)
+_im2col_kernels = im2col_op.kernels
+
+
+def _im2col_entry(_site):
+    def im2col(self, kernel_size, dilation, padding, stride):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, im2col_op, self, kernel_size, dilation, padding, stride)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, im2col_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, im2col_op, 1)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, im2col_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, im2col_op, 3)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, im2col_op, 4)
+            except Overridden:
+                return handle_entry(_site, im2col_op, self, kernel_size, dilation, padding, stride)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.im2col(self, kernel_size, dilation, padding, stride)
+                if result is not None:
+                    return result
+            kernel = _im2col_kernels[keyset]
+            return kernel(keyset, self, kernel_size, dilation, padding, stride)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return im2col
+
+
+im2col = im2col_op._entry = _im2col_entry(Site(im2col_op))
+im2col_op._make_entry = _im2col_entry
+
+
+col2im_op = define(
+    "aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
+)
+_col2im_kernels = col2im_op.kernels
+
+
+def _col2im_entry(_site):
+    def col2im(self, output_size, kernel_size, dilation, padding, stride):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, col2im_op, self, output_size, kernel_size, dilation, padding, stride
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, col2im_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, col2im_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, col2im_op, 2)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, col2im_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, col2im_op, 4)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, col2im_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, col2im_op, self, output_size, kernel_size, dilation, padding, stride
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.col2im(
+                    self, output_size, kernel_size, dilation, padding, stride
+                )
+                if result is not None:
+                    return result
+            kernel = _col2im_kernels[keyset]
+            return kernel(keyset, self, output_size, kernel_size, dilation, padding, stride)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return col2im
+
+
+col2im = col2im_op._entry = _col2im_entry(Site(col2im_op))
+col2im_op._make_entry = _col2im_entry
+
+
 reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _reflection_pad1d_kernels = reflection_pad1d_op.kernels
 

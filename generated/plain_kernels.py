@@ -7035,6 +7035,84 @@ def upsample_bicubic2d_backward(
     return out
 
 
+def im2col(self, kernel_size, dilation, padding, stride):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.im2col_check(self, kernel_size, dilation, padding, stride)
+        result = k.im2col(self_data, kernel_size, dilation, padding, stride)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.Im2ColBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_sym_argsize_minus_1_ = self._data.shape[-1]
+        grad_fn.self_sym_argsize_minus_2_ = self._data.shape[-2]
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.col2im_check(self, output_size, kernel_size, dilation, padding, stride)
+        result = k.col2im(self_data, output_size, kernel_size, dilation, padding, stride)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.Col2ImBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def reflection_pad1d(self, padding):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -356,6 +356,8 @@ FUNCTIONS = {
         ops.upsample_bicubic2d_op,
     ),
     "upsample_bicubic2d_backward": (ops.upsample_bicubic2d_backward_op,),
+    "im2col": (ops.im2col_op,),
+    "col2im": (ops.col2im_op,),
     "reflection_pad1d": (ops.reflection_pad1d_op,),
     "reflection_pad1d_backward": (ops.reflection_pad1d_backward_op,),
     "reflection_pad2d": (ops.reflection_pad2d_op,),
@@ -663,6 +665,8 @@ upsample_bicubic2d = function("upsample_bicubic2d", FUNCTIONS["upsample_bicubic2
 upsample_bicubic2d_backward = function(
     "upsample_bicubic2d_backward", FUNCTIONS["upsample_bicubic2d_backward"]
 )
+im2col = function("im2col", FUNCTIONS["im2col"])
+col2im = function("col2im", FUNCTIONS["col2im"])
 reflection_pad1d = function("reflection_pad1d", FUNCTIONS["reflection_pad1d"])
 reflection_pad1d_backward = function(
     "reflection_pad1d_backward", FUNCTIONS["reflection_pad1d_backward"]

@@ -709,6 +709,8 @@ def register_all():
     )
     ops.upsample_bicubic2d_op.register_kernel(CPU, cpu_kernels.upsample_bicubic2d)
     ops.upsample_bicubic2d_backward_op.register_kernel(CPU, cpu_kernels.upsample_bicubic2d_backward)
+    ops.im2col_op.register_kernel(CPU, cpu_kernels.im2col)
+    ops.col2im_op.register_kernel(CPU, cpu_kernels.col2im)
     ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
     ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
@@ -1068,6 +1070,8 @@ def register_all():
     ops.upsample_bicubic2d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.upsample_bicubic2d_backward
     )
+    ops.im2col_op.register_kernel(AUTOGRAD, autograd_kernels.im2col)
+    ops.col2im_op.register_kernel(AUTOGRAD, autograd_kernels.col2im)
     ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.reflection_pad1d_backward

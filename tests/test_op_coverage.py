@@ -276,6 +276,13 @@ TESTED_ELSEWHERE.update(
     }
 )
 
+# sliding blocks and grid sampling: test_fold.py and test_grid_sample.py compare each with
+# torch (values, gradients, second derivatives, tangents, nodes, saved fields, errors), and
+# test_opinfo.py runs torch's samples
+TESTED_ELSEWHERE.update(
+    {f"aten.{name}.default": "test_fold.py and test_opinfo.py" for name in ("im2col", "col2im")}
+)
+
 
 def _all_overloads():
     from codegen import model

@@ -98,6 +98,7 @@ from ._pooling import (
     max_unpool3d,
 )
 from ._resample import interpolate, upsample, upsample_bilinear, upsample_nearest
+from ._sampling import fold, unfold
 
 __all__ = [
     # softmax family
@@ -223,6 +224,8 @@ __all__ = [
     "upsample",
     "upsample_bilinear",
     "upsample_nearest",
+    "fold",
+    "unfold",
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",

@@ -1,0 +1,206 @@
+"""CPU kernels of the sliding-block and sampling ops (``k.<fn>`` in derivatives.yaml):
+``im2col`` / ``col2im`` (nn.functional's unfold and fold).
+
+``im2col`` reads every block through one strided view of the zero-padded input; ``col2im``
+adds the blocks back one kernel offset at a time (a loop over the few kernel positions,
+never over pixels), in the order PyTorch's CPU kernel adds them, so reduced-precision
+sums round as torch's do.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from . import dtypes
+from .kernel_support import shape_text
+
+__all__ = [
+    "im2col_check",
+    "im2col",
+    "col2im_check",
+    "col2im",
+]
+
+
+# ---- unfold / fold: checks --------------------------------------------------------------------
+
+
+def _dim_out_of_range(ndim: int, dim: int) -> IndexError:
+    if ndim == 0:
+        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return IndexError(
+        f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+        f"but got {dim})"
+    )
+
+
+def _check_lengths(**lists: Sequence[int]) -> None:
+    for name, values in lists.items():
+        if len(values) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
+
+
+def _check_positive(name: str, what: str, values: Sequence[int], *, allow_zero=False) -> None:
+    h, w = values
+    ok = h >= 0 and w >= 0 if allow_zero else h > 0 and w > 0
+    if not ok:
+        raise RuntimeError(f"{what}, but got {name}_height: {h} {name}_width: {w}")
+
+
+def _check_block_params(kernel_size, dilation, padding, stride, *, fold: bool) -> None:
+    """The kernel, dilation, padding and stride refusals, in each op's order."""
+    kernel = ("kernel", "kernel size should be greater than zero", kernel_size, False)
+    dil = ("dilation", "dilation should be greater than zero", dilation, False)
+    pad = ("pad", "padding should be non-negative", padding, True)
+    step = ("stride", "stride should be greater than zero", stride, False)
+    for name, what, values, allow_zero in (
+        (kernel, step, dil, pad) if fold else (kernel, dil, pad, step)
+    ):
+        _check_positive(name, what, values, allow_zero=allow_zero)
+
+
+def _blocks(size: int, kernel: int, dilation: int, padding: int, stride: int) -> int:
+    """How many blocks fit along one axis (floor division, as PyTorch's div_rtn)."""
+    return (size + 2 * padding - (dilation * (kernel - 1) + 1)) // stride + 1
+
+
+def _refuse_integers(a, kernel: str) -> None:
+    if a.dtype.kind in "iu":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(a.dtype)}'"
+        )
+
+
+def im2col_check(self, kernel_size, dilation, padding, stride) -> None:
+    """im2col's refusals, in PyTorch's order and words."""
+    _check_lengths(kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
+    _check_block_params(kernel_size, dilation, padding, stride, fold=False)
+    shape = self._data.shape
+    nd = len(shape)
+    for dim in (1, 2):
+        if dim >= nd:
+            raise _dim_out_of_range(nd, dim)
+    valid = shape[1] != 0 and shape[2] != 0
+    if not ((nd == 3 and shape[0] != 0 and valid) or (nd == 4 and valid and shape[3] != 0)):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+            f"non-zero dimensions for input, but got: {shape_text(shape)}"
+        )
+    height, width = shape[-2:]
+    out_h, out_w = (
+        _blocks(n, *params)
+        for n, params in zip((height, width), zip(kernel_size, dilation, padding, stride))
+    )
+    if out_h < 1 or out_w < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({height}, {width}), kernel_size=({kernel_size[0]}, "
+            f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+            f"{padding[1]}), calculated shape of the array of sliding blocks as ({out_h}, "
+            f"{out_w}), but its components must be at least one."
+        )
+    _refuse_integers(self._data, "im2col_out_cpu")
+
+
+def col2im_check(self, output_size, kernel_size, dilation, padding, stride) -> None:
+    """col2im's refusals, in PyTorch's order and words."""
+    _check_lengths(
+        output_size=output_size,
+        kernel_size=kernel_size,
+        dilation=dilation,
+        padding=padding,
+        stride=stride,
+    )
+    _check_block_params(kernel_size, dilation, padding, stride, fold=True)
+    shape = self._data.shape
+    nd = len(shape)
+    if not (
+        (nd == 2 and shape[0] != 0 and shape[1] != 0)
+        or (nd == 3 and shape[1] != 0 and shape[2] != 0)
+    ):
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {shape_text(shape)}"
+        )
+    planes, length = shape[-2:]
+    kh, kw = kernel_size
+    if planes % (kh * kw) != 0:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={planes} and kernel_size=({kh}, {kw})."
+        )
+    out_h, out_w = output_size
+    blocks_h, blocks_w = (
+        _blocks(n, *params)
+        for n, params in zip(output_size, zip(kernel_size, dilation, padding, stride))
+    )
+    given = (
+        f"Given output_size=({out_h}, {out_w}), kernel_size=({kh}, {kw}), "
+        f"dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, {padding[1]}), "
+        f"stride=({stride[0]}, {stride[1]}), "
+    )
+    if length != blocks_h * blocks_w:
+        raise RuntimeError(
+            given + "expected size of input's dimension 2 to match the calculated number of "
+            f"sliding blocks {blocks_h} * {blocks_w} = {blocks_h * blocks_w}, but got "
+            f"input.size(2)={length}."
+        )
+    if blocks_h < 1 or blocks_w < 1:
+        raise RuntimeError(
+            given + f"calculated shape of the array of sliding blocks as ({blocks_h}, "
+            f"{blocks_w}), which is too small (non-positive)"
+        )
+    if out_h < 1 or out_w < 1:
+        raise RuntimeError(
+            "Expected output spatial size to be positive, but got: "
+            f"output_size=({out_h}, {out_w})."
+        )
+    _refuse_integers(self._data, "col2im_out_cpu")
+
+
+# ---- unfold / fold: kernels ----------------------------------------------------------------------
+
+
+def im2col(self: np.ndarray, kernel_size, dilation, padding, stride) -> np.ndarray:
+    """``(N, C, H, W)`` -> ``(N, C * kh * kw, L)``: every block, channel-major, then the
+    kernel's rows and columns; an unbatched ``(C, H, W)`` gives ``(C * kh * kw, L)``."""
+    batched = self.ndim == 4
+    x = self if batched else self[None]
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    n, c, height, width = x.shape
+    out_h = _blocks(height, kh, dh, ph, sh)
+    out_w = _blocks(width, kw, dw, pw, sw)
+    padded = np.zeros((n, c, height + 2 * ph, width + 2 * pw), dtype=x.dtype)
+    padded[:, :, ph : ph + height, pw : pw + width] = x
+    s_n, s_c, s_h, s_w = padded.strides
+    blocks = np.lib.stride_tricks.as_strided(
+        padded,
+        shape=(n, c, kh, kw, out_h, out_w),
+        strides=(s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw),
+        writeable=False,
+    )
+    cols = blocks.reshape(n, c * kh * kw, out_h * out_w)
+    return cols if batched else cols[0]
+
+
+def col2im(self: np.ndarray, output_size, kernel_size, dilation, padding, stride) -> np.ndarray:
+    """The blocks of ``(N, C * kh * kw, L)`` summed back into ``(N, C, H, W)`` (unbatched
+    ``(C * kh * kw, L)`` into ``(C, H, W)``); overlapping blocks add up."""
+    batched = self.ndim == 3
+    cols = self if batched else self[None]
+    (height, width), (kh, kw) = output_size, kernel_size
+    (dh, dw), (ph, pw), (sh, sw) = dilation, padding, stride
+    n = cols.shape[0]
+    c = cols.shape[1] // (kh * kw)
+    out_h = _blocks(height, kh, dh, ph, sh)
+    out_w = _blocks(width, kw, dw, pw, sw)
+    blocks = cols.reshape(n, c, kh, kw, out_h, out_w)
+    padded = np.zeros((n, c, height + 2 * ph, width + 2 * pw), dtype=cols.dtype)
+    for i in range(kh):
+        rows = slice(i * dh, i * dh + sh * (out_h - 1) + 1, sh)
+        for j in range(kw):
+            columns = slice(j * dw, j * dw + sw * (out_w - 1) + 1, sw)
+            padded[:, :, rows, columns] += blocks[:, :, i, j]
+    image = np.ascontiguousarray(padded[:, :, ph : ph + height, pw : pw + width])
+    return image if batched else image[0]
