@@ -5393,6 +5393,23 @@ def col2im(keyset, self, output_size, kernel_size, dilation, padding, stride):
     return result
 
 
+def affine_grid_generator(keyset, theta, size, align_corners):
+    grad_fn = None
+    if _tls.grad_enabled and (theta._rg):
+        grad_fn = nodes.AffineGridGeneratorBackward0()
+        grad_fn._next_edges = (next_edge(theta),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.size_ = size
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.affine_grid_generator_op.kernels[keyset]
+    result = redispatch(keyset, theta, size, align_corners)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.affine_grid_generator(theta, size, align_corners, result)
+    return result
+
+
 def reflection_pad1d(keyset, self, padding):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -3271,6 +3271,15 @@ def col2im(keyset, self, output_size, kernel_size, dilation, padding, stride):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def affine_grid_generator(keyset, theta, size, align_corners):
+    """CPU kernel of affine_grid_generator"""
+    k.affine_grid_check(theta, size)
+    theta = theta._data
+    result = k.affine_grid_generator(theta, size, align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def reflection_pad1d(keyset, self, padding):
     """CPU kernel of reflection_pad1d"""
     self = self._data

@@ -5407,6 +5407,22 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride, result):
     set_fw_grad(result, tangent)
 
 
+def affine_grid_generator(theta, size, align_corners, result):
+    # auto_linear
+    theta_t = fw_grad(theta)
+    if theta_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.affine_grid_generator(theta_t, size, align_corners)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def reflection_pad1d(self, padding, result):
     # auto_linear
     self_t = fw_grad(self)

@@ -115,6 +115,7 @@ from opgrad.generated.python_surface import (
     _upsample_nearest_exact3d_backward,
     adaptive_max_pool2d_backward,
     adaptive_max_pool3d_backward,
+    affine_grid_generator_backward,
     avg_pool2d,
     avg_pool2d_backward,
     avg_pool3d,
@@ -12129,6 +12130,41 @@ class Col2ImBackward0(Node):
     @property
     def _saved_stride(self):
         return self.stride_
+
+
+class AffineGridGeneratorBackward0(Node):
+    """Backward of ``affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "size_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.size_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        size = self.size_
+        # theta: affine_grid_generator_backward(grad, size, align_corners)
+        grad_theta = affine_grid_generator_backward(grad, size, align_corners) if needs[0] else None
+        return (grad_theta,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_size(self):
+        return self.size_
 
 
 class ReflectionPad1DBackward0(Node):

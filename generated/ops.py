@@ -16578,6 +16578,86 @@ col2im = col2im_op._entry = _col2im_entry(Site(col2im_op))
 col2im_op._make_entry = _col2im_entry
 
 
+affine_grid_generator_op = define(
+    "aten::affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"
+)
+_affine_grid_generator_kernels = affine_grid_generator_op.kernels
+
+
+def _affine_grid_generator_entry(_site):
+    def affine_grid_generator(theta, size, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, affine_grid_generator_op, theta, size, align_corners)
+            try:
+                if theta.__class__ not in TENSOR_CLASSES:
+                    theta = tensor_arg(theta, _site, affine_grid_generator_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, affine_grid_generator_op, 1)
+            except Overridden:
+                return handle_entry(_site, affine_grid_generator_op, theta, size, align_corners)
+            keyset = (theta._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.affine_grid_generator(theta, size, align_corners)
+                if result is not None:
+                    return result
+            kernel = _affine_grid_generator_kernels[keyset]
+            return kernel(keyset, theta, size, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return affine_grid_generator
+
+
+affine_grid_generator = affine_grid_generator_op._entry = _affine_grid_generator_entry(
+    Site(affine_grid_generator_op)
+)
+affine_grid_generator_op._make_entry = _affine_grid_generator_entry
+
+
+affine_grid_generator_backward_op = define(
+    "aten::affine_grid_generator_backward(Tensor grad, SymInt[] size, bool align_corners) -> Tensor"
+)
+_affine_grid_generator_backward_kernels = affine_grid_generator_backward_op.kernels
+
+
+def _affine_grid_generator_backward_entry(_site):
+    def affine_grid_generator_backward(grad, size, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, affine_grid_generator_backward_op, grad, size, align_corners
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, affine_grid_generator_backward_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, affine_grid_generator_backward_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, affine_grid_generator_backward_op, grad, size, align_corners
+                )
+            keyset = (grad._keys | include) & _tls.keep
+            kernel = _affine_grid_generator_backward_kernels[keyset]
+            return kernel(keyset, grad, size, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return affine_grid_generator_backward
+
+
+affine_grid_generator_backward = affine_grid_generator_backward_op._entry = (
+    _affine_grid_generator_backward_entry(Site(affine_grid_generator_backward_op))
+)
+affine_grid_generator_backward_op._make_entry = _affine_grid_generator_backward_entry
+
+
 reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _reflection_pad1d_kernels = reflection_pad1d_op.kernels
 

@@ -7113,6 +7113,42 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
     return out
 
 
+def affine_grid_generator(theta, size, align_corners):
+    theta_data = theta._data
+    if not (theta_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.affine_grid_check(theta, size)
+        result = k.affine_grid_generator(theta_data, size, align_corners)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (theta._rg):
+        grad_fn = _new(nodes.AffineGridGeneratorBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_theta = theta._grad_fn
+        if edge_theta is None:
+            edge_theta = grad_accumulator(theta) if theta._rg else None
+        elif theta._output_nr:
+            edge_theta = (edge_theta, theta._output_nr)
+        grad_fn._next_edges = (edge_theta,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.size_ = size
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def reflection_pad1d(self, padding):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

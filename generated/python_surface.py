@@ -358,6 +358,8 @@ FUNCTIONS = {
     "upsample_bicubic2d_backward": (ops.upsample_bicubic2d_backward_op,),
     "im2col": (ops.im2col_op,),
     "col2im": (ops.col2im_op,),
+    "affine_grid_generator": (ops.affine_grid_generator_op,),
+    "affine_grid_generator_backward": (ops.affine_grid_generator_backward_op,),
     "reflection_pad1d": (ops.reflection_pad1d_op,),
     "reflection_pad1d_backward": (ops.reflection_pad1d_backward_op,),
     "reflection_pad2d": (ops.reflection_pad2d_op,),
@@ -667,6 +669,10 @@ upsample_bicubic2d_backward = function(
 )
 im2col = function("im2col", FUNCTIONS["im2col"])
 col2im = function("col2im", FUNCTIONS["col2im"])
+affine_grid_generator = function("affine_grid_generator", FUNCTIONS["affine_grid_generator"])
+affine_grid_generator_backward = function(
+    "affine_grid_generator_backward", FUNCTIONS["affine_grid_generator_backward"]
+)
 reflection_pad1d = function("reflection_pad1d", FUNCTIONS["reflection_pad1d"])
 reflection_pad1d_backward = function(
     "reflection_pad1d_backward", FUNCTIONS["reflection_pad1d_backward"]

@@ -390,6 +390,10 @@ def _upsample_bicubic2d_vec_composite(keyset, input, output_size, align_corners,
     return decompositions.upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors)
 
 
+def _affine_grid_generator_backward_composite(keyset, grad, size, align_corners):
+    return decompositions.affine_grid_generator_backward(grad, size, align_corners)
+
+
 def _scaled_dot_product_attention_composite(
     keyset, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
 ):
@@ -711,6 +715,7 @@ def register_all():
     ops.upsample_bicubic2d_backward_op.register_kernel(CPU, cpu_kernels.upsample_bicubic2d_backward)
     ops.im2col_op.register_kernel(CPU, cpu_kernels.im2col)
     ops.col2im_op.register_kernel(CPU, cpu_kernels.col2im)
+    ops.affine_grid_generator_op.register_kernel(CPU, cpu_kernels.affine_grid_generator)
     ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
     ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
@@ -1072,6 +1077,7 @@ def register_all():
     )
     ops.im2col_op.register_kernel(AUTOGRAD, autograd_kernels.im2col)
     ops.col2im_op.register_kernel(AUTOGRAD, autograd_kernels.col2im)
+    ops.affine_grid_generator_op.register_kernel(AUTOGRAD, autograd_kernels.affine_grid_generator)
     ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.reflection_pad1d_backward
@@ -1413,6 +1419,10 @@ def register_all():
     )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.upsample_bicubic2d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_bicubic2d_vec_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.affine_grid_generator_backward_op.register_kernel(
+        AUTOGRAD | CPU, _affine_grid_generator_backward_composite
+    )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.scaled_dot_product_attention_op.register_kernel(
         AUTOGRAD | CPU, _scaled_dot_product_attention_composite

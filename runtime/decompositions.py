@@ -346,3 +346,6 @@ from .resample_decompositions import *  # noqa: E402,F401,F403
 
 # The remaining poolings' composites (its __all__).
 from .pool_decompositions import *  # noqa: E402,F401,F403
+
+# The sampling family's composites (its __all__).
+from .sampling_decompositions import *  # noqa: E402,F401,F403

@@ -1,5 +1,5 @@
 """CPU kernels of the sliding-block and sampling ops (``k.<fn>`` in derivatives.yaml):
-``im2col`` / ``col2im`` (nn.functional's unfold and fold).
+``im2col`` / ``col2im`` (nn.functional's unfold and fold) and ``affine_grid_generator``.
 
 ``im2col`` reads every block through one strided view of the zero-padded input; ``col2im``
 adds the blocks back one kernel offset at a time (a loop over the few kernel positions,
@@ -14,13 +14,16 @@ from typing import Sequence
 import numpy as np
 
 from . import dtypes
-from .kernel_support import shape_text
+from .kernel_support import fused_multiply_add, opmath, shape_text
 
 __all__ = [
     "im2col_check",
     "im2col",
     "col2im_check",
     "col2im",
+    "affine_grid_check",
+    "affine_grid_generator",
+    "affine_base_grid",
 ]
 
 
@@ -204,3 +207,84 @@ def col2im(self: np.ndarray, output_size, kernel_size, dilation, padding, stride
             padded[:, :, rows, columns] += blocks[:, :, i, j]
     image = np.ascontiguousarray(padded[:, :, ph : ph + height, pw : pw + width])
     return image if batched else image[0]
+
+
+# ---- affine_grid ----------------------------------------------------------------------------
+
+
+def _linspace_from_neg_one(steps: int, dtype: np.dtype, align_corners: bool) -> np.ndarray:
+    """The normalised coordinates of ``steps`` pixels: torch.linspace(-1, 1, steps) to the
+    bit (its CPU kernel counts from -1 for the first half and back from 1 for the rest, each
+    value one fused multiply-add), scaled by (steps - 1) / steps without align_corners;
+    a single pixel sits at 0."""
+    if steps <= 1:
+        return np.zeros(1, dtype)
+    i = np.arange(steps)
+    if dtype.kind == "f" and dtype.itemsize >= 4:
+        ct = dtype.type
+        step = ct(2) / ct(steps - 1)
+        first = fused_multiply_add(i, step, -1, dtype)
+        last = fused_multiply_add(steps - 1 - i, -step, 1, dtype)
+    else:  # float16, bfloat16 (rounded at each step) and integers (a double step)
+        wide = dtype.type if dtype.kind in "fc" else np.float64
+        step = wide(2) / wide(steps - 1)
+        first = wide(-1) + step * i.astype(wide)
+        last = wide(1) - step * (steps - 1 - i).astype(wide)
+    grid = np.where(i < steps // 2, first, last).astype(dtype)
+    if align_corners:
+        return grid
+    scaled = grid * dtype.type(steps - 1)
+    # true division: an integer grid divides in float32 and is truncated back
+    quotient = scaled / (np.float32(steps) if dtype.kind in "iub" else dtype.type(steps))
+    return quotient.astype(dtype)
+
+
+def affine_base_grid(dtype: np.dtype, size, align_corners: bool) -> np.ndarray:
+    """``(N, H, W, 3)`` (or ``(N, D, H, W, 4)``): each output pixel's normalised x, y (, z)
+    and a 1, the points the affine matrices transform."""
+    spatial = list(size[2:])
+    grid = np.empty([size[0]] + spatial + [len(spatial) + 1], dtype)
+    for axis, steps in enumerate(reversed(spatial)):  # x runs along the last dimension
+        line = _linspace_from_neg_one(steps, dtype, align_corners)
+        grid[..., axis] = line.reshape((-1,) + (1,) * axis)
+    grid[..., -1] = 1
+    return grid
+
+
+def affine_grid_check(theta, size) -> None:
+    """affine_grid_generator's refusals: the size's rank, then the batched product's
+    shapes, in PyTorch's words."""
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    shape = theta._data.shape
+    nd = len(size) - 2
+    for dim in (1, 2):  # theta.transpose(1, 2)
+        if dim >= len(shape):
+            raise _dim_out_of_range(len(shape), dim)
+    if len(shape) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if shape[0] != size[0] or shape[2] != nd + 1:
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{size[0]}, {nd + 1}] but got: [{shape[0]}, {shape[2]}]."
+        )
+    if shape[1] != nd:
+        points = int(np.prod(size[2:]))
+        target = shape_text([size[0]] + list(size[2:]) + [nd])
+        raise RuntimeError(
+            f"shape '{target}' is invalid for input of size {size[0] * points * shape[1]}"
+        )
+
+
+def affine_grid_generator(theta: np.ndarray, size, align_corners: bool) -> np.ndarray:
+    """The sampling grid ``(N, *spatial, nd)``: every base-grid point times each batch
+    element's affine matrix. The products are summed one term at a time, in order, as
+    torch's bmm does for a contraction this short, so the values are torch's to the bit."""
+    n, spatial = size[0], list(size[2:])
+    base = opmath(affine_base_grid(theta.dtype, size, align_corners))
+    points = base.reshape(n, int(np.prod(spatial)), 1, len(spatial) + 1)
+    matrices = opmath(theta)[:, None]  # (N, 1, nd, nd + 1)
+    grid = points[..., 0] * matrices[..., 0]
+    for term in range(1, len(spatial) + 1):
+        grid = grid + points[..., term] * matrices[..., term]
+    return grid.astype(theta.dtype, copy=False).reshape([n] + spatial + [len(spatial)])

@@ -282,6 +282,12 @@ TESTED_ELSEWHERE.update(
 TESTED_ELSEWHERE.update(
     {f"aten.{name}.default": "test_fold.py and test_opinfo.py" for name in ("im2col", "col2im")}
 )
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_grid_sample.py"
+        for name in ("affine_grid_generator", "affine_grid_generator_backward")
+    }
+)
 
 
 def _all_overloads():

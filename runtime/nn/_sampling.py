@@ -1,17 +1,27 @@
 """``opgrad.nn.functional``'s sliding blocks and sampling (torch.nn.functional's ``unfold``,
-``fold``).
+``fold``, ``affine_grid``).
 
-Each calls the aten op torch 2.13's function calls on the CPU, so the grad_fn is torch's
-(``F.unfold(x, 2).grad_fn`` is Im2ColBackward0, ``F.fold`` gives Col2ImBackward0).
+Each validates its arguments as torch 2.13's does and calls the aten op torch's function
+calls on the CPU, so the grad_fn is torch's (``F.unfold(x, 2).grad_fn`` is Im2ColBackward0,
+``F.fold`` gives Col2ImBackward0, ``F.affine_grid`` AffineGridGeneratorBackward0).
 """
 
 from __future__ import annotations
+
+import warnings
+from typing import List, Optional
 
 from .. import overrides as _overrides
 from ..generated import ops as _aten
 from ..tensor import Tensor
 
-__all__ = ["fold", "unfold"]
+__all__ = ["affine_grid", "fold", "unfold"]
+
+_ALIGN_CORNERS_DEFAULT_CHANGED = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+    "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+    "documentation of grid_sample for details."
+)
 
 
 def _public(impl):
@@ -46,3 +56,43 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         _pair(padding),
         _pair(stride),
     )
+
+
+@_public
+def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = None) -> Tensor:
+    """The sampling grid ``(N, H, W, 2)`` (``(N, D, H, W, 3)``) of a batch of 2-D (3-D) affine
+    matrices ``theta`` for an output of ``size``, in grid_sample's normalised coordinates."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT_CHANGED, stacklevel=3)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                f"Got {theta.shape}."
+            )
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                f"Got {theta.shape}."
+            )
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {size}."
+        )
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.",
+            stacklevel=3,
+        )
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _aten.affine_grid_generator(theta, size, align_corners)

@@ -98,7 +98,7 @@ from ._pooling import (
     max_unpool3d,
 )
 from ._resample import interpolate, upsample, upsample_bilinear, upsample_nearest
-from ._sampling import fold, unfold
+from ._sampling import affine_grid, fold, unfold
 
 __all__ = [
     # softmax family
@@ -224,6 +224,7 @@ __all__ = [
     "upsample",
     "upsample_bilinear",
     "upsample_nearest",
+    "affine_grid",
     "fold",
     "unfold",
     "max_unpool1d",
