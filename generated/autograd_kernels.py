@@ -5410,6 +5410,146 @@ def affine_grid_generator(keyset, theta, size, align_corners):
     return result
 
 
+def grid_sampler_2d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    grad_fn = None
+    if _tls.grad_enabled and (input._rg or grid._rg):
+        grad_fn = nodes.GridSampler2DBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_2d_op.kernels[keyset]
+    result = redispatch(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_2d(
+            input, grid, interpolation_mode, padding_mode, align_corners, result
+        )
+    return result
+
+
+def grid_sampler_2d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or input._rg or grid._rg):
+        grad_fn = nodes.GridSampler2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_2d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_2d_backward(
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+            result,
+        )
+    return result
+
+
+def grid_sampler_3d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    grad_fn = None
+    if _tls.grad_enabled and (input._rg or grid._rg):
+        grad_fn = nodes.GridSampler3DBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_3d_op.kernels[keyset]
+    result = redispatch(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_3d(
+            input, grid, interpolation_mode, padding_mode, align_corners, result
+        )
+    return result
+
+
+def grid_sampler_3d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or input._rg or grid._rg):
+        grad_fn = nodes.GridSampler3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_3d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_3d_backward(
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+            result,
+        )
+    return result
+
+
 def reflection_pad1d(keyset, self, padding):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

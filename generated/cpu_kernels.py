@@ -3280,6 +3280,56 @@ def affine_grid_generator(keyset, theta, size, align_corners):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def grid_sampler_2d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    """CPU kernel of grid_sampler_2d"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 2)
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def grid_sampler_2d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    """CPU kernel of grid_sampler_2d_backward"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 2)
+    grad_output = grad_output._data
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
+def grid_sampler_3d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    """CPU kernel of grid_sampler_3d"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 3)
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def grid_sampler_3d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    """CPU kernel of grid_sampler_3d_backward"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 3)
+    grad_output = grad_output._data
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
 def reflection_pad1d(keyset, self, padding):
     """CPU kernel of reflection_pad1d"""
     self = self._data

@@ -35,6 +35,7 @@ from opgrad.autograd.functions_manual import (
     glu_double_backward,
     glu_double_backward_grad_output,
     grad_mode_enabled,
+    grid_sampler_double_backward,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     index_backward,
@@ -129,6 +130,8 @@ from opgrad.generated.python_surface import (
     elu_backward,
     gelu_backward,
     glu_backward,
+    grid_sampler_2d_backward,
+    grid_sampler_3d_backward,
     hardshrink_backward,
     hardsigmoid_backward,
     hardswish_backward,
@@ -12165,6 +12168,432 @@ class AffineGridGeneratorBackward0(Node):
     @property
     def _saved_size(self):
         return self.size_
+
+
+class GridSampler2DBackward0(Node):
+    """Backward of ``grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        align_corners = self.align_corners_
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # input, grid: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_input, grad_grid = (
+            grid_sampler_2d_backward(
+                grad,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1]),
+            )
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
+
+
+class GridSampler2DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grad_output_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        align_corners = self.align_corners_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_grad_output, grad_input, grad_grid = (
+            grid_sampler_double_backward(
+                grads[0],
+                grads[1],
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
+
+
+class GridSampler3DBackward0(Node):
+    """Backward of ``grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        align_corners = self.align_corners_
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # input, grid: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_input, grad_grid = (
+            grid_sampler_3d_backward(
+                grad,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1]),
+            )
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
+
+
+class GridSampler3DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grad_output_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        align_corners = self.align_corners_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_grad_output, grad_input, grad_grid = (
+            grid_sampler_double_backward(
+                grads[0],
+                grads[1],
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
 
 
 class ReflectionPad1DBackward0(Node):

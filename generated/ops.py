@@ -16658,6 +16658,330 @@ affine_grid_generator_backward = affine_grid_generator_backward_op._entry = (
 affine_grid_generator_backward_op._make_entry = _affine_grid_generator_backward_entry
 
 
+grid_sampler_op = define(
+    "aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
+)
+_grid_sampler_kernels = grid_sampler_op.kernels
+
+
+def _grid_sampler_entry(_site):
+    def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_op, 0)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_op, 1)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(interpolation_mode, _site, grid_sampler_op, 2)
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            keyset = (input._keys | grid._keys | include) & _tls.keep
+            kernel = _grid_sampler_kernels[keyset]
+            return kernel(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler
+
+
+grid_sampler = grid_sampler_op._entry = _grid_sampler_entry(Site(grid_sampler_op))
+grid_sampler_op._make_entry = _grid_sampler_entry
+
+
+grid_sampler_2d_op = define(
+    "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
+)
+_grid_sampler_2d_kernels = grid_sampler_2d_op.kernels
+
+
+def _grid_sampler_2d_entry(_site):
+    def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_2d_op, 0)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_2d_op, 1)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(interpolation_mode, _site, grid_sampler_2d_op, 2)
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_2d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            keyset = (input._keys | grid._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (input._keys & grid._keys) == PLAIN_KEYS:
+                result = plain_kernels.grid_sampler_2d(
+                    input, grid, interpolation_mode, padding_mode, align_corners
+                )
+                if result is not None:
+                    return result
+            kernel = _grid_sampler_2d_kernels[keyset]
+            return kernel(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_2d
+
+
+grid_sampler_2d = grid_sampler_2d_op._entry = _grid_sampler_2d_entry(Site(grid_sampler_2d_op))
+grid_sampler_2d_op._make_entry = _grid_sampler_2d_entry
+
+
+grid_sampler_2d_backward_op = define(
+    "aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"
+)
+_grid_sampler_2d_backward_kernels = grid_sampler_2d_backward_op.kernels
+
+
+def _grid_sampler_2d_backward_entry(_site):
+    def grid_sampler_2d_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, grid_sampler_2d_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_2d_backward_op, 1)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_2d_backward_op, 2)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(
+                        interpolation_mode, _site, grid_sampler_2d_backward_op, 3
+                    )
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_2d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            keyset = (grad_output._keys | input._keys | grid._keys | include) & _tls.keep
+            kernel = _grid_sampler_2d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                output_mask,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_2d_backward
+
+
+grid_sampler_2d_backward = grid_sampler_2d_backward_op._entry = _grid_sampler_2d_backward_entry(
+    Site(grid_sampler_2d_backward_op)
+)
+grid_sampler_2d_backward_op._make_entry = _grid_sampler_2d_backward_entry
+
+
+grid_sampler_3d_op = define(
+    "aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
+)
+_grid_sampler_3d_kernels = grid_sampler_3d_op.kernels
+
+
+def _grid_sampler_3d_entry(_site):
+    def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_3d_op, 0)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_3d_op, 1)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(interpolation_mode, _site, grid_sampler_3d_op, 2)
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_3d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            keyset = (input._keys | grid._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (input._keys & grid._keys) == PLAIN_KEYS:
+                result = plain_kernels.grid_sampler_3d(
+                    input, grid, interpolation_mode, padding_mode, align_corners
+                )
+                if result is not None:
+                    return result
+            kernel = _grid_sampler_3d_kernels[keyset]
+            return kernel(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_3d
+
+
+grid_sampler_3d = grid_sampler_3d_op._entry = _grid_sampler_3d_entry(Site(grid_sampler_3d_op))
+grid_sampler_3d_op._make_entry = _grid_sampler_3d_entry
+
+
+grid_sampler_3d_backward_op = define(
+    "aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"
+)
+_grid_sampler_3d_backward_kernels = grid_sampler_3d_backward_op.kernels
+
+
+def _grid_sampler_3d_backward_entry(_site):
+    def grid_sampler_3d_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, grid_sampler_3d_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_3d_backward_op, 1)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_3d_backward_op, 2)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(
+                        interpolation_mode, _site, grid_sampler_3d_backward_op, 3
+                    )
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_3d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            keyset = (grad_output._keys | input._keys | grid._keys | include) & _tls.keep
+            kernel = _grid_sampler_3d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                output_mask,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_3d_backward
+
+
+grid_sampler_3d_backward = grid_sampler_3d_backward_op._entry = _grid_sampler_3d_backward_entry(
+    Site(grid_sampler_3d_backward_op)
+)
+grid_sampler_3d_backward_op._make_entry = _grid_sampler_3d_backward_entry
+
+
 reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _reflection_pad1d_kernels = reflection_pad1d_op.kernels
 

@@ -394,6 +394,10 @@ def _affine_grid_generator_backward_composite(keyset, grad, size, align_corners)
     return decompositions.affine_grid_generator_backward(grad, size, align_corners)
 
 
+def _grid_sampler_composite(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    return decompositions.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def _scaled_dot_product_attention_composite(
     keyset, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
 ):
@@ -716,6 +720,10 @@ def register_all():
     ops.im2col_op.register_kernel(CPU, cpu_kernels.im2col)
     ops.col2im_op.register_kernel(CPU, cpu_kernels.col2im)
     ops.affine_grid_generator_op.register_kernel(CPU, cpu_kernels.affine_grid_generator)
+    ops.grid_sampler_2d_op.register_kernel(CPU, cpu_kernels.grid_sampler_2d)
+    ops.grid_sampler_2d_backward_op.register_kernel(CPU, cpu_kernels.grid_sampler_2d_backward)
+    ops.grid_sampler_3d_op.register_kernel(CPU, cpu_kernels.grid_sampler_3d)
+    ops.grid_sampler_3d_backward_op.register_kernel(CPU, cpu_kernels.grid_sampler_3d_backward)
     ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
     ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
@@ -1078,6 +1086,14 @@ def register_all():
     ops.im2col_op.register_kernel(AUTOGRAD, autograd_kernels.im2col)
     ops.col2im_op.register_kernel(AUTOGRAD, autograd_kernels.col2im)
     ops.affine_grid_generator_op.register_kernel(AUTOGRAD, autograd_kernels.affine_grid_generator)
+    ops.grid_sampler_2d_op.register_kernel(AUTOGRAD, autograd_kernels.grid_sampler_2d)
+    ops.grid_sampler_2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.grid_sampler_2d_backward
+    )
+    ops.grid_sampler_3d_op.register_kernel(AUTOGRAD, autograd_kernels.grid_sampler_3d)
+    ops.grid_sampler_3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.grid_sampler_3d_backward
+    )
     ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.reflection_pad1d_backward
@@ -1423,6 +1439,8 @@ def register_all():
     ops.affine_grid_generator_backward_op.register_kernel(
         AUTOGRAD | CPU, _affine_grid_generator_backward_composite
     )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.grid_sampler_op.register_kernel(AUTOGRAD | CPU, _grid_sampler_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.scaled_dot_product_attention_op.register_kernel(
         AUTOGRAD | CPU, _scaled_dot_product_attention_composite

@@ -10,7 +10,7 @@ from . import numpy_kernels as k
 from .generated import ops as aten
 from .tensor import _make
 
-__all__ = ["affine_grid_generator_backward"]
+__all__ = ["affine_grid_generator_backward", "grid_sampler"]
 
 
 def affine_grid_generator_backward(grad, size, align_corners):
@@ -25,3 +25,12 @@ def affine_grid_generator_backward(grad, size, align_corners):
     points = aten.view(base, [n, count, nd + 1])
     grad_theta = aten.bmm(aten.transpose_int(points, 1, 2), aten.reshape(grad, [n, count, nd]))
     return aten.transpose_int(grad_theta, 1, 2)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler_2d for a 4-d input, grid_sampler_3d otherwise, after the checks both
+    share (so a 3-d input is refused in the common words first)."""
+    planar = input.dim() == 4
+    k.grid_sampler_check(input, grid, interpolation_mode, 2 if planar else 3)
+    op = aten.grid_sampler_2d if planar else aten.grid_sampler_3d
+    return op(input, grid, interpolation_mode, padding_mode, align_corners)

@@ -24,6 +24,9 @@ __all__ = [
     "affine_grid_check",
     "affine_grid_generator",
     "affine_base_grid",
+    "grid_sampler_check",
+    "grid_sampler",
+    "grid_sampler_backward",
 ]
 
 
@@ -288,3 +291,226 @@ def affine_grid_generator(theta: np.ndarray, size, align_corners: bool) -> np.nd
     for term in range(1, len(spatial) + 1):
         grid = grid + points[..., term] * matrices[..., term]
     return grid.astype(theta.dtype, copy=False).reshape([n] + spatial + [len(spatial)])
+
+
+# ---- grid_sample ---------------------------------------------------------------------------------
+#
+# Every output point reads its input taps through one gather over the batch and all points
+# at once; the backward scatters with one bincount. Loops run only over the few taps of a
+# point (4 or 8 corners, 16 bicubic taps) and the 2 or 3 grid components.
+
+_BILINEAR, _NEAREST, _BICUBIC = 0, 1, 2
+_ZEROS, _BORDER, _REFLECTION = 0, 1, 2
+_CUBIC_A = -0.75
+
+
+def grid_sampler_check(input, grid, interpolation_mode: int, nd: int) -> None:
+    """grid_sampler's refusals (the common ones, then the rank's), in PyTorch's words."""
+    x, g = input._data, grid._data
+    if x.shape[:1] != g.shape[:1]:
+        raise RuntimeError(
+            "grid_sampler(): expected grid and input to have same batch size, but got input "
+            f"with sizes {shape_text(x.shape)} and grid with sizes {shape_text(g.shape)}"
+        )
+    if g.shape[-1] != x.ndim - 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {x.ndim - 2} in last dimension, but "
+            f"got grid with sizes {shape_text(g.shape)}"
+        )
+    for dim in range(2, x.ndim):
+        if x.shape[dim] == 0:
+            raise RuntimeError(
+                "grid_sampler(): expected input to have non-empty spatial dimensions, but "
+                f"input has sizes {shape_text(x.shape)} with dimension {dim} being empty"
+            )
+    if x.ndim != nd + 2 or g.ndim != nd + 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected {nd + 2}D input and grid with same number of "
+            f"dimensions, but got input with sizes {shape_text(x.shape)} and grid with "
+            f"sizes {shape_text(g.shape)}"
+        )
+    if interpolation_mode == _BICUBIC and nd == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if interpolation_mode not in (_BILINEAR, _NEAREST, _BICUBIC):
+        raise RuntimeError(f"grid_sampler(): unknown interpolation mode {interpolation_mode}")
+    if x.dtype.kind != "f":
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(x.dtype)}'"
+        )
+    if g.dtype != x.dtype:
+        raise RuntimeError(
+            f"expected scalar type {dtypes.scalar_type_name(x.dtype)} but found "
+            f"{dtypes.scalar_type_name(g.dtype)}"
+        )
+
+
+def _unnormalize(coord: np.ndarray, size: int, align_corners: bool):
+    """Grid coordinates in [-1, 1] to pixel positions, and d(position)/d(coord)."""
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1), (size - 1) / 2
+    return ((coord + 1) * size - 1) / 2, size / 2
+
+
+def _clip(position: np.ndarray, size: int):
+    """Border padding: the position clipped into the image, and its derivative."""
+    inside = (position > 0) & (position < size - 1)
+    return np.clip(position, 0, size - 1), inside
+
+
+def _reflect(position: np.ndarray, twice_low: int, twice_high: int):
+    """The position reflected off the borders at twice_low / 2 and twice_high / 2 until it
+    lies between them, and its derivative (+-1)."""
+    if twice_low == twice_high:
+        return np.zeros_like(position), np.zeros_like(position)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    shifted = position - low
+    sign = np.where(shifted < 0, -1, 1).astype(position.dtype)
+    shifted = np.abs(shifted)
+    extra = np.fmod(shifted, span)
+    even = np.floor(shifted / span) % 2 == 0
+    return np.where(even, extra + low, span - extra + low), np.where(even, sign, -sign)
+
+
+def _pad_position(position, size: int, padding_mode: int, align_corners: bool):
+    """compute_coordinates: the position the padding mode reads, and its derivative."""
+    if padding_mode == _BORDER:
+        return _clip(position, size)
+    if padding_mode == _REFLECTION:
+        if align_corners:
+            reflected, d = _reflect(position, 0, 2 * (size - 1))
+        else:
+            reflected, d = _reflect(position, -1, 2 * size - 1)
+        clipped, inside = _clip(reflected, size)
+        return clipped, d * inside
+    return position, 1
+
+
+def _cubic_weights(t: np.ndarray):
+    """The four cubic-convolution weights of fraction ``t`` and their derivatives in t."""
+    a = _CUBIC_A
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    def near_slope(x):
+        return (3 * (a + 2) * x - 2 * (a + 3)) * x
+
+    def far_slope(x):
+        return (3 * a * x - 10 * a) * x + 8 * a
+
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    slopes = [far_slope(t + 1), near_slope(t), -near_slope(1 - t), -far_slope(2 - t)]
+    return weights, slopes
+
+
+def _axis_taps(coord, size, mode, padding_mode, align_corners):
+    """Per spatial axis: a list of taps (index, weight, d weight / d coord), indices
+    possibly outside [0, size) (those read zero)."""
+    position, scale = _unnormalize(coord, size, align_corners)
+    if mode == _BICUBIC:
+        base = np.floor(position)
+        weights, slopes = _cubic_weights(position - base)
+        taps = []
+        for i in range(4):
+            at, _ = _pad_position(base - 1 + i, size, padding_mode, align_corners)
+            taps.append((at.astype(np.int64), weights[i], slopes[i] * scale))
+        return taps
+    position, d_pad = _pad_position(position, size, padding_mode, align_corners)
+    d_position = scale * d_pad
+    if mode == _NEAREST:
+        return [(np.rint(position).astype(np.int64), np.ones_like(position), 0)]
+    low = np.floor(position)
+    frac = position - low
+    low = low.astype(np.int64)
+    return [(low, 1 - frac, -d_position), (low + 1, frac, d_position)]
+
+
+def _taps(input_shape, grid: np.ndarray, mode, padding_mode, align_corners):
+    """Every tap of every output point: (flat index into the spatial dims, in-bounds mask,
+    weight, [d weight / d grid component]) for the product of the per-axis taps."""
+    spatial = input_shape[2:]
+    nd = len(spatial)
+    per_axis = [
+        _axis_taps(grid[..., nd - 1 - axis], size, mode, padding_mode, align_corners)
+        for axis, size in enumerate(spatial)
+    ]
+    strides = [int(np.prod(spatial[axis + 1 :])) for axis in range(nd)]
+    for combo in np.ndindex(*[len(taps) for taps in per_axis]):
+        chosen = [per_axis[axis][i] for axis, i in enumerate(combo)]
+        index, inside, weight = 0, True, 1
+        for (at, w, _), size, stride in zip(chosen, spatial, strides):
+            inside = inside & (at >= 0) & (at < size)
+            index = index + np.clip(at, 0, size - 1) * stride
+            weight = weight * w
+        slopes = []
+        for axis in range(nd):
+            slope = chosen[axis][2]
+            for other in range(nd):
+                if other != axis:
+                    slope = slope * chosen[other][1]
+            slopes.append(slope)
+        yield index, inside, weight, slopes
+
+
+def _gather(x: np.ndarray, index: np.ndarray, inside) -> np.ndarray:
+    """``x[n, c, index[n, ...]]`` for every batch element and channel; zero outside."""
+    n, c = x.shape[:2]
+    flat = x.reshape(n, c, int(np.prod(x.shape[2:])))
+    points = index.reshape(n, 1, int(np.prod(index.shape[1:])))
+    values = np.take_along_axis(flat, np.broadcast_to(points, (n, c, points.shape[-1])), 2)
+    return values.reshape((n, c) + index.shape[1:]) * np.expand_dims(inside, 1)
+
+
+def grid_sampler(
+    input: np.ndarray, grid: np.ndarray, interpolation_mode, padding_mode, align_corners
+):
+    """grid_sampler_2d / grid_sampler_3d: ``(N, C, *S)`` sampled at ``grid``'s
+    ``(N, *O, nd)`` points gives ``(N, C, *O)``."""
+    x, g = opmath(input), opmath(grid)
+    out = np.zeros(x.shape[:2] + g.shape[1:-1], x.dtype)
+    for index, inside, weight, _ in _taps(
+        x.shape, g, interpolation_mode, padding_mode, align_corners
+    ):
+        out += _gather(x, index, inside) * np.expand_dims(weight, 1)
+    return out.astype(input.dtype, copy=False)
+
+
+def grid_sampler_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    """(grad_input, grad_grid), each None where output_mask is False."""
+    x, g, go = opmath(input), opmath(grid), opmath(grad_output)
+    n, c = x.shape[:2]
+    nd = g.shape[-1]
+    spatial = int(np.prod(x.shape[2:]))
+    want_input, want_grid = output_mask
+    scatter_index, scatter_weight = [], []
+    grad_grid = np.zeros(g.shape, x.dtype) if want_grid else None
+    planes = (np.arange(n * c) * spatial).reshape(n, c, *([1] * nd))
+    for index, inside, weight, slopes in _taps(
+        x.shape, g, interpolation_mode, padding_mode, align_corners
+    ):
+        if want_input:
+            contribution = go * np.expand_dims(weight * inside, 1)
+            scatter_index.append((planes + np.expand_dims(index, 1)).ravel())
+            scatter_weight.append(np.broadcast_to(contribution, go.shape).ravel())
+        if want_grid and interpolation_mode != _NEAREST:
+            read = (_gather(x, index, inside) * go).sum(axis=1)
+            for component in range(nd):
+                grad_grid[..., component] += read * slopes[nd - 1 - component]
+    grad_input = None
+    if want_input:
+        flat = np.bincount(
+            np.concatenate(scatter_index) if scatter_index else np.zeros(0, np.int64),
+            weights=np.concatenate(scatter_weight) if scatter_weight else None,
+            minlength=n * c * spatial,
+        )
+        grad_input = flat.reshape(x.shape).astype(input.dtype)
+    if grad_grid is not None:
+        grad_grid = grad_grid.astype(grid.dtype, copy=False)
+    return grad_input, grad_grid

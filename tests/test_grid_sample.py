@@ -219,3 +219,227 @@ def test_affine_grid_generator_with_2d_theta_raises_index_error_as_torch(torch):
         IndexError,
         "Dimension out of range",
     )
+
+
+# ---- grid_sample ----------------------------------------------------------------------------------
+
+MODES_2D = [
+    (mode, padding, align)
+    for mode in ("bilinear", "nearest", "bicubic")
+    for padding in ("zeros", "border", "reflection")
+    for align in (False, True)
+]
+MODES_3D = [m for m in MODES_2D if m[0] != "bicubic"]
+
+
+def _grid_inputs(lib, nd: int, key):
+    rng = np.random.default_rng(key)
+    x = rng.standard_normal([2, 3] + [4, 5, 3][:nd])
+    grid = rng.uniform(-1.3, 1.3, [2] + [3, 2, 4][:nd] + [nd])
+    return lib.tensor(x, requires_grad=True), lib.tensor(grid, requires_grad=True)
+
+
+def _sample_and_grads(lib, nd, mode, padding, align):
+    x, grid = _grid_inputs(lib, nd, 11)
+    y = lib.nn.functional.grid_sample(x, grid, mode, padding, align)
+    gout = lib.tensor(np.random.default_rng(12).standard_normal(tuple(y.shape)))
+    gx, gg = lib.autograd.grad(y, (x, grid), gout)
+    return type(y.grad_fn).__name__, y.detach().numpy(), gx.numpy(), gg.numpy()
+
+
+@pytest.mark.parametrize(
+    "nd, mode, padding, align",
+    [(2, *m) for m in MODES_2D] + [(3, *m) for m in MODES_3D],
+    ids=[f"{nd}d-{m}-{p}-{a}" for nd, ms in ((2, MODES_2D), (3, MODES_3D)) for m, p, a in ms],
+)
+def test_grid_sample_values_and_gradients_match_torch(torch, nd, mode, padding, align):
+    got = _sample_and_grads(og, nd, mode, padding, align)
+    expected = _sample_and_grads(torch, nd, mode, padding, align)
+    assert got[0] == expected[0]
+    for g, e in zip(got[1:], expected[1:]):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_grid_sample_nodes_and_saved_fields_read_as_torch(torch, nd):
+    def nodes(lib):
+        x, grid = _grid_inputs(lib, nd, 13)
+        y = lib.nn.functional.grid_sample(x, grid, "nearest", "border", True)
+        gx, _ = lib.autograd.grad(y.sum(), (x, grid), create_graph=True)
+        return y.grad_fn, gx.grad_fn
+
+    def scalars(node):
+        names = [n for n in dir(node) if n.startswith("_saved_")]
+        fields = {n: getattr(node, n) for n in names}
+        return type(node).__name__, {
+            n: (tuple(v.shape) if hasattr(v, "shape") else v) for n, v in fields.items()
+        }
+
+    for got, expected in zip(nodes(og), nodes(torch)):
+        assert scalars(got) == scalars(expected)
+
+
+def test_grid_sample_second_derivative_raises_not_implemented(torch):
+    # torch 2.13 has one; opgrad says it has none rather than return a wrong value
+    x, grid = _grid_inputs(og, 2, 14)
+    y = og.nn.functional.grid_sample(x, grid, align_corners=False)
+    gx, gg = og.autograd.grad(y.sum() * 1.0, (x, grid), create_graph=True)
+    with pytest.raises(NotImplementedError, match="double backward of grid_sampler_2d"):
+        og.autograd.grad(gg.sum(), (x, grid))
+
+
+def test_grid_sample_forward_ad_is_refused_as_torch(torch):
+    def call(lib):
+        fw = lib.autograd.forward_ad
+        x, grid = _grid_inputs(lib, 2, 15)
+        with fw.dual_level():
+            dual = fw.make_dual(x.detach(), lib.ones_like(x))
+            return lib.nn.functional.grid_sample(dual, grid.detach(), align_corners=False)
+
+    expected = pytest.raises(NotImplementedError, call, torch)
+    with pytest.raises(NotImplementedError, match="grid_sampler_2d that does not support it"):
+        call(og)
+    assert "grid_sampler_2d that does not support it" in str(expected.value)
+
+
+def test_grid_sample_output_mask_leaves_unwanted_gradient_undefined(torch):
+    def run(lib):
+        x, grid = _grid_inputs(lib, 2, 16)
+        gout = lib.ones(2, 3, 3, 2, dtype=lib.float64)
+        gi, gg = lib.ops.aten.grid_sampler_2d_backward(gout, x, grid, 0, 0, False, [False, True])
+        return gi is None, gg.detach().numpy()
+
+    (gnone, gv), (enone, ev) = run(og), run(torch)
+    assert gnone and enone
+    np.testing.assert_allclose(gv, ev, rtol=1e-12)
+
+
+def test_grid_sample_dispatch_mode_sees_torch_ops(torch):
+    def ops(lib):
+        x, grid = _grid_inputs(lib, 2, 17)
+        F = lib.nn.functional
+        log = aten_log(lib, lambda: F.grid_sample(x, grid, align_corners=True).sum().backward())
+        return [op for op in log if op not in ("aten.detach.default", "aten.add_.Tensor")]
+
+    assert ops(og) == ops(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_grid_sample_reduced_precision_matches_torch(torch, dtype):
+    def run(lib):
+        x, grid = _grid_inputs(lib, 2, 18)
+        dt = getattr(lib, dtype)
+        y = lib.nn.functional.grid_sample(
+            x.detach().to(dt), grid.detach().to(dt), "bicubic", align_corners=False
+        )
+        return str(y.dtype).split(".")[1], y.double().numpy()
+
+    (gd, gv), (ed, ev) = run(og), run(torch)
+    assert gd == ed
+    tol = 1e-5 if dtype == "float32" else 1e-2
+    np.testing.assert_allclose(gv, ev, rtol=tol, atol=tol)
+
+
+def test_grid_sample_empty_batch_and_channels_are_allowed(torch):
+    def shapes(lib):
+        F = lib.nn.functional
+        a = F.grid_sample(lib.zeros(0, 2, 3, 3), lib.zeros(0, 2, 2, 2), align_corners=False)
+        b = F.grid_sample(lib.zeros(1, 0, 3, 3), lib.zeros(1, 2, 2, 2), align_corners=False)
+        return tuple(a.shape), tuple(b.shape)
+
+    assert shapes(og) == shapes(torch)
+
+
+def test_grid_sample_warns_without_align_corners_as_torch(torch):
+    def run(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.nn.functional.grid_sample(lib.zeros(1, 1, 3, 3), lib.zeros(1, 2, 2, 2))
+        return [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+
+    got, expected = run(og), run(torch)
+    assert got == expected and len(got) == 1 and got[0][2] == __file__
+
+
+GRID_ERRORS = [
+    (
+        "mode",
+        ValueError,
+        "expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: 'x'",
+        (1, 1, 3, 3),
+        (1, 2, 2, 2),
+        {"mode": "x"},
+    ),
+    (
+        "padding_mode",
+        ValueError,
+        "expected padding_mode to be 'zeros', 'border', or 'reflection'",
+        (1, 1, 3, 3),
+        (1, 2, 2, 2),
+        {"padding_mode": "x"},
+    ),
+    (
+        "last_dim",
+        RuntimeError,
+        "expected grid to have size 2 in last dimension",
+        (1, 1, 3, 3),
+        (1, 2, 2, 1),
+        {},
+    ),
+    (
+        "batch",
+        RuntimeError,
+        "expected grid and input to have same batch size",
+        (1, 1, 3, 3),
+        (2, 2, 2, 2),
+        {},
+    ),
+    (
+        "unbatched",
+        RuntimeError,
+        "expected grid and input to have same batch size",
+        (1, 3, 3),
+        (2, 2, 2),
+        {},
+    ),
+    (
+        "grid_rank",
+        RuntimeError,
+        "expected grid to have size 3 in last dimension",
+        (1, 1, 3, 3, 3),
+        (1, 2, 2, 2),
+        {},
+    ),
+    (
+        "bicubic_3d",
+        RuntimeError,
+        "bicubic interpolation only supports 4D input",
+        (1, 1, 3, 3, 3),
+        (1, 2, 2, 2, 3),
+        {"mode": "bicubic"},
+    ),
+    ("empty_spatial", RuntimeError, "with dimension 2 being empty", (1, 1, 0, 3), (1, 2, 2, 2), {}),
+]
+
+
+@pytest.mark.parametrize(
+    "name, exc, phrase, xshape, gshape, kwargs", GRID_ERRORS, ids=[e[0] for e in GRID_ERRORS]
+)
+def test_grid_sample_errors_match_torch(torch, name, exc, phrase, xshape, gshape, kwargs):
+    def call(lib):
+        F = lib.nn.functional
+        return F.grid_sample(lib.zeros(xshape), lib.zeros(gshape), align_corners=False, **kwargs)
+
+    assert_same_error(torch, call, exc, phrase)
+
+
+@pytest.mark.parametrize("case", ["dtype_mismatch", "integer"])
+def test_grid_sample_dtype_errors_match_torch(torch, case):
+    def call(lib):
+        x = lib.zeros(1, 1, 3, 3, dtype=lib.float64 if case == "dtype_mismatch" else lib.int64)
+        grid = lib.zeros(1, 2, 2, 2, dtype=lib.float32 if case == "dtype_mismatch" else lib.int64)
+        return lib.nn.functional.grid_sample(x, grid, align_corners=False)
+
+    exc = RuntimeError if case == "dtype_mismatch" else NotImplementedError
+    phrase = "expected scalar type Double but found Float" if exc is RuntimeError else "'Long'"
+    assert_same_error(torch, call, exc, phrase)

@@ -288,6 +288,15 @@ TESTED_ELSEWHERE.update(
         for name in ("affine_grid_generator", "affine_grid_generator_backward")
     }
 )
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_grid_sample.py and test_opinfo.py"
+        for name in (
+            "grid_sampler grid_sampler_2d grid_sampler_2d_backward grid_sampler_3d "
+            "grid_sampler_3d_backward"
+        ).split()
+    }
+)
 
 
 def _all_overloads():

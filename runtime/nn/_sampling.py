@@ -1,9 +1,10 @@
 """``opgrad.nn.functional``'s sliding blocks and sampling (torch.nn.functional's ``unfold``,
-``fold``, ``affine_grid``).
+``fold``, ``affine_grid``, ``grid_sample``).
 
 Each validates its arguments as torch 2.13's does and calls the aten op torch's function
 calls on the CPU, so the grad_fn is torch's (``F.unfold(x, 2).grad_fn`` is Im2ColBackward0,
-``F.fold`` gives Col2ImBackward0, ``F.affine_grid`` AffineGridGeneratorBackward0).
+``F.fold`` gives Col2ImBackward0, ``F.affine_grid`` AffineGridGeneratorBackward0,
+``F.grid_sample`` GridSampler2DBackward0 or GridSampler3DBackward0).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .. import overrides as _overrides
 from ..generated import ops as _aten
 from ..tensor import Tensor
 
-__all__ = ["affine_grid", "fold", "unfold"]
+__all__ = ["affine_grid", "fold", "grid_sample", "unfold"]
 
 _ALIGN_CORNERS_DEFAULT_CHANGED = (
     "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
@@ -96,3 +97,39 @@ def affine_grid(theta: Tensor, size: List[int], align_corners: Optional[bool] = 
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return _aten.affine_grid_generator(theta, size, align_corners)
+
+
+_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _grid_sample_relevant(args, kwargs):
+    return tuple(args[:2]) + tuple(v for n, v in kwargs.items() if n in ("input", "grid"))
+
+
+@_overrides.overridable(relevant=_grid_sample_relevant, builtin=False)
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: Optional[bool] = None,
+) -> Tensor:
+    """``input`` sampled at the normalised ``grid`` locations (``[-1, 1]`` spans the image),
+    with ``mode`` interpolation and ``padding_mode`` outside the image."""
+    if mode not in _INTERPOLATION_MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+            f"'reflection', but got: '{padding_mode}'"
+        )
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT_CHANGED, stacklevel=3)
+        align_corners = False
+    return _aten.grid_sampler(
+        input, grid, _INTERPOLATION_MODES[mode], _PADDING_MODES[padding_mode], align_corners
+    )

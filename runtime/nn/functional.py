@@ -98,7 +98,7 @@ from ._pooling import (
     max_unpool3d,
 )
 from ._resample import interpolate, upsample, upsample_bilinear, upsample_nearest
-from ._sampling import affine_grid, fold, unfold
+from ._sampling import affine_grid, fold, grid_sample, unfold
 
 __all__ = [
     # softmax family
@@ -226,6 +226,7 @@ __all__ = [
     "upsample_nearest",
     "affine_grid",
     "fold",
+    "grid_sample",
     "unfold",
     "max_unpool1d",
     "max_unpool2d",
