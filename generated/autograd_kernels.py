@@ -5449,6 +5449,203 @@ def upsample_bicubic2d_backward(
     return result
 
 
+def im2col(keyset, self, kernel_size, dilation, padding, stride):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Im2ColBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_sym_argsize_minus_1_ = self._data.shape[-1]
+        grad_fn.self_sym_argsize_minus_2_ = self._data.shape[-2]
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.im2col_op.kernels[keyset]
+    result = redispatch(keyset, self, kernel_size, dilation, padding, stride)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.im2col(self, kernel_size, dilation, padding, stride, result)
+    return result
+
+
+def col2im(keyset, self, output_size, kernel_size, dilation, padding, stride):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Col2ImBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.col2im_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, kernel_size, dilation, padding, stride)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.col2im(self, output_size, kernel_size, dilation, padding, stride, result)
+    return result
+
+
+def affine_grid_generator(keyset, theta, size, align_corners):
+    grad_fn = None
+    if _tls.grad_enabled and (theta._rg):
+        grad_fn = nodes.AffineGridGeneratorBackward0()
+        grad_fn._next_edges = (next_edge(theta),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.size_ = size
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.affine_grid_generator_op.kernels[keyset]
+    result = redispatch(keyset, theta, size, align_corners)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.affine_grid_generator(theta, size, align_corners, result)
+    return result
+
+
+def grid_sampler_2d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    grad_fn = None
+    if _tls.grad_enabled and (input._rg or grid._rg):
+        grad_fn = nodes.GridSampler2DBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_2d_op.kernels[keyset]
+    result = redispatch(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_2d(
+            input, grid, interpolation_mode, padding_mode, align_corners, result
+        )
+    return result
+
+
+def grid_sampler_2d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or input._rg or grid._rg):
+        grad_fn = nodes.GridSampler2DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_2d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_2d_backward(
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+            result,
+        )
+    return result
+
+
+def grid_sampler_3d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    grad_fn = None
+    if _tls.grad_enabled and (input._rg or grid._rg):
+        grad_fn = nodes.GridSampler3DBackward0()
+        grad_fn._next_edges = (
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_3d_op.kernels[keyset]
+    result = redispatch(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_3d(
+            input, grid, interpolation_mode, padding_mode, align_corners, result
+        )
+    return result
+
+
+def grid_sampler_3d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg or input._rg or grid._rg):
+        grad_fn = nodes.GridSampler3DBackwardBackward0()
+        grad_fn._next_edges = (
+            next_edge(grad_output),
+            next_edge(input),
+            next_edge(grid),
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.grid_sampler_3d_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset,
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.grid_sampler_3d_backward(
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+            result,
+        )
+    return result
+
+
 def reflection_pad1d(keyset, self, padding):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

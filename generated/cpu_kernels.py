@@ -3289,6 +3289,83 @@ def upsample_bicubic2d_backward(
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def im2col(keyset, self, kernel_size, dilation, padding, stride):
+    """CPU kernel of im2col"""
+    k.im2col_check(self, kernel_size, dilation, padding, stride)
+    self = self._data
+    result = k.im2col(self, kernel_size, dilation, padding, stride)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def col2im(keyset, self, output_size, kernel_size, dilation, padding, stride):
+    """CPU kernel of col2im"""
+    k.col2im_check(self, output_size, kernel_size, dilation, padding, stride)
+    self = self._data
+    result = k.col2im(self, output_size, kernel_size, dilation, padding, stride)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def affine_grid_generator(keyset, theta, size, align_corners):
+    """CPU kernel of affine_grid_generator"""
+    k.affine_grid_check(theta, size)
+    theta = theta._data
+    result = k.affine_grid_generator(theta, size, align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def grid_sampler_2d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    """CPU kernel of grid_sampler_2d"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 2)
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def grid_sampler_2d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    """CPU kernel of grid_sampler_2d_backward"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 2)
+    grad_output = grad_output._data
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
+def grid_sampler_3d(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    """CPU kernel of grid_sampler_3d"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 3)
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def grid_sampler_3d_backward(
+    keyset, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
+    """CPU kernel of grid_sampler_3d_backward"""
+    k.grid_sampler_check(input, grid, interpolation_mode, 3)
+    grad_output = grad_output._data
+    input = input._data
+    grid = grid._data
+    result = k.grid_sampler_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    )
+    # a result the op leaves undefined (a backward op's unmasked gradient) is None
+    return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
+
+
 def reflection_pad1d(keyset, self, padding):
     """CPU kernel of reflection_pad1d"""
     self = self._data

@@ -5453,6 +5453,134 @@ def upsample_bicubic2d_backward(
     set_fw_grad(result, tangent)
 
 
+def im2col(self, kernel_size, dilation, padding, stride, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.im2col(self_t, kernel_size, dilation, padding, stride)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def affine_grid_generator(theta, size, align_corners, result):
+    # auto_linear
+    theta_t = fw_grad(theta)
+    if theta_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.affine_grid_generator(theta_t, size, align_corners)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners, result):
+    # forward_ad_not_implemented("grid_sampler_2d")
+    input_t = fw_grad(input)
+    grid_t = fw_grad(grid)
+    if input_t is None and grid_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("grid_sampler_2d")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def grid_sampler_2d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, result
+):
+    # (forward_ad_not_implemented("grid_sampler_2d_backward"), forward_ad_not_implemented("grid_sampler_2d_backward"),)
+    grad_output_t = fw_grad(grad_output)
+    input_t = fw_grad(input)
+    grid_t = fw_grad(grid)
+    if grad_output_t is None and input_t is None and grid_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            forward_ad_not_implemented("grid_sampler_2d_backward"),
+            forward_ad_not_implemented("grid_sampler_2d_backward"),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners, result):
+    # forward_ad_not_implemented("grid_sampler_3d")
+    input_t = fw_grad(input)
+    grid_t = fw_grad(grid)
+    if input_t is None and grid_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("grid_sampler_3d")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def grid_sampler_3d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, result
+):
+    # (forward_ad_not_implemented("grid_sampler_3d_backward"), forward_ad_not_implemented("grid_sampler_3d_backward"),)
+    grad_output_t = fw_grad(grad_output)
+    input_t = fw_grad(input)
+    grid_t = fw_grad(grid)
+    if grad_output_t is None and input_t is None and grid_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            forward_ad_not_implemented("grid_sampler_3d_backward"),
+            forward_ad_not_implemented("grid_sampler_3d_backward"),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
 def reflection_pad1d(self, padding, result):
     # auto_linear
     self_t = fw_grad(self)

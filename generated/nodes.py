@@ -35,6 +35,7 @@ from opgrad.autograd.functions_manual import (
     glu_double_backward,
     glu_double_backward_grad_output,
     grad_mode_enabled,
+    grid_sampler_double_backward,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     index_backward,
@@ -117,12 +118,14 @@ from opgrad.generated.python_surface import (
     _upsample_nearest_exact3d_backward,
     adaptive_max_pool2d_backward,
     adaptive_max_pool3d_backward,
+    affine_grid_generator_backward,
     avg_pool2d,
     avg_pool2d_backward,
     avg_pool3d,
     avg_pool3d_backward,
     binary_cross_entropy_backward,
     channel_shuffle,
+    col2im,
     convolution_backward,
     diagonal_backward,
     div,
@@ -131,11 +134,14 @@ from opgrad.generated.python_surface import (
     fractional_max_pool3d_backward,
     gelu_backward,
     glu_backward,
+    grid_sampler_2d_backward,
+    grid_sampler_3d_backward,
     hardshrink_backward,
     hardsigmoid_backward,
     hardswish_backward,
     hardtanh_backward,
     huber_loss_backward,
+    im2col,
     index,
     index_put,
     leaky_relu_backward,
@@ -12242,6 +12248,590 @@ class UpsampleBicubic2DBackwardBackward0(Node):
     @property
     def _saved_scales_w(self):
         return self.scales_w_
+
+
+class Im2ColBackward0(Node):
+    """Backward of ``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``."""
+
+    __slots__ = (
+        "dilation_",
+        "kernel_size_",
+        "padding_",
+        "self_sym_argsize_minus_1_",
+        "self_sym_argsize_minus_2_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dilation_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.self_sym_argsize_minus_1_ = None
+        self.self_sym_argsize_minus_2_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dilation = self.dilation_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        self_sym_argsize_minus_1 = self.self_sym_argsize_minus_1_
+        self_sym_argsize_minus_2 = self.self_sym_argsize_minus_2_
+        stride = self.stride_
+        # self: col2im(grad, [self.sym_size(-2), self.sym_size(-1)], kernel_size, dilation, padding, stride)
+        grad_self = (
+            col2im(
+                grad,
+                [self_sym_argsize_minus_2, self_sym_argsize_minus_1],
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_self_sym_argsize_minus_1(self):
+        return self.self_sym_argsize_minus_1_
+
+    @property
+    def _saved_self_sym_argsize_minus_2(self):
+        return self.self_sym_argsize_minus_2_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class Col2ImBackward0(Node):
+    """Backward of ``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``."""
+
+    __slots__ = (
+        "dilation_",
+        "kernel_size_",
+        "padding_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dilation_ = None
+        self.kernel_size_ = None
+        self.padding_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dilation = self.dilation_
+        kernel_size = self.kernel_size_
+        padding = self.padding_
+        stride = self.stride_
+        # self: im2col(grad, kernel_size, dilation, padding, stride)
+        grad_self = im2col(grad, kernel_size, dilation, padding, stride) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dilation(self):
+        return self.dilation_
+
+    @property
+    def _saved_kernel_size(self):
+        return self.kernel_size_
+
+    @property
+    def _saved_padding(self):
+        return self.padding_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class AffineGridGeneratorBackward0(Node):
+    """Backward of ``affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "size_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.size_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        size = self.size_
+        # theta: affine_grid_generator_backward(grad, size, align_corners)
+        grad_theta = affine_grid_generator_backward(grad, size, align_corners) if needs[0] else None
+        return (grad_theta,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+
+class GridSampler2DBackward0(Node):
+    """Backward of ``grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        align_corners = self.align_corners_
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # input, grid: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_input, grad_grid = (
+            grid_sampler_2d_backward(
+                grad,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1]),
+            )
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
+
+
+class GridSampler2DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grad_output_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        align_corners = self.align_corners_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_grad_output, grad_input, grad_grid = (
+            grid_sampler_double_backward(
+                grads[0],
+                grads[1],
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
+
+
+class GridSampler3DBackward0(Node):
+    """Backward of ``grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        align_corners = self.align_corners_
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # input, grid: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_input, grad_grid = (
+            grid_sampler_3d_backward(
+                grad,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1]),
+            )
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
+
+
+class GridSampler3DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "align_corners_",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode_",
+        "padding_mode_",
+    )
+    _releasable_slots = (
+        "grad_output_",
+        "grid_",
+        "input_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.grad_output_ = None
+        self.grid_ = None
+        self.input_ = None
+        self.interpolation_mode_ = None
+        self.padding_mode_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        align_corners = self.align_corners_
+        grad_output = self.grad_output_
+        if grad_output.__class__ not in TENSOR_CLASSES:
+            if grad_output is not None:  # None: not saved, no formula that runs reads it
+                grad_output = unpack_saved(grad_output, self)
+        elif grad_output._vc is not None:
+            grad_output = unpack_saved(grad_output, self)
+        grid = self.grid_
+        if grid.__class__ not in TENSOR_CLASSES:
+            if grid is not None:  # None: not saved, no formula that runs reads it
+                grid = unpack_saved(grid, self)
+        elif grid._vc is not None:
+            grid = unpack_saved(grid, self)
+        input = self.input_
+        if input.__class__ not in TENSOR_CLASSES:
+            if input is not None:  # None: not saved, no formula that runs reads it
+                input = unpack_saved(input, self)
+        elif input._vc is not None:
+            input = unpack_saved(input, self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        grad_grad_output, grad_input, grad_grid = (
+            grid_sampler_double_backward(
+                grads[0],
+                grads[1],
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                (needs[0], needs[1], needs[2]),
+            )
+            if needs[0] or needs[1] or needs[2]
+            else (
+                None,
+                None,
+                None,
+            )
+        )
+        return (
+            grad_grad_output,
+            grad_input,
+            grad_grid,
+        )
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_grad_output(self):
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _raw_saved_grad_output(self):
+        return raw_saved(self, "grad_output_")
+
+    @property
+    def _saved_grid(self):
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _raw_saved_grid(self):
+        return raw_saved(self, "grid_")
+
+    @property
+    def _saved_input(self):
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _raw_saved_input(self):
+        return raw_saved(self, "input_")
+
+    @property
+    def _saved_interpolation_mode(self):
+        return self.interpolation_mode_
+
+    @property
+    def _saved_padding_mode(self):
+        return self.padding_mode_
 
 
 class ReflectionPad1DBackward0(Node):

@@ -16762,6 +16762,506 @@ upsample_bicubic2d_backward = upsample_bicubic2d_backward_op._entry = (
 upsample_bicubic2d_backward_op._make_entry = _upsample_bicubic2d_backward_entry
 
 
+im2col_op = define(
+    "aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
+)
+_im2col_kernels = im2col_op.kernels
+
+
+def _im2col_entry(_site):
+    def im2col(self, kernel_size, dilation, padding, stride):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, im2col_op, self, kernel_size, dilation, padding, stride)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, im2col_op, 0)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, im2col_op, 1)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, im2col_op, 2)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, im2col_op, 3)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, im2col_op, 4)
+            except Overridden:
+                return handle_entry(_site, im2col_op, self, kernel_size, dilation, padding, stride)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.im2col(self, kernel_size, dilation, padding, stride)
+                if result is not None:
+                    return result
+            kernel = _im2col_kernels[keyset]
+            return kernel(keyset, self, kernel_size, dilation, padding, stride)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return im2col
+
+
+im2col = im2col_op._entry = _im2col_entry(Site(im2col_op))
+im2col_op._make_entry = _im2col_entry
+
+
+col2im_op = define(
+    "aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
+)
+_col2im_kernels = col2im_op.kernels
+
+
+def _col2im_entry(_site):
+    def col2im(self, output_size, kernel_size, dilation, padding, stride):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, col2im_op, self, output_size, kernel_size, dilation, padding, stride
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, col2im_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, col2im_op, 1)
+                if kernel_size.__class__ is not tuple:
+                    kernel_size = int_list(kernel_size, 2, _site, col2im_op, 2)
+                if dilation.__class__ is not tuple:
+                    dilation = int_list(dilation, 2, _site, col2im_op, 3)
+                if padding.__class__ is not tuple:
+                    padding = int_list(padding, 2, _site, col2im_op, 4)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 2, _site, col2im_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, col2im_op, self, output_size, kernel_size, dilation, padding, stride
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.col2im(
+                    self, output_size, kernel_size, dilation, padding, stride
+                )
+                if result is not None:
+                    return result
+            kernel = _col2im_kernels[keyset]
+            return kernel(keyset, self, output_size, kernel_size, dilation, padding, stride)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return col2im
+
+
+col2im = col2im_op._entry = _col2im_entry(Site(col2im_op))
+col2im_op._make_entry = _col2im_entry
+
+
+affine_grid_generator_op = define(
+    "aten::affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"
+)
+_affine_grid_generator_kernels = affine_grid_generator_op.kernels
+
+
+def _affine_grid_generator_entry(_site):
+    def affine_grid_generator(theta, size, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, affine_grid_generator_op, theta, size, align_corners)
+            try:
+                if theta.__class__ not in TENSOR_CLASSES:
+                    theta = tensor_arg(theta, _site, affine_grid_generator_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, affine_grid_generator_op, 1)
+            except Overridden:
+                return handle_entry(_site, affine_grid_generator_op, theta, size, align_corners)
+            keyset = (theta._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.affine_grid_generator(theta, size, align_corners)
+                if result is not None:
+                    return result
+            kernel = _affine_grid_generator_kernels[keyset]
+            return kernel(keyset, theta, size, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return affine_grid_generator
+
+
+affine_grid_generator = affine_grid_generator_op._entry = _affine_grid_generator_entry(
+    Site(affine_grid_generator_op)
+)
+affine_grid_generator_op._make_entry = _affine_grid_generator_entry
+
+
+affine_grid_generator_backward_op = define(
+    "aten::affine_grid_generator_backward(Tensor grad, SymInt[] size, bool align_corners) -> Tensor"
+)
+_affine_grid_generator_backward_kernels = affine_grid_generator_backward_op.kernels
+
+
+def _affine_grid_generator_backward_entry(_site):
+    def affine_grid_generator_backward(grad, size, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, affine_grid_generator_backward_op, grad, size, align_corners
+                )
+            try:
+                if grad.__class__ not in TENSOR_CLASSES:
+                    grad = tensor_arg(grad, _site, affine_grid_generator_backward_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, affine_grid_generator_backward_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, affine_grid_generator_backward_op, grad, size, align_corners
+                )
+            keyset = (grad._keys | include) & _tls.keep
+            kernel = _affine_grid_generator_backward_kernels[keyset]
+            return kernel(keyset, grad, size, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return affine_grid_generator_backward
+
+
+affine_grid_generator_backward = affine_grid_generator_backward_op._entry = (
+    _affine_grid_generator_backward_entry(Site(affine_grid_generator_backward_op))
+)
+affine_grid_generator_backward_op._make_entry = _affine_grid_generator_backward_entry
+
+
+grid_sampler_op = define(
+    "aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
+)
+_grid_sampler_kernels = grid_sampler_op.kernels
+
+
+def _grid_sampler_entry(_site):
+    def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_op, 0)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_op, 1)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(interpolation_mode, _site, grid_sampler_op, 2)
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            keyset = (input._keys | grid._keys | include) & _tls.keep
+            kernel = _grid_sampler_kernels[keyset]
+            return kernel(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler
+
+
+grid_sampler = grid_sampler_op._entry = _grid_sampler_entry(Site(grid_sampler_op))
+grid_sampler_op._make_entry = _grid_sampler_entry
+
+
+grid_sampler_2d_op = define(
+    "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
+)
+_grid_sampler_2d_kernels = grid_sampler_2d_op.kernels
+
+
+def _grid_sampler_2d_entry(_site):
+    def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_2d_op, 0)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_2d_op, 1)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(interpolation_mode, _site, grid_sampler_2d_op, 2)
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_2d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            keyset = (input._keys | grid._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (input._keys & grid._keys) == PLAIN_KEYS:
+                result = plain_kernels.grid_sampler_2d(
+                    input, grid, interpolation_mode, padding_mode, align_corners
+                )
+                if result is not None:
+                    return result
+            kernel = _grid_sampler_2d_kernels[keyset]
+            return kernel(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_2d
+
+
+grid_sampler_2d = grid_sampler_2d_op._entry = _grid_sampler_2d_entry(Site(grid_sampler_2d_op))
+grid_sampler_2d_op._make_entry = _grid_sampler_2d_entry
+
+
+grid_sampler_2d_backward_op = define(
+    "aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"
+)
+_grid_sampler_2d_backward_kernels = grid_sampler_2d_backward_op.kernels
+
+
+def _grid_sampler_2d_backward_entry(_site):
+    def grid_sampler_2d_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, grid_sampler_2d_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_2d_backward_op, 1)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_2d_backward_op, 2)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(
+                        interpolation_mode, _site, grid_sampler_2d_backward_op, 3
+                    )
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_2d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_2d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            keyset = (grad_output._keys | input._keys | grid._keys | include) & _tls.keep
+            kernel = _grid_sampler_2d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                output_mask,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_2d_backward
+
+
+grid_sampler_2d_backward = grid_sampler_2d_backward_op._entry = _grid_sampler_2d_backward_entry(
+    Site(grid_sampler_2d_backward_op)
+)
+grid_sampler_2d_backward_op._make_entry = _grid_sampler_2d_backward_entry
+
+
+grid_sampler_3d_op = define(
+    "aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
+)
+_grid_sampler_3d_kernels = grid_sampler_3d_op.kernels
+
+
+def _grid_sampler_3d_entry(_site):
+    def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_3d_op, 0)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_3d_op, 1)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(interpolation_mode, _site, grid_sampler_3d_op, 2)
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_3d_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_op,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                )
+            keyset = (input._keys | grid._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (input._keys & grid._keys) == PLAIN_KEYS:
+                result = plain_kernels.grid_sampler_3d(
+                    input, grid, interpolation_mode, padding_mode, align_corners
+                )
+                if result is not None:
+                    return result
+            kernel = _grid_sampler_3d_kernels[keyset]
+            return kernel(keyset, input, grid, interpolation_mode, padding_mode, align_corners)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_3d
+
+
+grid_sampler_3d = grid_sampler_3d_op._entry = _grid_sampler_3d_entry(Site(grid_sampler_3d_op))
+grid_sampler_3d_op._make_entry = _grid_sampler_3d_entry
+
+
+grid_sampler_3d_backward_op = define(
+    "aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"
+)
+_grid_sampler_3d_backward_kernels = grid_sampler_3d_backward_op.kernels
+
+
+def _grid_sampler_3d_backward_entry(_site):
+    def grid_sampler_3d_backward(
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, grid_sampler_3d_backward_op, 0)
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, grid_sampler_3d_backward_op, 1)
+                if grid.__class__ not in TENSOR_CLASSES:
+                    grid = tensor_arg(grid, _site, grid_sampler_3d_backward_op, 2)
+                if interpolation_mode.__class__ is not int:
+                    interpolation_mode = int_arg(
+                        interpolation_mode, _site, grid_sampler_3d_backward_op, 3
+                    )
+                if padding_mode.__class__ is not int:
+                    padding_mode = int_arg(padding_mode, _site, grid_sampler_3d_backward_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    grid_sampler_3d_backward_op,
+                    grad_output,
+                    input,
+                    grid,
+                    interpolation_mode,
+                    padding_mode,
+                    align_corners,
+                    output_mask,
+                )
+            keyset = (grad_output._keys | input._keys | grid._keys | include) & _tls.keep
+            kernel = _grid_sampler_3d_backward_kernels[keyset]
+            return kernel(
+                keyset,
+                grad_output,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                output_mask,
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return grid_sampler_3d_backward
+
+
+grid_sampler_3d_backward = grid_sampler_3d_backward_op._entry = _grid_sampler_3d_backward_entry(
+    Site(grid_sampler_3d_backward_op)
+)
+grid_sampler_3d_backward_op._make_entry = _grid_sampler_3d_backward_entry
+
+
 reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _reflection_pad1d_kernels = reflection_pad1d_op.kernels
 

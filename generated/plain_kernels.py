@@ -7149,6 +7149,228 @@ def upsample_bicubic2d_backward(
     return out
 
 
+def im2col(self, kernel_size, dilation, padding, stride):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.im2col_check(self, kernel_size, dilation, padding, stride)
+        result = k.im2col(self_data, kernel_size, dilation, padding, stride)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.Im2ColBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.self_sym_argsize_minus_1_ = self._data.shape[-1]
+        grad_fn.self_sym_argsize_minus_2_ = self._data.shape[-2]
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.col2im_check(self, output_size, kernel_size, dilation, padding, stride)
+        result = k.col2im(self_data, output_size, kernel_size, dilation, padding, stride)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.Col2ImBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dilation_ = dilation
+        grad_fn.kernel_size_ = kernel_size
+        grad_fn.padding_ = padding
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def affine_grid_generator(theta, size, align_corners):
+    theta_data = theta._data
+    if not (theta_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.affine_grid_check(theta, size)
+        result = k.affine_grid_generator(theta_data, size, align_corners)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (theta._rg):
+        grad_fn = _new(nodes.AffineGridGeneratorBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_theta = theta._grad_fn
+        if edge_theta is None:
+            edge_theta = grad_accumulator(theta) if theta._rg else None
+        elif theta._output_nr:
+            edge_theta = (edge_theta, theta._output_nr)
+        grad_fn._next_edges = (edge_theta,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.size_ = size
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    input_data = input._data
+    grid_data = grid._data
+    if not (input_data.dtype in PLAIN_FLOATS and grid_data.dtype is input_data.dtype):
+        return None
+    try:
+        k.grid_sampler_check(input, grid, interpolation_mode, 2)
+        result = k.grid_sampler(
+            input_data, grid_data, interpolation_mode, padding_mode, align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (input._rg or grid._rg):
+        grad_fn = _new(nodes.GridSampler2DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_input = input._grad_fn
+        if edge_input is None:
+            edge_input = grad_accumulator(input) if input._rg else None
+        elif input._output_nr:
+            edge_input = (edge_input, input._output_nr)
+        edge_grid = grid._grad_fn
+        if edge_grid is None:
+            edge_grid = grad_accumulator(grid) if grid._rg else None
+        elif grid._output_nr:
+            edge_grid = (edge_grid, grid._output_nr)
+        grad_fn._next_edges = (
+            edge_input,
+            edge_grid,
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grid_ = (
+            grid if grid._vc is None and grid._grad_fn is None else SavedVariable(grid, False)
+        )
+        grad_fn.input_ = (
+            input if input._vc is None and input._grad_fn is None else SavedVariable(input, False)
+        )
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    input_data = input._data
+    grid_data = grid._data
+    if not (input_data.dtype in PLAIN_FLOATS and grid_data.dtype is input_data.dtype):
+        return None
+    try:
+        k.grid_sampler_check(input, grid, interpolation_mode, 3)
+        result = k.grid_sampler(
+            input_data, grid_data, interpolation_mode, padding_mode, align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (input._rg or grid._rg):
+        grad_fn = _new(nodes.GridSampler3DBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_input = input._grad_fn
+        if edge_input is None:
+            edge_input = grad_accumulator(input) if input._rg else None
+        elif input._output_nr:
+            edge_input = (edge_input, input._output_nr)
+        edge_grid = grid._grad_fn
+        if edge_grid is None:
+            edge_grid = grad_accumulator(grid) if grid._rg else None
+        elif grid._output_nr:
+            edge_grid = (edge_grid, grid._output_nr)
+        grad_fn._next_edges = (
+            edge_input,
+            edge_grid,
+        )
+        grad_fn.align_corners_ = align_corners
+        grad_fn.grid_ = (
+            grid if grid._vc is None and grid._grad_fn is None else SavedVariable(grid, False)
+        )
+        grad_fn.input_ = (
+            input if input._vc is None and input._grad_fn is None else SavedVariable(input, False)
+        )
+        grad_fn.interpolation_mode_ = interpolation_mode
+        grad_fn.padding_mode_ = padding_mode
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def reflection_pad1d(self, padding):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

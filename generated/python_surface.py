@@ -361,6 +361,15 @@ FUNCTIONS = {
         ops.upsample_bicubic2d_op,
     ),
     "upsample_bicubic2d_backward": (ops.upsample_bicubic2d_backward_op,),
+    "im2col": (ops.im2col_op,),
+    "col2im": (ops.col2im_op,),
+    "affine_grid_generator": (ops.affine_grid_generator_op,),
+    "affine_grid_generator_backward": (ops.affine_grid_generator_backward_op,),
+    "grid_sampler": (ops.grid_sampler_op,),
+    "grid_sampler_2d": (ops.grid_sampler_2d_op,),
+    "grid_sampler_2d_backward": (ops.grid_sampler_2d_backward_op,),
+    "grid_sampler_3d": (ops.grid_sampler_3d_op,),
+    "grid_sampler_3d_backward": (ops.grid_sampler_3d_backward_op,),
     "reflection_pad1d": (ops.reflection_pad1d_op,),
     "reflection_pad1d_backward": (ops.reflection_pad1d_backward_op,),
     "reflection_pad2d": (ops.reflection_pad2d_op,),
@@ -686,6 +695,21 @@ upsample_trilinear3d_backward = function(
 upsample_bicubic2d = function("upsample_bicubic2d", FUNCTIONS["upsample_bicubic2d"])
 upsample_bicubic2d_backward = function(
     "upsample_bicubic2d_backward", FUNCTIONS["upsample_bicubic2d_backward"]
+)
+im2col = function("im2col", FUNCTIONS["im2col"])
+col2im = function("col2im", FUNCTIONS["col2im"])
+affine_grid_generator = function("affine_grid_generator", FUNCTIONS["affine_grid_generator"])
+affine_grid_generator_backward = function(
+    "affine_grid_generator_backward", FUNCTIONS["affine_grid_generator_backward"]
+)
+grid_sampler = function("grid_sampler", FUNCTIONS["grid_sampler"])
+grid_sampler_2d = function("grid_sampler_2d", FUNCTIONS["grid_sampler_2d"])
+grid_sampler_2d_backward = function(
+    "grid_sampler_2d_backward", FUNCTIONS["grid_sampler_2d_backward"]
+)
+grid_sampler_3d = function("grid_sampler_3d", FUNCTIONS["grid_sampler_3d"])
+grid_sampler_3d_backward = function(
+    "grid_sampler_3d_backward", FUNCTIONS["grid_sampler_3d_backward"]
 )
 reflection_pad1d = function("reflection_pad1d", FUNCTIONS["reflection_pad1d"])
 reflection_pad1d_backward = function(

@@ -394,6 +394,14 @@ def _upsample_bicubic2d_vec_composite(keyset, input, output_size, align_corners,
     return decompositions.upsample_bicubic2d_vec(input, output_size, align_corners, scale_factors)
 
 
+def _affine_grid_generator_backward_composite(keyset, grad, size, align_corners):
+    return decompositions.affine_grid_generator_backward(grad, size, align_corners)
+
+
+def _grid_sampler_composite(keyset, input, grid, interpolation_mode, padding_mode, align_corners):
+    return decompositions.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def _embedding_bag_composite(
     keyset,
     weight,
@@ -769,6 +777,13 @@ def register_all():
     )
     ops.upsample_bicubic2d_op.register_kernel(CPU, cpu_kernels.upsample_bicubic2d)
     ops.upsample_bicubic2d_backward_op.register_kernel(CPU, cpu_kernels.upsample_bicubic2d_backward)
+    ops.im2col_op.register_kernel(CPU, cpu_kernels.im2col)
+    ops.col2im_op.register_kernel(CPU, cpu_kernels.col2im)
+    ops.affine_grid_generator_op.register_kernel(CPU, cpu_kernels.affine_grid_generator)
+    ops.grid_sampler_2d_op.register_kernel(CPU, cpu_kernels.grid_sampler_2d)
+    ops.grid_sampler_2d_backward_op.register_kernel(CPU, cpu_kernels.grid_sampler_2d_backward)
+    ops.grid_sampler_3d_op.register_kernel(CPU, cpu_kernels.grid_sampler_3d)
+    ops.grid_sampler_3d_backward_op.register_kernel(CPU, cpu_kernels.grid_sampler_3d_backward)
     ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
     ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
@@ -1142,6 +1157,17 @@ def register_all():
     ops.upsample_bicubic2d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.upsample_bicubic2d_backward
     )
+    ops.im2col_op.register_kernel(AUTOGRAD, autograd_kernels.im2col)
+    ops.col2im_op.register_kernel(AUTOGRAD, autograd_kernels.col2im)
+    ops.affine_grid_generator_op.register_kernel(AUTOGRAD, autograd_kernels.affine_grid_generator)
+    ops.grid_sampler_2d_op.register_kernel(AUTOGRAD, autograd_kernels.grid_sampler_2d)
+    ops.grid_sampler_2d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.grid_sampler_2d_backward
+    )
+    ops.grid_sampler_3d_op.register_kernel(AUTOGRAD, autograd_kernels.grid_sampler_3d)
+    ops.grid_sampler_3d_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.grid_sampler_3d_backward
+    )
     ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.reflection_pad1d_backward
@@ -1497,6 +1523,12 @@ def register_all():
     )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.upsample_bicubic2d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_bicubic2d_vec_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.affine_grid_generator_backward_op.register_kernel(
+        AUTOGRAD | CPU, _affine_grid_generator_backward_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.grid_sampler_op.register_kernel(AUTOGRAD | CPU, _grid_sampler_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.embedding_bag_op.register_kernel(AUTOGRAD | CPU, _embedding_bag_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

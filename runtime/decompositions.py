@@ -369,3 +369,6 @@ from .pool_decompositions import *  # noqa: E402,F401,F403
 
 # embedding_bag's composites
 from .embedding_decompositions import *  # noqa: E402,F401,F403
+
+# The sampling family's composites (its __all__).
+from .sampling_decompositions import *  # noqa: E402,F401,F403

@@ -31,6 +31,14 @@ def opmath_dtype(dtype: np.dtype) -> np.dtype:
     return _F32 if dtype == _HALF else dtype
 
 
+def fused_multiply_add(a, b, c, ct: np.dtype) -> np.ndarray:
+    """``a * b + c`` rounded once to ``ct`` (a fused multiply-add, as PyTorch's CPU build
+    contracts such expressions): float32 through float64, float64 through the platform's
+    long double."""
+    wide = np.float64 if ct == _F32 else np.longdouble
+    return (np.asarray(a, wide) * wide(b) + wide(c)).astype(ct)
+
+
 def refuse_non_float(a: np.ndarray, kernel: str) -> None:
     """PyTorch's dispatch-macro refusal for a kernel defined on floating types only."""
     if a.dtype.kind != "f":

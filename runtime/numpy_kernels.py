@@ -2199,3 +2199,6 @@ from .distance_kernels import *  # noqa: E402,F401,F403
 
 # The upsampling ops' kernels (its __all__), named k.<fn> in the YAML.
 from .resample_kernels import *  # noqa: E402,F401,F403
+
+# The sliding-block and sampling ops' kernels (its __all__), named k.<fn> in the YAML.
+from .sampling_kernels import *  # noqa: E402,F401,F403

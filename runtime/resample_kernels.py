@@ -20,6 +20,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import dtypes
+from .kernel_support import fused_multiply_add as _fused
 from .kernel_support import in_layout_of, opmath, opmath_dtype, shape_text
 
 __all__ = [
@@ -133,13 +134,6 @@ def upsample_backward_check(grad_output, output_size, input_size, nd: int, name:
 
 
 # ---- index arithmetic -------------------------------------------------------------------------
-
-
-def _fused(a: np.ndarray, b, c, ct: np.dtype) -> np.ndarray:
-    """``a * b + c`` rounded once to ``ct`` (a fused multiply-add): float32 through float64,
-    float64 through the platform's long double."""
-    wide = np.float64 if ct == _F32 else np.longdouble
-    return (np.asarray(a, wide) * wide(b) + wide(c)).astype(ct)
 
 
 def _floorf(real: np.ndarray) -> np.ndarray:

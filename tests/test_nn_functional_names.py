@@ -38,7 +38,7 @@ NAMES = (
     "max_pool2d max_pool2d_with_indices max_pool3d max_pool3d_with_indices "
     "avg_pool2d avg_pool3d adaptive_avg_pool2d adaptive_avg_pool3d "
     # upsampling and sampling
-    "interpolate upsample upsample_nearest upsample_bilinear "
+    "interpolate upsample upsample_nearest upsample_bilinear unfold fold affine_grid grid_sample "
     # the other poolings
     "max_pool1d max_pool1d_with_indices avg_pool1d adaptive_avg_pool1d "
     "adaptive_max_pool1d adaptive_max_pool1d_with_indices adaptive_max_pool2d "

@@ -298,6 +298,28 @@ TESTED_ELSEWHERE.update(
     }
 )
 
+# sliding blocks and grid sampling: test_fold.py and test_grid_sample.py compare each with
+# torch (values, gradients, second derivatives, tangents, nodes, saved fields, errors), and
+# test_opinfo.py runs torch's samples
+TESTED_ELSEWHERE.update(
+    {f"aten.{name}.default": "test_fold.py and test_opinfo.py" for name in ("im2col", "col2im")}
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_grid_sample.py"
+        for name in ("affine_grid_generator", "affine_grid_generator_backward")
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}.default": "test_grid_sample.py and test_opinfo.py"
+        for name in (
+            "grid_sampler grid_sampler_2d grid_sampler_2d_backward grid_sampler_3d "
+            "grid_sampler_3d_backward"
+        ).split()
+    }
+)
+
 
 def _all_overloads():
     from codegen import model

@@ -671,3 +671,6 @@ from .conv_manual import *  # noqa: E402,F401,F403
 
 # The attention ops' helpers (its __all__).
 from .attention_manual import *  # noqa: E402,F401,F403
+
+# The grid-sampling ops' helpers (its __all__).
+from .sampling_manual import *  # noqa: E402,F401,F403

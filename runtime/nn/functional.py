@@ -102,6 +102,7 @@ from ._pooling import (
     max_unpool3d,
 )
 from ._resample import interpolate, upsample, upsample_bilinear, upsample_nearest
+from ._sampling import affine_grid, fold, grid_sample, unfold
 
 __all__ = [
     # softmax family
@@ -228,6 +229,10 @@ __all__ = [
     "upsample",
     "upsample_bilinear",
     "upsample_nearest",
+    "affine_grid",
+    "fold",
+    "grid_sample",
+    "unfold",
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
