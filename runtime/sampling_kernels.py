@@ -9,11 +9,13 @@ sums round as torch's do.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 
 from . import dtypes
+from .conv_kernels import _col2im, _windows
 from .kernel_support import fused_multiply_add, opmath, shape_text
 
 __all__ = [
@@ -170,45 +172,34 @@ def col2im_check(self, output_size, kernel_size, dilation, padding, stride) -> N
 
 def im2col(self: np.ndarray, kernel_size, dilation, padding, stride) -> np.ndarray:
     """``(N, C, H, W)`` -> ``(N, C * kh * kw, L)``: every block, channel-major, then the
-    kernel's rows and columns; an unbatched ``(C, H, W)`` gives ``(C * kh * kw, L)``."""
+    kernel's rows and columns; an unbatched ``(C, H, W)`` gives ``(C * kh * kw, L)``.
+    The blocks are the convolution's windows."""
     batched = self.ndim == 4
     x = self if batched else self[None]
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
-    n, c, height, width = x.shape
-    out_h = _blocks(height, kh, dh, ph, sh)
-    out_w = _blocks(width, kw, dw, pw, sw)
-    padded = np.zeros((n, c, height + 2 * ph, width + 2 * pw), dtype=x.dtype)
-    padded[:, :, ph : ph + height, pw : pw + width] = x
-    s_n, s_c, s_h, s_w = padded.strides
-    blocks = np.lib.stride_tricks.as_strided(
-        padded,
-        shape=(n, c, kh, kw, out_h, out_w),
-        strides=(s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw),
-        writeable=False,
-    )
-    cols = blocks.reshape(n, c * kh * kw, out_h * out_w)
+    n, c = x.shape[:2]
+    view = _windows(x, kernel_size, stride, padding, dilation)  # (N, C, oh, ow, kh, kw)
+    blocks = view.shape[2] * view.shape[3]
+    cols = view.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * math.prod(kernel_size), blocks)
     return cols if batched else cols[0]
 
 
 def col2im(self: np.ndarray, output_size, kernel_size, dilation, padding, stride) -> np.ndarray:
     """The blocks of ``(N, C * kh * kw, L)`` summed back into ``(N, C, H, W)`` (unbatched
-    ``(C * kh * kw, L)`` into ``(C, H, W)``); overlapping blocks add up."""
+    ``(C * kh * kw, L)`` into ``(C, H, W)``); overlapping blocks add up, one kernel
+    position at a time, as the convolution's backward adds them."""
     batched = self.ndim == 3
     cols = self if batched else self[None]
-    (height, width), (kh, kw) = output_size, kernel_size
-    (dh, dw), (ph, pw), (sh, sw) = dilation, padding, stride
     n = cols.shape[0]
-    c = cols.shape[1] // (kh * kw)
-    out_h = _blocks(height, kh, dh, ph, sh)
-    out_w = _blocks(width, kw, dw, pw, sw)
-    blocks = cols.reshape(n, c, kh, kw, out_h, out_w)
-    padded = np.zeros((n, c, height + 2 * ph, width + 2 * pw), dtype=cols.dtype)
-    for i in range(kh):
-        rows = slice(i * dh, i * dh + sh * (out_h - 1) + 1, sh)
-        for j in range(kw):
-            columns = slice(j * dw, j * dw + sw * (out_w - 1) + 1, sw)
-            padded[:, :, rows, columns] += blocks[:, :, i, j]
-    image = np.ascontiguousarray(padded[:, :, ph : ph + height, pw : pw + width])
+    c = cols.shape[1] // math.prod(kernel_size)
+    out_shape = [
+        _blocks(size, k, d, p, s)
+        for size, k, d, p, s in zip(output_size, kernel_size, dilation, padding, stride)
+    ]
+    # (N, C, kh, kw, oh, ow) -> the convolution's (C, kh, kw, N, oh, ow)
+    blocks = cols.reshape((n, c) + tuple(kernel_size) + tuple(out_shape)).transpose(
+        1, 2, 3, 0, 4, 5
+    )
+    image = _col2im(blocks, c, n, kernel_size, out_shape, output_size, stride, padding, dilation)
     return image if batched else image[0]
 
 
