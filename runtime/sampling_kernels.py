@@ -29,6 +29,7 @@ __all__ = [
     "grid_sampler_check",
     "grid_sampler",
     "grid_sampler_backward",
+    "grid_sampler_backward_in_grid",
 ]
 
 
@@ -290,7 +291,7 @@ def affine_grid_generator(theta: np.ndarray, size, align_corners: bool) -> np.nd
 # at once; the backward scatters with one bincount. Loops run only over the few taps of a
 # point (4 or 8 corners, 16 bicubic taps) and the 2 or 3 grid components.
 
-_BILINEAR, _NEAREST, _BICUBIC = 0, 1, 2
+BILINEAR, NEAREST, BICUBIC = 0, 1, 2
 _ZEROS, _BORDER, _REFLECTION = 0, 1, 2
 _CUBIC_A = -0.75
 
@@ -320,9 +321,9 @@ def grid_sampler_check(input, grid, interpolation_mode: int, nd: int) -> None:
             f"dimensions, but got input with sizes {shape_text(x.shape)} and grid with "
             f"sizes {shape_text(g.shape)}"
         )
-    if interpolation_mode == _BICUBIC and nd == 3:
+    if interpolation_mode == BICUBIC and nd == 3:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if interpolation_mode not in (_BILINEAR, _NEAREST, _BICUBIC):
+    if interpolation_mode not in (BILINEAR, NEAREST, BICUBIC):
         raise RuntimeError(f"grid_sampler(): unknown interpolation mode {interpolation_mode}")
     if x.dtype.kind != "f":
         kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
@@ -379,7 +380,8 @@ def _pad_position(position, size: int, padding_mode: int, align_corners: bool):
 
 
 def _cubic_weights(t: np.ndarray):
-    """The four cubic-convolution weights of fraction ``t`` and their derivatives in t."""
+    """The four cubic-convolution weights of fraction ``t`` and their first and second
+    derivatives in t."""
     a = _CUBIC_A
 
     def near(x):
@@ -394,36 +396,48 @@ def _cubic_weights(t: np.ndarray):
     def far_slope(x):
         return (3 * a * x - 10 * a) * x + 8 * a
 
+    def near_curvature(x):
+        return 6 * (a + 2) * x - 2 * (a + 3)
+
+    def far_curvature(x):
+        return 6 * a * x - 10 * a
+
     weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
     slopes = [far_slope(t + 1), near_slope(t), -near_slope(1 - t), -far_slope(2 - t)]
-    return weights, slopes
+    curvatures = [far_curvature(t + 1), near_curvature(t), near_curvature(1 - t)]
+    curvatures.append(far_curvature(2 - t))
+    return weights, slopes, curvatures
 
 
 def _axis_taps(coord, size, mode, padding_mode, align_corners):
-    """Per spatial axis: a list of taps (index, weight, d weight / d coord), indices
-    possibly outside [0, size) (those read zero)."""
+    """Per spatial axis: a list of taps (index, weight, d weight / d coord,
+    d2 weight / d coord2), indices possibly outside [0, size) (those read zero). Positions
+    depend piecewise linearly on the coordinate, so only bicubic weights curve."""
     position, scale = _unnormalize(coord, size, align_corners)
-    if mode == _BICUBIC:
+    if mode == BICUBIC:
         base = np.floor(position)
-        weights, slopes = _cubic_weights(position - base)
+        weights, slopes, curvatures = _cubic_weights(position - base)
         taps = []
         for i in range(4):
             at, _ = _pad_position(base - 1 + i, size, padding_mode, align_corners)
-            taps.append((at.astype(np.int64), weights[i], slopes[i] * scale))
+            taps.append(
+                (at.astype(np.int64), weights[i], slopes[i] * scale, curvatures[i] * scale**2)
+            )
         return taps
     position, d_pad = _pad_position(position, size, padding_mode, align_corners)
     d_position = scale * d_pad
-    if mode == _NEAREST:
-        return [(np.rint(position).astype(np.int64), np.ones_like(position), 0)]
+    if mode == NEAREST:
+        return [(np.rint(position).astype(np.int64), np.ones_like(position), 0, 0)]
     low = np.floor(position)
     frac = position - low
     low = low.astype(np.int64)
-    return [(low, 1 - frac, -d_position), (low + 1, frac, d_position)]
+    return [(low, 1 - frac, -d_position, 0), (low + 1, frac, d_position, 0)]
 
 
-def _taps(input_shape, grid: np.ndarray, mode, padding_mode, align_corners):
+def _taps(input_shape, grid: np.ndarray, mode, padding_mode, align_corners, curvatures=False):
     """Every tap of every output point: (flat index into the spatial dims, in-bounds mask,
-    weight, [d weight / d grid component]) for the product of the per-axis taps."""
+    weight, [d weight / d position on each axis]) for the product of the per-axis taps; with
+    ``curvatures``, also the weight's second derivatives, [[d2 weight / d axis d axis']]."""
     spatial = input_shape[2:]
     nd = len(spatial)
     per_axis = [
@@ -434,18 +448,29 @@ def _taps(input_shape, grid: np.ndarray, mode, padding_mode, align_corners):
     for combo in np.ndindex(*[len(taps) for taps in per_axis]):
         chosen = [per_axis[axis][i] for axis, i in enumerate(combo)]
         index, inside, weight = 0, True, 1
-        for (at, w, _), size, stride in zip(chosen, spatial, strides):
+        for (at, w, _, _), size, stride in zip(chosen, spatial, strides):
             inside = inside & (at >= 0) & (at < size)
             index = index + np.clip(at, 0, size - 1) * stride
             weight = weight * w
-        slopes = []
+        slopes = [_weight_derivative(chosen, {axis: 1}) for axis in range(nd)]
+        if not curvatures:
+            yield index, inside, weight, slopes
+            continue
+        second = [[None] * nd for _ in range(nd)]
         for axis in range(nd):
-            slope = chosen[axis][2]
-            for other in range(nd):
-                if other != axis:
-                    slope = slope * chosen[other][1]
-            slopes.append(slope)
-        yield index, inside, weight, slopes
+            for other in range(axis, nd):
+                orders = {axis: 2} if axis == other else {axis: 1, other: 1}
+                second[axis][other] = second[other][axis] = _weight_derivative(chosen, orders)
+        yield index, inside, weight, slopes, second
+
+
+def _weight_derivative(chosen, orders: dict):
+    """A derivative of the product of the per-axis weights of ``chosen`` taps: on each axis,
+    the weight's derivative of the order ``orders`` gives it (0: the weight itself)."""
+    product = 1
+    for axis, tap in enumerate(chosen):
+        product = product * tap[1 + orders.get(axis, 0)]
+    return product
 
 
 def _gather(x: np.ndarray, index: np.ndarray, inside) -> np.ndarray:
@@ -471,37 +496,95 @@ def grid_sampler(
     return out.astype(input.dtype, copy=False)
 
 
+def _scatter_add(shape, contributions) -> np.ndarray:
+    """The sum into a zero array of ``shape`` (N, C, *S) of (index, values) pairs, values
+    (N, C, *O) added at the flat spatial ``index`` (N, *O) of their plane."""
+    n, c = shape[:2]
+    spatial = int(np.prod(shape[2:]))
+    planes = (np.arange(n * c) * spatial).reshape((n, c) + (1,) * (len(shape) - 2))
+    indices = [(planes + np.expand_dims(index, 1)).ravel() for index, _ in contributions]
+    values = [values.ravel() for _, values in contributions]
+    flat = np.bincount(
+        np.concatenate(indices) if indices else np.zeros(0, np.int64),
+        weights=np.concatenate(values) if values else None,
+        minlength=n * c * spatial,
+    )
+    return flat.reshape(shape)
+
+
 def grid_sampler_backward(
     grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
 ):
     """(grad_input, grad_grid), each None where output_mask is False."""
     x, g, go = opmath(input), opmath(grid), opmath(grad_output)
-    n, c = x.shape[:2]
     nd = g.shape[-1]
-    spatial = int(np.prod(x.shape[2:]))
     want_input, want_grid = output_mask
-    scatter_index, scatter_weight = [], []
+    scattered = []
     grad_grid = np.zeros(g.shape, x.dtype) if want_grid else None
-    planes = (np.arange(n * c) * spatial).reshape(n, c, *([1] * nd))
     for index, inside, weight, slopes in _taps(
         x.shape, g, interpolation_mode, padding_mode, align_corners
     ):
         if want_input:
             contribution = go * np.expand_dims(weight * inside, 1)
-            scatter_index.append((planes + np.expand_dims(index, 1)).ravel())
-            scatter_weight.append(np.broadcast_to(contribution, go.shape).ravel())
-        if want_grid and interpolation_mode != _NEAREST:
+            scattered.append((index, np.broadcast_to(contribution, go.shape)))
+        if want_grid and interpolation_mode != NEAREST:
             read = (_gather(x, index, inside) * go).sum(axis=1)
             for component in range(nd):
                 grad_grid[..., component] += read * slopes[nd - 1 - component]
     grad_input = None
     if want_input:
-        flat = np.bincount(
-            np.concatenate(scatter_index) if scatter_index else np.zeros(0, np.int64),
-            weights=np.concatenate(scatter_weight) if scatter_weight else None,
-            minlength=n * c * spatial,
-        )
-        grad_input = flat.reshape(x.shape).astype(input.dtype)
+        grad_input = _scatter_add(x.shape, scattered).astype(input.dtype)
     if grad_grid is not None:
         grad_grid = grad_grid.astype(grid.dtype, copy=False)
     return grad_input, grad_grid
+
+
+def grid_sampler_backward_in_grid(
+    grad_grad_grid,
+    grad_output,
+    input,
+    grid,
+    interpolation_mode,
+    padding_mode,
+    align_corners,
+    output_mask,
+):
+    """The part of grid_sampler_backward's derivative that a gradient of its grad_grid,
+    ``grad_grad_grid``, feeds: (d grad_output, d input, d grid), None where output_mask is
+    False. grad_grid is a sum over taps of weight slopes times input times grad_output, so
+    the grid's tangent ``grad_grad_grid`` (its slope along each tap's weight) reaches
+    grad_output and input as a sampling and a scatter, and the grid through the weights'
+    second derivatives. Nearest weights are flat: nothing at all (None throughout)."""
+    if interpolation_mode == NEAREST:
+        return None, None, None
+    x, g, go, gg = opmath(input), opmath(grid), opmath(grad_output), opmath(grad_grad_grid)
+    nd = g.shape[-1]
+    want_output, want_input, want_grid = output_mask
+    d_output = np.zeros(go.shape, x.dtype) if want_output else None
+    d_grid = np.zeros(g.shape, x.dtype) if want_grid else None
+    scattered = []
+    axis_of = [nd - 1 - component for component in range(nd)]
+    for index, inside, _, slopes, second in _taps(
+        x.shape, g, interpolation_mode, padding_mode, align_corners, curvatures=True
+    ):
+        along = sum(gg[..., component] * slopes[axis_of[component]] for component in range(nd))
+        read = _gather(x, index, inside) if want_output or want_grid else None
+        if want_output:
+            d_output += read * np.expand_dims(along, 1)
+        if want_input:
+            contribution = go * np.expand_dims(along * inside, 1)
+            scattered.append((index, np.broadcast_to(contribution, go.shape)))
+        if want_grid:
+            paired = (read * go).sum(axis=1)
+            for target in range(nd):
+                bend = sum(
+                    gg[..., component] * second[axis_of[component]][axis_of[target]]
+                    for component in range(nd)
+                )
+                d_grid[..., target] += paired * bend
+    d_input = _scatter_add(x.shape, scattered).astype(input.dtype) if want_input else None
+    if d_output is not None:
+        d_output = d_output.astype(grad_output.dtype, copy=False)
+    if d_grid is not None:
+        d_grid = d_grid.astype(grid.dtype, copy=False)
+    return d_output, d_input, d_grid

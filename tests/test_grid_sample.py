@@ -279,13 +279,70 @@ def test_grid_sample_nodes_and_saved_fields_read_as_torch(torch, nd):
         assert scalars(got) == scalars(expected)
 
 
-def test_grid_sample_second_derivative_raises_not_implemented(torch):
-    # torch 2.13 has one; opgrad says it has none rather than return a wrong value
-    x, grid = _grid_inputs(og, 2, 14)
+def _second_derivatives(lib, nd, mode, padding, align, which):
+    """Gradients of (grad_output, input, grid) of a weighted sum of grid_sample's gradients,
+    grad_input's (``which`` has "I"), grad_grid's ("G") or both; None where undefined."""
+    x, grid = _grid_inputs(lib, nd, 15)
+    y = lib.nn.functional.grid_sample(x, grid, mode, padding, align)
+    rng = np.random.default_rng(16)
+    gout = lib.tensor(rng.standard_normal(tuple(y.shape)), requires_grad=True)
+    gx, gg = lib.autograd.grad(y, (x, grid), gout, create_graph=True)
+    loss = 0
+    if "I" in which:
+        loss = loss + (gx * lib.tensor(rng.standard_normal(tuple(gx.shape)))).sum()
+    if "G" in which:
+        loss = loss + (gg * lib.tensor(rng.standard_normal(tuple(gg.shape)))).sum()
+    extra = {"materialize_grads": False} if lib is not og else {}
+    grads = lib.autograd.grad(loss, (gout, x, grid), allow_unused=True, **extra)
+    return [None if g is None else g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("which", ["I", "G", "IG"])
+@pytest.mark.parametrize(
+    "nd, mode, padding, align",
+    [(2, *m) for m in MODES_2D] + [(3, *m) for m in MODES_3D],
+    ids=[f"{nd}d-{m}-{p}-{a}" for nd, ms in ((2, MODES_2D), (3, MODES_3D)) for m, p, a in ms],
+)
+def test_grid_sample_second_derivative_matches_torch(torch, nd, mode, padding, align, which):
+    # the undefined ones too: a nearest sampling's grad_grid has no derivative at all
+    got = _second_derivatives(og, nd, mode, padding, align, which)
+    expected = _second_derivatives(torch, nd, mode, padding, align, which)
+    assert [g is None for g in got] == [e is None for e in expected]
+    for g, e in zip(got, expected):
+        if e is not None:
+            np.testing.assert_allclose(g, e, rtol=1e-11, atol=1e-12)
+
+
+def test_grid_sample_grad_input_derivative_stays_differentiable(torch):
+    # what grad_input's gradient feeds runs through aten ops: a third derivative exists
+    def third(lib):
+        x, grid = _grid_inputs(lib, 2, 17)
+        y = lib.nn.functional.grid_sample(x, grid, "bicubic", "zeros", False)
+        gx, _ = lib.autograd.grad((y * y).sum(), (x, grid), create_graph=True)
+        (gg,) = lib.autograd.grad((gx * gx).sum(), (grid,), create_graph=True)
+        return lib.autograd.grad((gg * gg).sum(), (x,))[0].numpy()
+
+    np.testing.assert_allclose(third(og), third(torch), rtol=1e-10, atol=1e-11)
+
+
+def test_grid_sample_third_derivative_through_grad_grid_is_refused():
+    # torch builds that graph; opgrad's numpy part has none and says so instead
+    x, grid = _grid_inputs(og, 2, 18)
     y = og.nn.functional.grid_sample(x, grid, align_corners=False)
-    gx, gg = og.autograd.grad(y.sum() * 1.0, (x, grid), create_graph=True)
-    with pytest.raises(NotImplementedError, match="double backward of grid_sampler_2d"):
-        og.autograd.grad(gg.sum(), (x, grid))
+    _, gg = og.autograd.grad((y * y).sum(), (x, grid), create_graph=True)
+    with pytest.raises(NotImplementedError, match="third derivative"):
+        og.autograd.grad((gg * gg).sum(), (x, grid), create_graph=True)
+    # without create_graph the same second derivative is computed
+    assert og.autograd.grad((gg * gg).sum(), (x, grid))[1].shape == grid.shape
+
+
+def test_grid_sample_gradgradcheck():
+    x, grid = _grid_inputs(og, 2, 19)
+
+    def sample(x, grid):
+        return og.nn.functional.grid_sample(x, grid, "bicubic", "reflection", True)
+
+    assert og.autograd.gradgradcheck(sample, (x, grid))
 
 
 def test_grid_sample_forward_ad_is_refused_as_torch(torch):

@@ -118,16 +118,6 @@ XFAIL = [
         "opgrad's codegen saves them only when grad_output (whose formula reads them) needs "
         "a gradient, so a sample where only self requires grad reads None",
     ),
-    *(
-        Differs(
-            op,
-            ALL,
-            ("second_derivative",),
-            "grid_sampler_2d_backward / grid_sampler_3d_backward have no derivative in opgrad "
-            "yet (torch's is a composite in FunctionsManual): their node raises",
-        )
-        for op in ("nn.functional.grid_sample", "grid_sampler_2d", "grid_sampler_3d")
-    ),
 ]
 
 
