@@ -79,30 +79,45 @@ def _check_target_dtype(target) -> None:
 
 def _picked(self, target, weight, ignore_index):
     """Per target element: the input at its class (class axis 1), its class weight (0 where
-    ignored) and the ignored mask; PyTorch's IndexError for a class out of range."""
+    ignored), the ignored mask and the class index (0 where ignored); PyTorch's IndexError
+    for a class out of range. Without ignored elements, no masking is done at all."""
     n_classes = self.shape[1]
     t = target.astype(np.int64, copy=False)
     ignored = t == ignore_index
-    bad = ~ignored & ((t < 0) | (t >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
-    safe = np.where(ignored, 0, t)
+    if t.size and (t.min() < 0 or t.max() >= n_classes):
+        bad = ~ignored & ((t < 0) | (t >= n_classes))
+        if bad.any():
+            raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
+    some_ignored = ignored.any()
+    safe = np.where(ignored, 0, t) if some_ignored else t
     x = opmath(self[np.arange(len(safe)), safe])  # only the picked elements converted
     w = np.ones_like(x) if weight is None else opmath(weight)[safe]
-    return x, np.where(ignored, 0, w), ignored
+    if some_ignored:
+        w = np.where(ignored, 0, w)
+    return x, w, ignored if some_ignored else None, safe
+
+
+def _divided(numerator, denominator):
+    """``numerator / denominator`` as numpy divides them, inf or nan for a zero
+    denominator without numpy's warning (PyTorch gives no warning)."""
+    if denominator != 0:
+        return numerator / denominator
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return numerator / denominator
 
 
 def _nll(self, target, weight, reduction, ignore_index, per_sample: bool):
     """The output and total_weight of nll_loss / nll_loss2d on (N, C, ...) input."""
-    x, w, ignored = _picked(self, target, weight, ignore_index)
-    losses = np.where(ignored, 0, -x * w)
+    x, w, ignored, _ = _picked(self, target, weight, ignore_index)
+    losses = -x * w
+    if ignored is not None:
+        losses = np.where(ignored, 0, losses)
     if per_sample:
         return losses.astype(self.dtype), np.zeros((), self.dtype)
     total_weight = w.sum(dtype=np.float64)
     total = losses.sum(dtype=np.float64)
     if reduction == Reduction.MEAN:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            total = np.float64(total) / total_weight
+        total = _divided(np.float64(total), total_weight)
     return np.asarray(total, self.dtype), np.asarray(total_weight, self.dtype)
 
 
@@ -134,17 +149,21 @@ def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
 def _nll_grad(grad_output, self, target, weight, reduction, ignore_index, total_weight, per_sample):
     """The gradient of nll_loss (class axis 1 of ``self``) for a per-sample or single
     ``grad_output``."""
-    _, w, ignored = _picked(self, target, weight, ignore_index)
+    _, w, ignored, safe = _picked(self, target, weight, ignore_index)
     g = opmath(grad_output)
     if not per_sample:
         g = g.reshape(())
         if reduction == Reduction.MEAN:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                g = g / opmath(total_weight).reshape(())
-    grad = np.where(ignored, 0, -(w * g))
+            g = _divided(g, opmath(total_weight).reshape(()))
+    if np.isfinite(g).all():
+        grad = -(w * g)
+    else:  # a zero total weight's inf or nan meets the ignored elements' zero weights
+        with np.errstate(invalid="ignore"):
+            grad = -(w * g)
+    if ignored is not None:
+        grad = np.where(ignored, 0, grad)
     grad_input = np.zeros(self.shape, self.dtype)
-    t = np.where(ignored, 0, target.astype(np.int64, copy=False))
-    np.put_along_axis(grad_input, t[:, None], grad[:, None].astype(self.dtype), axis=1)
+    grad_input[np.arange(len(safe)), safe] = grad  # an ignored element's 0 lands on class 0
     return grad_input
 
 

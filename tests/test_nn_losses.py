@@ -469,3 +469,23 @@ def test_legacy_size_average_and_reduce_pick_torch_reduction(torch, size_average
         return kind, np.round(value.tolist(), 12).tolist(), messages
 
     assert_same(torch, scenario)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("targets", [[1, 1, 1, 1], [1, 0, 1, 4], [-3, -3, -3, -3]])
+def test_nll_loss_with_every_or_some_targets_ignored_matches_torch_silently(
+    torch, targets, dtype
+):
+    # all ignored: a 0/0 mean, nan without any numpy warning, and a nan gradient
+    def scenario(lib):
+        x = _leaf(lib, LOGITS, dtype)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loss = lib.nn.functional.nll_loss(x, lib.tensor(targets), ignore_index=targets[0])
+            (g,) = lib.autograd.grad(loss, x)
+        return [str(w.message) for w in caught], loss.item(), g.numpy()
+
+    got, expected = scenario(og), scenario(torch)
+    assert got[0] == expected[0] == []
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-6)
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-6)

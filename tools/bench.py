@@ -29,6 +29,8 @@ Cases (``--case`` takes the name or the letter):
             -> relu -> max_pool2d(2) -> conv2d(32, 3x3) -> relu -> adaptive_avg_pool2d(1)
             -> linear(10) -> cross_entropy. Its "numpy" column calls opgrad's convolution
             and pooling kernels directly (the same numpy work without the autograd).
+  i xent    ``F.cross_entropy(x, t).backward()`` on 64 x 1,000 float32 logits: the
+            softmax family's row kernels (log_softmax, nll_loss and their backwards).
 
 After the table, one line says how much memory case c's forward leaves allocated for
 backward (saved activations and graph, traced by tracemalloc), plain and with the three
@@ -452,6 +454,43 @@ class CNNCase:
         return step
 
 
+class CrossEntropyCase:
+    """log_softmax + nll_loss (F.cross_entropy) forward and backward on 64 rows of 1,000
+    float32 logits: two row-wise kernels, no matmul."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.logits = rng.standard_normal((64, 1000), dtype=np.float32)
+        self.target = rng.integers(0, 1000, 64)
+
+    def numpy_step(self):
+        x, t = self.logits, self.target
+        rows = np.arange(len(t))
+
+        def step():
+            shifted = x - x.max(1, keepdims=True)
+            log_probs = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+            loss = -log_probs[rows, t].mean()
+            grad = np.exp(log_probs)
+            grad[rows, t] -= 1
+            grad /= len(t)
+            return loss, grad
+
+        return lambda: step()[1:]
+
+    def autograd_step(self, mod):
+        F = mod.nn.functional
+        x = mod.tensor(self.logits, requires_grad=True)
+        t = mod.tensor(self.target)
+
+        def step():
+            x.grad = None
+            F.cross_entropy(x, t).backward()
+
+        step.check = lambda: check_grads(("x",), (x.grad,), self.numpy_step()())
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
@@ -462,6 +501,7 @@ CASES = {
     "mode": ("f", "f  case a inside an empty dispatch mode", ModeCase),
     "jvp": ("g", "g  jvp of case a's expression, 1 f64", JvpCase),
     "cnn": ("h", "h  CNN b32 3x32x32 f32 step", CNNCase),
+    "xent": ("i", "i  cross_entropy 64x1000 f32 fwd+bwd", CrossEntropyCase),
 }
 
 
