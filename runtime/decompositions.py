@@ -152,6 +152,8 @@ def matmul(self, other):
     follows PyTorch 2.13 case by case.
     """
     dim1, dim2 = self._data.ndim, other._data.ndim
+    if dim1 == 2 and dim2 == 2:  # the common case first
+        return aten.mm(self, other)
     if dim1 == 0 or dim2 == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {dim1}D and {dim2}D"
@@ -162,8 +164,6 @@ def matmul(self, other):
         return aten.mv(self, other)
     if dim1 == 1 and dim2 == 2:
         return aten.squeeze__dim(aten.mm(aten.unsqueeze(self, 0), other), 0)
-    if dim1 == 2 and dim2 == 2:
-        return aten.mm(self, other)
     if dim1 == 3 and dim2 == 3:
         # A batch of one on exactly one side broadcasts: drop it and fold.
         single1, single2 = self._data.shape[0] == 1, other._data.shape[0] == 1
