@@ -197,6 +197,10 @@ FUNCTIONS = {
     "dot": (ops.dot_op,),
     "mv": (ops.mv_op,),
     "matmul": (ops.matmul_op,),
+    "baddbmm": (
+        ops.baddbmm_op,
+        ops.baddbmm_out_op,
+    ),
     "bilinear": (ops.bilinear_op,),
     "_trilinear": (ops._trilinear_op,),
     "addmm": (ops.addmm_op,),
@@ -532,6 +536,7 @@ bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])
 mv = function("mv", FUNCTIONS["mv"])
 matmul = function("matmul", FUNCTIONS["matmul"])
+baddbmm = function("baddbmm", FUNCTIONS["baddbmm"])
 bilinear = function("bilinear", FUNCTIONS["bilinear"])
 _trilinear = function("_trilinear", FUNCTIONS["_trilinear"])
 addmm = function("addmm", FUNCTIONS["addmm"])

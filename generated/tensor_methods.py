@@ -82,6 +82,8 @@ class TensorMethods:
     dot = method("dot", (ops.dot_op,))
     mv = method("mv", (ops.mv_op,))
     matmul = method("matmul", (ops.matmul_op,))
+    baddbmm = method("baddbmm", (ops.baddbmm_op,))
+    baddbmm_ = method("baddbmm_", (ops.baddbmm__op,))
     addmm = method("addmm", (ops.addmm_op,))
     repeat = method("repeat", (ops.repeat_op,))
     rsqrt = method("rsqrt", (ops.rsqrt_op,))
