@@ -10948,6 +10948,42 @@ flatten_using_ints = flatten_using_ints_op._entry = _flatten_using_ints_entry(
 flatten_using_ints_op._make_entry = _flatten_using_ints_entry
 
 
+unflatten_int_op = define(
+    "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"
+)
+_unflatten_int_kernels = unflatten_int_op.kernels
+
+
+def _unflatten_int_entry(_site):
+    def unflatten_int(self, dim, sizes):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unflatten_int_op, self, dim, sizes)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unflatten_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unflatten_int_op, 1)
+                if sizes.__class__ is not tuple:
+                    sizes = int_list(sizes, 1, _site, unflatten_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, unflatten_int_op, self, dim, sizes)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unflatten_int_kernels[keyset]
+            return kernel(keyset, self, dim, sizes)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unflatten_int
+
+
+unflatten_int = unflatten_int_op._entry = _unflatten_int_entry(Site(unflatten_int_op))
+unflatten_int_op._make_entry = _unflatten_int_entry
+
+
 repeat_interleave_self_int_op = define(
     "aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"
 )

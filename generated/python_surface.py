@@ -230,6 +230,7 @@ FUNCTIONS = {
     "_unsafe_view": (ops._unsafe_view_op,),
     "reshape": (ops.reshape_op,),
     "flatten": (ops.flatten_using_ints_op,),
+    "unflatten": (ops.unflatten_int_op,),
     "repeat_interleave": (ops.repeat_interleave_self_int_op,),
     "unsqueeze": (ops.unsqueeze_op,),
     "squeeze": (
@@ -572,6 +573,7 @@ permute = function("permute", FUNCTIONS["permute"])
 _unsafe_view = function("_unsafe_view", FUNCTIONS["_unsafe_view"])
 reshape = function("reshape", FUNCTIONS["reshape"])
 flatten = function("flatten", FUNCTIONS["flatten"])
+unflatten = function("unflatten", FUNCTIONS["unflatten"])
 repeat_interleave = function("repeat_interleave", FUNCTIONS["repeat_interleave"])
 unsqueeze = function("unsqueeze", FUNCTIONS["unsqueeze"])
 squeeze = function("squeeze", FUNCTIONS["squeeze"])

@@ -240,6 +240,10 @@ def _flatten_using_ints_composite(keyset, self, start_dim, end_dim):
     return decompositions.flatten(self, start_dim, end_dim)
 
 
+def _unflatten_int_composite(keyset, self, dim, sizes):
+    return decompositions.unflatten(self, dim, sizes)
+
+
 def _repeat_interleave_self_int_composite(keyset, self, repeats, dim, output_size):
     return decompositions.repeat_interleave_self_int(self, repeats, dim, output_size)
 
@@ -1449,6 +1453,8 @@ def register_all():
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.flatten_using_ints_op.register_kernel(AUTOGRAD | CPU, _flatten_using_ints_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.unflatten_int_op.register_kernel(AUTOGRAD | CPU, _unflatten_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.repeat_interleave_self_int_op.register_kernel(
         AUTOGRAD | CPU, _repeat_interleave_self_int_composite

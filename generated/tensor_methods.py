@@ -94,6 +94,7 @@ class TensorMethods:
     view = method("view", (ops.view_op,))
     reshape = method("reshape", (ops.reshape_op,))
     flatten = method("flatten", (ops.flatten_using_ints_op,))
+    unflatten = method("unflatten", (ops.unflatten_int_op,))
     repeat_interleave = method("repeat_interleave", (ops.repeat_interleave_self_int_op,))
     expand = method("expand", (ops.expand_op,))
     expand_as = method("expand_as", (ops.expand_as_op,))

@@ -328,6 +328,7 @@ TESTED_ELSEWHERE.update(
         for name in ("baddbmm.default", "baddbmm_.default", "baddbmm.out")
     }
 )
+TESTED_ELSEWHERE["aten.unflatten.int"] = "test_unflatten.py and test_opinfo.py"
 
 
 def _all_overloads():
