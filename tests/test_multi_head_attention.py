@@ -378,3 +378,20 @@ def test_values_match_a_module_of_torch(torch):
     )
     assert_same_tensor(got, expected, rtol=1e-9, atol=1e-12)
     assert_same_tensor(got_w, expected_w, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "shape, dims",
+    [((3, 2, 2, 4), (1, 2, 0, 3)), ((2, 3, 2, 4), (0, 2, 1, 3)), ((2, 2, 3, 4), (0, 1, 2, 3))],
+    ids=["sequence_outermost", "heads_inner", "contiguous"],
+)
+def test_flash_attention_output_is_laid_out_like_the_query(torch, shape, dims):
+    """scaled_dot_product_attention's CPU flash output keeps the query's dim order, on which
+    the view-ness of multi_head_attention_forward's reshape depends."""
+
+    def strides(lib):
+        q = lib.ones(*shape, dtype=lib.float64).permute(*dims)
+        out = lib.nn.functional.scaled_dot_product_attention(q, q, q)
+        return out.stride(), out.permute(2, 0, 1, 3).reshape(-1, 4)._base is not None
+
+    assert strides(og) == strides(torch)
