@@ -191,7 +191,7 @@ def _none_or_dtype(input: Optional[Tensor]):
         return None
     if isinstance(input, Tensor):
         return input.dtype
-    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+    raise RuntimeError("input to _none_or_dtype() must be None or opgrad.Tensor")
 
 
 def _multi_head_attention_forward(
