@@ -3150,6 +3150,60 @@ def mv(keyset, self, vec):
     return result
 
 
+def baddbmm(keyset, self, batch1, batch2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or batch1._rg or batch2._rg):
+        grad_fn = nodes.BaddbmmBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(batch1),
+            next_edge(batch2),
+        )
+        grad_fn.alpha_ = alpha
+        if batch2._rg:
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        if batch1._rg:
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.beta_ = beta
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.baddbmm_op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.baddbmm(self, batch1, batch2, beta, alpha, result)
+    return result
+
+
+def baddbmm_(keyset, self, batch1, batch2, beta, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or batch1._rg or batch2._rg):
+        check_inplace(self)
+        grad_fn = nodes.BaddbmmBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(batch1),
+            next_edge(batch2),
+        )
+        grad_fn.alpha_ = alpha
+        if batch2._rg:
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        if batch1._rg:
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.beta_ = beta
+    tangents = (
+        jvp_kernels.baddbmm__pre(self, batch1, batch2, beta, alpha) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.baddbmm__op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.baddbmm_(self, batch1, batch2, beta, alpha, result, tangents)
+    return result
+
+
 def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     grad_fn = None
     if _tls.grad_enabled and (i1._rg or i2._rg or i3._rg):
@@ -6486,3 +6540,18 @@ def mm_out(keyset, self, mat2, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.mm_out_op.kernels[keyset]
     return redispatch(keyset, self, mat2, out)
+
+
+def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "baddbmm",
+            self,
+            batch1,
+            batch2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.baddbmm_out_op.kernels[keyset]
+    return redispatch(keyset, self, batch1, batch2, beta, alpha, out)

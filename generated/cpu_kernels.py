@@ -2160,6 +2160,41 @@ def mv(keyset, self, vec):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def baddbmm(keyset, self, batch1, batch2, beta, alpha):
+    """CPU kernel of baddbmm"""
+    k.baddbmm_check(self, batch1, batch2)
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    result = k.baddbmm(self, batch1, batch2, beta, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def baddbmm_(keyset, self, batch1, batch2, beta, alpha):
+    """CPU kernel of baddbmm_"""
+    k.baddbmm_check(self, batch1, batch2)
+    target = self
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    result = k.baddbmm(self, batch1, batch2, beta, alpha)
+    return copy_into(target, result)
+
+
+def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
+    """CPU kernel of baddbmm.out"""
+    k.baddbmm_check(self, batch1, batch2)
+    target = out
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.baddbmm(self, batch1, batch2, beta, alpha)
+    return write_out(target, result)
+
+
 def _trilinear(keyset, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     """CPU kernel of _trilinear"""
     i1 = i1._data

@@ -583,6 +583,22 @@ def mm_out(keyset, self, mat2, out):
     return result
 
 
+def baddbmm_(keyset, self, batch1, batch2, beta, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.baddbmm__op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha)
+    bump_version(self)
+    return result
+
+
+def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.baddbmm_out_op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha, out)
+    bump_version(out)
+    return result
+
+
 def rsqrt_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.rsqrt__op.kernels[keyset]

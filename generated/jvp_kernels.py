@@ -3363,6 +3363,74 @@ def mv(self, vec, result):
     set_fw_grad(result, tangent)
 
 
+def baddbmm(self, batch1, batch2, beta, alpha, result):
+    # maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    self_t = fw_grad(self)
+    batch1_t = fw_grad(batch1)
+    batch2_t = fw_grad(batch2)
+    if self_t is None and batch1_t is None and batch2_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if batch1_t is None:
+        batch1_t = zeros_tangent(batch1)
+    if batch2_t is None:
+        batch2_t = zeros_tangent(batch2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(batch1_t.bmm(batch2), alpha)
+            + maybe_multiply(batch1.bmm(batch2_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def baddbmm__pre(self, batch1, batch2, beta, alpha):
+    self_t = fw_grad(self)
+    batch1_t = fw_grad(batch1)
+    batch2_t = fw_grad(batch2)
+    if self_t is None and batch1_t is None and batch2_t is None:
+        return None
+    return (
+        self_t,
+        batch1_t,
+        batch2_t,
+    )
+
+
+def baddbmm_(self, batch1, batch2, beta, alpha, result, tangents):
+    # maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    self_t, batch1_t, batch2_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if batch1_t is None:
+        batch1_t = zeros_tangent(batch1)
+    if batch2_t is None:
+        batch2_t = zeros_tangent(batch2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            maybe_multiply(self_t, beta)
+            + maybe_multiply(batch1_t.bmm(batch2), alpha)
+            + maybe_multiply(batch1.bmm(batch2_t), alpha)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim, result):
     # _trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
     i1_t = fw_grad(i1)

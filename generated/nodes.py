@@ -7070,6 +7070,92 @@ class MvBackward0(Node):
         return raw_saved(self, "vec_")
 
 
+class BaddbmmBackward0(Node):
+    """Backward of ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "batch1_",
+        "batch2_",
+        "beta_",
+    )
+    _releasable_slots = (
+        "batch1_",
+        "batch2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.batch1_ = None
+        self.batch2_ = None
+        self.beta_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        alpha = self.alpha_
+        batch1 = self.batch1_
+        if batch1.__class__ not in TENSOR_CLASSES:
+            if batch1 is not None:  # None: not saved, no formula that runs reads it
+                batch1 = unpack_saved(batch1, self)
+        elif batch1._vc is not None:
+            batch1 = unpack_saved(batch1, self)
+        batch2 = self.batch2_
+        if batch2.__class__ not in TENSOR_CLASSES:
+            if batch2 is not None:  # None: not saved, no formula that runs reads it
+                batch2 = unpack_saved(batch2, self)
+        elif batch2._vc is not None:
+            batch2 = unpack_saved(batch2, self)
+        beta = self.beta_
+        # batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+        grad_batch1 = (
+            maybe_multiply(aten.bmm(grad, batch2.transpose(1, 2)), alpha) if needs[1] else None
+        )
+        # batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+        grad_batch2 = (
+            maybe_multiply(aten.bmm(batch1.transpose(1, 2), grad), alpha) if needs[2] else None
+        )
+        # self: maybe_multiply(grad, beta)
+        grad_self = maybe_multiply(grad, beta) if needs[0] else None
+        return (
+            grad_self,
+            grad_batch1,
+            grad_batch2,
+        )
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_batch1(self):
+        return unpack_saved(self.batch1_, self)
+
+    @property
+    def _raw_saved_batch1(self):
+        return raw_saved(self, "batch1_")
+
+    @property
+    def _saved_batch2(self):
+        return unpack_saved(self.batch2_, self)
+
+    @property
+    def _raw_saved_batch2(self):
+        return raw_saved(self, "batch2_")
+
+    @property
+    def _saved_beta(self):
+        return self.beta_
+
+
 class TrilinearBackward0(Node):
     """Backward of ``_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor``."""
 

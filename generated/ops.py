@@ -9150,6 +9150,166 @@ matmul = matmul_op._entry = _matmul_entry(Site(matmul_op))
 matmul_op._make_entry = _matmul_entry
 
 
+baddbmm_op = define(
+    "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+)
+_baddbmm_kernels = baddbmm_op.kernels
+
+
+def _baddbmm_entry(_site):
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, baddbmm_op, self, batch1, batch2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, baddbmm_op, 0)
+                if batch1.__class__ not in TENSOR_CLASSES:
+                    batch1 = tensor_arg(batch1, _site, baddbmm_op, 1)
+                if batch2.__class__ not in TENSOR_CLASSES:
+                    batch2 = tensor_arg(batch2, _site, baddbmm_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, baddbmm_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, baddbmm_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, baddbmm_op, self, batch1, batch2, beta, alpha)
+            keyset = (self._keys | batch1._keys | batch2._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & batch1._keys & batch2._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.baddbmm(self, batch1, batch2, beta, alpha)
+                if result is not None:
+                    return result
+            kernel = _baddbmm_kernels[keyset]
+            return kernel(keyset, self, batch1, batch2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return baddbmm
+
+
+baddbmm = baddbmm_op._entry = _baddbmm_entry(Site(baddbmm_op))
+baddbmm_op._make_entry = _baddbmm_entry
+
+
+baddbmm__op = define(
+    "aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"
+)
+_baddbmm__kernels = baddbmm__op.kernels
+
+
+def _baddbmm__entry(_site):
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, baddbmm__op, self, batch1, batch2, beta, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, baddbmm__op, 0)
+                if batch1.__class__ not in TENSOR_CLASSES:
+                    batch1 = tensor_arg(batch1, _site, baddbmm__op, 1)
+                if batch2.__class__ not in TENSOR_CLASSES:
+                    batch2 = tensor_arg(batch2, _site, baddbmm__op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, baddbmm__op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, baddbmm__op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, baddbmm__op, self, batch1, batch2, beta, alpha)
+            keyset = (self._keys | batch1._keys | batch2._keys | include) & _tls.keep
+            kernel = _baddbmm__kernels[keyset]
+            return kernel(keyset, self, batch1, batch2, beta, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return baddbmm_
+
+
+baddbmm_ = baddbmm__op._entry = _baddbmm__entry(Site(baddbmm__op))
+baddbmm__op._make_entry = _baddbmm__entry
+
+
+baddbmm_out_op = define(
+    "aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_baddbmm_out_kernels = baddbmm_out_op.kernels
+
+
+def _baddbmm_out_entry(_site):
+    def baddbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, baddbmm_out_op, self, batch1, batch2, beta, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, baddbmm_out_op, 0)
+                if batch1.__class__ not in TENSOR_CLASSES:
+                    batch1 = tensor_arg(batch1, _site, baddbmm_out_op, 1)
+                if batch2.__class__ not in TENSOR_CLASSES:
+                    batch2 = tensor_arg(batch2, _site, baddbmm_out_op, 2)
+                if beta.__class__ not in PY_NUMBERS:
+                    beta = scalar_arg(beta, _site, baddbmm_out_op, 3)
+                elif (
+                    beta.__class__ is int
+                    and not -9223372036854775808 <= beta <= 18446744073709551615
+                ):
+                    check_scalar_range(beta)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, baddbmm_out_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, baddbmm_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, baddbmm_out_op, self, batch1, batch2, beta, alpha, out)
+            keyset = (self._keys | batch1._keys | batch2._keys | out._keys | include) & _tls.keep
+            kernel = _baddbmm_out_kernels[keyset]
+            return kernel(keyset, self, batch1, batch2, beta, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return baddbmm_out
+
+
+baddbmm_out = baddbmm_out_op._entry = _baddbmm_out_entry(Site(baddbmm_out_op))
+baddbmm_out_op._make_entry = _baddbmm_out_entry
+
+
 bilinear_op = define(
     "aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor"
 )
@@ -10786,6 +10946,42 @@ flatten_using_ints = flatten_using_ints_op._entry = _flatten_using_ints_entry(
     Site(flatten_using_ints_op)
 )
 flatten_using_ints_op._make_entry = _flatten_using_ints_entry
+
+
+unflatten_int_op = define(
+    "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"
+)
+_unflatten_int_kernels = unflatten_int_op.kernels
+
+
+def _unflatten_int_entry(_site):
+    def unflatten_int(self, dim, sizes):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unflatten_int_op, self, dim, sizes)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unflatten_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unflatten_int_op, 1)
+                if sizes.__class__ is not tuple:
+                    sizes = int_list(sizes, 1, _site, unflatten_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, unflatten_int_op, self, dim, sizes)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unflatten_int_kernels[keyset]
+            return kernel(keyset, self, dim, sizes)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unflatten_int
+
+
+unflatten_int = unflatten_int_op._entry = _unflatten_int_entry(Site(unflatten_int_op))
+unflatten_int_op._make_entry = _unflatten_int_entry
 
 
 repeat_interleave_self_int_op = define(

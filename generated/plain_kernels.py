@@ -4394,6 +4394,80 @@ def mv(self, vec):
     return out
 
 
+def baddbmm(self, batch1, batch2, beta, alpha):
+    self_data = self._data
+    batch1_data = batch1._data
+    batch2_data = batch2._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and batch1_data.dtype is self_data.dtype
+        and batch2_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        k.baddbmm_check(self, batch1, batch2)
+        result = k.baddbmm(self_data, batch1_data, batch2_data, beta, alpha)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or batch1._rg or batch2._rg):
+        grad_fn = _new(nodes.BaddbmmBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_batch1 = batch1._grad_fn
+        if edge_batch1 is None:
+            edge_batch1 = grad_accumulator(batch1) if batch1._rg else None
+        elif batch1._output_nr:
+            edge_batch1 = (edge_batch1, batch1._output_nr)
+        edge_batch2 = batch2._grad_fn
+        if edge_batch2 is None:
+            edge_batch2 = grad_accumulator(batch2) if batch2._rg else None
+        elif batch2._output_nr:
+            edge_batch2 = (edge_batch2, batch2._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_batch1,
+            edge_batch2,
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.batch1_ = (
+            (
+                batch1
+                if batch1._vc is None and batch1._grad_fn is None
+                else SavedVariable(batch1, False)
+            )
+            if batch2._rg
+            else None
+        )
+        grad_fn.batch2_ = (
+            (
+                batch2
+                if batch2._vc is None and batch2._grad_fn is None
+                else SavedVariable(batch2, False)
+            )
+            if batch1._rg
+            else None
+        )
+        grad_fn.beta_ = beta
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim):
     i1_data = i1._data
     i2_data = i2._data

@@ -197,6 +197,10 @@ FUNCTIONS = {
     "dot": (ops.dot_op,),
     "mv": (ops.mv_op,),
     "matmul": (ops.matmul_op,),
+    "baddbmm": (
+        ops.baddbmm_op,
+        ops.baddbmm_out_op,
+    ),
     "bilinear": (ops.bilinear_op,),
     "_trilinear": (ops._trilinear_op,),
     "addmm": (ops.addmm_op,),
@@ -226,6 +230,7 @@ FUNCTIONS = {
     "_unsafe_view": (ops._unsafe_view_op,),
     "reshape": (ops.reshape_op,),
     "flatten": (ops.flatten_using_ints_op,),
+    "unflatten": (ops.unflatten_int_op,),
     "repeat_interleave": (ops.repeat_interleave_self_int_op,),
     "unsqueeze": (ops.unsqueeze_op,),
     "squeeze": (
@@ -532,6 +537,7 @@ bmm = function("bmm", FUNCTIONS["bmm"])
 dot = function("dot", FUNCTIONS["dot"])
 mv = function("mv", FUNCTIONS["mv"])
 matmul = function("matmul", FUNCTIONS["matmul"])
+baddbmm = function("baddbmm", FUNCTIONS["baddbmm"])
 bilinear = function("bilinear", FUNCTIONS["bilinear"])
 _trilinear = function("_trilinear", FUNCTIONS["_trilinear"])
 addmm = function("addmm", FUNCTIONS["addmm"])
@@ -567,6 +573,7 @@ permute = function("permute", FUNCTIONS["permute"])
 _unsafe_view = function("_unsafe_view", FUNCTIONS["_unsafe_view"])
 reshape = function("reshape", FUNCTIONS["reshape"])
 flatten = function("flatten", FUNCTIONS["flatten"])
+unflatten = function("unflatten", FUNCTIONS["unflatten"])
 repeat_interleave = function("repeat_interleave", FUNCTIONS["repeat_interleave"])
 unsqueeze = function("unsqueeze", FUNCTIONS["unsqueeze"])
 squeeze = function("squeeze", FUNCTIONS["squeeze"])

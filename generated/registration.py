@@ -240,6 +240,10 @@ def _flatten_using_ints_composite(keyset, self, start_dim, end_dim):
     return decompositions.flatten(self, start_dim, end_dim)
 
 
+def _unflatten_int_composite(keyset, self, dim, sizes):
+    return decompositions.unflatten(self, dim, sizes)
+
+
 def _repeat_interleave_self_int_composite(keyset, self, repeats, dim, output_size):
     return decompositions.repeat_interleave_self_int(self, repeats, dim, output_size)
 
@@ -649,6 +653,9 @@ def register_all():
     ops.bmm_op.register_kernel(CPU, cpu_kernels.bmm)
     ops.dot_op.register_kernel(CPU, cpu_kernels.dot)
     ops.mv_op.register_kernel(CPU, cpu_kernels.mv)
+    ops.baddbmm_op.register_kernel(CPU, cpu_kernels.baddbmm)
+    ops.baddbmm__op.register_kernel(CPU, cpu_kernels.baddbmm_)
+    ops.baddbmm_out_op.register_kernel(CPU, cpu_kernels.baddbmm_out)
     ops._trilinear_op.register_kernel(CPU, cpu_kernels._trilinear)
     ops.addmm_op.register_kernel(CPU, cpu_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(CPU, cpu_kernels.native_layer_norm)
@@ -1006,6 +1013,8 @@ def register_all():
     ops.bmm_op.register_kernel(AUTOGRAD, autograd_kernels.bmm)
     ops.dot_op.register_kernel(AUTOGRAD, autograd_kernels.dot)
     ops.mv_op.register_kernel(AUTOGRAD, autograd_kernels.mv)
+    ops.baddbmm_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm)
+    ops.baddbmm__op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_)
     ops._trilinear_op.register_kernel(AUTOGRAD, autograd_kernels._trilinear)
     ops.addmm_op.register_kernel(AUTOGRAD, autograd_kernels.addmm)
     ops.native_layer_norm_op.register_kernel(AUTOGRAD, autograd_kernels.native_layer_norm)
@@ -1231,6 +1240,7 @@ def register_all():
     ops.clamp_min_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_out)
     ops.clamp_min_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
+    ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
@@ -1325,6 +1335,8 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bernoulli__Tensor
     )
     ops.mm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mm_out)
+    ops.baddbmm__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.baddbmm_)
+    ops.baddbmm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.baddbmm_out)
     ops.rsqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rsqrt_)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze__dim)
@@ -1441,6 +1453,8 @@ def register_all():
     ops.reshape_op.register_kernel(AUTOGRAD | CPU, _reshape_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.flatten_using_ints_op.register_kernel(AUTOGRAD | CPU, _flatten_using_ints_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.unflatten_int_op.register_kernel(AUTOGRAD | CPU, _unflatten_int_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.repeat_interleave_self_int_op.register_kernel(
         AUTOGRAD | CPU, _repeat_interleave_self_int_composite

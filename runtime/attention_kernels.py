@@ -76,8 +76,12 @@ def flash_attention(query, key, value, dropout_p: float, is_causal: bool, attn_m
     with np.errstate(divide="ignore", invalid="ignore"):
         weights = np.where(empty, 0, e / total)
         lse = np.where(empty, 0, peak + np.log(total))
-    out = np.matmul(weights, opmath(value))
-    return out.astype(query.dtype, copy=False), np.ascontiguousarray(lse[..., 0])
+    out = np.matmul(weights, opmath(value)).astype(query.dtype, copy=False)
+    # PyTorch allocates the output like the query (empty_like: its dim order kept), which
+    # decides whether a reshape of it is a view (multi_head_attention_forward's is)
+    from .numpy_kernels import in_layout  # imported here: numpy_kernels imports this module
+
+    return in_layout(out, query, None), np.ascontiguousarray(lse[..., 0])
 
 
 def flash_attention_backward(

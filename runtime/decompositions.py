@@ -54,6 +54,56 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1):
     return aten.reshape(self, shape[:start] + (inner,) + shape[end + 1 :])
 
 
+def _unflatten_sizes(sizes: Sequence[int], length: int) -> tuple:
+    """``sizes`` with its -1 worked out so that they multiply up to ``length``."""
+    sizes = tuple(sizes)
+    inferred = None
+    known = 1
+    for i, s in enumerate(sizes):
+        if s == -1:
+            if inferred is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = i
+        elif s < 0:
+            raise RuntimeError(
+                f"invalid shape dimension {s} at index {i} of shape {k.shape_text(sizes)}"
+            )
+        else:
+            known *= s
+    if inferred is None:
+        return sizes if known == length else None
+    if known == 0:
+        if length == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {k.shape_text(sizes)} because "
+                "the unspecified dimension size -1 can be any value and is ambiguous"
+            )
+        return None
+    if length % known:
+        return None
+    return sizes[:inferred] + (length // known,) + sizes[inferred + 1 :]
+
+
+def unflatten(self, dim: int, sizes: Sequence[int]):
+    """Dim ``dim`` split into ``sizes``: a view of ``self``."""
+    shape = self._data.shape
+    dim = k.wrap_dim(dim, len(shape))
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        if not shape:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        inferred = _unflatten_sizes(sizes, shape[dim])
+    except (RuntimeError, IndexError) as exc:
+        raise RuntimeError(f"unflatten got an unexpected error:\n{exc}") from None
+    if inferred is None:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {k.shape_text(sizes)} don't multiply up to the size of "
+            f"dim {dim} ({shape[dim]}) in the input tensor"
+        )
+    return aten.view(self, shape[:dim] + inferred + shape[dim + 1 :])
+
+
 def repeat_interleave_self_int(self, repeats: int, dim=None, output_size=None):
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")

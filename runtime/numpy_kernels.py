@@ -2202,3 +2202,6 @@ from .resample_kernels import *  # noqa: E402,F401,F403
 
 # The sliding-block and sampling ops' kernels (its __all__), named k.<fn> in the YAML.
 from .sampling_kernels import *  # noqa: E402,F401,F403
+
+# baddbmm's kernel and checks (its __all__), named k.<fn> in the YAML.
+from .batched_matmul_kernels import *  # noqa: E402,F401,F403

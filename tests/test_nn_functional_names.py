@@ -30,7 +30,7 @@ NAMES = (
     # padding and pixel rearrangement
     "pad pixel_shuffle pixel_unshuffle channel_shuffle "
     # attention
-    "scaled_dot_product_attention "
+    "scaled_dot_product_attention multi_head_attention_forward "
     # embeddings
     "embedding embedding_bag one_hot "
     # convolution and pooling

@@ -69,6 +69,7 @@ from ._normalization import (
 )
 from ._embedding import embedding, embedding_bag, one_hot
 from ._attention import scaled_dot_product_attention
+from ._multihead import multi_head_attention_forward
 from ._padding import channel_shuffle, pad, pixel_shuffle, pixel_unshuffle
 from ._conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ._pooling import (
@@ -224,6 +225,7 @@ __all__ = [
     "max_pool3d_with_indices",
     # attention
     "scaled_dot_product_attention",
+    "multi_head_attention_forward",
     # upsampling and sampling
     "interpolate",
     "upsample",
