@@ -309,4 +309,9 @@ def upsample_backward(grad_output, output_size, input_size, scales, mode, align_
             contribution = moved if w is None else moved * w.reshape((-1,) + (1,) * (g.ndim - 1))
             np.add.at(acc, index, contribution)
         g = np.moveaxis(acc, 0, axis)
-    return in_layout_of(np.ascontiguousarray(g.astype(grad_output.dtype, copy=False)), grad_output)
+    result = np.ascontiguousarray(g.astype(grad_output.dtype, copy=False))
+    # PyTorch's bicubic and 3-d nearest backward kernels allocate contiguous; the others keep
+    # grad_output's memory format
+    if mode == "cubic" or (nd == 3 and mode.startswith("nearest")):
+        return result
+    return in_layout_of(result, grad_output)
