@@ -339,4 +339,7 @@ def upsample_aa_backward(
         matrices.append(dense[:, :in_size])
     wy, wx = matrices
     result = np.einsum("nchw,hH,wW->ncHW", g, wy, wx, optimize=True).astype(ct, copy=False)
-    return in_layout_of(np.ascontiguousarray(result), g)
+    result = np.ascontiguousarray(result)
+    # PyTorch's bilinear backward keeps grad_output's memory format; bicubic's and
+    # lanczos's allocate contiguous
+    return in_layout_of(result, g) if mode == "linear" else result
