@@ -20,7 +20,7 @@ filter and the scale), never over pixels.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, Sequence, Tuple
 
 import numpy as np
 
@@ -132,7 +132,7 @@ def _aa_taps(
     return xmin, xsize, w
 
 
-def _interp_taps(mode: str, in_size: int, out_size: int, scale, align_corners: bool) -> Taps:
+def _interp_taps(mode: str, in_size: int, out_size: int, scale, align_corners: bool):
     """Without antialias (uint8 only): the float path's taps in float64, with the taps that
     fall outside the input folded onto the border positions, and PyTorch's running
     maximum of the partial sums (it sizes the fixed-point weights)."""
@@ -163,8 +163,9 @@ def _interp_taps(mode: str, in_size: int, out_size: int, scale, align_corners: b
 # ---- applying one axis -------------------------------------------------------------------------
 
 
-def _gather(x: np.ndarray, axis: int, xmin: np.ndarray, xsize: np.ndarray, j: int):
-    """The ``j``-th tap of every output along ``axis`` (clamped inside; masked by caller)."""
+def _gather(x: np.ndarray, axis: int, xmin: np.ndarray, j: int) -> np.ndarray:
+    """The ``j``-th tap of every output along ``axis`` (clamped inside the input; the
+    callers mask the taps past each output's count)."""
     index = np.minimum(xmin + j, x.shape[axis] - 1)
     return np.take(x, index, axis=axis)
 
@@ -179,12 +180,12 @@ def _apply_float(x: np.ndarray, axis: int, taps: Taps, ct) -> np.ndarray:
     """``out[i] = x[xmin] * w0 + x[xmin + 1] * w1 + ...`` over each output's own taps, in
     PyTorch's order (the first product, then each other one fused into the sum)."""
     xmin, xsize, w = taps
-    acc = _gather(x, axis, xmin, xsize, 0) * _along(w[:, 0], axis, x.ndim)
+    acc = _gather(x, axis, xmin, 0) * _along(w[:, 0], axis, x.ndim)
     for j in range(1, w.shape[1]):
         inside = _along(xsize > j, axis, x.ndim)
         if not inside.any():
             break
-        term = _fused(_gather(x, axis, xmin, xsize, j), _along(w[:, j], axis, x.ndim), acc, ct)
+        term = _fused(_gather(x, axis, xmin, j), _along(w[:, j], axis, x.ndim), acc, ct)
         acc = np.where(inside, term, acc)
     return acc.astype(ct, copy=False)
 
@@ -205,9 +206,7 @@ def _apply_uint8(x: np.ndarray, axis: int, xmin, xsize, w, w_max: float) -> np.n
     acc = np.full((), 1 << (precision - 1), np.int64)
     for j in range(w.shape[1]):
         inside = _along(xsize > j, axis, x.ndim)
-        term = _gather(x, axis, xmin, xsize, j).astype(np.int64) * _along(
-            weights[:, j], axis, x.ndim
-        )
+        term = _gather(x, axis, xmin, j).astype(np.int64) * _along(weights[:, j], axis, x.ndim)
         acc = acc + np.where(inside, term, 0)
     return np.clip(acc >> precision, 0, 255).astype(_U8)
 
