@@ -5700,6 +5700,147 @@ def grid_sampler_3d_backward(
     return result
 
 
+def _upsample_bilinear2d_aa(keyset, self, output_size, align_corners, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleBilinear2DAaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_bilinear2d_aa_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, align_corners, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_bilinear2d_aa(
+            self, output_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_bilinear2d_aa_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleBilinear2DAaBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_bilinear2d_aa_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_bilinear2d_aa_backward(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_bicubic2d_aa(keyset, self, output_size, align_corners, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleBicubic2DAaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_bicubic2d_aa_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, align_corners, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_bicubic2d_aa(
+            self, output_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_bicubic2d_aa_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleBicubic2DAaBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_bicubic2d_aa_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_bicubic2d_aa_backward(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_lanczos2d_aa(keyset, self, output_size, align_corners, scales_h, scales_w):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UpsampleLanczos2DAaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_lanczos2d_aa_op.kernels[keyset]
+    result = redispatch(keyset, self, output_size, align_corners, scales_h, scales_w)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_lanczos2d_aa(
+            self, output_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
+def _upsample_lanczos2d_aa_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.UpsampleLanczos2DAaBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._upsample_lanczos2d_aa_backward_op.kernels[keyset]
+    result = redispatch(
+        keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels._upsample_lanczos2d_aa_backward(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+        )
+    return result
+
+
 def reflection_pad1d(keyset, self, padding):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):

@@ -3401,6 +3401,78 @@ def grid_sampler_3d_backward(
     return tuple([make_tensor(asarray(r)) if r is not None else None for r in result])
 
 
+def _upsample_bilinear2d_aa(keyset, self, output_size, align_corners, scales_h, scales_w):
+    """CPU kernel of _upsample_bilinear2d_aa"""
+    k.upsample_aa_check(self, output_size)
+    self = self._data
+    result = k.upsample_aa(self, output_size, [scales_h, scales_w], "linear", align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_bilinear2d_aa_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    """CPU kernel of _upsample_bilinear2d_aa_backward"""
+    k.upsample_aa_backward_check(
+        grad_output, output_size, input_size, "upsample_bilinear2d_aa_backward_cpu"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_aa_backward(
+        grad_output, output_size, input_size, [scales_h, scales_w], "linear", align_corners
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_bicubic2d_aa(keyset, self, output_size, align_corners, scales_h, scales_w):
+    """CPU kernel of _upsample_bicubic2d_aa"""
+    k.upsample_aa_check(self, output_size)
+    self = self._data
+    result = k.upsample_aa(self, output_size, [scales_h, scales_w], "cubic", align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_bicubic2d_aa_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    """CPU kernel of _upsample_bicubic2d_aa_backward"""
+    k.upsample_aa_backward_check(
+        grad_output, output_size, input_size, "upsample_bicubic2d_aa_backward_cpu"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_aa_backward(
+        grad_output, output_size, input_size, [scales_h, scales_w], "cubic", align_corners
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_lanczos2d_aa(keyset, self, output_size, align_corners, scales_h, scales_w):
+    """CPU kernel of _upsample_lanczos2d_aa"""
+    k.upsample_aa_check(self, output_size)
+    self = self._data
+    result = k.upsample_aa(self, output_size, [scales_h, scales_w], "lanczos", align_corners)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def _upsample_lanczos2d_aa_backward(
+    keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    """CPU kernel of _upsample_lanczos2d_aa_backward"""
+    k.upsample_aa_backward_check(
+        grad_output, output_size, input_size, "upsample_lanczos2d_aa_backward_cpu"
+    )
+    grad_output = grad_output._data
+    result = k.upsample_aa_backward(
+        grad_output, output_size, input_size, [scales_h, scales_w], "lanczos", align_corners
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def reflection_pad1d(keyset, self, padding):
     """CPU kernel of reflection_pad1d"""
     self = self._data

@@ -5649,6 +5649,116 @@ def grid_sampler_3d_backward(
     set_fw_grads(result, tangent)
 
 
+def _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_bilinear2d_aa(
+            self_t, output_size, align_corners, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_bilinear2d_aa_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_bilinear2d_aa_backward(
+            grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_bicubic2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_bicubic2d_aa_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_bicubic2d_aa_backward(
+            grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_lanczos2d_aa(self, output_size, align_corners, scales_h, scales_w, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_lanczos2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def _upsample_lanczos2d_aa_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w, result
+):
+    # auto_linear
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops._upsample_lanczos2d_aa_backward(
+            grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def reflection_pad1d(self, padding, result):
     # auto_linear
     self_t = fw_grad(self)

@@ -110,6 +110,12 @@ from opgrad.generated.python_surface import (
     _scaled_dot_product_flash_attention_for_cpu_backward,
     _softmax_backward_data,
     _trilinear,
+    _upsample_bicubic2d_aa,
+    _upsample_bicubic2d_aa_backward,
+    _upsample_bilinear2d_aa,
+    _upsample_bilinear2d_aa_backward,
+    _upsample_lanczos2d_aa,
+    _upsample_lanczos2d_aa_backward,
     _upsample_nearest_exact1d,
     _upsample_nearest_exact1d_backward,
     _upsample_nearest_exact2d,
@@ -12918,6 +12924,351 @@ class GridSampler3DBackwardBackward0(Node):
     @property
     def _saved_padding_mode(self):
         return self.padding_mode_
+
+
+class UpsampleBilinear2DAaBackward0(Node):
+    """Backward of ``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: _upsample_bilinear2d_aa_backward(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+        grad_self = (
+            _upsample_bilinear2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleBilinear2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        grad_grad_output = (
+            _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleBicubic2DAaBackward0(Node):
+    """Backward of ``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: _upsample_bicubic2d_aa_backward(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+        grad_self = (
+            _upsample_bicubic2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleBicubic2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        grad_grad_output = (
+            _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+
+class UpsampleLanczos2DAaBackward0(Node):
+    """Backward of ``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: _upsample_lanczos2d_aa_backward(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+        grad_self = (
+            _upsample_lanczos2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UpsampleLanczos2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``."""
+
+    __slots__ = (
+        "align_corners_",
+        "output_size_",
+        "scales_h_",
+        "scales_w_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.align_corners_ = None
+        self.output_size_ = None
+        self.scales_h_ = None
+        self.scales_w_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        align_corners = self.align_corners_
+        output_size = self.output_size_
+        scales_h = self.scales_h_
+        scales_w = self.scales_w_
+        # grad_output: _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        grad_grad_output = (
+            _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+            if needs[0]
+            else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_align_corners(self):
+        return self.align_corners_
+
+    @property
+    def _saved_output_size(self):
+        return self.output_size_
+
+    @property
+    def _saved_scales_h(self):
+        return self.scales_h_
+
+    @property
+    def _saved_scales_w(self):
+        return self.scales_w_
 
 
 class ReflectionPad1DBackward0(Node):

@@ -17458,6 +17458,570 @@ grid_sampler_3d_backward = grid_sampler_3d_backward_op._entry = _grid_sampler_3d
 grid_sampler_3d_backward_op._make_entry = _grid_sampler_3d_backward_entry
 
 
+_upsample_bilinear2d_aa_vec_op = define(
+    "aten::_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+)
+__upsample_bilinear2d_aa_vec_kernels = _upsample_bilinear2d_aa_vec_op.kernels
+
+
+def __upsample_bilinear2d_aa_vec_entry(_site):
+    def _upsample_bilinear2d_aa_vec(input, output_size, align_corners, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_bilinear2d_aa_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, _upsample_bilinear2d_aa_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, _upsample_bilinear2d_aa_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_bilinear2d_aa_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = __upsample_bilinear2d_aa_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, align_corners, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_bilinear2d_aa_vec
+
+
+_upsample_bilinear2d_aa_vec = _upsample_bilinear2d_aa_vec_op._entry = (
+    __upsample_bilinear2d_aa_vec_entry(Site(_upsample_bilinear2d_aa_vec_op))
+)
+_upsample_bilinear2d_aa_vec_op._make_entry = __upsample_bilinear2d_aa_vec_entry
+
+
+_upsample_bilinear2d_aa_op = define(
+    "aten::_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_bilinear2d_aa_kernels = _upsample_bilinear2d_aa_op.kernels
+
+
+def __upsample_bilinear2d_aa_entry(_site):
+    def _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_bilinear2d_aa_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _upsample_bilinear2d_aa_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, _upsample_bilinear2d_aa_op, 1)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_bilinear2d_aa_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_bilinear2d_aa_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_bilinear2d_aa_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_bilinear2d_aa(
+                    self, output_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_bilinear2d_aa_kernels[keyset]
+            return kernel(keyset, self, output_size, align_corners, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_bilinear2d_aa
+
+
+_upsample_bilinear2d_aa = _upsample_bilinear2d_aa_op._entry = __upsample_bilinear2d_aa_entry(
+    Site(_upsample_bilinear2d_aa_op)
+)
+_upsample_bilinear2d_aa_op._make_entry = __upsample_bilinear2d_aa_entry
+
+
+_upsample_bilinear2d_aa_backward_op = define(
+    "aten::_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_bilinear2d_aa_backward_kernels = _upsample_bilinear2d_aa_backward_op.kernels
+
+
+def __upsample_bilinear2d_aa_backward_entry(_site):
+    def _upsample_bilinear2d_aa_backward(
+        grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_bilinear2d_aa_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _upsample_bilinear2d_aa_backward_op, 0
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 2, _site, _upsample_bilinear2d_aa_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(
+                        input_size, 4, _site, _upsample_bilinear2d_aa_backward_op, 2
+                    )
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_bilinear2d_aa_backward_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_bilinear2d_aa_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_bilinear2d_aa_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_bilinear2d_aa_backward(
+                    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_bilinear2d_aa_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_bilinear2d_aa_backward
+
+
+_upsample_bilinear2d_aa_backward = _upsample_bilinear2d_aa_backward_op._entry = (
+    __upsample_bilinear2d_aa_backward_entry(Site(_upsample_bilinear2d_aa_backward_op))
+)
+_upsample_bilinear2d_aa_backward_op._make_entry = __upsample_bilinear2d_aa_backward_entry
+
+
+_upsample_bicubic2d_aa_vec_op = define(
+    "aten::_upsample_bicubic2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+)
+__upsample_bicubic2d_aa_vec_kernels = _upsample_bicubic2d_aa_vec_op.kernels
+
+
+def __upsample_bicubic2d_aa_vec_entry(_site):
+    def _upsample_bicubic2d_aa_vec(input, output_size, align_corners, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_bicubic2d_aa_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, _upsample_bicubic2d_aa_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, _upsample_bicubic2d_aa_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_bicubic2d_aa_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = __upsample_bicubic2d_aa_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, align_corners, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_bicubic2d_aa_vec
+
+
+_upsample_bicubic2d_aa_vec = _upsample_bicubic2d_aa_vec_op._entry = (
+    __upsample_bicubic2d_aa_vec_entry(Site(_upsample_bicubic2d_aa_vec_op))
+)
+_upsample_bicubic2d_aa_vec_op._make_entry = __upsample_bicubic2d_aa_vec_entry
+
+
+_upsample_bicubic2d_aa_op = define(
+    "aten::_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_bicubic2d_aa_kernels = _upsample_bicubic2d_aa_op.kernels
+
+
+def __upsample_bicubic2d_aa_entry(_site):
+    def _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_bicubic2d_aa_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _upsample_bicubic2d_aa_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, _upsample_bicubic2d_aa_op, 1)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_bicubic2d_aa_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_bicubic2d_aa_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_bicubic2d_aa_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_bicubic2d_aa(
+                    self, output_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_bicubic2d_aa_kernels[keyset]
+            return kernel(keyset, self, output_size, align_corners, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_bicubic2d_aa
+
+
+_upsample_bicubic2d_aa = _upsample_bicubic2d_aa_op._entry = __upsample_bicubic2d_aa_entry(
+    Site(_upsample_bicubic2d_aa_op)
+)
+_upsample_bicubic2d_aa_op._make_entry = __upsample_bicubic2d_aa_entry
+
+
+_upsample_bicubic2d_aa_backward_op = define(
+    "aten::_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_bicubic2d_aa_backward_kernels = _upsample_bicubic2d_aa_backward_op.kernels
+
+
+def __upsample_bicubic2d_aa_backward_entry(_site):
+    def _upsample_bicubic2d_aa_backward(
+        grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_bicubic2d_aa_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _upsample_bicubic2d_aa_backward_op, 0
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 2, _site, _upsample_bicubic2d_aa_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(
+                        input_size, 4, _site, _upsample_bicubic2d_aa_backward_op, 2
+                    )
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_bicubic2d_aa_backward_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_bicubic2d_aa_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_bicubic2d_aa_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_bicubic2d_aa_backward(
+                    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_bicubic2d_aa_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_bicubic2d_aa_backward
+
+
+_upsample_bicubic2d_aa_backward = _upsample_bicubic2d_aa_backward_op._entry = (
+    __upsample_bicubic2d_aa_backward_entry(Site(_upsample_bicubic2d_aa_backward_op))
+)
+_upsample_bicubic2d_aa_backward_op._make_entry = __upsample_bicubic2d_aa_backward_entry
+
+
+_upsample_lanczos2d_aa_vec_op = define(
+    "aten::_upsample_lanczos2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+)
+__upsample_lanczos2d_aa_vec_kernels = _upsample_lanczos2d_aa_vec_op.kernels
+
+
+def __upsample_lanczos2d_aa_vec_entry(_site):
+    def _upsample_lanczos2d_aa_vec(input, output_size, align_corners, scale_factors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_lanczos2d_aa_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            try:
+                if input.__class__ not in TENSOR_CLASSES:
+                    input = tensor_arg(input, _site, _upsample_lanczos2d_aa_vec_op, 0)
+                if output_size is not None and output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 1, _site, _upsample_lanczos2d_aa_vec_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_lanczos2d_aa_vec_op,
+                    input,
+                    output_size,
+                    align_corners,
+                    scale_factors,
+                )
+            keyset = (input._keys | include) & _tls.keep
+            kernel = __upsample_lanczos2d_aa_vec_kernels[keyset]
+            return kernel(keyset, input, output_size, align_corners, scale_factors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_lanczos2d_aa_vec
+
+
+_upsample_lanczos2d_aa_vec = _upsample_lanczos2d_aa_vec_op._entry = (
+    __upsample_lanczos2d_aa_vec_entry(Site(_upsample_lanczos2d_aa_vec_op))
+)
+_upsample_lanczos2d_aa_vec_op._make_entry = __upsample_lanczos2d_aa_vec_entry
+
+
+_upsample_lanczos2d_aa_op = define(
+    "aten::_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_lanczos2d_aa_kernels = _upsample_lanczos2d_aa_op.kernels
+
+
+def __upsample_lanczos2d_aa_entry(_site):
+    def _upsample_lanczos2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_lanczos2d_aa_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _upsample_lanczos2d_aa_op, 0)
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(output_size, 2, _site, _upsample_lanczos2d_aa_op, 1)
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_lanczos2d_aa_op, 3)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_lanczos2d_aa_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_lanczos2d_aa_op,
+                    self,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_lanczos2d_aa(
+                    self, output_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_lanczos2d_aa_kernels[keyset]
+            return kernel(keyset, self, output_size, align_corners, scales_h, scales_w)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_lanczos2d_aa
+
+
+_upsample_lanczos2d_aa = _upsample_lanczos2d_aa_op._entry = __upsample_lanczos2d_aa_entry(
+    Site(_upsample_lanczos2d_aa_op)
+)
+_upsample_lanczos2d_aa_op._make_entry = __upsample_lanczos2d_aa_entry
+
+
+_upsample_lanczos2d_aa_backward_op = define(
+    "aten::_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
+)
+__upsample_lanczos2d_aa_backward_kernels = _upsample_lanczos2d_aa_backward_op.kernels
+
+
+def __upsample_lanczos2d_aa_backward_entry(_site):
+    def _upsample_lanczos2d_aa_backward(
+        grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    _upsample_lanczos2d_aa_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(
+                        grad_output, _site, _upsample_lanczos2d_aa_backward_op, 0
+                    )
+                if output_size.__class__ is not tuple:
+                    output_size = int_list(
+                        output_size, 2, _site, _upsample_lanczos2d_aa_backward_op, 1
+                    )
+                if input_size.__class__ is not tuple:
+                    input_size = int_list(
+                        input_size, 4, _site, _upsample_lanczos2d_aa_backward_op, 2
+                    )
+                if scales_h is not None and scales_h.__class__ is not float:
+                    scales_h = float_arg(scales_h, _site, _upsample_lanczos2d_aa_backward_op, 4)
+                if scales_w is not None and scales_w.__class__ is not float:
+                    scales_w = float_arg(scales_w, _site, _upsample_lanczos2d_aa_backward_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    _upsample_lanczos2d_aa_backward_op,
+                    grad_output,
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                )
+            keyset = (grad_output._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels._upsample_lanczos2d_aa_backward(
+                    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+                )
+                if result is not None:
+                    return result
+            kernel = __upsample_lanczos2d_aa_backward_kernels[keyset]
+            return kernel(
+                keyset, grad_output, output_size, input_size, align_corners, scales_h, scales_w
+            )
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _upsample_lanczos2d_aa_backward
+
+
+_upsample_lanczos2d_aa_backward = _upsample_lanczos2d_aa_backward_op._entry = (
+    __upsample_lanczos2d_aa_backward_entry(Site(_upsample_lanczos2d_aa_backward_op))
+)
+_upsample_lanczos2d_aa_backward_op._make_entry = __upsample_lanczos2d_aa_backward_entry
+
+
 reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _reflection_pad1d_kernels = reflection_pad1d_op.kernels
 

@@ -7445,6 +7445,264 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
     return out
 
 
+def _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_aa_check(self, output_size)
+        result = k.upsample_aa(
+            self_data, output_size, [scales_h, scales_w], "linear", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleBilinear2DAaBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_bilinear2d_aa_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_aa_backward_check(
+            grad_output, output_size, input_size, "upsample_bilinear2d_aa_backward_cpu"
+        )
+        result = k.upsample_aa_backward(
+            grad_output_data, output_size, input_size, [scales_h, scales_w], "linear", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleBilinear2DAaBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_aa_check(self, output_size)
+        result = k.upsample_aa(self_data, output_size, [scales_h, scales_w], "cubic", align_corners)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleBicubic2DAaBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_bicubic2d_aa_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_aa_backward_check(
+            grad_output, output_size, input_size, "upsample_bicubic2d_aa_backward_cpu"
+        )
+        result = k.upsample_aa_backward(
+            grad_output_data, output_size, input_size, [scales_h, scales_w], "cubic", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleBicubic2DAaBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_lanczos2d_aa(self, output_size, align_corners, scales_h, scales_w):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_aa_check(self, output_size)
+        result = k.upsample_aa(
+            self_data, output_size, [scales_h, scales_w], "lanczos", align_corners
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.UpsampleLanczos2DAaBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def _upsample_lanczos2d_aa_backward(
+    grad_output, output_size, input_size, align_corners, scales_h, scales_w
+):
+    grad_output_data = grad_output._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.upsample_aa_backward_check(
+            grad_output, output_size, input_size, "upsample_lanczos2d_aa_backward_cpu"
+        )
+        result = k.upsample_aa_backward(
+            grad_output_data,
+            output_size,
+            input_size,
+            [scales_h, scales_w],
+            "lanczos",
+            align_corners,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.UpsampleLanczos2DAaBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.align_corners_ = align_corners
+        grad_fn.output_size_ = output_size
+        grad_fn.scales_h_ = scales_h
+        grad_fn.scales_w_ = scales_w
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def reflection_pad1d(self, padding):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -375,6 +375,21 @@ FUNCTIONS = {
     "grid_sampler_2d_backward": (ops.grid_sampler_2d_backward_op,),
     "grid_sampler_3d": (ops.grid_sampler_3d_op,),
     "grid_sampler_3d_backward": (ops.grid_sampler_3d_backward_op,),
+    "_upsample_bilinear2d_aa": (
+        ops._upsample_bilinear2d_aa_vec_op,
+        ops._upsample_bilinear2d_aa_op,
+    ),
+    "_upsample_bilinear2d_aa_backward": (ops._upsample_bilinear2d_aa_backward_op,),
+    "_upsample_bicubic2d_aa": (
+        ops._upsample_bicubic2d_aa_vec_op,
+        ops._upsample_bicubic2d_aa_op,
+    ),
+    "_upsample_bicubic2d_aa_backward": (ops._upsample_bicubic2d_aa_backward_op,),
+    "_upsample_lanczos2d_aa": (
+        ops._upsample_lanczos2d_aa_vec_op,
+        ops._upsample_lanczos2d_aa_op,
+    ),
+    "_upsample_lanczos2d_aa_backward": (ops._upsample_lanczos2d_aa_backward_op,),
     "reflection_pad1d": (ops.reflection_pad1d_op,),
     "reflection_pad1d_backward": (ops.reflection_pad1d_backward_op,),
     "reflection_pad2d": (ops.reflection_pad2d_op,),
@@ -717,6 +732,18 @@ grid_sampler_2d_backward = function(
 grid_sampler_3d = function("grid_sampler_3d", FUNCTIONS["grid_sampler_3d"])
 grid_sampler_3d_backward = function(
     "grid_sampler_3d_backward", FUNCTIONS["grid_sampler_3d_backward"]
+)
+_upsample_bilinear2d_aa = function("_upsample_bilinear2d_aa", FUNCTIONS["_upsample_bilinear2d_aa"])
+_upsample_bilinear2d_aa_backward = function(
+    "_upsample_bilinear2d_aa_backward", FUNCTIONS["_upsample_bilinear2d_aa_backward"]
+)
+_upsample_bicubic2d_aa = function("_upsample_bicubic2d_aa", FUNCTIONS["_upsample_bicubic2d_aa"])
+_upsample_bicubic2d_aa_backward = function(
+    "_upsample_bicubic2d_aa_backward", FUNCTIONS["_upsample_bicubic2d_aa_backward"]
+)
+_upsample_lanczos2d_aa = function("_upsample_lanczos2d_aa", FUNCTIONS["_upsample_lanczos2d_aa"])
+_upsample_lanczos2d_aa_backward = function(
+    "_upsample_lanczos2d_aa_backward", FUNCTIONS["_upsample_lanczos2d_aa_backward"]
 )
 reflection_pad1d = function("reflection_pad1d", FUNCTIONS["reflection_pad1d"])
 reflection_pad1d_backward = function(

@@ -406,6 +406,26 @@ def _grid_sampler_composite(keyset, input, grid, interpolation_mode, padding_mod
     return decompositions.grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+def __upsample_bilinear2d_aa_vec_composite(
+    keyset, input, output_size, align_corners, scale_factors
+):
+    return decompositions.upsample_bilinear2d_aa_vec(
+        input, output_size, align_corners, scale_factors
+    )
+
+
+def __upsample_bicubic2d_aa_vec_composite(keyset, input, output_size, align_corners, scale_factors):
+    return decompositions.upsample_bicubic2d_aa_vec(
+        input, output_size, align_corners, scale_factors
+    )
+
+
+def __upsample_lanczos2d_aa_vec_composite(keyset, input, output_size, align_corners, scale_factors):
+    return decompositions.upsample_lanczos2d_aa_vec(
+        input, output_size, align_corners, scale_factors
+    )
+
+
 def _embedding_bag_composite(
     keyset,
     weight,
@@ -791,6 +811,18 @@ def register_all():
     ops.grid_sampler_2d_backward_op.register_kernel(CPU, cpu_kernels.grid_sampler_2d_backward)
     ops.grid_sampler_3d_op.register_kernel(CPU, cpu_kernels.grid_sampler_3d)
     ops.grid_sampler_3d_backward_op.register_kernel(CPU, cpu_kernels.grid_sampler_3d_backward)
+    ops._upsample_bilinear2d_aa_op.register_kernel(CPU, cpu_kernels._upsample_bilinear2d_aa)
+    ops._upsample_bilinear2d_aa_backward_op.register_kernel(
+        CPU, cpu_kernels._upsample_bilinear2d_aa_backward
+    )
+    ops._upsample_bicubic2d_aa_op.register_kernel(CPU, cpu_kernels._upsample_bicubic2d_aa)
+    ops._upsample_bicubic2d_aa_backward_op.register_kernel(
+        CPU, cpu_kernels._upsample_bicubic2d_aa_backward
+    )
+    ops._upsample_lanczos2d_aa_op.register_kernel(CPU, cpu_kernels._upsample_lanczos2d_aa)
+    ops._upsample_lanczos2d_aa_backward_op.register_kernel(
+        CPU, cpu_kernels._upsample_lanczos2d_aa_backward
+    )
     ops.reflection_pad1d_op.register_kernel(CPU, cpu_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(CPU, cpu_kernels.reflection_pad1d_backward)
     ops.reflection_pad2d_op.register_kernel(CPU, cpu_kernels.reflection_pad2d)
@@ -1177,6 +1209,20 @@ def register_all():
     ops.grid_sampler_3d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.grid_sampler_3d_backward
     )
+    ops._upsample_bilinear2d_aa_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_bilinear2d_aa
+    )
+    ops._upsample_bilinear2d_aa_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_bilinear2d_aa_backward
+    )
+    ops._upsample_bicubic2d_aa_op.register_kernel(AUTOGRAD, autograd_kernels._upsample_bicubic2d_aa)
+    ops._upsample_bicubic2d_aa_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_bicubic2d_aa_backward
+    )
+    ops._upsample_lanczos2d_aa_op.register_kernel(AUTOGRAD, autograd_kernels._upsample_lanczos2d_aa)
+    ops._upsample_lanczos2d_aa_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels._upsample_lanczos2d_aa_backward
+    )
     ops.reflection_pad1d_op.register_kernel(AUTOGRAD, autograd_kernels.reflection_pad1d)
     ops.reflection_pad1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.reflection_pad1d_backward
@@ -1543,6 +1589,18 @@ def register_all():
     )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.grid_sampler_op.register_kernel(AUTOGRAD | CPU, _grid_sampler_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops._upsample_bilinear2d_aa_vec_op.register_kernel(
+        AUTOGRAD | CPU, __upsample_bilinear2d_aa_vec_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops._upsample_bicubic2d_aa_vec_op.register_kernel(
+        AUTOGRAD | CPU, __upsample_bicubic2d_aa_vec_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops._upsample_lanczos2d_aa_vec_op.register_kernel(
+        AUTOGRAD | CPU, __upsample_lanczos2d_aa_vec_composite
+    )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.embedding_bag_op.register_kernel(AUTOGRAD | CPU, _embedding_bag_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -65,4 +65,9 @@ def in_layout_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
         return result
     order = (0,) + tuple(range(2, nd)) + (1,)
     back = (0, nd - 1) + tuple(range(1, nd - 1))
-    return np.ascontiguousarray(result.transpose(order)).transpose(back)
+    # a fresh buffer, not ascontiguousarray: numpy keeps any strides of size-1 dims when
+    # the transpose already counts as contiguous, where PyTorch's layout fixes them
+    permuted = result.transpose(order)
+    laid_out = np.empty(permuted.shape, result.dtype)
+    laid_out[...] = permuted
+    return laid_out.transpose(back)

@@ -2200,6 +2200,9 @@ from .distance_kernels import *  # noqa: E402,F401,F403
 # The upsampling ops' kernels (its __all__), named k.<fn> in the YAML.
 from .resample_kernels import *  # noqa: E402,F401,F403
 
+# The antialiased and uint8 resampling kernels (its __all__), named k.<fn> in the YAML.
+from .separable_resample_kernels import *  # noqa: E402,F401,F403
+
 # The sliding-block and sampling ops' kernels (its __all__), named k.<fn> in the YAML.
 from .sampling_kernels import *  # noqa: E402,F401,F403
 

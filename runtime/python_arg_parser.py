@@ -365,6 +365,11 @@ def _accepts(arg, value, lenient: bool, numbers_as_tensors: bool) -> bool:
                 isinstance(v, (bool, np.bool_)) for v in value
             )
         if isinstance(value, (list, tuple, Size)):
+            if t.base == "float":  # float[] (scale factors): ints and floats alike
+                return all(
+                    isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                    for v in value
+                )
             return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
         return (
             t.base in ("int", "SymInt")

@@ -17,6 +17,9 @@ __all__ = [
     "upsample_bilinear2d_vec",
     "upsample_trilinear3d_vec",
     "upsample_bicubic2d_vec",
+    "upsample_bilinear2d_aa_vec",
+    "upsample_bicubic2d_aa_vec",
+    "upsample_lanczos2d_aa_vec",
 ]
 
 _UNCHECKED = (
@@ -68,3 +71,6 @@ upsample_linear1d_vec = _interpolating(aten.upsample_linear1d)
 upsample_bilinear2d_vec = _interpolating(aten.upsample_bilinear2d)
 upsample_trilinear3d_vec = _interpolating(aten.upsample_trilinear3d)
 upsample_bicubic2d_vec = _interpolating(aten.upsample_bicubic2d)
+upsample_bilinear2d_aa_vec = _interpolating(aten._upsample_bilinear2d_aa)
+upsample_bicubic2d_aa_vec = _interpolating(aten._upsample_bicubic2d_aa)
+upsample_lanczos2d_aa_vec = _interpolating(aten._upsample_lanczos2d_aa)

@@ -87,17 +87,9 @@ def upsample_check(self, output_size, nd: int, mode: str) -> None:
             f"{shape_text(x.shape)}"
         )
     family = _mode_family(mode)
-    kind = x.dtype.kind
-    if kind == "f" or (x.dtype == _U8 and family == "nearest"):
-        return
+    if x.dtype.kind == "f" or (x.dtype == _U8 and (family == "nearest" or nd == 2)):
+        return  # uint8 bilinear and bicubic: separable_resample_kernels' fixed point
     name = _FORWARD_KERNEL_NAME[(family, nd)]
-    if x.dtype == _U8 and not (family == "linear" and nd != 2):
-        # PyTorch resamples uint8 images with its own integer-weight kernels (bilinear,
-        # bicubic); opgrad has no bit-exact counterpart and refuses rather than differ
-        raise NotImplementedError(
-            f"\"{name}\" is not implemented for 'Byte' in opgrad (uint8 bilinear and bicubic "
-            "resampling)"
-        )
     raise NotImplementedError(
         f"\"{name}\" not implemented for '{dtypes.scalar_type_name(x.dtype)}'"
     )
@@ -272,6 +264,10 @@ def upsample(self, output_size, scales, mode: str, align_corners: bool = False):
     nd = len(output_size)
     if self.shape[0] == 0:
         return in_layout_of(np.empty(self.shape[:2] + tuple(output_size), self.dtype), self)
+    if self.dtype == _U8 and mode in ("linear", "cubic"):  # 2-d only (upsample_check)
+        from .separable_resample_kernels import upsample_separable_uint8
+
+        return upsample_separable_uint8(self, output_size, scales, mode, align_corners, False)
     ct = opmath_dtype(self.dtype) if self.dtype.kind == "f" else _F32
     x = opmath(self) if mode.startswith("nearest") else opmath(self).astype(ct, copy=False)
     for k in reversed(range(nd)):  # the last axis first: PyTorch's innermost sum
@@ -313,4 +309,9 @@ def upsample_backward(grad_output, output_size, input_size, scales, mode, align_
             contribution = moved if w is None else moved * w.reshape((-1,) + (1,) * (g.ndim - 1))
             np.add.at(acc, index, contribution)
         g = np.moveaxis(acc, 0, axis)
-    return in_layout_of(np.ascontiguousarray(g.astype(grad_output.dtype, copy=False)), grad_output)
+    result = np.ascontiguousarray(g.astype(grad_output.dtype, copy=False))
+    # PyTorch's bicubic and 3-d nearest backward kernels allocate contiguous; the others keep
+    # grad_output's memory format
+    if mode == "cubic" or (nd == 3 and mode.startswith("nearest")):
+        return result
+    return in_layout_of(result, grad_output)

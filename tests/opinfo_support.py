@@ -106,6 +106,8 @@ def opgrad_op(opinfo) -> Optional[Callable]:
         return rebind(fn)
     if isinstance(fn, torch._ops.OpOverload):
         return _resolve(og.ops.aten, f"{fn._overloadpacket.__name__}.{fn._overloadname}")
+    if isinstance(fn, torch._ops.OpOverloadPacket):  # the overload is picked per call
+        return getattr(og.ops.aten, fn.__name__, None)
     prefix = "nn.functional."
     if opinfo.name.startswith(prefix):
         # F.logsigmoid is torch._C._nn.log_sigmoid, F.threshold is named _threshold: the
@@ -212,7 +214,10 @@ def collect_cases(op_db) -> List[OpCase]:
 
     cases = []
     for opinfo in op_db:
-        if not opgrad_exposes(opinfo.name) or torch.float64 not in opinfo.supported_dtypes("cpu"):
+        # an OpInfo of a bare aten op (torch.ops.aten._upsample_bilinear2d_aa) names an op
+        # torch has no function for; opgrad_op finds it under opgrad.ops.aten
+        exposed = opgrad_exposes(opinfo.name) or isinstance(opinfo.op, torch._ops.OpOverloadPacket)
+        if not exposed or torch.float64 not in opinfo.supported_dtypes("cpu"):
             continue
         og_fn = opgrad_op(opinfo)
         if og_fn is None:

@@ -498,9 +498,3 @@ OP_ERRORS = [
 @pytest.mark.parametrize("name, exc, phrase, call", OP_ERRORS, ids=[e[0] for e in OP_ERRORS])
 def test_aten_op_errors_match_torch(torch, name, exc, phrase, call):
     assert_same_error(torch, lambda lib: call(_aten(lib), lib), exc, phrase)
-
-
-def test_uint8_bilinear_is_refused_not_approximated():
-    # torch resamples uint8 images with integer weights; opgrad refuses rather than differ
-    with pytest.raises(NotImplementedError, match="uint8 bilinear and bicubic"):
-        og.nn.functional.interpolate(og.zeros(1, 1, 2, 2, dtype=og.uint8), 3, mode="bilinear")

@@ -298,6 +298,17 @@ TESTED_ELSEWHERE.update(
     }
 )
 
+# antialiased upsampling: test_interpolate_antialias.py and test_interpolate_uint8.py compare
+# every op (values, gradients, second derivatives, tangents, nodes, saved fields, errors; uint8
+# bit for bit) and test_opinfo.py runs torch's _upsample_bilinear2d_aa samples
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{op}{suffix}": "test_interpolate_antialias.py and test_interpolate_uint8.py"
+        for op in ("_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "_upsample_lanczos2d_aa")
+        for suffix in (".vec", ".default", "_backward.default")
+    }
+)
+
 # sliding blocks and grid sampling: test_fold.py and test_grid_sample.py compare each with
 # torch (values, gradients, second derivatives, tangents, nodes, saved fields, errors), and
 # test_opinfo.py runs torch's samples

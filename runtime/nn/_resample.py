@@ -37,6 +37,13 @@ _VEC_OPS = {
     ("bicubic", 4): (_aten.upsample_bicubic2d_vec, True),
 }
 
+#: mode -> the antialiased upsampling op's .vec overload (4-d input only)
+_AA_VEC_OPS = {
+    "bilinear": _aten._upsample_bilinear2d_aa_vec,
+    "bicubic": _aten._upsample_bicubic2d_aa_vec,
+    "lanczos": _aten._upsample_lanczos2d_aa_vec,
+}
+
 #: the modes' ranks, for the "Got 4D input, but linear mode needs 3D input" refusals
 _MODE_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
@@ -69,7 +76,8 @@ def interpolate(
 ) -> Tensor:
     """Down/up sample ``input`` to ``size`` or by ``scale_factor`` with the algorithm
     ``mode`` names: ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'bilinear'``,
-    ``'bicubic'``, ``'trilinear'`` or ``'area'``."""
+    ``'bicubic'``, ``'trilinear'``, ``'area'`` or (4-d, with ``antialias``) ``'lanczos'``;
+    ``antialias=True`` widens the bilinear / bicubic filter when downsampling."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
@@ -144,8 +152,8 @@ def interpolate(
             raise ValueError("Lanczos mode does not support align_corners=True")
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
-    if antialias:  # torch's _upsample_bilinear2d_aa and _upsample_bicubic2d_aa
-        raise NotImplementedError("interpolate(antialias=True) is not implemented in opgrad yet")
+    if input.dim() == 4 and (antialias or mode == "lanczos"):  # bilinear, bicubic, lanczos
+        return _AA_VEC_OPS[mode](input, output_size, align_corners, scale_factors)
     found = _VEC_OPS.get((mode, input.dim()))
     if found is not None:
         op, takes_align_corners = found
