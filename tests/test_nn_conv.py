@@ -11,7 +11,13 @@ import pytest
 
 import opgrad as og
 from norm_scenarios import assert_same_graph, assert_same_tangent, run_graph
-from torch_oracle import aten_log, assert_same_error, assert_same_tensor, next_function_names
+from torch_oracle import (
+    assert_same_error,
+    assert_same_tensor,
+    aten_log,
+    grad_fn_chain,
+    next_function_names,
+)
 
 # name -> (input specs, call): specs are shapes (requires grad) or (shape, False)
 GRAPHS = {
@@ -101,23 +107,12 @@ def test_forward_mode_matches_torch(torch, name):
     assert_same_tangent(torch, fn, specs, (name,))
 
 
-def _chain(fn):
-    names, todo = [], [fn]
-    while todo:
-        node = todo.pop(0)
-        if node is None:
-            continue
-        names.append(type(node).__name__)
-        todo += [f for f, _ in node.next_functions]
-    return names
-
-
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_grad_fn_chain_matches_torch(torch, name):
     specs, fn = GRAPHS[name]
     _, got = run_graph(og, fn, specs, (name,))
     _, expected = run_graph(torch, fn, specs, (name,))
-    assert _chain(got.grad_fn) == _chain(expected.grad_fn)
+    assert grad_fn_chain(got.grad_fn) == grad_fn_chain(expected.grad_fn)
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))

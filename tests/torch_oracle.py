@@ -109,6 +109,19 @@ def next_function_names(grad_fn):
     return [(node_type_name(node), nr) for node, nr in grad_fn.next_functions]
 
 
+def grad_fn_chain(grad_fn) -> list:
+    """The class names of every node reachable from ``grad_fn``, breadth first (a node
+    reached twice is listed twice)."""
+    names, todo = [], [grad_fn]
+    while todo:
+        node = todo.pop(0)
+        if node is None:
+            continue
+        names.append(type(node).__name__)
+        todo += [f for f, _ in node.next_functions]
+    return names
+
+
 def dispatch_module(lib):
     """``lib.utils._python_dispatch`` (imported explicitly: torch loads it lazily)."""
     return importlib.import_module(lib.__name__ + ".utils._python_dispatch")
