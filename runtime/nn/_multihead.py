@@ -345,30 +345,8 @@ def _multi_head_attention_forward(
 
     # heads split off, batch first: (bsz * num_heads, len, head_dim)
     q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    if static_k is None:
-        k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    else:
-        if static_k.size(0) != bsz * num_heads:
-            raise AssertionError(
-                f"expecting static_k.size(0) of {bsz * num_heads}, but got {static_k.size(0)}"
-            )
-        if static_k.size(2) != head_dim:
-            raise AssertionError(
-                f"expecting static_k.size(2) of {head_dim}, but got {static_k.size(2)}"
-            )
-        k = static_k
-    if static_v is None:
-        v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    else:
-        if static_v.size(0) != bsz * num_heads:
-            raise AssertionError(
-                f"expecting static_v.size(0) of {bsz * num_heads}, but got {static_v.size(0)}"
-            )
-        if static_v.size(2) != head_dim:
-            raise AssertionError(
-                f"expecting static_v.size(2) of {head_dim}, but got {static_v.size(2)}"
-            )
-        v = static_v
+    k = _heads_of(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _heads_of(v, static_v, "static_v", bsz * num_heads, head_dim)
 
     # a zero key and value appended along the sequence (now dim 1)
     if add_zero_attn:
@@ -461,3 +439,15 @@ multi_head_attention_forward = _overrides.overridable(
     builtin=False,
     name="multi_head_attention_forward",
 )
+
+
+def _heads_of(projected, static, name: str, batch_heads: int, head_dim: int):
+    """A key or value split into heads, batch first, or the ``static`` one given instead
+    (checked against the sizes the split would give)."""
+    if static is None:
+        return projected.view(projected.shape[0], batch_heads, head_dim).transpose(0, 1)
+    if static.size(0) != batch_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {batch_heads}, but got {static.size(0)}")
+    if static.size(2) != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.size(2)}")
+    return static
