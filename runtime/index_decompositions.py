@@ -21,13 +21,13 @@ def take_along_dim(self, indices, dim: Optional[int] = None):
         return aten.gather(aten.view(self, [-1]), 0, aten.view(indices, [-1]))
     if indices._data.dtype != _INT64:
         raise RuntimeError(
-            "torch.take_along_dim(): dtype of indices should be Long but got "
+            "opgrad.take_along_dim(): dtype of indices should be Long but got "
             f"{dtypes.scalar_type_name(indices._data.dtype)}"
         )
     self_shape, index_shape = self._data.shape, indices._data.shape
     if len(self_shape) != len(index_shape):
         raise RuntimeError(
-            "torch.take_along_dim(): input and indices should have the same number of "
+            "opgrad.take_along_dim(): input and indices should have the same number of "
             f"dimensions, but got {len(self_shape)} dimensions for input, and "
             f"{len(index_shape)} dimensions for indices"
         )

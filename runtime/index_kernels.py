@@ -318,11 +318,15 @@ def index_copy(self, dim: int, index, source):
     dim = wrap_dim(dim, self.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
-    source_along = source.shape[dim] if source.ndim > dim else 1
-    if index.size != source_along:
+    if source.ndim == 0 and index.size != 1:
         raise IndexError(
-            f"index_copy_(): Number of indices ({index.size}) should be equal to "
-            f"source.size(dim) ({source_along})"
+            f"index_copy_(): When source is scalar, index should have one element (got {index.size})"
+        )
+    if self.ndim and source.ndim and self.ndim != source.ndim:
+        raise IndexError(
+            "index_copy_(): When source and destination are not scalars, their dimensionality "
+            f"must match. Source dimensionality ({source.ndim}), destination dimensionality "
+            f"({self.ndim})"
         )
     if index.dtype != _INT64:
         raise RuntimeError(
@@ -335,12 +339,6 @@ def index_copy(self, dim: int, index, source):
             f"{dtypes.scalar_type_name(self.dtype)} and (source) "
             f"{dtypes.scalar_type_name(source.dtype)}"
         )
-    if self.ndim and source.ndim and self.ndim != source.ndim:
-        raise IndexError(
-            "index_copy_(): When source and destination are not scalars, their dimensionality "
-            f"must match. Source dimensionality ({source.ndim}), destination dimensionality "
-            f"({self.ndim})"
-        )
     self_slice = self.shape[:dim] + self.shape[dim + 1 :]
     source_slice = source.shape[:dim] + source.shape[dim + 1 :]
     if self.ndim and source.ndim and self_slice != source_slice:
@@ -348,6 +346,12 @@ def index_copy(self, dim: int, index, source):
             "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
             f"slice shape: {' '.join(map(str, self_slice))} at dimension {dim} and source slice "
             f"shape: {' '.join(map(str, source_slice))} at dimension 0."
+        )
+    source_along = source.shape[dim] if source.ndim > dim else 1
+    if source.ndim and index.size != source_along:
+        raise IndexError(
+            f"index_copy_(): Number of indices ({index.size}) should be equal to "
+            f"source.size(dim) ({source_along})"
         )
     flat = index.reshape(-1)
     _check_bounds(flat, dim, _sizes(self)[dim], "index_copy_(): ", IndexError)
