@@ -5074,6 +5074,523 @@ def index_put_(keyset, self, indices, values, accumulate):
     return result
 
 
+def gather(keyset, self, dim, index, sparse_grad):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.GatherBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.sparse_grad_ = sparse_grad
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.gather_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, sparse_grad)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.gather(self, dim, index, sparse_grad, result)
+    return result
+
+
+def scatter_src(keyset, self, dim, index, src):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.ScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_src_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.scatter_src(self, dim, index, src, result)
+    return result
+
+
+def scatter__src(keyset, self, dim, index, src):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        check_inplace(self)
+        grad_fn = nodes.ScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    tangents = jvp_kernels.scatter__src_pre(self, dim, index, src) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter__src_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.scatter__src(self, dim, index, src, result, tangents)
+    return result
+
+
+def scatter_value(keyset, self, dim, index, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ScatterBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_value_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.scatter_value(self, dim, index, value, result)
+    return result
+
+
+def scatter__value(keyset, self, dim, index, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ScatterBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    tangents = jvp_kernels.scatter__value_pre(self, dim, index, value) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter__value_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.scatter__value(self, dim, index, value, result, tangents)
+    return result
+
+
+def scatter_reduce(keyset, self, dim, index, src, reduce):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.NotImplemented_scatter_reduce()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_reduce_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.scatter_reduce(self, dim, index, src, reduce, result)
+    return result
+
+
+def scatter__reduce(keyset, self, dim, index, src, reduce):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        check_inplace(self)
+        grad_fn = nodes.NotImplemented_scatter_reduce()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+    tangents = (
+        jvp_kernels.scatter__reduce_pre(self, dim, index, src, reduce) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter__reduce_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.scatter__reduce(self, dim, index, src, reduce, result, tangents)
+    return result
+
+
+def scatter_value_reduce(keyset, self, dim, index, value, reduce):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NotImplemented_scatter_value_reduce()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_value_reduce_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value, reduce)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.scatter_value_reduce(self, dim, index, value, reduce, result)
+    return result
+
+
+def scatter__value_reduce(keyset, self, dim, index, value, reduce):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.NotImplemented_scatter_value_reduce()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = (
+        jvp_kernels.scatter__value_reduce_pre(self, dim, index, value, reduce)
+        if _tls.fw_active
+        else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter__value_reduce_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value, reduce)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.scatter__value_reduce(self, dim, index, value, reduce, result, tangents)
+    return result
+
+
+def scatter_add(keyset, self, dim, index, src):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.ScatterAddBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        if src._rg:
+            grad_fn.index_ = SavedVariable(index, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_add_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.scatter_add(self, dim, index, src, result)
+    return result
+
+
+def scatter_add_(keyset, self, dim, index, src):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        check_inplace(self)
+        grad_fn = nodes.ScatterAddBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        if src._rg:
+            grad_fn.index_ = SavedVariable(index, False)
+    tangents = jvp_kernels.scatter_add__pre(self, dim, index, src) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_add__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.scatter_add_(self, dim, index, src, result, tangents)
+    return result
+
+
+def scatter_reduce_two(keyset, self, dim, index, src, reduce, include_self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.ScatterReduceBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.include_self_ = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce_ = reduce
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.src_ = SavedVariable(src, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_reduce_two_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce, include_self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.scatter_reduce_two(self, dim, index, src, reduce, include_self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.scatter_reduce_two(self, dim, index, src, reduce, include_self, result)
+    return result
+
+
+def scatter_reduce__two(keyset, self, dim, index, src, reduce, include_self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        check_inplace(self)
+        grad_fn = nodes.ScatterReduceBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.include_self_ = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce_ = reduce
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+        grad_fn.src_ = SavedVariable(src, False)
+    tangents = (
+        jvp_kernels.scatter_reduce__two_pre(self, dim, index, src, reduce, include_self)
+        if _tls.fw_active
+        else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_reduce__two_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce, include_self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.scatter_reduce__two(
+                self, dim, index, src, reduce, include_self, result, tangents
+            )
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.scatter_reduce__two(
+            self, dim, index, src, reduce, include_self, result, tangents
+        )
+    return result
+
+
+def index_select(keyset, self, dim, index):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.IndexSelectBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_select_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.index_select(self, dim, index, result)
+    return result
+
+
+def index_add(keyset, self, dim, index, source, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = nodes.IndexAddBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.dim_ = dim
+        if source._rg:
+            grad_fn.index_ = SavedVariable(index, False)
+        if source._rg:
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim_ = source._data.ndim
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_add_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.index_add(self, dim, index, source, alpha, result)
+    return result
+
+
+def index_add_(keyset, self, dim, index, source, alpha):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        check_inplace(self)
+        grad_fn = nodes.IndexAddBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.dim_ = dim
+        if source._rg:
+            grad_fn.index_ = SavedVariable(index, False)
+        if source._rg:
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim_ = source._data.ndim
+    tangents = (
+        jvp_kernels.index_add__pre(self, dim, index, source, alpha) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_add__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, alpha)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.index_add_(self, dim, index, source, alpha, result, tangents)
+    return result
+
+
+def index_copy(keyset, self, dim, index, source):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = nodes.IndexCopyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        if source._rg:
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim_ = source._data.ndim
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.index_copy(self, dim, index, source, result)
+    return result
+
+
+def index_copy_(keyset, self, dim, index, source):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        check_inplace(self)
+        grad_fn = nodes.IndexCopyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        if source._rg:
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim_ = source._data.ndim
+    tangents = jvp_kernels.index_copy__pre(self, dim, index, source) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_copy__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.index_copy_(self, dim, index, source, result, tangents)
+    return result
+
+
+def index_fill_int_Scalar(keyset, self, dim, index, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.IndexFillBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_fill_int_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.index_fill_int_Scalar(self, dim, index, value, result)
+    return result
+
+
+def index_fill__int_Scalar(keyset, self, dim, index, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.IndexFillBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    tangents = (
+        jvp_kernels.index_fill__int_Scalar_pre(self, dim, index, value) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_fill__int_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.index_fill__int_Scalar(self, dim, index, value, result, tangents)
+    return result
+
+
+def index_fill_int_Tensor(keyset, self, dim, index, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or value._rg):
+        grad_fn = nodes.IndexFillBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(value),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_fill_int_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.index_fill_int_Tensor(self, dim, index, value, result)
+    return result
+
+
+def index_fill__int_Tensor(keyset, self, dim, index, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or value._rg):
+        check_inplace(self)
+        grad_fn = nodes.IndexFillBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(value),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    tangents = (
+        jvp_kernels.index_fill__int_Tensor_pre(self, dim, index, value) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_fill__int_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.index_fill__int_Tensor(self, dim, index, value, result, tangents)
+    return result
+
+
+def _unique(keyset, self, sorted, return_inverse):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UniqueBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._unique_op.kernels[keyset]
+    result = redispatch(keyset, self, sorted, return_inverse)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+    if _tls.fw_active:
+        jvp_kernels._unique(self, sorted, return_inverse, result)
+    return result
+
+
+def remainder_Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RemainderBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.remainder_Scalar(self, other, result)
+    return result
+
+
 def upsample_nearest1d(keyset, self, output_size, scales):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -6696,3 +7213,135 @@ def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.baddbmm_out_op.kernels[keyset]
     return redispatch(keyset, self, batch1, batch2, beta, alpha, out)
+
+
+def gather_out(keyset, self, dim, index, sparse_grad, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "gather",
+            self,
+            index,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.gather_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, sparse_grad, out)
+
+
+def scatter_src_out(keyset, self, dim, index, src, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "scatter",
+            self,
+            index,
+            src,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_src_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, src, out)
+
+
+def scatter_value_out(keyset, self, dim, index, value, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "scatter",
+            self,
+            index,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_value_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, value, out)
+
+
+def scatter_reduce_out(keyset, self, dim, index, src, reduce, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "scatter",
+            self,
+            index,
+            src,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_reduce_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, src, reduce, out)
+
+
+def scatter_value_reduce_out(keyset, self, dim, index, value, reduce, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "scatter",
+            self,
+            index,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_value_reduce_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, value, reduce, out)
+
+
+def scatter_add_out(keyset, self, dim, index, src, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "scatter_add",
+            self,
+            index,
+            src,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_add_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, src, out)
+
+
+def scatter_reduce_two_out(keyset, self, dim, index, src, reduce, include_self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "scatter_reduce",
+            self,
+            index,
+            src,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.scatter_reduce_two_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, src, reduce, include_self, out)
+
+
+def index_add_out(keyset, self, dim, index, source, alpha, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "index_add",
+            self,
+            index,
+            source,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_add_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, source, alpha, out)
+
+
+def index_copy_out(keyset, self, dim, index, source, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "index_copy",
+            self,
+            index,
+            source,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, source, out)

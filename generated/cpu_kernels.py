@@ -3093,6 +3093,338 @@ def index_put_(keyset, self, indices, values, accumulate):
     return copy_into(target, result)
 
 
+def gather(keyset, self, dim, index, sparse_grad):
+    """CPU kernel of gather"""
+    self = self._data
+    index = index._data
+    result = k.gather(self, dim, index, sparse_grad)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def gather_out(keyset, self, dim, index, sparse_grad, out):
+    """CPU kernel of gather.out"""
+    target = out
+    self = self._data
+    index = index._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.gather(self, dim, index, sparse_grad)
+    return write_out(target, result)
+
+
+def scatter_src(keyset, self, dim, index, src):
+    """CPU kernel of scatter.src"""
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter(self, dim, index, src)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scatter__src(keyset, self, dim, index, src):
+    """CPU kernel of scatter_.src"""
+    target = self
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter(self, dim, index, src)
+    return copy_into(target, result)
+
+
+def scatter_src_out(keyset, self, dim, index, src, out):
+    """CPU kernel of scatter.src_out"""
+    target = out
+    self = self._data
+    index = index._data
+    src = src._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.scatter(self, dim, index, src)
+    return write_out(target, result)
+
+
+def scatter_value(keyset, self, dim, index, value):
+    """CPU kernel of scatter.value"""
+    self = self._data
+    index = index._data
+    result = k.scatter(self, dim, index, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scatter__value(keyset, self, dim, index, value):
+    """CPU kernel of scatter_.value"""
+    target = self
+    self = self._data
+    index = index._data
+    result = k.scatter(self, dim, index, value)
+    return copy_into(target, result)
+
+
+def scatter_value_out(keyset, self, dim, index, value, out):
+    """CPU kernel of scatter.value_out"""
+    target = out
+    self = self._data
+    index = index._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.scatter(self, dim, index, value)
+    return write_out(target, result)
+
+
+def scatter_reduce(keyset, self, dim, index, src, reduce):
+    """CPU kernel of scatter.reduce"""
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter(self, dim, index, src, reduce)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scatter__reduce(keyset, self, dim, index, src, reduce):
+    """CPU kernel of scatter_.reduce"""
+    target = self
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter(self, dim, index, src, reduce)
+    return copy_into(target, result)
+
+
+def scatter_reduce_out(keyset, self, dim, index, src, reduce, out):
+    """CPU kernel of scatter.reduce_out"""
+    target = out
+    self = self._data
+    index = index._data
+    src = src._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.scatter(self, dim, index, src, reduce)
+    return write_out(target, result)
+
+
+def scatter_value_reduce(keyset, self, dim, index, value, reduce):
+    """CPU kernel of scatter.value_reduce"""
+    self = self._data
+    index = index._data
+    result = k.scatter(self, dim, index, value, reduce)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scatter__value_reduce(keyset, self, dim, index, value, reduce):
+    """CPU kernel of scatter_.value_reduce"""
+    target = self
+    self = self._data
+    index = index._data
+    result = k.scatter(self, dim, index, value, reduce)
+    return copy_into(target, result)
+
+
+def scatter_value_reduce_out(keyset, self, dim, index, value, reduce, out):
+    """CPU kernel of scatter.value_reduce_out"""
+    target = out
+    self = self._data
+    index = index._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.scatter(self, dim, index, value, reduce)
+    return write_out(target, result)
+
+
+def scatter_add(keyset, self, dim, index, src):
+    """CPU kernel of scatter_add"""
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter_add(self, dim, index, src)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scatter_add_(keyset, self, dim, index, src):
+    """CPU kernel of scatter_add_"""
+    target = self
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter_add(self, dim, index, src)
+    return copy_into(target, result)
+
+
+def scatter_add_out(keyset, self, dim, index, src, out):
+    """CPU kernel of scatter_add.out"""
+    target = out
+    self = self._data
+    index = index._data
+    src = src._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.scatter_add(self, dim, index, src)
+    return write_out(target, result)
+
+
+def scatter_reduce_two(keyset, self, dim, index, src, reduce, include_self):
+    """CPU kernel of scatter_reduce.two"""
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter_reduce(self, dim, index, src, reduce, include_self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def scatter_reduce__two(keyset, self, dim, index, src, reduce, include_self):
+    """CPU kernel of scatter_reduce_.two"""
+    target = self
+    self = self._data
+    index = index._data
+    src = src._data
+    result = k.scatter_reduce(self, dim, index, src, reduce, include_self)
+    return copy_into(target, result)
+
+
+def scatter_reduce_two_out(keyset, self, dim, index, src, reduce, include_self, out):
+    """CPU kernel of scatter_reduce.two_out"""
+    target = out
+    self = self._data
+    index = index._data
+    src = src._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.scatter_reduce(self, dim, index, src, reduce, include_self)
+    return write_out(target, result)
+
+
+def index_select(keyset, self, dim, index):
+    """CPU kernel of index_select"""
+    self = self._data
+    index = index._data
+    result = k.index_select(self, dim, index)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_add(keyset, self, dim, index, source, alpha):
+    """CPU kernel of index_add"""
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.index_add(self, dim, index, source, alpha)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_add_(keyset, self, dim, index, source, alpha):
+    """CPU kernel of index_add_"""
+    target = self
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.index_add(self, dim, index, source, alpha)
+    return copy_into(target, result)
+
+
+def index_add_out(keyset, self, dim, index, source, alpha, out):
+    """CPU kernel of index_add.out"""
+    target = out
+    self = self._data
+    index = index._data
+    source = source._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.index_add(self, dim, index, source, alpha)
+    return write_out(target, result)
+
+
+def index_copy(keyset, self, dim, index, source):
+    """CPU kernel of index_copy"""
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.index_copy(self, dim, index, source)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_copy_(keyset, self, dim, index, source):
+    """CPU kernel of index_copy_"""
+    target = self
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.index_copy(self, dim, index, source)
+    return copy_into(target, result)
+
+
+def index_copy_out(keyset, self, dim, index, source, out):
+    """CPU kernel of index_copy.out"""
+    target = out
+    self = self._data
+    index = index._data
+    source = source._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.index_copy(self, dim, index, source)
+    return write_out(target, result)
+
+
+def index_fill_int_Scalar(keyset, self, dim, index, value):
+    """CPU kernel of index_fill.int_Scalar"""
+    self = self._data
+    index = index._data
+    result = k.index_fill(self, dim, index, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_fill__int_Scalar(keyset, self, dim, index, value):
+    """CPU kernel of index_fill_.int_Scalar"""
+    target = self
+    self = self._data
+    index = index._data
+    result = k.index_fill(self, dim, index, value)
+    return copy_into(target, result)
+
+
+def index_fill_int_Tensor(keyset, self, dim, index, value):
+    """CPU kernel of index_fill.int_Tensor"""
+    self = self._data
+    index = index._data
+    value = value._data
+    result = k.index_fill(self, dim, index, value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_fill__int_Tensor(keyset, self, dim, index, value):
+    """CPU kernel of index_fill_.int_Tensor"""
+    target = self
+    self = self._data
+    index = index._data
+    value = value._data
+    result = k.index_fill(self, dim, index, value)
+    return copy_into(target, result)
+
+
+def _unique(keyset, self, sorted, return_inverse):
+    """CPU kernel of _unique"""
+    self = self._data
+    result = k.unique(self, sorted, return_inverse)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def remainder_Scalar(keyset, self, other):
+    """CPU kernel of remainder.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.remainder(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def upsample_nearest1d(keyset, self, output_size, scales):
     """CPU kernel of upsample_nearest1d"""
     k.upsample_check(self, output_size, 1, "nearest")

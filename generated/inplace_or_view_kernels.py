@@ -703,6 +703,158 @@ def index_put_(keyset, self, indices, values, accumulate):
     return result
 
 
+def gather_out(keyset, self, dim, index, sparse_grad, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.gather_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, sparse_grad, out)
+    bump_version(out)
+    return result
+
+
+def scatter__src(keyset, self, dim, index, src):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter__src_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src)
+    bump_version(self)
+    return result
+
+
+def scatter_src_out(keyset, self, dim, index, src, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_src_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, out)
+    bump_version(out)
+    return result
+
+
+def scatter__value(keyset, self, dim, index, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter__value_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    bump_version(self)
+    return result
+
+
+def scatter_value_out(keyset, self, dim, index, value, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_value_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value, out)
+    bump_version(out)
+    return result
+
+
+def scatter__reduce(keyset, self, dim, index, src, reduce):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter__reduce_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce)
+    bump_version(self)
+    return result
+
+
+def scatter_reduce_out(keyset, self, dim, index, src, reduce, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_reduce_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce, out)
+    bump_version(out)
+    return result
+
+
+def scatter__value_reduce(keyset, self, dim, index, value, reduce):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter__value_reduce_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value, reduce)
+    bump_version(self)
+    return result
+
+
+def scatter_value_reduce_out(keyset, self, dim, index, value, reduce, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_value_reduce_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value, reduce, out)
+    bump_version(out)
+    return result
+
+
+def scatter_add_(keyset, self, dim, index, src):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_add__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src)
+    bump_version(self)
+    return result
+
+
+def scatter_add_out(keyset, self, dim, index, src, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_add_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, out)
+    bump_version(out)
+    return result
+
+
+def scatter_reduce__two(keyset, self, dim, index, src, reduce, include_self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_reduce__two_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce, include_self)
+    bump_version(self)
+    return result
+
+
+def scatter_reduce_two_out(keyset, self, dim, index, src, reduce, include_self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.scatter_reduce_two_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, src, reduce, include_self, out)
+    bump_version(out)
+    return result
+
+
+def index_add_(keyset, self, dim, index, source, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_add__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, alpha)
+    bump_version(self)
+    return result
+
+
+def index_add_out(keyset, self, dim, index, source, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_add_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, alpha, out)
+    bump_version(out)
+    return result
+
+
+def index_copy_(keyset, self, dim, index, source):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_copy__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source)
+    bump_version(self)
+    return result
+
+
+def index_copy_out(keyset, self, dim, index, source, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, out)
+    bump_version(out)
+    return result
+
+
+def index_fill__int_Scalar(keyset, self, dim, index, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_fill__int_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    bump_version(self)
+    return result
+
+
+def index_fill__int_Tensor(keyset, self, dim, index, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_fill__int_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, value)
+    bump_version(self)
+    return result
+
+
 def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.embedding_renorm__op.kernels[keyset]

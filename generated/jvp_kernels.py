@@ -61,6 +61,7 @@ from opgrad.autograd.functions_manual import (
     pow_backward_exponent,
     pow_backward_self,
     safe_logsumexp_jvp,
+    scatter_reduce_jvp,
     smooth_l1_loss_double_backward,
     softplus_double_backward,
     to_float,
@@ -5167,6 +5168,548 @@ def index_put_(self, indices, values, accumulate, result, tangents):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad_inplace(self, tangent)
+
+
+def gather(self, dim, index, sparse_grad, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.gather(self_t, dim, index, sparse_grad=sparse_grad)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def scatter_src(self, dim, index, src, result):
+    # self_t.scatter(dim, index, src_t)
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.scatter(dim, index, src_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def scatter__src_pre(self, dim, index, src):
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return None
+    return (
+        self_t,
+        src_t,
+    )
+
+
+def scatter__src(self, dim, index, src, result, tangents):
+    # self_t.scatter(dim, index, src_t)
+    self_t, src_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.scatter(dim, index, src_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def scatter_value(self, dim, index, value, result):
+    # self_t.scatter(dim, index, 0)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.scatter(dim, index, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def scatter__value_pre(self, dim, index, value):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def scatter__value(self, dim, index, value, result, tangents):
+    # self_t.scatter(dim, index, 0)
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.scatter(dim, index, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def scatter_reduce(self, dim, index, src, reduce, result):
+    # forward_ad_not_supported("aten::scatter")
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::scatter")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def scatter__reduce_pre(self, dim, index, src, reduce):
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return None
+    return (
+        self_t,
+        src_t,
+    )
+
+
+def scatter__reduce(self, dim, index, src, reduce, result, tangents):
+    # forward_ad_not_supported("aten::scatter")
+    self_t, src_t = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::scatter")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def scatter_value_reduce(self, dim, index, value, reduce, result):
+    # forward_ad_not_supported("aten::scatter")
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::scatter")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def scatter__value_reduce_pre(self, dim, index, value, reduce):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def scatter__value_reduce(self, dim, index, value, reduce, result, tangents):
+    # forward_ad_not_supported("aten::scatter")
+    (self_t,) = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::scatter")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def scatter_add(self, dim, index, src, result):
+    # scatter_add(self_t, dim, index, src_t)
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.scatter_add(self_t, dim, index, src_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def scatter_add__pre(self, dim, index, src):
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return None
+    return (
+        self_t,
+        src_t,
+    )
+
+
+def scatter_add_(self, dim, index, src, result, tangents):
+    # scatter_add(self_t, dim, index, src_t)
+    self_t, src_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.scatter_add(self_t, dim, index, src_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def scatter_reduce_two(self, dim, index, src, reduce, include_self, result):
+    # scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = scatter_reduce_jvp(
+            self, self_t, dim, index, src, src_t, reduce, include_self, result
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def scatter_reduce__two_pre(self, dim, index, src, reduce, include_self):
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return None
+    return (self_t, src_t, original(self))
+
+
+def scatter_reduce__two(self, dim, index, src, reduce, include_self, result, tangents):
+    # scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)
+    self_t, src_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = scatter_reduce_jvp(
+            original_self, self_t, dim, index, src, src_t, reduce, include_self, result
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def index_select(self, dim, index, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.index_select(self_t, dim, index)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def index_add(self, dim, index, source, alpha, result):
+    # index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def index_add__pre(self, dim, index, source, alpha):
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return None
+    return (
+        self_t,
+        source_t,
+    )
+
+
+def index_add_(self, dim, index, source, alpha, result, tangents):
+    # index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+    self_t, source_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def index_copy(self, dim, index, source, result):
+    # self_t.index_copy(dim, index, source_t)
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.index_copy(dim, index, source_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def index_copy__pre(self, dim, index, source):
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return None
+    return (
+        self_t,
+        source_t,
+    )
+
+
+def index_copy_(self, dim, index, source, result, tangents):
+    # self_t.index_copy(dim, index, source_t)
+    self_t, source_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.index_copy(dim, index, source_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def index_fill_int_Scalar(self, dim, index, value, result):
+    # self_t.index_fill(dim, index, 0)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.index_fill(dim, index, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def index_fill__int_Scalar_pre(self, dim, index, value):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def index_fill__int_Scalar(self, dim, index, value, result, tangents):
+    # self_t.index_fill(dim, index, 0)
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.index_fill(dim, index, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def index_fill_int_Tensor(self, dim, index, value, result):
+    # self_t.index_fill(dim, index, value_t)
+    self_t = fw_grad(self)
+    value_t = fw_grad(value)
+    if self_t is None and value_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if value_t is None:
+        value_t = zeros_tangent(value)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.index_fill(dim, index, value_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def index_fill__int_Tensor_pre(self, dim, index, value):
+    self_t = fw_grad(self)
+    value_t = fw_grad(value)
+    if self_t is None and value_t is None:
+        return None
+    return (
+        self_t,
+        value_t,
+    )
+
+
+def index_fill__int_Tensor(self, dim, index, value, result, tangents):
+    # self_t.index_fill(dim, index, value_t)
+    self_t, value_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if value_t is None:
+        value_t = zeros_tangent(value)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.index_fill(dim, index, value_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def _unique(self, sorted, return_inverse, result):
+    # (forward_ad_not_implemented("_unique"),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_unique"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def remainder_Scalar(self, other, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
 
 
 def upsample_nearest1d(self, output_size, scales, result):

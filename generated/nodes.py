@@ -31,6 +31,7 @@ from opgrad.autograd.functions_manual import (
     elu_double_backward,
     embedding_backward,
     embedding_dense_double_backward,
+    gather_backward,
     gelu_double_backward,
     glu_double_backward,
     glu_double_backward_grad_output,
@@ -39,6 +40,8 @@ from opgrad.autograd.functions_manual import (
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     index_backward,
+    index_fill_value_backward,
+    index_select_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_double_backward,
@@ -68,6 +71,7 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
     repeat_backward,
+    scatter_reduce_backward,
     smooth_l1_loss_double_backward,
     soft_margin_loss_double_backward,
     soft_margin_loss_double_backward_grad_output,
@@ -11294,6 +11298,779 @@ class IndexPutBackward0(Node):
     @property
     def _raw_saved_indices(self):
         return raw_saved_list(self.indices_, self)
+
+
+class GatherBackward0(Node):
+    """Backward of ``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+        "self_",
+        "sparse_grad_",
+    )
+    _releasable_slots = (
+        "index_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+        self.self_ = None
+        self.sparse_grad_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        sparse_grad = self.sparse_grad_
+        # self: gather_backward(grad, self, dim, index, sparse_grad)
+        grad_self = gather_backward(grad, self_, dim, index, sparse_grad) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_sparse_grad(self):
+        return self.sparse_grad_
+
+
+class ScatterBackward0(Node):
+    """Backward of ``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+    )
+    _releasable_slots = ("index_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        # self: grad.scatter(dim, index, 0)
+        grad_self = grad.scatter(dim, index, 0) if needs[0] else None
+        # src: grad.gather(dim, index)
+        grad_src = aten.gather(grad, dim, index) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+
+class ScatterBackward1(Node):
+    """Backward of ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+    )
+    _releasable_slots = ("index_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        # self: grad.scatter(dim, index, 0)
+        grad_self = grad.scatter(dim, index, 0) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+
+class NotImplemented_scatter_reduce(Node):
+    """Backward of ``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # self, src: derivative_not_implemented("aten::scatter")
+        grad_self, grad_src = (
+            derivative_not_implemented("aten::scatter")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_src,
+        )
+
+
+NotImplemented_scatter_reduce.__name__ = NotImplemented_scatter_reduce.__qualname__ = (
+    "NotImplemented"
+)
+
+
+class NotImplemented_scatter_value_reduce(Node):
+    """Backward of ``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: derivative_not_implemented("aten::scatter")
+        grad_self = derivative_not_implemented("aten::scatter") if needs[0] else None
+        return (grad_self,)
+
+
+NotImplemented_scatter_value_reduce.__name__ = NotImplemented_scatter_value_reduce.__qualname__ = (
+    "NotImplemented"
+)
+
+
+class ScatterAddBackward0(Node):
+    """Backward of ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+    )
+    _releasable_slots = ("index_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        # self: grad
+        grad_self = grad if needs[0] else None
+        # src: grad.gather(dim, index)
+        grad_src = aten.gather(grad, dim, index) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+
+class ScatterReduceBackward0(Node):
+    """Backward of ``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "include_self_",
+        "index_",
+        "reduce_",
+        "result_",
+        "self_",
+        "src_",
+    )
+    _releasable_slots = (
+        "index_",
+        "result_",
+        "self_",
+        "src_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.include_self_ = None
+        self.index_ = None
+        self.reduce_ = None
+        self.result_ = None
+        self.self_ = None
+        self.src_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        include_self = self.include_self_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        reduce = self.reduce_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        src = self.src_
+        if src.__class__ not in TENSOR_CLASSES:
+            if src is not None:  # None: not saved, no formula that runs reads it
+                src = unpack_saved(src, self)
+        elif src._vc is not None:
+            src = unpack_saved(src, self)
+        # self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+        grad_self, grad_src = (
+            scatter_reduce_backward(grad, self_, dim, index, src, reduce, include_self, result)
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_include_self(self):
+        return self.include_self_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_reduce(self):
+        return self.reduce_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_src(self):
+        return unpack_saved(self.src_, self)
+
+    @property
+    def _raw_saved_src(self):
+        return raw_saved(self, "src_")
+
+
+class IndexSelectBackward0(Node):
+    """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("index_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: index_select_backward(grad, self.sym_sizes(), dim, index)
+        grad_self = index_select_backward(grad, self_sym_sizes, dim, index) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class IndexAddBackward0(Node):
+    """Backward of ``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``."""
+
+    __slots__ = (
+        "alpha_",
+        "dim_",
+        "index_",
+        "source_",
+        "source_dim_",
+    )
+    _releasable_slots = (
+        "index_",
+        "source_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.alpha_ = None
+        self.dim_ = None
+        self.index_ = None
+        self.source_ = None
+        self.source_dim_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        alpha = self.alpha_
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        source = self.source_
+        if source.__class__ not in TENSOR_CLASSES:
+            if source is not None:  # None: not saved, no formula that runs reads it
+                source = unpack_saved(source, self)
+        elif source._vc is not None:
+            source = unpack_saved(source, self)
+        source_dim = self.source_dim_
+        # self: grad
+        grad_self = grad if needs[0] else None
+        # source: maybe_multiply(grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0)), alpha)
+        grad_source = (
+            maybe_multiply(
+                (
+                    aten.index_select(grad, dim, index).expand_as(source)
+                    if source_dim > 0
+                    else aten.index_select(grad, dim, index.squeeze(0))
+                ),
+                alpha,
+            )
+            if needs[1]
+            else None
+        )
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_alpha(self):
+        return self.alpha_
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_source(self):
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _raw_saved_source(self):
+        return raw_saved(self, "source_")
+
+    @property
+    def _saved_source_dim(self):
+        return self.source_dim_
+
+
+class IndexCopyBackward0(Node):
+    """Backward of ``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+        "source_",
+        "source_dim_",
+    )
+    _releasable_slots = (
+        "index_",
+        "source_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+        self.source_ = None
+        self.source_dim_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        source = self.source_
+        if source.__class__ not in TENSOR_CLASSES:
+            if source is not None:  # None: not saved, no formula that runs reads it
+                source = unpack_saved(source, self)
+        elif source._vc is not None:
+            source = unpack_saved(source, self)
+        source_dim = self.source_dim_
+        # self: grad.index_fill(dim, index, 0)
+        grad_self = grad.index_fill(dim, index, 0) if needs[0] else None
+        # source: grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0))
+        grad_source = (
+            aten.index_select(grad, dim, index).expand_as(source)
+            if source_dim > 0
+            else aten.index_select(grad, dim, index.squeeze(0)) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_source(self):
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _raw_saved_source(self):
+        return raw_saved(self, "source_")
+
+    @property
+    def _saved_source_dim(self):
+        return self.source_dim_
+
+
+class IndexFillBackward0(Node):
+    """Backward of ``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+    )
+    _releasable_slots = ("index_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        # self: grad.index_fill(dim, index, 0)
+        grad_self = grad.index_fill(dim, index, 0) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+
+class IndexFillBackward1(Node):
+    """Backward of ``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+    )
+    _releasable_slots = ("index_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        # self: grad.index_fill(dim, index, 0)
+        grad_self = grad.index_fill(dim, index, 0) if needs[0] else None
+        # value: index_fill_value_backward(grad, dim, index)
+        grad_value = index_fill_value_backward(grad, dim, index) if needs[1] else None
+        return (
+            grad_self,
+            grad_value,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+
+class UniqueBackward0(Node):
+    """Backward of ``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("_unique")
+        grad_self = not_implemented("_unique") if needs[0] else None
+        return (grad_self,)
+
+
+class RemainderBackward0(Node):
+    """Backward of ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: grad
+        grad_self = grad if needs[0] else None
+        return (grad_self,)
 
 
 class UpsampleNearest1DBackward0(Node):

@@ -15259,6 +15259,1506 @@ square = square_op._entry = _square_entry(Site(square_op))
 square_op._make_entry = _square_entry
 
 
+gather_op = define(
+    "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"
+)
+_gather_kernels = gather_op.kernels
+
+
+def _gather_entry(_site):
+    def gather(self, dim, index, *, sparse_grad=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gather_op, self, dim, index, sparse_grad)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, gather_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, gather_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, gather_op, 2)
+            except Overridden:
+                return handle_entry(_site, gather_op, self, dim, index, sparse_grad)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & index._keys) == PLAIN_KEYS:
+                result = plain_kernels.gather(self, dim, index, sparse_grad)
+                if result is not None:
+                    return result
+            kernel = _gather_kernels[keyset]
+            return kernel(keyset, self, dim, index, sparse_grad)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return gather
+
+
+gather = gather_op._entry = _gather_entry(Site(gather_op))
+gather_op._make_entry = _gather_entry
+
+
+gather_out_op = define(
+    "aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_gather_out_kernels = gather_out_op.kernels
+
+
+def _gather_out_entry(_site):
+    def gather_out(self, dim, index, *, sparse_grad=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, gather_out_op, self, dim, index, sparse_grad, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, gather_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, gather_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, gather_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, gather_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, gather_out_op, self, dim, index, sparse_grad, out)
+            keyset = (self._keys | index._keys | out._keys | include) & _tls.keep
+            kernel = _gather_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, sparse_grad, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return gather_out
+
+
+gather_out = gather_out_op._entry = _gather_out_entry(Site(gather_out_op))
+gather_out_op._make_entry = _gather_out_entry
+
+
+take_along_dim_op = define(
+    "aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor"
+)
+_take_along_dim_kernels = take_along_dim_op.kernels
+
+
+def _take_along_dim_entry(_site):
+    def take_along_dim(self, indices, dim=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, take_along_dim_op, self, indices, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, take_along_dim_op, 0)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, take_along_dim_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, take_along_dim_op, 2)
+            except Overridden:
+                return handle_entry(_site, take_along_dim_op, self, indices, dim)
+            keyset = (self._keys | indices._keys | include) & _tls.keep
+            kernel = _take_along_dim_kernels[keyset]
+            return kernel(keyset, self, indices, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return take_along_dim
+
+
+take_along_dim = take_along_dim_op._entry = _take_along_dim_entry(Site(take_along_dim_op))
+take_along_dim_op._make_entry = _take_along_dim_entry
+
+
+scatter_src_op = define(
+    "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"
+)
+_scatter_src_kernels = scatter_src_op.kernels
+
+
+def _scatter_src_entry(_site):
+    def scatter_src(self, dim, index, src):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_src_op, self, dim, index, src)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_src_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_src_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_src_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_src_op, 3)
+            except Overridden:
+                return handle_entry(_site, scatter_src_op, self, dim, index, src)
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & src._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.scatter_src(self, dim, index, src)
+                if result is not None:
+                    return result
+            kernel = _scatter_src_kernels[keyset]
+            return kernel(keyset, self, dim, index, src)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_src
+
+
+scatter_src = scatter_src_op._entry = _scatter_src_entry(Site(scatter_src_op))
+scatter_src_op._make_entry = _scatter_src_entry
+
+
+scatter__src_op = define(
+    "aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"
+)
+_scatter__src_kernels = scatter__src_op.kernels
+
+
+def _scatter__src_entry(_site):
+    def scatter__src(self, dim, index, src):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter__src_op, self, dim, index, src)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter__src_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter__src_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter__src_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter__src_op, 3)
+            except Overridden:
+                return handle_entry(_site, scatter__src_op, self, dim, index, src)
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            kernel = _scatter__src_kernels[keyset]
+            return kernel(keyset, self, dim, index, src)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter__src
+
+
+scatter__src = scatter__src_op._entry = _scatter__src_entry(Site(scatter__src_op))
+scatter__src_op._make_entry = _scatter__src_entry
+
+
+scatter_src_out_op = define(
+    "aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_scatter_src_out_kernels = scatter_src_out_op.kernels
+
+
+def _scatter_src_out_entry(_site):
+    def scatter_src_out(self, dim, index, src, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_src_out_op, self, dim, index, src, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_src_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_src_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_src_out_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_src_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, scatter_src_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, scatter_src_out_op, self, dim, index, src, out)
+            keyset = (self._keys | index._keys | src._keys | out._keys | include) & _tls.keep
+            kernel = _scatter_src_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_src_out
+
+
+scatter_src_out = scatter_src_out_op._entry = _scatter_src_out_entry(Site(scatter_src_out_op))
+scatter_src_out_op._make_entry = _scatter_src_out_entry
+
+
+scatter_value_op = define(
+    "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"
+)
+_scatter_value_kernels = scatter_value_op.kernels
+
+
+def _scatter_value_entry(_site):
+    def scatter_value(self, dim, index, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_value_op, self, dim, index, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_value_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_value_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_value_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, scatter_value_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, scatter_value_op, self, dim, index, value)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & index._keys) == PLAIN_KEYS:
+                result = plain_kernels.scatter_value(self, dim, index, value)
+                if result is not None:
+                    return result
+            kernel = _scatter_value_kernels[keyset]
+            return kernel(keyset, self, dim, index, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_value
+
+
+scatter_value = scatter_value_op._entry = _scatter_value_entry(Site(scatter_value_op))
+scatter_value_op._make_entry = _scatter_value_entry
+
+
+scatter__value_op = define(
+    "aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"
+)
+_scatter__value_kernels = scatter__value_op.kernels
+
+
+def _scatter__value_entry(_site):
+    def scatter__value(self, dim, index, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter__value_op, self, dim, index, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter__value_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter__value_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter__value_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, scatter__value_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, scatter__value_op, self, dim, index, value)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            kernel = _scatter__value_kernels[keyset]
+            return kernel(keyset, self, dim, index, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter__value
+
+
+scatter__value = scatter__value_op._entry = _scatter__value_entry(Site(scatter__value_op))
+scatter__value_op._make_entry = _scatter__value_entry
+
+
+scatter_value_out_op = define(
+    "aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_scatter_value_out_kernels = scatter_value_out_op.kernels
+
+
+def _scatter_value_out_entry(_site):
+    def scatter_value_out(self, dim, index, value, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_value_out_op, self, dim, index, value, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_value_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_value_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_value_out_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, scatter_value_out_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, scatter_value_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, scatter_value_out_op, self, dim, index, value, out)
+            keyset = (self._keys | index._keys | out._keys | include) & _tls.keep
+            kernel = _scatter_value_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, value, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_value_out
+
+
+scatter_value_out = scatter_value_out_op._entry = _scatter_value_out_entry(
+    Site(scatter_value_out_op)
+)
+scatter_value_out_op._make_entry = _scatter_value_out_entry
+
+
+scatter_reduce_op = define(
+    "aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor"
+)
+_scatter_reduce_kernels = scatter_reduce_op.kernels
+
+
+def _scatter_reduce_entry(_site):
+    def scatter_reduce(self, dim, index, src, *, reduce):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_reduce_op, self, dim, index, src, reduce)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_reduce_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_reduce_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_reduce_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_reduce_op, 3)
+            except Overridden:
+                return handle_entry(_site, scatter_reduce_op, self, dim, index, src, reduce)
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & src._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.scatter_reduce(self, dim, index, src, reduce)
+                if result is not None:
+                    return result
+            kernel = _scatter_reduce_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, reduce)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_reduce
+
+
+scatter_reduce = scatter_reduce_op._entry = _scatter_reduce_entry(Site(scatter_reduce_op))
+scatter_reduce_op._make_entry = _scatter_reduce_entry
+
+
+scatter__reduce_op = define(
+    "aten::scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"
+)
+_scatter__reduce_kernels = scatter__reduce_op.kernels
+
+
+def _scatter__reduce_entry(_site):
+    def scatter__reduce(self, dim, index, src, *, reduce):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter__reduce_op, self, dim, index, src, reduce)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter__reduce_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter__reduce_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter__reduce_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter__reduce_op, 3)
+            except Overridden:
+                return handle_entry(_site, scatter__reduce_op, self, dim, index, src, reduce)
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            kernel = _scatter__reduce_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, reduce)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter__reduce
+
+
+scatter__reduce = scatter__reduce_op._entry = _scatter__reduce_entry(Site(scatter__reduce_op))
+scatter__reduce_op._make_entry = _scatter__reduce_entry
+
+
+scatter_reduce_out_op = define(
+    "aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)"
+)
+_scatter_reduce_out_kernels = scatter_reduce_out_op.kernels
+
+
+def _scatter_reduce_out_entry(_site):
+    def scatter_reduce_out(self, dim, index, src, *, reduce, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, scatter_reduce_out_op, self, dim, index, src, reduce, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_reduce_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_reduce_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_reduce_out_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_reduce_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, scatter_reduce_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, scatter_reduce_out_op, self, dim, index, src, reduce, out
+                )
+            keyset = (self._keys | index._keys | src._keys | out._keys | include) & _tls.keep
+            kernel = _scatter_reduce_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, reduce, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_reduce_out
+
+
+scatter_reduce_out = scatter_reduce_out_op._entry = _scatter_reduce_out_entry(
+    Site(scatter_reduce_out_op)
+)
+scatter_reduce_out_op._make_entry = _scatter_reduce_out_entry
+
+
+scatter_value_reduce_op = define(
+    "aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"
+)
+_scatter_value_reduce_kernels = scatter_value_reduce_op.kernels
+
+
+def _scatter_value_reduce_entry(_site):
+    def scatter_value_reduce(self, dim, index, value, *, reduce):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_value_reduce_op, self, dim, index, value, reduce)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_value_reduce_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_value_reduce_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_value_reduce_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, scatter_value_reduce_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, scatter_value_reduce_op, self, dim, index, value, reduce)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & index._keys) == PLAIN_KEYS:
+                result = plain_kernels.scatter_value_reduce(self, dim, index, value, reduce)
+                if result is not None:
+                    return result
+            kernel = _scatter_value_reduce_kernels[keyset]
+            return kernel(keyset, self, dim, index, value, reduce)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_value_reduce
+
+
+scatter_value_reduce = scatter_value_reduce_op._entry = _scatter_value_reduce_entry(
+    Site(scatter_value_reduce_op)
+)
+scatter_value_reduce_op._make_entry = _scatter_value_reduce_entry
+
+
+scatter__value_reduce_op = define(
+    "aten::scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"
+)
+_scatter__value_reduce_kernels = scatter__value_reduce_op.kernels
+
+
+def _scatter__value_reduce_entry(_site):
+    def scatter__value_reduce(self, dim, index, value, *, reduce):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, scatter__value_reduce_op, self, dim, index, value, reduce
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter__value_reduce_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter__value_reduce_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter__value_reduce_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, scatter__value_reduce_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(
+                    _site, scatter__value_reduce_op, self, dim, index, value, reduce
+                )
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            kernel = _scatter__value_reduce_kernels[keyset]
+            return kernel(keyset, self, dim, index, value, reduce)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter__value_reduce
+
+
+scatter__value_reduce = scatter__value_reduce_op._entry = _scatter__value_reduce_entry(
+    Site(scatter__value_reduce_op)
+)
+scatter__value_reduce_op._make_entry = _scatter__value_reduce_entry
+
+
+scatter_value_reduce_out_op = define(
+    "aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)"
+)
+_scatter_value_reduce_out_kernels = scatter_value_reduce_out_op.kernels
+
+
+def _scatter_value_reduce_out_entry(_site):
+    def scatter_value_reduce_out(self, dim, index, value, *, reduce, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, scatter_value_reduce_out_op, self, dim, index, value, reduce, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_value_reduce_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_value_reduce_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_value_reduce_out_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, scatter_value_reduce_out_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, scatter_value_reduce_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, scatter_value_reduce_out_op, self, dim, index, value, reduce, out
+                )
+            keyset = (self._keys | index._keys | out._keys | include) & _tls.keep
+            kernel = _scatter_value_reduce_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, value, reduce, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_value_reduce_out
+
+
+scatter_value_reduce_out = scatter_value_reduce_out_op._entry = _scatter_value_reduce_out_entry(
+    Site(scatter_value_reduce_out_op)
+)
+scatter_value_reduce_out_op._make_entry = _scatter_value_reduce_out_entry
+
+
+scatter_add_op = define(
+    "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"
+)
+_scatter_add_kernels = scatter_add_op.kernels
+
+
+def _scatter_add_entry(_site):
+    def scatter_add(self, dim, index, src):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_add_op, self, dim, index, src)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_add_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_add_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_add_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_add_op, 3)
+            except Overridden:
+                return handle_entry(_site, scatter_add_op, self, dim, index, src)
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & src._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.scatter_add(self, dim, index, src)
+                if result is not None:
+                    return result
+            kernel = _scatter_add_kernels[keyset]
+            return kernel(keyset, self, dim, index, src)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_add
+
+
+scatter_add = scatter_add_op._entry = _scatter_add_entry(Site(scatter_add_op))
+scatter_add_op._make_entry = _scatter_add_entry
+
+
+scatter_add__op = define(
+    "aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"
+)
+_scatter_add__kernels = scatter_add__op.kernels
+
+
+def _scatter_add__entry(_site):
+    def scatter_add_(self, dim, index, src):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_add__op, self, dim, index, src)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_add__op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_add__op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_add__op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_add__op, 3)
+            except Overridden:
+                return handle_entry(_site, scatter_add__op, self, dim, index, src)
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            kernel = _scatter_add__kernels[keyset]
+            return kernel(keyset, self, dim, index, src)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_add_
+
+
+scatter_add_ = scatter_add__op._entry = _scatter_add__entry(Site(scatter_add__op))
+scatter_add__op._make_entry = _scatter_add__entry
+
+
+scatter_add_out_op = define(
+    "aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_scatter_add_out_kernels = scatter_add_out_op.kernels
+
+
+def _scatter_add_out_entry(_site):
+    def scatter_add_out(self, dim, index, src, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, scatter_add_out_op, self, dim, index, src, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_add_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_add_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_add_out_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_add_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, scatter_add_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, scatter_add_out_op, self, dim, index, src, out)
+            keyset = (self._keys | index._keys | src._keys | out._keys | include) & _tls.keep
+            kernel = _scatter_add_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_add_out
+
+
+scatter_add_out = scatter_add_out_op._entry = _scatter_add_out_entry(Site(scatter_add_out_op))
+scatter_add_out_op._make_entry = _scatter_add_out_entry
+
+
+scatter_reduce_two_op = define(
+    "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"
+)
+_scatter_reduce_two_kernels = scatter_reduce_two_op.kernels
+
+
+def _scatter_reduce_two_entry(_site):
+    def scatter_reduce_two(self, dim, index, src, reduce, *, include_self=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, scatter_reduce_two_op, self, dim, index, src, reduce, include_self
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_reduce_two_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_reduce_two_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_reduce_two_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_reduce_two_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, scatter_reduce_two_op, self, dim, index, src, reduce, include_self
+                )
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & src._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.scatter_reduce_two(
+                    self, dim, index, src, reduce, include_self
+                )
+                if result is not None:
+                    return result
+            kernel = _scatter_reduce_two_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, reduce, include_self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_reduce_two
+
+
+scatter_reduce_two = scatter_reduce_two_op._entry = _scatter_reduce_two_entry(
+    Site(scatter_reduce_two_op)
+)
+scatter_reduce_two_op._make_entry = _scatter_reduce_two_entry
+
+
+scatter_reduce__two_op = define(
+    "aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"
+)
+_scatter_reduce__two_kernels = scatter_reduce__two_op.kernels
+
+
+def _scatter_reduce__two_entry(_site):
+    def scatter_reduce__two(self, dim, index, src, reduce, *, include_self=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, scatter_reduce__two_op, self, dim, index, src, reduce, include_self
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_reduce__two_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_reduce__two_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_reduce__two_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_reduce__two_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, scatter_reduce__two_op, self, dim, index, src, reduce, include_self
+                )
+            keyset = (self._keys | index._keys | src._keys | include) & _tls.keep
+            kernel = _scatter_reduce__two_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, reduce, include_self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_reduce__two
+
+
+scatter_reduce__two = scatter_reduce__two_op._entry = _scatter_reduce__two_entry(
+    Site(scatter_reduce__two_op)
+)
+scatter_reduce__two_op._make_entry = _scatter_reduce__two_entry
+
+
+scatter_reduce_two_out_op = define(
+    "aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)"
+)
+_scatter_reduce_two_out_kernels = scatter_reduce_two_out_op.kernels
+
+
+def _scatter_reduce_two_out_entry(_site):
+    def scatter_reduce_two_out(self, dim, index, src, reduce, *, include_self=True, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    scatter_reduce_two_out_op,
+                    self,
+                    dim,
+                    index,
+                    src,
+                    reduce,
+                    include_self,
+                    out,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, scatter_reduce_two_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, scatter_reduce_two_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, scatter_reduce_two_out_op, 2)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, scatter_reduce_two_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, scatter_reduce_two_out_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    scatter_reduce_two_out_op,
+                    self,
+                    dim,
+                    index,
+                    src,
+                    reduce,
+                    include_self,
+                    out,
+                )
+            keyset = (self._keys | index._keys | src._keys | out._keys | include) & _tls.keep
+            kernel = _scatter_reduce_two_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, src, reduce, include_self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return scatter_reduce_two_out
+
+
+scatter_reduce_two_out = scatter_reduce_two_out_op._entry = _scatter_reduce_two_out_entry(
+    Site(scatter_reduce_two_out_op)
+)
+scatter_reduce_two_out_op._make_entry = _scatter_reduce_two_out_entry
+
+
+index_select_op = define("aten::index_select(Tensor self, int dim, Tensor index) -> Tensor")
+_index_select_kernels = index_select_op.kernels
+
+
+def _index_select_entry(_site):
+    def index_select(self, dim, index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_select_op, self, dim, index)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_select_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_select_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_select_op, 2)
+            except Overridden:
+                return handle_entry(_site, index_select_op, self, dim, index)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & index._keys) == PLAIN_KEYS:
+                result = plain_kernels.index_select(self, dim, index)
+                if result is not None:
+                    return result
+            kernel = _index_select_kernels[keyset]
+            return kernel(keyset, self, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_select
+
+
+index_select = index_select_op._entry = _index_select_entry(Site(index_select_op))
+index_select_op._make_entry = _index_select_entry
+
+
+index_add_op = define(
+    "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"
+)
+_index_add_kernels = index_add_op.kernels
+
+
+def _index_add_entry(_site):
+    def index_add(self, dim, index, source, *, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_add_op, self, dim, index, source, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_add_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_add_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_add_op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_add_op, 3)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, index_add_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, index_add_op, self, dim, index, source, alpha)
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & source._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.index_add(self, dim, index, source, alpha)
+                if result is not None:
+                    return result
+            kernel = _index_add_kernels[keyset]
+            return kernel(keyset, self, dim, index, source, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_add
+
+
+index_add = index_add_op._entry = _index_add_entry(Site(index_add_op))
+index_add_op._make_entry = _index_add_entry
+
+
+index_add__op = define(
+    "aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"
+)
+_index_add__kernels = index_add__op.kernels
+
+
+def _index_add__entry(_site):
+    def index_add_(self, dim, index, source, *, alpha=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_add__op, self, dim, index, source, alpha)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_add__op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_add__op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_add__op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_add__op, 3)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, index_add__op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+            except Overridden:
+                return handle_entry(_site, index_add__op, self, dim, index, source, alpha)
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            kernel = _index_add__kernels[keyset]
+            return kernel(keyset, self, dim, index, source, alpha)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_add_
+
+
+index_add_ = index_add__op._entry = _index_add__entry(Site(index_add__op))
+index_add__op._make_entry = _index_add__entry
+
+
+index_add_out_op = define(
+    "aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_index_add_out_kernels = index_add_out_op.kernels
+
+
+def _index_add_out_entry(_site):
+    def index_add_out(self, dim, index, source, *, alpha=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_add_out_op, self, dim, index, source, alpha, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_add_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_add_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_add_out_op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_add_out_op, 3)
+                if alpha.__class__ not in PY_NUMBERS:
+                    alpha = scalar_arg(alpha, _site, index_add_out_op, 4)
+                elif (
+                    alpha.__class__ is int
+                    and not -9223372036854775808 <= alpha <= 18446744073709551615
+                ):
+                    check_scalar_range(alpha)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, index_add_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, index_add_out_op, self, dim, index, source, alpha, out)
+            keyset = (self._keys | index._keys | source._keys | out._keys | include) & _tls.keep
+            kernel = _index_add_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, source, alpha, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_add_out
+
+
+index_add_out = index_add_out_op._entry = _index_add_out_entry(Site(index_add_out_op))
+index_add_out_op._make_entry = _index_add_out_entry
+
+
+index_copy_op = define(
+    "aten::index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"
+)
+_index_copy_kernels = index_copy_op.kernels
+
+
+def _index_copy_entry(_site):
+    def index_copy(self, dim, index, source):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_copy_op, self, dim, index, source)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_copy_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_copy_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_copy_op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_copy_op, 3)
+            except Overridden:
+                return handle_entry(_site, index_copy_op, self, dim, index, source)
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & source._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.index_copy(self, dim, index, source)
+                if result is not None:
+                    return result
+            kernel = _index_copy_kernels[keyset]
+            return kernel(keyset, self, dim, index, source)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_copy
+
+
+index_copy = index_copy_op._entry = _index_copy_entry(Site(index_copy_op))
+index_copy_op._make_entry = _index_copy_entry
+
+
+index_copy__op = define(
+    "aten::index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"
+)
+_index_copy__kernels = index_copy__op.kernels
+
+
+def _index_copy__entry(_site):
+    def index_copy_(self, dim, index, source):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_copy__op, self, dim, index, source)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_copy__op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_copy__op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_copy__op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_copy__op, 3)
+            except Overridden:
+                return handle_entry(_site, index_copy__op, self, dim, index, source)
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            kernel = _index_copy__kernels[keyset]
+            return kernel(keyset, self, dim, index, source)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_copy_
+
+
+index_copy_ = index_copy__op._entry = _index_copy__entry(Site(index_copy__op))
+index_copy__op._make_entry = _index_copy__entry
+
+
+index_copy_out_op = define(
+    "aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_index_copy_out_kernels = index_copy_out_op.kernels
+
+
+def _index_copy_out_entry(_site):
+    def index_copy_out(self, dim, index, source, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_copy_out_op, self, dim, index, source, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_copy_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_copy_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_copy_out_op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_copy_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, index_copy_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, index_copy_out_op, self, dim, index, source, out)
+            keyset = (self._keys | index._keys | source._keys | out._keys | include) & _tls.keep
+            kernel = _index_copy_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, source, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_copy_out
+
+
+index_copy_out = index_copy_out_op._entry = _index_copy_out_entry(Site(index_copy_out_op))
+index_copy_out_op._make_entry = _index_copy_out_entry
+
+
+index_fill_int_Scalar_op = define(
+    "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"
+)
+_index_fill_int_Scalar_kernels = index_fill_int_Scalar_op.kernels
+
+
+def _index_fill_int_Scalar_entry(_site):
+    def index_fill_int_Scalar(self, dim, index, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_fill_int_Scalar_op, self, dim, index, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_fill_int_Scalar_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_fill_int_Scalar_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_fill_int_Scalar_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, index_fill_int_Scalar_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, index_fill_int_Scalar_op, self, dim, index, value)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & index._keys) == PLAIN_KEYS:
+                result = plain_kernels.index_fill_int_Scalar(self, dim, index, value)
+                if result is not None:
+                    return result
+            kernel = _index_fill_int_Scalar_kernels[keyset]
+            return kernel(keyset, self, dim, index, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_fill_int_Scalar
+
+
+index_fill_int_Scalar = index_fill_int_Scalar_op._entry = _index_fill_int_Scalar_entry(
+    Site(index_fill_int_Scalar_op)
+)
+index_fill_int_Scalar_op._make_entry = _index_fill_int_Scalar_entry
+
+
+index_fill__int_Scalar_op = define(
+    "aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"
+)
+_index_fill__int_Scalar_kernels = index_fill__int_Scalar_op.kernels
+
+
+def _index_fill__int_Scalar_entry(_site):
+    def index_fill__int_Scalar(self, dim, index, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_fill__int_Scalar_op, self, dim, index, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_fill__int_Scalar_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_fill__int_Scalar_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_fill__int_Scalar_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, index_fill__int_Scalar_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, index_fill__int_Scalar_op, self, dim, index, value)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            kernel = _index_fill__int_Scalar_kernels[keyset]
+            return kernel(keyset, self, dim, index, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_fill__int_Scalar
+
+
+index_fill__int_Scalar = index_fill__int_Scalar_op._entry = _index_fill__int_Scalar_entry(
+    Site(index_fill__int_Scalar_op)
+)
+index_fill__int_Scalar_op._make_entry = _index_fill__int_Scalar_entry
+
+
+index_fill_int_Tensor_op = define(
+    "aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"
+)
+_index_fill_int_Tensor_kernels = index_fill_int_Tensor_op.kernels
+
+
+def _index_fill_int_Tensor_entry(_site):
+    def index_fill_int_Tensor(self, dim, index, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_fill_int_Tensor_op, self, dim, index, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_fill_int_Tensor_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_fill_int_Tensor_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_fill_int_Tensor_op, 2)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = tensor_arg(value, _site, index_fill_int_Tensor_op, 3)
+            except Overridden:
+                return handle_entry(_site, index_fill_int_Tensor_op, self, dim, index, value)
+            keyset = (self._keys | index._keys | value._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & value._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.index_fill_int_Tensor(self, dim, index, value)
+                if result is not None:
+                    return result
+            kernel = _index_fill_int_Tensor_kernels[keyset]
+            return kernel(keyset, self, dim, index, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_fill_int_Tensor
+
+
+index_fill_int_Tensor = index_fill_int_Tensor_op._entry = _index_fill_int_Tensor_entry(
+    Site(index_fill_int_Tensor_op)
+)
+index_fill_int_Tensor_op._make_entry = _index_fill_int_Tensor_entry
+
+
+index_fill__int_Tensor_op = define(
+    "aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"
+)
+_index_fill__int_Tensor_kernels = index_fill__int_Tensor_op.kernels
+
+
+def _index_fill__int_Tensor_entry(_site):
+    def index_fill__int_Tensor(self, dim, index, value):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, index_fill__int_Tensor_op, self, dim, index, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_fill__int_Tensor_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_fill__int_Tensor_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_fill__int_Tensor_op, 2)
+                if value.__class__ not in TENSOR_CLASSES:
+                    value = tensor_arg(value, _site, index_fill__int_Tensor_op, 3)
+            except Overridden:
+                return handle_entry(_site, index_fill__int_Tensor_op, self, dim, index, value)
+            keyset = (self._keys | index._keys | value._keys | include) & _tls.keep
+            kernel = _index_fill__int_Tensor_kernels[keyset]
+            return kernel(keyset, self, dim, index, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_fill__int_Tensor
+
+
+index_fill__int_Tensor = index_fill__int_Tensor_op._entry = _index_fill__int_Tensor_entry(
+    Site(index_fill__int_Tensor_op)
+)
+index_fill__int_Tensor_op._make_entry = _index_fill__int_Tensor_entry
+
+
+_unique_op = define(
+    "aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"
+)
+__unique_kernels = _unique_op.kernels
+
+
+def __unique_entry(_site):
+    def _unique(self, sorted=True, return_inverse=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _unique_op, self, sorted, return_inverse)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _unique_op, 0)
+            except Overridden:
+                return handle_entry(_site, _unique_op, self, sorted, return_inverse)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __unique_kernels[keyset]
+            return kernel(keyset, self, sorted, return_inverse)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _unique
+
+
+_unique = _unique_op._entry = __unique_entry(Site(_unique_op))
+_unique_op._make_entry = __unique_entry
+
+
+remainder_Scalar_op = define("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor")
+_remainder_Scalar_kernels = remainder_Scalar_op.kernels
+
+
+def _remainder_Scalar_entry(_site):
+    def remainder_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, remainder_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, remainder_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, remainder_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.remainder_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _remainder_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder_Scalar
+
+
+remainder_Scalar = remainder_Scalar_op._entry = _remainder_Scalar_entry(Site(remainder_Scalar_op))
+remainder_Scalar_op._make_entry = _remainder_Scalar_entry
+
+
 upsample_nearest1d_vec_op = define(
     "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )

@@ -6408,6 +6408,618 @@ def masked_fill_Tensor(self, mask, value):
     return out
 
 
+def gather(self, dim, index, sparse_grad):
+    self_data = self._data
+    index_data = index._data
+    if not (self_data.dtype in PLAIN_FLOATS and index_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.gather(self_data, dim, index_data, sparse_grad)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.GatherBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.sparse_grad_ = sparse_grad
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def scatter_src(self, dim, index, src):
+    self_data = self._data
+    index_data = index._data
+    src_data = src._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and src_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.scatter(self_data, dim, index_data, src_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.ScatterBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def scatter_value(self, dim, index, value):
+    self_data = self._data
+    index_data = index._data
+    if not (self_data.dtype in PLAIN_FLOATS and index_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.scatter(self_data, dim, index_data, value)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ScatterBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def scatter_reduce(self, dim, index, src, reduce):
+    self_data = self._data
+    index_data = index._data
+    src_data = src._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and src_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.scatter(self_data, dim, index_data, src_data, reduce)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.NotImplemented_scatter_reduce)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def scatter_value_reduce(self, dim, index, value, reduce):
+    self_data = self._data
+    index_data = index._data
+    if not (self_data.dtype in PLAIN_FLOATS and index_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.scatter(self_data, dim, index_data, value, reduce)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.NotImplemented_scatter_value_reduce)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def scatter_add(self, dim, index, src):
+    self_data = self._data
+    index_data = index._data
+    src_data = src._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and src_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.scatter_add(self_data, dim, index_data, src_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.ScatterAddBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            (index if index._vc is None and index._grad_fn is None else SavedVariable(index, False))
+            if src._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def scatter_reduce_two(self, dim, index, src, reduce, include_self):
+    self_data = self._data
+    index_data = index._data
+    src_data = src._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and src_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.scatter_reduce(self_data, dim, index_data, src_data, reduce, include_self)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.ScatterReduceBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.include_self_ = include_self
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        grad_fn.reduce_ = reduce
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.src_ = (
+            src if src._vc is None and src._grad_fn is None else SavedVariable(src, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def index_select(self, dim, index):
+    self_data = self._data
+    index_data = index._data
+    if not (self_data.dtype in PLAIN_FLOATS and index_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.index_select(self_data, dim, index_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.IndexSelectBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def index_add(self, dim, index, source, alpha):
+    self_data = self._data
+    index_data = index._data
+    source_data = source._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and source_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.index_add(self_data, dim, index_data, source_data, alpha)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = _new(nodes.IndexAddBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_source = source._grad_fn
+        if edge_source is None:
+            edge_source = grad_accumulator(source) if source._rg else None
+        elif source._output_nr:
+            edge_source = (edge_source, source._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_source,
+        )
+        grad_fn.alpha_ = alpha
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            (index if index._vc is None and index._grad_fn is None else SavedVariable(index, False))
+            if source._rg
+            else None
+        )
+        grad_fn.source_ = (
+            (
+                source
+                if source._vc is None and source._grad_fn is None
+                else SavedVariable(source, False)
+            )
+            if source._rg
+            else None
+        )
+        grad_fn.source_dim_ = source._data.ndim
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def index_copy(self, dim, index, source):
+    self_data = self._data
+    index_data = index._data
+    source_data = source._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and source_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.index_copy(self_data, dim, index_data, source_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = _new(nodes.IndexCopyBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_source = source._grad_fn
+        if edge_source is None:
+            edge_source = grad_accumulator(source) if source._rg else None
+        elif source._output_nr:
+            edge_source = (edge_source, source._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_source,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        grad_fn.source_ = (
+            (
+                source
+                if source._vc is None and source._grad_fn is None
+                else SavedVariable(source, False)
+            )
+            if source._rg
+            else None
+        )
+        grad_fn.source_dim_ = source._data.ndim
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def index_fill_int_Scalar(self, dim, index, value):
+    self_data = self._data
+    index_data = index._data
+    if not (self_data.dtype in PLAIN_FLOATS and index_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.index_fill(self_data, dim, index_data, value)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.IndexFillBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def index_fill_int_Tensor(self, dim, index, value):
+    self_data = self._data
+    index_data = index._data
+    value_data = value._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and value_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.index_fill(self_data, dim, index_data, value_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or value._rg):
+        grad_fn = _new(nodes.IndexFillBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_value = value._grad_fn
+        if edge_value is None:
+            edge_value = grad_accumulator(value) if value._rg else None
+        elif value._output_nr:
+            edge_value = (edge_value, value._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_value,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def remainder_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.remainder(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.RemainderBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def upsample_nearest1d(self, output_size, scales):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -316,6 +316,43 @@ FUNCTIONS = {
     "index": (ops.index_Tensor_op,),
     "index_put": (ops.index_put_op,),
     "square": (ops.square_op,),
+    "gather": (
+        ops.gather_op,
+        ops.gather_out_op,
+    ),
+    "take_along_dim": (ops.take_along_dim_op,),
+    "scatter": (
+        ops.scatter_src_op,
+        ops.scatter_src_out_op,
+        ops.scatter_value_op,
+        ops.scatter_value_out_op,
+        ops.scatter_reduce_op,
+        ops.scatter_reduce_out_op,
+        ops.scatter_value_reduce_op,
+        ops.scatter_value_reduce_out_op,
+    ),
+    "scatter_add": (
+        ops.scatter_add_op,
+        ops.scatter_add_out_op,
+    ),
+    "scatter_reduce": (
+        ops.scatter_reduce_two_op,
+        ops.scatter_reduce_two_out_op,
+    ),
+    "index_select": (ops.index_select_op,),
+    "index_add": (
+        ops.index_add_op,
+        ops.index_add_out_op,
+    ),
+    "index_copy": (
+        ops.index_copy_op,
+        ops.index_copy_out_op,
+    ),
+    "index_fill": (
+        ops.index_fill_int_Scalar_op,
+        ops.index_fill_int_Tensor_op,
+    ),
+    "_unique": (ops._unique_op,),
     "upsample_nearest1d": (
         ops.upsample_nearest1d_vec_op,
         ops.upsample_nearest1d_op,
@@ -672,6 +709,16 @@ masked_fill = function("masked_fill", FUNCTIONS["masked_fill"])
 index = function("index", FUNCTIONS["index"])
 index_put = function("index_put", FUNCTIONS["index_put"])
 square = function("square", FUNCTIONS["square"])
+gather = function("gather", FUNCTIONS["gather"])
+take_along_dim = function("take_along_dim", FUNCTIONS["take_along_dim"])
+scatter = function("scatter", FUNCTIONS["scatter"])
+scatter_add = function("scatter_add", FUNCTIONS["scatter_add"])
+scatter_reduce = function("scatter_reduce", FUNCTIONS["scatter_reduce"])
+index_select = function("index_select", FUNCTIONS["index_select"])
+index_add = function("index_add", FUNCTIONS["index_add"])
+index_copy = function("index_copy", FUNCTIONS["index_copy"])
+index_fill = function("index_fill", FUNCTIONS["index_fill"])
+_unique = function("_unique", FUNCTIONS["_unique"])
 upsample_nearest1d = function("upsample_nearest1d", FUNCTIONS["upsample_nearest1d"])
 upsample_nearest1d_backward = function(
     "upsample_nearest1d_backward", FUNCTIONS["upsample_nearest1d_backward"]

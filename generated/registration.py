@@ -358,6 +358,10 @@ def _square_composite(keyset, self):
     return decompositions.square(self)
 
 
+def _take_along_dim_composite(keyset, self, indices, dim):
+    return decompositions.take_along_dim(self, indices, dim)
+
+
 def _upsample_nearest1d_vec_composite(keyset, input, output_size, scale_factors):
     return decompositions.upsample_nearest1d_vec(input, output_size, scale_factors)
 
@@ -774,6 +778,39 @@ def register_all():
     ops.index_Tensor_op.register_kernel(CPU, cpu_kernels.index_Tensor)
     ops.index_put_op.register_kernel(CPU, cpu_kernels.index_put)
     ops.index_put__op.register_kernel(CPU, cpu_kernels.index_put_)
+    ops.gather_op.register_kernel(CPU, cpu_kernels.gather)
+    ops.gather_out_op.register_kernel(CPU, cpu_kernels.gather_out)
+    ops.scatter_src_op.register_kernel(CPU, cpu_kernels.scatter_src)
+    ops.scatter__src_op.register_kernel(CPU, cpu_kernels.scatter__src)
+    ops.scatter_src_out_op.register_kernel(CPU, cpu_kernels.scatter_src_out)
+    ops.scatter_value_op.register_kernel(CPU, cpu_kernels.scatter_value)
+    ops.scatter__value_op.register_kernel(CPU, cpu_kernels.scatter__value)
+    ops.scatter_value_out_op.register_kernel(CPU, cpu_kernels.scatter_value_out)
+    ops.scatter_reduce_op.register_kernel(CPU, cpu_kernels.scatter_reduce)
+    ops.scatter__reduce_op.register_kernel(CPU, cpu_kernels.scatter__reduce)
+    ops.scatter_reduce_out_op.register_kernel(CPU, cpu_kernels.scatter_reduce_out)
+    ops.scatter_value_reduce_op.register_kernel(CPU, cpu_kernels.scatter_value_reduce)
+    ops.scatter__value_reduce_op.register_kernel(CPU, cpu_kernels.scatter__value_reduce)
+    ops.scatter_value_reduce_out_op.register_kernel(CPU, cpu_kernels.scatter_value_reduce_out)
+    ops.scatter_add_op.register_kernel(CPU, cpu_kernels.scatter_add)
+    ops.scatter_add__op.register_kernel(CPU, cpu_kernels.scatter_add_)
+    ops.scatter_add_out_op.register_kernel(CPU, cpu_kernels.scatter_add_out)
+    ops.scatter_reduce_two_op.register_kernel(CPU, cpu_kernels.scatter_reduce_two)
+    ops.scatter_reduce__two_op.register_kernel(CPU, cpu_kernels.scatter_reduce__two)
+    ops.scatter_reduce_two_out_op.register_kernel(CPU, cpu_kernels.scatter_reduce_two_out)
+    ops.index_select_op.register_kernel(CPU, cpu_kernels.index_select)
+    ops.index_add_op.register_kernel(CPU, cpu_kernels.index_add)
+    ops.index_add__op.register_kernel(CPU, cpu_kernels.index_add_)
+    ops.index_add_out_op.register_kernel(CPU, cpu_kernels.index_add_out)
+    ops.index_copy_op.register_kernel(CPU, cpu_kernels.index_copy)
+    ops.index_copy__op.register_kernel(CPU, cpu_kernels.index_copy_)
+    ops.index_copy_out_op.register_kernel(CPU, cpu_kernels.index_copy_out)
+    ops.index_fill_int_Scalar_op.register_kernel(CPU, cpu_kernels.index_fill_int_Scalar)
+    ops.index_fill__int_Scalar_op.register_kernel(CPU, cpu_kernels.index_fill__int_Scalar)
+    ops.index_fill_int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill_int_Tensor)
+    ops.index_fill__int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill__int_Tensor)
+    ops._unique_op.register_kernel(CPU, cpu_kernels._unique)
+    ops.remainder_Scalar_op.register_kernel(CPU, cpu_kernels.remainder_Scalar)
     ops.upsample_nearest1d_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d)
     ops.upsample_nearest1d_backward_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d_backward)
     ops._upsample_nearest_exact1d_op.register_kernel(CPU, cpu_kernels._upsample_nearest_exact1d)
@@ -1152,6 +1189,30 @@ def register_all():
     ops.index_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_Tensor)
     ops.index_put_op.register_kernel(AUTOGRAD, autograd_kernels.index_put)
     ops.index_put__op.register_kernel(AUTOGRAD, autograd_kernels.index_put_)
+    ops.gather_op.register_kernel(AUTOGRAD, autograd_kernels.gather)
+    ops.scatter_src_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_src)
+    ops.scatter__src_op.register_kernel(AUTOGRAD, autograd_kernels.scatter__src)
+    ops.scatter_value_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_value)
+    ops.scatter__value_op.register_kernel(AUTOGRAD, autograd_kernels.scatter__value)
+    ops.scatter_reduce_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_reduce)
+    ops.scatter__reduce_op.register_kernel(AUTOGRAD, autograd_kernels.scatter__reduce)
+    ops.scatter_value_reduce_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_value_reduce)
+    ops.scatter__value_reduce_op.register_kernel(AUTOGRAD, autograd_kernels.scatter__value_reduce)
+    ops.scatter_add_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_add)
+    ops.scatter_add__op.register_kernel(AUTOGRAD, autograd_kernels.scatter_add_)
+    ops.scatter_reduce_two_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_reduce_two)
+    ops.scatter_reduce__two_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_reduce__two)
+    ops.index_select_op.register_kernel(AUTOGRAD, autograd_kernels.index_select)
+    ops.index_add_op.register_kernel(AUTOGRAD, autograd_kernels.index_add)
+    ops.index_add__op.register_kernel(AUTOGRAD, autograd_kernels.index_add_)
+    ops.index_copy_op.register_kernel(AUTOGRAD, autograd_kernels.index_copy)
+    ops.index_copy__op.register_kernel(AUTOGRAD, autograd_kernels.index_copy_)
+    ops.index_fill_int_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill_int_Scalar)
+    ops.index_fill__int_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill__int_Scalar)
+    ops.index_fill_int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill_int_Tensor)
+    ops.index_fill__int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill__int_Tensor)
+    ops._unique_op.register_kernel(AUTOGRAD, autograd_kernels._unique)
+    ops.remainder_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar)
     ops.upsample_nearest1d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_nearest1d)
     ops.upsample_nearest1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.upsample_nearest1d_backward
@@ -1287,6 +1348,17 @@ def register_all():
     ops.clamp_min_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
+    ops.gather_out_op.register_kernel(AUTOGRAD, autograd_kernels.gather_out)
+    ops.scatter_src_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_src_out)
+    ops.scatter_value_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_value_out)
+    ops.scatter_reduce_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_reduce_out)
+    ops.scatter_value_reduce_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.scatter_value_reduce_out
+    )
+    ops.scatter_add_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_add_out)
+    ops.scatter_reduce_two_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_reduce_two_out)
+    ops.index_add_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_add_out)
+    ops.index_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_copy_out)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
@@ -1400,6 +1472,51 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.masked_fill__Tensor
     )
     ops.index_put__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_put_)
+    ops.gather_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.gather_out)
+    ops.scatter__src_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter__src)
+    ops.scatter_src_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_src_out
+    )
+    ops.scatter__value_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter__value
+    )
+    ops.scatter_value_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_value_out
+    )
+    ops.scatter__reduce_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter__reduce
+    )
+    ops.scatter_reduce_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_reduce_out
+    )
+    ops.scatter__value_reduce_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter__value_reduce
+    )
+    ops.scatter_value_reduce_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_value_reduce_out
+    )
+    ops.scatter_add__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_add_)
+    ops.scatter_add_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_add_out
+    )
+    ops.scatter_reduce__two_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_reduce__two
+    )
+    ops.scatter_reduce_two_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.scatter_reduce_two_out
+    )
+    ops.index_add__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_add_)
+    ops.index_add_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_add_out)
+    ops.index_copy__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_copy_)
+    ops.index_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_copy_out
+    )
+    ops.index_fill__int_Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_fill__int_Scalar
+    )
+    ops.index_fill__int_Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_fill__int_Tensor
+    )
     ops.embedding_renorm__op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.embedding_renorm_
     )
@@ -1553,6 +1670,8 @@ def register_all():
     ops.adaptive_max_pool1d_op.register_kernel(AUTOGRAD | CPU, _adaptive_max_pool1d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.take_along_dim_op.register_kernel(AUTOGRAD | CPU, _take_along_dim_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.upsample_nearest1d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_nearest1d_vec_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

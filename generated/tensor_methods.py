@@ -123,5 +123,38 @@ class TensorMethods:
     index_put = method("index_put", (ops.index_put_op,))
     index_put_ = method("index_put_", (ops.index_put__op,))
     square = method("square", (ops.square_op,))
+    gather = method("gather", (ops.gather_op,))
+    take_along_dim = method("take_along_dim", (ops.take_along_dim_op,))
+    scatter = method(
+        "scatter",
+        (
+            ops.scatter_src_op,
+            ops.scatter_value_op,
+            ops.scatter_reduce_op,
+            ops.scatter_value_reduce_op,
+        ),
+    )
+    scatter_ = method(
+        "scatter_",
+        (
+            ops.scatter__src_op,
+            ops.scatter__value_op,
+            ops.scatter__reduce_op,
+            ops.scatter__value_reduce_op,
+        ),
+    )
+    scatter_add = method("scatter_add", (ops.scatter_add_op,))
+    scatter_add_ = method("scatter_add_", (ops.scatter_add__op,))
+    scatter_reduce = method("scatter_reduce", (ops.scatter_reduce_two_op,))
+    scatter_reduce_ = method("scatter_reduce_", (ops.scatter_reduce__two_op,))
+    index_select = method("index_select", (ops.index_select_op,))
+    index_add = method("index_add", (ops.index_add_op,))
+    index_add_ = method("index_add_", (ops.index_add__op,))
+    index_copy = method("index_copy", (ops.index_copy_op,))
+    index_copy_ = method("index_copy_", (ops.index_copy__op,))
+    index_fill = method("index_fill", (ops.index_fill_int_Scalar_op, ops.index_fill_int_Tensor_op))
+    index_fill_ = method(
+        "index_fill_", (ops.index_fill__int_Scalar_op, ops.index_fill__int_Tensor_op)
+    )
     new_zeros = method("new_zeros", (ops.new_zeros_op,))
     new_empty_strided = method("new_empty_strided", (ops.new_empty_strided_op,))

@@ -2208,3 +2208,6 @@ from .sampling_kernels import *  # noqa: E402,F401,F403
 
 # baddbmm's kernel and checks (its __all__), named k.<fn> in the YAML.
 from .batched_matmul_kernels import *  # noqa: E402,F401,F403
+
+# The gather, scatter and index ops' kernels (its __all__), named k.<fn> in the YAML.
+from .index_kernels import *  # noqa: E402,F401,F403

@@ -121,6 +121,23 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# gather, scatter and the index_* ops: test_gather_scatter.py (values, gradients, second
+# derivatives, tangents, nodes, saved fields, errors) and their OpInfos in test_opinfo.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_gather_scatter.py and test_opinfo.py"
+        for name in (
+            "gather.default gather.out take_along_dim.default scatter.src scatter_.src "
+            "scatter.src_out scatter.value scatter_.value scatter.value_out scatter.reduce "
+            "scatter_.reduce scatter.reduce_out scatter.value_reduce scatter_.value_reduce "
+            "scatter.value_reduce_out scatter_add.default scatter_add_.default scatter_add.out "
+            "scatter_reduce.two scatter_reduce_.two scatter_reduce.two_out index_select.default "
+            "index_add.default index_add_.default index_add.out index_copy.default "
+            "index_copy_.default index_copy.out index_fill.int_Scalar index_fill_.int_Scalar "
+            "index_fill.int_Tensor index_fill_.int_Tensor _unique.default remainder.Scalar"
+        ).split()
+    }
+)
 # embedding_bag: test_embedding_bag.py and the embedding_bag OpInfo in test_opinfo.py
 TESTED_ELSEWHERE.update(
     {
