@@ -23,6 +23,7 @@ from opgrad.cpu_support import (
     promote_optional,
     set_data,
     write_out,
+    write_outs,
 )
 from opgrad.tensor import _make as make_tensor
 
