@@ -422,3 +422,6 @@ from .embedding_decompositions import *  # noqa: E402,F401,F403
 
 # The sampling family's composites (its __all__).
 from .sampling_decompositions import *  # noqa: E402,F401,F403
+
+# Binary max and min (its __all__).
+from .minmax_decompositions import *  # noqa: E402,F401,F403

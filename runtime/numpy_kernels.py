@@ -2208,3 +2208,6 @@ from .sampling_kernels import *  # noqa: E402,F401,F403
 
 # baddbmm's kernel and checks (its __all__), named k.<fn> in the YAML.
 from .batched_matmul_kernels import *  # noqa: E402,F401,F403
+
+# The max/min reductions' kernels (its __all__), named k.<fn> in the YAML.
+from .minmax_kernels import *  # noqa: E402,F401,F403

@@ -674,3 +674,6 @@ from .attention_manual import *  # noqa: E402,F401,F403
 
 # The grid-sampling ops' helpers (its __all__).
 from .sampling_manual import *  # noqa: E402,F401,F403
+
+# The max/min reductions' helpers (its __all__).
+from .minmax_manual import *  # noqa: E402,F401,F403
