@@ -125,6 +125,12 @@ class Overload:
         return next((p.name for p in self.params if p.alias_write), None)
 
     @property
+    def all_written(self) -> List[str]:
+        """Every argument it writes: an out= overload of an op with several results writes
+        one tensor per result (``max.dim_max``: ``max``, ``max_values``)."""
+        return [p.name for p in self.params if p.alias_write]
+
+    @property
     def signature(self) -> str:
         parts, star = [], False
         for p in self.params:
@@ -204,6 +210,10 @@ class CpuKernel:
     broadcasts: Tuple[str, ...] = ()
     #: which of them are optional (absent ones have no shape to name)
     optional: Tuple[str, ...] = ()
+    #: an out= variant whose outs are checked once the results are computed (several
+    #: results, or the exact_result rule): the check of each out's dtype, or "None"
+    #: (castable)
+    out_check: Optional[str] = None
 
     @property
     def broadcast_shapes(self) -> str:
@@ -216,6 +226,12 @@ class CpuKernel:
 
 #: the check of each exact out_dtype rule: (result dtype, out's dtype) -> raises
 _OUT_DTYPE_CHECKS = {"exact": "check_out_dtype", "exact_matmul": "check_matmul_out_dtype"}
+#: the check of each rule applied to the computed results (write_outs)
+_RESULT_DTYPE_CHECKS = {
+    **_OUT_DTYPE_CHECKS,
+    "castable": "None",
+    "exact_result": "check_matmul_out_dtype",
+}
 
 
 def cpu_kernel(ov: Overload) -> CpuKernel:
@@ -230,7 +246,16 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     # the entry's check sees the arguments as given, before any promotion
     prelude = [entry.check] if entry.check else []
     writes = None
-    if ov.kind in ("inplace_variant", "inplace", "out_variant"):
+    several_outs = ov.kind == "out_variant" and (
+        len(ov.all_written) > 1 or entry.out_dtype == "exact_result"
+    )
+    if several_outs and len(ov.all_written) == 1:  # one out, checked once computed
+        prelude.append(f"targets = ({ov.written},)")
+        writes = "outs"
+    elif several_outs:
+        prelude.append(f"targets = ({', '.join(ov.all_written)})")
+        writes = "outs"
+    elif ov.kind in ("inplace_variant", "inplace", "out_variant"):
         prelude.append(f"target = {ov.written}")
         if ov.kind == "inplace":
             writes = "set" if "inplace_view" in entry.tags else "copy"
@@ -270,7 +295,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             f"if {first}.dtype is not target._data.dtype: "
             f"check_cast({first}.dtype, target._data.dtype)"
         )
-    if ov.kind == "out_variant" and entry.out_dtype != "castable":
+    if ov.kind == "out_variant" and entry.out_dtype != "castable" and not several_outs:
         # out must have the very result type, checked before anything runs (the first
         # tensor's array carries it once promoted); a castable result is checked as it is
         # written (write_out)
@@ -299,6 +324,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         broadcasts=broadcasts,
         optional=tuple(t for t in broadcasts if t in optional),
         is_view=is_view,
+        out_check=_RESULT_DTYPE_CHECKS[entry.out_dtype] if several_outs else None,
     )
 
 

@@ -1283,6 +1283,164 @@ def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
     return result
 
 
+def max_dim(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.max_dim(self, dim, keepdim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.max_dim(self, dim, keepdim, result)
+    return result
+
+
+def max(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaxBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.max(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.max(self, result)
+    return result
+
+
+def min_dim(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MinBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.min_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.min_dim(self, dim, keepdim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.min_dim(self, dim, keepdim, result)
+    return result
+
+
+def min(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MinBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.min_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.min(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.min(self, result)
+    return result
+
+
+def amax(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AmaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.amax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.amax(self, dim, keepdim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.amax(self, dim, keepdim, result)
+    return result
+
+
+def amin(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AminBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.amin_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.amin(self, dim, keepdim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.amin(self, dim, keepdim, result)
+    return result
+
+
+def aminmax(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AminmaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.aminmax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.aminmax(self, dim, keepdim, result)
+        grad_fn.max_ = SavedVariable(result[1], True)
+        grad_fn.min_ = SavedVariable(result[0], True)
+    elif _tls.fw_active:
+        jvp_kernels.aminmax(self, dim, keepdim, result)
+    return result
+
+
 def threshold(keyset, self, threshold, value):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -7184,6 +7342,128 @@ def clamp_min_Tensor_out(keyset, self, min, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.clamp_min_Tensor_out_op.kernels[keyset]
     return redispatch(keyset, self, min, out)
+
+
+def maximum_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "maximum",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.maximum_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def max_dim_max(keyset, self, dim, keepdim, max, max_values):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "max",
+            self,
+            max,
+            max_values,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_dim_max_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, max, max_values)
+
+
+def max_unary_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "max",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.max_unary_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def min_dim_min(keyset, self, dim, keepdim, min, min_indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "min",
+            self,
+            min,
+            min_indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.min_dim_min_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, min, min_indices)
+
+
+def min_unary_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "min",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.min_unary_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def amax_out(keyset, self, dim, keepdim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "amax",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.amax_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, out)
+
+
+def amin_out(keyset, self, dim, keepdim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "amin",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.amin_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, out)
+
+
+def aminmax_out(keyset, self, dim, keepdim, min, max):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aminmax",
+            self,
+            min,
+            max,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.aminmax_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, min, max)
+
+
+def minimum_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "minimum",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.minimum_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
 
 
 def mm_out(keyset, self, mat2, out):

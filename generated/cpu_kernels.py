@@ -23,6 +23,7 @@ from opgrad.cpu_support import (
     promote_optional,
     set_data,
     write_out,
+    write_outs,
 )
 from opgrad.tensor import _make as make_tensor
 
@@ -893,6 +894,22 @@ def maximum(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def maximum_out(keyset, self, other, out):
+    """CPU kernel of maximum.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = np.maximum(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
 def where_self(keyset, condition, self, other):
     """CPU kernel of where.self"""
     k.where_check(condition)
@@ -1138,6 +1155,147 @@ def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
     result = k.linalg_vector_norm(self, ord, dim, keepdim, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def max_dim(keyset, self, dim, keepdim):
+    """CPU kernel of max.dim"""
+    self = self._data
+    result = k.extremum_dim(self, dim, keepdim, True)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def max_dim_max(keyset, self, dim, keepdim, max, max_values):
+    """CPU kernel of max.dim_max"""
+    targets = (max, max_values)
+    self = self._data
+    result = k.extremum_dim(self, dim, keepdim, True)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def max(keyset, self):
+    """CPU kernel of max"""
+    self = self._data
+    result = k.extremum_all(self, True)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def max_unary_out(keyset, self, out):
+    """CPU kernel of max.unary_out"""
+    target = out
+    self = self._data
+    result = k.extremum_all(self, True)
+    return write_out(target, result)
+
+
+def min_dim(keyset, self, dim, keepdim):
+    """CPU kernel of min.dim"""
+    self = self._data
+    result = k.extremum_dim(self, dim, keepdim, False)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def min_dim_min(keyset, self, dim, keepdim, min, min_indices):
+    """CPU kernel of min.dim_min"""
+    targets = (min, min_indices)
+    self = self._data
+    result = k.extremum_dim(self, dim, keepdim, False)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def min(keyset, self):
+    """CPU kernel of min"""
+    self = self._data
+    result = k.extremum_all(self, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def min_unary_out(keyset, self, out):
+    """CPU kernel of min.unary_out"""
+    target = out
+    self = self._data
+    result = k.extremum_all(self, False)
+    return write_out(target, result)
+
+
+def amax(keyset, self, dim, keepdim):
+    """CPU kernel of amax"""
+    self = self._data
+    result = k.amax(self, dim, keepdim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def amax_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of amax.out"""
+    target = out
+    self = self._data
+    result = k.amax(self, dim, keepdim)
+    return write_out(target, result)
+
+
+def amin(keyset, self, dim, keepdim):
+    """CPU kernel of amin"""
+    self = self._data
+    result = k.amin(self, dim, keepdim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def amin_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of amin.out"""
+    target = out
+    self = self._data
+    result = k.amin(self, dim, keepdim)
+    return write_out(target, result)
+
+
+def aminmax(keyset, self, dim, keepdim):
+    """CPU kernel of aminmax"""
+    self = self._data
+    result = k.aminmax(self, dim, keepdim)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def aminmax_out(keyset, self, dim, keepdim, min, max):
+    """CPU kernel of aminmax.out"""
+    targets = (min, max)
+    self = self._data
+    result = k.aminmax(self, dim, keepdim)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def argmax(keyset, self, dim, keepdim):
+    """CPU kernel of argmax"""
+    self = self._data
+    result = k.arg_extremum(self, dim, keepdim, True)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def argmax_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of argmax.out"""
+    targets = (out,)
+    self = self._data
+    result = k.arg_extremum(self, dim, keepdim, True)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def argmin(keyset, self, dim, keepdim):
+    """CPU kernel of argmin"""
+    self = self._data
+    result = k.arg_extremum(self, dim, keepdim, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def argmin_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of argmin.out"""
+    targets = (out,)
+    self = self._data
+    result = k.arg_extremum(self, dim, keepdim, False)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
 
 
 def threshold(keyset, self, threshold, value):
@@ -1925,6 +2083,22 @@ def minimum(keyset, self, other):
         ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def minimum_out(keyset, self, other, out):
+    """CPU kernel of minimum.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = np.minimum(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
 
 
 def _pdist_forward(keyset, self, p):

@@ -439,6 +439,14 @@ def clamp_min_Tensor_out(keyset, self, min, out):
     return result
 
 
+def maximum_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.maximum_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
 def logical_and_(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.logical_and__op.kernels[keyset]
@@ -452,6 +460,81 @@ def logical_or_(keyset, self, other):
     redispatch = ops.logical_or__op.kernels[keyset]
     result = redispatch(keyset, self, other)
     bump_version(self)
+    return result
+
+
+def max_dim_max(keyset, self, dim, keepdim, max, max_values):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.max_dim_max_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, max, max_values)
+    bump_version(max)
+    bump_version(max_values)
+    return result
+
+
+def max_unary_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.max_unary_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def min_dim_min(keyset, self, dim, keepdim, min, min_indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.min_dim_min_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, min, min_indices)
+    bump_version(min)
+    bump_version(min_indices)
+    return result
+
+
+def min_unary_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.min_unary_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def amax_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.amax_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def amin_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.amin_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def aminmax_out(keyset, self, dim, keepdim, min, max):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.aminmax_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, min, max)
+    bump_version(min)
+    bump_version(max)
+    return result
+
+
+def argmax_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.argmax_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def argmin_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.argmin_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
     return result
 
 
@@ -548,6 +631,14 @@ def log1p_(keyset, self):
     redispatch = ops.log1p__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
+    return result
+
+
+def minimum_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.minimum_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
     return result
 
 

@@ -21,6 +21,8 @@ from opgrad.autograd.forward_grad import (
     zeros_tangent,
 )
 from opgrad.autograd.functions_manual import (
+    amaxamin_jvp,
+    aminmax_jvp,
     apply_loss_reduction,
     batch_norm_jvp,
     binary_cross_entropy_double_backward,
@@ -35,8 +37,10 @@ from opgrad.autograd.functions_manual import (
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
     elu_double_backward,
+    evenly_read_jvp,
     forward_ad_not_implemented,
     forward_ad_not_supported,
+    gather_with_keepdimed_indices,
     gelu_double_backward,
     glu_backward_jvp,
     glu_jvp,
@@ -1535,6 +1539,121 @@ def linalg_vector_norm(self, ord, dim, keepdim, dtype, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def max_dim(self, dim, keepdim, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], keepdim),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def max(self, result):
+    # evenly_read_jvp(self_t, self_p, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = evenly_read_jvp(self_t, self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def min_dim(self, dim, keepdim, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], keepdim),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def min(self, result):
+    # evenly_read_jvp(self_t, self_p, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = evenly_read_jvp(self_t, self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def amax(self, dim, keepdim, result):
+    # amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = amaxamin_jvp(self, self_t, result, dim, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def amin(self, dim, keepdim, result):
+    # amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = amaxamin_jvp(self, self_t, result, dim, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def aminmax(self, dim, keepdim, result):
+    # (aminmax_jvp(self_p, self_t, min, dim, keepdim), aminmax_jvp(self_p, self_t, max, dim, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            aminmax_jvp(self, self_t, result[0], dim, keepdim),
+            aminmax_jvp(self, self_t, result[1], dim, keepdim),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
 
 
 def threshold(self, threshold, value, result):

@@ -13,6 +13,7 @@ directly while nothing observes aten calls: the entry's own plain path, one fram
 """
 
 from opgrad.autograd.functions_manual import (
+    aminmax_backward,
     as_strided_backward,
     batchnorm_double_backward,
     binary_cross_entropy_double_backward,
@@ -31,6 +32,7 @@ from opgrad.autograd.functions_manual import (
     elu_double_backward,
     embedding_backward,
     embedding_dense_double_backward,
+    evenly_distribute_backward,
     gather_backward,
     gelu_double_backward,
     glu_double_backward,
@@ -71,6 +73,8 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
     repeat_backward,
+    restore_reduced_dims,
+    scale_grad_by_count,
     scatter_reduce_backward,
     smooth_l1_loss_double_backward,
     soft_margin_loss_double_backward,
@@ -86,6 +90,7 @@ from opgrad.autograd.functions_manual import (
     to_float,
     unbind_backward,
     unsqueeze_to,
+    value_selecting_reduction_backward,
     zeros_like_info,
 )
 from opgrad._tls import state as _tls
@@ -158,9 +163,11 @@ from opgrad.generated.python_surface import (
     log_sigmoid_backward,
     logical_and,
     logsumexp,
+    max,
     max_pool2d_with_indices_backward,
     max_pool3d_with_indices_backward,
     mean,
+    min,
     mish_backward,
     mse_loss_backward,
     mul,
@@ -1967,6 +1974,448 @@ class LinalgVectorNormBackward0(Node):
     @property
     def _raw_saved_result(self):
         return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MaxBackward0(Node):
+    """Backward of ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "keepdim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.keepdim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        keepdim = self.keepdim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class MaxBackward1(Node):
+    """Backward of ``max(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: evenly_distribute_backward(grad, self, result)
+        grad_self = evenly_distribute_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MinBackward0(Node):
+    """Backward of ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "keepdim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.keepdim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        keepdim = self.keepdim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class MinBackward1(Node):
+    """Backward of ``min(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: evenly_distribute_backward(grad, self, result)
+        grad_self = evenly_distribute_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AmaxBackward0(Node):
+    """Backward of ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        grad_self = (
+            scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim) == self_,
+                dim,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AminBackward0(Node):
+    """Backward of ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
+        grad_self = (
+            scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim) == self_,
+                dim,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AminmaxBackward0(Node):
+    """Backward of ``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "max_",
+        "min_",
+        "self_",
+    )
+    _releasable_slots = (
+        "max_",
+        "min_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.max_ = None
+        self.min_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        max = unpack_saved(self.max_, self)
+        min = unpack_saved(self.min_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: aminmax_backward(self, dim, keepdim, grads[0], grads[1], min, max)
+        grad_self = (
+            aminmax_backward(self_, dim, keepdim, grads[0], grads[1], min, max)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_max(self):
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _raw_saved_max(self):
+        return raw_saved(self, "max_")
+
+    @property
+    def _saved_min(self):
+        return unpack_saved(self.min_, self)
+
+    @property
+    def _raw_saved_min(self):
+        return raw_saved(self, "min_")
 
     @property
     def _saved_self(self):

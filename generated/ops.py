@@ -2862,6 +2862,42 @@ maximum = maximum_op._entry = _maximum_entry(Site(maximum_op))
 maximum_op._make_entry = _maximum_entry
 
 
+maximum_out_op = define(
+    "aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_maximum_out_kernels = maximum_out_op.kernels
+
+
+def _maximum_out_entry(_site):
+    def maximum_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, maximum_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, maximum_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, maximum_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, maximum_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, maximum_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _maximum_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return maximum_out
+
+
+maximum_out = maximum_out_op._entry = _maximum_out_entry(Site(maximum_out_op))
+maximum_out_op._make_entry = _maximum_out_entry
+
+
 where_self_op = define("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
 _where_self_kernels = where_self_op.kernels
 
@@ -3816,6 +3852,774 @@ linalg_vector_norm = linalg_vector_norm_op._entry = _linalg_vector_norm_entry(
     Site(linalg_vector_norm_op)
 )
 linalg_vector_norm_op._make_entry = _linalg_vector_norm_entry
+
+
+max_dim_op = define(
+    "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+)
+_max_dim_kernels = max_dim_op.kernels
+
+
+def _max_dim_entry(_site):
+    def max_dim(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_dim_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, max_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, max_dim_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _max_dim_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_dim
+
+
+max_dim = max_dim_op._entry = _max_dim_entry(Site(max_dim_op))
+max_dim_op._make_entry = _max_dim_entry
+
+
+max_dim_max_op = define(
+    "aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_max_dim_max_kernels = max_dim_max_op.kernels
+
+
+def _max_dim_max_entry(_site):
+    def max_dim_max(self, dim, keepdim=False, *, max, max_values):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_dim_max_op, self, dim, keepdim, max, max_values)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_dim_max_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, max_dim_max_op, 1)
+                if max.__class__ not in TENSOR_CLASSES:
+                    max = tensor_arg(max, _site, max_dim_max_op, 3)
+                if max_values.__class__ not in TENSOR_CLASSES:
+                    max_values = tensor_arg(max_values, _site, max_dim_max_op, 4)
+            except Overridden:
+                return handle_entry(_site, max_dim_max_op, self, dim, keepdim, max, max_values)
+            keyset = (self._keys | max._keys | max_values._keys | include) & _tls.keep
+            kernel = _max_dim_max_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, max, max_values)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_dim_max
+
+
+max_dim_max = max_dim_max_op._entry = _max_dim_max_entry(Site(max_dim_max_op))
+max_dim_max_op._make_entry = _max_dim_max_entry
+
+
+max_op = define("aten::max(Tensor self) -> Tensor")
+_max_kernels = max_op.kernels
+
+
+def _max_entry(_site):
+    def max(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_op, 0)
+            except Overridden:
+                return handle_entry(_site, max_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.max(self)
+                if result is not None:
+                    return result
+            kernel = _max_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max
+
+
+max = max_op._entry = _max_entry(Site(max_op))
+max_op._make_entry = _max_entry
+
+
+max_unary_out_op = define("aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_max_unary_out_kernels = max_unary_out_op.kernels
+
+
+def _max_unary_out_entry(_site):
+    def max_unary_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_unary_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_unary_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, max_unary_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, max_unary_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _max_unary_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_unary_out
+
+
+max_unary_out = max_unary_out_op._entry = _max_unary_out_entry(Site(max_unary_out_op))
+max_unary_out_op._make_entry = _max_unary_out_entry
+
+
+max_other_op = define("aten::max.other(Tensor self, Tensor other) -> Tensor")
+_max_other_kernels = max_other_op.kernels
+
+
+def _max_other_entry(_site):
+    def max_other(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_other_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_other_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, max_other_op, 1)
+            except Overridden:
+                return handle_entry(_site, max_other_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _max_other_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_other
+
+
+max_other = max_other_op._entry = _max_other_entry(Site(max_other_op))
+max_other_op._make_entry = _max_other_entry
+
+
+max_out_op = define("aten::max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_max_out_kernels = max_out_op.kernels
+
+
+def _max_out_entry(_site):
+    def max_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, max_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, max_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, max_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, max_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, max_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _max_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return max_out
+
+
+max_out = max_out_op._entry = _max_out_entry(Site(max_out_op))
+max_out_op._make_entry = _max_out_entry
+
+
+min_dim_op = define(
+    "aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+)
+_min_dim_kernels = min_dim_op.kernels
+
+
+def _min_dim_entry(_site):
+    def min_dim(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, min_dim_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, min_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, min_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, min_dim_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _min_dim_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return min_dim
+
+
+min_dim = min_dim_op._entry = _min_dim_entry(Site(min_dim_op))
+min_dim_op._make_entry = _min_dim_entry
+
+
+min_dim_min_op = define(
+    "aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_min_dim_min_kernels = min_dim_min_op.kernels
+
+
+def _min_dim_min_entry(_site):
+    def min_dim_min(self, dim, keepdim=False, *, min, min_indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, min_dim_min_op, self, dim, keepdim, min, min_indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, min_dim_min_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, min_dim_min_op, 1)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, min_dim_min_op, 3)
+                if min_indices.__class__ not in TENSOR_CLASSES:
+                    min_indices = tensor_arg(min_indices, _site, min_dim_min_op, 4)
+            except Overridden:
+                return handle_entry(_site, min_dim_min_op, self, dim, keepdim, min, min_indices)
+            keyset = (self._keys | min._keys | min_indices._keys | include) & _tls.keep
+            kernel = _min_dim_min_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, min, min_indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return min_dim_min
+
+
+min_dim_min = min_dim_min_op._entry = _min_dim_min_entry(Site(min_dim_min_op))
+min_dim_min_op._make_entry = _min_dim_min_entry
+
+
+min_op = define("aten::min(Tensor self) -> Tensor")
+_min_kernels = min_op.kernels
+
+
+def _min_entry(_site):
+    def min(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, min_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, min_op, 0)
+            except Overridden:
+                return handle_entry(_site, min_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.min(self)
+                if result is not None:
+                    return result
+            kernel = _min_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return min
+
+
+min = min_op._entry = _min_entry(Site(min_op))
+min_op._make_entry = _min_entry
+
+
+min_unary_out_op = define("aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_min_unary_out_kernels = min_unary_out_op.kernels
+
+
+def _min_unary_out_entry(_site):
+    def min_unary_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, min_unary_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, min_unary_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, min_unary_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, min_unary_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _min_unary_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return min_unary_out
+
+
+min_unary_out = min_unary_out_op._entry = _min_unary_out_entry(Site(min_unary_out_op))
+min_unary_out_op._make_entry = _min_unary_out_entry
+
+
+min_other_op = define("aten::min.other(Tensor self, Tensor other) -> Tensor")
+_min_other_kernels = min_other_op.kernels
+
+
+def _min_other_entry(_site):
+    def min_other(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, min_other_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, min_other_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, min_other_op, 1)
+            except Overridden:
+                return handle_entry(_site, min_other_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _min_other_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return min_other
+
+
+min_other = min_other_op._entry = _min_other_entry(Site(min_other_op))
+min_other_op._make_entry = _min_other_entry
+
+
+min_out_op = define("aten::min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_min_out_kernels = min_out_op.kernels
+
+
+def _min_out_entry(_site):
+    def min_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, min_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, min_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, min_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, min_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, min_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _min_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return min_out
+
+
+min_out = min_out_op._entry = _min_out_entry(Site(min_out_op))
+min_out_op._make_entry = _min_out_entry
+
+
+amax_op = define("aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
+_amax_kernels = amax_op.kernels
+
+
+def _amax_entry(_site):
+    def amax(self, dim=(), keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, amax_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, amax_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, amax_op, 1)
+            except Overridden:
+                return handle_entry(_site, amax_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.amax(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _amax_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return amax
+
+
+amax = amax_op._entry = _amax_entry(Site(amax_op))
+amax_op._make_entry = _amax_entry
+
+
+amax_out_op = define(
+    "aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_amax_out_kernels = amax_out_op.kernels
+
+
+def _amax_out_entry(_site):
+    def amax_out(self, dim=(), keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, amax_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, amax_out_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, amax_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, amax_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, amax_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _amax_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return amax_out
+
+
+amax_out = amax_out_op._entry = _amax_out_entry(Site(amax_out_op))
+amax_out_op._make_entry = _amax_out_entry
+
+
+amin_op = define("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
+_amin_kernels = amin_op.kernels
+
+
+def _amin_entry(_site):
+    def amin(self, dim=(), keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, amin_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, amin_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, amin_op, 1)
+            except Overridden:
+                return handle_entry(_site, amin_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.amin(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _amin_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return amin
+
+
+amin = amin_op._entry = _amin_entry(Site(amin_op))
+amin_op._make_entry = _amin_entry
+
+
+amin_out_op = define(
+    "aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_amin_out_kernels = amin_out_op.kernels
+
+
+def _amin_out_entry(_site):
+    def amin_out(self, dim=(), keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, amin_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, amin_out_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, amin_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, amin_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, amin_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _amin_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return amin_out
+
+
+amin_out = amin_out_op._entry = _amin_out_entry(Site(amin_out_op))
+amin_out_op._make_entry = _amin_out_entry
+
+
+aminmax_op = define(
+    "aten::aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"
+)
+_aminmax_kernels = aminmax_op.kernels
+
+
+def _aminmax_entry(_site):
+    def aminmax(self, *, dim=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, aminmax_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, aminmax_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, aminmax_op, 1)
+            except Overridden:
+                return handle_entry(_site, aminmax_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _aminmax_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return aminmax
+
+
+aminmax = aminmax_op._entry = _aminmax_entry(Site(aminmax_op))
+aminmax_op._make_entry = _aminmax_entry
+
+
+aminmax_out_op = define(
+    "aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)"
+)
+_aminmax_out_kernels = aminmax_out_op.kernels
+
+
+def _aminmax_out_entry(_site):
+    def aminmax_out(self, *, dim=None, keepdim=False, min, max):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, aminmax_out_op, self, dim, keepdim, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, aminmax_out_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, aminmax_out_op, 1)
+                if min.__class__ not in TENSOR_CLASSES:
+                    min = tensor_arg(min, _site, aminmax_out_op, 3)
+                if max.__class__ not in TENSOR_CLASSES:
+                    max = tensor_arg(max, _site, aminmax_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, aminmax_out_op, self, dim, keepdim, min, max)
+            keyset = (self._keys | min._keys | max._keys | include) & _tls.keep
+            kernel = _aminmax_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return aminmax_out
+
+
+aminmax_out = aminmax_out_op._entry = _aminmax_out_entry(Site(aminmax_out_op))
+aminmax_out_op._make_entry = _aminmax_out_entry
+
+
+argmax_op = define("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+_argmax_kernels = argmax_op.kernels
+
+
+def _argmax_entry(_site):
+    def argmax(self, dim=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, argmax_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argmax_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, argmax_op, 1)
+            except Overridden:
+                return handle_entry(_site, argmax_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.argmax(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _argmax_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argmax
+
+
+argmax = argmax_op._entry = _argmax_entry(Site(argmax_op))
+argmax_op._make_entry = _argmax_entry
+
+
+argmax_out_op = define(
+    "aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_argmax_out_kernels = argmax_out_op.kernels
+
+
+def _argmax_out_entry(_site):
+    def argmax_out(self, dim=None, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, argmax_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argmax_out_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, argmax_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, argmax_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, argmax_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _argmax_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argmax_out
+
+
+argmax_out = argmax_out_op._entry = _argmax_out_entry(Site(argmax_out_op))
+argmax_out_op._make_entry = _argmax_out_entry
+
+
+argmin_op = define("aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+_argmin_kernels = argmin_op.kernels
+
+
+def _argmin_entry(_site):
+    def argmin(self, dim=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, argmin_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argmin_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, argmin_op, 1)
+            except Overridden:
+                return handle_entry(_site, argmin_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.argmin(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _argmin_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argmin
+
+
+argmin = argmin_op._entry = _argmin_entry(Site(argmin_op))
+argmin_op._make_entry = _argmin_entry
+
+
+argmin_out_op = define(
+    "aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_argmin_out_kernels = argmin_out_op.kernels
+
+
+def _argmin_out_entry(_site):
+    def argmin_out(self, dim=None, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, argmin_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argmin_out_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, argmin_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, argmin_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, argmin_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _argmin_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argmin_out
+
+
+argmin_out = argmin_out_op._entry = _argmin_out_entry(Site(argmin_out_op))
+argmin_out_op._make_entry = _argmin_out_entry
 
 
 threshold_op = define("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
@@ -7660,6 +8464,42 @@ def _minimum_entry(_site):
 
 minimum = minimum_op._entry = _minimum_entry(Site(minimum_op))
 minimum_op._make_entry = _minimum_entry
+
+
+minimum_out_op = define(
+    "aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_minimum_out_kernels = minimum_out_op.kernels
+
+
+def _minimum_out_entry(_site):
+    def minimum_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, minimum_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, minimum_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, minimum_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, minimum_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, minimum_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _minimum_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return minimum_out
+
+
+minimum_out = minimum_out_op._entry = _minimum_out_entry(Site(minimum_out_op))
+minimum_out_op._make_entry = _minimum_out_entry
 
 
 cosine_similarity_op = define(

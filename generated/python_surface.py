@@ -76,7 +76,10 @@ FUNCTIONS = {
         ops.clamp_min_Tensor_op,
         ops.clamp_min_Tensor_out_op,
     ),
-    "maximum": (ops.maximum_op,),
+    "maximum": (
+        ops.maximum_op,
+        ops.maximum_out_op,
+    ),
     "where": (
         ops.where_self_op,
         ops.where_ScalarSelf_op,
@@ -119,6 +122,42 @@ FUNCTIONS = {
         ops.mean_dim_op,
     ),
     "linalg_vector_norm": (ops.linalg_vector_norm_op,),
+    "max": (
+        ops.max_dim_op,
+        ops.max_dim_max_op,
+        ops.max_op,
+        ops.max_unary_out_op,
+        ops.max_other_op,
+        ops.max_out_op,
+    ),
+    "min": (
+        ops.min_dim_op,
+        ops.min_dim_min_op,
+        ops.min_op,
+        ops.min_unary_out_op,
+        ops.min_other_op,
+        ops.min_out_op,
+    ),
+    "amax": (
+        ops.amax_op,
+        ops.amax_out_op,
+    ),
+    "amin": (
+        ops.amin_op,
+        ops.amin_out_op,
+    ),
+    "aminmax": (
+        ops.aminmax_op,
+        ops.aminmax_out_op,
+    ),
+    "argmax": (
+        ops.argmax_op,
+        ops.argmax_out_op,
+    ),
+    "argmin": (
+        ops.argmin_op,
+        ops.argmin_out_op,
+    ),
     "threshold": (ops.threshold_op,),
     "threshold_": (ops.threshold__op,),
     "hardtanh_backward": (ops.hardtanh_backward_op,),
@@ -166,7 +205,10 @@ FUNCTIONS = {
     "poisson_nll_loss": (ops.poisson_nll_loss_op,),
     "margin_ranking_loss": (ops.margin_ranking_loss_op,),
     "hinge_embedding_loss": (ops.hinge_embedding_loss_op,),
-    "minimum": (ops.minimum_op,),
+    "minimum": (
+        ops.minimum_op,
+        ops.minimum_out_op,
+    ),
     "cosine_similarity": (ops.cosine_similarity_op,),
     "pairwise_distance": (ops.pairwise_distance_op,),
     "pdist": (ops.pdist_op,),
@@ -509,6 +551,13 @@ logical_or = function("logical_or", FUNCTIONS["logical_or"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
 linalg_vector_norm = function("linalg_vector_norm", FUNCTIONS["linalg_vector_norm"])
+max = function("max", FUNCTIONS["max"])
+min = function("min", FUNCTIONS["min"])
+amax = function("amax", FUNCTIONS["amax"])
+amin = function("amin", FUNCTIONS["amin"])
+aminmax = function("aminmax", FUNCTIONS["aminmax"])
+argmax = function("argmax", FUNCTIONS["argmax"])
+argmin = function("argmin", FUNCTIONS["argmin"])
 threshold = function("threshold", FUNCTIONS["threshold"])
 threshold_ = function("threshold_", FUNCTIONS["threshold_"])
 hardtanh_backward = function("hardtanh_backward", FUNCTIONS["hardtanh_backward"])

@@ -19,6 +19,22 @@ def _where_Scalar_composite(keyset, condition, self, other):
     return decompositions.where_scalars(condition, self, other)
 
 
+def _max_other_composite(keyset, self, other):
+    return decompositions.max_other(self, other)
+
+
+def _max_out_composite(keyset, self, other, out):
+    return decompositions.max_out(self, other, out)
+
+
+def _min_other_composite(keyset, self, other):
+    return decompositions.min_other(self, other)
+
+
+def _min_out_composite(keyset, self, other, out):
+    return decompositions.min_out(self, other, out)
+
+
 def _relu6_composite(keyset, self):
     return decompositions.relu6(self)
 
@@ -559,6 +575,7 @@ def register_all():
     ops.clamp_min__Tensor_op.register_kernel(CPU, cpu_kernels.clamp_min__Tensor)
     ops.clamp_min_Tensor_out_op.register_kernel(CPU, cpu_kernels.clamp_min_Tensor_out)
     ops.maximum_op.register_kernel(CPU, cpu_kernels.maximum)
+    ops.maximum_out_op.register_kernel(CPU, cpu_kernels.maximum_out)
     ops.where_self_op.register_kernel(CPU, cpu_kernels.where_self)
     ops.eq_Tensor_op.register_kernel(CPU, cpu_kernels.eq_Tensor)
     ops.eq_Scalar_op.register_kernel(CPU, cpu_kernels.eq_Scalar)
@@ -582,6 +599,24 @@ def register_all():
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
     ops.linalg_vector_norm_op.register_kernel(CPU, cpu_kernels.linalg_vector_norm)
+    ops.max_dim_op.register_kernel(CPU, cpu_kernels.max_dim)
+    ops.max_dim_max_op.register_kernel(CPU, cpu_kernels.max_dim_max)
+    ops.max_op.register_kernel(CPU, cpu_kernels.max)
+    ops.max_unary_out_op.register_kernel(CPU, cpu_kernels.max_unary_out)
+    ops.min_dim_op.register_kernel(CPU, cpu_kernels.min_dim)
+    ops.min_dim_min_op.register_kernel(CPU, cpu_kernels.min_dim_min)
+    ops.min_op.register_kernel(CPU, cpu_kernels.min)
+    ops.min_unary_out_op.register_kernel(CPU, cpu_kernels.min_unary_out)
+    ops.amax_op.register_kernel(CPU, cpu_kernels.amax)
+    ops.amax_out_op.register_kernel(CPU, cpu_kernels.amax_out)
+    ops.amin_op.register_kernel(CPU, cpu_kernels.amin)
+    ops.amin_out_op.register_kernel(CPU, cpu_kernels.amin_out)
+    ops.aminmax_op.register_kernel(CPU, cpu_kernels.aminmax)
+    ops.aminmax_out_op.register_kernel(CPU, cpu_kernels.aminmax_out)
+    ops.argmax_op.register_kernel(CPU, cpu_kernels.argmax)
+    ops.argmax_out_op.register_kernel(CPU, cpu_kernels.argmax_out)
+    ops.argmin_op.register_kernel(CPU, cpu_kernels.argmin)
+    ops.argmin_out_op.register_kernel(CPU, cpu_kernels.argmin_out)
     ops.threshold_op.register_kernel(CPU, cpu_kernels.threshold)
     ops.threshold__op.register_kernel(CPU, cpu_kernels.threshold_)
     ops.hardtanh_op.register_kernel(CPU, cpu_kernels.hardtanh)
@@ -654,6 +689,7 @@ def register_all():
     ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
     ops.norm_ScalarOpt_dim_op.register_kernel(CPU, cpu_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(CPU, cpu_kernels.minimum)
+    ops.minimum_out_op.register_kernel(CPU, cpu_kernels.minimum_out)
     ops._pdist_forward_op.register_kernel(CPU, cpu_kernels._pdist_forward)
     ops._pdist_backward_op.register_kernel(CPU, cpu_kernels._pdist_backward)
     ops.multi_margin_loss_op.register_kernel(CPU, cpu_kernels.multi_margin_loss)
@@ -978,6 +1014,13 @@ def register_all():
     ops.mean_op.register_kernel(AUTOGRAD, autograd_kernels.mean)
     ops.mean_dim_op.register_kernel(AUTOGRAD, autograd_kernels.mean_dim)
     ops.linalg_vector_norm_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_vector_norm)
+    ops.max_dim_op.register_kernel(AUTOGRAD, autograd_kernels.max_dim)
+    ops.max_op.register_kernel(AUTOGRAD, autograd_kernels.max)
+    ops.min_dim_op.register_kernel(AUTOGRAD, autograd_kernels.min_dim)
+    ops.min_op.register_kernel(AUTOGRAD, autograd_kernels.min)
+    ops.amax_op.register_kernel(AUTOGRAD, autograd_kernels.amax)
+    ops.amin_op.register_kernel(AUTOGRAD, autograd_kernels.amin)
+    ops.aminmax_op.register_kernel(AUTOGRAD, autograd_kernels.aminmax)
     ops.threshold_op.register_kernel(AUTOGRAD, autograd_kernels.threshold)
     ops.threshold__op.register_kernel(AUTOGRAD, autograd_kernels.threshold_)
     ops.hardtanh_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh)
@@ -1346,6 +1389,15 @@ def register_all():
     ops.clamp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor_out)
     ops.clamp_min_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_out)
     ops.clamp_min_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor_out)
+    ops.maximum_out_op.register_kernel(AUTOGRAD, autograd_kernels.maximum_out)
+    ops.max_dim_max_op.register_kernel(AUTOGRAD, autograd_kernels.max_dim_max)
+    ops.max_unary_out_op.register_kernel(AUTOGRAD, autograd_kernels.max_unary_out)
+    ops.min_dim_min_op.register_kernel(AUTOGRAD, autograd_kernels.min_dim_min)
+    ops.min_unary_out_op.register_kernel(AUTOGRAD, autograd_kernels.min_unary_out)
+    ops.amax_out_op.register_kernel(AUTOGRAD, autograd_kernels.amax_out)
+    ops.amin_out_op.register_kernel(AUTOGRAD, autograd_kernels.amin_out)
+    ops.aminmax_out_op.register_kernel(AUTOGRAD, autograd_kernels.aminmax_out)
+    ops.minimum_out_op.register_kernel(AUTOGRAD, autograd_kernels.minimum_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
     ops.gather_out_op.register_kernel(AUTOGRAD, autograd_kernels.gather_out)
@@ -1429,8 +1481,18 @@ def register_all():
     ops.clamp_min_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_min_Tensor_out
     )
+    ops.maximum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.maximum_out)
     ops.logical_and__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_)
     ops.logical_or__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_)
+    ops.max_dim_max_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_dim_max)
+    ops.max_unary_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_unary_out)
+    ops.min_dim_min_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.min_dim_min)
+    ops.min_unary_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.min_unary_out)
+    ops.amax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.amax_out)
+    ops.amin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.amin_out)
+    ops.aminmax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.aminmax_out)
+    ops.argmax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.argmax_out)
+    ops.argmin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.argmin_out)
     ops.threshold__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.threshold_)
     ops.hardtanh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardtanh_)
     ops.elu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.elu_)
@@ -1445,6 +1507,7 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rrelu_with_noise_
     )
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
+    ops.minimum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.minimum_out)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bernoulli__float
@@ -1526,6 +1589,14 @@ def register_all():
     ops.where_ScalarOther_op.register_kernel(AUTOGRAD | CPU, _where_ScalarOther_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.where_Scalar_op.register_kernel(AUTOGRAD | CPU, _where_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_other_op.register_kernel(AUTOGRAD | CPU, _max_other_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.max_out_op.register_kernel(AUTOGRAD | CPU, _max_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.min_other_op.register_kernel(AUTOGRAD | CPU, _min_other_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.min_out_op.register_kernel(AUTOGRAD | CPU, _min_out_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.relu6_op.register_kernel(AUTOGRAD | CPU, _relu6_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

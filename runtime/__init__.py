@@ -63,6 +63,7 @@ _join(Tensor, _TensorMethods, _TensorPythonMethods)
 _aten_packets = ops.aten
 
 from ._functions import *  # noqa: E402,F401,F403
+from . import return_types  # noqa: E402,F401 - the named tuples of ops with several results
 from ._functions import (  # noqa: E402,F401 - torch has these private functions too
     _log_softmax,
     _log_softmax_backward_data,

@@ -131,6 +131,18 @@ def set_data(out: Tensor, result) -> Tensor:
     return out
 
 
+def write_outs(outs: tuple, results: tuple, check=None) -> tuple:
+    """Write the several results of an out= op (``max.dim_max``) into ``outs``. Every out's
+    dtype is checked before any is written: ``check(result dtype, out dtype)`` for an op
+    that wants each out in its result's very dtype, else PyTorch's canCast."""
+    results = [np.asarray(r) for r in results]
+    for out, result in zip(outs, results):
+        _check_inference(out)
+        if result.dtype != out._data.dtype:
+            (check or check_cast)(result.dtype, out._data.dtype)
+    return tuple([write_out(out, result) for out, result in zip(outs, results)])
+
+
 def write_out(out: Tensor, result) -> Tensor:
     """Write an out= op's result into ``out``, resizing it as PyTorch does."""
     _check_inference(out)

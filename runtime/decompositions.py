@@ -425,3 +425,5 @@ from .sampling_decompositions import *  # noqa: E402,F401,F403
 
 # The gather family's composites (its __all__).
 from .index_decompositions import *  # noqa: E402,F401,F403
+# Binary max and min (its __all__).
+from .minmax_decompositions import *  # noqa: E402,F401,F403

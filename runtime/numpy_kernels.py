@@ -2211,3 +2211,5 @@ from .batched_matmul_kernels import *  # noqa: E402,F401,F403
 
 # The gather, scatter and index ops' kernels (its __all__), named k.<fn> in the YAML.
 from .index_kernels import *  # noqa: E402,F401,F403
+# The max/min reductions' kernels (its __all__), named k.<fn> in the YAML.
+from .minmax_kernels import *  # noqa: E402,F401,F403

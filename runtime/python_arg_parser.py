@@ -28,6 +28,7 @@ from .overrides import (
     public_entry,
 )
 from .numpy_scalars import python_number
+from . import return_types
 from .tensor import TENSOR_CLASSES, Size, Tensor, wrap_scalar
 
 
@@ -428,7 +429,7 @@ def _bind(op, args: tuple, kwargs: dict, lenient: bool, varargs: bool):
     if len(args) > len(positional):
         return None
     bound = []
-    kwargs = dict(kwargs)
+    kwargs = dict(_spread_out_tuple(op, kwargs))
     numbers_as_tensors = op._numbers_as_tensors
     for index, arg in enumerate(schema_args):
         if index < len(args) and not arg.kwarg_only:
@@ -448,6 +449,20 @@ def _bind(op, args: tuple, kwargs: dict, lenient: bool, varargs: bool):
     if kwargs:
         return None
     return tuple(bound)
+
+
+def _spread_out_tuple(op, kwargs: dict) -> dict:
+    """``out=(values, indices)`` given to an out= overload that writes several tensors, as
+    the schema's own arguments (``max``, ``max_values``); anything else as given."""
+    if "out" not in kwargs or not op._schema.is_out:
+        return kwargs
+    writes = [a.name for a in op._schema.arguments if a.is_write and a.kwarg_only]
+    out = kwargs["out"]
+    if len(writes) < 2 or not isinstance(out, (tuple, list)) or len(out) != len(writes):
+        return kwargs
+    spread = {k: v for k, v in kwargs.items() if k != "out"}
+    spread.update(zip(writes, out))
+    return spread
 
 
 def resolve_overload(overloads, args: tuple, kwargs: dict, varargs: bool = False):
@@ -658,10 +673,40 @@ def call_bound(op, bound: tuple, entry: Optional[Callable] = None):
     return (entry or op._entry)(*bound[:n], **kw)
 
 
+def _named_results(op) -> Optional[type]:
+    """The named tuple PyTorch's Python surface returns for ``op``'s results (the schema
+    names every one of several: ``max.dim -> (Tensor values, Tensor indices)``), or None."""
+    returns = op._schema.returns
+    if len(returns) < 2 or not all(r.name for r in returns):
+        return None
+    name = op._schema.base_name + ("_out" if op._schema.is_out else "")
+    return return_types.struct_seq(name, tuple(r.name for r in returns))
+
+
+def surface_entry(op, name: str, qualname: str, site=None) -> Callable:
+    """``public_entry``, returning the op's named tuple where PyTorch's surface does."""
+    named = _named_results(op)
+    if named is None:
+        return public_entry(op, name, qualname, site)
+    own = site is None
+    site = site or Site()
+    entry = public_entry(op, name, qualname, site)
+
+    def call(*args, **kwargs):
+        result = entry(*args, **kwargs)
+        return named(result) if result.__class__ is tuple else result
+
+    call.__name__ = name
+    call.__qualname__ = qualname
+    if own:
+        site.func = call
+    return call
+
+
 def function(name: str, overloads: tuple) -> Callable:
     """``opgrad.<name>``: a copy of the entry for one overload, else a resolving wrapper."""
     if len(overloads) == 1:
-        return public_entry(overloads[0], name, name)
+        return surface_entry(overloads[0], name, name)
     return _overloaded(name, name, overloads, varargs=False)
 
 
@@ -693,7 +738,7 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
     cache: Dict[tuple, tuple] = {}
     own = site is None
     site = site or Site()
-    entries = {op: public_entry(op, name, qualname, site) for op in overloads}
+    entries = {op: surface_entry(op, name, qualname, site) for op in overloads}
 
     def call(*args, **kwargs):
         if _tls.include & TORCH_FUNCTION:  # a mode sees the call as given
@@ -711,7 +756,8 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
                     return dispatch(site, relevant, args, kwargs)
                 raise
             overriding = any([c not in TENSOR_CLASSES and class_overrides(c) for c in classes])
-            if "input" in kwargs:  # renamed argument: call with the bound ones, uncached
+            if "input" in kwargs or _spread_out_tuple(op, kwargs) is not kwargs:
+                # renamed arguments (input=, an out= tuple): call with the bound ones, uncached
                 if overriding and not _tls.tf_state:
                     return dispatch(
                         site, flatten_relevant(args + tuple(kwargs.values())), args, kwargs
@@ -743,11 +789,11 @@ def method(name: str, overloads: tuple, site=None) -> Callable:
         len(first) >= 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
     )
     if len(overloads) == 1 and not takes_varargs:
-        return public_entry(overloads[0], name, qualname, site)
+        return surface_entry(overloads[0], name, qualname, site)
     if len(overloads) == 1:
         own = site is None
         site = site or Site()
-        entry = public_entry(overloads[0], name, qualname, site)
+        entry = surface_entry(overloads[0], name, qualname, site)
 
         def varargs_method(self, *args, **kwargs):
             # x.view(2, 3) means x.view((2, 3)): only when every argument is an int

@@ -492,8 +492,8 @@ def test_out_dtype_rule_checks_out_before_the_kernel(tmp_path):
 
 def test_unknown_out_dtype_rule_is_located(tmp_path):
     assert error_of(tmp_path, OUT_ENTRY.format(rule="cast")) == (
-        "derivatives.yaml:6: neg: out_dtype must be one of castable, exact, exact_matmul, got "
-        "'cast'"
+        "derivatives.yaml:6: neg: out_dtype must be one of castable, exact, exact_matmul, "
+        "exact_result, got 'cast'"
     )
 
 
@@ -501,6 +501,47 @@ def test_out_dtype_without_an_out_variant_is_refused(tmp_path):
     text = GOOD_ENTRY + "  out_dtype: exact\n"
     assert error_of(tmp_path, text) == (
         "derivatives.yaml:5: neg: out_dtype without an out= variant"
+    )
+
+
+SEVERAL_OUTS_ENTRY = """\
+- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+  cpu: k.extremum_dim(self, dim, keepdim, True)
+  output_differentiability: [True, False]
+  self: grad
+  values: self_t
+  out: max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
+  out_dtype: {rule}
+"""
+
+
+@pytest.mark.parametrize(
+    "rule, check", [("castable", "None"), ("exact_result", "check_matmul_out_dtype")]
+)
+def test_an_out_variant_with_several_results_writes_each_out(tmp_path, rule, check):
+    from codegen import template_context as tc
+
+    (entry,) = load_text(tmp_path, SEVERAL_OUTS_ENTRY.format(rule=rule)).entries
+    out = next(ov for ov in tc.overloads_of(entry) if ov.kind == "out_variant")
+    assert out.all_written == ["max", "max_values"]
+    kernel = tc.cpu_kernel(out)
+    assert "targets = (max, max_values)" in kernel.prelude
+    assert not any(line.startswith("if ") for line in kernel.prelude)  # checked as written
+    assert (kernel.writes, kernel.out_check) == ("outs", check)
+
+
+def test_exact_result_rule_checks_out_against_the_computed_result(tmp_path):
+    from codegen import template_context as tc
+
+    (entry,) = load_text(tmp_path, OUT_ENTRY.format(rule="exact_result")).entries
+    out = next(ov for ov in tc.overloads_of(entry) if ov.kind == "out_variant")
+    kernel = tc.cpu_kernel(out)
+    assert kernel.prelude[0] == "targets = (out,)"
+    assert not any(line.startswith("if ") for line in kernel.prelude)  # checked as written
+    assert (kernel.writes, kernel.out_check, kernel.returns_many) == (
+        "outs",
+        "check_matmul_out_dtype",
+        False,
     )
 
 

@@ -149,6 +149,18 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the max/min reductions: test_max_min_reductions.py (incl. every out= form) and their OpInfos
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_max_min_reductions.py and test_opinfo.py"
+        for name in (
+            "max.dim max.dim_max max.default max.unary_out max.other max.out maximum.out "
+            "min.dim min.dim_min min.default min.unary_out min.other min.out minimum.out "
+            "amax.default amax.out amin.default amin.out aminmax.default aminmax.out "
+            "argmax.default argmax.out argmin.default argmin.out"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

@@ -677,3 +677,5 @@ from .sampling_manual import *  # noqa: E402,F401,F403
 
 # The gather, scatter and index ops' helpers (their __all__).
 from .index_manual import *  # noqa: E402,F401,F403
+# The max/min reductions' helpers (its __all__).
+from .minmax_manual import *  # noqa: E402,F401,F403

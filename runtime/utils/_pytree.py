@@ -9,6 +9,8 @@ def tree_map(fn: Callable, tree: Any) -> Any:
     """``fn`` applied to every leaf of ``tree`` (containers are rebuilt, same types)."""
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):  # a namedtuple
         return type(tree)(*(tree_map(fn, v) for v in tree))
+    if isinstance(tree, tuple) and hasattr(tree, "n_sequence_fields"):  # opgrad.return_types
+        return type(tree)([tree_map(fn, v) for v in tree])
     if isinstance(tree, (tuple, list)):
         return type(tree)(tree_map(fn, v) for v in tree)
     if isinstance(tree, dict):
