@@ -8,7 +8,9 @@ black-formatted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -35,6 +37,18 @@ OUTPUTS = {
 }
 
 
+BLACK_MODE = black.Mode(line_length=100)
+
+
+def _black_formatted(item: tuple) -> str:
+    """One rendered file, black-formatted (in a worker process)."""
+    _, template, text = item
+    try:
+        return black.format_str(text, mode=BLACK_MODE)
+    except black.InvalidInput as exc:  # a template bug: show the raw text's fault
+        raise SystemExit(f"codegen: {template} rendered invalid Python: {exc}")
+
+
 def render_all(yaml_path: Path) -> Dict[str, str]:
     """Every generated file's text, from ``yaml_path``."""
     model = m.load(yaml_path)
@@ -47,15 +61,15 @@ def render_all(yaml_path: Path) -> Dict[str, str]:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["metadata_expr"] = lambda kind, arg: metadata_expr(arg, kind)
-    mode = black.Mode(line_length=100)
-    files = {}
-    for output, template in OUTPUTS.items():
-        text = env.get_template(template).render(template_name=template, **context)
-        try:
-            files[output] = black.format_str(text, mode=mode)
-        except black.InvalidInput as exc:  # a template bug: show the raw text's fault
-            raise SystemExit(f"codegen: {template} rendered invalid Python: {exc}")
-    return files
+    rendered = [
+        (output, template, env.get_template(template).render(template_name=template, **context))
+        for output, template in OUTPUTS.items()
+    ]
+    # black takes nine tenths of the time: the files are formatted side by side
+    workers = min(len(rendered), os.cpu_count() or 1)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        formatted = list(pool.map(_black_formatted, rendered))
+    return {output: text for (output, _, _), text in zip(rendered, formatted)}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

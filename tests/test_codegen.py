@@ -368,6 +368,15 @@ def test_output_is_deterministic():
     assert first == second
 
 
+def test_a_template_rendering_invalid_python_names_itself(tmp_path, monkeypatch):
+    # black runs in worker processes: its refusal still reaches the caller, named
+    (tmp_path / "broken.py.j2").write_text("def broken(:\n    pass\n")
+    monkeypatch.setattr(gen, "TEMPLATES", tmp_path)
+    monkeypatch.setattr(gen, "OUTPUTS", {"broken.py": "broken.py.j2"})
+    with pytest.raises(SystemExit, match="broken.py.j2 rendered invalid Python"):
+        gen.render_all(ROOT / "derivatives.yaml")
+
+
 def test_codegen_does_not_import_opgrad():
     code = (
         "import sys; from codegen import gen; gen.render_all(gen.ROOT / 'derivatives.yaml'); "
