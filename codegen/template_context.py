@@ -200,7 +200,7 @@ class CpuKernel:
     #: "copy" (in-place variant), "set" (metadata in-place), "out" (out= variant) or None
     writes: Optional[str]
     returns_many: bool = False
-    #: the schema returns a Scalar: the kernel hands back the Python number itself
+    #: the schema returns a Scalar or a bool: the kernel hands back the Python value itself
     returns_scalar: bool = False
     #: a tuple of results of which some may be undefined (None): a bool[N] output_mask
     #: argument says which the caller wants, as PyTorch's backward ops take one
@@ -295,7 +295,10 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             f"if {first}.dtype is not target._data.dtype: "
             f"check_cast({first}.dtype, target._data.dtype)"
         )
-    if ov.kind == "out_variant" and entry.out_dtype != "castable" and not several_outs:
+    if ov.kind == "out_variant" and entry.out_dtype == "bool":
+        # a predicate writes only into bool outs, refused before anything runs
+        prelude.append(f'check_bool_out(target._data.dtype, "{entry.schema.base_name}")')
+    elif ov.kind == "out_variant" and entry.out_dtype != "castable" and not several_outs:
         # out must have the very result type, checked before anything runs (the first
         # tensor's array carries it once promoted); a castable result is checked as it is
         # written (write_out)
@@ -319,7 +322,7 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         entry.cpu,
         writes,
         returns_many=many,
-        returns_scalar=len(returns) == 1 and returns[0].type.base == "Scalar",
+        returns_scalar=len(returns) == 1 and returns[0].type.base in ("Scalar", "bool"),
         may_be_undefined=many and any(a.name == "output_mask" for a in schema_args),
         broadcasts=broadcasts,
         optional=tuple(t for t in broadcasts if t in optional),

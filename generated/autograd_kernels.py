@@ -1189,6 +1189,124 @@ def where_self(keyset, condition, self, other):
     return result
 
 
+def fmax(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.FmaxBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmax_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fmax(self, other, result)
+    return result
+
+
+def fmin(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.FminBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmin_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fmin(self, other, result)
+    return result
+
+
+def clamp_max(keyset, self, max):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ClampMaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.max_ = max
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_max_op.kernels[keyset]
+    result = redispatch(keyset, self, max)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp_max(self, max, result)
+    return result
+
+
+def clamp_max_(keyset, self, max):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ClampMaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.max_ = max
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp_max__pre(self, max) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_max__op.kernels[keyset]
+    result = redispatch(keyset, self, max)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp_max_(self, max, result, tangents)
+    return result
+
+
+def clamp_max_Tensor(keyset, self, max):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or max._rg):
+        grad_fn = nodes.ClampMaxBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(max),
+        )
+        grad_fn.max_ = SavedVariable(max, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_max_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, max)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.clamp_max_Tensor(self, max, result)
+    return result
+
+
+def clamp_max__Tensor(keyset, self, max):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or max._rg):
+        check_inplace(self)
+        grad_fn = nodes.ClampMaxBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(max),
+        )
+        grad_fn.max_ = SavedVariable(max, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.clamp_max__Tensor_pre(self, max) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_max__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, max)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.clamp_max__Tensor(self, max, result, tangents)
+    return result
+
+
 def sum(keyset, self, dtype):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -7356,6 +7474,61 @@ def maximum_out(keyset, self, other, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.maximum_out_op.kernels[keyset]
     return redispatch(keyset, self, other, out)
+
+
+def fmax_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "fmax",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmax_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def fmin_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "fmin",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmin_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def clamp_max_out(keyset, self, max, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp_max",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_max_out_op.kernels[keyset]
+    return redispatch(keyset, self, max, out)
+
+
+def clamp_max_Tensor_out(keyset, self, max, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "clamp_max",
+            self,
+            max,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.clamp_max_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, max, out)
 
 
 def max_dim_max(keyset, self, dim, keepdim, max, max_values):

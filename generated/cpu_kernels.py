@@ -13,6 +13,7 @@ from numpy import asarray, ndarray
 from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
 from opgrad.cpu_support import (
+    check_bool_out,
     check_cast,
     check_matmul_out_dtype,
     check_out_dtype,
@@ -1099,6 +1100,15 @@ def logical_and_(keyset, self, other):
     return copy_into(target, result)
 
 
+def logical_and_out(keyset, self, other, out):
+    """CPU kernel of logical_and.out"""
+    target = out
+    self = self._data
+    other = other._data
+    result = np.logical_and(self, other)
+    return write_out(target, result)
+
+
 def logical_or(keyset, self, other):
     """CPU kernel of logical_or"""
     self = self._data
@@ -1115,6 +1125,931 @@ def logical_or_(keyset, self, other):
     other = other._data
     result = np.logical_or(self, other)
     return copy_into(target, result)
+
+
+def logical_or_out(keyset, self, other, out):
+    """CPU kernel of logical_or.out"""
+    target = out
+    self = self._data
+    other = other._data
+    result = np.logical_or(self, other)
+    return write_out(target, result)
+
+
+def logical_xor(keyset, self, other):
+    """CPU kernel of logical_xor"""
+    self = self._data
+    other = other._data
+    result = np.logical_xor(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logical_xor_(keyset, self, other):
+    """CPU kernel of logical_xor_"""
+    target = self
+    self = self._data
+    other = other._data
+    result = np.logical_xor(self, other)
+    return copy_into(target, result)
+
+
+def logical_xor_out(keyset, self, other, out):
+    """CPU kernel of logical_xor.out"""
+    target = out
+    self = self._data
+    other = other._data
+    result = np.logical_xor(self, other)
+    return write_out(target, result)
+
+
+def logical_not(keyset, self):
+    """CPU kernel of logical_not"""
+    self = self._data
+    result = np.logical_not(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logical_not_(keyset, self):
+    """CPU kernel of logical_not_"""
+    target = self
+    self = self._data
+    result = np.logical_not(self)
+    return copy_into(target, result)
+
+
+def logical_not_out(keyset, self, out):
+    """CPU kernel of logical_not.out"""
+    target = out
+    self = self._data
+    result = np.logical_not(self)
+    return write_out(target, result)
+
+
+def isinf(keyset, self):
+    """CPU kernel of isinf"""
+    self = self._data
+    result = k.isinf(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def isposinf(keyset, self):
+    """CPU kernel of isposinf"""
+    self = self._data
+    result = k.isposinf(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def isposinf_out(keyset, self, out):
+    """CPU kernel of isposinf.out"""
+    target = out
+    self = self._data
+    check_bool_out(target._data.dtype, "isposinf")
+    result = k.isposinf(self)
+    return write_out(target, result)
+
+
+def isneginf(keyset, self):
+    """CPU kernel of isneginf"""
+    self = self._data
+    result = k.isneginf(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def isneginf_out(keyset, self, out):
+    """CPU kernel of isneginf.out"""
+    target = out
+    self = self._data
+    check_bool_out(target._data.dtype, "isneginf")
+    result = k.isneginf(self)
+    return write_out(target, result)
+
+
+def signbit(keyset, self):
+    """CPU kernel of signbit"""
+    self = self._data
+    result = k.signbit(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def signbit_out(keyset, self, out):
+    """CPU kernel of signbit.out"""
+    target = out
+    self = self._data
+    check_bool_out(target._data.dtype, "signbit")
+    result = k.signbit(self)
+    return write_out(target, result)
+
+
+def allclose(keyset, self, other, rtol, atol, equal_nan):
+    """CPU kernel of allclose"""
+    k.closeness_check(self, other, rtol, atol)
+    self, other = promote2(self, other, False)
+    try:
+        result = k.allclose(self, other, rtol, atol, equal_nan)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return result
+
+
+def equal(keyset, self, other):
+    """CPU kernel of equal"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.equal(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return result
+
+
+def isin_Tensor_Tensor(keyset, elements, test_elements, assume_unique, invert):
+    """CPU kernel of isin.Tensor_Tensor"""
+    k.isin_check(elements, test_elements)
+    elements, test_elements = promote2(elements, test_elements, False)
+    try:
+        result = k.isin(elements, test_elements, invert)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                elements.shape,
+                test_elements.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def isin_Tensor_Tensor_out(keyset, elements, test_elements, assume_unique, invert, out):
+    """CPU kernel of isin.Tensor_Tensor_out"""
+    k.isin_check(elements, test_elements)
+    target = out
+    elements, test_elements = promote2(elements, test_elements, False)
+    try:
+        result = k.isin(elements, test_elements, invert)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                elements.shape,
+                test_elements.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def isin_Tensor_Scalar(keyset, elements, test_element, assume_unique, invert):
+    """CPU kernel of isin.Tensor_Scalar"""
+    k.isin_check(elements)
+    (elements,) = promote((elements,), (test_element,), False)
+    result = k.isin(
+        elements, np.asarray(k.scalar_as(test_element, elements.dtype), elements.dtype), invert
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def isin_Tensor_Scalar_out(keyset, elements, test_element, assume_unique, invert, out):
+    """CPU kernel of isin.Tensor_Scalar_out"""
+    k.isin_check(elements)
+    target = out
+    (elements,) = promote((elements,), (test_element,), False)
+    result = k.isin(
+        elements, np.asarray(k.scalar_as(test_element, elements.dtype), elements.dtype), invert
+    )
+    return write_out(target, result)
+
+
+def isin_Scalar_Tensor(keyset, element, test_elements, assume_unique, invert):
+    """CPU kernel of isin.Scalar_Tensor"""
+    k.isin_check(test_elements)
+    (test_elements,) = promote((test_elements,), (element,), False)
+    result = k.isin(
+        np.asarray(k.scalar_as(element, test_elements.dtype), test_elements.dtype),
+        test_elements,
+        invert,
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def isin_Scalar_Tensor_out(keyset, element, test_elements, assume_unique, invert, out):
+    """CPU kernel of isin.Scalar_Tensor_out"""
+    k.isin_check(test_elements)
+    target = out
+    (test_elements,) = promote((test_elements,), (element,), False)
+    result = k.isin(
+        np.asarray(k.scalar_as(element, test_elements.dtype), test_elements.dtype),
+        test_elements,
+        invert,
+    )
+    return write_out(target, result)
+
+
+def bitwise_and_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_and.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.bitwise(np.bitwise_and, self, other, "bitwise_and_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_and__Tensor(keyset, self, other):
+    """CPU kernel of bitwise_and_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.bitwise(np.bitwise_and, self, other, "bitwise_and_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def bitwise_and_Tensor_out(keyset, self, other, out):
+    """CPU kernel of bitwise_and.Tensor_out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.bitwise(np.bitwise_and, self, other, "bitwise_and_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def bitwise_and_Scalar(keyset, self, other):
+    """CPU kernel of bitwise_and.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.bitwise(np.bitwise_and, self, k.scalar_as(other, self.dtype), "bitwise_and_cpu")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_and__Scalar(keyset, self, other):
+    """CPU kernel of bitwise_and_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.bitwise(np.bitwise_and, self, k.scalar_as(other, self.dtype), "bitwise_and_cpu")
+    return copy_into(target, result)
+
+
+def bitwise_and_Scalar_out(keyset, self, other, out):
+    """CPU kernel of bitwise_and.Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), False)
+    result = k.bitwise(np.bitwise_and, self, k.scalar_as(other, self.dtype), "bitwise_and_cpu")
+    return write_out(target, result)
+
+
+def bitwise_and_Scalar_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_and.Scalar_Tensor"""
+    (other,) = promote((other,), (self,), False)
+    result = k.bitwise(np.bitwise_and, other, k.scalar_as(self, other.dtype), "bitwise_and_cpu")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_or_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_or.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.bitwise(np.bitwise_or, self, other, "bitwise_or_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_or__Tensor(keyset, self, other):
+    """CPU kernel of bitwise_or_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.bitwise(np.bitwise_or, self, other, "bitwise_or_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def bitwise_or_Tensor_out(keyset, self, other, out):
+    """CPU kernel of bitwise_or.Tensor_out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.bitwise(np.bitwise_or, self, other, "bitwise_or_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def bitwise_or_Scalar(keyset, self, other):
+    """CPU kernel of bitwise_or.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.bitwise(np.bitwise_or, self, k.scalar_as(other, self.dtype), "bitwise_or_cpu")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_or__Scalar(keyset, self, other):
+    """CPU kernel of bitwise_or_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.bitwise(np.bitwise_or, self, k.scalar_as(other, self.dtype), "bitwise_or_cpu")
+    return copy_into(target, result)
+
+
+def bitwise_or_Scalar_out(keyset, self, other, out):
+    """CPU kernel of bitwise_or.Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), False)
+    result = k.bitwise(np.bitwise_or, self, k.scalar_as(other, self.dtype), "bitwise_or_cpu")
+    return write_out(target, result)
+
+
+def bitwise_or_Scalar_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_or.Scalar_Tensor"""
+    (other,) = promote((other,), (self,), False)
+    result = k.bitwise(np.bitwise_or, other, k.scalar_as(self, other.dtype), "bitwise_or_cpu")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_xor_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_xor.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.bitwise(np.bitwise_xor, self, other, "bitwise_xor_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_xor__Tensor(keyset, self, other):
+    """CPU kernel of bitwise_xor_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.bitwise(np.bitwise_xor, self, other, "bitwise_xor_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def bitwise_xor_Tensor_out(keyset, self, other, out):
+    """CPU kernel of bitwise_xor.Tensor_out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.bitwise(np.bitwise_xor, self, other, "bitwise_xor_cpu")
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def bitwise_xor_Scalar(keyset, self, other):
+    """CPU kernel of bitwise_xor.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.bitwise(np.bitwise_xor, self, k.scalar_as(other, self.dtype), "bitwise_xor_cpu")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_xor__Scalar(keyset, self, other):
+    """CPU kernel of bitwise_xor_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.bitwise(np.bitwise_xor, self, k.scalar_as(other, self.dtype), "bitwise_xor_cpu")
+    return copy_into(target, result)
+
+
+def bitwise_xor_Scalar_out(keyset, self, other, out):
+    """CPU kernel of bitwise_xor.Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), False)
+    result = k.bitwise(np.bitwise_xor, self, k.scalar_as(other, self.dtype), "bitwise_xor_cpu")
+    return write_out(target, result)
+
+
+def bitwise_xor_Scalar_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_xor.Scalar_Tensor"""
+    (other,) = promote((other,), (self,), False)
+    result = k.bitwise(np.bitwise_xor, other, k.scalar_as(self, other.dtype), "bitwise_xor_cpu")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_not(keyset, self):
+    """CPU kernel of bitwise_not"""
+    self = self._data
+    result = k.bitwise_not(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_not_(keyset, self):
+    """CPU kernel of bitwise_not_"""
+    target = self
+    self = self._data
+    result = k.bitwise_not(self)
+    return copy_into(target, result)
+
+
+def bitwise_not_out(keyset, self, out):
+    """CPU kernel of bitwise_not.out"""
+    target = out
+    self = self._data
+    result = k.bitwise_not(self)
+    return write_out(target, result)
+
+
+def bitwise_left_shift_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_left_shift.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.shift_left(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_left_shift__Tensor(keyset, self, other):
+    """CPU kernel of bitwise_left_shift_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.shift_left(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def bitwise_left_shift_Tensor_out(keyset, self, other, out):
+    """CPU kernel of bitwise_left_shift.Tensor_out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.shift_left(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def bitwise_left_shift_Tensor_Scalar(keyset, self, other):
+    """CPU kernel of bitwise_left_shift.Tensor_Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.shift_left(self, k.scalar_as(other, self.dtype))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_left_shift__Tensor_Scalar(keyset, self, other):
+    """CPU kernel of bitwise_left_shift_.Tensor_Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.shift_left(self, k.scalar_as(other, self.dtype))
+    return copy_into(target, result)
+
+
+def bitwise_left_shift_Tensor_Scalar_out(keyset, self, other, out):
+    """CPU kernel of bitwise_left_shift.Tensor_Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), False)
+    result = k.shift_left(self, k.scalar_as(other, self.dtype))
+    return write_out(target, result)
+
+
+def bitwise_left_shift_Scalar_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_left_shift.Scalar_Tensor"""
+    (other,) = promote((other,), (self,), False)
+    result = k.shift_left(np.asarray(k.scalar_as(self, other.dtype), other.dtype), other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_right_shift_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_right_shift.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.shift_right(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_right_shift__Tensor(keyset, self, other):
+    """CPU kernel of bitwise_right_shift_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.shift_right(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def bitwise_right_shift_Tensor_out(keyset, self, other, out):
+    """CPU kernel of bitwise_right_shift.Tensor_out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.shift_right(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def bitwise_right_shift_Tensor_Scalar(keyset, self, other):
+    """CPU kernel of bitwise_right_shift.Tensor_Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.shift_right(self, k.scalar_as(other, self.dtype))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bitwise_right_shift__Tensor_Scalar(keyset, self, other):
+    """CPU kernel of bitwise_right_shift_.Tensor_Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.shift_right(self, k.scalar_as(other, self.dtype))
+    return copy_into(target, result)
+
+
+def bitwise_right_shift_Tensor_Scalar_out(keyset, self, other, out):
+    """CPU kernel of bitwise_right_shift.Tensor_Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), False)
+    result = k.shift_right(self, k.scalar_as(other, self.dtype))
+    return write_out(target, result)
+
+
+def bitwise_right_shift_Scalar_Tensor(keyset, self, other):
+    """CPU kernel of bitwise_right_shift.Scalar_Tensor"""
+    (other,) = promote((other,), (self,), False)
+    result = k.shift_right(np.asarray(k.scalar_as(self, other.dtype), other.dtype), other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def __lshift___Tensor(keyset, self, other):
+    """CPU kernel of __lshift__.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.shift_left(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def __ilshift___Tensor(keyset, self, other):
+    """CPU kernel of __ilshift__.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.shift_left(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def __lshift___Scalar(keyset, self, other):
+    """CPU kernel of __lshift__.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.shift_left(self, k.scalar_as(other, self.dtype))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def __ilshift___Scalar(keyset, self, other):
+    """CPU kernel of __ilshift__.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.shift_left(self, k.scalar_as(other, self.dtype))
+    return copy_into(target, result)
+
+
+def __rshift___Tensor(keyset, self, other):
+    """CPU kernel of __rshift__.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.shift_right(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def __irshift___Tensor(keyset, self, other):
+    """CPU kernel of __irshift__.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.shift_right(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def __rshift___Scalar(keyset, self, other):
+    """CPU kernel of __rshift__.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.shift_right(self, k.scalar_as(other, self.dtype))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def __irshift___Scalar(keyset, self, other):
+    """CPU kernel of __irshift__.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.shift_right(self, k.scalar_as(other, self.dtype))
+    return copy_into(target, result)
+
+
+def fmax(keyset, self, other):
+    """CPU kernel of fmax"""
+    self, other = promote2(self, other, False)
+    try:
+        result = np.fmax(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def fmax_out(keyset, self, other, out):
+    """CPU kernel of fmax.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = np.fmax(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def fmin(keyset, self, other):
+    """CPU kernel of fmin"""
+    self, other = promote2(self, other, False)
+    try:
+        result = np.fmin(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def fmin_out(keyset, self, other, out):
+    """CPU kernel of fmin.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = np.fmin(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def clamp_max(keyset, self, max):
+    """CPU kernel of clamp_max"""
+    k.clamp_check(self, None, max)
+    (self,) = promote((self,), (max,), False)
+    result = k.clamp(self, None, max)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def clamp_max_(keyset, self, max):
+    """CPU kernel of clamp_max_"""
+    k.clamp_check(self, None, max)
+    target = self
+    (self,) = promote((self,), (max,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.clamp(self, None, max)
+    return copy_into(target, result)
+
+
+def clamp_max_out(keyset, self, max, out):
+    """CPU kernel of clamp_max.out"""
+    k.clamp_check(self, None, max)
+    target = out
+    (self,) = promote((self,), (max,), False)
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.clamp(self, None, max)
+    return write_out(target, result)
+
+
+def clamp_max_Tensor(keyset, self, max):
+    """CPU kernel of clamp_max.Tensor"""
+    self, max = promote2(self, max, False)
+    try:
+        result = k.clamp_tensor(self, None, max)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                max.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def clamp_max__Tensor(keyset, self, max):
+    """CPU kernel of clamp_max_.Tensor"""
+    target = self
+    self, max = promote2(self, max, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.clamp_tensor(self, None, max)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                max.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def clamp_max_Tensor_out(keyset, self, max, out):
+    """CPU kernel of clamp_max.Tensor_out"""
+    target = out
+    self, max = promote2(self, max, False)
+    try:
+        result = k.clamp_tensor(self, None, max)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                max.shape,
+            )
+        ) from None
+    return write_out(target, result)
 
 
 def sum(keyset, self, dtype):

@@ -455,11 +455,363 @@ def logical_and_(keyset, self, other):
     return result
 
 
+def logical_and_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logical_and_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
 def logical_or_(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.logical_or__op.kernels[keyset]
     result = redispatch(keyset, self, other)
     bump_version(self)
+    return result
+
+
+def logical_or_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logical_or_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def logical_xor_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logical_xor__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def logical_xor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logical_xor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def logical_not_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logical_not__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def logical_not_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logical_not_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def isposinf_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.isposinf_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def isneginf_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.isneginf_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def signbit_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.signbit_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def isin_Tensor_Tensor_out(keyset, elements, test_elements, assume_unique, invert, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.isin_Tensor_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, elements, test_elements, assume_unique, invert, out)
+    bump_version(out)
+    return result
+
+
+def isin_Tensor_Scalar_out(keyset, elements, test_element, assume_unique, invert, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.isin_Tensor_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, elements, test_element, assume_unique, invert, out)
+    bump_version(out)
+    return result
+
+
+def isin_Scalar_Tensor_out(keyset, element, test_elements, assume_unique, invert, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.isin_Scalar_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, element, test_elements, assume_unique, invert, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_and__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_and__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_and_Tensor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_and_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_and__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_and__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_and_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_and_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_or__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_or__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_or_Tensor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_or_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_or__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_or__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_or_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_or_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_xor__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_xor__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_xor_Tensor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_xor_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_xor__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_xor__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_xor_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_xor_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_not_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_not__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def bitwise_not_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_not_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_left_shift__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_left_shift__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_left_shift_Tensor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_left_shift_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_left_shift__Tensor_Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_left_shift__Tensor_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_left_shift_Tensor_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_left_shift_Tensor_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_right_shift__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_right_shift__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_right_shift_Tensor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_right_shift_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def bitwise_right_shift__Tensor_Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_right_shift__Tensor_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def bitwise_right_shift_Tensor_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bitwise_right_shift_Tensor_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def __ilshift___Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.__ilshift___Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def __ilshift___Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.__ilshift___Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def __irshift___Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.__irshift___Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def __irshift___Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.__irshift___Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def fmax_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.fmax_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def fmin_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.fmin_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def clamp_max_(keyset, self, max):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_max__op.kernels[keyset]
+    result = redispatch(keyset, self, max)
+    bump_version(self)
+    return result
+
+
+def clamp_max_out(keyset, self, max, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_max_out_op.kernels[keyset]
+    result = redispatch(keyset, self, max, out)
+    bump_version(out)
+    return result
+
+
+def clamp_max__Tensor(keyset, self, max):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_max__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, max)
+    bump_version(self)
+    return result
+
+
+def clamp_max_Tensor_out(keyset, self, max, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.clamp_max_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, max, out)
+    bump_version(out)
     return result
 
 

@@ -1461,6 +1461,156 @@ def where_self(condition, self, other, result):
     set_fw_grad(result, tangent)
 
 
+def fmax(self, other, result):
+    # other_t + (self_p > other_p).logical_or_(other_p.isnan()) * (self_t - other_t)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t + (self > other).logical_or_(other.isnan()) * -other_t
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = (self > other).logical_or_(other.isnan()) * self_t
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = other_t + (self > other).logical_or_(other.isnan()) * (self_t - other_t)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def fmin(self, other, result):
+    # other_t + (self_p <= other_p).logical_or_(other_p.isnan()) * (self_t - other_t)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t + (self <= other).logical_or_(other.isnan()) * -other_t
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = (self <= other).logical_or_(other.isnan()) * self_t
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = other_t + (self <= other).logical_or_(other.isnan()) * (self_t - other_t)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def clamp_max(self, max, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = clamp_backward(self_t, self, None, max)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def clamp_max__pre(self, max):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def clamp_max_(self, max, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = clamp_backward(self_t, original_self, None, max)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def clamp_max_Tensor(self, max, result):
+    # where(self_p <= max_p, self_t, max_t)
+    self_t = fw_grad(self)
+    max_t = fw_grad(max)
+    if self_t is None and max_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if max_t is None:
+        max_t = zeros_tangent(max)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(self <= max, self_t, max_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def clamp_max__Tensor_pre(self, max):
+    self_t = fw_grad(self)
+    max_t = fw_grad(max)
+    if self_t is None and max_t is None:
+        return None
+    return (self_t, max_t, original(self))
+
+
+def clamp_max__Tensor(self, max, result, tangents):
+    # where(self_p <= max_p, self_t, max_t)
+    self_t, max_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if max_t is None:
+        max_t = zeros_tangent(max)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(original_self <= max, self_t, max_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def sum(self, dtype, result):
     # auto_linear
     self_t = fw_grad(self)

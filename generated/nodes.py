@@ -1744,6 +1744,258 @@ class WhereBackward0(Node):
         return raw_saved(self, "condition_")
 
 
+class FmaxBackward0(Node):
+    """Backward of ``fmax(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: grad.masked_fill((self >= other).logical_or_(other.isnan()), 0)
+        grad_other = (
+            grad.masked_fill((self_ >= other).logical_or_(aten.isnan(other)), 0)
+            if needs[1]
+            else None
+        )
+        # self: grad.masked_fill((self >= other).logical_or_(other.isnan()).logical_not_(), 0)
+        grad_self = (
+            grad.masked_fill((self_ >= other).logical_or_(aten.isnan(other)).logical_not_(), 0)
+            if needs[0]
+            else None
+        )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class FminBackward0(Node):
+    """Backward of ``fmin(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: grad.masked_fill((self <= other).logical_or_(other.isnan()), 0)
+        grad_other = (
+            grad.masked_fill((self_ <= other).logical_or_(aten.isnan(other)), 0)
+            if needs[1]
+            else None
+        )
+        # self: grad.masked_fill((self <= other).logical_or_(other.isnan()).logical_not_(), 0)
+        grad_self = (
+            grad.masked_fill((self_ <= other).logical_or_(aten.isnan(other)).logical_not_(), 0)
+            if needs[0]
+            else None
+        )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ClampMaxBackward0(Node):
+    """Backward of ``clamp_max(Tensor self, Scalar max) -> Tensor``."""
+
+    __slots__ = (
+        "max_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.max_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        max = self.max_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: clamp_backward(grad, self, None, max)
+        grad_self = clamp_backward(grad, self_, None, max) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_max(self):
+        return self.max_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ClampMaxBackward1(Node):
+    """Backward of ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``."""
+
+    __slots__ = (
+        "max_",
+        "self_",
+    )
+    _releasable_slots = (
+        "max_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.max_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        max = self.max_
+        if max.__class__ not in TENSOR_CLASSES:
+            if max is not None:  # None: not saved, no formula that runs reads it
+                max = unpack_saved(max, self)
+        elif max._vc is not None:
+            max = unpack_saved(max, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # max: where(self > max, grad, 0)
+        grad_max = where(self_ > max, grad, 0) if needs[1] else None
+        # self: where(self <= max, grad, 0)
+        grad_self = where(self_ <= max, grad, 0) if needs[0] else None
+        return (
+            grad_self,
+            grad_max,
+        )
+
+    @property
+    def _saved_max(self):
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _raw_saved_max(self):
+        return raw_saved(self, "max_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
 class SumBackward0(Node):
     """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``."""
 

@@ -3586,6 +3586,42 @@ logical_and_ = logical_and__op._entry = _logical_and__entry(Site(logical_and__op
 logical_and__op._make_entry = _logical_and__entry
 
 
+logical_and_out_op = define(
+    "aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logical_and_out_kernels = logical_and_out_op.kernels
+
+
+def _logical_and_out_entry(_site):
+    def logical_and_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_and_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_and_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logical_and_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logical_and_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, logical_and_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _logical_and_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_and_out
+
+
+logical_and_out = logical_and_out_op._entry = _logical_and_out_entry(Site(logical_and_out_op))
+logical_and_out_op._make_entry = _logical_and_out_entry
+
+
 logical_or_op = define("aten::logical_or(Tensor self, Tensor other) -> Tensor")
 _logical_or_kernels = logical_or_op.kernels
 
@@ -3652,6 +3688,3592 @@ def _logical_or__entry(_site):
 
 logical_or_ = logical_or__op._entry = _logical_or__entry(Site(logical_or__op))
 logical_or__op._make_entry = _logical_or__entry
+
+
+logical_or_out_op = define(
+    "aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logical_or_out_kernels = logical_or_out_op.kernels
+
+
+def _logical_or_out_entry(_site):
+    def logical_or_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_or_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_or_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logical_or_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logical_or_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, logical_or_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _logical_or_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_or_out
+
+
+logical_or_out = logical_or_out_op._entry = _logical_or_out_entry(Site(logical_or_out_op))
+logical_or_out_op._make_entry = _logical_or_out_entry
+
+
+logical_xor_op = define("aten::logical_xor(Tensor self, Tensor other) -> Tensor")
+_logical_xor_kernels = logical_xor_op.kernels
+
+
+def _logical_xor_entry(_site):
+    def logical_xor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_xor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_xor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logical_xor_op, 1)
+            except Overridden:
+                return handle_entry(_site, logical_xor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.logical_xor(self, other)
+                if result is not None:
+                    return result
+            kernel = _logical_xor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_xor
+
+
+logical_xor = logical_xor_op._entry = _logical_xor_entry(Site(logical_xor_op))
+logical_xor_op._make_entry = _logical_xor_entry
+
+
+logical_xor__op = define("aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_logical_xor__kernels = logical_xor__op.kernels
+
+
+def _logical_xor__entry(_site):
+    def logical_xor_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_xor__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_xor__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logical_xor__op, 1)
+            except Overridden:
+                return handle_entry(_site, logical_xor__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _logical_xor__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_xor_
+
+
+logical_xor_ = logical_xor__op._entry = _logical_xor__entry(Site(logical_xor__op))
+logical_xor__op._make_entry = _logical_xor__entry
+
+
+logical_xor_out_op = define(
+    "aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logical_xor_out_kernels = logical_xor_out_op.kernels
+
+
+def _logical_xor_out_entry(_site):
+    def logical_xor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_xor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_xor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logical_xor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logical_xor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, logical_xor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _logical_xor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_xor_out
+
+
+logical_xor_out = logical_xor_out_op._entry = _logical_xor_out_entry(Site(logical_xor_out_op))
+logical_xor_out_op._make_entry = _logical_xor_out_entry
+
+
+logical_not_op = define("aten::logical_not(Tensor self) -> Tensor")
+_logical_not_kernels = logical_not_op.kernels
+
+
+def _logical_not_entry(_site):
+    def logical_not(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_not_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_not_op, 0)
+            except Overridden:
+                return handle_entry(_site, logical_not_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.logical_not(self)
+                if result is not None:
+                    return result
+            kernel = _logical_not_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_not
+
+
+logical_not = logical_not_op._entry = _logical_not_entry(Site(logical_not_op))
+logical_not_op._make_entry = _logical_not_entry
+
+
+logical_not__op = define("aten::logical_not_(Tensor(a!) self) -> Tensor(a!)")
+_logical_not__kernels = logical_not__op.kernels
+
+
+def _logical_not__entry(_site):
+    def logical_not_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_not__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_not__op, 0)
+            except Overridden:
+                return handle_entry(_site, logical_not__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _logical_not__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_not_
+
+
+logical_not_ = logical_not__op._entry = _logical_not__entry(Site(logical_not__op))
+logical_not__op._make_entry = _logical_not__entry
+
+
+logical_not_out_op = define("aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_logical_not_out_kernels = logical_not_out_op.kernels
+
+
+def _logical_not_out_entry(_site):
+    def logical_not_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logical_not_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logical_not_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logical_not_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, logical_not_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _logical_not_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logical_not_out
+
+
+logical_not_out = logical_not_out_op._entry = _logical_not_out_entry(Site(logical_not_out_op))
+logical_not_out_op._make_entry = _logical_not_out_entry
+
+
+isinf_op = define("aten::isinf(Tensor self) -> Tensor")
+_isinf_kernels = isinf_op.kernels
+
+
+def _isinf_entry(_site):
+    def isinf(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isinf_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isinf_op, 0)
+            except Overridden:
+                return handle_entry(_site, isinf_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.isinf(self)
+                if result is not None:
+                    return result
+            kernel = _isinf_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isinf
+
+
+isinf = isinf_op._entry = _isinf_entry(Site(isinf_op))
+isinf_op._make_entry = _isinf_entry
+
+
+isposinf_op = define("aten::isposinf(Tensor self) -> Tensor")
+_isposinf_kernels = isposinf_op.kernels
+
+
+def _isposinf_entry(_site):
+    def isposinf(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isposinf_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isposinf_op, 0)
+            except Overridden:
+                return handle_entry(_site, isposinf_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.isposinf(self)
+                if result is not None:
+                    return result
+            kernel = _isposinf_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isposinf
+
+
+isposinf = isposinf_op._entry = _isposinf_entry(Site(isposinf_op))
+isposinf_op._make_entry = _isposinf_entry
+
+
+isposinf_out_op = define("aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_isposinf_out_kernels = isposinf_out_op.kernels
+
+
+def _isposinf_out_entry(_site):
+    def isposinf_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isposinf_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isposinf_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, isposinf_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, isposinf_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _isposinf_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isposinf_out
+
+
+isposinf_out = isposinf_out_op._entry = _isposinf_out_entry(Site(isposinf_out_op))
+isposinf_out_op._make_entry = _isposinf_out_entry
+
+
+isneginf_op = define("aten::isneginf(Tensor self) -> Tensor")
+_isneginf_kernels = isneginf_op.kernels
+
+
+def _isneginf_entry(_site):
+    def isneginf(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isneginf_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isneginf_op, 0)
+            except Overridden:
+                return handle_entry(_site, isneginf_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.isneginf(self)
+                if result is not None:
+                    return result
+            kernel = _isneginf_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isneginf
+
+
+isneginf = isneginf_op._entry = _isneginf_entry(Site(isneginf_op))
+isneginf_op._make_entry = _isneginf_entry
+
+
+isneginf_out_op = define("aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_isneginf_out_kernels = isneginf_out_op.kernels
+
+
+def _isneginf_out_entry(_site):
+    def isneginf_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isneginf_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isneginf_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, isneginf_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, isneginf_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _isneginf_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isneginf_out
+
+
+isneginf_out = isneginf_out_op._entry = _isneginf_out_entry(Site(isneginf_out_op))
+isneginf_out_op._make_entry = _isneginf_out_entry
+
+
+signbit_op = define("aten::signbit(Tensor self) -> Tensor")
+_signbit_kernels = signbit_op.kernels
+
+
+def _signbit_entry(_site):
+    def signbit(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, signbit_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, signbit_op, 0)
+            except Overridden:
+                return handle_entry(_site, signbit_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.signbit(self)
+                if result is not None:
+                    return result
+            kernel = _signbit_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return signbit
+
+
+signbit = signbit_op._entry = _signbit_entry(Site(signbit_op))
+signbit_op._make_entry = _signbit_entry
+
+
+signbit_out_op = define("aten::signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_signbit_out_kernels = signbit_out_op.kernels
+
+
+def _signbit_out_entry(_site):
+    def signbit_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, signbit_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, signbit_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, signbit_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, signbit_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _signbit_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return signbit_out
+
+
+signbit_out = signbit_out_op._entry = _signbit_out_entry(Site(signbit_out_op))
+signbit_out_op._make_entry = _signbit_out_entry
+
+
+isfinite_op = define("aten::isfinite(Tensor self) -> Tensor")
+_isfinite_kernels = isfinite_op.kernels
+
+
+def _isfinite_entry(_site):
+    def isfinite(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isfinite_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isfinite_op, 0)
+            except Overridden:
+                return handle_entry(_site, isfinite_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _isfinite_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isfinite
+
+
+isfinite = isfinite_op._entry = _isfinite_entry(Site(isfinite_op))
+isfinite_op._make_entry = _isfinite_entry
+
+
+isreal_op = define("aten::isreal(Tensor self) -> Tensor")
+_isreal_kernels = isreal_op.kernels
+
+
+def _isreal_entry(_site):
+    def isreal(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isreal_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isreal_op, 0)
+            except Overridden:
+                return handle_entry(_site, isreal_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _isreal_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isreal
+
+
+isreal = isreal_op._entry = _isreal_entry(Site(isreal_op))
+isreal_op._make_entry = _isreal_entry
+
+
+isclose_op = define(
+    "aten::isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor"
+)
+_isclose_kernels = isclose_op.kernels
+
+
+def _isclose_entry(_site):
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, isclose_op, self, other, rtol, atol, equal_nan)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, isclose_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, isclose_op, 1)
+                if rtol.__class__ is not float:
+                    rtol = float_arg(rtol, _site, isclose_op, 2)
+                if atol.__class__ is not float:
+                    atol = float_arg(atol, _site, isclose_op, 3)
+            except Overridden:
+                return handle_entry(_site, isclose_op, self, other, rtol, atol, equal_nan)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _isclose_kernels[keyset]
+            return kernel(keyset, self, other, rtol, atol, equal_nan)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isclose
+
+
+isclose = isclose_op._entry = _isclose_entry(Site(isclose_op))
+isclose_op._make_entry = _isclose_entry
+
+
+allclose_op = define(
+    "aten::allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"
+)
+_allclose_kernels = allclose_op.kernels
+
+
+def _allclose_entry(_site):
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, allclose_op, self, other, rtol, atol, equal_nan)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, allclose_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, allclose_op, 1)
+                if rtol.__class__ is not float:
+                    rtol = float_arg(rtol, _site, allclose_op, 2)
+                if atol.__class__ is not float:
+                    atol = float_arg(atol, _site, allclose_op, 3)
+            except Overridden:
+                return handle_entry(_site, allclose_op, self, other, rtol, atol, equal_nan)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _allclose_kernels[keyset]
+            return kernel(keyset, self, other, rtol, atol, equal_nan)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return allclose
+
+
+allclose = allclose_op._entry = _allclose_entry(Site(allclose_op))
+allclose_op._make_entry = _allclose_entry
+
+
+equal_op = define("aten::equal(Tensor self, Tensor other) -> bool")
+_equal_kernels = equal_op.kernels
+
+
+def _equal_entry(_site):
+    def equal(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, equal_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, equal_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, equal_op, 1)
+            except Overridden:
+                return handle_entry(_site, equal_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _equal_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return equal
+
+
+equal = equal_op._entry = _equal_entry(Site(equal_op))
+equal_op._make_entry = _equal_entry
+
+
+isin_Tensor_Tensor_op = define(
+    "aten::isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"
+)
+_isin_Tensor_Tensor_kernels = isin_Tensor_Tensor_op.kernels
+
+
+def _isin_Tensor_Tensor_entry(_site):
+    def isin_Tensor_Tensor(elements, test_elements, *, assume_unique=False, invert=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, isin_Tensor_Tensor_op, elements, test_elements, assume_unique, invert
+                )
+            try:
+                if elements.__class__ not in TENSOR_CLASSES:
+                    elements = tensor_arg(elements, _site, isin_Tensor_Tensor_op, 0)
+                if test_elements.__class__ not in TENSOR_CLASSES:
+                    test_elements = tensor_arg(test_elements, _site, isin_Tensor_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, isin_Tensor_Tensor_op, elements, test_elements, assume_unique, invert
+                )
+            keyset = (elements._keys | test_elements._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (elements._keys & test_elements._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.isin_Tensor_Tensor(
+                    elements, test_elements, assume_unique, invert
+                )
+                if result is not None:
+                    return result
+            kernel = _isin_Tensor_Tensor_kernels[keyset]
+            return kernel(keyset, elements, test_elements, assume_unique, invert)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isin_Tensor_Tensor
+
+
+isin_Tensor_Tensor = isin_Tensor_Tensor_op._entry = _isin_Tensor_Tensor_entry(
+    Site(isin_Tensor_Tensor_op)
+)
+isin_Tensor_Tensor_op._make_entry = _isin_Tensor_Tensor_entry
+
+
+isin_Tensor_Tensor_out_op = define(
+    "aten::isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_isin_Tensor_Tensor_out_kernels = isin_Tensor_Tensor_out_op.kernels
+
+
+def _isin_Tensor_Tensor_out_entry(_site):
+    def isin_Tensor_Tensor_out(elements, test_elements, *, assume_unique=False, invert=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    isin_Tensor_Tensor_out_op,
+                    elements,
+                    test_elements,
+                    assume_unique,
+                    invert,
+                    out,
+                )
+            try:
+                if elements.__class__ not in TENSOR_CLASSES:
+                    elements = tensor_arg(elements, _site, isin_Tensor_Tensor_out_op, 0)
+                if test_elements.__class__ not in TENSOR_CLASSES:
+                    test_elements = tensor_arg(test_elements, _site, isin_Tensor_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, isin_Tensor_Tensor_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    isin_Tensor_Tensor_out_op,
+                    elements,
+                    test_elements,
+                    assume_unique,
+                    invert,
+                    out,
+                )
+            keyset = (elements._keys | test_elements._keys | out._keys | include) & _tls.keep
+            kernel = _isin_Tensor_Tensor_out_kernels[keyset]
+            return kernel(keyset, elements, test_elements, assume_unique, invert, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isin_Tensor_Tensor_out
+
+
+isin_Tensor_Tensor_out = isin_Tensor_Tensor_out_op._entry = _isin_Tensor_Tensor_out_entry(
+    Site(isin_Tensor_Tensor_out_op)
+)
+isin_Tensor_Tensor_out_op._make_entry = _isin_Tensor_Tensor_out_entry
+
+
+isin_Tensor_Scalar_op = define(
+    "aten::isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor"
+)
+_isin_Tensor_Scalar_kernels = isin_Tensor_Scalar_op.kernels
+
+
+def _isin_Tensor_Scalar_entry(_site):
+    def isin_Tensor_Scalar(elements, test_element, *, assume_unique=False, invert=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, isin_Tensor_Scalar_op, elements, test_element, assume_unique, invert
+                )
+            try:
+                if elements.__class__ not in TENSOR_CLASSES:
+                    elements = tensor_arg(elements, _site, isin_Tensor_Scalar_op, 0)
+                if test_element.__class__ not in PY_NUMBERS:
+                    test_element = scalar_arg(test_element, _site, isin_Tensor_Scalar_op, 1)
+                elif (
+                    test_element.__class__ is int
+                    and not -9223372036854775808 <= test_element <= 18446744073709551615
+                ):
+                    check_scalar_range(test_element)
+            except Overridden:
+                return handle_entry(
+                    _site, isin_Tensor_Scalar_op, elements, test_element, assume_unique, invert
+                )
+            keyset = (elements._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.isin_Tensor_Scalar(
+                    elements, test_element, assume_unique, invert
+                )
+                if result is not None:
+                    return result
+            kernel = _isin_Tensor_Scalar_kernels[keyset]
+            return kernel(keyset, elements, test_element, assume_unique, invert)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isin_Tensor_Scalar
+
+
+isin_Tensor_Scalar = isin_Tensor_Scalar_op._entry = _isin_Tensor_Scalar_entry(
+    Site(isin_Tensor_Scalar_op)
+)
+isin_Tensor_Scalar_op._make_entry = _isin_Tensor_Scalar_entry
+
+
+isin_Tensor_Scalar_out_op = define(
+    "aten::isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_isin_Tensor_Scalar_out_kernels = isin_Tensor_Scalar_out_op.kernels
+
+
+def _isin_Tensor_Scalar_out_entry(_site):
+    def isin_Tensor_Scalar_out(elements, test_element, *, assume_unique=False, invert=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    isin_Tensor_Scalar_out_op,
+                    elements,
+                    test_element,
+                    assume_unique,
+                    invert,
+                    out,
+                )
+            try:
+                if elements.__class__ not in TENSOR_CLASSES:
+                    elements = tensor_arg(elements, _site, isin_Tensor_Scalar_out_op, 0)
+                if test_element.__class__ not in PY_NUMBERS:
+                    test_element = scalar_arg(test_element, _site, isin_Tensor_Scalar_out_op, 1)
+                elif (
+                    test_element.__class__ is int
+                    and not -9223372036854775808 <= test_element <= 18446744073709551615
+                ):
+                    check_scalar_range(test_element)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, isin_Tensor_Scalar_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    isin_Tensor_Scalar_out_op,
+                    elements,
+                    test_element,
+                    assume_unique,
+                    invert,
+                    out,
+                )
+            keyset = (elements._keys | out._keys | include) & _tls.keep
+            kernel = _isin_Tensor_Scalar_out_kernels[keyset]
+            return kernel(keyset, elements, test_element, assume_unique, invert, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isin_Tensor_Scalar_out
+
+
+isin_Tensor_Scalar_out = isin_Tensor_Scalar_out_op._entry = _isin_Tensor_Scalar_out_entry(
+    Site(isin_Tensor_Scalar_out_op)
+)
+isin_Tensor_Scalar_out_op._make_entry = _isin_Tensor_Scalar_out_entry
+
+
+isin_Scalar_Tensor_op = define(
+    "aten::isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"
+)
+_isin_Scalar_Tensor_kernels = isin_Scalar_Tensor_op.kernels
+
+
+def _isin_Scalar_Tensor_entry(_site):
+    def isin_Scalar_Tensor(element, test_elements, *, assume_unique=False, invert=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, isin_Scalar_Tensor_op, element, test_elements, assume_unique, invert
+                )
+            try:
+                if element.__class__ not in PY_NUMBERS:
+                    element = scalar_arg(element, _site, isin_Scalar_Tensor_op, 0)
+                elif (
+                    element.__class__ is int
+                    and not -9223372036854775808 <= element <= 18446744073709551615
+                ):
+                    check_scalar_range(element)
+                if test_elements.__class__ not in TENSOR_CLASSES:
+                    test_elements = tensor_arg(test_elements, _site, isin_Scalar_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, isin_Scalar_Tensor_op, element, test_elements, assume_unique, invert
+                )
+            keyset = (test_elements._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.isin_Scalar_Tensor(
+                    element, test_elements, assume_unique, invert
+                )
+                if result is not None:
+                    return result
+            kernel = _isin_Scalar_Tensor_kernels[keyset]
+            return kernel(keyset, element, test_elements, assume_unique, invert)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isin_Scalar_Tensor
+
+
+isin_Scalar_Tensor = isin_Scalar_Tensor_op._entry = _isin_Scalar_Tensor_entry(
+    Site(isin_Scalar_Tensor_op)
+)
+isin_Scalar_Tensor_op._make_entry = _isin_Scalar_Tensor_entry
+
+
+isin_Scalar_Tensor_out_op = define(
+    "aten::isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_isin_Scalar_Tensor_out_kernels = isin_Scalar_Tensor_out_op.kernels
+
+
+def _isin_Scalar_Tensor_out_entry(_site):
+    def isin_Scalar_Tensor_out(element, test_elements, *, assume_unique=False, invert=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    isin_Scalar_Tensor_out_op,
+                    element,
+                    test_elements,
+                    assume_unique,
+                    invert,
+                    out,
+                )
+            try:
+                if element.__class__ not in PY_NUMBERS:
+                    element = scalar_arg(element, _site, isin_Scalar_Tensor_out_op, 0)
+                elif (
+                    element.__class__ is int
+                    and not -9223372036854775808 <= element <= 18446744073709551615
+                ):
+                    check_scalar_range(element)
+                if test_elements.__class__ not in TENSOR_CLASSES:
+                    test_elements = tensor_arg(test_elements, _site, isin_Scalar_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, isin_Scalar_Tensor_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    isin_Scalar_Tensor_out_op,
+                    element,
+                    test_elements,
+                    assume_unique,
+                    invert,
+                    out,
+                )
+            keyset = (test_elements._keys | out._keys | include) & _tls.keep
+            kernel = _isin_Scalar_Tensor_out_kernels[keyset]
+            return kernel(keyset, element, test_elements, assume_unique, invert, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return isin_Scalar_Tensor_out
+
+
+isin_Scalar_Tensor_out = isin_Scalar_Tensor_out_op._entry = _isin_Scalar_Tensor_out_entry(
+    Site(isin_Scalar_Tensor_out_op)
+)
+isin_Scalar_Tensor_out_op._make_entry = _isin_Scalar_Tensor_out_entry
+
+
+bitwise_and_Tensor_op = define("aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor")
+_bitwise_and_Tensor_kernels = bitwise_and_Tensor_op.kernels
+
+
+def _bitwise_and_Tensor_entry(_site):
+    def bitwise_and_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_and_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_and_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_and_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_and_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.bitwise_and_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_and_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_and_Tensor
+
+
+bitwise_and_Tensor = bitwise_and_Tensor_op._entry = _bitwise_and_Tensor_entry(
+    Site(bitwise_and_Tensor_op)
+)
+bitwise_and_Tensor_op._make_entry = _bitwise_and_Tensor_entry
+
+
+bitwise_and__Tensor_op = define(
+    "aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+_bitwise_and__Tensor_kernels = bitwise_and__Tensor_op.kernels
+
+
+def _bitwise_and__Tensor_entry(_site):
+    def bitwise_and__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_and__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_and__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_and__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_and__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _bitwise_and__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_and__Tensor
+
+
+bitwise_and__Tensor = bitwise_and__Tensor_op._entry = _bitwise_and__Tensor_entry(
+    Site(bitwise_and__Tensor_op)
+)
+bitwise_and__Tensor_op._make_entry = _bitwise_and__Tensor_entry
+
+
+bitwise_and_Tensor_out_op = define(
+    "aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_and_Tensor_out_kernels = bitwise_and_Tensor_out_op.kernels
+
+
+def _bitwise_and_Tensor_out_entry(_site):
+    def bitwise_and_Tensor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_and_Tensor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_and_Tensor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_and_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_and_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_and_Tensor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_and_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_and_Tensor_out
+
+
+bitwise_and_Tensor_out = bitwise_and_Tensor_out_op._entry = _bitwise_and_Tensor_out_entry(
+    Site(bitwise_and_Tensor_out_op)
+)
+bitwise_and_Tensor_out_op._make_entry = _bitwise_and_Tensor_out_entry
+
+
+bitwise_and_Scalar_op = define("aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor")
+_bitwise_and_Scalar_kernels = bitwise_and_Scalar_op.kernels
+
+
+def _bitwise_and_Scalar_entry(_site):
+    def bitwise_and_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_and_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_and_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_and_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_and_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_and_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_and_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_and_Scalar
+
+
+bitwise_and_Scalar = bitwise_and_Scalar_op._entry = _bitwise_and_Scalar_entry(
+    Site(bitwise_and_Scalar_op)
+)
+bitwise_and_Scalar_op._make_entry = _bitwise_and_Scalar_entry
+
+
+bitwise_and__Scalar_op = define(
+    "aten::bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_bitwise_and__Scalar_kernels = bitwise_and__Scalar_op.kernels
+
+
+def _bitwise_and__Scalar_entry(_site):
+    def bitwise_and__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_and__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_and__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_and__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_and__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bitwise_and__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_and__Scalar
+
+
+bitwise_and__Scalar = bitwise_and__Scalar_op._entry = _bitwise_and__Scalar_entry(
+    Site(bitwise_and__Scalar_op)
+)
+bitwise_and__Scalar_op._make_entry = _bitwise_and__Scalar_entry
+
+
+bitwise_and_Scalar_out_op = define(
+    "aten::bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_and_Scalar_out_kernels = bitwise_and_Scalar_out_op.kernels
+
+
+def _bitwise_and_Scalar_out_entry(_site):
+    def bitwise_and_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_and_Scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_and_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_and_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_and_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_and_Scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_and_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_and_Scalar_out
+
+
+bitwise_and_Scalar_out = bitwise_and_Scalar_out_op._entry = _bitwise_and_Scalar_out_entry(
+    Site(bitwise_and_Scalar_out_op)
+)
+bitwise_and_Scalar_out_op._make_entry = _bitwise_and_Scalar_out_entry
+
+
+bitwise_and_Scalar_Tensor_op = define(
+    "aten::bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
+)
+_bitwise_and_Scalar_Tensor_kernels = bitwise_and_Scalar_Tensor_op.kernels
+
+
+def _bitwise_and_Scalar_Tensor_entry(_site):
+    def bitwise_and_Scalar_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_and_Scalar_Tensor_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, bitwise_and_Scalar_Tensor_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_and_Scalar_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_and_Scalar_Tensor_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_and_Scalar_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_and_Scalar_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_and_Scalar_Tensor
+
+
+bitwise_and_Scalar_Tensor = bitwise_and_Scalar_Tensor_op._entry = _bitwise_and_Scalar_Tensor_entry(
+    Site(bitwise_and_Scalar_Tensor_op)
+)
+bitwise_and_Scalar_Tensor_op._make_entry = _bitwise_and_Scalar_Tensor_entry
+
+
+bitwise_or_Tensor_op = define("aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor")
+_bitwise_or_Tensor_kernels = bitwise_or_Tensor_op.kernels
+
+
+def _bitwise_or_Tensor_entry(_site):
+    def bitwise_or_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_or_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_or_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_or_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_or_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.bitwise_or_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_or_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_or_Tensor
+
+
+bitwise_or_Tensor = bitwise_or_Tensor_op._entry = _bitwise_or_Tensor_entry(
+    Site(bitwise_or_Tensor_op)
+)
+bitwise_or_Tensor_op._make_entry = _bitwise_or_Tensor_entry
+
+
+bitwise_or__Tensor_op = define(
+    "aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+_bitwise_or__Tensor_kernels = bitwise_or__Tensor_op.kernels
+
+
+def _bitwise_or__Tensor_entry(_site):
+    def bitwise_or__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_or__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_or__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_or__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_or__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _bitwise_or__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_or__Tensor
+
+
+bitwise_or__Tensor = bitwise_or__Tensor_op._entry = _bitwise_or__Tensor_entry(
+    Site(bitwise_or__Tensor_op)
+)
+bitwise_or__Tensor_op._make_entry = _bitwise_or__Tensor_entry
+
+
+bitwise_or_Tensor_out_op = define(
+    "aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_or_Tensor_out_kernels = bitwise_or_Tensor_out_op.kernels
+
+
+def _bitwise_or_Tensor_out_entry(_site):
+    def bitwise_or_Tensor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_or_Tensor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_or_Tensor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_or_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_or_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_or_Tensor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_or_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_or_Tensor_out
+
+
+bitwise_or_Tensor_out = bitwise_or_Tensor_out_op._entry = _bitwise_or_Tensor_out_entry(
+    Site(bitwise_or_Tensor_out_op)
+)
+bitwise_or_Tensor_out_op._make_entry = _bitwise_or_Tensor_out_entry
+
+
+bitwise_or_Scalar_op = define("aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor")
+_bitwise_or_Scalar_kernels = bitwise_or_Scalar_op.kernels
+
+
+def _bitwise_or_Scalar_entry(_site):
+    def bitwise_or_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_or_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_or_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_or_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_or_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_or_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_or_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_or_Scalar
+
+
+bitwise_or_Scalar = bitwise_or_Scalar_op._entry = _bitwise_or_Scalar_entry(
+    Site(bitwise_or_Scalar_op)
+)
+bitwise_or_Scalar_op._make_entry = _bitwise_or_Scalar_entry
+
+
+bitwise_or__Scalar_op = define(
+    "aten::bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_bitwise_or__Scalar_kernels = bitwise_or__Scalar_op.kernels
+
+
+def _bitwise_or__Scalar_entry(_site):
+    def bitwise_or__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_or__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_or__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_or__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_or__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bitwise_or__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_or__Scalar
+
+
+bitwise_or__Scalar = bitwise_or__Scalar_op._entry = _bitwise_or__Scalar_entry(
+    Site(bitwise_or__Scalar_op)
+)
+bitwise_or__Scalar_op._make_entry = _bitwise_or__Scalar_entry
+
+
+bitwise_or_Scalar_out_op = define(
+    "aten::bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_or_Scalar_out_kernels = bitwise_or_Scalar_out_op.kernels
+
+
+def _bitwise_or_Scalar_out_entry(_site):
+    def bitwise_or_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_or_Scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_or_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_or_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_or_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_or_Scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_or_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_or_Scalar_out
+
+
+bitwise_or_Scalar_out = bitwise_or_Scalar_out_op._entry = _bitwise_or_Scalar_out_entry(
+    Site(bitwise_or_Scalar_out_op)
+)
+bitwise_or_Scalar_out_op._make_entry = _bitwise_or_Scalar_out_entry
+
+
+bitwise_or_Scalar_Tensor_op = define(
+    "aten::bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
+)
+_bitwise_or_Scalar_Tensor_kernels = bitwise_or_Scalar_Tensor_op.kernels
+
+
+def _bitwise_or_Scalar_Tensor_entry(_site):
+    def bitwise_or_Scalar_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_or_Scalar_Tensor_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, bitwise_or_Scalar_Tensor_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_or_Scalar_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_or_Scalar_Tensor_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_or_Scalar_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_or_Scalar_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_or_Scalar_Tensor
+
+
+bitwise_or_Scalar_Tensor = bitwise_or_Scalar_Tensor_op._entry = _bitwise_or_Scalar_Tensor_entry(
+    Site(bitwise_or_Scalar_Tensor_op)
+)
+bitwise_or_Scalar_Tensor_op._make_entry = _bitwise_or_Scalar_Tensor_entry
+
+
+bitwise_xor_Tensor_op = define("aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor")
+_bitwise_xor_Tensor_kernels = bitwise_xor_Tensor_op.kernels
+
+
+def _bitwise_xor_Tensor_entry(_site):
+    def bitwise_xor_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_xor_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_xor_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_xor_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_xor_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.bitwise_xor_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_xor_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_xor_Tensor
+
+
+bitwise_xor_Tensor = bitwise_xor_Tensor_op._entry = _bitwise_xor_Tensor_entry(
+    Site(bitwise_xor_Tensor_op)
+)
+bitwise_xor_Tensor_op._make_entry = _bitwise_xor_Tensor_entry
+
+
+bitwise_xor__Tensor_op = define(
+    "aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+_bitwise_xor__Tensor_kernels = bitwise_xor__Tensor_op.kernels
+
+
+def _bitwise_xor__Tensor_entry(_site):
+    def bitwise_xor__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_xor__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_xor__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_xor__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_xor__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _bitwise_xor__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_xor__Tensor
+
+
+bitwise_xor__Tensor = bitwise_xor__Tensor_op._entry = _bitwise_xor__Tensor_entry(
+    Site(bitwise_xor__Tensor_op)
+)
+bitwise_xor__Tensor_op._make_entry = _bitwise_xor__Tensor_entry
+
+
+bitwise_xor_Tensor_out_op = define(
+    "aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_xor_Tensor_out_kernels = bitwise_xor_Tensor_out_op.kernels
+
+
+def _bitwise_xor_Tensor_out_entry(_site):
+    def bitwise_xor_Tensor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_xor_Tensor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_xor_Tensor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_xor_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_xor_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_xor_Tensor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_xor_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_xor_Tensor_out
+
+
+bitwise_xor_Tensor_out = bitwise_xor_Tensor_out_op._entry = _bitwise_xor_Tensor_out_entry(
+    Site(bitwise_xor_Tensor_out_op)
+)
+bitwise_xor_Tensor_out_op._make_entry = _bitwise_xor_Tensor_out_entry
+
+
+bitwise_xor_Scalar_op = define("aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor")
+_bitwise_xor_Scalar_kernels = bitwise_xor_Scalar_op.kernels
+
+
+def _bitwise_xor_Scalar_entry(_site):
+    def bitwise_xor_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_xor_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_xor_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_xor_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_xor_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_xor_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_xor_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_xor_Scalar
+
+
+bitwise_xor_Scalar = bitwise_xor_Scalar_op._entry = _bitwise_xor_Scalar_entry(
+    Site(bitwise_xor_Scalar_op)
+)
+bitwise_xor_Scalar_op._make_entry = _bitwise_xor_Scalar_entry
+
+
+bitwise_xor__Scalar_op = define(
+    "aten::bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_bitwise_xor__Scalar_kernels = bitwise_xor__Scalar_op.kernels
+
+
+def _bitwise_xor__Scalar_entry(_site):
+    def bitwise_xor__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_xor__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_xor__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_xor__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_xor__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bitwise_xor__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_xor__Scalar
+
+
+bitwise_xor__Scalar = bitwise_xor__Scalar_op._entry = _bitwise_xor__Scalar_entry(
+    Site(bitwise_xor__Scalar_op)
+)
+bitwise_xor__Scalar_op._make_entry = _bitwise_xor__Scalar_entry
+
+
+bitwise_xor_Scalar_out_op = define(
+    "aten::bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_xor_Scalar_out_kernels = bitwise_xor_Scalar_out_op.kernels
+
+
+def _bitwise_xor_Scalar_out_entry(_site):
+    def bitwise_xor_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_xor_Scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_xor_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_xor_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_xor_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_xor_Scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_xor_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_xor_Scalar_out
+
+
+bitwise_xor_Scalar_out = bitwise_xor_Scalar_out_op._entry = _bitwise_xor_Scalar_out_entry(
+    Site(bitwise_xor_Scalar_out_op)
+)
+bitwise_xor_Scalar_out_op._make_entry = _bitwise_xor_Scalar_out_entry
+
+
+bitwise_xor_Scalar_Tensor_op = define(
+    "aten::bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
+)
+_bitwise_xor_Scalar_Tensor_kernels = bitwise_xor_Scalar_Tensor_op.kernels
+
+
+def _bitwise_xor_Scalar_Tensor_entry(_site):
+    def bitwise_xor_Scalar_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_xor_Scalar_Tensor_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, bitwise_xor_Scalar_Tensor_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_xor_Scalar_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_xor_Scalar_Tensor_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_xor_Scalar_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_xor_Scalar_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_xor_Scalar_Tensor
+
+
+bitwise_xor_Scalar_Tensor = bitwise_xor_Scalar_Tensor_op._entry = _bitwise_xor_Scalar_Tensor_entry(
+    Site(bitwise_xor_Scalar_Tensor_op)
+)
+bitwise_xor_Scalar_Tensor_op._make_entry = _bitwise_xor_Scalar_Tensor_entry
+
+
+bitwise_not_op = define("aten::bitwise_not(Tensor self) -> Tensor")
+_bitwise_not_kernels = bitwise_not_op.kernels
+
+
+def _bitwise_not_entry(_site):
+    def bitwise_not(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_not_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_not_op, 0)
+            except Overridden:
+                return handle_entry(_site, bitwise_not_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_not(self)
+                if result is not None:
+                    return result
+            kernel = _bitwise_not_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_not
+
+
+bitwise_not = bitwise_not_op._entry = _bitwise_not_entry(Site(bitwise_not_op))
+bitwise_not_op._make_entry = _bitwise_not_entry
+
+
+bitwise_not__op = define("aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)")
+_bitwise_not__kernels = bitwise_not__op.kernels
+
+
+def _bitwise_not__entry(_site):
+    def bitwise_not_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_not__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_not__op, 0)
+            except Overridden:
+                return handle_entry(_site, bitwise_not__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bitwise_not__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_not_
+
+
+bitwise_not_ = bitwise_not__op._entry = _bitwise_not__entry(Site(bitwise_not__op))
+bitwise_not__op._make_entry = _bitwise_not__entry
+
+
+bitwise_not_out_op = define("aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_bitwise_not_out_kernels = bitwise_not_out_op.kernels
+
+
+def _bitwise_not_out_entry(_site):
+    def bitwise_not_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_not_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_not_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_not_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_not_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_not_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_not_out
+
+
+bitwise_not_out = bitwise_not_out_op._entry = _bitwise_not_out_entry(Site(bitwise_not_out_op))
+bitwise_not_out_op._make_entry = _bitwise_not_out_entry
+
+
+bitwise_left_shift_Tensor_op = define(
+    "aten::bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+_bitwise_left_shift_Tensor_kernels = bitwise_left_shift_Tensor_op.kernels
+
+
+def _bitwise_left_shift_Tensor_entry(_site):
+    def bitwise_left_shift_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_left_shift_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_left_shift_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_left_shift_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_left_shift_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.bitwise_left_shift_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_left_shift_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_left_shift_Tensor
+
+
+bitwise_left_shift_Tensor = bitwise_left_shift_Tensor_op._entry = _bitwise_left_shift_Tensor_entry(
+    Site(bitwise_left_shift_Tensor_op)
+)
+bitwise_left_shift_Tensor_op._make_entry = _bitwise_left_shift_Tensor_entry
+
+
+bitwise_left_shift__Tensor_op = define(
+    "aten::bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+_bitwise_left_shift__Tensor_kernels = bitwise_left_shift__Tensor_op.kernels
+
+
+def _bitwise_left_shift__Tensor_entry(_site):
+    def bitwise_left_shift__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_left_shift__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_left_shift__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_left_shift__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_left_shift__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _bitwise_left_shift__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_left_shift__Tensor
+
+
+bitwise_left_shift__Tensor = bitwise_left_shift__Tensor_op._entry = (
+    _bitwise_left_shift__Tensor_entry(Site(bitwise_left_shift__Tensor_op))
+)
+bitwise_left_shift__Tensor_op._make_entry = _bitwise_left_shift__Tensor_entry
+
+
+bitwise_left_shift_Tensor_out_op = define(
+    "aten::bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_left_shift_Tensor_out_kernels = bitwise_left_shift_Tensor_out_op.kernels
+
+
+def _bitwise_left_shift_Tensor_out_entry(_site):
+    def bitwise_left_shift_Tensor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_left_shift_Tensor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_left_shift_Tensor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_left_shift_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_left_shift_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_left_shift_Tensor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_left_shift_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_left_shift_Tensor_out
+
+
+bitwise_left_shift_Tensor_out = bitwise_left_shift_Tensor_out_op._entry = (
+    _bitwise_left_shift_Tensor_out_entry(Site(bitwise_left_shift_Tensor_out_op))
+)
+bitwise_left_shift_Tensor_out_op._make_entry = _bitwise_left_shift_Tensor_out_entry
+
+
+bitwise_left_shift_Tensor_Scalar_op = define(
+    "aten::bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor"
+)
+_bitwise_left_shift_Tensor_Scalar_kernels = bitwise_left_shift_Tensor_Scalar_op.kernels
+
+
+def _bitwise_left_shift_Tensor_Scalar_entry(_site):
+    def bitwise_left_shift_Tensor_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_left_shift_Tensor_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_left_shift_Tensor_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_left_shift_Tensor_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_left_shift_Tensor_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_left_shift_Tensor_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_left_shift_Tensor_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_left_shift_Tensor_Scalar
+
+
+bitwise_left_shift_Tensor_Scalar = bitwise_left_shift_Tensor_Scalar_op._entry = (
+    _bitwise_left_shift_Tensor_Scalar_entry(Site(bitwise_left_shift_Tensor_Scalar_op))
+)
+bitwise_left_shift_Tensor_Scalar_op._make_entry = _bitwise_left_shift_Tensor_Scalar_entry
+
+
+bitwise_left_shift__Tensor_Scalar_op = define(
+    "aten::bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_bitwise_left_shift__Tensor_Scalar_kernels = bitwise_left_shift__Tensor_Scalar_op.kernels
+
+
+def _bitwise_left_shift__Tensor_Scalar_entry(_site):
+    def bitwise_left_shift__Tensor_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_left_shift__Tensor_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_left_shift__Tensor_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_left_shift__Tensor_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_left_shift__Tensor_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bitwise_left_shift__Tensor_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_left_shift__Tensor_Scalar
+
+
+bitwise_left_shift__Tensor_Scalar = bitwise_left_shift__Tensor_Scalar_op._entry = (
+    _bitwise_left_shift__Tensor_Scalar_entry(Site(bitwise_left_shift__Tensor_Scalar_op))
+)
+bitwise_left_shift__Tensor_Scalar_op._make_entry = _bitwise_left_shift__Tensor_Scalar_entry
+
+
+bitwise_left_shift_Tensor_Scalar_out_op = define(
+    "aten::bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_left_shift_Tensor_Scalar_out_kernels = bitwise_left_shift_Tensor_Scalar_out_op.kernels
+
+
+def _bitwise_left_shift_Tensor_Scalar_out_entry(_site):
+    def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, bitwise_left_shift_Tensor_Scalar_out_op, self, other, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_left_shift_Tensor_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_left_shift_Tensor_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_left_shift_Tensor_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, bitwise_left_shift_Tensor_Scalar_out_op, self, other, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_left_shift_Tensor_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_left_shift_Tensor_Scalar_out
+
+
+bitwise_left_shift_Tensor_Scalar_out = bitwise_left_shift_Tensor_Scalar_out_op._entry = (
+    _bitwise_left_shift_Tensor_Scalar_out_entry(Site(bitwise_left_shift_Tensor_Scalar_out_op))
+)
+bitwise_left_shift_Tensor_Scalar_out_op._make_entry = _bitwise_left_shift_Tensor_Scalar_out_entry
+
+
+bitwise_left_shift_Scalar_Tensor_op = define(
+    "aten::bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
+)
+_bitwise_left_shift_Scalar_Tensor_kernels = bitwise_left_shift_Scalar_Tensor_op.kernels
+
+
+def _bitwise_left_shift_Scalar_Tensor_entry(_site):
+    def bitwise_left_shift_Scalar_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_left_shift_Scalar_Tensor_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, bitwise_left_shift_Scalar_Tensor_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_left_shift_Scalar_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_left_shift_Scalar_Tensor_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_left_shift_Scalar_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_left_shift_Scalar_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_left_shift_Scalar_Tensor
+
+
+bitwise_left_shift_Scalar_Tensor = bitwise_left_shift_Scalar_Tensor_op._entry = (
+    _bitwise_left_shift_Scalar_Tensor_entry(Site(bitwise_left_shift_Scalar_Tensor_op))
+)
+bitwise_left_shift_Scalar_Tensor_op._make_entry = _bitwise_left_shift_Scalar_Tensor_entry
+
+
+bitwise_right_shift_Tensor_op = define(
+    "aten::bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+_bitwise_right_shift_Tensor_kernels = bitwise_right_shift_Tensor_op.kernels
+
+
+def _bitwise_right_shift_Tensor_entry(_site):
+    def bitwise_right_shift_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_right_shift_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_right_shift_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_right_shift_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_right_shift_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.bitwise_right_shift_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_right_shift_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_right_shift_Tensor
+
+
+bitwise_right_shift_Tensor = bitwise_right_shift_Tensor_op._entry = (
+    _bitwise_right_shift_Tensor_entry(Site(bitwise_right_shift_Tensor_op))
+)
+bitwise_right_shift_Tensor_op._make_entry = _bitwise_right_shift_Tensor_entry
+
+
+bitwise_right_shift__Tensor_op = define(
+    "aten::bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+_bitwise_right_shift__Tensor_kernels = bitwise_right_shift__Tensor_op.kernels
+
+
+def _bitwise_right_shift__Tensor_entry(_site):
+    def bitwise_right_shift__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_right_shift__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_right_shift__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_right_shift__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_right_shift__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _bitwise_right_shift__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_right_shift__Tensor
+
+
+bitwise_right_shift__Tensor = bitwise_right_shift__Tensor_op._entry = (
+    _bitwise_right_shift__Tensor_entry(Site(bitwise_right_shift__Tensor_op))
+)
+bitwise_right_shift__Tensor_op._make_entry = _bitwise_right_shift__Tensor_entry
+
+
+bitwise_right_shift_Tensor_out_op = define(
+    "aten::bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_right_shift_Tensor_out_kernels = bitwise_right_shift_Tensor_out_op.kernels
+
+
+def _bitwise_right_shift_Tensor_out_entry(_site):
+    def bitwise_right_shift_Tensor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_right_shift_Tensor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_right_shift_Tensor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_right_shift_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_right_shift_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, bitwise_right_shift_Tensor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_right_shift_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_right_shift_Tensor_out
+
+
+bitwise_right_shift_Tensor_out = bitwise_right_shift_Tensor_out_op._entry = (
+    _bitwise_right_shift_Tensor_out_entry(Site(bitwise_right_shift_Tensor_out_op))
+)
+bitwise_right_shift_Tensor_out_op._make_entry = _bitwise_right_shift_Tensor_out_entry
+
+
+bitwise_right_shift_Tensor_Scalar_op = define(
+    "aten::bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor"
+)
+_bitwise_right_shift_Tensor_Scalar_kernels = bitwise_right_shift_Tensor_Scalar_op.kernels
+
+
+def _bitwise_right_shift_Tensor_Scalar_entry(_site):
+    def bitwise_right_shift_Tensor_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_right_shift_Tensor_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_right_shift_Tensor_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_right_shift_Tensor_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_right_shift_Tensor_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_right_shift_Tensor_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_right_shift_Tensor_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_right_shift_Tensor_Scalar
+
+
+bitwise_right_shift_Tensor_Scalar = bitwise_right_shift_Tensor_Scalar_op._entry = (
+    _bitwise_right_shift_Tensor_Scalar_entry(Site(bitwise_right_shift_Tensor_Scalar_op))
+)
+bitwise_right_shift_Tensor_Scalar_op._make_entry = _bitwise_right_shift_Tensor_Scalar_entry
+
+
+bitwise_right_shift__Tensor_Scalar_op = define(
+    "aten::bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_bitwise_right_shift__Tensor_Scalar_kernels = bitwise_right_shift__Tensor_Scalar_op.kernels
+
+
+def _bitwise_right_shift__Tensor_Scalar_entry(_site):
+    def bitwise_right_shift__Tensor_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_right_shift__Tensor_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_right_shift__Tensor_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_right_shift__Tensor_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, bitwise_right_shift__Tensor_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _bitwise_right_shift__Tensor_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_right_shift__Tensor_Scalar
+
+
+bitwise_right_shift__Tensor_Scalar = bitwise_right_shift__Tensor_Scalar_op._entry = (
+    _bitwise_right_shift__Tensor_Scalar_entry(Site(bitwise_right_shift__Tensor_Scalar_op))
+)
+bitwise_right_shift__Tensor_Scalar_op._make_entry = _bitwise_right_shift__Tensor_Scalar_entry
+
+
+bitwise_right_shift_Tensor_Scalar_out_op = define(
+    "aten::bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bitwise_right_shift_Tensor_Scalar_out_kernels = bitwise_right_shift_Tensor_Scalar_out_op.kernels
+
+
+def _bitwise_right_shift_Tensor_Scalar_out_entry(_site):
+    def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, bitwise_right_shift_Tensor_Scalar_out_op, self, other, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bitwise_right_shift_Tensor_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, bitwise_right_shift_Tensor_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bitwise_right_shift_Tensor_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, bitwise_right_shift_Tensor_Scalar_out_op, self, other, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _bitwise_right_shift_Tensor_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_right_shift_Tensor_Scalar_out
+
+
+bitwise_right_shift_Tensor_Scalar_out = bitwise_right_shift_Tensor_Scalar_out_op._entry = (
+    _bitwise_right_shift_Tensor_Scalar_out_entry(Site(bitwise_right_shift_Tensor_Scalar_out_op))
+)
+bitwise_right_shift_Tensor_Scalar_out_op._make_entry = _bitwise_right_shift_Tensor_Scalar_out_entry
+
+
+bitwise_right_shift_Scalar_Tensor_op = define(
+    "aten::bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
+)
+_bitwise_right_shift_Scalar_Tensor_kernels = bitwise_right_shift_Scalar_Tensor_op.kernels
+
+
+def _bitwise_right_shift_Scalar_Tensor_entry(_site):
+    def bitwise_right_shift_Scalar_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bitwise_right_shift_Scalar_Tensor_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, bitwise_right_shift_Scalar_Tensor_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, bitwise_right_shift_Scalar_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bitwise_right_shift_Scalar_Tensor_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bitwise_right_shift_Scalar_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _bitwise_right_shift_Scalar_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bitwise_right_shift_Scalar_Tensor
+
+
+bitwise_right_shift_Scalar_Tensor = bitwise_right_shift_Scalar_Tensor_op._entry = (
+    _bitwise_right_shift_Scalar_Tensor_entry(Site(bitwise_right_shift_Scalar_Tensor_op))
+)
+bitwise_right_shift_Scalar_Tensor_op._make_entry = _bitwise_right_shift_Scalar_Tensor_entry
+
+
+__and___Tensor_op = define("aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor")
+___and___Tensor_kernels = __and___Tensor_op.kernels
+
+
+def ___and___Tensor_entry(_site):
+    def __and___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __and___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __and___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __and___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __and___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___and___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __and___Tensor
+
+
+__and___Tensor = __and___Tensor_op._entry = ___and___Tensor_entry(Site(__and___Tensor_op))
+__and___Tensor_op._make_entry = ___and___Tensor_entry
+
+
+__and___Scalar_op = define("aten::__and__.Scalar(Tensor self, Scalar other) -> Tensor")
+___and___Scalar_kernels = __and___Scalar_op.kernels
+
+
+def ___and___Scalar_entry(_site):
+    def __and___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __and___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __and___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __and___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __and___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___and___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __and___Scalar
+
+
+__and___Scalar = __and___Scalar_op._entry = ___and___Scalar_entry(Site(__and___Scalar_op))
+__and___Scalar_op._make_entry = ___and___Scalar_entry
+
+
+__iand___Tensor_op = define("aten::__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+___iand___Tensor_kernels = __iand___Tensor_op.kernels
+
+
+def ___iand___Tensor_entry(_site):
+    def __iand___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __iand___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __iand___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __iand___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __iand___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___iand___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __iand___Tensor
+
+
+__iand___Tensor = __iand___Tensor_op._entry = ___iand___Tensor_entry(Site(__iand___Tensor_op))
+__iand___Tensor_op._make_entry = ___iand___Tensor_entry
+
+
+__iand___Scalar_op = define("aten::__iand__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+___iand___Scalar_kernels = __iand___Scalar_op.kernels
+
+
+def ___iand___Scalar_entry(_site):
+    def __iand___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __iand___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __iand___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __iand___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __iand___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___iand___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __iand___Scalar
+
+
+__iand___Scalar = __iand___Scalar_op._entry = ___iand___Scalar_entry(Site(__iand___Scalar_op))
+__iand___Scalar_op._make_entry = ___iand___Scalar_entry
+
+
+__or___Tensor_op = define("aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor")
+___or___Tensor_kernels = __or___Tensor_op.kernels
+
+
+def ___or___Tensor_entry(_site):
+    def __or___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __or___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __or___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __or___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __or___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___or___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __or___Tensor
+
+
+__or___Tensor = __or___Tensor_op._entry = ___or___Tensor_entry(Site(__or___Tensor_op))
+__or___Tensor_op._make_entry = ___or___Tensor_entry
+
+
+__or___Scalar_op = define("aten::__or__.Scalar(Tensor self, Scalar other) -> Tensor")
+___or___Scalar_kernels = __or___Scalar_op.kernels
+
+
+def ___or___Scalar_entry(_site):
+    def __or___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __or___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __or___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __or___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __or___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___or___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __or___Scalar
+
+
+__or___Scalar = __or___Scalar_op._entry = ___or___Scalar_entry(Site(__or___Scalar_op))
+__or___Scalar_op._make_entry = ___or___Scalar_entry
+
+
+__ior___Tensor_op = define("aten::__ior__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+___ior___Tensor_kernels = __ior___Tensor_op.kernels
+
+
+def ___ior___Tensor_entry(_site):
+    def __ior___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __ior___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __ior___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __ior___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __ior___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___ior___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __ior___Tensor
+
+
+__ior___Tensor = __ior___Tensor_op._entry = ___ior___Tensor_entry(Site(__ior___Tensor_op))
+__ior___Tensor_op._make_entry = ___ior___Tensor_entry
+
+
+__ior___Scalar_op = define("aten::__ior__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+___ior___Scalar_kernels = __ior___Scalar_op.kernels
+
+
+def ___ior___Scalar_entry(_site):
+    def __ior___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __ior___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __ior___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __ior___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __ior___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___ior___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __ior___Scalar
+
+
+__ior___Scalar = __ior___Scalar_op._entry = ___ior___Scalar_entry(Site(__ior___Scalar_op))
+__ior___Scalar_op._make_entry = ___ior___Scalar_entry
+
+
+__xor___Tensor_op = define("aten::__xor__.Tensor(Tensor self, Tensor other) -> Tensor")
+___xor___Tensor_kernels = __xor___Tensor_op.kernels
+
+
+def ___xor___Tensor_entry(_site):
+    def __xor___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __xor___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __xor___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __xor___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __xor___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___xor___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __xor___Tensor
+
+
+__xor___Tensor = __xor___Tensor_op._entry = ___xor___Tensor_entry(Site(__xor___Tensor_op))
+__xor___Tensor_op._make_entry = ___xor___Tensor_entry
+
+
+__xor___Scalar_op = define("aten::__xor__.Scalar(Tensor self, Scalar other) -> Tensor")
+___xor___Scalar_kernels = __xor___Scalar_op.kernels
+
+
+def ___xor___Scalar_entry(_site):
+    def __xor___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __xor___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __xor___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __xor___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __xor___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___xor___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __xor___Scalar
+
+
+__xor___Scalar = __xor___Scalar_op._entry = ___xor___Scalar_entry(Site(__xor___Scalar_op))
+__xor___Scalar_op._make_entry = ___xor___Scalar_entry
+
+
+__ixor___Tensor_op = define("aten::__ixor__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+___ixor___Tensor_kernels = __ixor___Tensor_op.kernels
+
+
+def ___ixor___Tensor_entry(_site):
+    def __ixor___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __ixor___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __ixor___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __ixor___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __ixor___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___ixor___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __ixor___Tensor
+
+
+__ixor___Tensor = __ixor___Tensor_op._entry = ___ixor___Tensor_entry(Site(__ixor___Tensor_op))
+__ixor___Tensor_op._make_entry = ___ixor___Tensor_entry
+
+
+__ixor___Scalar_op = define("aten::__ixor__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+___ixor___Scalar_kernels = __ixor___Scalar_op.kernels
+
+
+def ___ixor___Scalar_entry(_site):
+    def __ixor___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __ixor___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __ixor___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __ixor___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __ixor___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___ixor___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __ixor___Scalar
+
+
+__ixor___Scalar = __ixor___Scalar_op._entry = ___ixor___Scalar_entry(Site(__ixor___Scalar_op))
+__ixor___Scalar_op._make_entry = ___ixor___Scalar_entry
+
+
+__lshift___Tensor_op = define("aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor")
+___lshift___Tensor_kernels = __lshift___Tensor_op.kernels
+
+
+def ___lshift___Tensor_entry(_site):
+    def __lshift___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __lshift___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __lshift___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __lshift___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __lshift___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.__lshift___Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = ___lshift___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __lshift___Tensor
+
+
+__lshift___Tensor = __lshift___Tensor_op._entry = ___lshift___Tensor_entry(
+    Site(__lshift___Tensor_op)
+)
+__lshift___Tensor_op._make_entry = ___lshift___Tensor_entry
+
+
+__ilshift___Tensor_op = define(
+    "aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+___ilshift___Tensor_kernels = __ilshift___Tensor_op.kernels
+
+
+def ___ilshift___Tensor_entry(_site):
+    def __ilshift___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __ilshift___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __ilshift___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __ilshift___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __ilshift___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___ilshift___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __ilshift___Tensor
+
+
+__ilshift___Tensor = __ilshift___Tensor_op._entry = ___ilshift___Tensor_entry(
+    Site(__ilshift___Tensor_op)
+)
+__ilshift___Tensor_op._make_entry = ___ilshift___Tensor_entry
+
+
+__lshift___Scalar_op = define("aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor")
+___lshift___Scalar_kernels = __lshift___Scalar_op.kernels
+
+
+def ___lshift___Scalar_entry(_site):
+    def __lshift___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __lshift___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __lshift___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __lshift___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __lshift___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.__lshift___Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = ___lshift___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __lshift___Scalar
+
+
+__lshift___Scalar = __lshift___Scalar_op._entry = ___lshift___Scalar_entry(
+    Site(__lshift___Scalar_op)
+)
+__lshift___Scalar_op._make_entry = ___lshift___Scalar_entry
+
+
+__ilshift___Scalar_op = define(
+    "aten::__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+___ilshift___Scalar_kernels = __ilshift___Scalar_op.kernels
+
+
+def ___ilshift___Scalar_entry(_site):
+    def __ilshift___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __ilshift___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __ilshift___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __ilshift___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __ilshift___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___ilshift___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __ilshift___Scalar
+
+
+__ilshift___Scalar = __ilshift___Scalar_op._entry = ___ilshift___Scalar_entry(
+    Site(__ilshift___Scalar_op)
+)
+__ilshift___Scalar_op._make_entry = ___ilshift___Scalar_entry
+
+
+__rshift___Tensor_op = define("aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor")
+___rshift___Tensor_kernels = __rshift___Tensor_op.kernels
+
+
+def ___rshift___Tensor_entry(_site):
+    def __rshift___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __rshift___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __rshift___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __rshift___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __rshift___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.__rshift___Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = ___rshift___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __rshift___Tensor
+
+
+__rshift___Tensor = __rshift___Tensor_op._entry = ___rshift___Tensor_entry(
+    Site(__rshift___Tensor_op)
+)
+__rshift___Tensor_op._make_entry = ___rshift___Tensor_entry
+
+
+__irshift___Tensor_op = define(
+    "aten::__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+___irshift___Tensor_kernels = __irshift___Tensor_op.kernels
+
+
+def ___irshift___Tensor_entry(_site):
+    def __irshift___Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __irshift___Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __irshift___Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, __irshift___Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, __irshift___Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = ___irshift___Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __irshift___Tensor
+
+
+__irshift___Tensor = __irshift___Tensor_op._entry = ___irshift___Tensor_entry(
+    Site(__irshift___Tensor_op)
+)
+__irshift___Tensor_op._make_entry = ___irshift___Tensor_entry
+
+
+__rshift___Scalar_op = define("aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor")
+___rshift___Scalar_kernels = __rshift___Scalar_op.kernels
+
+
+def ___rshift___Scalar_entry(_site):
+    def __rshift___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __rshift___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __rshift___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __rshift___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __rshift___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.__rshift___Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = ___rshift___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __rshift___Scalar
+
+
+__rshift___Scalar = __rshift___Scalar_op._entry = ___rshift___Scalar_entry(
+    Site(__rshift___Scalar_op)
+)
+__rshift___Scalar_op._make_entry = ___rshift___Scalar_entry
+
+
+__irshift___Scalar_op = define(
+    "aten::__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+___irshift___Scalar_kernels = __irshift___Scalar_op.kernels
+
+
+def ___irshift___Scalar_entry(_site):
+    def __irshift___Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, __irshift___Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, __irshift___Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, __irshift___Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, __irshift___Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = ___irshift___Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return __irshift___Scalar
+
+
+__irshift___Scalar = __irshift___Scalar_op._entry = ___irshift___Scalar_entry(
+    Site(__irshift___Scalar_op)
+)
+__irshift___Scalar_op._make_entry = ___irshift___Scalar_entry
+
+
+fmax_op = define("aten::fmax(Tensor self, Tensor other) -> Tensor")
+_fmax_kernels = fmax_op.kernels
+
+
+def _fmax_entry(_site):
+    def fmax(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmax_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmax_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, fmax_op, 1)
+            except Overridden:
+                return handle_entry(_site, fmax_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.fmax(self, other)
+                if result is not None:
+                    return result
+            kernel = _fmax_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmax
+
+
+fmax = fmax_op._entry = _fmax_entry(Site(fmax_op))
+fmax_op._make_entry = _fmax_entry
+
+
+fmax_out_op = define("aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_fmax_out_kernels = fmax_out_op.kernels
+
+
+def _fmax_out_entry(_site):
+    def fmax_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmax_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmax_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, fmax_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, fmax_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, fmax_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _fmax_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmax_out
+
+
+fmax_out = fmax_out_op._entry = _fmax_out_entry(Site(fmax_out_op))
+fmax_out_op._make_entry = _fmax_out_entry
+
+
+fmin_op = define("aten::fmin(Tensor self, Tensor other) -> Tensor")
+_fmin_kernels = fmin_op.kernels
+
+
+def _fmin_entry(_site):
+    def fmin(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmin_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmin_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, fmin_op, 1)
+            except Overridden:
+                return handle_entry(_site, fmin_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.fmin(self, other)
+                if result is not None:
+                    return result
+            kernel = _fmin_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmin
+
+
+fmin = fmin_op._entry = _fmin_entry(Site(fmin_op))
+fmin_op._make_entry = _fmin_entry
+
+
+fmin_out_op = define("aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_fmin_out_kernels = fmin_out_op.kernels
+
+
+def _fmin_out_entry(_site):
+    def fmin_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmin_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmin_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, fmin_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, fmin_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, fmin_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _fmin_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmin_out
+
+
+fmin_out = fmin_out_op._entry = _fmin_out_entry(Site(fmin_out_op))
+fmin_out_op._make_entry = _fmin_out_entry
+
+
+clamp_max_op = define("aten::clamp_max(Tensor self, Scalar max) -> Tensor")
+_clamp_max_kernels = clamp_max_op.kernels
+
+
+def _clamp_max_entry(_site):
+    def clamp_max(self, max):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_max_op, self, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_max_op, 0)
+                if max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, clamp_max_op, 1)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
+            except Overridden:
+                return handle_entry(_site, clamp_max_op, self, max)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.clamp_max(self, max)
+                if result is not None:
+                    return result
+            kernel = _clamp_max_kernels[keyset]
+            return kernel(keyset, self, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_max
+
+
+clamp_max = clamp_max_op._entry = _clamp_max_entry(Site(clamp_max_op))
+clamp_max_op._make_entry = _clamp_max_entry
+
+
+clamp_max__op = define("aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)")
+_clamp_max__kernels = clamp_max__op.kernels
+
+
+def _clamp_max__entry(_site):
+    def clamp_max_(self, max):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_max__op, self, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_max__op, 0)
+                if max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, clamp_max__op, 1)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
+            except Overridden:
+                return handle_entry(_site, clamp_max__op, self, max)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _clamp_max__kernels[keyset]
+            return kernel(keyset, self, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_max_
+
+
+clamp_max_ = clamp_max__op._entry = _clamp_max__entry(Site(clamp_max__op))
+clamp_max__op._make_entry = _clamp_max__entry
+
+
+clamp_max_out_op = define(
+    "aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_max_out_kernels = clamp_max_out_op.kernels
+
+
+def _clamp_max_out_entry(_site):
+    def clamp_max_out(self, max, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_max_out_op, self, max, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_max_out_op, 0)
+                if max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, clamp_max_out_op, 1)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, clamp_max_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, clamp_max_out_op, self, max, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_max_out_kernels[keyset]
+            return kernel(keyset, self, max, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_max_out
+
+
+clamp_max_out = clamp_max_out_op._entry = _clamp_max_out_entry(Site(clamp_max_out_op))
+clamp_max_out_op._make_entry = _clamp_max_out_entry
+
+
+clamp_max_Tensor_op = define("aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor")
+_clamp_max_Tensor_kernels = clamp_max_Tensor_op.kernels
+
+
+def _clamp_max_Tensor_entry(_site):
+    def clamp_max_Tensor(self, max):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_max_Tensor_op, self, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_max_Tensor_op, 0)
+                if max.__class__ not in TENSOR_CLASSES:
+                    max = tensor_arg(max, _site, clamp_max_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, clamp_max_Tensor_op, self, max)
+            keyset = (self._keys | max._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & max._keys) == PLAIN_KEYS:
+                result = plain_kernels.clamp_max_Tensor(self, max)
+                if result is not None:
+                    return result
+            kernel = _clamp_max_Tensor_kernels[keyset]
+            return kernel(keyset, self, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_max_Tensor
+
+
+clamp_max_Tensor = clamp_max_Tensor_op._entry = _clamp_max_Tensor_entry(Site(clamp_max_Tensor_op))
+clamp_max_Tensor_op._make_entry = _clamp_max_Tensor_entry
+
+
+clamp_max__Tensor_op = define("aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)")
+_clamp_max__Tensor_kernels = clamp_max__Tensor_op.kernels
+
+
+def _clamp_max__Tensor_entry(_site):
+    def clamp_max__Tensor(self, max):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_max__Tensor_op, self, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_max__Tensor_op, 0)
+                if max.__class__ not in TENSOR_CLASSES:
+                    max = tensor_arg(max, _site, clamp_max__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, clamp_max__Tensor_op, self, max)
+            keyset = (self._keys | max._keys | include) & _tls.keep
+            kernel = _clamp_max__Tensor_kernels[keyset]
+            return kernel(keyset, self, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_max__Tensor
+
+
+clamp_max__Tensor = clamp_max__Tensor_op._entry = _clamp_max__Tensor_entry(
+    Site(clamp_max__Tensor_op)
+)
+clamp_max__Tensor_op._make_entry = _clamp_max__Tensor_entry
+
+
+clamp_max_Tensor_out_op = define(
+    "aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_clamp_max_Tensor_out_kernels = clamp_max_Tensor_out_op.kernels
+
+
+def _clamp_max_Tensor_out_entry(_site):
+    def clamp_max_Tensor_out(self, max, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, clamp_max_Tensor_out_op, self, max, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, clamp_max_Tensor_out_op, 0)
+                if max.__class__ not in TENSOR_CLASSES:
+                    max = tensor_arg(max, _site, clamp_max_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, clamp_max_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, clamp_max_Tensor_out_op, self, max, out)
+            keyset = (self._keys | max._keys | out._keys | include) & _tls.keep
+            kernel = _clamp_max_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, max, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return clamp_max_Tensor_out
+
+
+clamp_max_Tensor_out = clamp_max_Tensor_out_op._entry = _clamp_max_Tensor_out_entry(
+    Site(clamp_max_Tensor_out_op)
+)
+clamp_max_Tensor_out_op._make_entry = _clamp_max_Tensor_out_entry
 
 
 sum_op = define("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")

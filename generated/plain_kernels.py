@@ -1488,6 +1488,777 @@ def logical_or(self, other):
     return out
 
 
+def logical_xor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = np.logical_xor(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def logical_not(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.logical_not(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def isinf(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.isinf(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def isposinf(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.isposinf(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def isneginf(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.isneginf(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def signbit(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.signbit(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
+    elements_data = elements._data
+    test_elements_data = test_elements._data
+    if not (
+        elements_data.dtype in PLAIN_FLOATS and test_elements_data.dtype is elements_data.dtype
+    ):
+        return None
+    try:
+        k.isin_check(elements, test_elements)
+        result = k.isin(elements_data, test_elements_data, invert)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
+    elements_data = elements._data
+    if not (elements_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.isin_check(elements)
+        result = k.isin(
+            elements_data,
+            np.asarray(k.scalar_as(test_element, elements_data.dtype), elements_data.dtype),
+            invert,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
+    test_elements_data = test_elements._data
+    if not (test_elements_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.isin_check(test_elements)
+        result = k.isin(
+            np.asarray(k.scalar_as(element, test_elements_data.dtype), test_elements_data.dtype),
+            test_elements_data,
+            invert,
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_and_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.bitwise(np.bitwise_and, self_data, other_data, "bitwise_and_cpu")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_and_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bitwise(
+            np.bitwise_and, self_data, k.scalar_as(other, self_data.dtype), "bitwise_and_cpu"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_and_Scalar_Tensor(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bitwise(
+            np.bitwise_and, other_data, k.scalar_as(self, other_data.dtype), "bitwise_and_cpu"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_or_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.bitwise(np.bitwise_or, self_data, other_data, "bitwise_or_cpu")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_or_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bitwise(
+            np.bitwise_or, self_data, k.scalar_as(other, self_data.dtype), "bitwise_or_cpu"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_or_Scalar_Tensor(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bitwise(
+            np.bitwise_or, other_data, k.scalar_as(self, other_data.dtype), "bitwise_or_cpu"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_xor_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.bitwise(np.bitwise_xor, self_data, other_data, "bitwise_xor_cpu")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_xor_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bitwise(
+            np.bitwise_xor, self_data, k.scalar_as(other, self_data.dtype), "bitwise_xor_cpu"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_xor_Scalar_Tensor(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bitwise(
+            np.bitwise_xor, other_data, k.scalar_as(self, other_data.dtype), "bitwise_xor_cpu"
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_not(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.bitwise_not(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_left_shift_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.shift_left(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_left_shift_Tensor_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.shift_left(self_data, k.scalar_as(other, self_data.dtype))
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_left_shift_Scalar_Tensor(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.shift_left(
+            np.asarray(k.scalar_as(self, other_data.dtype), other_data.dtype), other_data
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_right_shift_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.shift_right(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_right_shift_Tensor_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.shift_right(self_data, k.scalar_as(other, self_data.dtype))
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bitwise_right_shift_Scalar_Tensor(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.shift_right(
+            np.asarray(k.scalar_as(self, other_data.dtype), other_data.dtype), other_data
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def __lshift___Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.shift_left(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def __lshift___Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.shift_left(self_data, k.scalar_as(other, self_data.dtype))
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def __rshift___Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.shift_right(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def __rshift___Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.shift_right(self_data, k.scalar_as(other, self_data.dtype))
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def fmax(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = np.fmax(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.FmaxBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def fmin(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = np.fmin(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.FminBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def clamp_max(self, max):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.clamp_check(self, None, max)
+        result = k.clamp(self_data, None, max)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.ClampMaxBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.max_ = max
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def clamp_max_Tensor(self, max):
+    self_data = self._data
+    max_data = max._data
+    if not (self_data.dtype in PLAIN_FLOATS and max_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.clamp_tensor(self_data, None, max_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or max._rg):
+        grad_fn = _new(nodes.ClampMaxBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_max = max._grad_fn
+        if edge_max is None:
+            edge_max = grad_accumulator(max) if max._rg else None
+        elif max._output_nr:
+            edge_max = (edge_max, max._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_max,
+        )
+        grad_fn.max_ = (
+            max if max._vc is None and max._grad_fn is None else SavedVariable(max, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def sum(self, dtype):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

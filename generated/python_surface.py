@@ -111,8 +111,101 @@ FUNCTIONS = {
         ops.ge_Scalar_op,
     ),
     "isnan": (ops.isnan_op,),
-    "logical_and": (ops.logical_and_op,),
-    "logical_or": (ops.logical_or_op,),
+    "logical_and": (
+        ops.logical_and_op,
+        ops.logical_and_out_op,
+    ),
+    "logical_or": (
+        ops.logical_or_op,
+        ops.logical_or_out_op,
+    ),
+    "logical_xor": (
+        ops.logical_xor_op,
+        ops.logical_xor_out_op,
+    ),
+    "logical_not": (
+        ops.logical_not_op,
+        ops.logical_not_out_op,
+    ),
+    "isinf": (ops.isinf_op,),
+    "isposinf": (
+        ops.isposinf_op,
+        ops.isposinf_out_op,
+    ),
+    "isneginf": (
+        ops.isneginf_op,
+        ops.isneginf_out_op,
+    ),
+    "signbit": (
+        ops.signbit_op,
+        ops.signbit_out_op,
+    ),
+    "isfinite": (ops.isfinite_op,),
+    "isreal": (ops.isreal_op,),
+    "isclose": (ops.isclose_op,),
+    "allclose": (ops.allclose_op,),
+    "equal": (ops.equal_op,),
+    "isin": (
+        ops.isin_Tensor_Tensor_op,
+        ops.isin_Tensor_Tensor_out_op,
+        ops.isin_Tensor_Scalar_op,
+        ops.isin_Tensor_Scalar_out_op,
+        ops.isin_Scalar_Tensor_op,
+        ops.isin_Scalar_Tensor_out_op,
+    ),
+    "bitwise_and": (
+        ops.bitwise_and_Tensor_op,
+        ops.bitwise_and_Tensor_out_op,
+        ops.bitwise_and_Scalar_op,
+        ops.bitwise_and_Scalar_out_op,
+        ops.bitwise_and_Scalar_Tensor_op,
+    ),
+    "bitwise_or": (
+        ops.bitwise_or_Tensor_op,
+        ops.bitwise_or_Tensor_out_op,
+        ops.bitwise_or_Scalar_op,
+        ops.bitwise_or_Scalar_out_op,
+        ops.bitwise_or_Scalar_Tensor_op,
+    ),
+    "bitwise_xor": (
+        ops.bitwise_xor_Tensor_op,
+        ops.bitwise_xor_Tensor_out_op,
+        ops.bitwise_xor_Scalar_op,
+        ops.bitwise_xor_Scalar_out_op,
+        ops.bitwise_xor_Scalar_Tensor_op,
+    ),
+    "bitwise_not": (
+        ops.bitwise_not_op,
+        ops.bitwise_not_out_op,
+    ),
+    "bitwise_left_shift": (
+        ops.bitwise_left_shift_Tensor_op,
+        ops.bitwise_left_shift_Tensor_out_op,
+        ops.bitwise_left_shift_Tensor_Scalar_op,
+        ops.bitwise_left_shift_Tensor_Scalar_out_op,
+        ops.bitwise_left_shift_Scalar_Tensor_op,
+    ),
+    "bitwise_right_shift": (
+        ops.bitwise_right_shift_Tensor_op,
+        ops.bitwise_right_shift_Tensor_out_op,
+        ops.bitwise_right_shift_Tensor_Scalar_op,
+        ops.bitwise_right_shift_Tensor_Scalar_out_op,
+        ops.bitwise_right_shift_Scalar_Tensor_op,
+    ),
+    "fmax": (
+        ops.fmax_op,
+        ops.fmax_out_op,
+    ),
+    "fmin": (
+        ops.fmin_op,
+        ops.fmin_out_op,
+    ),
+    "clamp_max": (
+        ops.clamp_max_op,
+        ops.clamp_max_out_op,
+        ops.clamp_max_Tensor_op,
+        ops.clamp_max_Tensor_out_op,
+    ),
     "sum": (
         ops.sum_op,
         ops.sum_dim_IntList_op,
@@ -548,6 +641,27 @@ ge = function("ge", FUNCTIONS["ge"])
 isnan = function("isnan", FUNCTIONS["isnan"])
 logical_and = function("logical_and", FUNCTIONS["logical_and"])
 logical_or = function("logical_or", FUNCTIONS["logical_or"])
+logical_xor = function("logical_xor", FUNCTIONS["logical_xor"])
+logical_not = function("logical_not", FUNCTIONS["logical_not"])
+isinf = function("isinf", FUNCTIONS["isinf"])
+isposinf = function("isposinf", FUNCTIONS["isposinf"])
+isneginf = function("isneginf", FUNCTIONS["isneginf"])
+signbit = function("signbit", FUNCTIONS["signbit"])
+isfinite = function("isfinite", FUNCTIONS["isfinite"])
+isreal = function("isreal", FUNCTIONS["isreal"])
+isclose = function("isclose", FUNCTIONS["isclose"])
+allclose = function("allclose", FUNCTIONS["allclose"])
+equal = function("equal", FUNCTIONS["equal"])
+isin = function("isin", FUNCTIONS["isin"])
+bitwise_and = function("bitwise_and", FUNCTIONS["bitwise_and"])
+bitwise_or = function("bitwise_or", FUNCTIONS["bitwise_or"])
+bitwise_xor = function("bitwise_xor", FUNCTIONS["bitwise_xor"])
+bitwise_not = function("bitwise_not", FUNCTIONS["bitwise_not"])
+bitwise_left_shift = function("bitwise_left_shift", FUNCTIONS["bitwise_left_shift"])
+bitwise_right_shift = function("bitwise_right_shift", FUNCTIONS["bitwise_right_shift"])
+fmax = function("fmax", FUNCTIONS["fmax"])
+fmin = function("fmin", FUNCTIONS["fmin"])
+clamp_max = function("clamp_max", FUNCTIONS["clamp_max"])
 sum = function("sum", FUNCTIONS["sum"])
 mean = function("mean", FUNCTIONS["mean"])
 linalg_vector_norm = function("linalg_vector_norm", FUNCTIONS["linalg_vector_norm"])

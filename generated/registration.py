@@ -19,6 +19,66 @@ def _where_Scalar_composite(keyset, condition, self, other):
     return decompositions.where_scalars(condition, self, other)
 
 
+def _isfinite_composite(keyset, self):
+    return decompositions.isfinite(self)
+
+
+def _isreal_composite(keyset, self):
+    return decompositions.isreal(self)
+
+
+def _isclose_composite(keyset, self, other, rtol, atol, equal_nan):
+    return decompositions.isclose(self, other, rtol, atol, equal_nan)
+
+
+def ___and___Tensor_composite(keyset, self, other):
+    return decompositions.and_tensor(self, other)
+
+
+def ___and___Scalar_composite(keyset, self, other):
+    return decompositions.and_scalar(self, other)
+
+
+def ___iand___Tensor_composite(keyset, self, other):
+    return decompositions.iand_tensor(self, other)
+
+
+def ___iand___Scalar_composite(keyset, self, other):
+    return decompositions.iand_scalar(self, other)
+
+
+def ___or___Tensor_composite(keyset, self, other):
+    return decompositions.or_tensor(self, other)
+
+
+def ___or___Scalar_composite(keyset, self, other):
+    return decompositions.or_scalar(self, other)
+
+
+def ___ior___Tensor_composite(keyset, self, other):
+    return decompositions.ior_tensor(self, other)
+
+
+def ___ior___Scalar_composite(keyset, self, other):
+    return decompositions.ior_scalar(self, other)
+
+
+def ___xor___Tensor_composite(keyset, self, other):
+    return decompositions.xor_tensor(self, other)
+
+
+def ___xor___Scalar_composite(keyset, self, other):
+    return decompositions.xor_scalar(self, other)
+
+
+def ___ixor___Tensor_composite(keyset, self, other):
+    return decompositions.ixor_tensor(self, other)
+
+
+def ___ixor___Scalar_composite(keyset, self, other):
+    return decompositions.ixor_scalar(self, other)
+
+
 def _max_other_composite(keyset, self, other):
     return decompositions.max_other(self, other)
 
@@ -592,8 +652,107 @@ def register_all():
     ops.isnan_op.register_kernel(CPU, cpu_kernels.isnan)
     ops.logical_and_op.register_kernel(CPU, cpu_kernels.logical_and)
     ops.logical_and__op.register_kernel(CPU, cpu_kernels.logical_and_)
+    ops.logical_and_out_op.register_kernel(CPU, cpu_kernels.logical_and_out)
     ops.logical_or_op.register_kernel(CPU, cpu_kernels.logical_or)
     ops.logical_or__op.register_kernel(CPU, cpu_kernels.logical_or_)
+    ops.logical_or_out_op.register_kernel(CPU, cpu_kernels.logical_or_out)
+    ops.logical_xor_op.register_kernel(CPU, cpu_kernels.logical_xor)
+    ops.logical_xor__op.register_kernel(CPU, cpu_kernels.logical_xor_)
+    ops.logical_xor_out_op.register_kernel(CPU, cpu_kernels.logical_xor_out)
+    ops.logical_not_op.register_kernel(CPU, cpu_kernels.logical_not)
+    ops.logical_not__op.register_kernel(CPU, cpu_kernels.logical_not_)
+    ops.logical_not_out_op.register_kernel(CPU, cpu_kernels.logical_not_out)
+    ops.isinf_op.register_kernel(CPU, cpu_kernels.isinf)
+    ops.isposinf_op.register_kernel(CPU, cpu_kernels.isposinf)
+    ops.isposinf_out_op.register_kernel(CPU, cpu_kernels.isposinf_out)
+    ops.isneginf_op.register_kernel(CPU, cpu_kernels.isneginf)
+    ops.isneginf_out_op.register_kernel(CPU, cpu_kernels.isneginf_out)
+    ops.signbit_op.register_kernel(CPU, cpu_kernels.signbit)
+    ops.signbit_out_op.register_kernel(CPU, cpu_kernels.signbit_out)
+    ops.allclose_op.register_kernel(CPU, cpu_kernels.allclose)
+    ops.equal_op.register_kernel(CPU, cpu_kernels.equal)
+    ops.isin_Tensor_Tensor_op.register_kernel(CPU, cpu_kernels.isin_Tensor_Tensor)
+    ops.isin_Tensor_Tensor_out_op.register_kernel(CPU, cpu_kernels.isin_Tensor_Tensor_out)
+    ops.isin_Tensor_Scalar_op.register_kernel(CPU, cpu_kernels.isin_Tensor_Scalar)
+    ops.isin_Tensor_Scalar_out_op.register_kernel(CPU, cpu_kernels.isin_Tensor_Scalar_out)
+    ops.isin_Scalar_Tensor_op.register_kernel(CPU, cpu_kernels.isin_Scalar_Tensor)
+    ops.isin_Scalar_Tensor_out_op.register_kernel(CPU, cpu_kernels.isin_Scalar_Tensor_out)
+    ops.bitwise_and_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_and_Tensor)
+    ops.bitwise_and__Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_and__Tensor)
+    ops.bitwise_and_Tensor_out_op.register_kernel(CPU, cpu_kernels.bitwise_and_Tensor_out)
+    ops.bitwise_and_Scalar_op.register_kernel(CPU, cpu_kernels.bitwise_and_Scalar)
+    ops.bitwise_and__Scalar_op.register_kernel(CPU, cpu_kernels.bitwise_and__Scalar)
+    ops.bitwise_and_Scalar_out_op.register_kernel(CPU, cpu_kernels.bitwise_and_Scalar_out)
+    ops.bitwise_and_Scalar_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_and_Scalar_Tensor)
+    ops.bitwise_or_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_or_Tensor)
+    ops.bitwise_or__Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_or__Tensor)
+    ops.bitwise_or_Tensor_out_op.register_kernel(CPU, cpu_kernels.bitwise_or_Tensor_out)
+    ops.bitwise_or_Scalar_op.register_kernel(CPU, cpu_kernels.bitwise_or_Scalar)
+    ops.bitwise_or__Scalar_op.register_kernel(CPU, cpu_kernels.bitwise_or__Scalar)
+    ops.bitwise_or_Scalar_out_op.register_kernel(CPU, cpu_kernels.bitwise_or_Scalar_out)
+    ops.bitwise_or_Scalar_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_or_Scalar_Tensor)
+    ops.bitwise_xor_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_xor_Tensor)
+    ops.bitwise_xor__Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_xor__Tensor)
+    ops.bitwise_xor_Tensor_out_op.register_kernel(CPU, cpu_kernels.bitwise_xor_Tensor_out)
+    ops.bitwise_xor_Scalar_op.register_kernel(CPU, cpu_kernels.bitwise_xor_Scalar)
+    ops.bitwise_xor__Scalar_op.register_kernel(CPU, cpu_kernels.bitwise_xor__Scalar)
+    ops.bitwise_xor_Scalar_out_op.register_kernel(CPU, cpu_kernels.bitwise_xor_Scalar_out)
+    ops.bitwise_xor_Scalar_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_xor_Scalar_Tensor)
+    ops.bitwise_not_op.register_kernel(CPU, cpu_kernels.bitwise_not)
+    ops.bitwise_not__op.register_kernel(CPU, cpu_kernels.bitwise_not_)
+    ops.bitwise_not_out_op.register_kernel(CPU, cpu_kernels.bitwise_not_out)
+    ops.bitwise_left_shift_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_left_shift_Tensor)
+    ops.bitwise_left_shift__Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_left_shift__Tensor)
+    ops.bitwise_left_shift_Tensor_out_op.register_kernel(
+        CPU, cpu_kernels.bitwise_left_shift_Tensor_out
+    )
+    ops.bitwise_left_shift_Tensor_Scalar_op.register_kernel(
+        CPU, cpu_kernels.bitwise_left_shift_Tensor_Scalar
+    )
+    ops.bitwise_left_shift__Tensor_Scalar_op.register_kernel(
+        CPU, cpu_kernels.bitwise_left_shift__Tensor_Scalar
+    )
+    ops.bitwise_left_shift_Tensor_Scalar_out_op.register_kernel(
+        CPU, cpu_kernels.bitwise_left_shift_Tensor_Scalar_out
+    )
+    ops.bitwise_left_shift_Scalar_Tensor_op.register_kernel(
+        CPU, cpu_kernels.bitwise_left_shift_Scalar_Tensor
+    )
+    ops.bitwise_right_shift_Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_right_shift_Tensor)
+    ops.bitwise_right_shift__Tensor_op.register_kernel(CPU, cpu_kernels.bitwise_right_shift__Tensor)
+    ops.bitwise_right_shift_Tensor_out_op.register_kernel(
+        CPU, cpu_kernels.bitwise_right_shift_Tensor_out
+    )
+    ops.bitwise_right_shift_Tensor_Scalar_op.register_kernel(
+        CPU, cpu_kernels.bitwise_right_shift_Tensor_Scalar
+    )
+    ops.bitwise_right_shift__Tensor_Scalar_op.register_kernel(
+        CPU, cpu_kernels.bitwise_right_shift__Tensor_Scalar
+    )
+    ops.bitwise_right_shift_Tensor_Scalar_out_op.register_kernel(
+        CPU, cpu_kernels.bitwise_right_shift_Tensor_Scalar_out
+    )
+    ops.bitwise_right_shift_Scalar_Tensor_op.register_kernel(
+        CPU, cpu_kernels.bitwise_right_shift_Scalar_Tensor
+    )
+    ops.__lshift___Tensor_op.register_kernel(CPU, cpu_kernels.__lshift___Tensor)
+    ops.__ilshift___Tensor_op.register_kernel(CPU, cpu_kernels.__ilshift___Tensor)
+    ops.__lshift___Scalar_op.register_kernel(CPU, cpu_kernels.__lshift___Scalar)
+    ops.__ilshift___Scalar_op.register_kernel(CPU, cpu_kernels.__ilshift___Scalar)
+    ops.__rshift___Tensor_op.register_kernel(CPU, cpu_kernels.__rshift___Tensor)
+    ops.__irshift___Tensor_op.register_kernel(CPU, cpu_kernels.__irshift___Tensor)
+    ops.__rshift___Scalar_op.register_kernel(CPU, cpu_kernels.__rshift___Scalar)
+    ops.__irshift___Scalar_op.register_kernel(CPU, cpu_kernels.__irshift___Scalar)
+    ops.fmax_op.register_kernel(CPU, cpu_kernels.fmax)
+    ops.fmax_out_op.register_kernel(CPU, cpu_kernels.fmax_out)
+    ops.fmin_op.register_kernel(CPU, cpu_kernels.fmin)
+    ops.fmin_out_op.register_kernel(CPU, cpu_kernels.fmin_out)
+    ops.clamp_max_op.register_kernel(CPU, cpu_kernels.clamp_max)
+    ops.clamp_max__op.register_kernel(CPU, cpu_kernels.clamp_max_)
+    ops.clamp_max_out_op.register_kernel(CPU, cpu_kernels.clamp_max_out)
+    ops.clamp_max_Tensor_op.register_kernel(CPU, cpu_kernels.clamp_max_Tensor)
+    ops.clamp_max__Tensor_op.register_kernel(CPU, cpu_kernels.clamp_max__Tensor)
+    ops.clamp_max_Tensor_out_op.register_kernel(CPU, cpu_kernels.clamp_max_Tensor_out)
     ops.sum_op.register_kernel(CPU, cpu_kernels.sum)
     ops.sum_dim_IntList_op.register_kernel(CPU, cpu_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
@@ -1009,6 +1168,12 @@ def register_all():
     ops.clamp_min__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min__Tensor)
     ops.maximum_op.register_kernel(AUTOGRAD, autograd_kernels.maximum)
     ops.where_self_op.register_kernel(AUTOGRAD, autograd_kernels.where_self)
+    ops.fmax_op.register_kernel(AUTOGRAD, autograd_kernels.fmax)
+    ops.fmin_op.register_kernel(AUTOGRAD, autograd_kernels.fmin)
+    ops.clamp_max_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max)
+    ops.clamp_max__op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_)
+    ops.clamp_max_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_Tensor)
+    ops.clamp_max__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max__Tensor)
     ops.sum_op.register_kernel(AUTOGRAD, autograd_kernels.sum)
     ops.sum_dim_IntList_op.register_kernel(AUTOGRAD, autograd_kernels.sum_dim_IntList)
     ops.mean_op.register_kernel(AUTOGRAD, autograd_kernels.mean)
@@ -1390,6 +1555,10 @@ def register_all():
     ops.clamp_min_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_out)
     ops.clamp_min_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_Tensor_out)
     ops.maximum_out_op.register_kernel(AUTOGRAD, autograd_kernels.maximum_out)
+    ops.fmax_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmax_out)
+    ops.fmin_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmin_out)
+    ops.clamp_max_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_out)
+    ops.clamp_max_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_Tensor_out)
     ops.max_dim_max_op.register_kernel(AUTOGRAD, autograd_kernels.max_dim_max)
     ops.max_unary_out_op.register_kernel(AUTOGRAD, autograd_kernels.max_unary_out)
     ops.min_dim_min_op.register_kernel(AUTOGRAD, autograd_kernels.min_dim_min)
@@ -1483,7 +1652,119 @@ def register_all():
     )
     ops.maximum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.maximum_out)
     ops.logical_and__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_)
+    ops.logical_and_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_and_out
+    )
     ops.logical_or__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_)
+    ops.logical_or_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_or_out
+    )
+    ops.logical_xor__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_xor_)
+    ops.logical_xor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_xor_out
+    )
+    ops.logical_not__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_not_)
+    ops.logical_not_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logical_not_out
+    )
+    ops.isposinf_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.isposinf_out)
+    ops.isneginf_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.isneginf_out)
+    ops.signbit_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.signbit_out)
+    ops.isin_Tensor_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.isin_Tensor_Tensor_out
+    )
+    ops.isin_Tensor_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.isin_Tensor_Scalar_out
+    )
+    ops.isin_Scalar_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.isin_Scalar_Tensor_out
+    )
+    ops.bitwise_and__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_and__Tensor
+    )
+    ops.bitwise_and_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_and_Tensor_out
+    )
+    ops.bitwise_and__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_and__Scalar
+    )
+    ops.bitwise_and_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_and_Scalar_out
+    )
+    ops.bitwise_or__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_or__Tensor
+    )
+    ops.bitwise_or_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_or_Tensor_out
+    )
+    ops.bitwise_or__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_or__Scalar
+    )
+    ops.bitwise_or_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_or_Scalar_out
+    )
+    ops.bitwise_xor__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_xor__Tensor
+    )
+    ops.bitwise_xor_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_xor_Tensor_out
+    )
+    ops.bitwise_xor__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_xor__Scalar
+    )
+    ops.bitwise_xor_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_xor_Scalar_out
+    )
+    ops.bitwise_not__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_not_)
+    ops.bitwise_not_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_not_out
+    )
+    ops.bitwise_left_shift__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_left_shift__Tensor
+    )
+    ops.bitwise_left_shift_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_left_shift_Tensor_out
+    )
+    ops.bitwise_left_shift__Tensor_Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_left_shift__Tensor_Scalar
+    )
+    ops.bitwise_left_shift_Tensor_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_left_shift_Tensor_Scalar_out
+    )
+    ops.bitwise_right_shift__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_right_shift__Tensor
+    )
+    ops.bitwise_right_shift_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_right_shift_Tensor_out
+    )
+    ops.bitwise_right_shift__Tensor_Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_right_shift__Tensor_Scalar
+    )
+    ops.bitwise_right_shift_Tensor_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bitwise_right_shift_Tensor_Scalar_out
+    )
+    ops.__ilshift___Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.__ilshift___Tensor
+    )
+    ops.__ilshift___Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.__ilshift___Scalar
+    )
+    ops.__irshift___Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.__irshift___Tensor
+    )
+    ops.__irshift___Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.__irshift___Scalar
+    )
+    ops.fmax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmax_out)
+    ops.fmin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmin_out)
+    ops.clamp_max__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_max_)
+    ops.clamp_max_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_max_out)
+    ops.clamp_max__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_max__Tensor
+    )
+    ops.clamp_max_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_max_Tensor_out
+    )
     ops.max_dim_max_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_dim_max)
     ops.max_unary_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_unary_out)
     ops.min_dim_min_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.min_dim_min)
@@ -1589,6 +1870,36 @@ def register_all():
     ops.where_ScalarOther_op.register_kernel(AUTOGRAD | CPU, _where_ScalarOther_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.where_Scalar_op.register_kernel(AUTOGRAD | CPU, _where_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.isfinite_op.register_kernel(AUTOGRAD | CPU, _isfinite_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.isreal_op.register_kernel(AUTOGRAD | CPU, _isreal_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.isclose_op.register_kernel(AUTOGRAD | CPU, _isclose_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__and___Tensor_op.register_kernel(AUTOGRAD | CPU, ___and___Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__and___Scalar_op.register_kernel(AUTOGRAD | CPU, ___and___Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__iand___Tensor_op.register_kernel(AUTOGRAD | CPU, ___iand___Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__iand___Scalar_op.register_kernel(AUTOGRAD | CPU, ___iand___Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__or___Tensor_op.register_kernel(AUTOGRAD | CPU, ___or___Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__or___Scalar_op.register_kernel(AUTOGRAD | CPU, ___or___Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__ior___Tensor_op.register_kernel(AUTOGRAD | CPU, ___ior___Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__ior___Scalar_op.register_kernel(AUTOGRAD | CPU, ___ior___Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__xor___Tensor_op.register_kernel(AUTOGRAD | CPU, ___xor___Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__xor___Scalar_op.register_kernel(AUTOGRAD | CPU, ___xor___Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__ixor___Tensor_op.register_kernel(AUTOGRAD | CPU, ___ixor___Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.__ixor___Scalar_op.register_kernel(AUTOGRAD | CPU, ___ixor___Scalar_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.max_other_op.register_kernel(AUTOGRAD | CPU, _max_other_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -63,6 +63,47 @@ class TensorMethods:
     logical_and_ = method("logical_and_", (ops.logical_and__op,))
     logical_or = method("logical_or", (ops.logical_or_op,))
     logical_or_ = method("logical_or_", (ops.logical_or__op,))
+    logical_xor = method("logical_xor", (ops.logical_xor_op,))
+    logical_xor_ = method("logical_xor_", (ops.logical_xor__op,))
+    logical_not = method("logical_not", (ops.logical_not_op,))
+    logical_not_ = method("logical_not_", (ops.logical_not__op,))
+    isinf = method("isinf", (ops.isinf_op,))
+    isposinf = method("isposinf", (ops.isposinf_op,))
+    isneginf = method("isneginf", (ops.isneginf_op,))
+    signbit = method("signbit", (ops.signbit_op,))
+    isfinite = method("isfinite", (ops.isfinite_op,))
+    isreal = method("isreal", (ops.isreal_op,))
+    isclose = method("isclose", (ops.isclose_op,))
+    allclose = method("allclose", (ops.allclose_op,))
+    equal = method("equal", (ops.equal_op,))
+    bitwise_and = method("bitwise_and", (ops.bitwise_and_Tensor_op, ops.bitwise_and_Scalar_op))
+    bitwise_and_ = method("bitwise_and_", (ops.bitwise_and__Tensor_op, ops.bitwise_and__Scalar_op))
+    bitwise_or = method("bitwise_or", (ops.bitwise_or_Tensor_op, ops.bitwise_or_Scalar_op))
+    bitwise_or_ = method("bitwise_or_", (ops.bitwise_or__Tensor_op, ops.bitwise_or__Scalar_op))
+    bitwise_xor = method("bitwise_xor", (ops.bitwise_xor_Tensor_op, ops.bitwise_xor_Scalar_op))
+    bitwise_xor_ = method("bitwise_xor_", (ops.bitwise_xor__Tensor_op, ops.bitwise_xor__Scalar_op))
+    bitwise_not = method("bitwise_not", (ops.bitwise_not_op,))
+    bitwise_not_ = method("bitwise_not_", (ops.bitwise_not__op,))
+    bitwise_left_shift = method(
+        "bitwise_left_shift",
+        (ops.bitwise_left_shift_Tensor_op, ops.bitwise_left_shift_Tensor_Scalar_op),
+    )
+    bitwise_left_shift_ = method(
+        "bitwise_left_shift_",
+        (ops.bitwise_left_shift__Tensor_op, ops.bitwise_left_shift__Tensor_Scalar_op),
+    )
+    bitwise_right_shift = method(
+        "bitwise_right_shift",
+        (ops.bitwise_right_shift_Tensor_op, ops.bitwise_right_shift_Tensor_Scalar_op),
+    )
+    bitwise_right_shift_ = method(
+        "bitwise_right_shift_",
+        (ops.bitwise_right_shift__Tensor_op, ops.bitwise_right_shift__Tensor_Scalar_op),
+    )
+    fmax = method("fmax", (ops.fmax_op,))
+    fmin = method("fmin", (ops.fmin_op,))
+    clamp_max = method("clamp_max", (ops.clamp_max_op, ops.clamp_max_Tensor_op))
+    clamp_max_ = method("clamp_max_", (ops.clamp_max__op, ops.clamp_max__Tensor_op))
     sum = method("sum", (ops.sum_op, ops.sum_dim_IntList_op))
     mean = method("mean", (ops.mean_op, ops.mean_dim_op))
     max = method("max", (ops.max_dim_op, ops.max_op, ops.max_other_op))

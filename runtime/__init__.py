@@ -93,6 +93,9 @@ from .factories import (  # noqa: E402
     zeros_like,
 )
 from .type_promotion import promote_types, result_type  # noqa: E402
+from math import e, inf, nan, pi  # noqa: E402,F401 - torch.inf and the other constants
+
+newaxis = None  # x[:, opgrad.newaxis], as torch.newaxis
 from .random import (  # noqa: E402
     Generator,
     default_generator,

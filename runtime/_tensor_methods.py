@@ -137,6 +137,47 @@ def _comparison(tensor_op, scalar_op, arrays: bool = False):
     return compare
 
 
+def _bitwise_operator(tensor_op, scalar_op):
+    """``&``, ``|``, ``^``, ``<<``, ``>>`` (and their in-place forms): the Tensor or the
+    Scalar overload by the other operand; anything else is left to Python."""
+
+    def apply(self, other):
+        if isinstance(other, Tensor):
+            return tensor_op(self, other)
+        if isinstance(other, _NUMBERS):
+            return scalar_op(self, other)
+        return NotImplemented
+
+    return apply
+
+
+def _reflected_shift(op):
+    """``2 << x``: the Scalar_Tensor overload with the number first, as in PyTorch."""
+
+    def apply(self, other):
+        if not isinstance(other, (Tensor,) + _NUMBERS):
+            return NotImplemented
+        return op(other, self)
+
+    return apply
+
+
+def _invert(self):
+    if self._data.dtype.kind not in "iub":
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return aten.bitwise_not(self)
+
+
+# The shift operators are aten ops of their own (a dispatch mode sees __lshift__), named
+# here outside the class body, where Python would mangle their double underscores.
+_LSHIFT = _bitwise_operator(aten.__lshift___Tensor, aten.__lshift___Scalar)
+_ILSHIFT = _bitwise_operator(aten.__ilshift___Tensor, aten.__ilshift___Scalar)
+_RSHIFT = _bitwise_operator(aten.__rshift___Tensor, aten.__rshift___Scalar)
+_IRSHIFT = _bitwise_operator(aten.__irshift___Tensor, aten.__irshift___Scalar)
+
+
 #: what PyTorch converts into an index tensor: its Python sequences and numpy arrays
 _INDEX_DATA = (list, tuple, range, str, np.ndarray)
 #: array dtypes PyTorch takes as data that opgrad has no dtype for: converted to int64 here
@@ -642,6 +683,39 @@ class TensorPythonMethods:
     __ge__ = _python_method(
         _comparison(aten.ge_Tensor, aten.ge_Scalar), "__ge__", TensorMethods.ge, operator=True
     )
+    __and__ = _python_method(
+        _bitwise_operator(aten.bitwise_and_Tensor, aten.bitwise_and_Scalar), "__and__"
+    )
+    __or__ = _python_method(
+        _bitwise_operator(aten.bitwise_or_Tensor, aten.bitwise_or_Scalar), "__or__"
+    )
+    __xor__ = _python_method(
+        _bitwise_operator(aten.bitwise_xor_Tensor, aten.bitwise_xor_Scalar), "__xor__"
+    )
+    __iand__ = _python_method(
+        _bitwise_operator(aten.bitwise_and__Tensor, aten.bitwise_and__Scalar), "__iand__"
+    )
+    __ior__ = _python_method(
+        _bitwise_operator(aten.bitwise_or__Tensor, aten.bitwise_or__Scalar), "__ior__"
+    )
+    __ixor__ = _python_method(
+        _bitwise_operator(aten.bitwise_xor__Tensor, aten.bitwise_xor__Scalar), "__ixor__"
+    )
+    # as torch's: the reflected forms are the methods themselves (1 & x is x.bitwise_and(1))
+    __rand__ = TensorMethods.bitwise_and
+    __ror__ = TensorMethods.bitwise_or
+    __rxor__ = TensorMethods.bitwise_xor
+    __lshift__ = _python_method(_LSHIFT, "__lshift__")
+    __ilshift__ = _python_method(_ILSHIFT, "__ilshift__")
+    __rshift__ = _python_method(_RSHIFT, "__rshift__")
+    __irshift__ = _python_method(_IRSHIFT, "__irshift__")
+    __rlshift__ = _python_method(
+        _reflected_shift(aten.bitwise_left_shift_Scalar_Tensor), "__rlshift__", builtin=False
+    )
+    __rrshift__ = _python_method(
+        _reflected_shift(aten.bitwise_right_shift_Scalar_Tensor), "__rrshift__", builtin=False
+    )
+    __invert__ = _python_method(_invert, "__invert__")
     __getitem__ = _python_method(_getitem, "__getitem__")
     __setitem__ = _python_method(_setitem, "__setitem__")
 

@@ -12,6 +12,8 @@ from .dispatch_keys import INFERENCE_TENSOR_KEYS
 from .numpy_kernels import cast
 from .tensor import Tensor, wrap_scalar
 
+_BOOL = np.dtype(np.bool_)
+
 _HALF = np.dtype(np.float16)
 
 
@@ -84,6 +86,12 @@ def check_out_dtype(result: np.dtype, out: np.dtype) -> None:
             f"Found dtype {dtypes.scalar_type_name(out)} but expected "
             f"{dtypes.scalar_type_name(result)}"
         )
+
+
+def check_bool_out(out: np.dtype, name: str) -> None:
+    """PyTorch's refusal of a non-bool out= tensor for a predicate (isposinf, signbit)."""
+    if out != _BOOL:
+        raise RuntimeError(f"{name} does not support non-boolean outputs.")
 
 
 def check_matmul_out_dtype(result: np.dtype, out: np.dtype) -> None:

@@ -24,6 +24,10 @@ BASE_TYPES = frozenset(
 )
 
 
+#: the operators whose ``__i<name>__`` form is in-place, as PyTorch's schemas name them
+_AUGMENTED_ASSIGNMENTS = frozenset("add sub mul div mod pow lshift rshift and xor or".split())
+
+
 class SchemaError(ValueError):
     """A schema string that does not follow the grammar."""
 
@@ -125,13 +129,15 @@ class FunctionSchema:
 
     @property
     def is_inplace(self) -> bool:
-        """``add_``-style: the base name ends with ``_`` and self is written."""
-        return (
-            self.base_name.endswith("_")
-            and not self.base_name.endswith("__")
-            and bool(self.arguments)
-            and self.arguments[0].is_write
-        )
+        """``add_``-style (the base name ends with ``_``) or an augmented assignment
+        (``__iand__``), and self is written."""
+        name = self.base_name
+        if name.endswith("__"):
+            if not (name.startswith("__i") and name[3:-2] in _AUGMENTED_ASSIGNMENTS):
+                return False
+        elif not name.endswith("_"):
+            return False
+        return bool(self.arguments) and self.arguments[0].is_write
 
     @property
     def is_out(self) -> bool:

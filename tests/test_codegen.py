@@ -499,10 +499,27 @@ def test_out_dtype_rule_checks_out_before_the_kernel(tmp_path):
     )
 
 
+def test_the_bool_out_dtype_rule_refuses_other_outs_before_the_kernel(tmp_path):
+    from codegen import template_context
+
+    (entry,) = load_text(tmp_path, OUT_ENTRY.format(rule="bool")).entries
+    out = next(ov for ov in template_context.overloads_of(entry) if ov.kind == "out_variant")
+    prelude = template_context.cpu_kernel(out).prelude
+    assert prelude[-1] == 'check_bool_out(target._data.dtype, "neg")'
+
+
+def test_an_augmented_assignment_schema_is_in_place():
+    from opgrad.schema import parse_schema
+
+    assert parse_schema("__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)").is_inplace
+    assert not parse_schema("__and__.Tensor(Tensor self, Tensor other) -> Tensor").is_inplace
+    assert not parse_schema("__foo__(Tensor(a!) self) -> Tensor(a!)").is_inplace
+
+
 def test_unknown_out_dtype_rule_is_located(tmp_path):
     assert error_of(tmp_path, OUT_ENTRY.format(rule="cast")) == (
         "derivatives.yaml:6: neg: out_dtype must be one of castable, exact, exact_matmul, "
-        "exact_result, got 'cast'"
+        "exact_result, bool, got 'cast'"
     )
 
 

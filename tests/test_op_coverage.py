@@ -187,6 +187,54 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the predicates, logical and bitwise ops, fmax, fmin and clamp_max:
+# test_logical_and_bitwise.py compares each call (and the aten calls a dispatch mode sees)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_logical_and_bitwise.py"
+        for name in (
+            "logical_and.out logical_or.out logical_xor.default logical_xor_.default "
+            "logical_xor.out logical_not.default logical_not_.default logical_not.out "
+            "isinf.default isposinf.default isposinf.out isneginf.default isneginf.out "
+            "signbit.default signbit.out isfinite.default isreal.default isclose.default "
+            "allclose.default equal.default fmax.default fmax.out fmin.default fmin.out "
+            "clamp_max.default clamp_max_.default clamp_max.out clamp_max.Tensor "
+            "clamp_max_.Tensor clamp_max.Tensor_out"
+        ).split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{op}.{overload}": "test_logical_and_bitwise.py"
+        for op, overloads in {
+            "isin": "Tensor_Tensor Tensor_Tensor_out Tensor_Scalar Tensor_Scalar_out "
+            "Scalar_Tensor Scalar_Tensor_out",
+            "bitwise_and": "Tensor Tensor_out Scalar Scalar_out Scalar_Tensor",
+            "bitwise_or": "Tensor Tensor_out Scalar Scalar_out Scalar_Tensor",
+            "bitwise_xor": "Tensor Tensor_out Scalar Scalar_out Scalar_Tensor",
+            "bitwise_and_": "Tensor Scalar",
+            "bitwise_or_": "Tensor Scalar",
+            "bitwise_xor_": "Tensor Scalar",
+            "bitwise_not": "default out",
+            "bitwise_not_": "default",
+            "bitwise_left_shift": "Tensor Tensor_out Tensor_Scalar Tensor_Scalar_out Scalar_Tensor",
+            "bitwise_right_shift": "Tensor Tensor_out Tensor_Scalar Tensor_Scalar_out Scalar_Tensor",
+            "bitwise_left_shift_": "Tensor Tensor_Scalar",
+            "bitwise_right_shift_": "Tensor Tensor_Scalar",
+            "__and__": "Tensor Scalar",
+            "__or__": "Tensor Scalar",
+            "__xor__": "Tensor Scalar",
+            "__iand__": "Tensor Scalar",
+            "__ior__": "Tensor Scalar",
+            "__ixor__": "Tensor Scalar",
+            "__lshift__": "Tensor Scalar",
+            "__rshift__": "Tensor Scalar",
+            "__ilshift__": "Tensor Scalar",
+            "__irshift__": "Tensor Scalar",
+        }.items()
+        for overload in overloads.split()
+    }
+)
 TESTED_ELSEWHERE.update(
     {
         f"aten.{name}": "test_nn_dropout.py"
