@@ -10,6 +10,7 @@ computes the result.
 import numpy as np
 from numpy import asarray, ndarray
 
+from opgrad import numpy_kernels
 from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
 from opgrad.cpu_support import (

@@ -16,6 +16,7 @@ from numpy import asarray, ndarray
 
 import numpy as np
 
+from opgrad import numpy_kernels
 from opgrad import numpy_kernels as k
 from opgrad._tls import state as _tls
 from opgrad.autograd.metadata import strides_of
