@@ -427,3 +427,6 @@ from .sampling_decompositions import *  # noqa: E402,F401,F403
 from .index_decompositions import *  # noqa: E402,F401,F403
 # Binary max and min (its __all__).
 from .minmax_decompositions import *  # noqa: E402,F401,F403
+
+# argsort and msort (its __all__).
+from .sort_decompositions import *  # noqa: E402,F401,F403

@@ -2213,3 +2213,6 @@ from .batched_matmul_kernels import *  # noqa: E402,F401,F403
 from .index_kernels import *  # noqa: E402,F401,F403
 # The max/min reductions' kernels (its __all__), named k.<fn> in the YAML.
 from .minmax_kernels import *  # noqa: E402,F401,F403
+
+# The sorting family's kernels (its __all__), named k.<fn> in the YAML.
+from .sort_kernels import *  # noqa: E402,F401,F403
