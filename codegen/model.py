@@ -500,9 +500,17 @@ def _return_names(schema) -> Tuple[str, ...]:
 
 def _check_cpu_expression(text: str, schema, fail) -> None:
     try:
-        ast.parse(text, mode="eval")
+        tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise fail(f"cpu kernel is not a Python expression: {exc.msg}", "cpu")
+    # an argument named k (topk's) hides the kernels module k inside the kernel's body
+    if any(a.name == "k" for a in schema.arguments) and any(
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "k"
+        for node in ast.walk(tree)
+    ):
+        raise fail("argument 'k' hides the kernels module k: name it numpy_kernels", "cpu")
 
 
 def _check_check_expression(text: str, schema, fail) -> None:
@@ -510,7 +518,7 @@ def _check_check_expression(text: str, schema, fail) -> None:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise fail(f"check is not a Python expression: {exc.msg}", "check")
-    known = {a.name for a in schema.arguments} | {"k", "np"} | BUILTINS
+    known = {a.name for a in schema.arguments} | {"k", "np", "numpy_kernels"} | BUILTINS
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in known:
             raise fail(f"unknown name '{node.id}' in check", "check")

@@ -1559,6 +1559,206 @@ def aminmax(keyset, self, dim, keepdim):
     return result
 
 
+def sort(keyset, self, dim, descending):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SortBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sort_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, descending)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.sort(self, dim, descending, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.sort(self, dim, descending, result)
+    return result
+
+
+def sort_stable(keyset, self, stable, dim, descending):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SortBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sort_stable_op.kernels[keyset]
+    result = redispatch(keyset, self, stable, dim, descending)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.sort_stable(self, stable, dim, descending, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.sort_stable(self, stable, dim, descending, result)
+    return result
+
+
+def topk(keyset, self, k, dim, largest, sorted):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TopkBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.topk_op.kernels[keyset]
+    result = redispatch(keyset, self, k, dim, largest, sorted)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.topk(self, k, dim, largest, sorted, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.topk(self, k, dim, largest, sorted, result)
+    return result
+
+
+def kthvalue(keyset, self, k, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.KthvalueBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.kthvalue_op.kernels[keyset]
+    result = redispatch(keyset, self, k, dim, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.kthvalue(self, k, dim, keepdim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.kthvalue(self, k, dim, keepdim, result)
+    return result
+
+
+def median(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MedianBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.median_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.median(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.median(self, result)
+    return result
+
+
+def median_dim(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MedianBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.median_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.median_dim(self, dim, keepdim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.median_dim(self, dim, keepdim, result)
+    return result
+
+
+def nanmedian(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NanmedianBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nanmedian_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.nanmedian(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.nanmedian(self, result)
+    return result
+
+
+def nanmedian_dim(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NanmedianBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nanmedian_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.nanmedian_dim(self, dim, keepdim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.nanmedian_dim(self, dim, keepdim, result)
+    return result
+
+
+def mode(keyset, self, dim, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ModeBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mode_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.mode(self, dim, keepdim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.mode(self, dim, keepdim, result)
+    return result
+
+
 def threshold(keyset, self, threshold, value):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -7623,6 +7823,104 @@ def aminmax_out(keyset, self, dim, keepdim, min, max):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.aminmax_out_op.kernels[keyset]
     return redispatch(keyset, self, dim, keepdim, min, max)
+
+
+def sort_values(keyset, self, dim, descending, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sort",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sort_values_op.kernels[keyset]
+    return redispatch(keyset, self, dim, descending, values, indices)
+
+
+def sort_values_stable(keyset, self, stable, dim, descending, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sort",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sort_values_stable_op.kernels[keyset]
+    return redispatch(keyset, self, stable, dim, descending, values, indices)
+
+
+def topk_values(keyset, self, k, dim, largest, sorted, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "topk",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.topk_values_op.kernels[keyset]
+    return redispatch(keyset, self, k, dim, largest, sorted, values, indices)
+
+
+def kthvalue_values(keyset, self, k, dim, keepdim, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "kthvalue",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.kthvalue_values_op.kernels[keyset]
+    return redispatch(keyset, self, k, dim, keepdim, values, indices)
+
+
+def median_dim_values(keyset, self, dim, keepdim, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "median",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.median_dim_values_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, values, indices)
+
+
+def nanmedian_dim_values(keyset, self, dim, keepdim, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "nanmedian",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nanmedian_dim_values_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, values, indices)
+
+
+def mode_values(keyset, self, dim, keepdim, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "mode",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mode_values_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, values, indices)
 
 
 def minimum_out(keyset, self, other, out):

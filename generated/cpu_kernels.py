@@ -10,6 +10,7 @@ computes the result.
 import numpy as np
 from numpy import asarray, ndarray
 
+from opgrad import numpy_kernels
 from opgrad import numpy_kernels as k
 from opgrad.numpy_kernels import broadcast_error
 from opgrad.cpu_support import (
@@ -2231,6 +2232,127 @@ def argmin_out(keyset, self, dim, keepdim, out):
     self = self._data
     result = k.arg_extremum(self, dim, keepdim, False)
     return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def sort(keyset, self, dim, descending):
+    """CPU kernel of sort"""
+    self = self._data
+    result = k.sort(self, None, dim, descending)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def sort_values(keyset, self, dim, descending, values, indices):
+    """CPU kernel of sort.values"""
+    targets = (values, indices)
+    self = self._data
+    result = k.sort(self, None, dim, descending)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def sort_stable(keyset, self, stable, dim, descending):
+    """CPU kernel of sort.stable"""
+    self = self._data
+    result = k.sort(self, stable, dim, descending)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def sort_values_stable(keyset, self, stable, dim, descending, values, indices):
+    """CPU kernel of sort.values_stable"""
+    targets = (values, indices)
+    self = self._data
+    result = k.sort(self, stable, dim, descending)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def topk(keyset, self, k, dim, largest, sorted):
+    """CPU kernel of topk"""
+    self = self._data
+    result = numpy_kernels.topk(self, k, dim, largest, sorted)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def topk_values(keyset, self, k, dim, largest, sorted, values, indices):
+    """CPU kernel of topk.values"""
+    targets = (values, indices)
+    self = self._data
+    result = numpy_kernels.topk(self, k, dim, largest, sorted)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def kthvalue(keyset, self, k, dim, keepdim):
+    """CPU kernel of kthvalue"""
+    self = self._data
+    result = numpy_kernels.kthvalue(self, k, dim, keepdim)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def kthvalue_values(keyset, self, k, dim, keepdim, values, indices):
+    """CPU kernel of kthvalue.values"""
+    targets = (values, indices)
+    self = self._data
+    result = numpy_kernels.kthvalue(self, k, dim, keepdim)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def median(keyset, self):
+    """CPU kernel of median"""
+    self = self._data
+    result = k.median_all(self, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def median_dim(keyset, self, dim, keepdim):
+    """CPU kernel of median.dim"""
+    self = self._data
+    result = k.median_dim(self, dim, keepdim, False)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def median_dim_values(keyset, self, dim, keepdim, values, indices):
+    """CPU kernel of median.dim_values"""
+    targets = (values, indices)
+    self = self._data
+    result = k.median_dim(self, dim, keepdim, False)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def nanmedian(keyset, self):
+    """CPU kernel of nanmedian"""
+    self = self._data
+    result = k.median_all(self, True)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nanmedian_dim(keyset, self, dim, keepdim):
+    """CPU kernel of nanmedian.dim"""
+    self = self._data
+    result = k.median_dim(self, dim, keepdim, True)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def nanmedian_dim_values(keyset, self, dim, keepdim, values, indices):
+    """CPU kernel of nanmedian.dim_values"""
+    targets = (values, indices)
+    self = self._data
+    result = k.median_dim(self, dim, keepdim, True)
+    return write_outs(targets, result, check_matmul_out_dtype)
+
+
+def mode(keyset, self, dim, keepdim):
+    """CPU kernel of mode"""
+    self = self._data
+    result = k.mode(self, dim, keepdim)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def mode_values(keyset, self, dim, keepdim, values, indices):
+    """CPU kernel of mode.values"""
+    targets = (values, indices)
+    self = self._data
+    result = k.mode(self, dim, keepdim)
+    return write_outs(targets, result, check_matmul_out_dtype)
 
 
 def threshold(keyset, self, threshold, value):

@@ -890,6 +890,69 @@ def argmin_out(keyset, self, dim, keepdim, out):
     return result
 
 
+def sort_values(keyset, self, dim, descending, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sort_values_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, descending, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def sort_values_stable(keyset, self, stable, dim, descending, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sort_values_stable_op.kernels[keyset]
+    result = redispatch(keyset, self, stable, dim, descending, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def topk_values(keyset, self, k, dim, largest, sorted, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.topk_values_op.kernels[keyset]
+    result = redispatch(keyset, self, k, dim, largest, sorted, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def kthvalue_values(keyset, self, k, dim, keepdim, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.kthvalue_values_op.kernels[keyset]
+    result = redispatch(keyset, self, k, dim, keepdim, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def median_dim_values(keyset, self, dim, keepdim, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.median_dim_values_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def nanmedian_dim_values(keyset, self, dim, keepdim, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nanmedian_dim_values_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def mode_values(keyset, self, dim, keepdim, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.mode_values_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
 def threshold_(keyset, self, threshold, value):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.threshold__op.kernels[keyset]

@@ -1806,6 +1806,150 @@ def aminmax(self, dim, keepdim, result):
     set_fw_grads(result, tangent)
 
 
+def sort(self, dim, descending, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, True),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], True),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def sort_stable(self, stable, dim, descending, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, True),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], True),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def topk(self, k, dim, largest, sorted, result):
+    # (gather(self_t, dim, indices),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (F.gather(self_t, dim, result[1]),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def kthvalue(self, k, dim, keepdim, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], keepdim),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def median(self, result):
+    # evenly_read_jvp(self_t, self_p, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = evenly_read_jvp(self_t, self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def median_dim(self, dim, keepdim, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], keepdim),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def nanmedian(self, result):
+    # evenly_read_jvp(self_t, self_p, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = evenly_read_jvp(self_t, self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def nanmedian_dim(self, dim, keepdim, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], keepdim),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def mode(self, dim, keepdim, result):
+    # (gather_with_keepdimed_indices(self_t, dim, indices, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (gather_with_keepdimed_indices(self_t, dim, result[1], keepdim),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
 def threshold(self, threshold, value, result):
     # auto_element_wise
     self_t = fw_grad(self)

@@ -169,6 +169,7 @@ from opgrad.generated.python_surface import (
     mean,
     min,
     mish_backward,
+    mode,
     mse_loss_backward,
     mul,
     multi_margin_loss_backward,
@@ -2676,6 +2677,486 @@ class AminmaxBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class SortBackward0(Node):
+    """Backward of ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class SortBackward1(Node):
+    """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class TopkBackward0(Node):
+    """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class KthvalueBackward0(Node):
+    """Backward of ``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "keepdim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.keepdim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        keepdim = self.keepdim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class MedianBackward0(Node):
+    """Backward of ``median(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: evenly_distribute_backward(grad, self, result)
+        grad_self = evenly_distribute_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MedianBackward1(Node):
+    """Backward of ``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "keepdim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.keepdim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        keepdim = self.keepdim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class NanmedianBackward0(Node):
+    """Backward of ``nanmedian(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: evenly_distribute_backward(grad, self, result)
+        grad_self = evenly_distribute_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NanmedianBackward1(Node):
+    """Backward of ``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "keepdim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.keepdim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        keepdim = self.keepdim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class ModeBackward0(Node):
+    """Backward of ``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "keepdim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ("indices_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.keepdim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        keepdim = self.keepdim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+        grad_self = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
 
 
 class ThresholdBackward0(Node):

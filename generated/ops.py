@@ -8244,6 +8244,782 @@ argmin_out = argmin_out_op._entry = _argmin_out_entry(Site(argmin_out_op))
 argmin_out_op._make_entry = _argmin_out_entry
 
 
+sort_op = define(
+    "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
+)
+_sort_kernels = sort_op.kernels
+
+
+def _sort_entry(_site):
+    def sort(self, dim=-1, descending=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sort_op, self, dim, descending)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sort_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, sort_op, 1)
+            except Overridden:
+                return handle_entry(_site, sort_op, self, dim, descending)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sort_kernels[keyset]
+            return kernel(keyset, self, dim, descending)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sort
+
+
+sort = sort_op._entry = _sort_entry(Site(sort_op))
+sort_op._make_entry = _sort_entry
+
+
+sort_values_op = define(
+    "aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_sort_values_kernels = sort_values_op.kernels
+
+
+def _sort_values_entry(_site):
+    def sort_values(self, dim=-1, descending=False, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sort_values_op, self, dim, descending, values, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sort_values_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, sort_values_op, 1)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, sort_values_op, 3)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, sort_values_op, 4)
+            except Overridden:
+                return handle_entry(_site, sort_values_op, self, dim, descending, values, indices)
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _sort_values_kernels[keyset]
+            return kernel(keyset, self, dim, descending, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sort_values
+
+
+sort_values = sort_values_op._entry = _sort_values_entry(Site(sort_values_op))
+sort_values_op._make_entry = _sort_values_entry
+
+
+sort_stable_op = define(
+    "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
+)
+_sort_stable_kernels = sort_stable_op.kernels
+
+
+def _sort_stable_entry(_site):
+    def sort_stable(self, *, stable, dim=-1, descending=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sort_stable_op, self, stable, dim, descending)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sort_stable_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, sort_stable_op, 2)
+            except Overridden:
+                return handle_entry(_site, sort_stable_op, self, stable, dim, descending)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sort_stable_kernels[keyset]
+            return kernel(keyset, self, stable, dim, descending)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sort_stable
+
+
+sort_stable = sort_stable_op._entry = _sort_stable_entry(Site(sort_stable_op))
+sort_stable_op._make_entry = _sort_stable_entry
+
+
+sort_values_stable_op = define(
+    "aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_sort_values_stable_kernels = sort_values_stable_op.kernels
+
+
+def _sort_values_stable_entry(_site):
+    def sort_values_stable(self, *, stable, dim=-1, descending=False, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, sort_values_stable_op, self, stable, dim, descending, values, indices
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sort_values_stable_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, sort_values_stable_op, 2)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, sort_values_stable_op, 4)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, sort_values_stable_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, sort_values_stable_op, self, stable, dim, descending, values, indices
+                )
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _sort_values_stable_kernels[keyset]
+            return kernel(keyset, self, stable, dim, descending, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sort_values_stable
+
+
+sort_values_stable = sort_values_stable_op._entry = _sort_values_stable_entry(
+    Site(sort_values_stable_op)
+)
+sort_values_stable_op._make_entry = _sort_values_stable_entry
+
+
+argsort_op = define("aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor")
+_argsort_kernels = argsort_op.kernels
+
+
+def _argsort_entry(_site):
+    def argsort(self, dim=-1, descending=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, argsort_op, self, dim, descending)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argsort_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, argsort_op, 1)
+            except Overridden:
+                return handle_entry(_site, argsort_op, self, dim, descending)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _argsort_kernels[keyset]
+            return kernel(keyset, self, dim, descending)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argsort
+
+
+argsort = argsort_op._entry = _argsort_entry(Site(argsort_op))
+argsort_op._make_entry = _argsort_entry
+
+
+argsort_stable_op = define(
+    "aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"
+)
+_argsort_stable_kernels = argsort_stable_op.kernels
+
+
+def _argsort_stable_entry(_site):
+    def argsort_stable(self, *, stable, dim=-1, descending=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, argsort_stable_op, self, stable, dim, descending)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argsort_stable_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, argsort_stable_op, 2)
+            except Overridden:
+                return handle_entry(_site, argsort_stable_op, self, stable, dim, descending)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _argsort_stable_kernels[keyset]
+            return kernel(keyset, self, stable, dim, descending)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argsort_stable
+
+
+argsort_stable = argsort_stable_op._entry = _argsort_stable_entry(Site(argsort_stable_op))
+argsort_stable_op._make_entry = _argsort_stable_entry
+
+
+argsort_stable_out_op = define(
+    "aten::argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_argsort_stable_out_kernels = argsort_stable_out_op.kernels
+
+
+def _argsort_stable_out_entry(_site):
+    def argsort_stable_out(self, *, stable, dim=-1, descending=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, argsort_stable_out_op, self, stable, dim, descending, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argsort_stable_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, argsort_stable_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, argsort_stable_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, argsort_stable_out_op, self, stable, dim, descending, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _argsort_stable_out_kernels[keyset]
+            return kernel(keyset, self, stable, dim, descending, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argsort_stable_out
+
+
+argsort_stable_out = argsort_stable_out_op._entry = _argsort_stable_out_entry(
+    Site(argsort_stable_out_op)
+)
+argsort_stable_out_op._make_entry = _argsort_stable_out_entry
+
+
+msort_op = define("aten::msort(Tensor self) -> Tensor")
+_msort_kernels = msort_op.kernels
+
+
+def _msort_entry(_site):
+    def msort(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, msort_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, msort_op, 0)
+            except Overridden:
+                return handle_entry(_site, msort_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _msort_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return msort
+
+
+msort = msort_op._entry = _msort_entry(Site(msort_op))
+msort_op._make_entry = _msort_entry
+
+
+msort_out_op = define("aten::msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_msort_out_kernels = msort_out_op.kernels
+
+
+def _msort_out_entry(_site):
+    def msort_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, msort_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, msort_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, msort_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, msort_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _msort_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return msort_out
+
+
+msort_out = msort_out_op._entry = _msort_out_entry(Site(msort_out_op))
+msort_out_op._make_entry = _msort_out_entry
+
+
+topk_op = define(
+    "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"
+)
+_topk_kernels = topk_op.kernels
+
+
+def _topk_entry(_site):
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, topk_op, self, k, dim, largest, sorted)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, topk_op, 0)
+                if k.__class__ is not int:
+                    k = int_arg(k, _site, topk_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, topk_op, 2)
+            except Overridden:
+                return handle_entry(_site, topk_op, self, k, dim, largest, sorted)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _topk_kernels[keyset]
+            return kernel(keyset, self, k, dim, largest, sorted)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return topk
+
+
+topk = topk_op._entry = _topk_entry(Site(topk_op))
+topk_op._make_entry = _topk_entry
+
+
+topk_values_op = define(
+    "aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_topk_values_kernels = topk_values_op.kernels
+
+
+def _topk_values_entry(_site):
+    def topk_values(self, k, dim=-1, largest=True, sorted=True, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, topk_values_op, self, k, dim, largest, sorted, values, indices
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, topk_values_op, 0)
+                if k.__class__ is not int:
+                    k = int_arg(k, _site, topk_values_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, topk_values_op, 2)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, topk_values_op, 5)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, topk_values_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, topk_values_op, self, k, dim, largest, sorted, values, indices
+                )
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _topk_values_kernels[keyset]
+            return kernel(keyset, self, k, dim, largest, sorted, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return topk_values
+
+
+topk_values = topk_values_op._entry = _topk_values_entry(Site(topk_values_op))
+topk_values_op._make_entry = _topk_values_entry
+
+
+kthvalue_op = define(
+    "aten::kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"
+)
+_kthvalue_kernels = kthvalue_op.kernels
+
+
+def _kthvalue_entry(_site):
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, kthvalue_op, self, k, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, kthvalue_op, 0)
+                if k.__class__ is not int:
+                    k = int_arg(k, _site, kthvalue_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, kthvalue_op, 2)
+            except Overridden:
+                return handle_entry(_site, kthvalue_op, self, k, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _kthvalue_kernels[keyset]
+            return kernel(keyset, self, k, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return kthvalue
+
+
+kthvalue = kthvalue_op._entry = _kthvalue_entry(Site(kthvalue_op))
+kthvalue_op._make_entry = _kthvalue_entry
+
+
+kthvalue_values_op = define(
+    "aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_kthvalue_values_kernels = kthvalue_values_op.kernels
+
+
+def _kthvalue_values_entry(_site):
+    def kthvalue_values(self, k, dim=-1, keepdim=False, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, kthvalue_values_op, self, k, dim, keepdim, values, indices
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, kthvalue_values_op, 0)
+                if k.__class__ is not int:
+                    k = int_arg(k, _site, kthvalue_values_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, kthvalue_values_op, 2)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, kthvalue_values_op, 4)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, kthvalue_values_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, kthvalue_values_op, self, k, dim, keepdim, values, indices
+                )
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _kthvalue_values_kernels[keyset]
+            return kernel(keyset, self, k, dim, keepdim, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return kthvalue_values
+
+
+kthvalue_values = kthvalue_values_op._entry = _kthvalue_values_entry(Site(kthvalue_values_op))
+kthvalue_values_op._make_entry = _kthvalue_values_entry
+
+
+median_op = define("aten::median(Tensor self) -> Tensor")
+_median_kernels = median_op.kernels
+
+
+def _median_entry(_site):
+    def median(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, median_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, median_op, 0)
+            except Overridden:
+                return handle_entry(_site, median_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.median(self)
+                if result is not None:
+                    return result
+            kernel = _median_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return median
+
+
+median = median_op._entry = _median_entry(Site(median_op))
+median_op._make_entry = _median_entry
+
+
+median_dim_op = define(
+    "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+)
+_median_dim_kernels = median_dim_op.kernels
+
+
+def _median_dim_entry(_site):
+    def median_dim(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, median_dim_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, median_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, median_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, median_dim_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _median_dim_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return median_dim
+
+
+median_dim = median_dim_op._entry = _median_dim_entry(Site(median_dim_op))
+median_dim_op._make_entry = _median_dim_entry
+
+
+median_dim_values_op = define(
+    "aten::median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_median_dim_values_kernels = median_dim_values_op.kernels
+
+
+def _median_dim_values_entry(_site):
+    def median_dim_values(self, dim, keepdim=False, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, median_dim_values_op, self, dim, keepdim, values, indices
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, median_dim_values_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, median_dim_values_op, 1)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, median_dim_values_op, 3)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, median_dim_values_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, median_dim_values_op, self, dim, keepdim, values, indices
+                )
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _median_dim_values_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return median_dim_values
+
+
+median_dim_values = median_dim_values_op._entry = _median_dim_values_entry(
+    Site(median_dim_values_op)
+)
+median_dim_values_op._make_entry = _median_dim_values_entry
+
+
+nanmedian_op = define("aten::nanmedian(Tensor self) -> Tensor")
+_nanmedian_kernels = nanmedian_op.kernels
+
+
+def _nanmedian_entry(_site):
+    def nanmedian(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nanmedian_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanmedian_op, 0)
+            except Overridden:
+                return handle_entry(_site, nanmedian_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.nanmedian(self)
+                if result is not None:
+                    return result
+            kernel = _nanmedian_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanmedian
+
+
+nanmedian = nanmedian_op._entry = _nanmedian_entry(Site(nanmedian_op))
+nanmedian_op._make_entry = _nanmedian_entry
+
+
+nanmedian_dim_op = define(
+    "aten::nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+)
+_nanmedian_dim_kernels = nanmedian_dim_op.kernels
+
+
+def _nanmedian_dim_entry(_site):
+    def nanmedian_dim(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nanmedian_dim_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanmedian_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, nanmedian_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, nanmedian_dim_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _nanmedian_dim_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanmedian_dim
+
+
+nanmedian_dim = nanmedian_dim_op._entry = _nanmedian_dim_entry(Site(nanmedian_dim_op))
+nanmedian_dim_op._make_entry = _nanmedian_dim_entry
+
+
+nanmedian_dim_values_op = define(
+    "aten::nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_nanmedian_dim_values_kernels = nanmedian_dim_values_op.kernels
+
+
+def _nanmedian_dim_values_entry(_site):
+    def nanmedian_dim_values(self, dim, keepdim=False, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nanmedian_dim_values_op, self, dim, keepdim, values, indices
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanmedian_dim_values_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, nanmedian_dim_values_op, 1)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, nanmedian_dim_values_op, 3)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, nanmedian_dim_values_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, nanmedian_dim_values_op, self, dim, keepdim, values, indices
+                )
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _nanmedian_dim_values_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanmedian_dim_values
+
+
+nanmedian_dim_values = nanmedian_dim_values_op._entry = _nanmedian_dim_values_entry(
+    Site(nanmedian_dim_values_op)
+)
+nanmedian_dim_values_op._make_entry = _nanmedian_dim_values_entry
+
+
+mode_op = define(
+    "aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"
+)
+_mode_kernels = mode_op.kernels
+
+
+def _mode_entry(_site):
+    def mode(self, dim=-1, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mode_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mode_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, mode_op, 1)
+            except Overridden:
+                return handle_entry(_site, mode_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mode_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mode
+
+
+mode = mode_op._entry = _mode_entry(Site(mode_op))
+mode_op._make_entry = _mode_entry
+
+
+mode_values_op = define(
+    "aten::mode.values(Tensor self, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_mode_values_kernels = mode_values_op.kernels
+
+
+def _mode_values_entry(_site):
+    def mode_values(self, dim=-1, keepdim=False, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mode_values_op, self, dim, keepdim, values, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mode_values_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, mode_values_op, 1)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, mode_values_op, 3)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, mode_values_op, 4)
+            except Overridden:
+                return handle_entry(_site, mode_values_op, self, dim, keepdim, values, indices)
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _mode_values_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mode_values
+
+
+mode_values = mode_values_op._entry = _mode_values_entry(Site(mode_values_op))
+mode_values_op._make_entry = _mode_values_entry
+
+
 threshold_op = define("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
 _threshold_kernels = threshold_op.kernels
 

@@ -251,6 +251,43 @@ FUNCTIONS = {
         ops.argmin_op,
         ops.argmin_out_op,
     ),
+    "sort": (
+        ops.sort_op,
+        ops.sort_values_op,
+        ops.sort_stable_op,
+        ops.sort_values_stable_op,
+    ),
+    "argsort": (
+        ops.argsort_op,
+        ops.argsort_stable_op,
+        ops.argsort_stable_out_op,
+    ),
+    "msort": (
+        ops.msort_op,
+        ops.msort_out_op,
+    ),
+    "topk": (
+        ops.topk_op,
+        ops.topk_values_op,
+    ),
+    "kthvalue": (
+        ops.kthvalue_op,
+        ops.kthvalue_values_op,
+    ),
+    "median": (
+        ops.median_op,
+        ops.median_dim_op,
+        ops.median_dim_values_op,
+    ),
+    "nanmedian": (
+        ops.nanmedian_op,
+        ops.nanmedian_dim_op,
+        ops.nanmedian_dim_values_op,
+    ),
+    "mode": (
+        ops.mode_op,
+        ops.mode_values_op,
+    ),
     "threshold": (ops.threshold_op,),
     "threshold_": (ops.threshold__op,),
     "hardtanh_backward": (ops.hardtanh_backward_op,),
@@ -672,6 +709,14 @@ amin = function("amin", FUNCTIONS["amin"])
 aminmax = function("aminmax", FUNCTIONS["aminmax"])
 argmax = function("argmax", FUNCTIONS["argmax"])
 argmin = function("argmin", FUNCTIONS["argmin"])
+sort = function("sort", FUNCTIONS["sort"])
+argsort = function("argsort", FUNCTIONS["argsort"])
+msort = function("msort", FUNCTIONS["msort"])
+topk = function("topk", FUNCTIONS["topk"])
+kthvalue = function("kthvalue", FUNCTIONS["kthvalue"])
+median = function("median", FUNCTIONS["median"])
+nanmedian = function("nanmedian", FUNCTIONS["nanmedian"])
+mode = function("mode", FUNCTIONS["mode"])
 threshold = function("threshold", FUNCTIONS["threshold"])
 threshold_ = function("threshold_", FUNCTIONS["threshold_"])
 hardtanh_backward = function("hardtanh_backward", FUNCTIONS["hardtanh_backward"])

@@ -95,6 +95,26 @@ def _min_out_composite(keyset, self, other, out):
     return decompositions.min_out(self, other, out)
 
 
+def _argsort_composite(keyset, self, dim, descending):
+    return decompositions.argsort(self, dim, descending)
+
+
+def _argsort_stable_composite(keyset, self, stable, dim, descending):
+    return decompositions.argsort_stable(self, stable, dim, descending)
+
+
+def _argsort_stable_out_composite(keyset, self, stable, dim, descending, out):
+    return decompositions.argsort_stable_out(self, stable, dim, descending, out)
+
+
+def _msort_composite(keyset, self):
+    return decompositions.msort(self)
+
+
+def _msort_out_composite(keyset, self, out):
+    return decompositions.msort_out(self, out)
+
+
 def _relu6_composite(keyset, self):
     return decompositions.relu6(self)
 
@@ -776,6 +796,22 @@ def register_all():
     ops.argmax_out_op.register_kernel(CPU, cpu_kernels.argmax_out)
     ops.argmin_op.register_kernel(CPU, cpu_kernels.argmin)
     ops.argmin_out_op.register_kernel(CPU, cpu_kernels.argmin_out)
+    ops.sort_op.register_kernel(CPU, cpu_kernels.sort)
+    ops.sort_values_op.register_kernel(CPU, cpu_kernels.sort_values)
+    ops.sort_stable_op.register_kernel(CPU, cpu_kernels.sort_stable)
+    ops.sort_values_stable_op.register_kernel(CPU, cpu_kernels.sort_values_stable)
+    ops.topk_op.register_kernel(CPU, cpu_kernels.topk)
+    ops.topk_values_op.register_kernel(CPU, cpu_kernels.topk_values)
+    ops.kthvalue_op.register_kernel(CPU, cpu_kernels.kthvalue)
+    ops.kthvalue_values_op.register_kernel(CPU, cpu_kernels.kthvalue_values)
+    ops.median_op.register_kernel(CPU, cpu_kernels.median)
+    ops.median_dim_op.register_kernel(CPU, cpu_kernels.median_dim)
+    ops.median_dim_values_op.register_kernel(CPU, cpu_kernels.median_dim_values)
+    ops.nanmedian_op.register_kernel(CPU, cpu_kernels.nanmedian)
+    ops.nanmedian_dim_op.register_kernel(CPU, cpu_kernels.nanmedian_dim)
+    ops.nanmedian_dim_values_op.register_kernel(CPU, cpu_kernels.nanmedian_dim_values)
+    ops.mode_op.register_kernel(CPU, cpu_kernels.mode)
+    ops.mode_values_op.register_kernel(CPU, cpu_kernels.mode_values)
     ops.threshold_op.register_kernel(CPU, cpu_kernels.threshold)
     ops.threshold__op.register_kernel(CPU, cpu_kernels.threshold_)
     ops.hardtanh_op.register_kernel(CPU, cpu_kernels.hardtanh)
@@ -1186,6 +1222,15 @@ def register_all():
     ops.amax_op.register_kernel(AUTOGRAD, autograd_kernels.amax)
     ops.amin_op.register_kernel(AUTOGRAD, autograd_kernels.amin)
     ops.aminmax_op.register_kernel(AUTOGRAD, autograd_kernels.aminmax)
+    ops.sort_op.register_kernel(AUTOGRAD, autograd_kernels.sort)
+    ops.sort_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_stable)
+    ops.topk_op.register_kernel(AUTOGRAD, autograd_kernels.topk)
+    ops.kthvalue_op.register_kernel(AUTOGRAD, autograd_kernels.kthvalue)
+    ops.median_op.register_kernel(AUTOGRAD, autograd_kernels.median)
+    ops.median_dim_op.register_kernel(AUTOGRAD, autograd_kernels.median_dim)
+    ops.nanmedian_op.register_kernel(AUTOGRAD, autograd_kernels.nanmedian)
+    ops.nanmedian_dim_op.register_kernel(AUTOGRAD, autograd_kernels.nanmedian_dim)
+    ops.mode_op.register_kernel(AUTOGRAD, autograd_kernels.mode)
     ops.threshold_op.register_kernel(AUTOGRAD, autograd_kernels.threshold)
     ops.threshold__op.register_kernel(AUTOGRAD, autograd_kernels.threshold_)
     ops.hardtanh_op.register_kernel(AUTOGRAD, autograd_kernels.hardtanh)
@@ -1566,6 +1611,13 @@ def register_all():
     ops.amax_out_op.register_kernel(AUTOGRAD, autograd_kernels.amax_out)
     ops.amin_out_op.register_kernel(AUTOGRAD, autograd_kernels.amin_out)
     ops.aminmax_out_op.register_kernel(AUTOGRAD, autograd_kernels.aminmax_out)
+    ops.sort_values_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values)
+    ops.sort_values_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values_stable)
+    ops.topk_values_op.register_kernel(AUTOGRAD, autograd_kernels.topk_values)
+    ops.kthvalue_values_op.register_kernel(AUTOGRAD, autograd_kernels.kthvalue_values)
+    ops.median_dim_values_op.register_kernel(AUTOGRAD, autograd_kernels.median_dim_values)
+    ops.nanmedian_dim_values_op.register_kernel(AUTOGRAD, autograd_kernels.nanmedian_dim_values)
+    ops.mode_values_op.register_kernel(AUTOGRAD, autograd_kernels.mode_values)
     ops.minimum_out_op.register_kernel(AUTOGRAD, autograd_kernels.minimum_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
@@ -1774,6 +1826,21 @@ def register_all():
     ops.aminmax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.aminmax_out)
     ops.argmax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.argmax_out)
     ops.argmin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.argmin_out)
+    ops.sort_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values)
+    ops.sort_values_stable_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values_stable
+    )
+    ops.topk_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.topk_values)
+    ops.kthvalue_values_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.kthvalue_values
+    )
+    ops.median_dim_values_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.median_dim_values
+    )
+    ops.nanmedian_dim_values_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nanmedian_dim_values
+    )
+    ops.mode_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mode_values)
     ops.threshold__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.threshold_)
     ops.hardtanh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hardtanh_)
     ops.elu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.elu_)
@@ -1908,6 +1975,16 @@ def register_all():
     ops.min_other_op.register_kernel(AUTOGRAD | CPU, _min_other_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.min_out_op.register_kernel(AUTOGRAD | CPU, _min_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.argsort_op.register_kernel(AUTOGRAD | CPU, _argsort_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.argsort_stable_op.register_kernel(AUTOGRAD | CPU, _argsort_stable_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.argsort_stable_out_op.register_kernel(AUTOGRAD | CPU, _argsort_stable_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.msort_op.register_kernel(AUTOGRAD | CPU, _msort_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.msort_out_op.register_kernel(AUTOGRAD | CPU, _msort_out_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.relu6_op.register_kernel(AUTOGRAD | CPU, _relu6_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -430,3 +430,5 @@ from .minmax_decompositions import *  # noqa: E402,F401,F403
 
 # The predicates' and bitwise operators' composites (its __all__).
 from .logical_decompositions import *  # noqa: E402,F401,F403
+# argsort and msort (its __all__).
+from .sort_decompositions import *  # noqa: E402,F401,F403

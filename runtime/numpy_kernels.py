@@ -2215,3 +2215,6 @@ from .index_kernels import *  # noqa: E402,F401,F403
 from .minmax_kernels import *  # noqa: E402,F401,F403
 # The predicates' and bitwise ops' kernels (its __all__), named k.<fn> in the YAML.
 from .logical_kernels import *  # noqa: E402,F401,F403
+
+# The sorting family's kernels (its __all__), named k.<fn> in the YAML.
+from .sort_kernels import *  # noqa: E402,F401,F403

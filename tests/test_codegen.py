@@ -108,6 +108,24 @@ def test_check_needs_a_cpu_kernel(tmp_path):
     )
 
 
+TOPK_ENTRY = """\
+- name: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+  cpu: {cpu}
+  output_differentiability: [False, False]
+"""
+
+
+def test_an_argument_named_k_needs_the_kernels_module_by_its_long_name(tmp_path):
+    assert error_of(tmp_path, TOPK_ENTRY.format(cpu="k.topk(self, k, dim, largest, sorted)")) == (
+        "derivatives.yaml:2: topk: argument 'k' hides the kernels module k: name it "
+        "numpy_kernels"
+    )
+    model = load_text(
+        tmp_path, TOPK_ENTRY.format(cpu="numpy_kernels.topk(self, k, dim, largest, sorted)")
+    )
+    assert model.entries[0].op_name == "topk"
+
+
 UNPROMOTED_ENTRY = """\
 - name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
   cpu: k.add(self, other, alpha)

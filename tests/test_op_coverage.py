@@ -161,6 +161,18 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# sorting and order statistics: test_sorting.py (incl. every out= form) and their OpInfos
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_sorting.py and test_opinfo.py"
+        for name in (
+            "sort.default sort.values sort.stable sort.values_stable argsort.default "
+            "argsort.stable argsort.stable_out msort.default msort.out topk.default topk.values "
+            "kthvalue.default kthvalue.values median.default median.dim median.dim_values "
+            "nanmedian.default nanmedian.dim nanmedian.dim_values mode.default mode.values"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

@@ -31,6 +31,8 @@ Cases (``--case`` takes the name or the letter):
             and pooling kernels directly (the same numpy work without the autograd).
   i xent    ``F.cross_entropy(x, t).backward()`` on 64 x 1,000 float32 logits: the
             softmax family's row kernels (log_softmax, nll_loss and their backwards).
+  s sort    ``x.sort(dim=1)[0].backward(w)`` on a 256 x 1,024 float32 tensor: a stable
+            argsort per row, a gather of the values and a scatter of the gradient.
 
 After the table, one line says how much memory case c's forward leaves allocated for
 backward (saved activations and graph, traced by tracemalloc), plain and with the three
@@ -491,6 +493,41 @@ class CrossEntropyCase:
         return step
 
 
+class SortCase:
+    """x.sort(dim=1) forward and backward on a 256x1024 float32 tensor: a stable argsort per
+    row, a gather of the values and, backward, a scatter of the gradient."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.x = rng.standard_normal((256, 1024), dtype=np.float32)
+        self.weights = rng.standard_normal((256, 1024), dtype=np.float32)
+
+    def numpy_step(self):
+        x, w = self.x, self.weights
+        rows = np.arange(x.shape[0])[:, None]
+
+        def step():
+            order = np.argsort(x, axis=1, kind="stable")
+            values = np.take_along_axis(x, order, 1)
+            grad = np.zeros_like(x)
+            grad[rows, order] = w
+            return values, grad
+
+        return lambda: step()[1:]
+
+    def autograd_step(self, mod):
+        x = mod.tensor(self.x, requires_grad=True)
+        w = mod.tensor(self.weights)
+
+        def step():
+            x.grad = None
+            values, _ = x.sort(dim=1)
+            values.backward(w)
+
+        step.check = lambda: check_grads(("x",), (x.grad,), self.numpy_step()())
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
@@ -502,6 +539,7 @@ CASES = {
     "jvp": ("g", "g  jvp of case a's expression, 1 f64", JvpCase),
     "cnn": ("h", "h  CNN b32 3x32x32 f32 step", CNNCase),
     "xent": ("i", "i  cross_entropy 64x1000 f32 fwd+bwd", CrossEntropyCase),
+    "sort": ("s", "s  x.sort(dim=1) 256x1024 f32 fwd+bwd", SortCase),
 }
 
 

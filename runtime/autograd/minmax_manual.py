@@ -3,7 +3,8 @@
 The gradient rules are PyTorch's: a whole-tensor max/min spreads the gradient evenly
 over the tied extrema (NaN counting as equal to NaN), amax/amin/aminmax spread it evenly
 among the ties of each reduced slice, and max/min along a dim send it to the index they
-returned. Each helper is written with opgrad ops, so it is differentiable itself.
+returned (as do kthvalue, median, mode, sort and topk). Each helper is written with opgrad
+ops, so it is differentiable itself.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..generated import ops as aten
-from ..numpy_kernels import wrap_dim
 
 __all__ = [
     "amaxamin_jvp",
@@ -87,32 +87,20 @@ def aminmax_jvp(self_p, self_t, result, dim: Optional[int], keepdim: bool):
     return amaxamin_jvp(self_p, self_t, result, _aminmax_dims(self_p, dim), keepdim)
 
 
-def _one_hot_along(indices, dim: int, size: int):
-    """Where along ``dim`` (of ``size``) each index of the keepdim-shaped ``indices`` points:
-    a bool mask that broadcasts with ``indices`` to the reduced tensor's shape."""
-    shape = [1] * indices.dim()
-    shape[dim] = size
-    positions = aten.view(aten.arange(size), shape)
-    return aten.eq_Tensor(positions, indices)
-
-
 def value_selecting_reduction_backward(grad, dim: int, indices, sizes: Sequence[int], keepdim):
-    """max/min along ``dim``: ``grad`` placed at the returned indices, zeros elsewhere."""
-    if len(sizes) == 0:
-        return aten.expand(grad, sizes)
-    d = wrap_dim(dim, len(sizes))
-    if not keepdim:
-        grad, indices = aten.unsqueeze(grad, d), aten.unsqueeze(indices, d)
-    return aten.where_ScalarOther(_one_hot_along(indices, d, sizes[d]), grad, 0.0)
+    """max/min/kthvalue/median/mode along ``dim`` (``indices`` without it unless keepdim),
+    sort and topk (keepdim True: ``indices`` as long as ``grad``): ``grad`` scattered to the
+    returned indices of zeros of ``sizes`` (new_zeros and scatter, the calls a dispatch mode
+    sees PyTorch make)."""
+    if not keepdim and len(sizes) != 0:
+        grad, indices = aten.unsqueeze(grad, dim), aten.unsqueeze(indices, dim)
+    return aten.scatter_src(aten.new_zeros(grad, sizes), dim, indices, grad)
 
 
 def gather_with_keepdimed_indices(input, dim: int, indices, keepdim: bool):
-    """The elements of ``input`` at ``indices`` along ``dim`` (max/min.dim's tangent)."""
-    if input.dim() == 0:
-        return aten.expand(input, [])
-    d = wrap_dim(dim, input.dim())
+    """The elements of ``input`` at ``indices`` along ``dim`` (the tangent of the
+    value-selecting reductions)."""
     if not keepdim:
-        indices = aten.unsqueeze(indices, d)
-    picked = aten.where_ScalarOther(_one_hot_along(indices, d, input.shape[d]), input, 0.0)
-    out = aten.sum_dim_IntList(picked, [d], True)
-    return out if keepdim else aten.squeeze_dim(out, d)
+        indices = aten.unsqueeze(indices, dim)
+    out = aten.gather(input, dim, indices)
+    return out if keepdim else aten.squeeze_dim(out, dim)
