@@ -427,3 +427,5 @@ from .sampling_decompositions import *  # noqa: E402,F401,F403
 from .index_decompositions import *  # noqa: E402,F401,F403
 # Binary max and min (its __all__).
 from .minmax_decompositions import *  # noqa: E402,F401,F403
+# The statistical reductions' composites (its __all__).
+from .stats_decompositions import *  # noqa: E402,F401,F403

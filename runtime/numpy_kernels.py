@@ -2213,3 +2213,5 @@ from .batched_matmul_kernels import *  # noqa: E402,F401,F403
 from .index_kernels import *  # noqa: E402,F401,F403
 # The max/min reductions' kernels (its __all__), named k.<fn> in the YAML.
 from .minmax_kernels import *  # noqa: E402,F401,F403
+# The statistical reductions' kernels (its __all__), named k.<fn> in the YAML.
+from .stats_kernels import *  # noqa: E402,F401,F403
