@@ -1559,6 +1559,154 @@ def aminmax(keyset, self, dim, keepdim):
     return result
 
 
+def prod(keyset, self, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ProdBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.prod_op.kernels[keyset]
+    result = redispatch(keyset, self, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.prod(self, dtype, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.prod(self, dtype, result)
+    return result
+
+
+def prod_dim_int(keyset, self, dim, keepdim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ProdBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.prod_dim_int_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.prod_dim_int(self, dim, keepdim, dtype, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.prod_dim_int(self, dim, keepdim, dtype, result)
+    return result
+
+
+def nansum(keyset, self, dim, keepdim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NansumBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nansum_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.nansum(self, dim, keepdim, dtype, result)
+    return result
+
+
+def var_correction(keyset, self, dim, correction, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.VarBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.correction_ = correction
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.var_correction_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, correction, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.var_correction(self, dim, correction, keepdim, result)
+    return result
+
+
+def std_correction(keyset, self, dim, correction, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.StdBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.correction_ = correction
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.std_correction_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, correction, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.std_correction(self, dim, correction, keepdim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.std_correction(self, dim, correction, keepdim, result)
+    return result
+
+
+def var_mean_correction(keyset, self, dim, correction, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.VarMeanBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.correction_ = correction
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.var_mean_correction_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, correction, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.var_mean_correction(self, dim, correction, keepdim, result)
+    return result
+
+
+def std_mean_correction(keyset, self, dim, correction, keepdim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.StdMeanBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.correction_ = correction
+        grad_fn.dim_ = dim
+        grad_fn.keepdim_ = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.std_mean_correction_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, correction, keepdim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.std_mean_correction(self, dim, correction, keepdim, result)
+        grad_fn.result0_ = SavedVariable(result[0], True)
+    elif _tls.fw_active:
+        jvp_kernels.std_mean_correction(self, dim, correction, keepdim, result)
+    return result
+
+
 def sort(keyset, self, dim, descending):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -7823,6 +7971,58 @@ def aminmax_out(keyset, self, dim, keepdim, min, max):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.aminmax_out_op.kernels[keyset]
     return redispatch(keyset, self, dim, keepdim, min, max)
+
+
+def prod_int_out(keyset, self, dim, keepdim, dtype, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "prod",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.prod_int_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, dtype, out)
+
+
+def nansum_out(keyset, self, dim, keepdim, dtype, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "nansum",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nansum_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, dtype, out)
+
+
+def var_correction_out(keyset, self, dim, correction, keepdim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "var",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.var_correction_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, correction, keepdim, out)
+
+
+def std_correction_out(keyset, self, dim, correction, keepdim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "std",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.std_correction_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, correction, keepdim, out)
 
 
 def sort_values(keyset, self, dim, descending, values, indices):

@@ -2234,6 +2234,204 @@ def argmin_out(keyset, self, dim, keepdim, out):
     return write_outs(targets, (result,), check_matmul_out_dtype)[0]
 
 
+def prod(keyset, self, dtype):
+    """CPU kernel of prod"""
+    self = self._data
+    result = k.prod(self, None, False, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def prod_dim_int(keyset, self, dim, keepdim, dtype):
+    """CPU kernel of prod.dim_int"""
+    self = self._data
+    result = k.prod(self, dim, keepdim, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def prod_int_out(keyset, self, dim, keepdim, dtype, out):
+    """CPU kernel of prod.int_out"""
+    target = out
+    self = self._data
+    result = k.prod(self, dim, keepdim, dtype)
+    return write_out(target, result)
+
+
+def nansum(keyset, self, dim, keepdim, dtype):
+    """CPU kernel of nansum"""
+    self = self._data
+    result = k.nansum(self, dim, keepdim, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nansum_out(keyset, self, dim, keepdim, dtype, out):
+    """CPU kernel of nansum.out"""
+    target = out
+    self = self._data
+    result = k.nansum(self, dim, keepdim, dtype)
+    return write_out(target, result)
+
+
+def all(keyset, self):
+    """CPU kernel of all"""
+    self = self._data
+    result = k.all_any(self, None, False, True)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def all_all_out(keyset, self, out):
+    """CPU kernel of all.all_out"""
+    targets = (out,)
+    self = self._data
+    result = k.all_any(self, None, False, True)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def all_dim(keyset, self, dim, keepdim):
+    """CPU kernel of all.dim"""
+    self = self._data
+    result = k.all_any(self, dim, keepdim, True)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def all_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of all.out"""
+    targets = (out,)
+    self = self._data
+    result = k.all_any(self, dim, keepdim, True)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def all_dims(keyset, self, dim, keepdim):
+    """CPU kernel of all.dims"""
+    self = self._data
+    result = k.all_any(self, dim, keepdim, True)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def all_dims_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of all.dims_out"""
+    targets = (out,)
+    self = self._data
+    result = k.all_any(self, dim, keepdim, True)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def any(keyset, self):
+    """CPU kernel of any"""
+    self = self._data
+    result = k.all_any(self, None, False, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def any_all_out(keyset, self, out):
+    """CPU kernel of any.all_out"""
+    targets = (out,)
+    self = self._data
+    result = k.all_any(self, None, False, False)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def any_dim(keyset, self, dim, keepdim):
+    """CPU kernel of any.dim"""
+    self = self._data
+    result = k.all_any(self, dim, keepdim, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def any_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of any.out"""
+    targets = (out,)
+    self = self._data
+    result = k.all_any(self, dim, keepdim, False)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def any_dims(keyset, self, dim, keepdim):
+    """CPU kernel of any.dims"""
+    self = self._data
+    result = k.all_any(self, dim, keepdim, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def any_dims_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of any.dims_out"""
+    targets = (out,)
+    self = self._data
+    result = k.all_any(self, dim, keepdim, False)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def count_nonzero(keyset, self, dim):
+    """CPU kernel of count_nonzero"""
+    self = self._data
+    result = k.count_nonzero(self, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def count_nonzero_dim_IntList(keyset, self, dim):
+    """CPU kernel of count_nonzero.dim_IntList"""
+    self = self._data
+    result = k.count_nonzero(self, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def var_correction(keyset, self, dim, correction, keepdim):
+    """CPU kernel of var.correction"""
+    self = self._data
+    result = k.var_mean_correction(self, dim, correction, keepdim, "var", False, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def var_correction_out(keyset, self, dim, correction, keepdim, out):
+    """CPU kernel of var.correction_out"""
+    target = out
+    self = self._data
+    result = k.var_mean_correction(self, dim, correction, keepdim, "var", False, False)
+    return write_out(target, result)
+
+
+def std_correction(keyset, self, dim, correction, keepdim):
+    """CPU kernel of std.correction"""
+    self = self._data
+    result = k.var_mean_correction(self, dim, correction, keepdim, "std", True, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def std_correction_out(keyset, self, dim, correction, keepdim, out):
+    """CPU kernel of std.correction_out"""
+    target = out
+    self = self._data
+    result = k.var_mean_correction(self, dim, correction, keepdim, "std", True, False)
+    return write_out(target, result)
+
+
+def var_mean_correction(keyset, self, dim, correction, keepdim):
+    """CPU kernel of var_mean.correction"""
+    self = self._data
+    result = k.var_mean_correction(self, dim, correction, keepdim, "var_mean", False, True)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def std_mean_correction(keyset, self, dim, correction, keepdim):
+    """CPU kernel of std_mean.correction"""
+    self = self._data
+    result = k.var_mean_correction(self, dim, correction, keepdim, "std_mean", True, True)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
 def sort(keyset, self, dim, descending):
     """CPU kernel of sort"""
     self = self._data

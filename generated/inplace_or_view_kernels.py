@@ -890,6 +890,86 @@ def argmin_out(keyset, self, dim, keepdim, out):
     return result
 
 
+def prod_int_out(keyset, self, dim, keepdim, dtype, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.prod_int_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, dtype, out)
+    bump_version(out)
+    return result
+
+
+def nansum_out(keyset, self, dim, keepdim, dtype, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nansum_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, dtype, out)
+    bump_version(out)
+    return result
+
+
+def all_all_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.all_all_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def all_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.all_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def all_dims_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.all_dims_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def any_all_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.any_all_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def any_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.any_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def any_dims_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.any_dims_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def var_correction_out(keyset, self, dim, correction, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.var_correction_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, correction, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def std_correction_out(keyset, self, dim, correction, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.std_correction_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, correction, keepdim, out)
+    bump_version(out)
+    return result
+
+
 def sort_values(keyset, self, dim, descending, values, indices):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.sort_values_op.kernels[keyset]

@@ -58,17 +58,21 @@ from opgrad.autograd.functions_manual import (
     max_pool_double_backward,
     maybe_multiply,
     mse_loss_double_backward,
+    nansum_jvp,
     nll_loss2d_forward_output,
     nll_loss_forward_output,
     norm_jvp,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
+    prod_jvp,
     safe_logsumexp_jvp,
     scatter_reduce_jvp,
     smooth_l1_loss_double_backward,
     softplus_double_backward,
+    std_jvp,
     to_float,
+    var_jvp,
 )
 from opgrad.generated import ops
 from opgrad.generated import python_surface as F
@@ -1799,6 +1803,121 @@ def aminmax(self, dim, keepdim, result):
         tangent = (
             aminmax_jvp(self, self_t, result[0], dim, keepdim),
             aminmax_jvp(self, self_t, result[1], dim, keepdim),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def prod(self, dtype, result):
+    # prod_jvp(self_p, self_t, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = prod_jvp(self, self_t, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def prod_dim_int(self, dim, keepdim, dtype, result):
+    # prod_jvp(self_p, self_t, result, dim, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = prod_jvp(self, self_t, result, dim, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def nansum(self, dim, keepdim, dtype, result):
+    # nansum_jvp(self_p, self_t, dim, keepdim, dtype)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = nansum_jvp(self, self_t, dim, keepdim, dtype)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def var_correction(self, dim, correction, keepdim, result):
+    # var_jvp(self_p, self_t, dim, correction, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = var_jvp(self, self_t, dim, correction, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def std_correction(self, dim, correction, keepdim, result):
+    # std_jvp(self_p, self_t, result, dim, correction, keepdim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = std_jvp(self, self_t, result, dim, correction, keepdim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def var_mean_correction(self, dim, correction, keepdim, result):
+    # (var_jvp(self_p, self_t, dim, correction, keepdim), mean(self_t, dim, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (var_jvp(self, self_t, dim, correction, keepdim), F.mean(self_t, dim, keepdim))
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def std_mean_correction(self, dim, correction, keepdim, result):
+    # (std_jvp(self_p, self_t, result0, dim, correction, keepdim), mean(self_t, dim, keepdim),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            std_jvp(self, self_t, result[0], dim, correction, keepdim),
+            F.mean(self_t, dim, keepdim),
         )
     finally:
         if not was_off:

@@ -60,6 +60,7 @@ from opgrad.autograd.functions_manual import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mv_self_backward,
+    nansum_backward,
     native_group_norm_grads,
     nll_loss2d_symint,
     nll_loss_symint,
@@ -72,6 +73,7 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_grad_output,
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
+    prod_backward,
     repeat_backward,
     restore_reduced_dims,
     scale_grad_by_count,
@@ -84,6 +86,8 @@ from opgrad.autograd.functions_manual import (
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
+    std_backward,
+    std_mean_backward,
     sum_backward,
     sum_to,
     to_copy_backward,
@@ -91,6 +95,8 @@ from opgrad.autograd.functions_manual import (
     unbind_backward,
     unsqueeze_to,
     value_selecting_reduction_backward,
+    var_backward,
+    var_mean_backward,
     zeros_like_info,
 )
 from opgrad._tls import state as _tls
@@ -2669,6 +2675,443 @@ class AminmaxBackward0(Node):
     @property
     def _raw_saved_min(self):
         return raw_saved(self, "min_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ProdBackward0(Node):
+    """Backward of ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: prod_backward(grad, self.to(grad.dtype), result)
+        grad_self = prod_backward(grad, self_.to(grad.dtype), result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ProdBackward1(Node):
+    """Backward of ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: prod_backward(grad, self.to(grad.dtype), result, dim, keepdim)
+        grad_self = (
+            prod_backward(grad, self_.to(grad.dtype), result, dim, keepdim) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NansumBackward0(Node):
+    """Backward of ``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "keepdim_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.keepdim_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)
+        grad_self = nansum_backward(grad.to(self_.dtype), self_, dim, keepdim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class VarBackward0(Node):
+    """Backward of ``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "correction_",
+        "dim_",
+        "keepdim_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.correction_ = None
+        self.dim_ = None
+        self.keepdim_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        correction = self.correction_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: var_backward(grad, self, dim, correction, keepdim)
+        grad_self = var_backward(grad, self_, dim, correction, keepdim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_correction(self):
+        return self.correction_
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class StdBackward0(Node):
+    """Backward of ``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``."""
+
+    __slots__ = (
+        "correction_",
+        "dim_",
+        "keepdim_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.correction_ = None
+        self.dim_ = None
+        self.keepdim_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        correction = self.correction_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: std_backward(result, grad, self, dim, correction, keepdim)
+        grad_self = (
+            std_backward(result, grad, self_, dim, correction, keepdim) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_correction(self):
+        return self.correction_
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class VarMeanBackward0(Node):
+    """Backward of ``var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "correction_",
+        "dim_",
+        "keepdim_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.correction_ = None
+        self.dim_ = None
+        self.keepdim_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        correction = self.correction_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+        grad_self = (
+            var_mean_backward(grads[0], grads[1], self_, dim, correction, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_correction(self):
+        return self.correction_
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class StdMeanBackward0(Node):
+    """Backward of ``std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``."""
+
+    __slots__ = (
+        "correction_",
+        "dim_",
+        "keepdim_",
+        "result0_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result0_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.correction_ = None
+        self.dim_ = None
+        self.keepdim_ = None
+        self.result0_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        correction = self.correction_
+        dim = self.dim_
+        keepdim = self.keepdim_
+        result0 = unpack_saved(self.result0_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
+        grad_self = (
+            std_mean_backward(grads[0], grads[1], self_, result0, dim, correction, keepdim)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_correction(self):
+        return self.correction_
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_keepdim(self):
+        return self.keepdim_
+
+    @property
+    def _saved_result0(self):
+        return unpack_saved(self.result0_, self)
+
+    @property
+    def _raw_saved_result0(self):
+        return raw_saved(self, "result0_")
 
     @property
     def _saved_self(self):

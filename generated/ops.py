@@ -8244,6 +8244,1370 @@ argmin_out = argmin_out_op._entry = _argmin_out_entry(Site(argmin_out_op))
 argmin_out_op._make_entry = _argmin_out_entry
 
 
+prod_op = define("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+_prod_kernels = prod_op.kernels
+
+
+def _prod_entry(_site):
+    def prod(self, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, prod_op, self, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, prod_op, 0)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, prod_op, 1)
+            except Overridden:
+                return handle_entry(_site, prod_op, self, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.prod(self, dtype)
+                if result is not None:
+                    return result
+            kernel = _prod_kernels[keyset]
+            return kernel(keyset, self, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return prod
+
+
+prod = prod_op._entry = _prod_entry(Site(prod_op))
+prod_op._make_entry = _prod_entry
+
+
+prod_dim_int_op = define(
+    "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+)
+_prod_dim_int_kernels = prod_dim_int_op.kernels
+
+
+def _prod_dim_int_entry(_site):
+    def prod_dim_int(self, dim, keepdim=False, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, prod_dim_int_op, self, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, prod_dim_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, prod_dim_int_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, prod_dim_int_op, 3)
+            except Overridden:
+                return handle_entry(_site, prod_dim_int_op, self, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.prod_dim_int(self, dim, keepdim, dtype)
+                if result is not None:
+                    return result
+            kernel = _prod_dim_int_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return prod_dim_int
+
+
+prod_dim_int = prod_dim_int_op._entry = _prod_dim_int_entry(Site(prod_dim_int_op))
+prod_dim_int_op._make_entry = _prod_dim_int_entry
+
+
+prod_int_out_op = define(
+    "aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_prod_int_out_kernels = prod_int_out_op.kernels
+
+
+def _prod_int_out_entry(_site):
+    def prod_int_out(self, dim, keepdim=False, *, dtype=None, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, prod_int_out_op, self, dim, keepdim, dtype, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, prod_int_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, prod_int_out_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, prod_int_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, prod_int_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, prod_int_out_op, self, dim, keepdim, dtype, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _prod_int_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return prod_int_out
+
+
+prod_int_out = prod_int_out_op._entry = _prod_int_out_entry(Site(prod_int_out_op))
+prod_int_out_op._make_entry = _prod_int_out_entry
+
+
+nansum_op = define(
+    "aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+)
+_nansum_kernels = nansum_op.kernels
+
+
+def _nansum_entry(_site):
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nansum_op, self, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nansum_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, nansum_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, nansum_op, 3)
+            except Overridden:
+                return handle_entry(_site, nansum_op, self, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.nansum(self, dim, keepdim, dtype)
+                if result is not None:
+                    return result
+            kernel = _nansum_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nansum
+
+
+nansum = nansum_op._entry = _nansum_entry(Site(nansum_op))
+nansum_op._make_entry = _nansum_entry
+
+
+nansum_out_op = define(
+    "aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_nansum_out_kernels = nansum_out_op.kernels
+
+
+def _nansum_out_entry(_site):
+    def nansum_out(self, dim=None, keepdim=False, *, dtype=None, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nansum_out_op, self, dim, keepdim, dtype, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nansum_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, nansum_out_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, nansum_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nansum_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, nansum_out_op, self, dim, keepdim, dtype, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _nansum_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nansum_out
+
+
+nansum_out = nansum_out_op._entry = _nansum_out_entry(Site(nansum_out_op))
+nansum_out_op._make_entry = _nansum_out_entry
+
+
+nanmean_op = define(
+    "aten::nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+)
+_nanmean_kernels = nanmean_op.kernels
+
+
+def _nanmean_entry(_site):
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nanmean_op, self, dim, keepdim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanmean_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, nanmean_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, nanmean_op, 3)
+            except Overridden:
+                return handle_entry(_site, nanmean_op, self, dim, keepdim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _nanmean_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanmean
+
+
+nanmean = nanmean_op._entry = _nanmean_entry(Site(nanmean_op))
+nanmean_op._make_entry = _nanmean_entry
+
+
+nanmean_out_op = define(
+    "aten::nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_nanmean_out_kernels = nanmean_out_op.kernels
+
+
+def _nanmean_out_entry(_site):
+    def nanmean_out(self, dim=None, keepdim=False, *, dtype=None, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nanmean_out_op, self, dim, keepdim, dtype, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanmean_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, nanmean_out_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, nanmean_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nanmean_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, nanmean_out_op, self, dim, keepdim, dtype, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _nanmean_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanmean_out
+
+
+nanmean_out = nanmean_out_op._entry = _nanmean_out_entry(Site(nanmean_out_op))
+nanmean_out_op._make_entry = _nanmean_out_entry
+
+
+all_op = define("aten::all(Tensor self) -> Tensor")
+_all_kernels = all_op.kernels
+
+
+def _all_entry(_site):
+    def all(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, all_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, all_op, 0)
+            except Overridden:
+                return handle_entry(_site, all_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.all(self)
+                if result is not None:
+                    return result
+            kernel = _all_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return all
+
+
+all = all_op._entry = _all_entry(Site(all_op))
+all_op._make_entry = _all_entry
+
+
+all_all_out_op = define("aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_all_all_out_kernels = all_all_out_op.kernels
+
+
+def _all_all_out_entry(_site):
+    def all_all_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, all_all_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, all_all_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, all_all_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, all_all_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _all_all_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return all_all_out
+
+
+all_all_out = all_all_out_op._entry = _all_all_out_entry(Site(all_all_out_op))
+all_all_out_op._make_entry = _all_all_out_entry
+
+
+all_dim_op = define("aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
+_all_dim_kernels = all_dim_op.kernels
+
+
+def _all_dim_entry(_site):
+    def all_dim(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, all_dim_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, all_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, all_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, all_dim_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.all_dim(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _all_dim_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return all_dim
+
+
+all_dim = all_dim_op._entry = _all_dim_entry(Site(all_dim_op))
+all_dim_op._make_entry = _all_dim_entry
+
+
+all_out_op = define(
+    "aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_all_out_kernels = all_out_op.kernels
+
+
+def _all_out_entry(_site):
+    def all_out(self, dim, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, all_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, all_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, all_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, all_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, all_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _all_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return all_out
+
+
+all_out = all_out_op._entry = _all_out_entry(Site(all_out_op))
+all_out_op._make_entry = _all_out_entry
+
+
+all_dims_op = define("aten::all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
+_all_dims_kernels = all_dims_op.kernels
+
+
+def _all_dims_entry(_site):
+    def all_dims(self, dim=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, all_dims_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, all_dims_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, all_dims_op, 1)
+            except Overridden:
+                return handle_entry(_site, all_dims_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.all_dims(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _all_dims_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return all_dims
+
+
+all_dims = all_dims_op._entry = _all_dims_entry(Site(all_dims_op))
+all_dims_op._make_entry = _all_dims_entry
+
+
+all_dims_out_op = define(
+    "aten::all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_all_dims_out_kernels = all_dims_out_op.kernels
+
+
+def _all_dims_out_entry(_site):
+    def all_dims_out(self, dim=None, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, all_dims_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, all_dims_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, all_dims_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, all_dims_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, all_dims_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _all_dims_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return all_dims_out
+
+
+all_dims_out = all_dims_out_op._entry = _all_dims_out_entry(Site(all_dims_out_op))
+all_dims_out_op._make_entry = _all_dims_out_entry
+
+
+any_op = define("aten::any(Tensor self) -> Tensor")
+_any_kernels = any_op.kernels
+
+
+def _any_entry(_site):
+    def any(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, any_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, any_op, 0)
+            except Overridden:
+                return handle_entry(_site, any_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.any(self)
+                if result is not None:
+                    return result
+            kernel = _any_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return any
+
+
+any = any_op._entry = _any_entry(Site(any_op))
+any_op._make_entry = _any_entry
+
+
+any_all_out_op = define("aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_any_all_out_kernels = any_all_out_op.kernels
+
+
+def _any_all_out_entry(_site):
+    def any_all_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, any_all_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, any_all_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, any_all_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, any_all_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _any_all_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return any_all_out
+
+
+any_all_out = any_all_out_op._entry = _any_all_out_entry(Site(any_all_out_op))
+any_all_out_op._make_entry = _any_all_out_entry
+
+
+any_dim_op = define("aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
+_any_dim_kernels = any_dim_op.kernels
+
+
+def _any_dim_entry(_site):
+    def any_dim(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, any_dim_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, any_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, any_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, any_dim_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.any_dim(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _any_dim_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return any_dim
+
+
+any_dim = any_dim_op._entry = _any_dim_entry(Site(any_dim_op))
+any_dim_op._make_entry = _any_dim_entry
+
+
+any_out_op = define(
+    "aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_any_out_kernels = any_out_op.kernels
+
+
+def _any_out_entry(_site):
+    def any_out(self, dim, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, any_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, any_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, any_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, any_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, any_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _any_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return any_out
+
+
+any_out = any_out_op._entry = _any_out_entry(Site(any_out_op))
+any_out_op._make_entry = _any_out_entry
+
+
+any_dims_op = define("aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
+_any_dims_kernels = any_dims_op.kernels
+
+
+def _any_dims_entry(_site):
+    def any_dims(self, dim=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, any_dims_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, any_dims_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, any_dims_op, 1)
+            except Overridden:
+                return handle_entry(_site, any_dims_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.any_dims(self, dim, keepdim)
+                if result is not None:
+                    return result
+            kernel = _any_dims_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return any_dims
+
+
+any_dims = any_dims_op._entry = _any_dims_entry(Site(any_dims_op))
+any_dims_op._make_entry = _any_dims_entry
+
+
+any_dims_out_op = define(
+    "aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_any_dims_out_kernels = any_dims_out_op.kernels
+
+
+def _any_dims_out_entry(_site):
+    def any_dims_out(self, dim=None, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, any_dims_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, any_dims_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, any_dims_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, any_dims_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, any_dims_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _any_dims_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return any_dims_out
+
+
+any_dims_out = any_dims_out_op._entry = _any_dims_out_entry(Site(any_dims_out_op))
+any_dims_out_op._make_entry = _any_dims_out_entry
+
+
+count_nonzero_op = define("aten::count_nonzero(Tensor self, int? dim=None) -> Tensor")
+_count_nonzero_kernels = count_nonzero_op.kernels
+
+
+def _count_nonzero_entry(_site):
+    def count_nonzero(self, dim=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, count_nonzero_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, count_nonzero_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, count_nonzero_op, 1)
+            except Overridden:
+                return handle_entry(_site, count_nonzero_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.count_nonzero(self, dim)
+                if result is not None:
+                    return result
+            kernel = _count_nonzero_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return count_nonzero
+
+
+count_nonzero = count_nonzero_op._entry = _count_nonzero_entry(Site(count_nonzero_op))
+count_nonzero_op._make_entry = _count_nonzero_entry
+
+
+count_nonzero_dim_IntList_op = define(
+    "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor"
+)
+_count_nonzero_dim_IntList_kernels = count_nonzero_dim_IntList_op.kernels
+
+
+def _count_nonzero_dim_IntList_entry(_site):
+    def count_nonzero_dim_IntList(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, count_nonzero_dim_IntList_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, count_nonzero_dim_IntList_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, count_nonzero_dim_IntList_op, 1)
+            except Overridden:
+                return handle_entry(_site, count_nonzero_dim_IntList_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.count_nonzero_dim_IntList(self, dim)
+                if result is not None:
+                    return result
+            kernel = _count_nonzero_dim_IntList_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return count_nonzero_dim_IntList
+
+
+count_nonzero_dim_IntList = count_nonzero_dim_IntList_op._entry = _count_nonzero_dim_IntList_entry(
+    Site(count_nonzero_dim_IntList_op)
+)
+count_nonzero_dim_IntList_op._make_entry = _count_nonzero_dim_IntList_entry
+
+
+var_dim_op = define(
+    "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"
+)
+_var_dim_kernels = var_dim_op.kernels
+
+
+def _var_dim_entry(_site):
+    def var_dim(self, dim, unbiased=True, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, var_dim_op, self, dim, unbiased, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_dim_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, var_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, var_dim_op, self, dim, unbiased, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _var_dim_kernels[keyset]
+            return kernel(keyset, self, dim, unbiased, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var_dim
+
+
+var_dim = var_dim_op._entry = _var_dim_entry(Site(var_dim_op))
+var_dim_op._make_entry = _var_dim_entry
+
+
+var_correction_op = define(
+    "aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"
+)
+_var_correction_kernels = var_correction_op.kernels
+
+
+def _var_correction_entry(_site):
+    def var_correction(self, dim=None, *, correction=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, var_correction_op, self, dim, correction, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_correction_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, var_correction_op, 1)
+                if correction is not None and correction.__class__ not in PY_NUMBERS:
+                    correction = scalar_arg(correction, _site, var_correction_op, 2)
+                elif (
+                    correction.__class__ is int
+                    and not -9223372036854775808 <= correction <= 18446744073709551615
+                ):
+                    check_scalar_range(correction)
+            except Overridden:
+                return handle_entry(_site, var_correction_op, self, dim, correction, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.var_correction(self, dim, correction, keepdim)
+                if result is not None:
+                    return result
+            kernel = _var_correction_kernels[keyset]
+            return kernel(keyset, self, dim, correction, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var_correction
+
+
+var_correction = var_correction_op._entry = _var_correction_entry(Site(var_correction_op))
+var_correction_op._make_entry = _var_correction_entry
+
+
+var_correction_out_op = define(
+    "aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_var_correction_out_kernels = var_correction_out_op.kernels
+
+
+def _var_correction_out_entry(_site):
+    def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, var_correction_out_op, self, dim, correction, keepdim, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_correction_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, var_correction_out_op, 1)
+                if correction is not None and correction.__class__ not in PY_NUMBERS:
+                    correction = scalar_arg(correction, _site, var_correction_out_op, 2)
+                elif (
+                    correction.__class__ is int
+                    and not -9223372036854775808 <= correction <= 18446744073709551615
+                ):
+                    check_scalar_range(correction)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, var_correction_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, var_correction_out_op, self, dim, correction, keepdim, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _var_correction_out_kernels[keyset]
+            return kernel(keyset, self, dim, correction, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var_correction_out
+
+
+var_correction_out = var_correction_out_op._entry = _var_correction_out_entry(
+    Site(var_correction_out_op)
+)
+var_correction_out_op._make_entry = _var_correction_out_entry
+
+
+var_out_op = define(
+    "aten::var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_var_out_kernels = var_out_op.kernels
+
+
+def _var_out_entry(_site):
+    def var_out(self, dim, unbiased=True, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, var_out_op, self, dim, unbiased, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, var_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, var_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, var_out_op, self, dim, unbiased, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _var_out_kernels[keyset]
+            return kernel(keyset, self, dim, unbiased, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var_out
+
+
+var_out = var_out_op._entry = _var_out_entry(Site(var_out_op))
+var_out_op._make_entry = _var_out_entry
+
+
+var_op = define("aten::var(Tensor self, bool unbiased=True) -> Tensor")
+_var_kernels = var_op.kernels
+
+
+def _var_entry(_site):
+    def var(self, unbiased=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, var_op, self, unbiased)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_op, 0)
+            except Overridden:
+                return handle_entry(_site, var_op, self, unbiased)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _var_kernels[keyset]
+            return kernel(keyset, self, unbiased)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var
+
+
+var = var_op._entry = _var_entry(Site(var_op))
+var_op._make_entry = _var_entry
+
+
+std_dim_op = define(
+    "aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"
+)
+_std_dim_kernels = std_dim_op.kernels
+
+
+def _std_dim_entry(_site):
+    def std_dim(self, dim, unbiased=True, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, std_dim_op, self, dim, unbiased, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_dim_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, std_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, std_dim_op, self, dim, unbiased, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _std_dim_kernels[keyset]
+            return kernel(keyset, self, dim, unbiased, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std_dim
+
+
+std_dim = std_dim_op._entry = _std_dim_entry(Site(std_dim_op))
+std_dim_op._make_entry = _std_dim_entry
+
+
+std_correction_op = define(
+    "aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"
+)
+_std_correction_kernels = std_correction_op.kernels
+
+
+def _std_correction_entry(_site):
+    def std_correction(self, dim=None, *, correction=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, std_correction_op, self, dim, correction, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_correction_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, std_correction_op, 1)
+                if correction is not None and correction.__class__ not in PY_NUMBERS:
+                    correction = scalar_arg(correction, _site, std_correction_op, 2)
+                elif (
+                    correction.__class__ is int
+                    and not -9223372036854775808 <= correction <= 18446744073709551615
+                ):
+                    check_scalar_range(correction)
+            except Overridden:
+                return handle_entry(_site, std_correction_op, self, dim, correction, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.std_correction(self, dim, correction, keepdim)
+                if result is not None:
+                    return result
+            kernel = _std_correction_kernels[keyset]
+            return kernel(keyset, self, dim, correction, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std_correction
+
+
+std_correction = std_correction_op._entry = _std_correction_entry(Site(std_correction_op))
+std_correction_op._make_entry = _std_correction_entry
+
+
+std_correction_out_op = define(
+    "aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_std_correction_out_kernels = std_correction_out_op.kernels
+
+
+def _std_correction_out_entry(_site):
+    def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, std_correction_out_op, self, dim, correction, keepdim, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_correction_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, std_correction_out_op, 1)
+                if correction is not None and correction.__class__ not in PY_NUMBERS:
+                    correction = scalar_arg(correction, _site, std_correction_out_op, 2)
+                elif (
+                    correction.__class__ is int
+                    and not -9223372036854775808 <= correction <= 18446744073709551615
+                ):
+                    check_scalar_range(correction)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, std_correction_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, std_correction_out_op, self, dim, correction, keepdim, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _std_correction_out_kernels[keyset]
+            return kernel(keyset, self, dim, correction, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std_correction_out
+
+
+std_correction_out = std_correction_out_op._entry = _std_correction_out_entry(
+    Site(std_correction_out_op)
+)
+std_correction_out_op._make_entry = _std_correction_out_entry
+
+
+std_out_op = define(
+    "aten::std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_std_out_kernels = std_out_op.kernels
+
+
+def _std_out_entry(_site):
+    def std_out(self, dim, unbiased=True, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, std_out_op, self, dim, unbiased, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_out_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, std_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, std_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, std_out_op, self, dim, unbiased, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _std_out_kernels[keyset]
+            return kernel(keyset, self, dim, unbiased, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std_out
+
+
+std_out = std_out_op._entry = _std_out_entry(Site(std_out_op))
+std_out_op._make_entry = _std_out_entry
+
+
+std_op = define("aten::std(Tensor self, bool unbiased=True) -> Tensor")
+_std_kernels = std_op.kernels
+
+
+def _std_entry(_site):
+    def std(self, unbiased=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, std_op, self, unbiased)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_op, 0)
+            except Overridden:
+                return handle_entry(_site, std_op, self, unbiased)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _std_kernels[keyset]
+            return kernel(keyset, self, unbiased)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std
+
+
+std = std_op._entry = _std_entry(Site(std_op))
+std_op._make_entry = _std_entry
+
+
+var_mean_dim_op = define(
+    "aten::var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)"
+)
+_var_mean_dim_kernels = var_mean_dim_op.kernels
+
+
+def _var_mean_dim_entry(_site):
+    def var_mean_dim(self, dim, unbiased=True, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, var_mean_dim_op, self, dim, unbiased, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_mean_dim_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, var_mean_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, var_mean_dim_op, self, dim, unbiased, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _var_mean_dim_kernels[keyset]
+            return kernel(keyset, self, dim, unbiased, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var_mean_dim
+
+
+var_mean_dim = var_mean_dim_op._entry = _var_mean_dim_entry(Site(var_mean_dim_op))
+var_mean_dim_op._make_entry = _var_mean_dim_entry
+
+
+var_mean_correction_op = define(
+    "aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"
+)
+_var_mean_correction_kernels = var_mean_correction_op.kernels
+
+
+def _var_mean_correction_entry(_site):
+    def var_mean_correction(self, dim=None, *, correction=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, var_mean_correction_op, self, dim, correction, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_mean_correction_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, var_mean_correction_op, 1)
+                if correction is not None and correction.__class__ not in PY_NUMBERS:
+                    correction = scalar_arg(correction, _site, var_mean_correction_op, 2)
+                elif (
+                    correction.__class__ is int
+                    and not -9223372036854775808 <= correction <= 18446744073709551615
+                ):
+                    check_scalar_range(correction)
+            except Overridden:
+                return handle_entry(_site, var_mean_correction_op, self, dim, correction, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _var_mean_correction_kernels[keyset]
+            return kernel(keyset, self, dim, correction, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var_mean_correction
+
+
+var_mean_correction = var_mean_correction_op._entry = _var_mean_correction_entry(
+    Site(var_mean_correction_op)
+)
+var_mean_correction_op._make_entry = _var_mean_correction_entry
+
+
+var_mean_op = define("aten::var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)")
+_var_mean_kernels = var_mean_op.kernels
+
+
+def _var_mean_entry(_site):
+    def var_mean(self, unbiased=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, var_mean_op, self, unbiased)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, var_mean_op, 0)
+            except Overridden:
+                return handle_entry(_site, var_mean_op, self, unbiased)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _var_mean_kernels[keyset]
+            return kernel(keyset, self, unbiased)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return var_mean
+
+
+var_mean = var_mean_op._entry = _var_mean_entry(Site(var_mean_op))
+var_mean_op._make_entry = _var_mean_entry
+
+
+std_mean_dim_op = define(
+    "aten::std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)"
+)
+_std_mean_dim_kernels = std_mean_dim_op.kernels
+
+
+def _std_mean_dim_entry(_site):
+    def std_mean_dim(self, dim, unbiased=True, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, std_mean_dim_op, self, dim, unbiased, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_mean_dim_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, std_mean_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, std_mean_dim_op, self, dim, unbiased, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _std_mean_dim_kernels[keyset]
+            return kernel(keyset, self, dim, unbiased, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std_mean_dim
+
+
+std_mean_dim = std_mean_dim_op._entry = _std_mean_dim_entry(Site(std_mean_dim_op))
+std_mean_dim_op._make_entry = _std_mean_dim_entry
+
+
+std_mean_correction_op = define(
+    "aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"
+)
+_std_mean_correction_kernels = std_mean_correction_op.kernels
+
+
+def _std_mean_correction_entry(_site):
+    def std_mean_correction(self, dim=None, *, correction=None, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, std_mean_correction_op, self, dim, correction, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_mean_correction_op, 0)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, std_mean_correction_op, 1)
+                if correction is not None and correction.__class__ not in PY_NUMBERS:
+                    correction = scalar_arg(correction, _site, std_mean_correction_op, 2)
+                elif (
+                    correction.__class__ is int
+                    and not -9223372036854775808 <= correction <= 18446744073709551615
+                ):
+                    check_scalar_range(correction)
+            except Overridden:
+                return handle_entry(_site, std_mean_correction_op, self, dim, correction, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _std_mean_correction_kernels[keyset]
+            return kernel(keyset, self, dim, correction, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std_mean_correction
+
+
+std_mean_correction = std_mean_correction_op._entry = _std_mean_correction_entry(
+    Site(std_mean_correction_op)
+)
+std_mean_correction_op._make_entry = _std_mean_correction_entry
+
+
+std_mean_op = define("aten::std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)")
+_std_mean_kernels = std_mean_op.kernels
+
+
+def _std_mean_entry(_site):
+    def std_mean(self, unbiased=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, std_mean_op, self, unbiased)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, std_mean_op, 0)
+            except Overridden:
+                return handle_entry(_site, std_mean_op, self, unbiased)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _std_mean_kernels[keyset]
+            return kernel(keyset, self, unbiased)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return std_mean
+
+
+std_mean = std_mean_op._entry = _std_mean_entry(Site(std_mean_op))
+std_mean_op._make_entry = _std_mean_entry
+
+
 sort_op = define(
     "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
 )

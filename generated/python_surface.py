@@ -251,6 +251,63 @@ FUNCTIONS = {
         ops.argmin_op,
         ops.argmin_out_op,
     ),
+    "prod": (
+        ops.prod_op,
+        ops.prod_dim_int_op,
+        ops.prod_int_out_op,
+    ),
+    "nansum": (
+        ops.nansum_op,
+        ops.nansum_out_op,
+    ),
+    "nanmean": (
+        ops.nanmean_op,
+        ops.nanmean_out_op,
+    ),
+    "all": (
+        ops.all_op,
+        ops.all_all_out_op,
+        ops.all_dim_op,
+        ops.all_out_op,
+        ops.all_dims_op,
+        ops.all_dims_out_op,
+    ),
+    "any": (
+        ops.any_op,
+        ops.any_all_out_op,
+        ops.any_dim_op,
+        ops.any_out_op,
+        ops.any_dims_op,
+        ops.any_dims_out_op,
+    ),
+    "count_nonzero": (
+        ops.count_nonzero_op,
+        ops.count_nonzero_dim_IntList_op,
+    ),
+    "var": (
+        ops.var_dim_op,
+        ops.var_correction_op,
+        ops.var_correction_out_op,
+        ops.var_out_op,
+        ops.var_op,
+    ),
+    "std": (
+        ops.std_dim_op,
+        ops.std_correction_op,
+        ops.std_correction_out_op,
+        ops.std_out_op,
+        ops.std_op,
+    ),
+    "var_mean": (
+        ops.var_mean_dim_op,
+        ops.var_mean_correction_op,
+        ops.var_mean_op,
+    ),
+    "std_mean": (
+        ops.std_mean_dim_op,
+        ops.std_mean_correction_op,
+        ops.std_mean_op,
+    ),
     "sort": (
         ops.sort_op,
         ops.sort_values_op,
@@ -709,6 +766,16 @@ amin = function("amin", FUNCTIONS["amin"])
 aminmax = function("aminmax", FUNCTIONS["aminmax"])
 argmax = function("argmax", FUNCTIONS["argmax"])
 argmin = function("argmin", FUNCTIONS["argmin"])
+prod = function("prod", FUNCTIONS["prod"])
+nansum = function("nansum", FUNCTIONS["nansum"])
+nanmean = function("nanmean", FUNCTIONS["nanmean"])
+all = function("all", FUNCTIONS["all"])
+any = function("any", FUNCTIONS["any"])
+count_nonzero = function("count_nonzero", FUNCTIONS["count_nonzero"])
+var = function("var", FUNCTIONS["var"])
+std = function("std", FUNCTIONS["std"])
+var_mean = function("var_mean", FUNCTIONS["var_mean"])
+std_mean = function("std_mean", FUNCTIONS["std_mean"])
 sort = function("sort", FUNCTIONS["sort"])
 argsort = function("argsort", FUNCTIONS["argsort"])
 msort = function("msort", FUNCTIONS["msort"])

@@ -95,6 +95,54 @@ def _min_out_composite(keyset, self, other, out):
     return decompositions.min_out(self, other, out)
 
 
+def _nanmean_composite(keyset, self, dim, keepdim, dtype):
+    return decompositions.nanmean(self, dim, keepdim, dtype)
+
+
+def _nanmean_out_composite(keyset, self, dim, keepdim, dtype, out):
+    return decompositions.nanmean_out(self, dim, keepdim, dtype, out)
+
+
+def _var_dim_composite(keyset, self, dim, unbiased, keepdim):
+    return decompositions.var_dim(self, dim, unbiased, keepdim)
+
+
+def _var_out_composite(keyset, self, dim, unbiased, keepdim, out):
+    return decompositions.var_out(self, dim, unbiased, keepdim, out)
+
+
+def _var_composite(keyset, self, unbiased):
+    return decompositions.var_unbiased(self, unbiased)
+
+
+def _std_dim_composite(keyset, self, dim, unbiased, keepdim):
+    return decompositions.std_dim(self, dim, unbiased, keepdim)
+
+
+def _std_out_composite(keyset, self, dim, unbiased, keepdim, out):
+    return decompositions.std_out(self, dim, unbiased, keepdim, out)
+
+
+def _std_composite(keyset, self, unbiased):
+    return decompositions.std_unbiased(self, unbiased)
+
+
+def _var_mean_dim_composite(keyset, self, dim, unbiased, keepdim):
+    return decompositions.var_mean_dim(self, dim, unbiased, keepdim)
+
+
+def _var_mean_composite(keyset, self, unbiased):
+    return decompositions.var_mean_unbiased(self, unbiased)
+
+
+def _std_mean_dim_composite(keyset, self, dim, unbiased, keepdim):
+    return decompositions.std_mean_dim(self, dim, unbiased, keepdim)
+
+
+def _std_mean_composite(keyset, self, unbiased):
+    return decompositions.std_mean_unbiased(self, unbiased)
+
+
 def _argsort_composite(keyset, self, dim, descending):
     return decompositions.argsort(self, dim, descending)
 
@@ -796,6 +844,31 @@ def register_all():
     ops.argmax_out_op.register_kernel(CPU, cpu_kernels.argmax_out)
     ops.argmin_op.register_kernel(CPU, cpu_kernels.argmin)
     ops.argmin_out_op.register_kernel(CPU, cpu_kernels.argmin_out)
+    ops.prod_op.register_kernel(CPU, cpu_kernels.prod)
+    ops.prod_dim_int_op.register_kernel(CPU, cpu_kernels.prod_dim_int)
+    ops.prod_int_out_op.register_kernel(CPU, cpu_kernels.prod_int_out)
+    ops.nansum_op.register_kernel(CPU, cpu_kernels.nansum)
+    ops.nansum_out_op.register_kernel(CPU, cpu_kernels.nansum_out)
+    ops.all_op.register_kernel(CPU, cpu_kernels.all)
+    ops.all_all_out_op.register_kernel(CPU, cpu_kernels.all_all_out)
+    ops.all_dim_op.register_kernel(CPU, cpu_kernels.all_dim)
+    ops.all_out_op.register_kernel(CPU, cpu_kernels.all_out)
+    ops.all_dims_op.register_kernel(CPU, cpu_kernels.all_dims)
+    ops.all_dims_out_op.register_kernel(CPU, cpu_kernels.all_dims_out)
+    ops.any_op.register_kernel(CPU, cpu_kernels.any)
+    ops.any_all_out_op.register_kernel(CPU, cpu_kernels.any_all_out)
+    ops.any_dim_op.register_kernel(CPU, cpu_kernels.any_dim)
+    ops.any_out_op.register_kernel(CPU, cpu_kernels.any_out)
+    ops.any_dims_op.register_kernel(CPU, cpu_kernels.any_dims)
+    ops.any_dims_out_op.register_kernel(CPU, cpu_kernels.any_dims_out)
+    ops.count_nonzero_op.register_kernel(CPU, cpu_kernels.count_nonzero)
+    ops.count_nonzero_dim_IntList_op.register_kernel(CPU, cpu_kernels.count_nonzero_dim_IntList)
+    ops.var_correction_op.register_kernel(CPU, cpu_kernels.var_correction)
+    ops.var_correction_out_op.register_kernel(CPU, cpu_kernels.var_correction_out)
+    ops.std_correction_op.register_kernel(CPU, cpu_kernels.std_correction)
+    ops.std_correction_out_op.register_kernel(CPU, cpu_kernels.std_correction_out)
+    ops.var_mean_correction_op.register_kernel(CPU, cpu_kernels.var_mean_correction)
+    ops.std_mean_correction_op.register_kernel(CPU, cpu_kernels.std_mean_correction)
     ops.sort_op.register_kernel(CPU, cpu_kernels.sort)
     ops.sort_values_op.register_kernel(CPU, cpu_kernels.sort_values)
     ops.sort_stable_op.register_kernel(CPU, cpu_kernels.sort_stable)
@@ -1222,6 +1295,13 @@ def register_all():
     ops.amax_op.register_kernel(AUTOGRAD, autograd_kernels.amax)
     ops.amin_op.register_kernel(AUTOGRAD, autograd_kernels.amin)
     ops.aminmax_op.register_kernel(AUTOGRAD, autograd_kernels.aminmax)
+    ops.prod_op.register_kernel(AUTOGRAD, autograd_kernels.prod)
+    ops.prod_dim_int_op.register_kernel(AUTOGRAD, autograd_kernels.prod_dim_int)
+    ops.nansum_op.register_kernel(AUTOGRAD, autograd_kernels.nansum)
+    ops.var_correction_op.register_kernel(AUTOGRAD, autograd_kernels.var_correction)
+    ops.std_correction_op.register_kernel(AUTOGRAD, autograd_kernels.std_correction)
+    ops.var_mean_correction_op.register_kernel(AUTOGRAD, autograd_kernels.var_mean_correction)
+    ops.std_mean_correction_op.register_kernel(AUTOGRAD, autograd_kernels.std_mean_correction)
     ops.sort_op.register_kernel(AUTOGRAD, autograd_kernels.sort)
     ops.sort_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_stable)
     ops.topk_op.register_kernel(AUTOGRAD, autograd_kernels.topk)
@@ -1611,6 +1691,10 @@ def register_all():
     ops.amax_out_op.register_kernel(AUTOGRAD, autograd_kernels.amax_out)
     ops.amin_out_op.register_kernel(AUTOGRAD, autograd_kernels.amin_out)
     ops.aminmax_out_op.register_kernel(AUTOGRAD, autograd_kernels.aminmax_out)
+    ops.prod_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.prod_int_out)
+    ops.nansum_out_op.register_kernel(AUTOGRAD, autograd_kernels.nansum_out)
+    ops.var_correction_out_op.register_kernel(AUTOGRAD, autograd_kernels.var_correction_out)
+    ops.std_correction_out_op.register_kernel(AUTOGRAD, autograd_kernels.std_correction_out)
     ops.sort_values_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values_stable)
     ops.topk_values_op.register_kernel(AUTOGRAD, autograd_kernels.topk_values)
@@ -1826,6 +1910,20 @@ def register_all():
     ops.aminmax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.aminmax_out)
     ops.argmax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.argmax_out)
     ops.argmin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.argmin_out)
+    ops.prod_int_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.prod_int_out)
+    ops.nansum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nansum_out)
+    ops.all_all_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.all_all_out)
+    ops.all_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.all_out)
+    ops.all_dims_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.all_dims_out)
+    ops.any_all_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.any_all_out)
+    ops.any_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.any_out)
+    ops.any_dims_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.any_dims_out)
+    ops.var_correction_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.var_correction_out
+    )
+    ops.std_correction_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.std_correction_out
+    )
     ops.sort_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values_stable
@@ -1975,6 +2073,30 @@ def register_all():
     ops.min_other_op.register_kernel(AUTOGRAD | CPU, _min_other_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.min_out_op.register_kernel(AUTOGRAD | CPU, _min_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nanmean_op.register_kernel(AUTOGRAD | CPU, _nanmean_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nanmean_out_op.register_kernel(AUTOGRAD | CPU, _nanmean_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.var_dim_op.register_kernel(AUTOGRAD | CPU, _var_dim_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.var_out_op.register_kernel(AUTOGRAD | CPU, _var_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.var_op.register_kernel(AUTOGRAD | CPU, _var_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.std_dim_op.register_kernel(AUTOGRAD | CPU, _std_dim_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.std_out_op.register_kernel(AUTOGRAD | CPU, _std_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.std_op.register_kernel(AUTOGRAD | CPU, _std_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.var_mean_dim_op.register_kernel(AUTOGRAD | CPU, _var_mean_dim_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.var_mean_op.register_kernel(AUTOGRAD | CPU, _var_mean_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.std_mean_dim_op.register_kernel(AUTOGRAD | CPU, _std_mean_dim_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.std_mean_op.register_kernel(AUTOGRAD | CPU, _std_mean_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.argsort_op.register_kernel(AUTOGRAD | CPU, _argsort_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

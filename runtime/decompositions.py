@@ -432,3 +432,5 @@ from .minmax_decompositions import *  # noqa: E402,F401,F403
 from .logical_decompositions import *  # noqa: E402,F401,F403
 # argsort and msort (its __all__).
 from .sort_decompositions import *  # noqa: E402,F401,F403
+# The statistical reductions' composites (its __all__).
+from .stats_decompositions import *  # noqa: E402,F401,F403

@@ -2218,3 +2218,5 @@ from .logical_kernels import *  # noqa: E402,F401,F403
 
 # The sorting family's kernels (its __all__), named k.<fn> in the YAML.
 from .sort_kernels import *  # noqa: E402,F401,F403
+# The statistical reductions' kernels (its __all__), named k.<fn> in the YAML.
+from .stats_kernels import *  # noqa: E402,F401,F403

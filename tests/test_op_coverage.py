@@ -429,6 +429,21 @@ TESTED_ELSEWHERE.update(
     }
 )
 TESTED_ELSEWHERE["aten.unflatten.int"] = "test_unflatten.py and test_opinfo.py"
+# the statistical reductions: test_stats_reductions.py (incl. every out= form) and their OpInfos
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_stats_reductions.py and test_opinfo.py"
+        for name in (
+            "prod.default prod.dim_int prod.int_out nansum.default nansum.out nanmean.default "
+            "nanmean.out all.default all.all_out all.dim all.out all.dims all.dims_out "
+            "any.default any.all_out any.dim any.out any.dims any.dims_out "
+            "count_nonzero.default count_nonzero.dim_IntList var.dim var.correction "
+            "var.correction_out var.out var.default std.dim std.correction std.correction_out "
+            "std.out std.default var_mean.dim var_mean.correction var_mean.default "
+            "std_mean.dim std_mean.correction std_mean.default"
+        ).split()
+    }
+)
 
 
 def _all_overloads():

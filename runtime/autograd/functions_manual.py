@@ -679,3 +679,5 @@ from .sampling_manual import *  # noqa: E402,F401,F403
 from .index_manual import *  # noqa: E402,F401,F403
 # The max/min reductions' helpers (its __all__).
 from .minmax_manual import *  # noqa: E402,F401,F403
+# The statistical reductions' formula helpers (its __all__).
+from .stats_manual import *  # noqa: E402,F401,F403
