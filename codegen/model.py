@@ -42,7 +42,7 @@ class ModelError(Exception):
         super().__init__(f"{path}:{line}: {op}: {message}")
 
 
-DTYPE_RULES = ("none", "promote", "float", "compare")
+DTYPE_RULES = ("none", "promote", "float", "division", "compare")
 VARIANTS = ("function", "method")
 # Metadata reads a formula may make on a tensor input, saved in place of the tensor.
 METADATA_CALLS = {
@@ -74,6 +74,7 @@ OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "bool")
 TAGS = frozenset(
     {
         "inplace_view",
+        "aten_only_out",
         "not_a_view",
         "float16_scalar_other",
         "numbers_as_tensors",
@@ -446,7 +447,7 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         if tag not in TAGS:
             raise fail(f"unknown tag '{tag}'", "tags")
     node_name = item.get("node")
-    if node_name is not None and not re.match(r"^[A-Z][A-Za-z0-9]*$", str(node_name)):
+    if node_name is not None and not re.match(r"^[A-Z][A-Za-z0-9]*(_copy)?$", str(node_name)):
         raise fail(f"bad node name '{node_name}'", "node")
     inplace = out = None
     for s in variant_schemas:

@@ -271,7 +271,8 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             f"{t} = {t}._data" + (f" if {t} is not None else None" if t in optional else "")
         )
     if rule != "none" and promoted:
-        lifted = "True" if rule == "float" else "False"
+        # a division without a rounding mode lifts integers to float, as true division
+        lifted = {"float": "True", "division": "rounding_mode is None"}.get(rule, "False")
         if any(t in optional for t in promoted):
             names = ", ".join(promoted)
             prelude.append(f"{names} = promote_optional(({names}), {lifted})")
@@ -763,7 +764,7 @@ def plain_kernel(ov: Overload, kernel: Optional[AutogradKernel]) -> Optional[Pla
     args = entry.schema.arguments
     if any(a.type.base == "Tensor" and (a.type.optional or a.type.is_list) for a in args):
         return None
-    if entry.dtype_rule not in ("promote", "float", "none"):
+    if entry.dtype_rule not in ("promote", "float", "division", "none"):
         return None
     tensors = [a.name for a in args if a.type.base == "Tensor"]
     if not tensors:
@@ -1159,7 +1160,9 @@ def build_context(model: m.Model) -> Dict:
         if ov.kind == "inplace_variant":
             variants = ("method",) if variants else ()
         elif ov.kind == "out_variant":
-            variants = ("function",) if "function" in variants else ()
+            # PyTorch generates some out= variants for aten only (flip.out): no Python out=
+            python_out = "function" in variants and "aten_only_out" not in ov.entry.tags
+            variants = ("function",) if python_out else ()
         if "function" in variants:
             surface_functions.setdefault(name, []).append(ov.ident)
         if "method" in variants and ov.params and ov.params[0].name == "self":

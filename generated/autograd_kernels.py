@@ -357,6 +357,92 @@ def div__Scalar(keyset, self, other):
     return result
 
 
+def div_Tensor_mode(keyset, self, other, rounding_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.DivBackward2()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.rounding_mode_ = rounding_mode
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.div_Tensor_mode_op.kernels[keyset]
+    result = redispatch(keyset, self, other, rounding_mode)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.div_Tensor_mode(self, other, rounding_mode, result)
+    return result
+
+
+def div__Tensor_mode(keyset, self, other, rounding_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.DivBackward2()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.rounding_mode_ = rounding_mode
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = (
+        jvp_kernels.div__Tensor_mode_pre(self, other, rounding_mode) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.div__Tensor_mode_op.kernels[keyset]
+    result = redispatch(keyset, self, other, rounding_mode)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.div__Tensor_mode(self, other, rounding_mode, result, tangents)
+    return result
+
+
+def div_Scalar_mode(keyset, self, other, rounding_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.DivBackward3()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+        grad_fn.rounding_mode_ = rounding_mode
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.div_Scalar_mode_op.kernels[keyset]
+    result = redispatch(keyset, self, other, rounding_mode)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.div_Scalar_mode(self, other, rounding_mode, result)
+    return result
+
+
+def div__Scalar_mode(keyset, self, other, rounding_mode):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.DivBackward3()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+        grad_fn.rounding_mode_ = rounding_mode
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = (
+        jvp_kernels.div__Scalar_mode_pre(self, other, rounding_mode) if _tls.fw_active else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.div__Scalar_mode_op.kernels[keyset]
+    result = redispatch(keyset, self, other, rounding_mode)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.div__Scalar_mode(self, other, rounding_mode, result, tangents)
+    return result
+
+
 def reciprocal(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -4384,6 +4470,23 @@ def squeeze_dim(keyset, self, dim):
     return result
 
 
+def squeeze_dims(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SqueezeBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze_dims_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.squeeze_dims(self, dim, result)
+    return result
+
+
 def squeeze_(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -4418,6 +4521,25 @@ def squeeze__dim(keyset, self, dim):
         rebase_history(self, grad_fn, metadata_only=True)
     if tangents is not None:
         jvp_kernels.squeeze__dim(self, dim, result, tangents)
+    return result
+
+
+def squeeze__dims(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SqueezeBackward5()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    tangents = jvp_kernels.squeeze__dims_pre(self, dim) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze__dims_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn, metadata_only=True)
+    if tangents is not None:
+        jvp_kernels.squeeze__dims(self, dim, result, tangents)
     return result
 
 
@@ -4741,6 +4863,178 @@ def alias(keyset, self):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.alias(self, result)
+    return result
+
+
+def flip(keyset, self, dims):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FlipBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dims_ = dims
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.flip_op.kernels[keyset]
+    result = redispatch(keyset, self, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.flip(self, dims, result)
+    return result
+
+
+def roll(keyset, self, shifts, dims):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RollBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dims_ = dims
+        grad_fn.shifts_ = shifts
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.roll_op.kernels[keyset]
+    result = redispatch(keyset, self, shifts, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.roll(self, shifts, dims, result)
+    return result
+
+
+def rot90(keyset, self, k, dims):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Rot90Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dims_ = dims
+        grad_fn.k_ = k
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rot90_op.kernels[keyset]
+    result = redispatch(keyset, self, k, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rot90(self, k, dims, result)
+    return result
+
+
+def tril(keyset, self, diagonal):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TrilBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.diagonal_ = diagonal
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.tril_op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.tril(self, diagonal, result)
+    return result
+
+
+def tril_(keyset, self, diagonal):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.TrilBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.diagonal_ = diagonal
+    tangents = jvp_kernels.tril__pre(self, diagonal) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.tril__op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.tril_(self, diagonal, result, tangents)
+    return result
+
+
+def triu(keyset, self, diagonal):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TriuBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.diagonal_ = diagonal
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.triu_op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.triu(self, diagonal, result)
+    return result
+
+
+def triu_(keyset, self, diagonal):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.TriuBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.diagonal_ = diagonal
+    tangents = jvp_kernels.triu__pre(self, diagonal) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.triu__op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.triu_(self, diagonal, result, tangents)
+    return result
+
+
+def diag_embed(keyset, self, offset, dim1, dim2):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.DiagEmbedBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diag_embed_op.kernels[keyset]
+    result = redispatch(keyset, self, offset, dim1, dim2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.diag_embed(self, offset, dim1, dim2, result)
+    return result
+
+
+def block_diag(keyset, tensors):
+    grad_fn = None
+    if _tls.grad_enabled and (any([t._rg for t in tensors])):
+        grad_fn = nodes.BlockDiagBackward0()
+        grad_fn._next_edges = (*[next_edge(t) for t in tensors],)
+        grad_fn.tensors_args_scalartypes_ = tuple([t.dtype for t in tensors])
+        grad_fn.tensors_args_sizes_ = tuple([t._data.shape for t in tensors])
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.block_diag_op.kernels[keyset]
+    result = redispatch(keyset, tensors)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.block_diag(tensors, result)
+    return result
+
+
+def diagonal_copy(keyset, self, offset, dim1, dim2):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.DiagonalBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diagonal_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, offset, dim1, dim2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.diagonal_copy(self, offset, dim1, dim2, result)
     return result
 
 
@@ -7690,6 +7984,20 @@ def div_out(keyset, self, other, out):
     return redispatch(keyset, self, other, out)
 
 
+def div_out_mode(keyset, self, other, rounding_mode, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "div",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.div_out_mode_op.kernels[keyset]
+    return redispatch(keyset, self, other, rounding_mode, out)
+
+
 def neg_out(keyset, self, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:
@@ -8164,6 +8472,123 @@ def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.baddbmm_out_op.kernels[keyset]
     return redispatch(keyset, self, batch1, batch2, beta, alpha, out)
+
+
+def cat_out(keyset, tensors, dim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "cat",
+            *tensors,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cat_out_op.kernels[keyset]
+    return redispatch(keyset, tensors, dim, out)
+
+
+def flip_out(keyset, self, dims, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "flip",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.flip_out_op.kernels[keyset]
+    return redispatch(keyset, self, dims, out)
+
+
+def roll_out(keyset, self, shifts, dims, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "roll",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.roll_out_op.kernels[keyset]
+    return redispatch(keyset, self, shifts, dims, out)
+
+
+def rot90_out(keyset, self, k, dims, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "rot90",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rot90_out_op.kernels[keyset]
+    return redispatch(keyset, self, k, dims, out)
+
+
+def tril_out(keyset, self, diagonal, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "tril",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.tril_out_op.kernels[keyset]
+    return redispatch(keyset, self, diagonal, out)
+
+
+def triu_out(keyset, self, diagonal, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "triu",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.triu_out_op.kernels[keyset]
+    return redispatch(keyset, self, diagonal, out)
+
+
+def diag_embed_out(keyset, self, offset, dim1, dim2, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "diag_embed",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diag_embed_out_op.kernels[keyset]
+    return redispatch(keyset, self, offset, dim1, dim2, out)
+
+
+def block_diag_out(keyset, tensors, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "block_diag",
+            *tensors,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.block_diag_out_op.kernels[keyset]
+    return redispatch(keyset, tensors, out)
+
+
+def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "diagonal_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diagonal_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, offset, dim1, dim2, out)
 
 
 def gather_out(keyset, self, dim, index, sparse_grad, out):

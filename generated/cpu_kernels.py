@@ -357,6 +357,79 @@ def div__Scalar(keyset, self, other):
     return copy_into(target, result)
 
 
+def div_Tensor_mode(keyset, self, other, rounding_mode):
+    """CPU kernel of div.Tensor_mode"""
+    k.div_rounding_check(rounding_mode)
+    self, other = promote2(self, other, rounding_mode is None)
+    try:
+        result = k.div_rounding(self, other, rounding_mode)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def div__Tensor_mode(keyset, self, other, rounding_mode):
+    """CPU kernel of div_.Tensor_mode"""
+    k.div_rounding_check(rounding_mode)
+    target = self
+    self, other = promote2(self, other, rounding_mode is None)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.div_rounding(self, other, rounding_mode)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def div_out_mode(keyset, self, other, rounding_mode, out):
+    """CPU kernel of div.out_mode"""
+    k.div_rounding_check(rounding_mode)
+    target = out
+    self, other = promote2(self, other, rounding_mode is None)
+    try:
+        result = k.div_rounding(self, other, rounding_mode)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def div_Scalar_mode(keyset, self, other, rounding_mode):
+    """CPU kernel of div.Scalar_mode"""
+    k.div_rounding_check(rounding_mode)
+    (self,) = promote((self,), (other,), rounding_mode is None)
+    result = k.div_rounding(self, k.scalar_as(other, self.dtype), rounding_mode)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def div__Scalar_mode(keyset, self, other, rounding_mode):
+    """CPU kernel of div_.Scalar_mode"""
+    k.div_rounding_check(rounding_mode)
+    target = self
+    (self,) = promote((self,), (other,), rounding_mode is None)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.div_rounding(self, k.scalar_as(other, self.dtype), rounding_mode)
+    return copy_into(target, result)
+
+
 def reciprocal(keyset, self):
     """CPU kernel of reciprocal"""
     self = float_array(self)
@@ -3884,6 +3957,17 @@ def squeeze_dim(keyset, self, dim):
     return out
 
 
+def squeeze_dims(keyset, self, dim):
+    """CPU kernel of squeeze.dims"""
+    source = self
+    self = self._data
+    result = k.squeeze_dims(self, dim)
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
+
+
 def squeeze_(keyset, self):
     """CPU kernel of squeeze_"""
     target = self
@@ -3897,6 +3981,14 @@ def squeeze__dim(keyset, self, dim):
     target = self
     self = self._data
     result = k.squeeze(self, dim)
+    return set_data(target, result)
+
+
+def squeeze__dims(keyset, self, dim):
+    """CPU kernel of squeeze_.dims"""
+    target = self
+    self = self._data
+    result = k.squeeze_dims(self, dim)
     return set_data(target, result)
 
 
@@ -4040,6 +4132,14 @@ def cat(keyset, tensors, dim):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def cat_out(keyset, tensors, dim, out):
+    """CPU kernel of cat.out"""
+    target = out
+    tensors = [t._data if t is not None else None for t in tensors]
+    result = k.cat(tensors, dim)
+    return write_out(target, result)
+
+
 def stack(keyset, tensors, dim):
     """CPU kernel of stack"""
     tensors = [t._data if t is not None else None for t in tensors]
@@ -4057,6 +4157,150 @@ def alias(keyset, self):
     if out._keys is not source._keys:
         out._keys = source._keys  # a view of an inference tensor is an inference tensor
     return out
+
+
+def flip(keyset, self, dims):
+    """CPU kernel of flip"""
+    self = self._data
+    result = k.flip(self, dims)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def flip_out(keyset, self, dims, out):
+    """CPU kernel of flip.out"""
+    target = out
+    self = self._data
+    result = k.flip(self, dims)
+    return write_out(target, result)
+
+
+def roll(keyset, self, shifts, dims):
+    """CPU kernel of roll"""
+    self = self._data
+    result = k.roll(self, shifts, dims)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def roll_out(keyset, self, shifts, dims, out):
+    """CPU kernel of roll.out"""
+    target = out
+    self = self._data
+    result = k.roll(self, shifts, dims)
+    return write_out(target, result)
+
+
+def rot90(keyset, self, k, dims):
+    """CPU kernel of rot90"""
+    self = self._data
+    result = numpy_kernels.rot90(self, k, dims)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def rot90_out(keyset, self, k, dims, out):
+    """CPU kernel of rot90.out"""
+    target = out
+    self = self._data
+    result = numpy_kernels.rot90(self, k, dims)
+    return write_out(target, result)
+
+
+def tril(keyset, self, diagonal):
+    """CPU kernel of tril"""
+    self = self._data
+    result = k.triangle(self, diagonal, True)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def tril_(keyset, self, diagonal):
+    """CPU kernel of tril_"""
+    target = self
+    self = self._data
+    result = k.triangle(self, diagonal, True)
+    return copy_into(target, result)
+
+
+def tril_out(keyset, self, diagonal, out):
+    """CPU kernel of tril.out"""
+    target = out
+    self = self._data
+    result = k.triangle(self, diagonal, True)
+    return write_out(target, result)
+
+
+def triu(keyset, self, diagonal):
+    """CPU kernel of triu"""
+    self = self._data
+    result = k.triangle(self, diagonal, False)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def triu_(keyset, self, diagonal):
+    """CPU kernel of triu_"""
+    target = self
+    self = self._data
+    result = k.triangle(self, diagonal, False)
+    return copy_into(target, result)
+
+
+def triu_out(keyset, self, diagonal, out):
+    """CPU kernel of triu.out"""
+    target = out
+    self = self._data
+    result = k.triangle(self, diagonal, False)
+    return write_out(target, result)
+
+
+def diag_embed(keyset, self, offset, dim1, dim2):
+    """CPU kernel of diag_embed"""
+    self = self._data
+    result = k.diag_embed(self, offset, dim1, dim2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def diag_embed_out(keyset, self, offset, dim1, dim2, out):
+    """CPU kernel of diag_embed.out"""
+    target = out
+    self = self._data
+    result = k.diag_embed(self, offset, dim1, dim2)
+    return write_out(target, result)
+
+
+def block_diag(keyset, tensors):
+    """CPU kernel of block_diag"""
+    tensors = [t._data if t is not None else None for t in tensors]
+    result = k.block_diag(tensors)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def block_diag_out(keyset, tensors, out):
+    """CPU kernel of block_diag.out"""
+    target = out
+    tensors = [t._data if t is not None else None for t in tensors]
+    result = k.block_diag(tensors)
+    return write_out(target, result)
+
+
+def diagonal_copy(keyset, self, offset, dim1, dim2):
+    """CPU kernel of diagonal_copy"""
+    self = self._data
+    result = k.diagonal(self, offset, dim1, dim2).copy()
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
+    """CPU kernel of diagonal_copy.out"""
+    target = out
+    self = self._data
+    result = k.diagonal(self, offset, dim1, dim2).copy()
+    return write_out(target, result)
 
 
 def convolution(

@@ -67,6 +67,12 @@ def squeeze_dim(keyset, self, dim):
     return as_view(self, redispatch(keyset, self, dim))
 
 
+def squeeze_dims(keyset, self, dim):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.squeeze_dims_op.kernels[keyset]
+    return as_view(self, redispatch(keyset, self, dim))
+
+
 def select_int(keyset, self, dim, index):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.select_int_op.kernels[keyset]
@@ -227,6 +233,30 @@ def div__Scalar(keyset, self, other):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.div__Scalar_op.kernels[keyset]
     result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def div__Tensor_mode(keyset, self, other, rounding_mode):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.div__Tensor_mode_op.kernels[keyset]
+    result = redispatch(keyset, self, other, rounding_mode)
+    bump_version(self)
+    return result
+
+
+def div_out_mode(keyset, self, other, rounding_mode, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.div_out_mode_op.kernels[keyset]
+    result = redispatch(keyset, self, other, rounding_mode, out)
+    bump_version(out)
+    return result
+
+
+def div__Scalar_mode(keyset, self, other, rounding_mode):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.div__Scalar_mode_op.kernels[keyset]
+    result = redispatch(keyset, self, other, rounding_mode)
     bump_version(self)
     return result
 
@@ -1209,6 +1239,14 @@ def squeeze__dim(keyset, self, dim):
     return result
 
 
+def squeeze__dims(keyset, self, dim):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.squeeze__dims_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    bump_version(self)
+    return result
+
+
 def unsqueeze_(keyset, self, dim):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.unsqueeze__op.kernels[keyset]
@@ -1230,6 +1268,94 @@ def transpose_(keyset, self, dim0, dim1):
     redispatch = ops.transpose__op.kernels[keyset]
     result = redispatch(keyset, self, dim0, dim1)
     bump_version(self)
+    return result
+
+
+def cat_out(keyset, tensors, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cat_out_op.kernels[keyset]
+    result = redispatch(keyset, tensors, dim, out)
+    bump_version(out)
+    return result
+
+
+def flip_out(keyset, self, dims, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.flip_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dims, out)
+    bump_version(out)
+    return result
+
+
+def roll_out(keyset, self, shifts, dims, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.roll_out_op.kernels[keyset]
+    result = redispatch(keyset, self, shifts, dims, out)
+    bump_version(out)
+    return result
+
+
+def rot90_out(keyset, self, k, dims, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.rot90_out_op.kernels[keyset]
+    result = redispatch(keyset, self, k, dims, out)
+    bump_version(out)
+    return result
+
+
+def tril_(keyset, self, diagonal):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.tril__op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal)
+    bump_version(self)
+    return result
+
+
+def tril_out(keyset, self, diagonal, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.tril_out_op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal, out)
+    bump_version(out)
+    return result
+
+
+def triu_(keyset, self, diagonal):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.triu__op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal)
+    bump_version(self)
+    return result
+
+
+def triu_out(keyset, self, diagonal, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.triu_out_op.kernels[keyset]
+    result = redispatch(keyset, self, diagonal, out)
+    bump_version(out)
+    return result
+
+
+def diag_embed_out(keyset, self, offset, dim1, dim2, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.diag_embed_out_op.kernels[keyset]
+    result = redispatch(keyset, self, offset, dim1, dim2, out)
+    bump_version(out)
+    return result
+
+
+def block_diag_out(keyset, tensors, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.block_diag_out_op.kernels[keyset]
+    result = redispatch(keyset, tensors, out)
+    bump_version(out)
+    return result
+
+
+def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.diagonal_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, offset, dim1, dim2, out)
+    bump_version(out)
     return result
 
 

@@ -565,6 +565,104 @@ def div__Scalar(self, other, result, tangents):
     set_fw_grad_inplace(self, tangent)
 
 
+def div_Tensor_mode(self, other, rounding_mode, result):
+    # zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if other_t is None:
+        other_t = zeros_tangent(other)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            F.zeros_like(result)
+            if rounding_mode is not None
+            else self_t / other - other_t * (self / other) / other
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def div__Tensor_mode_pre(self, other, rounding_mode):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def div__Tensor_mode(self, other, rounding_mode, result, tangents):
+    # zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if other_t is None:
+        other_t = zeros_tangent(other)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            F.zeros_like(result)
+            if rounding_mode is not None
+            else self_t / other - other_t * (original_self / other) / other
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def div_Scalar_mode(self, other, rounding_mode, result):
+    # zeros_like(result) if rounding_mode is not None else self_t / other
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(result) if rounding_mode is not None else self_t / other
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def div__Scalar_mode_pre(self, other, rounding_mode):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def div__Scalar_mode(self, other, rounding_mode, result, tangents):
+    # zeros_like(result) if rounding_mode is not None else self_t / other
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(result) if rounding_mode is not None else self_t / other
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def reciprocal(self, result):
     # auto_element_wise
     self_t = fw_grad(self)
@@ -4460,6 +4558,23 @@ def squeeze_dim(self, dim, result):
     set_fw_grad(result, tangent)
 
 
+def squeeze_dims(self, dim, result):
+    # auto_linear
+    propagate_view_root(self, result)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.squeeze_dims(self_t, dim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def squeeze__pre(self):
     self_t = fw_grad(self)
     if self_t is None:
@@ -4496,6 +4611,27 @@ def squeeze__dim(self, dim, result, tangents):
     try:
         _tls.fw_active = False
         tangent = ops.squeeze__dim(self_t, dim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def squeeze__dims_pre(self, dim):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def squeeze__dims(self, dim, result, tangents):
+    # auto_linear
+    (self_t,) = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.squeeze__dims(self_t, dim)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
@@ -4810,6 +4946,183 @@ def alias(self, result):
     try:
         _tls.fw_active = False
         tangent = ops.alias(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def flip(self, dims, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.flip(self_t, dims)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def roll(self, shifts, dims, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.roll(self_t, shifts, dims)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def rot90(self, k, dims, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.rot90(self_t, k, dims)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def tril(self, diagonal, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.tril(self_t, diagonal)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def tril__pre(self, diagonal):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def tril_(self, diagonal, result, tangents):
+    # auto_linear
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.tril(self_t, diagonal)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def triu(self, diagonal, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.triu(self_t, diagonal)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def triu__pre(self, diagonal):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def triu_(self, diagonal, result, tangents):
+    # auto_linear
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.triu(self_t, diagonal)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def diag_embed(self, offset, dim1, dim2, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.diag_embed(self_t, offset, dim1, dim2)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def block_diag(tensors, result):
+    # auto_linear
+    tensors_t = [fw_grad(t) for t in tensors]
+    if all([t is None for t in tensors_t]):
+        return
+    tensors_t = [g if g is not None else zeros_tangent(t) for g, t in zip(tensors_t, tensors)]
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.block_diag(tensors_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def diagonal_copy(self, offset, dim1, dim2, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.diagonal_copy(self_t, offset, dim1, dim2)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

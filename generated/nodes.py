@@ -22,6 +22,7 @@ from opgrad.autograd.functions_manual import (
     binary_cross_entropy_target_backward,
     binary_cross_entropy_with_logits_backward,
     binary_cross_entropy_with_logits_target_backward,
+    block_diag_backward,
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
@@ -29,6 +30,7 @@ from opgrad.autograd.functions_manual import (
     convolution_double_backward,
     derivative_not_implemented,
     div_tensor_other_backward,
+    div_tensor_self_backward,
     elu_double_backward,
     embedding_backward,
     embedding_dense_double_backward,
@@ -76,6 +78,7 @@ from opgrad.autograd.functions_manual import (
     prod_backward,
     repeat_backward,
     restore_reduced_dims,
+    roll_backward,
     scale_grad_by_count,
     scatter_reduce_backward,
     smooth_l1_loss_double_backward,
@@ -148,6 +151,7 @@ from opgrad.generated.python_surface import (
     channel_shuffle,
     col2im,
     convolution_backward,
+    diagonal,
     diagonal_backward,
     div,
     elu_backward,
@@ -599,6 +603,134 @@ class DivBackward1(Node):
     @property
     def _saved_other(self):
         return self.other_
+
+
+class DivBackward2(Node):
+    """Backward of ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "rounding_mode_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.rounding_mode_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        rounding_mode = self.rounding_mode_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: div_tensor_other_backward(grad, self, other, rounding_mode)
+        grad_other = (
+            div_tensor_other_backward(grad, self_, other, rounding_mode) if needs[1] else None
+        )
+        # self: div_tensor_self_backward(grad, other, self, rounding_mode)
+        grad_self = (
+            div_tensor_self_backward(grad, other, self_, rounding_mode) if needs[0] else None
+        )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_rounding_mode(self):
+        return self.rounding_mode_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class DivBackward3(Node):
+    """Backward of ``div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "rounding_mode_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.rounding_mode_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        rounding_mode = self.rounding_mode_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: div_tensor_self_backward(grad, other, self, rounding_mode)
+        grad_self = (
+            div_tensor_self_backward(grad, other, self_, rounding_mode) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_other(self):
+        return self.other_
+
+    @property
+    def _saved_rounding_mode(self):
+        return self.rounding_mode_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
 
 
 class ReciprocalBackward0(Node):
@@ -10175,6 +10307,41 @@ class SqueezeBackward1(Node):
         return self.self_sym_sizes_
 
 
+class SqueezeBackward2(Node):
+    """Backward of ``squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: unsqueeze_to(grad, dim, self.sym_sizes())
+        grad_self = unsqueeze_to(grad, dim, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
 class SqueezeBackward3(Node):
     """Backward of ``squeeze_(Tensor(a!) self) -> Tensor(a!)``."""
 
@@ -10203,6 +10370,41 @@ class SqueezeBackward3(Node):
 
 class SqueezeBackward4(Node):
     """Backward of ``squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: unsqueeze_to(grad, dim, self.sym_sizes())
+        grad_self = unsqueeze_to(grad, dim, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class SqueezeBackward5(Node):
+    """Backward of ``squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)``."""
 
     __slots__ = (
         "dim_",
@@ -10949,6 +11151,279 @@ class AliasBackward0(Node):
         # self: grad
         grad_self = grad if needs[0] else None
         return (grad_self,)
+
+
+class FlipBackward0(Node):
+    """Backward of ``flip(Tensor self, int[] dims) -> Tensor``."""
+
+    __slots__ = ("dims_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dims_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dims = self.dims_
+        # self: grad.flip(dims)
+        grad_self = aten.flip(grad, dims) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dims(self):
+        return self.dims_
+
+
+class RollBackward0(Node):
+    """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``."""
+
+    __slots__ = (
+        "dims_",
+        "shifts_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dims_ = None
+        self.shifts_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dims = self.dims_
+        shifts = self.shifts_
+        # self: roll_backward(grad, shifts, dims)
+        grad_self = roll_backward(grad, shifts, dims) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dims(self):
+        return self.dims_
+
+    @property
+    def _saved_shifts(self):
+        return self.shifts_
+
+
+class Rot90Backward0(Node):
+    """Backward of ``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``."""
+
+    __slots__ = (
+        "dims_",
+        "k_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dims_ = None
+        self.k_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dims = self.dims_
+        k = self.k_
+        # self: grad.rot90(-k, dims)
+        grad_self = aten.rot90(grad, -k, dims) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dims(self):
+        return self.dims_
+
+    @property
+    def _saved_k(self):
+        return self.k_
+
+
+class TrilBackward0(Node):
+    """Backward of ``tril(Tensor self, SymInt diagonal=0) -> Tensor``."""
+
+    __slots__ = ("diagonal_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.diagonal_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        diagonal = self.diagonal_
+        # self: grad.tril(diagonal)
+        grad_self = aten.tril(grad, diagonal) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_diagonal(self):
+        return self.diagonal_
+
+
+class TriuBackward0(Node):
+    """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``."""
+
+    __slots__ = ("diagonal_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.diagonal_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        diagonal = self.diagonal_
+        # self: grad.triu(diagonal)
+        grad_self = aten.triu(grad, diagonal) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_diagonal(self):
+        return self.diagonal_
+
+
+class DiagEmbedBackward0(Node):
+    """Backward of ``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``."""
+
+    __slots__ = (
+        "dim1_",
+        "dim2_",
+        "offset_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim1_ = None
+        self.dim2_ = None
+        self.offset_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        offset = self.offset_
+        # self: grad.diagonal(offset, dim1, dim2)
+        grad_self = aten.diagonal(grad, offset, dim1, dim2) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+    @property
+    def _saved_dim2(self):
+        return self.dim2_
+
+    @property
+    def _saved_offset(self):
+        return self.offset_
+
+
+class BlockDiagBackward0(Node):
+    """Backward of ``block_diag(Tensor[] tensors) -> Tensor``."""
+
+    __slots__ = (
+        "tensors_args_scalartypes_",
+        "tensors_args_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.tensors_args_scalartypes_ = None
+        self.tensors_args_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,) * len(self._next_edges)
+        tensors_args_scalartypes = self.tensors_args_scalartypes_
+        tensors_args_sizes = self.tensors_args_sizes_
+        # tensors: block_diag_backward(grad, to_args_sizes(tensors), to_args_scalartypes(tensors))
+        if any(needs):
+            return tuple(block_diag_backward(grad, tensors_args_sizes, tensors_args_scalartypes))
+        return (None,) * len(self._next_edges)
+
+
+class DiagonalBackward0_copy(Node):
+    """Backward of ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``."""
+
+    __slots__ = (
+        "dim1_",
+        "dim2_",
+        "offset_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim1_ = None
+        self.dim2_ = None
+        self.offset_ = None
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::DiagonalBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        offset = self.offset_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+        grad_self = (
+            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+    @property
+    def _saved_dim2(self):
+        return self.dim2_
+
+    @property
+    def _saved_offset(self):
+        return self.offset_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
 
 
 class ConvolutionBackward0(Node):

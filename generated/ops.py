@@ -1075,6 +1075,228 @@ div__Scalar = div__Scalar_op._entry = _div__Scalar_entry(Site(div__Scalar_op))
 div__Scalar_op._make_entry = _div__Scalar_entry
 
 
+div_Tensor_mode_op = define(
+    "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+    numbers_as_tensors=True,
+)
+_div_Tensor_mode_kernels = div_Tensor_mode_op.kernels
+
+
+def _div_Tensor_mode_entry(_site):
+    def div_Tensor_mode(self, other, *, rounding_mode):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_Tensor_mode_op, self, other, rounding_mode)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div_Tensor_mode_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, div_Tensor_mode_op, 1)
+            except Overridden:
+                return handle_entry(_site, div_Tensor_mode_op, self, other, rounding_mode)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.div_Tensor_mode(self, other, rounding_mode)
+                if result is not None:
+                    return result
+            kernel = _div_Tensor_mode_kernels[keyset]
+            return kernel(keyset, self, other, rounding_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div_Tensor_mode
+
+
+div_Tensor_mode = div_Tensor_mode_op._entry = _div_Tensor_mode_entry(Site(div_Tensor_mode_op))
+div_Tensor_mode_op._make_entry = _div_Tensor_mode_entry
+
+
+div__Tensor_mode_op = define(
+    "aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_div__Tensor_mode_kernels = div__Tensor_mode_op.kernels
+
+
+def _div__Tensor_mode_entry(_site):
+    def div__Tensor_mode(self, other, *, rounding_mode):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div__Tensor_mode_op, self, other, rounding_mode)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div__Tensor_mode_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, div__Tensor_mode_op, 1)
+            except Overridden:
+                return handle_entry(_site, div__Tensor_mode_op, self, other, rounding_mode)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _div__Tensor_mode_kernels[keyset]
+            return kernel(keyset, self, other, rounding_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div__Tensor_mode
+
+
+div__Tensor_mode = div__Tensor_mode_op._entry = _div__Tensor_mode_entry(Site(div__Tensor_mode_op))
+div__Tensor_mode_op._make_entry = _div__Tensor_mode_entry
+
+
+div_out_mode_op = define(
+    "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_div_out_mode_kernels = div_out_mode_op.kernels
+
+
+def _div_out_mode_entry(_site):
+    def div_out_mode(self, other, *, rounding_mode, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_out_mode_op, self, other, rounding_mode, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div_out_mode_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, div_out_mode_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    if out.__class__ in WRAPPED_NUMBER_CLASSES:
+                        out = wrap_scalar(out)
+                    else:
+                        out = tensor_arg(out, _site, div_out_mode_op, 3)
+            except Overridden:
+                return handle_entry(_site, div_out_mode_op, self, other, rounding_mode, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _div_out_mode_kernels[keyset]
+            return kernel(keyset, self, other, rounding_mode, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div_out_mode
+
+
+div_out_mode = div_out_mode_op._entry = _div_out_mode_entry(Site(div_out_mode_op))
+div_out_mode_op._make_entry = _div_out_mode_entry
+
+
+div_Scalar_mode_op = define(
+    "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+    numbers_as_tensors=True,
+)
+_div_Scalar_mode_kernels = div_Scalar_mode_op.kernels
+
+
+def _div_Scalar_mode_entry(_site):
+    def div_Scalar_mode(self, other, *, rounding_mode):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div_Scalar_mode_op, self, other, rounding_mode)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div_Scalar_mode_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, div_Scalar_mode_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, div_Scalar_mode_op, self, other, rounding_mode)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.div_Scalar_mode(self, other, rounding_mode)
+                if result is not None:
+                    return result
+            kernel = _div_Scalar_mode_kernels[keyset]
+            return kernel(keyset, self, other, rounding_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div_Scalar_mode
+
+
+div_Scalar_mode = div_Scalar_mode_op._entry = _div_Scalar_mode_entry(Site(div_Scalar_mode_op))
+div_Scalar_mode_op._make_entry = _div_Scalar_mode_entry
+
+
+div__Scalar_mode_op = define(
+    "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_div__Scalar_mode_kernels = div__Scalar_mode_op.kernels
+
+
+def _div__Scalar_mode_entry(_site):
+    def div__Scalar_mode(self, other, *, rounding_mode):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, div__Scalar_mode_op, self, other, rounding_mode)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, div__Scalar_mode_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, div__Scalar_mode_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, div__Scalar_mode_op, self, other, rounding_mode)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _div__Scalar_mode_kernels[keyset]
+            return kernel(keyset, self, other, rounding_mode)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return div__Scalar_mode
+
+
+div__Scalar_mode = div__Scalar_mode_op._entry = _div__Scalar_mode_entry(Site(div__Scalar_mode_op))
+div__Scalar_mode_op._make_entry = _div__Scalar_mode_entry
+
+
 reciprocal_op = define("aten::reciprocal(Tensor self) -> Tensor")
 _reciprocal_kernels = reciprocal_op.kernels
 
@@ -17837,6 +18059,42 @@ squeeze_dim = squeeze_dim_op._entry = _squeeze_dim_entry(Site(squeeze_dim_op))
 squeeze_dim_op._make_entry = _squeeze_dim_entry
 
 
+squeeze_dims_op = define("aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
+_squeeze_dims_kernels = squeeze_dims_op.kernels
+
+
+def _squeeze_dims_entry(_site):
+    def squeeze_dims(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_dims_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze_dims_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, squeeze_dims_op, 1)
+            except Overridden:
+                return handle_entry(_site, squeeze_dims_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.squeeze_dims(self, dim)
+                if result is not None:
+                    return result
+            kernel = _squeeze_dims_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_dims
+
+
+squeeze_dims = squeeze_dims_op._entry = _squeeze_dims_entry(Site(squeeze_dims_op))
+squeeze_dims_op._make_entry = _squeeze_dims_entry
+
+
 squeeze__op = define("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)")
 _squeeze__kernels = squeeze__op.kernels
 
@@ -17897,6 +18155,38 @@ def _squeeze__dim_entry(_site):
 
 squeeze__dim = squeeze__dim_op._entry = _squeeze__dim_entry(Site(squeeze__dim_op))
 squeeze__dim_op._make_entry = _squeeze__dim_entry
+
+
+squeeze__dims_op = define("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)")
+_squeeze__dims_kernels = squeeze__dims_op.kernels
+
+
+def _squeeze__dims_entry(_site):
+    def squeeze__dims(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze__dims_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze__dims_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, squeeze__dims_op, 1)
+            except Overridden:
+                return handle_entry(_site, squeeze__dims_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _squeeze__dims_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze__dims
+
+
+squeeze__dims = squeeze__dims_op._entry = _squeeze__dims_entry(Site(squeeze__dims_op))
+squeeze__dims_op._make_entry = _squeeze__dims_entry
 
 
 unsqueeze__op = define("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)")
@@ -18564,6 +18854,39 @@ cat = cat_op._entry = _cat_entry(Site(cat_op))
 cat_op._make_entry = _cat_entry
 
 
+cat_out_op = define("aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)")
+_cat_out_kernels = cat_out_op.kernels
+
+
+def _cat_out_entry(_site):
+    def cat_out(tensors, dim=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cat_out_op, tensors, dim, out)
+            try:
+                tensors = tensor_list(tensors)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cat_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, cat_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, cat_out_op, tensors, dim, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _cat_out_kernels[keyset]
+            return kernel(keyset, tensors, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cat_out
+
+
+cat_out = cat_out_op._entry = _cat_out_entry(Site(cat_out_op))
+cat_out_op._make_entry = _cat_out_entry
+
+
 stack_op = define("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
 _stack_kernels = stack_op.kernels
 
@@ -18665,6 +18988,2099 @@ def _narrow_entry(_site):
 
 narrow = narrow_op._entry = _narrow_entry(Site(narrow_op))
 narrow_op._make_entry = _narrow_entry
+
+
+flip_op = define("aten::flip(Tensor self, int[] dims) -> Tensor")
+_flip_kernels = flip_op.kernels
+
+
+def _flip_entry(_site):
+    def flip(self, dims):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, flip_op, self, dims)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, flip_op, 0)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, flip_op, 1)
+            except Overridden:
+                return handle_entry(_site, flip_op, self, dims)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.flip(self, dims)
+                if result is not None:
+                    return result
+            kernel = _flip_kernels[keyset]
+            return kernel(keyset, self, dims)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return flip
+
+
+flip = flip_op._entry = _flip_entry(Site(flip_op))
+flip_op._make_entry = _flip_entry
+
+
+flip_out_op = define("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)")
+_flip_out_kernels = flip_out_op.kernels
+
+
+def _flip_out_entry(_site):
+    def flip_out(self, dims, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, flip_out_op, self, dims, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, flip_out_op, 0)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, flip_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, flip_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, flip_out_op, self, dims, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _flip_out_kernels[keyset]
+            return kernel(keyset, self, dims, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return flip_out
+
+
+flip_out = flip_out_op._entry = _flip_out_entry(Site(flip_out_op))
+flip_out_op._make_entry = _flip_out_entry
+
+
+roll_op = define("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
+_roll_kernels = roll_op.kernels
+
+
+def _roll_entry(_site):
+    def roll(self, shifts, dims=()):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, roll_op, self, shifts, dims)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, roll_op, 0)
+                if shifts.__class__ is not tuple:
+                    shifts = int_list(shifts, 1, _site, roll_op, 1)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, roll_op, 2)
+            except Overridden:
+                return handle_entry(_site, roll_op, self, shifts, dims)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.roll(self, shifts, dims)
+                if result is not None:
+                    return result
+            kernel = _roll_kernels[keyset]
+            return kernel(keyset, self, shifts, dims)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return roll
+
+
+roll = roll_op._entry = _roll_entry(Site(roll_op))
+roll_op._make_entry = _roll_entry
+
+
+roll_out_op = define(
+    "aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)"
+)
+_roll_out_kernels = roll_out_op.kernels
+
+
+def _roll_out_entry(_site):
+    def roll_out(self, shifts, dims=(), *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, roll_out_op, self, shifts, dims, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, roll_out_op, 0)
+                if shifts.__class__ is not tuple:
+                    shifts = int_list(shifts, 1, _site, roll_out_op, 1)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, roll_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, roll_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, roll_out_op, self, shifts, dims, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _roll_out_kernels[keyset]
+            return kernel(keyset, self, shifts, dims, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return roll_out
+
+
+roll_out = roll_out_op._entry = _roll_out_entry(Site(roll_out_op))
+roll_out_op._make_entry = _roll_out_entry
+
+
+rot90_op = define("aten::rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor")
+_rot90_kernels = rot90_op.kernels
+
+
+def _rot90_entry(_site):
+    def rot90(self, k=1, dims=(0, 1)):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rot90_op, self, k, dims)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rot90_op, 0)
+                if k.__class__ is not int:
+                    k = int_arg(k, _site, rot90_op, 1)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, rot90_op, 2)
+            except Overridden:
+                return handle_entry(_site, rot90_op, self, k, dims)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.rot90(self, k, dims)
+                if result is not None:
+                    return result
+            kernel = _rot90_kernels[keyset]
+            return kernel(keyset, self, k, dims)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rot90
+
+
+rot90 = rot90_op._entry = _rot90_entry(Site(rot90_op))
+rot90_op._make_entry = _rot90_entry
+
+
+rot90_out_op = define(
+    "aten::rot90.out(Tensor self, int k=1, int[] dims=[0,1], *, Tensor(a!) out) -> Tensor(a!)"
+)
+_rot90_out_kernels = rot90_out_op.kernels
+
+
+def _rot90_out_entry(_site):
+    def rot90_out(self, k=1, dims=(0, 1), *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rot90_out_op, self, k, dims, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rot90_out_op, 0)
+                if k.__class__ is not int:
+                    k = int_arg(k, _site, rot90_out_op, 1)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, rot90_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, rot90_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, rot90_out_op, self, k, dims, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _rot90_out_kernels[keyset]
+            return kernel(keyset, self, k, dims, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rot90_out
+
+
+rot90_out = rot90_out_op._entry = _rot90_out_entry(Site(rot90_out_op))
+rot90_out_op._make_entry = _rot90_out_entry
+
+
+tril_op = define("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor")
+_tril_kernels = tril_op.kernels
+
+
+def _tril_entry(_site):
+    def tril(self, diagonal=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tril_op, self, diagonal)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tril_op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, tril_op, 1)
+            except Overridden:
+                return handle_entry(_site, tril_op, self, diagonal)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.tril(self, diagonal)
+                if result is not None:
+                    return result
+            kernel = _tril_kernels[keyset]
+            return kernel(keyset, self, diagonal)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tril
+
+
+tril = tril_op._entry = _tril_entry(Site(tril_op))
+tril_op._make_entry = _tril_entry
+
+
+tril__op = define("aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)")
+_tril__kernels = tril__op.kernels
+
+
+def _tril__entry(_site):
+    def tril_(self, diagonal=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tril__op, self, diagonal)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tril__op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, tril__op, 1)
+            except Overridden:
+                return handle_entry(_site, tril__op, self, diagonal)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tril__kernels[keyset]
+            return kernel(keyset, self, diagonal)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tril_
+
+
+tril_ = tril__op._entry = _tril__entry(Site(tril__op))
+tril__op._make_entry = _tril__entry
+
+
+tril_out_op = define(
+    "aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_tril_out_kernels = tril_out_op.kernels
+
+
+def _tril_out_entry(_site):
+    def tril_out(self, diagonal=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tril_out_op, self, diagonal, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tril_out_op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, tril_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, tril_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, tril_out_op, self, diagonal, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _tril_out_kernels[keyset]
+            return kernel(keyset, self, diagonal, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tril_out
+
+
+tril_out = tril_out_op._entry = _tril_out_entry(Site(tril_out_op))
+tril_out_op._make_entry = _tril_out_entry
+
+
+triu_op = define("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor")
+_triu_kernels = triu_op.kernels
+
+
+def _triu_entry(_site):
+    def triu(self, diagonal=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, triu_op, self, diagonal)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, triu_op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, triu_op, 1)
+            except Overridden:
+                return handle_entry(_site, triu_op, self, diagonal)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.triu(self, diagonal)
+                if result is not None:
+                    return result
+            kernel = _triu_kernels[keyset]
+            return kernel(keyset, self, diagonal)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return triu
+
+
+triu = triu_op._entry = _triu_entry(Site(triu_op))
+triu_op._make_entry = _triu_entry
+
+
+triu__op = define("aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)")
+_triu__kernels = triu__op.kernels
+
+
+def _triu__entry(_site):
+    def triu_(self, diagonal=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, triu__op, self, diagonal)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, triu__op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, triu__op, 1)
+            except Overridden:
+                return handle_entry(_site, triu__op, self, diagonal)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _triu__kernels[keyset]
+            return kernel(keyset, self, diagonal)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return triu_
+
+
+triu_ = triu__op._entry = _triu__entry(Site(triu__op))
+triu__op._make_entry = _triu__entry
+
+
+triu_out_op = define(
+    "aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_triu_out_kernels = triu_out_op.kernels
+
+
+def _triu_out_entry(_site):
+    def triu_out(self, diagonal=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, triu_out_op, self, diagonal, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, triu_out_op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, triu_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, triu_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, triu_out_op, self, diagonal, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _triu_out_kernels[keyset]
+            return kernel(keyset, self, diagonal, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return triu_out
+
+
+triu_out = triu_out_op._entry = _triu_out_entry(Site(triu_out_op))
+triu_out_op._make_entry = _triu_out_entry
+
+
+diag_embed_op = define(
+    "aten::diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"
+)
+_diag_embed_kernels = diag_embed_op.kernels
+
+
+def _diag_embed_entry(_site):
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diag_embed_op, self, offset, dim1, dim2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diag_embed_op, 0)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diag_embed_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diag_embed_op, 2)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diag_embed_op, 3)
+            except Overridden:
+                return handle_entry(_site, diag_embed_op, self, offset, dim1, dim2)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.diag_embed(self, offset, dim1, dim2)
+                if result is not None:
+                    return result
+            kernel = _diag_embed_kernels[keyset]
+            return kernel(keyset, self, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diag_embed
+
+
+diag_embed = diag_embed_op._entry = _diag_embed_entry(Site(diag_embed_op))
+diag_embed_op._make_entry = _diag_embed_entry
+
+
+diag_embed_out_op = define(
+    "aten::diag_embed.out(Tensor self, int offset=0, int dim1=-2, int dim2=-1, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_diag_embed_out_kernels = diag_embed_out_op.kernels
+
+
+def _diag_embed_out_entry(_site):
+    def diag_embed_out(self, offset=0, dim1=-2, dim2=-1, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diag_embed_out_op, self, offset, dim1, dim2, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diag_embed_out_op, 0)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diag_embed_out_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diag_embed_out_op, 2)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diag_embed_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, diag_embed_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, diag_embed_out_op, self, offset, dim1, dim2, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _diag_embed_out_kernels[keyset]
+            return kernel(keyset, self, offset, dim1, dim2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diag_embed_out
+
+
+diag_embed_out = diag_embed_out_op._entry = _diag_embed_out_entry(Site(diag_embed_out_op))
+diag_embed_out_op._make_entry = _diag_embed_out_entry
+
+
+block_diag_op = define("aten::block_diag(Tensor[] tensors) -> Tensor")
+_block_diag_kernels = block_diag_op.kernels
+
+
+def _block_diag_entry(_site):
+    def block_diag(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, block_diag_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, block_diag_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _block_diag_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return block_diag
+
+
+block_diag = block_diag_op._entry = _block_diag_entry(Site(block_diag_op))
+block_diag_op._make_entry = _block_diag_entry
+
+
+block_diag_out_op = define(
+    "aten::block_diag.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_block_diag_out_kernels = block_diag_out_op.kernels
+
+
+def _block_diag_out_entry(_site):
+    def block_diag_out(tensors, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, block_diag_out_op, tensors, out)
+            try:
+                tensors = tensor_list(tensors)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, block_diag_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, block_diag_out_op, tensors, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _block_diag_out_kernels[keyset]
+            return kernel(keyset, tensors, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return block_diag_out
+
+
+block_diag_out = block_diag_out_op._entry = _block_diag_out_entry(Site(block_diag_out_op))
+block_diag_out_op._make_entry = _block_diag_out_entry
+
+
+diagonal_copy_op = define(
+    "aten::diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"
+)
+_diagonal_copy_kernels = diagonal_copy_op.kernels
+
+
+def _diagonal_copy_entry(_site):
+    def diagonal_copy(self, offset=0, dim1=0, dim2=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_copy_op, self, offset, dim1, dim2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diagonal_copy_op, 0)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diagonal_copy_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diagonal_copy_op, 2)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diagonal_copy_op, 3)
+            except Overridden:
+                return handle_entry(_site, diagonal_copy_op, self, offset, dim1, dim2)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.diagonal_copy(self, offset, dim1, dim2)
+                if result is not None:
+                    return result
+            kernel = _diagonal_copy_kernels[keyset]
+            return kernel(keyset, self, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal_copy
+
+
+diagonal_copy = diagonal_copy_op._entry = _diagonal_copy_entry(Site(diagonal_copy_op))
+diagonal_copy_op._make_entry = _diagonal_copy_entry
+
+
+diagonal_copy_out_op = define(
+    "aten::diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_diagonal_copy_out_kernels = diagonal_copy_out_op.kernels
+
+
+def _diagonal_copy_out_entry(_site):
+    def diagonal_copy_out(self, offset=0, dim1=0, dim2=1, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_copy_out_op, self, offset, dim1, dim2, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diagonal_copy_out_op, 0)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diagonal_copy_out_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diagonal_copy_out_op, 2)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diagonal_copy_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, diagonal_copy_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, diagonal_copy_out_op, self, offset, dim1, dim2, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _diagonal_copy_out_kernels[keyset]
+            return kernel(keyset, self, offset, dim1, dim2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal_copy_out
+
+
+diagonal_copy_out = diagonal_copy_out_op._entry = _diagonal_copy_out_entry(
+    Site(diagonal_copy_out_op)
+)
+diagonal_copy_out_op._make_entry = _diagonal_copy_out_entry
+
+
+fliplr_op = define("aten::fliplr(Tensor self) -> Tensor")
+_fliplr_kernels = fliplr_op.kernels
+
+
+def _fliplr_entry(_site):
+    def fliplr(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fliplr_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fliplr_op, 0)
+            except Overridden:
+                return handle_entry(_site, fliplr_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _fliplr_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fliplr
+
+
+fliplr = fliplr_op._entry = _fliplr_entry(Site(fliplr_op))
+fliplr_op._make_entry = _fliplr_entry
+
+
+flipud_op = define("aten::flipud(Tensor self) -> Tensor")
+_flipud_kernels = flipud_op.kernels
+
+
+def _flipud_entry(_site):
+    def flipud(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, flipud_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, flipud_op, 0)
+            except Overridden:
+                return handle_entry(_site, flipud_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _flipud_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return flipud
+
+
+flipud = flipud_op._entry = _flipud_entry(Site(flipud_op))
+flipud_op._make_entry = _flipud_entry
+
+
+tile_op = define("aten::tile(Tensor self, SymInt[] dims) -> Tensor")
+_tile_kernels = tile_op.kernels
+
+
+def _tile_entry(_site):
+    def tile(self, dims):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tile_op, self, dims)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tile_op, 0)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, tile_op, 1)
+            except Overridden:
+                return handle_entry(_site, tile_op, self, dims)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tile_kernels[keyset]
+            return kernel(keyset, self, dims)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tile
+
+
+tile = tile_op._entry = _tile_entry(Site(tile_op))
+tile_op._make_entry = _tile_entry
+
+
+diag_op = define("aten::diag(Tensor self, int diagonal=0) -> Tensor")
+_diag_kernels = diag_op.kernels
+
+
+def _diag_entry(_site):
+    def diag(self, diagonal=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diag_op, self, diagonal)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diag_op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, diag_op, 1)
+            except Overridden:
+                return handle_entry(_site, diag_op, self, diagonal)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _diag_kernels[keyset]
+            return kernel(keyset, self, diagonal)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diag
+
+
+diag = diag_op._entry = _diag_entry(Site(diag_op))
+diag_op._make_entry = _diag_entry
+
+
+diag_out_op = define("aten::diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)")
+_diag_out_kernels = diag_out_op.kernels
+
+
+def _diag_out_entry(_site):
+    def diag_out(self, diagonal=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diag_out_op, self, diagonal, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diag_out_op, 0)
+                if diagonal.__class__ is not int:
+                    diagonal = int_arg(diagonal, _site, diag_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, diag_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, diag_out_op, self, diagonal, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _diag_out_kernels[keyset]
+            return kernel(keyset, self, diagonal, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diag_out
+
+
+diag_out = diag_out_op._entry = _diag_out_entry(Site(diag_out_op))
+diag_out_op._make_entry = _diag_out_entry
+
+
+diagflat_op = define("aten::diagflat(Tensor self, int offset=0) -> Tensor")
+_diagflat_kernels = diagflat_op.kernels
+
+
+def _diagflat_entry(_site):
+    def diagflat(self, offset=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagflat_op, self, offset)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diagflat_op, 0)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diagflat_op, 1)
+            except Overridden:
+                return handle_entry(_site, diagflat_op, self, offset)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _diagflat_kernels[keyset]
+            return kernel(keyset, self, offset)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagflat
+
+
+diagflat = diagflat_op._entry = _diagflat_entry(Site(diagflat_op))
+diagflat_op._make_entry = _diagflat_entry
+
+
+movedim_intlist_op = define(
+    "aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"
+)
+_movedim_intlist_kernels = movedim_intlist_op.kernels
+
+
+def _movedim_intlist_entry(_site):
+    def movedim_intlist(self, source, destination):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, movedim_intlist_op, self, source, destination)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, movedim_intlist_op, 0)
+                if source.__class__ is not tuple:
+                    source = int_list(source, 1, _site, movedim_intlist_op, 1)
+                if destination.__class__ is not tuple:
+                    destination = int_list(destination, 1, _site, movedim_intlist_op, 2)
+            except Overridden:
+                return handle_entry(_site, movedim_intlist_op, self, source, destination)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _movedim_intlist_kernels[keyset]
+            return kernel(keyset, self, source, destination)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return movedim_intlist
+
+
+movedim_intlist = movedim_intlist_op._entry = _movedim_intlist_entry(Site(movedim_intlist_op))
+movedim_intlist_op._make_entry = _movedim_intlist_entry
+
+
+movedim_int_op = define(
+    "aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)"
+)
+_movedim_int_kernels = movedim_int_op.kernels
+
+
+def _movedim_int_entry(_site):
+    def movedim_int(self, source, destination):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, movedim_int_op, self, source, destination)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, movedim_int_op, 0)
+                if source.__class__ is not int:
+                    source = int_arg(source, _site, movedim_int_op, 1)
+                if destination.__class__ is not int:
+                    destination = int_arg(destination, _site, movedim_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, movedim_int_op, self, source, destination)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _movedim_int_kernels[keyset]
+            return kernel(keyset, self, source, destination)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return movedim_int
+
+
+movedim_int = movedim_int_op._entry = _movedim_int_entry(Site(movedim_int_op))
+movedim_int_op._make_entry = _movedim_int_entry
+
+
+moveaxis_intlist_op = define(
+    "aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"
+)
+_moveaxis_intlist_kernels = moveaxis_intlist_op.kernels
+
+
+def _moveaxis_intlist_entry(_site):
+    def moveaxis_intlist(self, source, destination):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, moveaxis_intlist_op, self, source, destination)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, moveaxis_intlist_op, 0)
+                if source.__class__ is not tuple:
+                    source = int_list(source, 1, _site, moveaxis_intlist_op, 1)
+                if destination.__class__ is not tuple:
+                    destination = int_list(destination, 1, _site, moveaxis_intlist_op, 2)
+            except Overridden:
+                return handle_entry(_site, moveaxis_intlist_op, self, source, destination)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _moveaxis_intlist_kernels[keyset]
+            return kernel(keyset, self, source, destination)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return moveaxis_intlist
+
+
+moveaxis_intlist = moveaxis_intlist_op._entry = _moveaxis_intlist_entry(Site(moveaxis_intlist_op))
+moveaxis_intlist_op._make_entry = _moveaxis_intlist_entry
+
+
+moveaxis_int_op = define(
+    "aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)"
+)
+_moveaxis_int_kernels = moveaxis_int_op.kernels
+
+
+def _moveaxis_int_entry(_site):
+    def moveaxis_int(self, source, destination):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, moveaxis_int_op, self, source, destination)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, moveaxis_int_op, 0)
+                if source.__class__ is not int:
+                    source = int_arg(source, _site, moveaxis_int_op, 1)
+                if destination.__class__ is not int:
+                    destination = int_arg(destination, _site, moveaxis_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, moveaxis_int_op, self, source, destination)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _moveaxis_int_kernels[keyset]
+            return kernel(keyset, self, source, destination)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return moveaxis_int
+
+
+moveaxis_int = moveaxis_int_op._entry = _moveaxis_int_entry(Site(moveaxis_int_op))
+moveaxis_int_op._make_entry = _moveaxis_int_entry
+
+
+swapaxes_op = define("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)")
+_swapaxes_kernels = swapaxes_op.kernels
+
+
+def _swapaxes_entry(_site):
+    def swapaxes(self, axis0, axis1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, swapaxes_op, self, axis0, axis1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, swapaxes_op, 0)
+                if axis0.__class__ is not int:
+                    axis0 = int_arg(axis0, _site, swapaxes_op, 1)
+                if axis1.__class__ is not int:
+                    axis1 = int_arg(axis1, _site, swapaxes_op, 2)
+            except Overridden:
+                return handle_entry(_site, swapaxes_op, self, axis0, axis1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _swapaxes_kernels[keyset]
+            return kernel(keyset, self, axis0, axis1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return swapaxes
+
+
+swapaxes = swapaxes_op._entry = _swapaxes_entry(Site(swapaxes_op))
+swapaxes_op._make_entry = _swapaxes_entry
+
+
+swapaxes__op = define("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)")
+_swapaxes__kernels = swapaxes__op.kernels
+
+
+def _swapaxes__entry(_site):
+    def swapaxes_(self, axis0, axis1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, swapaxes__op, self, axis0, axis1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, swapaxes__op, 0)
+                if axis0.__class__ is not int:
+                    axis0 = int_arg(axis0, _site, swapaxes__op, 1)
+                if axis1.__class__ is not int:
+                    axis1 = int_arg(axis1, _site, swapaxes__op, 2)
+            except Overridden:
+                return handle_entry(_site, swapaxes__op, self, axis0, axis1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _swapaxes__kernels[keyset]
+            return kernel(keyset, self, axis0, axis1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return swapaxes_
+
+
+swapaxes_ = swapaxes__op._entry = _swapaxes__entry(Site(swapaxes__op))
+swapaxes__op._make_entry = _swapaxes__entry
+
+
+swapdims_op = define("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
+_swapdims_kernels = swapdims_op.kernels
+
+
+def _swapdims_entry(_site):
+    def swapdims(self, dim0, dim1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, swapdims_op, self, dim0, dim1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, swapdims_op, 0)
+                if dim0.__class__ is not int:
+                    dim0 = int_arg(dim0, _site, swapdims_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, swapdims_op, 2)
+            except Overridden:
+                return handle_entry(_site, swapdims_op, self, dim0, dim1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _swapdims_kernels[keyset]
+            return kernel(keyset, self, dim0, dim1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return swapdims
+
+
+swapdims = swapdims_op._entry = _swapdims_entry(Site(swapdims_op))
+swapdims_op._make_entry = _swapdims_entry
+
+
+swapdims__op = define("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
+_swapdims__kernels = swapdims__op.kernels
+
+
+def _swapdims__entry(_site):
+    def swapdims_(self, dim0, dim1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, swapdims__op, self, dim0, dim1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, swapdims__op, 0)
+                if dim0.__class__ is not int:
+                    dim0 = int_arg(dim0, _site, swapdims__op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, swapdims__op, 2)
+            except Overridden:
+                return handle_entry(_site, swapdims__op, self, dim0, dim1)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _swapdims__kernels[keyset]
+            return kernel(keyset, self, dim0, dim1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return swapdims_
+
+
+swapdims_ = swapdims__op._entry = _swapdims__entry(Site(swapdims__op))
+swapdims__op._make_entry = _swapdims__entry
+
+
+ravel_op = define("aten::ravel(Tensor(a) self) -> Tensor(a)")
+_ravel_kernels = ravel_op.kernels
+
+
+def _ravel_entry(_site):
+    def ravel(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ravel_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ravel_op, 0)
+            except Overridden:
+                return handle_entry(_site, ravel_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ravel_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ravel
+
+
+ravel = ravel_op._entry = _ravel_entry(Site(ravel_op))
+ravel_op._make_entry = _ravel_entry
+
+
+atleast_1d_op = define("aten::atleast_1d(Tensor self) -> Tensor")
+_atleast_1d_kernels = atleast_1d_op.kernels
+
+
+def _atleast_1d_entry(_site):
+    def atleast_1d(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atleast_1d_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atleast_1d_op, 0)
+            except Overridden:
+                return handle_entry(_site, atleast_1d_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _atleast_1d_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atleast_1d
+
+
+atleast_1d = atleast_1d_op._entry = _atleast_1d_entry(Site(atleast_1d_op))
+atleast_1d_op._make_entry = _atleast_1d_entry
+
+
+atleast_1d_Sequence_op = define("aten::atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]")
+_atleast_1d_Sequence_kernels = atleast_1d_Sequence_op.kernels
+
+
+def _atleast_1d_Sequence_entry(_site):
+    def atleast_1d_Sequence(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atleast_1d_Sequence_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, atleast_1d_Sequence_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _atleast_1d_Sequence_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atleast_1d_Sequence
+
+
+atleast_1d_Sequence = atleast_1d_Sequence_op._entry = _atleast_1d_Sequence_entry(
+    Site(atleast_1d_Sequence_op)
+)
+atleast_1d_Sequence_op._make_entry = _atleast_1d_Sequence_entry
+
+
+atleast_2d_op = define("aten::atleast_2d(Tensor self) -> Tensor")
+_atleast_2d_kernels = atleast_2d_op.kernels
+
+
+def _atleast_2d_entry(_site):
+    def atleast_2d(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atleast_2d_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atleast_2d_op, 0)
+            except Overridden:
+                return handle_entry(_site, atleast_2d_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _atleast_2d_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atleast_2d
+
+
+atleast_2d = atleast_2d_op._entry = _atleast_2d_entry(Site(atleast_2d_op))
+atleast_2d_op._make_entry = _atleast_2d_entry
+
+
+atleast_2d_Sequence_op = define("aten::atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]")
+_atleast_2d_Sequence_kernels = atleast_2d_Sequence_op.kernels
+
+
+def _atleast_2d_Sequence_entry(_site):
+    def atleast_2d_Sequence(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atleast_2d_Sequence_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, atleast_2d_Sequence_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _atleast_2d_Sequence_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atleast_2d_Sequence
+
+
+atleast_2d_Sequence = atleast_2d_Sequence_op._entry = _atleast_2d_Sequence_entry(
+    Site(atleast_2d_Sequence_op)
+)
+atleast_2d_Sequence_op._make_entry = _atleast_2d_Sequence_entry
+
+
+atleast_3d_op = define("aten::atleast_3d(Tensor self) -> Tensor")
+_atleast_3d_kernels = atleast_3d_op.kernels
+
+
+def _atleast_3d_entry(_site):
+    def atleast_3d(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atleast_3d_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atleast_3d_op, 0)
+            except Overridden:
+                return handle_entry(_site, atleast_3d_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _atleast_3d_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atleast_3d
+
+
+atleast_3d = atleast_3d_op._entry = _atleast_3d_entry(Site(atleast_3d_op))
+atleast_3d_op._make_entry = _atleast_3d_entry
+
+
+atleast_3d_Sequence_op = define("aten::atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]")
+_atleast_3d_Sequence_kernels = atleast_3d_Sequence_op.kernels
+
+
+def _atleast_3d_Sequence_entry(_site):
+    def atleast_3d_Sequence(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atleast_3d_Sequence_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, atleast_3d_Sequence_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _atleast_3d_Sequence_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atleast_3d_Sequence
+
+
+atleast_3d_Sequence = atleast_3d_Sequence_op._entry = _atleast_3d_Sequence_entry(
+    Site(atleast_3d_Sequence_op)
+)
+atleast_3d_Sequence_op._make_entry = _atleast_3d_Sequence_entry
+
+
+hstack_op = define("aten::hstack(Tensor[] tensors) -> Tensor")
+_hstack_kernels = hstack_op.kernels
+
+
+def _hstack_entry(_site):
+    def hstack(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hstack_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, hstack_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _hstack_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hstack
+
+
+hstack = hstack_op._entry = _hstack_entry(Site(hstack_op))
+hstack_op._make_entry = _hstack_entry
+
+
+hstack_out_op = define("aten::hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+_hstack_out_kernels = hstack_out_op.kernels
+
+
+def _hstack_out_entry(_site):
+    def hstack_out(tensors, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hstack_out_op, tensors, out)
+            try:
+                tensors = tensor_list(tensors)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, hstack_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, hstack_out_op, tensors, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _hstack_out_kernels[keyset]
+            return kernel(keyset, tensors, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hstack_out
+
+
+hstack_out = hstack_out_op._entry = _hstack_out_entry(Site(hstack_out_op))
+hstack_out_op._make_entry = _hstack_out_entry
+
+
+vstack_op = define("aten::vstack(Tensor[] tensors) -> Tensor")
+_vstack_kernels = vstack_op.kernels
+
+
+def _vstack_entry(_site):
+    def vstack(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, vstack_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, vstack_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _vstack_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return vstack
+
+
+vstack = vstack_op._entry = _vstack_entry(Site(vstack_op))
+vstack_op._make_entry = _vstack_entry
+
+
+vstack_out_op = define("aten::vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+_vstack_out_kernels = vstack_out_op.kernels
+
+
+def _vstack_out_entry(_site):
+    def vstack_out(tensors, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, vstack_out_op, tensors, out)
+            try:
+                tensors = tensor_list(tensors)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, vstack_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, vstack_out_op, tensors, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _vstack_out_kernels[keyset]
+            return kernel(keyset, tensors, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return vstack_out
+
+
+vstack_out = vstack_out_op._entry = _vstack_out_entry(Site(vstack_out_op))
+vstack_out_op._make_entry = _vstack_out_entry
+
+
+row_stack_op = define("aten::row_stack(Tensor[] tensors) -> Tensor")
+_row_stack_kernels = row_stack_op.kernels
+
+
+def _row_stack_entry(_site):
+    def row_stack(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, row_stack_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, row_stack_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _row_stack_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return row_stack
+
+
+row_stack = row_stack_op._entry = _row_stack_entry(Site(row_stack_op))
+row_stack_op._make_entry = _row_stack_entry
+
+
+row_stack_out_op = define("aten::row_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+_row_stack_out_kernels = row_stack_out_op.kernels
+
+
+def _row_stack_out_entry(_site):
+    def row_stack_out(tensors, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, row_stack_out_op, tensors, out)
+            try:
+                tensors = tensor_list(tensors)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, row_stack_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, row_stack_out_op, tensors, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _row_stack_out_kernels[keyset]
+            return kernel(keyset, tensors, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return row_stack_out
+
+
+row_stack_out = row_stack_out_op._entry = _row_stack_out_entry(Site(row_stack_out_op))
+row_stack_out_op._make_entry = _row_stack_out_entry
+
+
+dstack_op = define("aten::dstack(Tensor[] tensors) -> Tensor")
+_dstack_kernels = dstack_op.kernels
+
+
+def _dstack_entry(_site):
+    def dstack(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dstack_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, dstack_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _dstack_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dstack
+
+
+dstack = dstack_op._entry = _dstack_entry(Site(dstack_op))
+dstack_op._make_entry = _dstack_entry
+
+
+dstack_out_op = define("aten::dstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+_dstack_out_kernels = dstack_out_op.kernels
+
+
+def _dstack_out_entry(_site):
+    def dstack_out(tensors, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dstack_out_op, tensors, out)
+            try:
+                tensors = tensor_list(tensors)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, dstack_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, dstack_out_op, tensors, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _dstack_out_kernels[keyset]
+            return kernel(keyset, tensors, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dstack_out
+
+
+dstack_out = dstack_out_op._entry = _dstack_out_entry(Site(dstack_out_op))
+dstack_out_op._make_entry = _dstack_out_entry
+
+
+column_stack_op = define("aten::column_stack(Tensor[] tensors) -> Tensor")
+_column_stack_kernels = column_stack_op.kernels
+
+
+def _column_stack_entry(_site):
+    def column_stack(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, column_stack_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, column_stack_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _column_stack_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return column_stack
+
+
+column_stack = column_stack_op._entry = _column_stack_entry(Site(column_stack_op))
+column_stack_op._make_entry = _column_stack_entry
+
+
+column_stack_out_op = define(
+    "aten::column_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_column_stack_out_kernels = column_stack_out_op.kernels
+
+
+def _column_stack_out_entry(_site):
+    def column_stack_out(tensors, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, column_stack_out_op, tensors, out)
+            try:
+                tensors = tensor_list(tensors)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, column_stack_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, column_stack_out_op, tensors, out)
+            keyset = (list_keys(tensors) | out._keys | include) & _tls.keep
+            kernel = _column_stack_out_kernels[keyset]
+            return kernel(keyset, tensors, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return column_stack_out
+
+
+column_stack_out = column_stack_out_op._entry = _column_stack_out_entry(Site(column_stack_out_op))
+column_stack_out_op._make_entry = _column_stack_out_entry
+
+
+tensor_split_sections_op = define(
+    "aten::tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]"
+)
+_tensor_split_sections_kernels = tensor_split_sections_op.kernels
+
+
+def _tensor_split_sections_entry(_site):
+    def tensor_split_sections(self, sections, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tensor_split_sections_op, self, sections, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tensor_split_sections_op, 0)
+                if sections.__class__ is not int:
+                    sections = int_arg(sections, _site, tensor_split_sections_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, tensor_split_sections_op, 2)
+            except Overridden:
+                return handle_entry(_site, tensor_split_sections_op, self, sections, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tensor_split_sections_kernels[keyset]
+            return kernel(keyset, self, sections, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tensor_split_sections
+
+
+tensor_split_sections = tensor_split_sections_op._entry = _tensor_split_sections_entry(
+    Site(tensor_split_sections_op)
+)
+tensor_split_sections_op._make_entry = _tensor_split_sections_entry
+
+
+tensor_split_indices_op = define(
+    "aten::tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]"
+)
+_tensor_split_indices_kernels = tensor_split_indices_op.kernels
+
+
+def _tensor_split_indices_entry(_site):
+    def tensor_split_indices(self, indices, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tensor_split_indices_op, self, indices, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tensor_split_indices_op, 0)
+                if indices.__class__ is not tuple:
+                    indices = int_list(indices, 1, _site, tensor_split_indices_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, tensor_split_indices_op, 2)
+            except Overridden:
+                return handle_entry(_site, tensor_split_indices_op, self, indices, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tensor_split_indices_kernels[keyset]
+            return kernel(keyset, self, indices, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tensor_split_indices
+
+
+tensor_split_indices = tensor_split_indices_op._entry = _tensor_split_indices_entry(
+    Site(tensor_split_indices_op)
+)
+tensor_split_indices_op._make_entry = _tensor_split_indices_entry
+
+
+tensor_split_tensor_indices_or_sections_op = define(
+    "aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]"
+)
+_tensor_split_tensor_indices_or_sections_kernels = (
+    tensor_split_tensor_indices_or_sections_op.kernels
+)
+
+
+def _tensor_split_tensor_indices_or_sections_entry(_site):
+    def tensor_split_tensor_indices_or_sections(self, tensor_indices_or_sections, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    tensor_split_tensor_indices_or_sections_op,
+                    self,
+                    tensor_indices_or_sections,
+                    dim,
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tensor_split_tensor_indices_or_sections_op, 0)
+                if tensor_indices_or_sections.__class__ not in TENSOR_CLASSES:
+                    tensor_indices_or_sections = tensor_arg(
+                        tensor_indices_or_sections,
+                        _site,
+                        tensor_split_tensor_indices_or_sections_op,
+                        1,
+                    )
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, tensor_split_tensor_indices_or_sections_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    tensor_split_tensor_indices_or_sections_op,
+                    self,
+                    tensor_indices_or_sections,
+                    dim,
+                )
+            keyset = (self._keys | tensor_indices_or_sections._keys | include) & _tls.keep
+            kernel = _tensor_split_tensor_indices_or_sections_kernels[keyset]
+            return kernel(keyset, self, tensor_indices_or_sections, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tensor_split_tensor_indices_or_sections
+
+
+tensor_split_tensor_indices_or_sections = tensor_split_tensor_indices_or_sections_op._entry = (
+    _tensor_split_tensor_indices_or_sections_entry(Site(tensor_split_tensor_indices_or_sections_op))
+)
+tensor_split_tensor_indices_or_sections_op._make_entry = (
+    _tensor_split_tensor_indices_or_sections_entry
+)
+
+
+hsplit_int_op = define("aten::hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
+_hsplit_int_kernels = hsplit_int_op.kernels
+
+
+def _hsplit_int_entry(_site):
+    def hsplit_int(self, sections):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hsplit_int_op, self, sections)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hsplit_int_op, 0)
+                if sections.__class__ is not int:
+                    sections = int_arg(sections, _site, hsplit_int_op, 1)
+            except Overridden:
+                return handle_entry(_site, hsplit_int_op, self, sections)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _hsplit_int_kernels[keyset]
+            return kernel(keyset, self, sections)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hsplit_int
+
+
+hsplit_int = hsplit_int_op._entry = _hsplit_int_entry(Site(hsplit_int_op))
+hsplit_int_op._make_entry = _hsplit_int_entry
+
+
+hsplit_array_op = define("aten::hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
+_hsplit_array_kernels = hsplit_array_op.kernels
+
+
+def _hsplit_array_entry(_site):
+    def hsplit_array(self, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hsplit_array_op, self, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hsplit_array_op, 0)
+                if indices.__class__ is not tuple:
+                    indices = int_list(indices, 1, _site, hsplit_array_op, 1)
+            except Overridden:
+                return handle_entry(_site, hsplit_array_op, self, indices)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _hsplit_array_kernels[keyset]
+            return kernel(keyset, self, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hsplit_array
+
+
+hsplit_array = hsplit_array_op._entry = _hsplit_array_entry(Site(hsplit_array_op))
+hsplit_array_op._make_entry = _hsplit_array_entry
+
+
+vsplit_int_op = define("aten::vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
+_vsplit_int_kernels = vsplit_int_op.kernels
+
+
+def _vsplit_int_entry(_site):
+    def vsplit_int(self, sections):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, vsplit_int_op, self, sections)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, vsplit_int_op, 0)
+                if sections.__class__ is not int:
+                    sections = int_arg(sections, _site, vsplit_int_op, 1)
+            except Overridden:
+                return handle_entry(_site, vsplit_int_op, self, sections)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _vsplit_int_kernels[keyset]
+            return kernel(keyset, self, sections)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return vsplit_int
+
+
+vsplit_int = vsplit_int_op._entry = _vsplit_int_entry(Site(vsplit_int_op))
+vsplit_int_op._make_entry = _vsplit_int_entry
+
+
+vsplit_array_op = define("aten::vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
+_vsplit_array_kernels = vsplit_array_op.kernels
+
+
+def _vsplit_array_entry(_site):
+    def vsplit_array(self, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, vsplit_array_op, self, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, vsplit_array_op, 0)
+                if indices.__class__ is not tuple:
+                    indices = int_list(indices, 1, _site, vsplit_array_op, 1)
+            except Overridden:
+                return handle_entry(_site, vsplit_array_op, self, indices)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _vsplit_array_kernels[keyset]
+            return kernel(keyset, self, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return vsplit_array
+
+
+vsplit_array = vsplit_array_op._entry = _vsplit_array_entry(Site(vsplit_array_op))
+vsplit_array_op._make_entry = _vsplit_array_entry
+
+
+dsplit_int_op = define("aten::dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
+_dsplit_int_kernels = dsplit_int_op.kernels
+
+
+def _dsplit_int_entry(_site):
+    def dsplit_int(self, sections):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dsplit_int_op, self, sections)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, dsplit_int_op, 0)
+                if sections.__class__ is not int:
+                    sections = int_arg(sections, _site, dsplit_int_op, 1)
+            except Overridden:
+                return handle_entry(_site, dsplit_int_op, self, sections)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _dsplit_int_kernels[keyset]
+            return kernel(keyset, self, sections)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dsplit_int
+
+
+dsplit_int = dsplit_int_op._entry = _dsplit_int_entry(Site(dsplit_int_op))
+dsplit_int_op._make_entry = _dsplit_int_entry
+
+
+dsplit_array_op = define("aten::dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
+_dsplit_array_kernels = dsplit_array_op.kernels
+
+
+def _dsplit_array_entry(_site):
+    def dsplit_array(self, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dsplit_array_op, self, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, dsplit_array_op, 0)
+                if indices.__class__ is not tuple:
+                    indices = int_list(indices, 1, _site, dsplit_array_op, 1)
+            except Overridden:
+                return handle_entry(_site, dsplit_array_op, self, indices)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _dsplit_array_kernels[keyset]
+            return kernel(keyset, self, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dsplit_array
+
+
+dsplit_array = dsplit_array_op._entry = _dsplit_array_entry(Site(dsplit_array_op))
+dsplit_array_op._make_entry = _dsplit_array_entry
+
+
+broadcast_to_op = define("aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+_broadcast_to_kernels = broadcast_to_op.kernels
+
+
+def _broadcast_to_entry(_site):
+    def broadcast_to(self, size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, broadcast_to_op, self, size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, broadcast_to_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, broadcast_to_op, 1)
+            except Overridden:
+                return handle_entry(_site, broadcast_to_op, self, size)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _broadcast_to_kernels[keyset]
+            return kernel(keyset, self, size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return broadcast_to
+
+
+broadcast_to = broadcast_to_op._entry = _broadcast_to_entry(Site(broadcast_to_op))
+broadcast_to_op._make_entry = _broadcast_to_entry
+
+
+meshgrid_op = define("aten::meshgrid(Tensor[] tensors) -> Tensor[]")
+_meshgrid_kernels = meshgrid_op.kernels
+
+
+def _meshgrid_entry(_site):
+    def meshgrid(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, meshgrid_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, meshgrid_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _meshgrid_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return meshgrid
+
+
+meshgrid = meshgrid_op._entry = _meshgrid_entry(Site(meshgrid_op))
+meshgrid_op._make_entry = _meshgrid_entry
+
+
+meshgrid_indexing_op = define(
+    "aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]"
+)
+_meshgrid_indexing_kernels = meshgrid_indexing_op.kernels
+
+
+def _meshgrid_indexing_entry(_site):
+    def meshgrid_indexing(tensors, *, indexing):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, meshgrid_indexing_op, tensors, indexing)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, meshgrid_indexing_op, tensors, indexing)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _meshgrid_indexing_kernels[keyset]
+            return kernel(keyset, tensors, indexing)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return meshgrid_indexing
+
+
+meshgrid_indexing = meshgrid_indexing_op._entry = _meshgrid_indexing_entry(
+    Site(meshgrid_indexing_op)
+)
+meshgrid_indexing_op._make_entry = _meshgrid_indexing_entry
+
+
+cartesian_prod_op = define("aten::cartesian_prod(Tensor[] tensors) -> Tensor")
+_cartesian_prod_kernels = cartesian_prod_op.kernels
+
+
+def _cartesian_prod_entry(_site):
+    def cartesian_prod(tensors):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cartesian_prod_op, tensors)
+            try:
+                tensors = tensor_list(tensors)
+            except Overridden:
+                return handle_entry(_site, cartesian_prod_op, tensors)
+            keyset = (list_keys(tensors) | include) & _tls.keep
+            kernel = _cartesian_prod_kernels[keyset]
+            return kernel(keyset, tensors)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cartesian_prod
+
+
+cartesian_prod = cartesian_prod_op._entry = _cartesian_prod_entry(Site(cartesian_prod_op))
+cartesian_prod_op._make_entry = _cartesian_prod_entry
 
 
 convolution_op = define(

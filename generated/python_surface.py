@@ -29,6 +29,8 @@ FUNCTIONS = {
     "div": (
         ops.div_Tensor_op,
         ops.div_out_op,
+        ops.div_Tensor_mode_op,
+        ops.div_out_mode_op,
     ),
     "reciprocal": (ops.reciprocal_op,),
     "neg": (
@@ -465,6 +467,7 @@ FUNCTIONS = {
     "squeeze": (
         ops.squeeze_op,
         ops.squeeze_dim_op,
+        ops.squeeze_dims_op,
     ),
     "select": (ops.select_int_op,),
     "select_backward": (ops.select_backward_op,),
@@ -477,10 +480,86 @@ FUNCTIONS = {
     "unbind": (ops.unbind_int_op,),
     "split_with_sizes": (ops.split_with_sizes_op,),
     "chunk": (ops.chunk_op,),
-    "cat": (ops.cat_op,),
+    "cat": (
+        ops.cat_op,
+        ops.cat_out_op,
+    ),
     "stack": (ops.stack_op,),
     "alias": (ops.alias_op,),
     "narrow": (ops.narrow_op,),
+    "flip": (ops.flip_op,),
+    "roll": (ops.roll_op,),
+    "rot90": (ops.rot90_op,),
+    "tril": (
+        ops.tril_op,
+        ops.tril_out_op,
+    ),
+    "triu": (
+        ops.triu_op,
+        ops.triu_out_op,
+    ),
+    "diag_embed": (ops.diag_embed_op,),
+    "diagonal_copy": (
+        ops.diagonal_copy_op,
+        ops.diagonal_copy_out_op,
+    ),
+    "fliplr": (ops.fliplr_op,),
+    "flipud": (ops.flipud_op,),
+    "tile": (ops.tile_op,),
+    "diag": (
+        ops.diag_op,
+        ops.diag_out_op,
+    ),
+    "diagflat": (ops.diagflat_op,),
+    "movedim": (
+        ops.movedim_intlist_op,
+        ops.movedim_int_op,
+    ),
+    "moveaxis": (
+        ops.moveaxis_intlist_op,
+        ops.moveaxis_int_op,
+    ),
+    "swapaxes": (ops.swapaxes_op,),
+    "swapdims": (ops.swapdims_op,),
+    "ravel": (ops.ravel_op,),
+    "hstack": (
+        ops.hstack_op,
+        ops.hstack_out_op,
+    ),
+    "vstack": (
+        ops.vstack_op,
+        ops.vstack_out_op,
+    ),
+    "row_stack": (
+        ops.row_stack_op,
+        ops.row_stack_out_op,
+    ),
+    "dstack": (
+        ops.dstack_op,
+        ops.dstack_out_op,
+    ),
+    "column_stack": (
+        ops.column_stack_op,
+        ops.column_stack_out_op,
+    ),
+    "tensor_split": (
+        ops.tensor_split_sections_op,
+        ops.tensor_split_indices_op,
+        ops.tensor_split_tensor_indices_or_sections_op,
+    ),
+    "hsplit": (
+        ops.hsplit_int_op,
+        ops.hsplit_array_op,
+    ),
+    "vsplit": (
+        ops.vsplit_int_op,
+        ops.vsplit_array_op,
+    ),
+    "dsplit": (
+        ops.dsplit_int_op,
+        ops.dsplit_array_op,
+    ),
+    "broadcast_to": (ops.broadcast_to_op,),
     "convolution": (ops.convolution_op,),
     "convolution_backward": (ops.convolution_backward_op,),
     "conv1d": (
@@ -919,6 +998,33 @@ cat = function("cat", FUNCTIONS["cat"])
 stack = function("stack", FUNCTIONS["stack"])
 alias = function("alias", FUNCTIONS["alias"])
 narrow = function("narrow", FUNCTIONS["narrow"])
+flip = function("flip", FUNCTIONS["flip"])
+roll = function("roll", FUNCTIONS["roll"])
+rot90 = function("rot90", FUNCTIONS["rot90"])
+tril = function("tril", FUNCTIONS["tril"])
+triu = function("triu", FUNCTIONS["triu"])
+diag_embed = function("diag_embed", FUNCTIONS["diag_embed"])
+diagonal_copy = function("diagonal_copy", FUNCTIONS["diagonal_copy"])
+fliplr = function("fliplr", FUNCTIONS["fliplr"])
+flipud = function("flipud", FUNCTIONS["flipud"])
+tile = function("tile", FUNCTIONS["tile"])
+diag = function("diag", FUNCTIONS["diag"])
+diagflat = function("diagflat", FUNCTIONS["diagflat"])
+movedim = function("movedim", FUNCTIONS["movedim"])
+moveaxis = function("moveaxis", FUNCTIONS["moveaxis"])
+swapaxes = function("swapaxes", FUNCTIONS["swapaxes"])
+swapdims = function("swapdims", FUNCTIONS["swapdims"])
+ravel = function("ravel", FUNCTIONS["ravel"])
+hstack = function("hstack", FUNCTIONS["hstack"])
+vstack = function("vstack", FUNCTIONS["vstack"])
+row_stack = function("row_stack", FUNCTIONS["row_stack"])
+dstack = function("dstack", FUNCTIONS["dstack"])
+column_stack = function("column_stack", FUNCTIONS["column_stack"])
+tensor_split = function("tensor_split", FUNCTIONS["tensor_split"])
+hsplit = function("hsplit", FUNCTIONS["hsplit"])
+vsplit = function("vsplit", FUNCTIONS["vsplit"])
+dsplit = function("dsplit", FUNCTIONS["dsplit"])
+broadcast_to = function("broadcast_to", FUNCTIONS["broadcast_to"])
 convolution = function("convolution", FUNCTIONS["convolution"])
 convolution_backward = function("convolution_backward", FUNCTIONS["convolution_backward"])
 conv1d = function("conv1d", FUNCTIONS["conv1d"])

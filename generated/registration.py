@@ -408,6 +408,184 @@ def _narrow_composite(keyset, self, dim, start, length):
     return decompositions.narrow(self, dim, start, length)
 
 
+def _fliplr_composite(keyset, self):
+    return decompositions.fliplr(self)
+
+
+def _flipud_composite(keyset, self):
+    return decompositions.flipud(self)
+
+
+def _tile_composite(keyset, self, dims):
+    return decompositions.tile(self, dims)
+
+
+def _diag_composite(keyset, self, diagonal):
+    return decompositions.diag(self, diagonal)
+
+
+def _diag_out_composite(keyset, self, diagonal, out):
+    return decompositions.diag_out(self, diagonal, out)
+
+
+def _diagflat_composite(keyset, self, offset):
+    return decompositions.diagflat(self, offset)
+
+
+def _movedim_intlist_composite(keyset, self, source, destination):
+    return decompositions.movedim_intlist(self, source, destination)
+
+
+def _movedim_int_composite(keyset, self, source, destination):
+    return decompositions.movedim_int(self, source, destination)
+
+
+def _moveaxis_intlist_composite(keyset, self, source, destination):
+    return decompositions.movedim_intlist(self, source, destination)
+
+
+def _moveaxis_int_composite(keyset, self, source, destination):
+    return decompositions.movedim_int(self, source, destination)
+
+
+def _swapaxes_composite(keyset, self, axis0, axis1):
+    return decompositions.swapaxes(self, axis0, axis1)
+
+
+def _swapaxes__composite(keyset, self, axis0, axis1):
+    return decompositions.swapaxes_(self, axis0, axis1)
+
+
+def _swapdims_composite(keyset, self, dim0, dim1):
+    return decompositions.swapaxes(self, dim0, dim1)
+
+
+def _swapdims__composite(keyset, self, dim0, dim1):
+    return decompositions.swapaxes_(self, dim0, dim1)
+
+
+def _ravel_composite(keyset, self):
+    return decompositions.ravel(self)
+
+
+def _atleast_1d_composite(keyset, self):
+    return decompositions.atleast_1d(self)
+
+
+def _atleast_1d_Sequence_composite(keyset, tensors):
+    return decompositions.atleast_1d_sequence(tensors)
+
+
+def _atleast_2d_composite(keyset, self):
+    return decompositions.atleast_2d(self)
+
+
+def _atleast_2d_Sequence_composite(keyset, tensors):
+    return decompositions.atleast_2d_sequence(tensors)
+
+
+def _atleast_3d_composite(keyset, self):
+    return decompositions.atleast_3d(self)
+
+
+def _atleast_3d_Sequence_composite(keyset, tensors):
+    return decompositions.atleast_3d_sequence(tensors)
+
+
+def _hstack_composite(keyset, tensors):
+    return decompositions.hstack(tensors)
+
+
+def _hstack_out_composite(keyset, tensors, out):
+    return decompositions.hstack_out(tensors, out)
+
+
+def _vstack_composite(keyset, tensors):
+    return decompositions.vstack(tensors)
+
+
+def _vstack_out_composite(keyset, tensors, out):
+    return decompositions.vstack_out(tensors, out)
+
+
+def _row_stack_composite(keyset, tensors):
+    return decompositions.vstack(tensors)
+
+
+def _row_stack_out_composite(keyset, tensors, out):
+    return decompositions.vstack_out(tensors, out)
+
+
+def _dstack_composite(keyset, tensors):
+    return decompositions.dstack(tensors)
+
+
+def _dstack_out_composite(keyset, tensors, out):
+    return decompositions.dstack_out(tensors, out)
+
+
+def _column_stack_composite(keyset, tensors):
+    return decompositions.column_stack(tensors)
+
+
+def _column_stack_out_composite(keyset, tensors, out):
+    return decompositions.column_stack_out(tensors, out)
+
+
+def _tensor_split_sections_composite(keyset, self, sections, dim):
+    return decompositions.tensor_split_sections(self, sections, dim)
+
+
+def _tensor_split_indices_composite(keyset, self, indices, dim):
+    return decompositions.tensor_split_indices(self, indices, dim)
+
+
+def _tensor_split_tensor_indices_or_sections_composite(
+    keyset, self, tensor_indices_or_sections, dim
+):
+    return decompositions.tensor_split_tensor(self, tensor_indices_or_sections, dim)
+
+
+def _hsplit_int_composite(keyset, self, sections):
+    return decompositions.hsplit_int(self, sections)
+
+
+def _hsplit_array_composite(keyset, self, indices):
+    return decompositions.hsplit_array(self, indices)
+
+
+def _vsplit_int_composite(keyset, self, sections):
+    return decompositions.vsplit_int(self, sections)
+
+
+def _vsplit_array_composite(keyset, self, indices):
+    return decompositions.vsplit_array(self, indices)
+
+
+def _dsplit_int_composite(keyset, self, sections):
+    return decompositions.dsplit_int(self, sections)
+
+
+def _dsplit_array_composite(keyset, self, indices):
+    return decompositions.dsplit_array(self, indices)
+
+
+def _broadcast_to_composite(keyset, self, size):
+    return decompositions.broadcast_to(self, size)
+
+
+def _meshgrid_composite(keyset, tensors):
+    return decompositions.meshgrid(tensors)
+
+
+def _meshgrid_indexing_composite(keyset, tensors, indexing):
+    return decompositions.meshgrid_indexing(tensors, indexing)
+
+
+def _cartesian_prod_composite(keyset, tensors):
+    return decompositions.cartesian_prod(tensors)
+
+
 def _conv1d_composite(keyset, input, weight, bias, stride, padding, dilation, groups):
     return decompositions.conv1d(input, weight, bias, stride, padding, dilation, groups)
 
@@ -653,6 +831,11 @@ def register_all():
     ops.div_out_op.register_kernel(CPU, cpu_kernels.div_out)
     ops.div_Scalar_op.register_kernel(CPU, cpu_kernels.div_Scalar)
     ops.div__Scalar_op.register_kernel(CPU, cpu_kernels.div__Scalar)
+    ops.div_Tensor_mode_op.register_kernel(CPU, cpu_kernels.div_Tensor_mode)
+    ops.div__Tensor_mode_op.register_kernel(CPU, cpu_kernels.div__Tensor_mode)
+    ops.div_out_mode_op.register_kernel(CPU, cpu_kernels.div_out_mode)
+    ops.div_Scalar_mode_op.register_kernel(CPU, cpu_kernels.div_Scalar_mode)
+    ops.div__Scalar_mode_op.register_kernel(CPU, cpu_kernels.div__Scalar_mode)
     ops.reciprocal_op.register_kernel(CPU, cpu_kernels.reciprocal)
     ops.reciprocal__op.register_kernel(CPU, cpu_kernels.reciprocal_)
     ops.neg_op.register_kernel(CPU, cpu_kernels.neg)
@@ -1005,8 +1188,10 @@ def register_all():
     ops.unsqueeze_op.register_kernel(CPU, cpu_kernels.unsqueeze)
     ops.squeeze_op.register_kernel(CPU, cpu_kernels.squeeze)
     ops.squeeze_dim_op.register_kernel(CPU, cpu_kernels.squeeze_dim)
+    ops.squeeze_dims_op.register_kernel(CPU, cpu_kernels.squeeze_dims)
     ops.squeeze__op.register_kernel(CPU, cpu_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(CPU, cpu_kernels.squeeze__dim)
+    ops.squeeze__dims_op.register_kernel(CPU, cpu_kernels.squeeze__dims)
     ops.unsqueeze__op.register_kernel(CPU, cpu_kernels.unsqueeze_)
     ops.t__op.register_kernel(CPU, cpu_kernels.t_)
     ops.transpose__op.register_kernel(CPU, cpu_kernels.transpose_)
@@ -1023,8 +1208,27 @@ def register_all():
     ops.split_Tensor_op.register_kernel(CPU, cpu_kernels.split_Tensor)
     ops.split_with_sizes_op.register_kernel(CPU, cpu_kernels.split_with_sizes)
     ops.cat_op.register_kernel(CPU, cpu_kernels.cat)
+    ops.cat_out_op.register_kernel(CPU, cpu_kernels.cat_out)
     ops.stack_op.register_kernel(CPU, cpu_kernels.stack)
     ops.alias_op.register_kernel(CPU, cpu_kernels.alias)
+    ops.flip_op.register_kernel(CPU, cpu_kernels.flip)
+    ops.flip_out_op.register_kernel(CPU, cpu_kernels.flip_out)
+    ops.roll_op.register_kernel(CPU, cpu_kernels.roll)
+    ops.roll_out_op.register_kernel(CPU, cpu_kernels.roll_out)
+    ops.rot90_op.register_kernel(CPU, cpu_kernels.rot90)
+    ops.rot90_out_op.register_kernel(CPU, cpu_kernels.rot90_out)
+    ops.tril_op.register_kernel(CPU, cpu_kernels.tril)
+    ops.tril__op.register_kernel(CPU, cpu_kernels.tril_)
+    ops.tril_out_op.register_kernel(CPU, cpu_kernels.tril_out)
+    ops.triu_op.register_kernel(CPU, cpu_kernels.triu)
+    ops.triu__op.register_kernel(CPU, cpu_kernels.triu_)
+    ops.triu_out_op.register_kernel(CPU, cpu_kernels.triu_out)
+    ops.diag_embed_op.register_kernel(CPU, cpu_kernels.diag_embed)
+    ops.diag_embed_out_op.register_kernel(CPU, cpu_kernels.diag_embed_out)
+    ops.block_diag_op.register_kernel(CPU, cpu_kernels.block_diag)
+    ops.block_diag_out_op.register_kernel(CPU, cpu_kernels.block_diag_out)
+    ops.diagonal_copy_op.register_kernel(CPU, cpu_kernels.diagonal_copy)
+    ops.diagonal_copy_out_op.register_kernel(CPU, cpu_kernels.diagonal_copy_out)
     ops.convolution_op.register_kernel(CPU, cpu_kernels.convolution)
     ops.convolution_backward_op.register_kernel(CPU, cpu_kernels.convolution_backward)
     ops.max_pool2d_with_indices_op.register_kernel(CPU, cpu_kernels.max_pool2d_with_indices)
@@ -1235,6 +1439,10 @@ def register_all():
     ops.div__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.div__Tensor)
     ops.div_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.div_Scalar)
     ops.div__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.div__Scalar)
+    ops.div_Tensor_mode_op.register_kernel(AUTOGRAD, autograd_kernels.div_Tensor_mode)
+    ops.div__Tensor_mode_op.register_kernel(AUTOGRAD, autograd_kernels.div__Tensor_mode)
+    ops.div_Scalar_mode_op.register_kernel(AUTOGRAD, autograd_kernels.div_Scalar_mode)
+    ops.div__Scalar_mode_op.register_kernel(AUTOGRAD, autograd_kernels.div__Scalar_mode)
     ops.reciprocal_op.register_kernel(AUTOGRAD, autograd_kernels.reciprocal)
     ops.reciprocal__op.register_kernel(AUTOGRAD, autograd_kernels.reciprocal_)
     ops.neg_op.register_kernel(AUTOGRAD, autograd_kernels.neg)
@@ -1444,8 +1652,10 @@ def register_all():
     ops.unsqueeze_op.register_kernel(AUTOGRAD, autograd_kernels.unsqueeze)
     ops.squeeze_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze)
     ops.squeeze_dim_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_dim)
+    ops.squeeze_dims_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_dims)
     ops.squeeze__op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze__dim)
+    ops.squeeze__dims_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze__dims)
     ops.unsqueeze__op.register_kernel(AUTOGRAD, autograd_kernels.unsqueeze_)
     ops.t__op.register_kernel(AUTOGRAD, autograd_kernels.t_)
     ops.transpose__op.register_kernel(AUTOGRAD, autograd_kernels.transpose_)
@@ -1464,6 +1674,16 @@ def register_all():
     ops.cat_op.register_kernel(AUTOGRAD, autograd_kernels.cat)
     ops.stack_op.register_kernel(AUTOGRAD, autograd_kernels.stack)
     ops.alias_op.register_kernel(AUTOGRAD, autograd_kernels.alias)
+    ops.flip_op.register_kernel(AUTOGRAD, autograd_kernels.flip)
+    ops.roll_op.register_kernel(AUTOGRAD, autograd_kernels.roll)
+    ops.rot90_op.register_kernel(AUTOGRAD, autograd_kernels.rot90)
+    ops.tril_op.register_kernel(AUTOGRAD, autograd_kernels.tril)
+    ops.tril__op.register_kernel(AUTOGRAD, autograd_kernels.tril_)
+    ops.triu_op.register_kernel(AUTOGRAD, autograd_kernels.triu)
+    ops.triu__op.register_kernel(AUTOGRAD, autograd_kernels.triu_)
+    ops.diag_embed_op.register_kernel(AUTOGRAD, autograd_kernels.diag_embed)
+    ops.block_diag_op.register_kernel(AUTOGRAD, autograd_kernels.block_diag)
+    ops.diagonal_copy_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy)
     ops.convolution_op.register_kernel(AUTOGRAD, autograd_kernels.convolution)
     ops.convolution_backward_op.register_kernel(AUTOGRAD, autograd_kernels.convolution_backward)
     ops.max_pool2d_with_indices_op.register_kernel(
@@ -1670,6 +1890,7 @@ def register_all():
     ops.sub_out_op.register_kernel(AUTOGRAD, autograd_kernels.sub_out)
     ops.mul_out_op.register_kernel(AUTOGRAD, autograd_kernels.mul_out)
     ops.div_out_op.register_kernel(AUTOGRAD, autograd_kernels.div_out)
+    ops.div_out_mode_op.register_kernel(AUTOGRAD, autograd_kernels.div_out_mode)
     ops.neg_out_op.register_kernel(AUTOGRAD, autograd_kernels.neg_out)
     ops.exp_out_op.register_kernel(AUTOGRAD, autograd_kernels.exp_out)
     ops.tanh_out_op.register_kernel(AUTOGRAD, autograd_kernels.tanh_out)
@@ -1705,6 +1926,15 @@ def register_all():
     ops.minimum_out_op.register_kernel(AUTOGRAD, autograd_kernels.minimum_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
+    ops.cat_out_op.register_kernel(AUTOGRAD, autograd_kernels.cat_out)
+    ops.flip_out_op.register_kernel(AUTOGRAD, autograd_kernels.flip_out)
+    ops.roll_out_op.register_kernel(AUTOGRAD, autograd_kernels.roll_out)
+    ops.rot90_out_op.register_kernel(AUTOGRAD, autograd_kernels.rot90_out)
+    ops.tril_out_op.register_kernel(AUTOGRAD, autograd_kernels.tril_out)
+    ops.triu_out_op.register_kernel(AUTOGRAD, autograd_kernels.triu_out)
+    ops.diag_embed_out_op.register_kernel(AUTOGRAD, autograd_kernels.diag_embed_out)
+    ops.block_diag_out_op.register_kernel(AUTOGRAD, autograd_kernels.block_diag_out)
+    ops.diagonal_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy_out)
     ops.gather_out_op.register_kernel(AUTOGRAD, autograd_kernels.gather_out)
     ops.scatter_src_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_src_out)
     ops.scatter_value_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_value_out)
@@ -1727,6 +1957,7 @@ def register_all():
     ops.unsqueeze_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unsqueeze)
     ops.squeeze_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze)
     ops.squeeze_dim_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_dim)
+    ops.squeeze_dims_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_dims)
     ops.select_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.select_int)
     ops.slice_Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.slice_Tensor)
     ops.as_strided_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.as_strided)
@@ -1752,6 +1983,13 @@ def register_all():
     ops.div__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Tensor)
     ops.div_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div_out)
     ops.div__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Scalar)
+    ops.div__Tensor_mode_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Tensor_mode
+    )
+    ops.div_out_mode_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div_out_mode)
+    ops.div__Scalar_mode_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.div__Scalar_mode
+    )
     ops.reciprocal__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.reciprocal_)
     ops.neg__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.neg_)
     ops.neg_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.neg_out)
@@ -1967,9 +2205,27 @@ def register_all():
     ops.rsqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rsqrt_)
     ops.squeeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_)
     ops.squeeze__dim_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze__dim)
+    ops.squeeze__dims_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze__dims)
     ops.unsqueeze__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unsqueeze_)
     ops.t__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_)
     ops.transpose__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_)
+    ops.cat_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cat_out)
+    ops.flip_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.flip_out)
+    ops.roll_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.roll_out)
+    ops.rot90_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rot90_out)
+    ops.tril__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.tril_)
+    ops.tril_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.tril_out)
+    ops.triu__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.triu_)
+    ops.triu_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.triu_out)
+    ops.diag_embed_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.diag_embed_out
+    )
+    ops.block_diag_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.block_diag_out
+    )
+    ops.diagonal_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.diagonal_copy_out
+    )
     ops.copy__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copy_)
     ops.zero__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.zero_)
     ops.fill__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fill__Scalar)
@@ -2211,6 +2467,96 @@ def register_all():
     ops.chunk_op.register_kernel(AUTOGRAD | CPU, _chunk_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.narrow_op.register_kernel(AUTOGRAD | CPU, _narrow_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.fliplr_op.register_kernel(AUTOGRAD | CPU, _fliplr_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.flipud_op.register_kernel(AUTOGRAD | CPU, _flipud_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.tile_op.register_kernel(AUTOGRAD | CPU, _tile_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.diag_op.register_kernel(AUTOGRAD | CPU, _diag_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.diag_out_op.register_kernel(AUTOGRAD | CPU, _diag_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.diagflat_op.register_kernel(AUTOGRAD | CPU, _diagflat_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.movedim_intlist_op.register_kernel(AUTOGRAD | CPU, _movedim_intlist_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.movedim_int_op.register_kernel(AUTOGRAD | CPU, _movedim_int_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.moveaxis_intlist_op.register_kernel(AUTOGRAD | CPU, _moveaxis_intlist_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.moveaxis_int_op.register_kernel(AUTOGRAD | CPU, _moveaxis_int_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.swapaxes_op.register_kernel(AUTOGRAD | CPU, _swapaxes_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.swapaxes__op.register_kernel(AUTOGRAD | CPU, _swapaxes__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.swapdims_op.register_kernel(AUTOGRAD | CPU, _swapdims_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.swapdims__op.register_kernel(AUTOGRAD | CPU, _swapdims__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.ravel_op.register_kernel(AUTOGRAD | CPU, _ravel_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.atleast_1d_op.register_kernel(AUTOGRAD | CPU, _atleast_1d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.atleast_1d_Sequence_op.register_kernel(AUTOGRAD | CPU, _atleast_1d_Sequence_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.atleast_2d_op.register_kernel(AUTOGRAD | CPU, _atleast_2d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.atleast_2d_Sequence_op.register_kernel(AUTOGRAD | CPU, _atleast_2d_Sequence_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.atleast_3d_op.register_kernel(AUTOGRAD | CPU, _atleast_3d_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.atleast_3d_Sequence_op.register_kernel(AUTOGRAD | CPU, _atleast_3d_Sequence_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.hstack_op.register_kernel(AUTOGRAD | CPU, _hstack_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.hstack_out_op.register_kernel(AUTOGRAD | CPU, _hstack_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.vstack_op.register_kernel(AUTOGRAD | CPU, _vstack_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.vstack_out_op.register_kernel(AUTOGRAD | CPU, _vstack_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.row_stack_op.register_kernel(AUTOGRAD | CPU, _row_stack_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.row_stack_out_op.register_kernel(AUTOGRAD | CPU, _row_stack_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dstack_op.register_kernel(AUTOGRAD | CPU, _dstack_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dstack_out_op.register_kernel(AUTOGRAD | CPU, _dstack_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.column_stack_op.register_kernel(AUTOGRAD | CPU, _column_stack_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.column_stack_out_op.register_kernel(AUTOGRAD | CPU, _column_stack_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.tensor_split_sections_op.register_kernel(AUTOGRAD | CPU, _tensor_split_sections_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.tensor_split_indices_op.register_kernel(AUTOGRAD | CPU, _tensor_split_indices_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.tensor_split_tensor_indices_or_sections_op.register_kernel(
+        AUTOGRAD | CPU, _tensor_split_tensor_indices_or_sections_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.hsplit_int_op.register_kernel(AUTOGRAD | CPU, _hsplit_int_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.hsplit_array_op.register_kernel(AUTOGRAD | CPU, _hsplit_array_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.vsplit_int_op.register_kernel(AUTOGRAD | CPU, _vsplit_int_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.vsplit_array_op.register_kernel(AUTOGRAD | CPU, _vsplit_array_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dsplit_int_op.register_kernel(AUTOGRAD | CPU, _dsplit_int_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.dsplit_array_op.register_kernel(AUTOGRAD | CPU, _dsplit_array_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.broadcast_to_op.register_kernel(AUTOGRAD | CPU, _broadcast_to_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.meshgrid_op.register_kernel(AUTOGRAD | CPU, _meshgrid_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.meshgrid_indexing_op.register_kernel(AUTOGRAD | CPU, _meshgrid_indexing_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cartesian_prod_op.register_kernel(AUTOGRAD | CPU, _cartesian_prod_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.conv1d_op.register_kernel(AUTOGRAD | CPU, _conv1d_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

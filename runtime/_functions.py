@@ -24,3 +24,8 @@ from .generated import ops as _ops  # noqa: E402
 relu_ = _function("relu_", (_ops.relu__op,))
 
 __all__.append("relu_")
+
+from .functional import *  # noqa: E402,F401,F403
+from . import functional as _functional  # noqa: E402
+
+__all__ += _functional.__all__

@@ -178,6 +178,16 @@ _RSHIFT = _bitwise_operator(aten.__rshift___Tensor, aten.__rshift___Scalar)
 _IRSHIFT = _bitwise_operator(aten.__irshift___Tensor, aten.__irshift___Scalar)
 
 
+def _contains(self, element):
+    """``element in t``: whether any element of ``t`` equals it, as PyTorch answers."""
+    if isinstance(element, (Tensor, numbers.Number)):
+        return bool((element == self).any().item())
+    raise RuntimeError(
+        "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+        f"{type(element)}."
+    )
+
+
 #: what PyTorch converts into an index tensor: its Python sequences and numpy arrays
 _INDEX_DATA = (list, tuple, range, str, np.ndarray)
 #: array dtypes PyTorch takes as data that opgrad has no dtype for: converted to int64 here
@@ -716,6 +726,7 @@ class TensorPythonMethods:
         _reflected_shift(aten.bitwise_right_shift_Scalar_Tensor), "__rrshift__", builtin=False
     )
     __invert__ = _python_method(_invert, "__invert__")
+    __contains__ = _python_method(_contains, "__contains__", builtin=False)
     __getitem__ = _python_method(_getitem, "__getitem__")
     __setitem__ = _python_method(_setitem, "__setitem__")
 

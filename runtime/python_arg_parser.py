@@ -785,8 +785,10 @@ def method(name: str, overloads: tuple, site=None) -> Callable:
     ``site`` names the method to __torch_function__ handlers (default: itself)."""
     qualname = f"Tensor.{name}"
     first = overloads[0]._positional
+    # as PyTorch: only when the int list is the one positional argument after self
+    # (x.roll(1, 0) is a shift and a dim)
     takes_varargs = (
-        len(first) >= 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
+        len(first) == 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
     )
     if len(overloads) == 1 and not takes_varargs:
         return surface_entry(overloads[0], name, qualname, site)

@@ -366,10 +366,11 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
 
+    @public_api(python=True)
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter([self[i] for i in range(self._data.shape[0])])
+        return iter(self.unbind(0))  # one node (UnbindBackward0) for every element, as torch
 
     def __hash__(self) -> int:
         return id(self)

@@ -699,3 +699,43 @@ def test_entries_may_share_the_not_implemented_node_name(tmp_path):
         "NotImplemented",
         "NotImplemented_b_backward",
     ]
+
+
+def test_an_aten_only_out_variant_is_not_offered_to_python(tmp_path):
+    from codegen import template_context
+
+    model = load_text(
+        tmp_path,
+        GOOD_ENTRY
+        + "  tags: aten_only_out\n"
+        + OUT_ENTRY[len(GOOD_ENTRY) :].format(rule="castable"),
+    )
+    surface = template_context.build_context(model)["surface_functions"]
+    assert surface["neg"] == ["neg"]  # the out= overload exists as an aten op only
+    model = load_text(tmp_path, OUT_ENTRY.format(rule="castable"))
+    assert template_context.build_context(model)["surface_functions"]["neg"] == ["neg", "neg_out"]
+
+
+def test_the_division_rule_lifts_to_float_only_without_a_rounding_mode(tmp_path):
+    from codegen import template_context
+
+    (entry,) = load_text(
+        tmp_path,
+        """\
+        - name: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+          cpu: np.true_divide(self, other)
+          dtype: division
+          output_differentiability: [False]
+        """,
+    ).entries
+    (ov,) = template_context.overloads_of(entry)
+    assert "self, other = promote2(self, other, rounding_mode is None)" in (
+        template_context.cpu_kernel(ov).prelude
+    )
+
+
+def test_a_node_may_carry_torchs_copy_suffix(tmp_path):
+    text = GOOD_ENTRY + "  node: NegBackward0_copy\n"
+    (entry,) = load_text(tmp_path, text).entries
+    assert m.node_class_name(entry, [entry]) == "NegBackward0_copy"
+    assert "bad node name" in error_of(tmp_path, GOOD_ENTRY + "  node: NegBackward0_view\n")

@@ -247,6 +247,30 @@ TESTED_ELSEWHERE.update(
         for overload in overloads.split()
     }
 )
+# the shape ops and rounded division: test_shape_ops.py compares each call (values, strides,
+# nodes and the aten calls a dispatch mode sees); test_opinfo.py runs their samples
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_shape_ops.py"
+        for name in (
+            "div.Tensor_mode div_.Tensor_mode div.out_mode div.Scalar_mode div_.Scalar_mode "
+            "squeeze.dims squeeze_.dims cat.out flip.default flip.out roll.default roll.out "
+            "rot90.default rot90.out tril.default tril_.default tril.out triu.default "
+            "triu_.default triu.out diag_embed.default diag_embed.out block_diag.default "
+            "block_diag.out diagonal_copy.default diagonal_copy.out fliplr.default "
+            "flipud.default tile.default diag.default diag.out diagflat.default "
+            "movedim.intlist movedim.int moveaxis.intlist moveaxis.int swapaxes.default "
+            "swapaxes_.default swapdims.default swapdims_.default ravel.default "
+            "atleast_1d.default atleast_1d.Sequence atleast_2d.default atleast_2d.Sequence "
+            "atleast_3d.default atleast_3d.Sequence hstack.default hstack.out vstack.default "
+            "vstack.out row_stack.default row_stack.out dstack.default dstack.out "
+            "column_stack.default column_stack.out tensor_split.sections tensor_split.indices "
+            "tensor_split.tensor_indices_or_sections hsplit.int hsplit.array vsplit.int "
+            "vsplit.array dsplit.int dsplit.array broadcast_to.default meshgrid.default "
+            "meshgrid.indexing cartesian_prod.default"
+        ).split()
+    }
+)
 TESTED_ELSEWHERE.update(
     {
         f"aten.{name}": "test_nn_dropout.py"

@@ -84,11 +84,7 @@ class Differs:
 
 
 FORWARD = ("forward",)
-_ROUNDING_MODE = "opgrad's div has no rounding_mode (div.Tensor_mode)"
 XFAIL = [
-    Differs("div.trunc_rounding", ALL, ALL, _ROUNDING_MODE),
-    Differs("div.floor_rounding", ALL, ALL, _ROUNDING_MODE),
-    Differs("squeeze.multiple", ALL, ALL, "opgrad has no squeeze.dims (a tuple of dims)"),
     Differs(
         "repeat_interleave",
         (3, 4),

@@ -251,6 +251,12 @@ def unsqueeze_to(grad, dim_or_sizes, sizes=None):
             if size == 1:
                 grad = aten.unsqueeze(grad, dim)
         return grad
+    if not isinstance(dim_or_sizes, int):  # squeeze.dims: each listed dim of size 1
+        listed = {wrap_dim(d, len(sizes)) for d in dim_or_sizes}
+        for dim, size in enumerate(sizes):
+            if dim in listed and size == 1:
+                grad = aten.unsqueeze(grad, dim)
+        return grad
     dim = wrap_dim(dim_or_sizes, len(sizes))
     if len(sizes) == 0 or sizes[dim] != 1:
         return grad
@@ -342,8 +348,11 @@ def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):
     return self_t
 
 
-def div_tensor_other_backward(grad, self, other):
-    """``-grad * ((self / other) / other)``, the quotient first, as PyTorch evaluates it."""
+def div_tensor_other_backward(grad, self, other, rounding_mode: Optional[str] = None):
+    """``-grad * ((self / other) / other)``, the quotient first, as PyTorch evaluates it;
+    zeros of other's dtype for a rounded quotient."""
+    if rounding_mode is not None:
+        return aten.zeros_like(grad, dtype=other.dtype)
     quotient = (self / other) / other
     return -grad * quotient
 
@@ -681,3 +690,5 @@ from .index_manual import *  # noqa: E402,F401,F403
 from .minmax_manual import *  # noqa: E402,F401,F403
 # The statistical reductions' formula helpers (its __all__).
 from .stats_manual import *  # noqa: E402,F401,F403
+# The shape ops' and rounded division's helpers (its __all__).
+from .shape_manual import *  # noqa: E402,F401,F403

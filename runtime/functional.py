@@ -1,0 +1,104 @@
+"""Functions PyTorch writes in Python over its ops (torch.functional): they take their
+tensors as ``*tensors`` and hand the aten op one list."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from .generated import ops as aten
+from .overrides import overridable
+from .tensor import Size
+
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block_diag",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "cartesian_prod",
+    "meshgrid",
+]
+
+
+def _one_or_many(tensors: tuple):
+    """``f(t)`` and ``f([t, u])`` and ``f(t, u)``, as torch's ``*tensors`` functions read
+    them: one tensor, or a sequence."""
+    return tensors[0] if len(tensors) == 1 else tensors
+
+
+@overridable(builtin=False, qualname="block_diag")
+def block_diag(*tensors):
+    return aten.block_diag(list(tensors))
+
+
+@overridable(builtin=False, qualname="broadcast_tensors")
+def broadcast_tensors(*tensors):
+    return tuple(aten.broadcast_tensors(list(_flat(tensors))))
+
+
+def _flat(tensors: tuple):
+    return tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+
+
+@overridable(builtin=False, qualname="cartesian_prod")
+def cartesian_prod(*tensors):
+    return aten.cartesian_prod(list(tensors))
+
+
+@overridable(builtin=False, qualname="meshgrid")
+def meshgrid(*tensors, indexing: Optional[str] = None):
+    tensors = list(_flat(tensors))
+    if indexing is None:
+        return tuple(aten.meshgrid(tensors))
+    return tuple(aten.meshgrid_indexing(tensors, indexing=indexing))
+
+
+def _atleast(single, sequence):
+    def apply(*tensors):
+        given = _one_or_many(tensors)
+        if isinstance(given, (list, tuple)):
+            return tuple(sequence(list(given)))
+        return single(given)
+
+    return apply
+
+
+atleast_1d = overridable(
+    _atleast(aten.atleast_1d, aten.atleast_1d_Sequence), builtin=False, qualname="atleast_1d"
+)
+atleast_2d = overridable(
+    _atleast(aten.atleast_2d, aten.atleast_2d_Sequence), builtin=False, qualname="atleast_2d"
+)
+atleast_3d = overridable(
+    _atleast(aten.atleast_3d, aten.atleast_3d_Sequence), builtin=False, qualname="atleast_3d"
+)
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape the given shapes (ints or sequences of ints) broadcast to, without making
+    any tensor."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(
+                "Input shapes should be of type ints, a tuple of ints, or a list of ints, "
+                f"got {shape}"
+            )
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for position, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            size = shape[i]
+            if size == common[i]:
+                continue
+            if common[i] == 1:
+                if size < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = size
+            elif size != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {size} at {i}! Mismatching "
+                    f"argument at index {position} had {shape}; but expected shape should be "
+                    f"broadcastable to {common}"
+                )
+    return Size(common)
