@@ -51,6 +51,8 @@ from opgrad.autograd.functions_manual import (
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
+    masked_scatter_backward_symint,
+    masked_select_backward,
     max_pool_double_backward,
     maximum_backward,
     maybe_multiply,
@@ -90,6 +92,7 @@ from opgrad.autograd.functions_manual import (
     std_mean_backward,
     sum_backward,
     sum_to,
+    take_backward,
     to_copy_backward,
     to_float,
     unbind_backward,
@@ -13696,6 +13699,292 @@ class RemainderBackward0(Node):
         # self: grad
         grad_self = grad if needs[0] else None
         return (grad_self,)
+
+
+class MaskedSelectBackward0(Node):
+    """Backward of ``masked_select(Tensor self, Tensor mask) -> Tensor``."""
+
+    __slots__ = (
+        "mask_",
+        "self_",
+    )
+    _releasable_slots = (
+        "mask_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.mask_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
+            mask = unpack_saved(mask, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: masked_select_backward(grad, self, mask)
+        grad_self = masked_select_backward(grad, self_, mask) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self, "mask_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MaskedScatterBackward0(Node):
+    """Backward of ``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``."""
+
+    __slots__ = (
+        "mask_",
+        "source_sym_sizes_",
+    )
+    _releasable_slots = ("mask_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.mask_ = None
+        self.source_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
+            mask = unpack_saved(mask, self)
+        source_sym_sizes = self.source_sym_sizes_
+        # self: grad.masked_fill(mask, 0)
+        grad_self = grad.masked_fill(mask, 0) if needs[0] else None
+        # source: masked_scatter_backward_symint(grad, mask, source.sym_sizes())
+        grad_source = (
+            masked_scatter_backward_symint(grad, mask, source_sym_sizes) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self, "mask_")
+
+    @property
+    def _saved_source_sym_sizes(self):
+        return self.source_sym_sizes_
+
+
+class MaskedScatterBackwardBackward0(Node):
+    """Backward of ``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_info_",
+        "mask_",
+    )
+    _releasable_slots = ("mask_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_info_ = None
+        self.mask_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        grad_output_info = self.grad_output_info_
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
+            mask = unpack_saved(mask, self)
+        # grad_output: zeros_like(grad_output).masked_scatter(mask, grad)
+        grad_grad_output = (
+            aten.masked_scatter(zeros_like_info(grad_output_info), mask, grad) if needs[0] else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self, "mask_")
+
+
+class TakeBackward0(Node):
+    """Backward of ``take(Tensor self, Tensor index) -> Tensor``."""
+
+    __slots__ = (
+        "index_",
+        "self_",
+    )
+    _releasable_slots = (
+        "index_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.index_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: take_backward(grad, self, index)
+        grad_self = take_backward(grad, self_, index) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class PutBackward0(Node):
+    """Backward of ``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``."""
+
+    __slots__ = (
+        "accumulate_",
+        "index_",
+        "source_",
+        "source_info_",
+    )
+    _releasable_slots = (
+        "index_",
+        "source_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.accumulate_ = None
+        self.index_ = None
+        self.source_ = None
+        self.source_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        accumulate = self.accumulate_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        source = self.source_
+        if source.__class__ not in TENSOR_CLASSES:
+            if source is not None:  # None: not saved, no formula that runs reads it
+                source = unpack_saved(source, self)
+        elif source._vc is not None:
+            source = unpack_saved(source, self)
+        source_info = self.source_info_
+        # self: grad if accumulate else grad.put(index, zeros_like(source), False)
+        grad_self = (
+            grad
+            if accumulate
+            else aten.put(grad, index, zeros_like_info(source_info), False) if needs[0] else None
+        )
+        # source: grad.take(index).reshape_as(source)
+        grad_source = aten.take(grad, index).reshape_as(source) if needs[1] else None
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_accumulate(self):
+        return self.accumulate_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_source(self):
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _raw_saved_source(self):
+        return raw_saved(self, "source_")
 
 
 class UpsampleNearest1DBackward0(Node):

@@ -222,5 +222,13 @@ class TensorMethods:
     index_fill_ = method(
         "index_fill_", (ops.index_fill__int_Scalar_op, ops.index_fill__int_Tensor_op)
     )
+    masked_select = method("masked_select", (ops.masked_select_op,))
+    masked_scatter = method("masked_scatter", (ops.masked_scatter_op,))
+    masked_scatter_ = method("masked_scatter_", (ops.masked_scatter__op,))
+    nonzero_static = method("nonzero_static", (ops.nonzero_static_op,))
+    argwhere = method("argwhere", (ops.argwhere_op,))
+    take = method("take", (ops.take_op,))
+    put = method("put", (ops.put_op,))
+    put_ = method("put_", (ops.put__op,))
     new_zeros = method("new_zeros", (ops.new_zeros_op,))
     new_empty_strided = method("new_empty_strided", (ops.new_empty_strided_op,))

@@ -24,3 +24,10 @@ from .generated import ops as _ops  # noqa: E402
 relu_ = _function("relu_", (_ops.relu__op,))
 
 __all__.append("relu_")
+
+from .masked_decompositions import nonzero_python as _nonzero  # noqa: E402
+
+# torch.nonzero's binding takes as_tuple, which picks nonzero or nonzero and unbind
+nonzero = _overridable(_nonzero, name="nonzero", qualname="nonzero")
+
+__all__.append("nonzero")
