@@ -6356,6 +6356,95 @@ def put_(keyset, self, index, source, accumulate):
     return result
 
 
+def select_scatter(keyset, self, src, dim, index):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.SelectScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = index
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.select_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, dim, index)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.select_scatter(self, src, dim, index, result)
+    return result
+
+
+def slice_scatter(keyset, self, src, dim, start, end, step):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.SliceScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.end_ = end
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+        grad_fn.start_ = start
+        grad_fn.step_ = step
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.slice_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, dim, start, end, step)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.slice_scatter(self, src, dim, start, end, step, result)
+    return result
+
+
+def diagonal_scatter(keyset, self, src, offset, dim1, dim2):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.DiagonalScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diagonal_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, offset, dim1, dim2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.diagonal_scatter(self, src, offset, dim1, dim2, result)
+    return result
+
+
+def as_strided_scatter(keyset, self, src, size, stride, storage_offset):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.AsStridedScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.self_geometry_ = geometry(self)
+        grad_fn.size_ = size
+        grad_fn.src_geometry_ = geometry(src)
+        grad_fn.storage_offset_ = storage_offset
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.as_strided_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, size, stride, storage_offset)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.as_strided_scatter(self, src, size, stride, storage_offset, result)
+    return result
+
+
 def upsample_nearest1d(keyset, self, output_size, scales):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -8465,3 +8554,17 @@ def take_out(keyset, self, index, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.take_out_op.kernels[keyset]
     return redispatch(keyset, self, index, out)
+
+
+def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "slice_scatter",
+            self,
+            src,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.slice_scatter_out_op.kernels[keyset]
+    return redispatch(keyset, self, src, dim, start, end, step, out)

@@ -4976,6 +4976,54 @@ def put_(keyset, self, index, source, accumulate):
     return copy_into(target, result)
 
 
+def select_scatter(keyset, self, src, dim, index):
+    """CPU kernel of select_scatter"""
+    self = self._data
+    src = src._data
+    result = k.select_scatter(self, src, dim, index)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def slice_scatter(keyset, self, src, dim, start, end, step):
+    """CPU kernel of slice_scatter"""
+    self = self._data
+    src = src._data
+    result = k.slice_scatter(self, src, dim, start, end, step)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
+    """CPU kernel of slice_scatter.out"""
+    target = out
+    self = self._data
+    src = src._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.slice_scatter(self, src, dim, start, end, step)
+    return write_out(target, result)
+
+
+def diagonal_scatter(keyset, self, src, offset, dim1, dim2):
+    """CPU kernel of diagonal_scatter"""
+    self = self._data
+    src = src._data
+    result = k.diagonal_scatter(self, src, offset, dim1, dim2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def as_strided_scatter(keyset, self, src, size, stride, storage_offset):
+    """CPU kernel of as_strided_scatter"""
+    k.as_strided_scatter_check(self)
+    self = self._data
+    src = src._data
+    result = k.as_strided_scatter(self, src, size, stride, storage_offset)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def upsample_nearest1d(keyset, self, output_size, scales):
     """CPU kernel of upsample_nearest1d"""
     k.upsample_check(self, output_size, 1, "nearest")

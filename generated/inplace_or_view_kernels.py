@@ -1489,6 +1489,14 @@ def put_(keyset, self, index, source, accumulate):
     return result
 
 
+def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.slice_scatter_out_op.kernels[keyset]
+    result = redispatch(keyset, self, src, dim, start, end, step, out)
+    bump_version(out)
+    return result
+
+
 def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.embedding_renorm__op.kernels[keyset]

@@ -6399,6 +6399,90 @@ def put_(self, index, source, accumulate, result, tangents):
     set_fw_grad_inplace(self, tangent)
 
 
+def select_scatter(self, src, dim, index, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.select_scatter(self_t, src_t, dim, index)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def slice_scatter(self, src, dim, start, end, step, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.slice_scatter(self_t, src_t, dim, start, end, step)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def diagonal_scatter(self, src, offset, dim1, dim2, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.diagonal_scatter(self_t, src_t, offset, dim1, dim2)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def as_strided_scatter(self, src, size, stride, storage_offset, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.as_strided_scatter(self_t, src_t, size, stride, storage_offset)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def upsample_nearest1d(self, output_size, scales, result):
     # auto_linear
     self_t = fw_grad(self)

@@ -15,6 +15,7 @@ directly while nothing observes aten calls: the entry's own plain path, one fram
 from opgrad.autograd.functions_manual import (
     aminmax_backward,
     as_strided_backward,
+    as_strided_scatter_backward,
     batchnorm_double_backward,
     binary_cross_entropy_double_backward,
     binary_cross_entropy_double_backward_grad_output,
@@ -152,6 +153,7 @@ from opgrad.generated.python_surface import (
     col2im,
     convolution_backward,
     diagonal_backward,
+    diagonal_scatter,
     div,
     elu_backward,
     fractional_max_pool2d_backward,
@@ -203,10 +205,12 @@ from opgrad.generated.python_surface import (
     replication_pad3d_backward,
     rrelu_with_noise_backward,
     select_backward,
+    select_scatter,
     sigmoid_backward,
     silu_backward,
     slice,
     slice_backward,
+    slice_scatter,
     smooth_l1_loss_backward,
     soft_margin_loss_backward,
     softplus_backward,
@@ -13985,6 +13989,239 @@ class PutBackward0(Node):
     @property
     def _raw_saved_source(self):
         return raw_saved(self, "source_")
+
+
+class SelectScatterBackward0(Node):
+    """Backward of ``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+        "src_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+        self.src_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        index = self.index_
+        src_info = self.src_info_
+        # self: select_scatter(grad, zeros_like(src), dim, index)
+        grad_self = (
+            select_scatter(grad, zeros_like_info(src_info), dim, index) if needs[0] else None
+        )
+        # src: grad.select(dim, index)
+        grad_src = grad.select(dim, index) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return self.index_
+
+
+class SliceScatterBackward0(Node):
+    """Backward of ``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "end_",
+        "src_info_",
+        "start_",
+        "step_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.end_ = None
+        self.src_info_ = None
+        self.start_ = None
+        self.step_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        end = self.end_
+        src_info = self.src_info_
+        start = self.start_
+        step = self.step_
+        # self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+        grad_self = (
+            slice_scatter(grad, zeros_like_info(src_info), dim, start, end, step)
+            if needs[0]
+            else None
+        )
+        # src: slice(grad, dim, start, end, step)
+        grad_src = slice(grad, dim, start, end, step) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_end(self):
+        return self.end_
+
+    @property
+    def _saved_start(self):
+        return self.start_
+
+    @property
+    def _saved_step(self):
+        return self.step_
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of ``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``."""
+
+    __slots__ = (
+        "dim1_",
+        "dim2_",
+        "offset_",
+        "src_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim1_ = None
+        self.dim2_ = None
+        self.offset_ = None
+        self.src_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        offset = self.offset_
+        src_info = self.src_info_
+        # self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+        grad_self = (
+            diagonal_scatter(grad, zeros_like_info(src_info), offset, dim1, dim2)
+            if needs[0]
+            else None
+        )
+        # src: grad.diagonal(offset, dim1, dim2)
+        grad_src = aten.diagonal(grad, offset, dim1, dim2) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+    @property
+    def _saved_dim2(self):
+        return self.dim2_
+
+    @property
+    def _saved_offset(self):
+        return self.offset_
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of ``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``."""
+
+    __slots__ = (
+        "self_geometry_",
+        "size_",
+        "src_geometry_",
+        "storage_offset_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_geometry_ = None
+        self.size_ = None
+        self.src_geometry_ = None
+        self.storage_offset_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        self_geometry = self.self_geometry_
+        size = self.size_
+        src_geometry = self.src_geometry_
+        storage_offset = self.storage_offset_
+        stride = self.stride_
+        # self: as_strided_scatter_backward(grad, self.geometry(), src.geometry(), size, stride, storage_offset)
+        grad_self = (
+            as_strided_scatter_backward(
+                grad, self_geometry, src_geometry, size, stride, storage_offset
+            )
+            if needs[0]
+            else None
+        )
+        # src: grad.contiguous().as_strided(size, stride, storage_offset)
+        grad_src = (
+            aten.as_strided(grad.contiguous(), size, stride, storage_offset) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_storage_offset(self):
+        return self.storage_offset_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
 
 
 class UpsampleNearest1DBackward0(Node):

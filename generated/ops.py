@@ -23887,6 +23887,238 @@ put_ = put__op._entry = _put__entry(Site(put__op))
 put__op._make_entry = _put__entry
 
 
+select_scatter_op = define(
+    "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"
+)
+_select_scatter_kernels = select_scatter_op.kernels
+
+
+def _select_scatter_entry(_site):
+    def select_scatter(self, src, dim, index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_scatter_op, self, src, dim, index)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, select_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, select_scatter_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, select_scatter_op, 2)
+                if index.__class__ is not int:
+                    index = int_arg(index, _site, select_scatter_op, 3)
+            except Overridden:
+                return handle_entry(_site, select_scatter_op, self, src, dim, index)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.select_scatter(self, src, dim, index)
+                if result is not None:
+                    return result
+            kernel = _select_scatter_kernels[keyset]
+            return kernel(keyset, self, src, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return select_scatter
+
+
+select_scatter = select_scatter_op._entry = _select_scatter_entry(Site(select_scatter_op))
+select_scatter_op._make_entry = _select_scatter_entry
+
+
+slice_scatter_op = define(
+    "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"
+)
+_slice_scatter_kernels = slice_scatter_op.kernels
+
+
+def _slice_scatter_entry(_site):
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, slice_scatter_op, self, src, dim, start, end, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, slice_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, slice_scatter_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, slice_scatter_op, 2)
+                if start is not None and start.__class__ is not int:
+                    start = int_arg(start, _site, slice_scatter_op, 3)
+                if end is not None and end.__class__ is not int:
+                    end = int_arg(end, _site, slice_scatter_op, 4)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, slice_scatter_op, 5)
+            except Overridden:
+                return handle_entry(_site, slice_scatter_op, self, src, dim, start, end, step)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.slice_scatter(self, src, dim, start, end, step)
+                if result is not None:
+                    return result
+            kernel = _slice_scatter_kernels[keyset]
+            return kernel(keyset, self, src, dim, start, end, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_scatter
+
+
+slice_scatter = slice_scatter_op._entry = _slice_scatter_entry(Site(slice_scatter_op))
+slice_scatter_op._make_entry = _slice_scatter_entry
+
+
+slice_scatter_out_op = define(
+    "aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_slice_scatter_out_kernels = slice_scatter_out_op.kernels
+
+
+def _slice_scatter_out_entry(_site):
+    def slice_scatter_out(self, src, dim=0, start=None, end=None, step=1, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, slice_scatter_out_op, self, src, dim, start, end, step, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, slice_scatter_out_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, slice_scatter_out_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, slice_scatter_out_op, 2)
+                if start is not None and start.__class__ is not int:
+                    start = int_arg(start, _site, slice_scatter_out_op, 3)
+                if end is not None and end.__class__ is not int:
+                    end = int_arg(end, _site, slice_scatter_out_op, 4)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, slice_scatter_out_op, 5)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, slice_scatter_out_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, slice_scatter_out_op, self, src, dim, start, end, step, out
+                )
+            keyset = (self._keys | src._keys | out._keys | include) & _tls.keep
+            kernel = _slice_scatter_out_kernels[keyset]
+            return kernel(keyset, self, src, dim, start, end, step, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_scatter_out
+
+
+slice_scatter_out = slice_scatter_out_op._entry = _slice_scatter_out_entry(
+    Site(slice_scatter_out_op)
+)
+slice_scatter_out_op._make_entry = _slice_scatter_out_entry
+
+
+diagonal_scatter_op = define(
+    "aten::diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"
+)
+_diagonal_scatter_kernels = diagonal_scatter_op.kernels
+
+
+def _diagonal_scatter_entry(_site):
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_scatter_op, self, src, offset, dim1, dim2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diagonal_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, diagonal_scatter_op, 1)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diagonal_scatter_op, 2)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diagonal_scatter_op, 3)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diagonal_scatter_op, 4)
+            except Overridden:
+                return handle_entry(_site, diagonal_scatter_op, self, src, offset, dim1, dim2)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.diagonal_scatter(self, src, offset, dim1, dim2)
+                if result is not None:
+                    return result
+            kernel = _diagonal_scatter_kernels[keyset]
+            return kernel(keyset, self, src, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal_scatter
+
+
+diagonal_scatter = diagonal_scatter_op._entry = _diagonal_scatter_entry(Site(diagonal_scatter_op))
+diagonal_scatter_op._make_entry = _diagonal_scatter_entry
+
+
+as_strided_scatter_op = define(
+    "aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"
+)
+_as_strided_scatter_kernels = as_strided_scatter_op.kernels
+
+
+def _as_strided_scatter_entry(_site):
+    def as_strided_scatter(self, src, size, stride, storage_offset=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, as_strided_scatter_op, self, src, size, stride, storage_offset
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, as_strided_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, as_strided_scatter_op, 1)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, as_strided_scatter_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, as_strided_scatter_op, 3)
+                if storage_offset is not None and storage_offset.__class__ is not int:
+                    storage_offset = int_arg(storage_offset, _site, as_strided_scatter_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, as_strided_scatter_op, self, src, size, stride, storage_offset
+                )
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.as_strided_scatter(self, src, size, stride, storage_offset)
+                if result is not None:
+                    return result
+            kernel = _as_strided_scatter_kernels[keyset]
+            return kernel(keyset, self, src, size, stride, storage_offset)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return as_strided_scatter
+
+
+as_strided_scatter = as_strided_scatter_op._entry = _as_strided_scatter_entry(
+    Site(as_strided_scatter_op)
+)
+as_strided_scatter_op._make_entry = _as_strided_scatter_entry
+
+
 upsample_nearest1d_vec_op = define(
     "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )

@@ -597,6 +597,13 @@ FUNCTIONS = {
         ops.take_out_op,
     ),
     "put": (ops.put_op,),
+    "select_scatter": (ops.select_scatter_op,),
+    "slice_scatter": (
+        ops.slice_scatter_op,
+        ops.slice_scatter_out_op,
+    ),
+    "diagonal_scatter": (ops.diagonal_scatter_op,),
+    "as_strided_scatter": (ops.as_strided_scatter_op,),
     "upsample_nearest1d": (
         ops.upsample_nearest1d_vec_op,
         ops.upsample_nearest1d_op,
@@ -1015,6 +1022,10 @@ nonzero_static = function("nonzero_static", FUNCTIONS["nonzero_static"])
 argwhere = function("argwhere", FUNCTIONS["argwhere"])
 take = function("take", FUNCTIONS["take"])
 put = function("put", FUNCTIONS["put"])
+select_scatter = function("select_scatter", FUNCTIONS["select_scatter"])
+slice_scatter = function("slice_scatter", FUNCTIONS["slice_scatter"])
+diagonal_scatter = function("diagonal_scatter", FUNCTIONS["diagonal_scatter"])
+as_strided_scatter = function("as_strided_scatter", FUNCTIONS["as_strided_scatter"])
 upsample_nearest1d = function("upsample_nearest1d", FUNCTIONS["upsample_nearest1d"])
 upsample_nearest1d_backward = function(
     "upsample_nearest1d_backward", FUNCTIONS["upsample_nearest1d_backward"]

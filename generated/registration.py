@@ -1132,6 +1132,11 @@ def register_all():
     ops.take_out_op.register_kernel(CPU, cpu_kernels.take_out)
     ops.put_op.register_kernel(CPU, cpu_kernels.put)
     ops.put__op.register_kernel(CPU, cpu_kernels.put_)
+    ops.select_scatter_op.register_kernel(CPU, cpu_kernels.select_scatter)
+    ops.slice_scatter_op.register_kernel(CPU, cpu_kernels.slice_scatter)
+    ops.slice_scatter_out_op.register_kernel(CPU, cpu_kernels.slice_scatter_out)
+    ops.diagonal_scatter_op.register_kernel(CPU, cpu_kernels.diagonal_scatter)
+    ops.as_strided_scatter_op.register_kernel(CPU, cpu_kernels.as_strided_scatter)
     ops.upsample_nearest1d_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d)
     ops.upsample_nearest1d_backward_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d_backward)
     ops._upsample_nearest_exact1d_op.register_kernel(CPU, cpu_kernels._upsample_nearest_exact1d)
@@ -1572,6 +1577,10 @@ def register_all():
     ops.take_op.register_kernel(AUTOGRAD, autograd_kernels.take)
     ops.put_op.register_kernel(AUTOGRAD, autograd_kernels.put)
     ops.put__op.register_kernel(AUTOGRAD, autograd_kernels.put_)
+    ops.select_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.select_scatter)
+    ops.slice_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter)
+    ops.diagonal_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_scatter)
+    ops.as_strided_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.as_strided_scatter)
     ops.upsample_nearest1d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_nearest1d)
     ops.upsample_nearest1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.upsample_nearest1d_backward
@@ -1744,6 +1753,7 @@ def register_all():
     ops.index_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_copy_out)
     ops.masked_select_out_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select_out)
     ops.take_out_op.register_kernel(AUTOGRAD, autograd_kernels.take_out)
+    ops.slice_scatter_out_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter_out)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
@@ -2066,6 +2076,9 @@ def register_all():
     )
     ops.take_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.take_out)
     ops.put__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.put_)
+    ops.slice_scatter_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.slice_scatter_out
+    )
     ops.embedding_renorm__op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.embedding_renorm_
     )

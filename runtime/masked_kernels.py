@@ -17,7 +17,8 @@ from . import dtypes
 from .kernel_support import shape_text
 
 # numpy_kernels re-exports this module at its end, so these names exist by then
-from .numpy_kernels import broadcast_error
+from .numpy_kernels import as_strided, broadcast_error, diagonal, select
+from .numpy_kernels import slice as slice_view
 
 __all__ = [
     "masked_select",
@@ -31,6 +32,11 @@ __all__ = [
     "take",
     "take_out_check",
     "put",
+    "select_scatter",
+    "slice_scatter",
+    "diagonal_scatter",
+    "as_strided_scatter",
+    "as_strided_scatter_check",
 ]
 
 _BOOL = np.dtype(np.bool_)
@@ -229,3 +235,68 @@ def put(self, index, source, accumulate: bool = False):
     else:
         flat[index.reshape(-1)] = source.reshape(-1)
     return out
+
+
+# ---- select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter -----------------------
+
+
+def _scatter_into(out: np.ndarray, view: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """Write src (cast to out's dtype) into ``view``, a view of the fresh copy ``out``."""
+    if view.shape != src.shape:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{shape_text(src.shape)}, slice size = {shape_text(view.shape)}"
+        )
+    view[...] = src
+    return out
+
+
+def _copy(self: np.ndarray) -> np.ndarray:
+    """A fresh copy with self's very strides, gaps included (PyTorch's clone_preserve_strides);
+    a self whose elements overlap (an expanded one) is copied densely."""
+    if not self.size or any(st <= 0 for st, n in zip(self.strides, self.shape) if n > 1):
+        return np.array(self, copy=True, order="K")
+    item = self.itemsize
+    extent = 1 + sum((n - 1) * abs(st) // item for n, st in zip(self.shape, self.strides))
+    if extent == self.size:  # dense: numpy keeps the order of its strides
+        return np.array(self, copy=True, order="K")
+    out = np.lib.stride_tricks.as_strided(
+        np.empty(extent, self.dtype), self.shape, self.strides, writeable=True
+    )
+    out[...] = self
+    return out
+
+
+def select_scatter(self, src, dim: int, index: int):
+    """self with its ``select(dim, index)`` slice replaced by src."""
+    out = _copy(self)
+    return _scatter_into(out, select(out, dim, index), src)
+
+
+def slice_scatter(self, src, dim: int = 0, start=None, end=None, step: int = 1):
+    """self with its ``slice(dim, start, end, step)`` replaced by src."""
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    out = _copy(self)
+    return _scatter_into(out, slice_view(out, dim, start, end, step), src)
+
+
+def diagonal_scatter(self, src, offset: int = 0, dim1: int = 0, dim2: int = 1):
+    """self with its ``diagonal(offset, dim1, dim2)`` replaced by src."""
+    out = _copy(self)
+    return _scatter_into(out, diagonal(out, offset, dim1, dim2), src)
+
+
+def as_strided_scatter_check(self) -> None:
+    if self.requires_grad and not self._data.flags.c_contiguous:
+        raise RuntimeError(
+            "!self.requires_grad() || self.is_contiguous() INTERNAL ASSERT FAILED: "
+            "as_strided_scatter is currently only supported for contiguous inputs"
+        )
+
+
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """self's copy with the elements ``as_strided(size, stride, storage_offset)`` of the
+    copy's memory addresses replaced by src."""
+    out = _copy(self)
+    return _scatter_into(out, as_strided(out, size, stride, storage_offset), src)

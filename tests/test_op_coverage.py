@@ -187,6 +187,16 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the *_scatter ops: test_scatter_into.py and their OpInfos
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_scatter_into.py and test_opinfo.py"
+        for name in (
+            "select_scatter.default slice_scatter.default slice_scatter.out "
+            "diagonal_scatter.default as_strided_scatter.default"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(
