@@ -66,7 +66,7 @@ BUILTINS = frozenset(
     "None True False len range tuple list int float abs min max isinstance".split()
 )
 KNOWN_KEYS = frozenset(
-    "name cpu check dtype unpromoted composite node inplace out out_dtype variants "
+    "name cpu check target_check dtype unpromoted composite node inplace out out_dtype variants "
     "output_differentiability tags".split()
 )
 #: how an out= variant treats out's dtype (PyTorch's rule for the op)
@@ -139,6 +139,9 @@ class Entry:
     unpromoted: Tuple[str, ...] = ()
     #: the out= variant's rule for out's dtype: one of OUT_DTYPE_RULES
     out_dtype: str = "castable"
+    #: run in the in-place and out= variants' kernels after ``check``, with ``target`` the
+    #: tensor they write (self, out): PyTorch's own checks of that tensor
+    target_check: Optional[str] = None
 
     @property
     def op_name(self) -> str:
@@ -462,6 +465,13 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         )
     if "out_dtype" in item and out is None:
         raise fail("out_dtype without an out= variant", "out_dtype")
+    target_check = item.get("target_check")
+    if target_check is not None:
+        if inplace is None and out is None:
+            raise fail("target_check without an in-place or out= variant", "target_check")
+        if out is not None and len(out.returns) > 1:
+            raise fail("target_check needs an out= variant with one out", "target_check")
+        _check_check_expression(str(target_check), schema, fail, "target_check", ("target",))
     entry = Entry(
         line=scope.line,
         schema=schema,
@@ -480,6 +490,7 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         check=str(check) if check is not None else None,
         unpromoted=unpromoted,
         out_dtype=out_dtype,
+        target_check=str(target_check) if target_check is not None else None,
     )
     return _with_saved(entry)
 
@@ -514,15 +525,16 @@ def _check_cpu_expression(text: str, schema, fail) -> None:
         raise fail("argument 'k' hides the kernels module k: name it numpy_kernels", "cpu")
 
 
-def _check_check_expression(text: str, schema, fail) -> None:
+def _check_check_expression(text: str, schema, fail, key: str = "check", extra=()) -> None:
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
-        raise fail(f"check is not a Python expression: {exc.msg}", "check")
+        raise fail(f"{key} is not a Python expression: {exc.msg}", key)
     known = {a.name for a in schema.arguments} | {"k", "np", "numpy_kernels"} | BUILTINS
+    known |= set(extra)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in known:
-            raise fail(f"unknown name '{node.id}' in check", "check")
+            raise fail(f"unknown name '{node.id}' in {key}", key)
 
 
 class _MetadataRewriter(ast.NodeTransformer):

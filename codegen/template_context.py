@@ -261,6 +261,10 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
             writes = "set" if "inplace_view" in entry.tags else "copy"
         else:
             writes = {"inplace_variant": "copy", "out_variant": "out"}[ov.kind]
+    if entry.target_check and ov.kind in ("inplace_variant", "out_variant"):
+        if several_outs:  # the one out (exact_result), checked as given before the kernel
+            prelude.append(f"target = {ov.written}")
+        prelude.append(entry.target_check)
     for a in schema_args:
         if a.type.base == "Tensor" and a.type.is_list:
             prelude.append(f"{a.name} = [t._data if t is not None else None for t in {a.name}]")

@@ -6509,6 +6509,236 @@ def remainder_Scalar(keyset, self, other):
     return result
 
 
+def masked_select(keyset, self, mask):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MaskedSelectBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.masked_select_op.kernels[keyset]
+    result = redispatch(keyset, self, mask)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.masked_select(self, mask, result)
+    return result
+
+
+def masked_scatter(keyset, self, mask, source):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = nodes.MaskedScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.source_sym_sizes_ = source._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.masked_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, mask, source)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.masked_scatter(self, mask, source, result)
+    return result
+
+
+def masked_scatter_(keyset, self, mask, source):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        check_inplace(self)
+        grad_fn = nodes.MaskedScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.source_sym_sizes_ = source._data.shape
+    tangents = jvp_kernels.masked_scatter__pre(self, mask, source) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.masked_scatter__op.kernels[keyset]
+    result = redispatch(keyset, self, mask, source)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.masked_scatter_(self, mask, source, result, tangents)
+    return result
+
+
+def masked_scatter_backward(keyset, grad_output, mask, sizes):
+    grad_fn = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = nodes.MaskedScatterBackwardBackward0()
+        grad_fn._next_edges = (next_edge(grad_output),)
+        grad_fn.grad_output_info_ = (grad_output._data.shape, grad_output.dtype)
+        grad_fn.mask_ = SavedVariable(mask, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.masked_scatter_backward_op.kernels[keyset]
+    result = redispatch(keyset, grad_output, mask, sizes)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.masked_scatter_backward(grad_output, mask, sizes, result)
+    return result
+
+
+def take(keyset, self, index):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TakeBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.take_op.kernels[keyset]
+    result = redispatch(keyset, self, index)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.take(self, index, result)
+    return result
+
+
+def put(keyset, self, index, source, accumulate):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = nodes.PutBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.accumulate_ = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        if source._rg:
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_info_ = (source._data.shape, source.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.put_op.kernels[keyset]
+    result = redispatch(keyset, self, index, source, accumulate)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.put(self, index, source, accumulate, result)
+    return result
+
+
+def put_(keyset, self, index, source, accumulate):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        check_inplace(self)
+        grad_fn = nodes.PutBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.accumulate_ = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        if source._rg:
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_info_ = (source._data.shape, source.dtype)
+    tangents = jvp_kernels.put__pre(self, index, source, accumulate) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.put__op.kernels[keyset]
+    result = redispatch(keyset, self, index, source, accumulate)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.put_(self, index, source, accumulate, result, tangents)
+    return result
+
+
+def select_scatter(keyset, self, src, dim, index):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.SelectScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = index
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.select_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, dim, index)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.select_scatter(self, src, dim, index, result)
+    return result
+
+
+def slice_scatter(keyset, self, src, dim, start, end, step):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.SliceScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.end_ = end
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+        grad_fn.start_ = start
+        grad_fn.step_ = step
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.slice_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, dim, start, end, step)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.slice_scatter(self, src, dim, start, end, step, result)
+    return result
+
+
+def diagonal_scatter(keyset, self, src, offset, dim1, dim2):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.DiagonalScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diagonal_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, offset, dim1, dim2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.diagonal_scatter(self, src, offset, dim1, dim2, result)
+    return result
+
+
+def as_strided_scatter(keyset, self, src, size, stride, storage_offset):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = nodes.AsStridedScatterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(src),
+        )
+        grad_fn.self_geometry_ = geometry(self)
+        grad_fn.size_ = size
+        grad_fn.src_geometry_ = geometry(src)
+        grad_fn.storage_offset_ = storage_offset
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.as_strided_scatter_op.kernels[keyset]
+    result = redispatch(keyset, self, src, size, stride, storage_offset)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.as_strided_scatter(self, src, size, stride, storage_offset, result)
+    return result
+
+
 def upsample_nearest1d(keyset, self, output_size, scales):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -8721,3 +8951,45 @@ def index_copy_out(keyset, self, dim, index, source, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.index_copy_out_op.kernels[keyset]
     return redispatch(keyset, self, dim, index, source, out)
+
+
+def masked_select_out(keyset, self, mask, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "masked_select",
+            self,
+            mask,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.masked_select_out_op.kernels[keyset]
+    return redispatch(keyset, self, mask, out)
+
+
+def take_out(keyset, self, index, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "take",
+            self,
+            index,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.take_out_op.kernels[keyset]
+    return redispatch(keyset, self, index, out)
+
+
+def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "slice_scatter",
+            self,
+            src,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.slice_scatter_out_op.kernels[keyset]
+    return redispatch(keyset, self, src, dim, start, end, step, out)

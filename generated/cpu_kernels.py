@@ -5098,6 +5098,176 @@ def remainder_Scalar(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def masked_select(keyset, self, mask):
+    """CPU kernel of masked_select"""
+    self = self._data
+    mask = mask._data
+    result = k.masked_select(self, mask)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def masked_select_out(keyset, self, mask, out):
+    """CPU kernel of masked_select.out"""
+    target = out
+    k.masked_select_out_check(self, target)
+    self = self._data
+    mask = mask._data
+    result = k.masked_select(self, mask)
+    return write_out(target, result)
+
+
+def masked_scatter(keyset, self, mask, source):
+    """CPU kernel of masked_scatter"""
+    self = self._data
+    mask = mask._data
+    source = source._data
+    result = k.masked_scatter(self, mask, source)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def masked_scatter_(keyset, self, mask, source):
+    """CPU kernel of masked_scatter_"""
+    target = self
+    k.masked_scatter_inplace_check(self, mask, source)
+    self = self._data
+    mask = mask._data
+    source = source._data
+    result = k.masked_scatter(self, mask, source)
+    return copy_into(target, result)
+
+
+def masked_scatter_backward(keyset, grad_output, mask, sizes):
+    """CPU kernel of masked_scatter_backward"""
+    grad_output = grad_output._data
+    mask = mask._data
+    result = k.masked_scatter_backward(grad_output, mask, sizes)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nonzero(keyset, self):
+    """CPU kernel of nonzero"""
+    self = self._data
+    result = k.nonzero(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nonzero_out(keyset, self, out):
+    """CPU kernel of nonzero.out"""
+    target = out
+    k.nonzero_out_check(target)
+    self = self._data
+    result = k.nonzero(self)
+    return write_out(target, result)
+
+
+def nonzero_static(keyset, self, size, fill_value):
+    """CPU kernel of nonzero_static"""
+    self = self._data
+    result = k.nonzero_static(self, size, fill_value)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nonzero_static_out(keyset, self, size, fill_value, out):
+    """CPU kernel of nonzero_static.out"""
+    target = out
+    k.nonzero_out_check(target, "nonzero_static")
+    self = self._data
+    result = k.nonzero_static(self, size, fill_value)
+    return write_out(target, result)
+
+
+def take(keyset, self, index):
+    """CPU kernel of take"""
+    self = self._data
+    index = index._data
+    result = k.take(self, index)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def take_out(keyset, self, index, out):
+    """CPU kernel of take.out"""
+    target = out
+    k.take_out_check(self, target)
+    self = self._data
+    index = index._data
+    result = k.take(self, index)
+    return write_out(target, result)
+
+
+def put(keyset, self, index, source, accumulate):
+    """CPU kernel of put"""
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.put(self, index, source, accumulate)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def put_(keyset, self, index, source, accumulate):
+    """CPU kernel of put_"""
+    target = self
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.put(self, index, source, accumulate)
+    return copy_into(target, result)
+
+
+def select_scatter(keyset, self, src, dim, index):
+    """CPU kernel of select_scatter"""
+    self = self._data
+    src = src._data
+    result = k.select_scatter(self, src, dim, index)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def slice_scatter(keyset, self, src, dim, start, end, step):
+    """CPU kernel of slice_scatter"""
+    self = self._data
+    src = src._data
+    result = k.slice_scatter(self, src, dim, start, end, step)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
+    """CPU kernel of slice_scatter.out"""
+    target = out
+    self = self._data
+    src = src._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.slice_scatter(self, src, dim, start, end, step)
+    return write_out(target, result)
+
+
+def diagonal_scatter(keyset, self, src, offset, dim1, dim2):
+    """CPU kernel of diagonal_scatter"""
+    self = self._data
+    src = src._data
+    result = k.diagonal_scatter(self, src, offset, dim1, dim2)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def as_strided_scatter(keyset, self, src, size, stride, storage_offset):
+    """CPU kernel of as_strided_scatter"""
+    k.as_strided_scatter_check(self)
+    self = self._data
+    src = src._data
+    result = k.as_strided_scatter(self, src, size, stride, storage_offset)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def upsample_nearest1d(keyset, self, output_size, scales):
     """CPU kernel of upsample_nearest1d"""
     k.upsample_check(self, output_size, 1, "nearest")

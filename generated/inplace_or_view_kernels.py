@@ -1567,6 +1567,62 @@ def index_fill__int_Tensor(keyset, self, dim, index, value):
     return result
 
 
+def masked_select_out(keyset, self, mask, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.masked_select_out_op.kernels[keyset]
+    result = redispatch(keyset, self, mask, out)
+    bump_version(out)
+    return result
+
+
+def masked_scatter_(keyset, self, mask, source):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.masked_scatter__op.kernels[keyset]
+    result = redispatch(keyset, self, mask, source)
+    bump_version(self)
+    return result
+
+
+def nonzero_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nonzero_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def nonzero_static_out(keyset, self, size, fill_value, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nonzero_static_out_op.kernels[keyset]
+    result = redispatch(keyset, self, size, fill_value, out)
+    bump_version(out)
+    return result
+
+
+def take_out(keyset, self, index, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.take_out_op.kernels[keyset]
+    result = redispatch(keyset, self, index, out)
+    bump_version(out)
+    return result
+
+
+def put_(keyset, self, index, source, accumulate):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.put__op.kernels[keyset]
+    result = redispatch(keyset, self, index, source, accumulate)
+    bump_version(self)
+    return result
+
+
+def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.slice_scatter_out_op.kernels[keyset]
+    result = redispatch(keyset, self, src, dim, start, end, step, out)
+    bump_version(out)
+    return result
+
+
 def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.embedding_renorm__op.kernels[keyset]

@@ -55,6 +55,7 @@ from opgrad.autograd.functions_manual import (
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_jvp,
+    masked_scatter_backward_symint,
     max_pool_double_backward,
     maybe_multiply,
     mse_loss_double_backward,
@@ -6551,6 +6552,244 @@ def remainder_Scalar(self, other, result):
     try:
         _tls.fw_active = False
         tangent = self_t
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def masked_select(self, mask, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.masked_select(self_t, mask)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def masked_scatter(self, mask, source, result):
+    # self_t.masked_scatter(mask, source_t)
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.masked_scatter(mask, source_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def masked_scatter__pre(self, mask, source):
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return None
+    return (
+        self_t,
+        source_t,
+    )
+
+
+def masked_scatter_(self, mask, source, result, tangents):
+    # self_t.masked_scatter(mask, source_t)
+    self_t, source_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.masked_scatter(mask, source_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def masked_scatter_backward(grad_output, mask, sizes, result):
+    # masked_scatter_backward_symint(grad_output_t, mask, grad_output_t.shape)
+    grad_output_t = fw_grad(grad_output)
+    if grad_output_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = masked_scatter_backward_symint(grad_output_t, mask, grad_output_t.shape)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def take(self, index, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.take(self_t, index)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def put(self, index, source, accumulate, result):
+    # self_t.put(index, source_t, accumulate)
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.put(index, source_t, accumulate)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def put__pre(self, index, source, accumulate):
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return None
+    return (
+        self_t,
+        source_t,
+    )
+
+
+def put_(self, index, source, accumulate, result, tangents):
+    # self_t.put(index, source_t, accumulate)
+    self_t, source_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if source_t is None:
+        source_t = zeros_tangent(source)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t.put(index, source_t, accumulate)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def select_scatter(self, src, dim, index, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.select_scatter(self_t, src_t, dim, index)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def slice_scatter(self, src, dim, start, end, step, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.slice_scatter(self_t, src_t, dim, start, end, step)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def diagonal_scatter(self, src, offset, dim1, dim2, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.diagonal_scatter(self_t, src_t, offset, dim1, dim2)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def as_strided_scatter(self, src, size, stride, storage_offset, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    src_t = fw_grad(src)
+    if self_t is None and src_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if src_t is None:
+        src_t = zeros_tangent(src)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.as_strided_scatter(self_t, src_t, size, stride, storage_offset)
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

@@ -15,6 +15,7 @@ directly while nothing observes aten calls: the entry's own plain path, one fram
 from opgrad.autograd.functions_manual import (
     aminmax_backward,
     as_strided_backward,
+    as_strided_scatter_backward,
     batchnorm_double_backward,
     binary_cross_entropy_double_backward,
     binary_cross_entropy_double_backward_grad_output,
@@ -53,6 +54,8 @@ from opgrad.autograd.functions_manual import (
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
+    masked_scatter_backward_symint,
+    masked_select_backward,
     max_pool_double_backward,
     maximum_backward,
     maybe_multiply,
@@ -93,6 +96,7 @@ from opgrad.autograd.functions_manual import (
     std_mean_backward,
     sum_backward,
     sum_to,
+    take_backward,
     to_copy_backward,
     to_float,
     unbind_backward,
@@ -153,6 +157,7 @@ from opgrad.generated.python_surface import (
     convolution_backward,
     diagonal,
     diagonal_backward,
+    diagonal_scatter,
     div,
     elu_backward,
     fractional_max_pool2d_backward,
@@ -204,10 +209,12 @@ from opgrad.generated.python_surface import (
     replication_pad3d_backward,
     rrelu_with_noise_backward,
     select_backward,
+    select_scatter,
     sigmoid_backward,
     silu_backward,
     slice,
     slice_backward,
+    slice_scatter,
     smooth_l1_loss_backward,
     soft_margin_loss_backward,
     softplus_backward,
@@ -14171,6 +14178,525 @@ class RemainderBackward0(Node):
         # self: grad
         grad_self = grad if needs[0] else None
         return (grad_self,)
+
+
+class MaskedSelectBackward0(Node):
+    """Backward of ``masked_select(Tensor self, Tensor mask) -> Tensor``."""
+
+    __slots__ = (
+        "mask_",
+        "self_",
+    )
+    _releasable_slots = (
+        "mask_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.mask_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
+            mask = unpack_saved(mask, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: masked_select_backward(grad, self, mask)
+        grad_self = masked_select_backward(grad, self_, mask) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self, "mask_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MaskedScatterBackward0(Node):
+    """Backward of ``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``."""
+
+    __slots__ = (
+        "mask_",
+        "source_sym_sizes_",
+    )
+    _releasable_slots = ("mask_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.mask_ = None
+        self.source_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
+            mask = unpack_saved(mask, self)
+        source_sym_sizes = self.source_sym_sizes_
+        # self: grad.masked_fill(mask, 0)
+        grad_self = grad.masked_fill(mask, 0) if needs[0] else None
+        # source: masked_scatter_backward_symint(grad, mask, source.sym_sizes())
+        grad_source = (
+            masked_scatter_backward_symint(grad, mask, source_sym_sizes) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self, "mask_")
+
+    @property
+    def _saved_source_sym_sizes(self):
+        return self.source_sym_sizes_
+
+
+class MaskedScatterBackwardBackward0(Node):
+    """Backward of ``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``."""
+
+    __slots__ = (
+        "grad_output_info_",
+        "mask_",
+    )
+    _releasable_slots = ("mask_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.grad_output_info_ = None
+        self.mask_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        grad_output_info = self.grad_output_info_
+        mask = self.mask_
+        if mask.__class__ not in TENSOR_CLASSES:
+            if mask is not None:  # None: not saved, no formula that runs reads it
+                mask = unpack_saved(mask, self)
+        elif mask._vc is not None:
+            mask = unpack_saved(mask, self)
+        # grad_output: zeros_like(grad_output).masked_scatter(mask, grad)
+        grad_grad_output = (
+            aten.masked_scatter(zeros_like_info(grad_output_info), mask, grad) if needs[0] else None
+        )
+        return (grad_grad_output,)
+
+    @property
+    def _saved_mask(self):
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _raw_saved_mask(self):
+        return raw_saved(self, "mask_")
+
+
+class TakeBackward0(Node):
+    """Backward of ``take(Tensor self, Tensor index) -> Tensor``."""
+
+    __slots__ = (
+        "index_",
+        "self_",
+    )
+    _releasable_slots = (
+        "index_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.index_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: take_backward(grad, self, index)
+        grad_self = take_backward(grad, self_, index) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class PutBackward0(Node):
+    """Backward of ``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``."""
+
+    __slots__ = (
+        "accumulate_",
+        "index_",
+        "source_",
+        "source_info_",
+    )
+    _releasable_slots = (
+        "index_",
+        "source_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.accumulate_ = None
+        self.index_ = None
+        self.source_ = None
+        self.source_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        accumulate = self.accumulate_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        source = self.source_
+        if source.__class__ not in TENSOR_CLASSES:
+            if source is not None:  # None: not saved, no formula that runs reads it
+                source = unpack_saved(source, self)
+        elif source._vc is not None:
+            source = unpack_saved(source, self)
+        source_info = self.source_info_
+        # self: grad if accumulate else grad.put(index, zeros_like(source), False)
+        grad_self = (
+            grad
+            if accumulate
+            else aten.put(grad, index, zeros_like_info(source_info), False) if needs[0] else None
+        )
+        # source: grad.take(index).reshape_as(source)
+        grad_source = aten.take(grad, index).reshape_as(source) if needs[1] else None
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_accumulate(self):
+        return self.accumulate_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_source(self):
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _raw_saved_source(self):
+        return raw_saved(self, "source_")
+
+
+class SelectScatterBackward0(Node):
+    """Backward of ``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+        "src_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+        self.src_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        index = self.index_
+        src_info = self.src_info_
+        # self: select_scatter(grad, zeros_like(src), dim, index)
+        grad_self = (
+            select_scatter(grad, zeros_like_info(src_info), dim, index) if needs[0] else None
+        )
+        # src: grad.select(dim, index)
+        grad_src = grad.select(dim, index) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return self.index_
+
+
+class SliceScatterBackward0(Node):
+    """Backward of ``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "end_",
+        "src_info_",
+        "start_",
+        "step_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.end_ = None
+        self.src_info_ = None
+        self.start_ = None
+        self.step_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        end = self.end_
+        src_info = self.src_info_
+        start = self.start_
+        step = self.step_
+        # self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+        grad_self = (
+            slice_scatter(grad, zeros_like_info(src_info), dim, start, end, step)
+            if needs[0]
+            else None
+        )
+        # src: slice(grad, dim, start, end, step)
+        grad_src = slice(grad, dim, start, end, step) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_end(self):
+        return self.end_
+
+    @property
+    def _saved_start(self):
+        return self.start_
+
+    @property
+    def _saved_step(self):
+        return self.step_
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of ``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``."""
+
+    __slots__ = (
+        "dim1_",
+        "dim2_",
+        "offset_",
+        "src_info_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim1_ = None
+        self.dim2_ = None
+        self.offset_ = None
+        self.src_info_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        offset = self.offset_
+        src_info = self.src_info_
+        # self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+        grad_self = (
+            diagonal_scatter(grad, zeros_like_info(src_info), offset, dim1, dim2)
+            if needs[0]
+            else None
+        )
+        # src: grad.diagonal(offset, dim1, dim2)
+        grad_src = aten.diagonal(grad, offset, dim1, dim2) if needs[1] else None
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+    @property
+    def _saved_dim2(self):
+        return self.dim2_
+
+    @property
+    def _saved_offset(self):
+        return self.offset_
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of ``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``."""
+
+    __slots__ = (
+        "self_geometry_",
+        "size_",
+        "src_geometry_",
+        "storage_offset_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_geometry_ = None
+        self.size_ = None
+        self.src_geometry_ = None
+        self.storage_offset_ = None
+        self.stride_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        self_geometry = self.self_geometry_
+        size = self.size_
+        src_geometry = self.src_geometry_
+        storage_offset = self.storage_offset_
+        stride = self.stride_
+        # self: as_strided_scatter_backward(grad, self.geometry(), src.geometry(), size, stride, storage_offset)
+        grad_self = (
+            as_strided_scatter_backward(
+                grad, self_geometry, src_geometry, size, stride, storage_offset
+            )
+            if needs[0]
+            else None
+        )
+        # src: grad.contiguous().as_strided(size, stride, storage_offset)
+        grad_src = (
+            aten.as_strided(grad.contiguous(), size, stride, storage_offset) if needs[1] else None
+        )
+        return (
+            grad_self,
+            grad_src,
+        )
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_storage_offset(self):
+        return self.storage_offset_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
 
 
 class UpsampleNearest1DBackward0(Node):

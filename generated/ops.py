@@ -25777,6 +25777,764 @@ remainder_Scalar = remainder_Scalar_op._entry = _remainder_Scalar_entry(Site(rem
 remainder_Scalar_op._make_entry = _remainder_Scalar_entry
 
 
+masked_select_op = define("aten::masked_select(Tensor self, Tensor mask) -> Tensor")
+_masked_select_kernels = masked_select_op.kernels
+
+
+def _masked_select_entry(_site):
+    def masked_select(self, mask):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_select_op, self, mask)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, masked_select_op, 0)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = tensor_arg(mask, _site, masked_select_op, 1)
+            except Overridden:
+                return handle_entry(_site, masked_select_op, self, mask)
+            keyset = (self._keys | mask._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & mask._keys) == PLAIN_KEYS:
+                result = plain_kernels.masked_select(self, mask)
+                if result is not None:
+                    return result
+            kernel = _masked_select_kernels[keyset]
+            return kernel(keyset, self, mask)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_select
+
+
+masked_select = masked_select_op._entry = _masked_select_entry(Site(masked_select_op))
+masked_select_op._make_entry = _masked_select_entry
+
+
+masked_select_out_op = define(
+    "aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_masked_select_out_kernels = masked_select_out_op.kernels
+
+
+def _masked_select_out_entry(_site):
+    def masked_select_out(self, mask, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_select_out_op, self, mask, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, masked_select_out_op, 0)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = tensor_arg(mask, _site, masked_select_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, masked_select_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, masked_select_out_op, self, mask, out)
+            keyset = (self._keys | mask._keys | out._keys | include) & _tls.keep
+            kernel = _masked_select_out_kernels[keyset]
+            return kernel(keyset, self, mask, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_select_out
+
+
+masked_select_out = masked_select_out_op._entry = _masked_select_out_entry(
+    Site(masked_select_out_op)
+)
+masked_select_out_op._make_entry = _masked_select_out_entry
+
+
+masked_scatter_op = define(
+    "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"
+)
+_masked_scatter_kernels = masked_scatter_op.kernels
+
+
+def _masked_scatter_entry(_site):
+    def masked_scatter(self, mask, source):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_scatter_op, self, mask, source)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, masked_scatter_op, 0)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = tensor_arg(mask, _site, masked_scatter_op, 1)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, masked_scatter_op, 2)
+            except Overridden:
+                return handle_entry(_site, masked_scatter_op, self, mask, source)
+            keyset = (self._keys | mask._keys | source._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & mask._keys & source._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.masked_scatter(self, mask, source)
+                if result is not None:
+                    return result
+            kernel = _masked_scatter_kernels[keyset]
+            return kernel(keyset, self, mask, source)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_scatter
+
+
+masked_scatter = masked_scatter_op._entry = _masked_scatter_entry(Site(masked_scatter_op))
+masked_scatter_op._make_entry = _masked_scatter_entry
+
+
+masked_scatter__op = define(
+    "aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"
+)
+_masked_scatter__kernels = masked_scatter__op.kernels
+
+
+def _masked_scatter__entry(_site):
+    def masked_scatter_(self, mask, source):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_scatter__op, self, mask, source)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, masked_scatter__op, 0)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = tensor_arg(mask, _site, masked_scatter__op, 1)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, masked_scatter__op, 2)
+            except Overridden:
+                return handle_entry(_site, masked_scatter__op, self, mask, source)
+            keyset = (self._keys | mask._keys | source._keys | include) & _tls.keep
+            kernel = _masked_scatter__kernels[keyset]
+            return kernel(keyset, self, mask, source)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_scatter_
+
+
+masked_scatter_ = masked_scatter__op._entry = _masked_scatter__entry(Site(masked_scatter__op))
+masked_scatter__op._make_entry = _masked_scatter__entry
+
+
+masked_scatter_backward_op = define(
+    "aten::masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"
+)
+_masked_scatter_backward_kernels = masked_scatter_backward_op.kernels
+
+
+def _masked_scatter_backward_entry(_site):
+    def masked_scatter_backward(grad_output, mask, sizes):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, masked_scatter_backward_op, grad_output, mask, sizes)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, masked_scatter_backward_op, 0)
+                if mask.__class__ not in TENSOR_CLASSES:
+                    mask = tensor_arg(mask, _site, masked_scatter_backward_op, 1)
+                if sizes.__class__ is not tuple:
+                    sizes = int_list(sizes, 1, _site, masked_scatter_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, masked_scatter_backward_op, grad_output, mask, sizes)
+            keyset = (grad_output._keys | mask._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & mask._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.masked_scatter_backward(grad_output, mask, sizes)
+                if result is not None:
+                    return result
+            kernel = _masked_scatter_backward_kernels[keyset]
+            return kernel(keyset, grad_output, mask, sizes)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return masked_scatter_backward
+
+
+masked_scatter_backward = masked_scatter_backward_op._entry = _masked_scatter_backward_entry(
+    Site(masked_scatter_backward_op)
+)
+masked_scatter_backward_op._make_entry = _masked_scatter_backward_entry
+
+
+nonzero_op = define("aten::nonzero(Tensor self) -> Tensor")
+_nonzero_kernels = nonzero_op.kernels
+
+
+def _nonzero_entry(_site):
+    def nonzero(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nonzero_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nonzero_op, 0)
+            except Overridden:
+                return handle_entry(_site, nonzero_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.nonzero(self)
+                if result is not None:
+                    return result
+            kernel = _nonzero_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nonzero
+
+
+nonzero = nonzero_op._entry = _nonzero_entry(Site(nonzero_op))
+nonzero_op._make_entry = _nonzero_entry
+
+
+nonzero_out_op = define("aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_nonzero_out_kernels = nonzero_out_op.kernels
+
+
+def _nonzero_out_entry(_site):
+    def nonzero_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nonzero_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nonzero_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nonzero_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, nonzero_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _nonzero_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nonzero_out
+
+
+nonzero_out = nonzero_out_op._entry = _nonzero_out_entry(Site(nonzero_out_op))
+nonzero_out_op._make_entry = _nonzero_out_entry
+
+
+nonzero_static_op = define(
+    "aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor"
+)
+_nonzero_static_kernels = nonzero_static_op.kernels
+
+
+def _nonzero_static_entry(_site):
+    def nonzero_static(self, *, size, fill_value=-1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nonzero_static_op, self, size, fill_value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nonzero_static_op, 0)
+                if size.__class__ is not int:
+                    size = int_arg(size, _site, nonzero_static_op, 1)
+                if fill_value.__class__ is not int:
+                    fill_value = int_arg(fill_value, _site, nonzero_static_op, 2)
+            except Overridden:
+                return handle_entry(_site, nonzero_static_op, self, size, fill_value)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.nonzero_static(self, size, fill_value)
+                if result is not None:
+                    return result
+            kernel = _nonzero_static_kernels[keyset]
+            return kernel(keyset, self, size, fill_value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nonzero_static
+
+
+nonzero_static = nonzero_static_op._entry = _nonzero_static_entry(Site(nonzero_static_op))
+nonzero_static_op._make_entry = _nonzero_static_entry
+
+
+nonzero_static_out_op = define(
+    "aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)"
+)
+_nonzero_static_out_kernels = nonzero_static_out_op.kernels
+
+
+def _nonzero_static_out_entry(_site):
+    def nonzero_static_out(self, *, size, fill_value=-1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nonzero_static_out_op, self, size, fill_value, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nonzero_static_out_op, 0)
+                if size.__class__ is not int:
+                    size = int_arg(size, _site, nonzero_static_out_op, 1)
+                if fill_value.__class__ is not int:
+                    fill_value = int_arg(fill_value, _site, nonzero_static_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nonzero_static_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, nonzero_static_out_op, self, size, fill_value, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _nonzero_static_out_kernels[keyset]
+            return kernel(keyset, self, size, fill_value, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nonzero_static_out
+
+
+nonzero_static_out = nonzero_static_out_op._entry = _nonzero_static_out_entry(
+    Site(nonzero_static_out_op)
+)
+nonzero_static_out_op._make_entry = _nonzero_static_out_entry
+
+
+argwhere_op = define("aten::argwhere(Tensor self) -> Tensor")
+_argwhere_kernels = argwhere_op.kernels
+
+
+def _argwhere_entry(_site):
+    def argwhere(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, argwhere_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, argwhere_op, 0)
+            except Overridden:
+                return handle_entry(_site, argwhere_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _argwhere_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return argwhere
+
+
+argwhere = argwhere_op._entry = _argwhere_entry(Site(argwhere_op))
+argwhere_op._make_entry = _argwhere_entry
+
+
+take_op = define("aten::take(Tensor self, Tensor index) -> Tensor")
+_take_kernels = take_op.kernels
+
+
+def _take_entry(_site):
+    def take(self, index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, take_op, self, index)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, take_op, 0)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, take_op, 1)
+            except Overridden:
+                return handle_entry(_site, take_op, self, index)
+            keyset = (self._keys | index._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & index._keys) == PLAIN_KEYS:
+                result = plain_kernels.take(self, index)
+                if result is not None:
+                    return result
+            kernel = _take_kernels[keyset]
+            return kernel(keyset, self, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return take
+
+
+take = take_op._entry = _take_entry(Site(take_op))
+take_op._make_entry = _take_entry
+
+
+take_out_op = define("aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)")
+_take_out_kernels = take_out_op.kernels
+
+
+def _take_out_entry(_site):
+    def take_out(self, index, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, take_out_op, self, index, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, take_out_op, 0)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, take_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, take_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, take_out_op, self, index, out)
+            keyset = (self._keys | index._keys | out._keys | include) & _tls.keep
+            kernel = _take_out_kernels[keyset]
+            return kernel(keyset, self, index, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return take_out
+
+
+take_out = take_out_op._entry = _take_out_entry(Site(take_out_op))
+take_out_op._make_entry = _take_out_entry
+
+
+put_op = define(
+    "aten::put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"
+)
+_put_kernels = put_op.kernels
+
+
+def _put_entry(_site):
+    def put(self, index, source, accumulate=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, put_op, self, index, source, accumulate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, put_op, 0)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, put_op, 1)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, put_op, 2)
+            except Overridden:
+                return handle_entry(_site, put_op, self, index, source, accumulate)
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & source._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.put(self, index, source, accumulate)
+                if result is not None:
+                    return result
+            kernel = _put_kernels[keyset]
+            return kernel(keyset, self, index, source, accumulate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return put
+
+
+put = put_op._entry = _put_entry(Site(put_op))
+put_op._make_entry = _put_entry
+
+
+put__op = define(
+    "aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"
+)
+_put__kernels = put__op.kernels
+
+
+def _put__entry(_site):
+    def put_(self, index, source, accumulate=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, put__op, self, index, source, accumulate)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, put__op, 0)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, put__op, 1)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, put__op, 2)
+            except Overridden:
+                return handle_entry(_site, put__op, self, index, source, accumulate)
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            kernel = _put__kernels[keyset]
+            return kernel(keyset, self, index, source, accumulate)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return put_
+
+
+put_ = put__op._entry = _put__entry(Site(put__op))
+put__op._make_entry = _put__entry
+
+
+select_scatter_op = define(
+    "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"
+)
+_select_scatter_kernels = select_scatter_op.kernels
+
+
+def _select_scatter_entry(_site):
+    def select_scatter(self, src, dim, index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_scatter_op, self, src, dim, index)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, select_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, select_scatter_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, select_scatter_op, 2)
+                if index.__class__ is not int:
+                    index = int_arg(index, _site, select_scatter_op, 3)
+            except Overridden:
+                return handle_entry(_site, select_scatter_op, self, src, dim, index)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.select_scatter(self, src, dim, index)
+                if result is not None:
+                    return result
+            kernel = _select_scatter_kernels[keyset]
+            return kernel(keyset, self, src, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return select_scatter
+
+
+select_scatter = select_scatter_op._entry = _select_scatter_entry(Site(select_scatter_op))
+select_scatter_op._make_entry = _select_scatter_entry
+
+
+slice_scatter_op = define(
+    "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"
+)
+_slice_scatter_kernels = slice_scatter_op.kernels
+
+
+def _slice_scatter_entry(_site):
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, slice_scatter_op, self, src, dim, start, end, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, slice_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, slice_scatter_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, slice_scatter_op, 2)
+                if start is not None and start.__class__ is not int:
+                    start = int_arg(start, _site, slice_scatter_op, 3)
+                if end is not None and end.__class__ is not int:
+                    end = int_arg(end, _site, slice_scatter_op, 4)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, slice_scatter_op, 5)
+            except Overridden:
+                return handle_entry(_site, slice_scatter_op, self, src, dim, start, end, step)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.slice_scatter(self, src, dim, start, end, step)
+                if result is not None:
+                    return result
+            kernel = _slice_scatter_kernels[keyset]
+            return kernel(keyset, self, src, dim, start, end, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_scatter
+
+
+slice_scatter = slice_scatter_op._entry = _slice_scatter_entry(Site(slice_scatter_op))
+slice_scatter_op._make_entry = _slice_scatter_entry
+
+
+slice_scatter_out_op = define(
+    "aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_slice_scatter_out_kernels = slice_scatter_out_op.kernels
+
+
+def _slice_scatter_out_entry(_site):
+    def slice_scatter_out(self, src, dim=0, start=None, end=None, step=1, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, slice_scatter_out_op, self, src, dim, start, end, step, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, slice_scatter_out_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, slice_scatter_out_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, slice_scatter_out_op, 2)
+                if start is not None and start.__class__ is not int:
+                    start = int_arg(start, _site, slice_scatter_out_op, 3)
+                if end is not None and end.__class__ is not int:
+                    end = int_arg(end, _site, slice_scatter_out_op, 4)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, slice_scatter_out_op, 5)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, slice_scatter_out_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, slice_scatter_out_op, self, src, dim, start, end, step, out
+                )
+            keyset = (self._keys | src._keys | out._keys | include) & _tls.keep
+            kernel = _slice_scatter_out_kernels[keyset]
+            return kernel(keyset, self, src, dim, start, end, step, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_scatter_out
+
+
+slice_scatter_out = slice_scatter_out_op._entry = _slice_scatter_out_entry(
+    Site(slice_scatter_out_op)
+)
+slice_scatter_out_op._make_entry = _slice_scatter_out_entry
+
+
+diagonal_scatter_op = define(
+    "aten::diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"
+)
+_diagonal_scatter_kernels = diagonal_scatter_op.kernels
+
+
+def _diagonal_scatter_entry(_site):
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_scatter_op, self, src, offset, dim1, dim2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diagonal_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, diagonal_scatter_op, 1)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diagonal_scatter_op, 2)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diagonal_scatter_op, 3)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diagonal_scatter_op, 4)
+            except Overridden:
+                return handle_entry(_site, diagonal_scatter_op, self, src, offset, dim1, dim2)
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.diagonal_scatter(self, src, offset, dim1, dim2)
+                if result is not None:
+                    return result
+            kernel = _diagonal_scatter_kernels[keyset]
+            return kernel(keyset, self, src, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal_scatter
+
+
+diagonal_scatter = diagonal_scatter_op._entry = _diagonal_scatter_entry(Site(diagonal_scatter_op))
+diagonal_scatter_op._make_entry = _diagonal_scatter_entry
+
+
+as_strided_scatter_op = define(
+    "aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"
+)
+_as_strided_scatter_kernels = as_strided_scatter_op.kernels
+
+
+def _as_strided_scatter_entry(_site):
+    def as_strided_scatter(self, src, size, stride, storage_offset=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, as_strided_scatter_op, self, src, size, stride, storage_offset
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, as_strided_scatter_op, 0)
+                if src.__class__ not in TENSOR_CLASSES:
+                    src = tensor_arg(src, _site, as_strided_scatter_op, 1)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, as_strided_scatter_op, 2)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, as_strided_scatter_op, 3)
+                if storage_offset is not None and storage_offset.__class__ is not int:
+                    storage_offset = int_arg(storage_offset, _site, as_strided_scatter_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, as_strided_scatter_op, self, src, size, stride, storage_offset
+                )
+            keyset = (self._keys | src._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & src._keys) == PLAIN_KEYS:
+                result = plain_kernels.as_strided_scatter(self, src, size, stride, storage_offset)
+                if result is not None:
+                    return result
+            kernel = _as_strided_scatter_kernels[keyset]
+            return kernel(keyset, self, src, size, stride, storage_offset)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return as_strided_scatter
+
+
+as_strided_scatter = as_strided_scatter_op._entry = _as_strided_scatter_entry(
+    Site(as_strided_scatter_op)
+)
+as_strided_scatter_op._make_entry = _as_strided_scatter_entry
+
+
 upsample_nearest1d_vec_op = define(
     "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )

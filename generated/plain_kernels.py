@@ -8780,6 +8780,460 @@ def remainder_Scalar(self, other):
     return out
 
 
+def masked_select(self, mask):
+    self_data = self._data
+    mask_data = mask._data
+    if not (self_data.dtype in PLAIN_FLOATS and mask_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.masked_select(self_data, mask_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.MaskedSelectBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.mask_ = (
+            mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def masked_scatter(self, mask, source):
+    self_data = self._data
+    mask_data = mask._data
+    source_data = source._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and mask_data.dtype is self_data.dtype
+        and source_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.masked_scatter(self_data, mask_data, source_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = _new(nodes.MaskedScatterBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_source = source._grad_fn
+        if edge_source is None:
+            edge_source = grad_accumulator(source) if source._rg else None
+        elif source._output_nr:
+            edge_source = (edge_source, source._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_source,
+        )
+        grad_fn.mask_ = (
+            mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)
+        )
+        grad_fn.source_sym_sizes_ = source._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def masked_scatter_backward(grad_output, mask, sizes):
+    grad_output_data = grad_output._data
+    mask_data = mask._data
+    if not (grad_output_data.dtype in PLAIN_FLOATS and mask_data.dtype is grad_output_data.dtype):
+        return None
+    try:
+        result = k.masked_scatter_backward(grad_output_data, mask_data, sizes)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (grad_output._rg):
+        grad_fn = _new(nodes.MaskedScatterBackwardBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_grad_output = grad_output._grad_fn
+        if edge_grad_output is None:
+            edge_grad_output = grad_accumulator(grad_output) if grad_output._rg else None
+        elif grad_output._output_nr:
+            edge_grad_output = (edge_grad_output, grad_output._output_nr)
+        grad_fn._next_edges = (edge_grad_output,)
+        grad_fn.grad_output_info_ = (grad_output._data.shape, grad_output.dtype)
+        grad_fn.mask_ = (
+            mask if mask._vc is None and mask._grad_fn is None else SavedVariable(mask, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def nonzero(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.nonzero(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def nonzero_static(self, size, fill_value):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.nonzero_static(self_data, size, fill_value)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def take(self, index):
+    self_data = self._data
+    index_data = index._data
+    if not (self_data.dtype in PLAIN_FLOATS and index_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.take(self_data, index_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.TakeBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def put(self, index, source, accumulate):
+    self_data = self._data
+    index_data = index._data
+    source_data = source._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and source_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.put(self_data, index_data, source_data, accumulate)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = _new(nodes.PutBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_source = source._grad_fn
+        if edge_source is None:
+            edge_source = grad_accumulator(source) if source._rg else None
+        elif source._output_nr:
+            edge_source = (edge_source, source._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_source,
+        )
+        grad_fn.accumulate_ = accumulate
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        grad_fn.source_ = (
+            (
+                source
+                if source._vc is None and source._grad_fn is None
+                else SavedVariable(source, False)
+            )
+            if source._rg
+            else None
+        )
+        grad_fn.source_info_ = (source._data.shape, source.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def select_scatter(self, src, dim, index):
+    self_data = self._data
+    src_data = src._data
+    if not (self_data.dtype in PLAIN_FLOATS and src_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.select_scatter(self_data, src_data, dim, index)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.SelectScatterBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.index_ = index
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def slice_scatter(self, src, dim, start, end, step):
+    self_data = self._data
+    src_data = src._data
+    if not (self_data.dtype in PLAIN_FLOATS and src_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.slice_scatter(self_data, src_data, dim, start, end, step)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.SliceScatterBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.end_ = end
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+        grad_fn.start_ = start
+        grad_fn.step_ = step
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def diagonal_scatter(self, src, offset, dim1, dim2):
+    self_data = self._data
+    src_data = src._data
+    if not (self_data.dtype in PLAIN_FLOATS and src_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.diagonal_scatter(self_data, src_data, offset, dim1, dim2)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.DiagonalScatterBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+        grad_fn.src_info_ = (src._data.shape, src.dtype)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def as_strided_scatter(self, src, size, stride, storage_offset):
+    self_data = self._data
+    src_data = src._data
+    if not (self_data.dtype in PLAIN_FLOATS and src_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.as_strided_scatter_check(self)
+        result = k.as_strided_scatter(self_data, src_data, size, stride, storage_offset)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or src._rg):
+        grad_fn = _new(nodes.AsStridedScatterBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_src = src._grad_fn
+        if edge_src is None:
+            edge_src = grad_accumulator(src) if src._rg else None
+        elif src._output_nr:
+            edge_src = (edge_src, src._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_src,
+        )
+        grad_fn.self_geometry_ = geometry(self)
+        grad_fn.size_ = size
+        grad_fn.src_geometry_ = geometry(src)
+        grad_fn.storage_offset_ = storage_offset
+        grad_fn.stride_ = stride
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def upsample_nearest1d(self, output_size, scales):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

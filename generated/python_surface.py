@@ -661,6 +661,28 @@ FUNCTIONS = {
         ops.index_fill_int_Tensor_op,
     ),
     "_unique": (ops._unique_op,),
+    "masked_select": (
+        ops.masked_select_op,
+        ops.masked_select_out_op,
+    ),
+    "masked_scatter": (ops.masked_scatter_op,),
+    "nonzero_static": (
+        ops.nonzero_static_op,
+        ops.nonzero_static_out_op,
+    ),
+    "argwhere": (ops.argwhere_op,),
+    "take": (
+        ops.take_op,
+        ops.take_out_op,
+    ),
+    "put": (ops.put_op,),
+    "select_scatter": (ops.select_scatter_op,),
+    "slice_scatter": (
+        ops.slice_scatter_op,
+        ops.slice_scatter_out_op,
+    ),
+    "diagonal_scatter": (ops.diagonal_scatter_op,),
+    "as_strided_scatter": (ops.as_strided_scatter_op,),
     "upsample_nearest1d": (
         ops.upsample_nearest1d_vec_op,
         ops.upsample_nearest1d_op,
@@ -1100,6 +1122,16 @@ index_add = function("index_add", FUNCTIONS["index_add"])
 index_copy = function("index_copy", FUNCTIONS["index_copy"])
 index_fill = function("index_fill", FUNCTIONS["index_fill"])
 _unique = function("_unique", FUNCTIONS["_unique"])
+masked_select = function("masked_select", FUNCTIONS["masked_select"])
+masked_scatter = function("masked_scatter", FUNCTIONS["masked_scatter"])
+nonzero_static = function("nonzero_static", FUNCTIONS["nonzero_static"])
+argwhere = function("argwhere", FUNCTIONS["argwhere"])
+take = function("take", FUNCTIONS["take"])
+put = function("put", FUNCTIONS["put"])
+select_scatter = function("select_scatter", FUNCTIONS["select_scatter"])
+slice_scatter = function("slice_scatter", FUNCTIONS["slice_scatter"])
+diagonal_scatter = function("diagonal_scatter", FUNCTIONS["diagonal_scatter"])
+as_strided_scatter = function("as_strided_scatter", FUNCTIONS["as_strided_scatter"])
 upsample_nearest1d = function("upsample_nearest1d", FUNCTIONS["upsample_nearest1d"])
 upsample_nearest1d_backward = function(
     "upsample_nearest1d_backward", FUNCTIONS["upsample_nearest1d_backward"]

@@ -684,6 +684,10 @@ def _take_along_dim_composite(keyset, self, indices, dim):
     return decompositions.take_along_dim(self, indices, dim)
 
 
+def _argwhere_composite(keyset, self):
+    return decompositions.argwhere(self)
+
+
 def _upsample_nearest1d_vec_composite(keyset, input, output_size, scale_factors):
     return decompositions.upsample_nearest1d_vec(input, output_size, scale_factors)
 
@@ -1319,6 +1323,24 @@ def register_all():
     ops.index_fill__int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(CPU, cpu_kernels._unique)
     ops.remainder_Scalar_op.register_kernel(CPU, cpu_kernels.remainder_Scalar)
+    ops.masked_select_op.register_kernel(CPU, cpu_kernels.masked_select)
+    ops.masked_select_out_op.register_kernel(CPU, cpu_kernels.masked_select_out)
+    ops.masked_scatter_op.register_kernel(CPU, cpu_kernels.masked_scatter)
+    ops.masked_scatter__op.register_kernel(CPU, cpu_kernels.masked_scatter_)
+    ops.masked_scatter_backward_op.register_kernel(CPU, cpu_kernels.masked_scatter_backward)
+    ops.nonzero_op.register_kernel(CPU, cpu_kernels.nonzero)
+    ops.nonzero_out_op.register_kernel(CPU, cpu_kernels.nonzero_out)
+    ops.nonzero_static_op.register_kernel(CPU, cpu_kernels.nonzero_static)
+    ops.nonzero_static_out_op.register_kernel(CPU, cpu_kernels.nonzero_static_out)
+    ops.take_op.register_kernel(CPU, cpu_kernels.take)
+    ops.take_out_op.register_kernel(CPU, cpu_kernels.take_out)
+    ops.put_op.register_kernel(CPU, cpu_kernels.put)
+    ops.put__op.register_kernel(CPU, cpu_kernels.put_)
+    ops.select_scatter_op.register_kernel(CPU, cpu_kernels.select_scatter)
+    ops.slice_scatter_op.register_kernel(CPU, cpu_kernels.slice_scatter)
+    ops.slice_scatter_out_op.register_kernel(CPU, cpu_kernels.slice_scatter_out)
+    ops.diagonal_scatter_op.register_kernel(CPU, cpu_kernels.diagonal_scatter)
+    ops.as_strided_scatter_op.register_kernel(CPU, cpu_kernels.as_strided_scatter)
     ops.upsample_nearest1d_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d)
     ops.upsample_nearest1d_backward_op.register_kernel(CPU, cpu_kernels.upsample_nearest1d_backward)
     ops._upsample_nearest_exact1d_op.register_kernel(CPU, cpu_kernels._upsample_nearest_exact1d)
@@ -1766,6 +1788,19 @@ def register_all():
     ops.index_fill__int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(AUTOGRAD, autograd_kernels._unique)
     ops.remainder_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar)
+    ops.masked_select_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select)
+    ops.masked_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.masked_scatter)
+    ops.masked_scatter__op.register_kernel(AUTOGRAD, autograd_kernels.masked_scatter_)
+    ops.masked_scatter_backward_op.register_kernel(
+        AUTOGRAD, autograd_kernels.masked_scatter_backward
+    )
+    ops.take_op.register_kernel(AUTOGRAD, autograd_kernels.take)
+    ops.put_op.register_kernel(AUTOGRAD, autograd_kernels.put)
+    ops.put__op.register_kernel(AUTOGRAD, autograd_kernels.put_)
+    ops.select_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.select_scatter)
+    ops.slice_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter)
+    ops.diagonal_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_scatter)
+    ops.as_strided_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.as_strided_scatter)
     ops.upsample_nearest1d_op.register_kernel(AUTOGRAD, autograd_kernels.upsample_nearest1d)
     ops.upsample_nearest1d_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels.upsample_nearest1d_backward
@@ -1946,6 +1981,9 @@ def register_all():
     ops.scatter_reduce_two_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_reduce_two_out)
     ops.index_add_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_add_out)
     ops.index_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_copy_out)
+    ops.masked_select_out_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select_out)
+    ops.take_out_op.register_kernel(AUTOGRAD, autograd_kernels.take_out)
+    ops.slice_scatter_out_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter_out)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
@@ -2282,6 +2320,21 @@ def register_all():
     ops.index_fill__int_Tensor_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_fill__int_Tensor
     )
+    ops.masked_select_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.masked_select_out
+    )
+    ops.masked_scatter__op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.masked_scatter_
+    )
+    ops.nonzero_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nonzero_out)
+    ops.nonzero_static_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nonzero_static_out
+    )
+    ops.take_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.take_out)
+    ops.put__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.put_)
+    ops.slice_scatter_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.slice_scatter_out
+    )
     ops.embedding_renorm__op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.embedding_renorm_
     )
@@ -2599,6 +2652,8 @@ def register_all():
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.take_along_dim_op.register_kernel(AUTOGRAD | CPU, _take_along_dim_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.argwhere_op.register_kernel(AUTOGRAD | CPU, _argwhere_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.upsample_nearest1d_vec_op.register_kernel(AUTOGRAD | CPU, _upsample_nearest1d_vec_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

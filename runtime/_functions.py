@@ -29,3 +29,10 @@ from .functional import *  # noqa: E402,F401,F403
 from . import functional as _functional  # noqa: E402
 
 __all__ += _functional.__all__
+
+from .masked_decompositions import nonzero_python as _nonzero  # noqa: E402
+
+# torch.nonzero's binding takes as_tuple, which picks nonzero or nonzero and unbind
+nonzero = _overridable(_nonzero, name="nonzero", qualname="nonzero")
+
+__all__.append("nonzero")

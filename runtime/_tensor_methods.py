@@ -43,6 +43,7 @@ from .memory_formats import (
     suggest_memory_format,
 )
 from .numpy_kernels import element_strides
+from .masked_decompositions import nonzero_method
 from .python_arg_parser import (
     PY_NUMBERS,
     arg_type_name,
@@ -732,6 +733,7 @@ class TensorPythonMethods:
 
     # ----- shapes, copies and conversions ---------------------------------------------
     split = _python_method(split, "split", builtin=False)
+    nonzero = _python_method(nonzero_method, "nonzero")
     contiguous = _python_method(_contiguous, "contiguous")
     is_contiguous = _python_method(_is_contiguous, "is_contiguous")
     type_as = _python_method(_type_as, "type_as")

@@ -436,3 +436,5 @@ from .sort_decompositions import *  # noqa: E402,F401,F403
 from .stats_decompositions import *  # noqa: E402,F401,F403
 # The shape family's composites (its __all__).
 from .shape_decompositions import *  # noqa: E402,F401,F403
+# argwhere and nonzero's Python binding (its __all__).
+from .masked_decompositions import *  # noqa: E402,F401,F403

@@ -2222,3 +2222,5 @@ from .sort_kernels import *  # noqa: E402,F401,F403
 from .stats_kernels import *  # noqa: E402,F401,F403
 # The shape ops' and rounded division's kernels (its __all__), named k.<fn> in the YAML.
 from .shape_kernels import *  # noqa: E402,F401,F403
+# The masked, take/put and scatter-into ops' kernels (its __all__), named k.<fn> in the YAML.
+from .masked_kernels import *  # noqa: E402,F401,F403

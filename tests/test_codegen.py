@@ -739,3 +739,38 @@ def test_a_node_may_carry_torchs_copy_suffix(tmp_path):
     (entry,) = load_text(tmp_path, text).entries
     assert m.node_class_name(entry, [entry]) == "NegBackward0_copy"
     assert "bad node name" in error_of(tmp_path, GOOD_ENTRY + "  node: NegBackward0_view\n")
+
+
+TARGET_CHECKED_ENTRY = GOOD_ENTRY + """\
+  target_check: {check}
+  inplace: neg_(Tensor(a!) self) -> Tensor(a!)
+  out: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+"""
+
+
+def test_target_check_runs_in_the_in_place_and_out_kernels_only(tmp_path):
+    from codegen import template_context as tc
+
+    text = TARGET_CHECKED_ENTRY.format(check="k.neg_target_check(self, target)")
+    (entry,) = load_text(tmp_path, text).entries
+    kernels = {ov.kind: tc.cpu_kernel(ov) for ov in tc.overloads_of(entry)}
+    assert "k.neg_target_check(self, target)" not in kernels["functional"].prelude
+    for kind, written in (("inplace_variant", "self"), ("out_variant", "out")):
+        prelude = kernels[kind].prelude
+        assert prelude.index(f"target = {written}") < prelude.index(
+            "k.neg_target_check(self, target)"
+        )
+
+
+def test_bad_target_check_is_located(tmp_path):
+    text = TARGET_CHECKED_ENTRY.format(check="k.neg_target_check(slf, target)")
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:5: neg: unknown name 'slf' in target_check"
+    )
+
+
+def test_target_check_needs_a_variant_that_writes(tmp_path):
+    text = GOOD_ENTRY + "  target_check: k.neg_target_check(self, target)\n"
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:5: neg: target_check without an in-place or out= variant"
+    )

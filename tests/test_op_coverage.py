@@ -173,6 +173,30 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# masked_select/masked_scatter, nonzero, argwhere, take and put: test_masked_take.py (values,
+# in-place and out= forms, gradients, second derivatives, tangents, nodes, saved fields, errors)
+# and their OpInfos
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_masked_take.py and test_opinfo.py"
+        for name in (
+            "masked_select.default masked_select.out masked_scatter.default "
+            "masked_scatter_.default masked_scatter_backward.default nonzero.default nonzero.out "
+            "nonzero_static.default nonzero_static.out argwhere.default take.default take.out "
+            "put.default put_.default"
+        ).split()
+    }
+)
+# the *_scatter ops: test_scatter_into.py and their OpInfos
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_scatter_into.py and test_opinfo.py"
+        for name in (
+            "select_scatter.default slice_scatter.default slice_scatter.out "
+            "diagonal_scatter.default as_strided_scatter.default"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

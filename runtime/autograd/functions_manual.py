@@ -692,3 +692,5 @@ from .minmax_manual import *  # noqa: E402,F401,F403
 from .stats_manual import *  # noqa: E402,F401,F403
 # The shape ops' and rounded division's helpers (its __all__).
 from .shape_manual import *  # noqa: E402,F401,F403
+# The masked and take/put ops' helpers (its __all__).
+from .masked_manual import *  # noqa: E402,F401,F403
