@@ -18,6 +18,7 @@ from opgrad.cpu_support import (
     check_cast,
     check_matmul_out_dtype,
     check_out_dtype,
+    check_out_scalar_type,
     copy_into,
     float_array,
     promote,
