@@ -434,3 +434,5 @@ from .logical_decompositions import *  # noqa: E402,F401,F403
 from .sort_decompositions import *  # noqa: E402,F401,F403
 # The statistical reductions' composites (its __all__).
 from .stats_decompositions import *  # noqa: E402,F401,F403
+# The cumulative ops' and norms' composites (its __all__).
+from .cumulative_decompositions import *  # noqa: E402,F401,F403

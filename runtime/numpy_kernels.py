@@ -2220,3 +2220,5 @@ from .logical_kernels import *  # noqa: E402,F401,F403
 from .sort_kernels import *  # noqa: E402,F401,F403
 # The statistical reductions' kernels (its __all__), named k.<fn> in the YAML.
 from .stats_kernels import *  # noqa: E402,F401,F403
+# The cumulative ops' kernels (its __all__), named k.<fn> in the YAML.
+from .cumulative_kernels import *  # noqa: E402,F401,F403

@@ -681,3 +681,5 @@ from .index_manual import *  # noqa: E402,F401,F403
 from .minmax_manual import *  # noqa: E402,F401,F403
 # The statistical reductions' formula helpers (its __all__).
 from .stats_manual import *  # noqa: E402,F401,F403
+# The cumulative ops' formula helpers (its __all__).
+from .cumulative_manual import *  # noqa: E402,F401,F403
