@@ -70,7 +70,7 @@ KNOWN_KEYS = frozenset(
     "output_differentiability tags".split()
 )
 #: how an out= variant treats out's dtype (PyTorch's rule for the op)
-OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "bool")
+OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "exact_scalar_type", "bool")
 TAGS = frozenset(
     {
         "inplace_view",

@@ -7,6 +7,7 @@ how arguments are normalized) is made here, from the model alone.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -225,7 +226,11 @@ class CpuKernel:
 
 
 #: the check of each exact out_dtype rule: (result dtype, out's dtype) -> raises
-_OUT_DTYPE_CHECKS = {"exact": "check_out_dtype", "exact_matmul": "check_matmul_out_dtype"}
+_OUT_DTYPE_CHECKS = {
+    "exact": "check_out_dtype",
+    "exact_matmul": "check_matmul_out_dtype",
+    "exact_scalar_type": "check_out_scalar_type",
+}
 #: the check of each rule applied to the computed results (write_outs)
 _RESULT_DTYPE_CHECKS = {
     **_OUT_DTYPE_CHECKS,
@@ -245,6 +250,14 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
     ]
     # the entry's check sees the arguments as given, before any promotion
     prelude = [entry.check] if entry.check else []
+    if (
+        ov.kind == "functional"
+        and entry.cpu
+        and re.search(r"\btarget\b", entry.cpu)
+        and all(a.name != "target" for a in schema_args)
+    ):
+        # a kernel that reads the tensor its variants write (its dtype) gets None here
+        prelude.append("target = None")
     writes = None
     several_outs = ov.kind == "out_variant" and (
         len(ov.all_written) > 1 or entry.out_dtype == "exact_result"
@@ -777,6 +790,8 @@ def plain_kernel(ov: Overload, kernel: Optional[AutogradKernel]) -> Optional[Pla
     tests = [_PLAIN_FLOAT_TEST.format(first)]
     tests += [f"{t}_data.dtype is {first}.dtype" for t in tensors[1:]]
     mapping = {t: f"{t}_data" for t in tensors}
+    if all(a.name != "target" for a in args):
+        mapping["target"] = "None"  # the tensor a variant writes: none here (cpu_kernel)
     return PlainKernel(
         ov.ident,
         ov.args,

@@ -1793,6 +1793,172 @@ def std_mean_correction(keyset, self, dim, correction, keepdim):
     return result
 
 
+def cumsum(keyset, self, dim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CumsumBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cumsum_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.cumsum(self, dim, dtype, result)
+    return result
+
+
+def cumsum_(keyset, self, dim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.CumsumBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+    tangents = jvp_kernels.cumsum__pre(self, dim, dtype) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cumsum__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.cumsum_(self, dim, dtype, result, tangents)
+    return result
+
+
+def cumprod(keyset, self, dim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CumprodBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type_ = self.dtype
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cumprod_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.cumprod(self, dim, dtype, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.cumprod(self, dim, dtype, result)
+    return result
+
+
+def cumprod_(keyset, self, dim, dtype):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.CumprodBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+        grad_fn.self_scalar_type_ = self.dtype
+    tangents = jvp_kernels.cumprod__pre(self, dim, dtype) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cumprod__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.cumprod_(self, dim, dtype, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.cumprod_(self, dim, dtype, result, tangents)
+    return result
+
+
+def cummax(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CummaxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cummax_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.cummax(self, dim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.cummax(self, dim, result)
+    return result
+
+
+def cummin(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CumminBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cummin_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.cummin(self, dim, result)
+        grad_fn.indices_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.cummin(self, dim, result)
+    return result
+
+
+def logcumsumexp(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogcumsumexpBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logcumsumexp_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.logcumsumexp(self, dim, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.logcumsumexp(self, dim, result)
+    return result
+
+
+def trace(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TraceBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.trace_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.trace(self, result)
+    return result
+
+
 def sort(keyset, self, dim, descending):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -8561,6 +8727,73 @@ def std_correction_out(keyset, self, dim, correction, keepdim, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.std_correction_out_op.kernels[keyset]
     return redispatch(keyset, self, dim, correction, keepdim, out)
+
+
+def cumsum_out(keyset, self, dim, dtype, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "cumsum",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cumsum_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, dtype, out)
+
+
+def cumprod_out(keyset, self, dim, dtype, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "cumprod",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cumprod_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, dtype, out)
+
+
+def cummax_out(keyset, self, dim, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "cummax",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cummax_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, values, indices)
+
+
+def cummin_out(keyset, self, dim, values, indices):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "cummin",
+            self,
+            values,
+            indices,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cummin_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, values, indices)
+
+
+def logcumsumexp_out(keyset, self, dim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "logcumsumexp",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logcumsumexp_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, out)
 
 
 def sort_values(keyset, self, dim, descending, values, indices):

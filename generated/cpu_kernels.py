@@ -18,6 +18,7 @@ from opgrad.cpu_support import (
     check_cast,
     check_matmul_out_dtype,
     check_out_dtype,
+    check_out_scalar_type,
     copy_into,
     float_array,
     promote,
@@ -2503,6 +2504,112 @@ def std_mean_correction(keyset, self, dim, correction, keepdim):
     self = self._data
     result = k.var_mean_correction(self, dim, correction, keepdim, "std_mean", True, True)
     return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def cumsum(keyset, self, dim, dtype):
+    """CPU kernel of cumsum"""
+    target = None
+    self = self._data
+    result = k.cumsum(self, dim, dtype, target)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def cumsum_(keyset, self, dim, dtype):
+    """CPU kernel of cumsum_"""
+    target = self
+    self = self._data
+    result = k.cumsum(self, dim, dtype, target)
+    return copy_into(target, result)
+
+
+def cumsum_out(keyset, self, dim, dtype, out):
+    """CPU kernel of cumsum.out"""
+    target = out
+    self = self._data
+    result = k.cumsum(self, dim, dtype, target)
+    return write_out(target, result)
+
+
+def cumprod(keyset, self, dim, dtype):
+    """CPU kernel of cumprod"""
+    target = None
+    self = self._data
+    result = k.cumprod(self, dim, dtype, target)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def cumprod_(keyset, self, dim, dtype):
+    """CPU kernel of cumprod_"""
+    target = self
+    self = self._data
+    result = k.cumprod(self, dim, dtype, target)
+    return copy_into(target, result)
+
+
+def cumprod_out(keyset, self, dim, dtype, out):
+    """CPU kernel of cumprod.out"""
+    target = out
+    self = self._data
+    result = k.cumprod(self, dim, dtype, target)
+    return write_out(target, result)
+
+
+def cummax(keyset, self, dim):
+    """CPU kernel of cummax"""
+    self = self._data
+    result = k.cumulative_extremum(self, dim, True, "cummax")
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def cummax_out(keyset, self, dim, values, indices):
+    """CPU kernel of cummax.out"""
+    targets = (values, indices)
+    self = self._data
+    result = k.cumulative_extremum(self, dim, True, "cummax")
+    return write_outs(targets, result, check_out_scalar_type)
+
+
+def cummin(keyset, self, dim):
+    """CPU kernel of cummin"""
+    self = self._data
+    result = k.cumulative_extremum(self, dim, False, "cummin")
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def cummin_out(keyset, self, dim, values, indices):
+    """CPU kernel of cummin.out"""
+    targets = (values, indices)
+    self = self._data
+    result = k.cumulative_extremum(self, dim, False, "cummin")
+    return write_outs(targets, result, check_out_scalar_type)
+
+
+def logcumsumexp(keyset, self, dim):
+    """CPU kernel of logcumsumexp"""
+    self = self._data
+    result = k.logcumsumexp(self, dim)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logcumsumexp_out(keyset, self, dim, out):
+    """CPU kernel of logcumsumexp.out"""
+    target = out
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_scalar_type(self.dtype, target._data.dtype)
+    result = k.logcumsumexp(self, dim)
+    return write_out(target, result)
+
+
+def trace(keyset, self):
+    """CPU kernel of trace"""
+    self = self._data
+    result = k.trace(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def sort(keyset, self, dim, descending):

@@ -1000,6 +1000,64 @@ def std_correction_out(keyset, self, dim, correction, keepdim, out):
     return result
 
 
+def cumsum_(keyset, self, dim, dtype):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cumsum__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype)
+    bump_version(self)
+    return result
+
+
+def cumsum_out(keyset, self, dim, dtype, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cumsum_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype, out)
+    bump_version(out)
+    return result
+
+
+def cumprod_(keyset, self, dim, dtype):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cumprod__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype)
+    bump_version(self)
+    return result
+
+
+def cumprod_out(keyset, self, dim, dtype, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cumprod_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, dtype, out)
+    bump_version(out)
+    return result
+
+
+def cummax_out(keyset, self, dim, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cummax_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def cummin_out(keyset, self, dim, values, indices):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cummin_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, values, indices)
+    bump_version(values)
+    bump_version(indices)
+    return result
+
+
+def logcumsumexp_out(keyset, self, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logcumsumexp_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, out)
+    bump_version(out)
+    return result
+
+
 def sort_values(keyset, self, dim, descending, values, indices):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.sort_values_op.kernels[keyset]

@@ -36,6 +36,7 @@ from opgrad.autograd.functions_manual import (
     convolution_backward_jvp,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
+    cumprod_jvp,
     elu_double_backward,
     evenly_read_jvp,
     forward_ad_not_implemented,
@@ -54,6 +55,7 @@ from opgrad.autograd.functions_manual import (
     linalg_vector_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
+    logcumsumexp_jvp,
     logsumexp_jvp,
     masked_scatter_backward_symint,
     max_pool_double_backward,
@@ -2022,6 +2024,150 @@ def std_mean_correction(self, dim, correction, keepdim, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grads(result, tangent)
+
+
+def cumsum(self, dim, dtype, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.cumsum(self_t, dim, dtype=dtype)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def cumsum__pre(self, dim, dtype):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def cumsum_(self, dim, dtype, result, tangents):
+    # auto_linear
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.cumsum(self_t, dim, dtype=dtype)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def cumprod(self, dim, dtype, result):
+    # cumprod_jvp(self_t, self_p, result, dim, dtype)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = cumprod_jvp(self_t, self, result, dim, dtype)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def cumprod__pre(self, dim, dtype):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def cumprod_(self, dim, dtype, result, tangents):
+    # cumprod_jvp(self_t, self_p, result, dim, dtype)
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = cumprod_jvp(self_t, original_self, result, dim, dtype)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def cummax(self, dim, result):
+    # (gather(self_t, dim, indices),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (F.gather(self_t, dim, result[1]),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def cummin(self, dim, result):
+    # (gather(self_t, dim, indices),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (F.gather(self_t, dim, result[1]),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def logcumsumexp(self, dim, result):
+    # logcumsumexp_jvp(self_p, self_t, dim)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = logcumsumexp_jvp(self, self_t, dim)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def trace(self, result):
+    # auto_linear
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = ops.trace(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
 
 
 def sort(self, dim, descending, result):

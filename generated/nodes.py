@@ -29,6 +29,9 @@ from opgrad.autograd.functions_manual import (
     clamp_backward_min_max,
     constant_pad_nd_backward,
     convolution_double_backward,
+    cummaxmin_backward,
+    cumprod_backward,
+    cumsum_backward,
     derivative_not_implemented,
     div_tensor_other_backward,
     div_tensor_self_backward,
@@ -53,6 +56,7 @@ from opgrad.autograd.functions_manual import (
     linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
+    logcumsumexp_backward,
     logsumexp_backward,
     masked_scatter_backward_symint,
     masked_select_backward,
@@ -99,6 +103,7 @@ from opgrad.autograd.functions_manual import (
     take_backward,
     to_copy_backward,
     to_float,
+    trace_backward,
     unbind_backward,
     unsqueeze_to,
     value_selecting_reduction_backward,
@@ -3259,6 +3264,300 @@ class StdMeanBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class CumsumBackward0(Node):
+    """Backward of ``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "self_scalar_type_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        self_scalar_type = self.self_scalar_type_
+        # self: cumsum_backward(grad.to(self.scalar_type()), dim)
+        grad_self = cumsum_backward(grad.to(self_scalar_type), dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+
+class CumprodBackward0(Node):
+    """Backward of ``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "result_",
+        "self_",
+        "self_scalar_type_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.result_ = None
+        self.self_ = None
+        self.self_scalar_type_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        self_scalar_type = self.self_scalar_type_
+        # self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result)
+        grad_self = (
+            cumprod_backward(grad.to(self_scalar_type), self_, dim, result) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class CummaxBackward0(Node):
+    """Backward of ``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "self_",
+    )
+    _releasable_slots = (
+        "indices_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: cummaxmin_backward(grad, self, indices, dim)
+        grad_self = cummaxmin_backward(grad, self_, indices, dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class CumminBackward0(Node):
+    """Backward of ``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``."""
+
+    __slots__ = (
+        "dim_",
+        "indices_",
+        "self_",
+    )
+    _releasable_slots = (
+        "indices_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.indices_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        indices = unpack_saved(self.indices_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: cummaxmin_backward(grad, self, indices, dim)
+        grad_self = cummaxmin_backward(grad, self_, indices, dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_indices(self):
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _raw_saved_indices(self):
+        return raw_saved(self, "indices_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LogcumsumexpBackward0(Node):
+    """Backward of ``logcumsumexp(Tensor self, int dim) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: logcumsumexp_backward(grad, self, result, dim)
+        grad_self = logcumsumexp_backward(grad, self_, result, dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class TraceBackward0(Node):
+    """Backward of ``trace(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_sym_sizes_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_sym_sizes_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: trace_backward(grad, self.sym_sizes())
+        grad_self = trace_backward(grad, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
 
 
 class SortBackward0(Node):

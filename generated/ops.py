@@ -9830,6 +9830,569 @@ std_mean = std_mean_op._entry = _std_mean_entry(Site(std_mean_op))
 std_mean_op._make_entry = _std_mean_entry
 
 
+cumsum_op = define("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+_cumsum_kernels = cumsum_op.kernels
+
+
+def _cumsum_entry(_site):
+    def cumsum(self, dim, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cumsum_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cumsum_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cumsum_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, cumsum_op, 2)
+            except Overridden:
+                return handle_entry(_site, cumsum_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.cumsum(self, dim, dtype)
+                if result is not None:
+                    return result
+            kernel = _cumsum_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cumsum
+
+
+cumsum = cumsum_op._entry = _cumsum_entry(Site(cumsum_op))
+cumsum_op._make_entry = _cumsum_entry
+
+
+cumsum__op = define(
+    "aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+)
+_cumsum__kernels = cumsum__op.kernels
+
+
+def _cumsum__entry(_site):
+    def cumsum_(self, dim, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cumsum__op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cumsum__op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cumsum__op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, cumsum__op, 2)
+            except Overridden:
+                return handle_entry(_site, cumsum__op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cumsum__kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cumsum_
+
+
+cumsum_ = cumsum__op._entry = _cumsum__entry(Site(cumsum__op))
+cumsum__op._make_entry = _cumsum__entry
+
+
+cumsum_out_op = define(
+    "aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_cumsum_out_kernels = cumsum_out_op.kernels
+
+
+def _cumsum_out_entry(_site):
+    def cumsum_out(self, dim, *, dtype=None, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cumsum_out_op, self, dim, dtype, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cumsum_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cumsum_out_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, cumsum_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, cumsum_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, cumsum_out_op, self, dim, dtype, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _cumsum_out_kernels[keyset]
+            return kernel(keyset, self, dim, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cumsum_out
+
+
+cumsum_out = cumsum_out_op._entry = _cumsum_out_entry(Site(cumsum_out_op))
+cumsum_out_op._make_entry = _cumsum_out_entry
+
+
+cumprod_op = define("aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+_cumprod_kernels = cumprod_op.kernels
+
+
+def _cumprod_entry(_site):
+    def cumprod(self, dim, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cumprod_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cumprod_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cumprod_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, cumprod_op, 2)
+            except Overridden:
+                return handle_entry(_site, cumprod_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.cumprod(self, dim, dtype)
+                if result is not None:
+                    return result
+            kernel = _cumprod_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cumprod
+
+
+cumprod = cumprod_op._entry = _cumprod_entry(Site(cumprod_op))
+cumprod_op._make_entry = _cumprod_entry
+
+
+cumprod__op = define(
+    "aten::cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+)
+_cumprod__kernels = cumprod__op.kernels
+
+
+def _cumprod__entry(_site):
+    def cumprod_(self, dim, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cumprod__op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cumprod__op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cumprod__op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, cumprod__op, 2)
+            except Overridden:
+                return handle_entry(_site, cumprod__op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cumprod__kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cumprod_
+
+
+cumprod_ = cumprod__op._entry = _cumprod__entry(Site(cumprod__op))
+cumprod__op._make_entry = _cumprod__entry
+
+
+cumprod_out_op = define(
+    "aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_cumprod_out_kernels = cumprod_out_op.kernels
+
+
+def _cumprod_out_entry(_site):
+    def cumprod_out(self, dim, *, dtype=None, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cumprod_out_op, self, dim, dtype, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cumprod_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cumprod_out_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, cumprod_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, cumprod_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, cumprod_out_op, self, dim, dtype, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _cumprod_out_kernels[keyset]
+            return kernel(keyset, self, dim, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cumprod_out
+
+
+cumprod_out = cumprod_out_op._entry = _cumprod_out_entry(Site(cumprod_out_op))
+cumprod_out_op._make_entry = _cumprod_out_entry
+
+
+cummax_op = define("aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)")
+_cummax_kernels = cummax_op.kernels
+
+
+def _cummax_entry(_site):
+    def cummax(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cummax_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cummax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cummax_op, 1)
+            except Overridden:
+                return handle_entry(_site, cummax_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cummax_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cummax
+
+
+cummax = cummax_op._entry = _cummax_entry(Site(cummax_op))
+cummax_op._make_entry = _cummax_entry
+
+
+cummax_out_op = define(
+    "aten::cummax.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_cummax_out_kernels = cummax_out_op.kernels
+
+
+def _cummax_out_entry(_site):
+    def cummax_out(self, dim, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cummax_out_op, self, dim, values, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cummax_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cummax_out_op, 1)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, cummax_out_op, 2)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, cummax_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, cummax_out_op, self, dim, values, indices)
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _cummax_out_kernels[keyset]
+            return kernel(keyset, self, dim, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cummax_out
+
+
+cummax_out = cummax_out_op._entry = _cummax_out_entry(Site(cummax_out_op))
+cummax_out_op._make_entry = _cummax_out_entry
+
+
+cummin_op = define("aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)")
+_cummin_kernels = cummin_op.kernels
+
+
+def _cummin_entry(_site):
+    def cummin(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cummin_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cummin_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cummin_op, 1)
+            except Overridden:
+                return handle_entry(_site, cummin_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cummin_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cummin
+
+
+cummin = cummin_op._entry = _cummin_entry(Site(cummin_op))
+cummin_op._make_entry = _cummin_entry
+
+
+cummin_out_op = define(
+    "aten::cummin.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+)
+_cummin_out_kernels = cummin_out_op.kernels
+
+
+def _cummin_out_entry(_site):
+    def cummin_out(self, dim, *, values, indices):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cummin_out_op, self, dim, values, indices)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cummin_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, cummin_out_op, 1)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, cummin_out_op, 2)
+                if indices.__class__ not in TENSOR_CLASSES:
+                    indices = tensor_arg(indices, _site, cummin_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, cummin_out_op, self, dim, values, indices)
+            keyset = (self._keys | values._keys | indices._keys | include) & _tls.keep
+            kernel = _cummin_out_kernels[keyset]
+            return kernel(keyset, self, dim, values, indices)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cummin_out
+
+
+cummin_out = cummin_out_op._entry = _cummin_out_entry(Site(cummin_out_op))
+cummin_out_op._make_entry = _cummin_out_entry
+
+
+logcumsumexp_op = define("aten::logcumsumexp(Tensor self, int dim) -> Tensor")
+_logcumsumexp_kernels = logcumsumexp_op.kernels
+
+
+def _logcumsumexp_entry(_site):
+    def logcumsumexp(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logcumsumexp_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logcumsumexp_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, logcumsumexp_op, 1)
+            except Overridden:
+                return handle_entry(_site, logcumsumexp_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.logcumsumexp(self, dim)
+                if result is not None:
+                    return result
+            kernel = _logcumsumexp_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logcumsumexp
+
+
+logcumsumexp = logcumsumexp_op._entry = _logcumsumexp_entry(Site(logcumsumexp_op))
+logcumsumexp_op._make_entry = _logcumsumexp_entry
+
+
+logcumsumexp_out_op = define(
+    "aten::logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logcumsumexp_out_kernels = logcumsumexp_out_op.kernels
+
+
+def _logcumsumexp_out_entry(_site):
+    def logcumsumexp_out(self, dim, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logcumsumexp_out_op, self, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logcumsumexp_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, logcumsumexp_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logcumsumexp_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, logcumsumexp_out_op, self, dim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _logcumsumexp_out_kernels[keyset]
+            return kernel(keyset, self, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logcumsumexp_out
+
+
+logcumsumexp_out = logcumsumexp_out_op._entry = _logcumsumexp_out_entry(Site(logcumsumexp_out_op))
+logcumsumexp_out_op._make_entry = _logcumsumexp_out_entry
+
+
+trace_op = define("aten::trace(Tensor self) -> Tensor")
+_trace_kernels = trace_op.kernels
+
+
+def _trace_entry(_site):
+    def trace(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, trace_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, trace_op, 0)
+            except Overridden:
+                return handle_entry(_site, trace_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.trace(self)
+                if result is not None:
+                    return result
+            kernel = _trace_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return trace
+
+
+trace = trace_op._entry = _trace_entry(Site(trace_op))
+trace_op._make_entry = _trace_entry
+
+
+diff_op = define(
+    "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor"
+)
+_diff_kernels = diff_op.kernels
+
+
+def _diff_entry(_site):
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diff_op, self, n, dim, prepend, append)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diff_op, 0)
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, diff_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, diff_op, 2)
+                if prepend is not None and prepend.__class__ is not Tensor:
+                    prepend = tensor_arg(prepend, _site, diff_op, 3)
+                if append is not None and append.__class__ is not Tensor:
+                    append = tensor_arg(append, _site, diff_op, 4)
+            except Overridden:
+                return handle_entry(_site, diff_op, self, n, dim, prepend, append)
+            keyset = (
+                self._keys
+                | (prepend._keys if prepend is not None else 0)
+                | (append._keys if append is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _diff_kernels[keyset]
+            return kernel(keyset, self, n, dim, prepend, append)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diff
+
+
+diff = diff_op._entry = _diff_entry(Site(diff_op))
+diff_op._make_entry = _diff_entry
+
+
+diff_out_op = define(
+    "aten::diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_diff_out_kernels = diff_out_op.kernels
+
+
+def _diff_out_entry(_site):
+    def diff_out(self, n=1, dim=-1, prepend=None, append=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diff_out_op, self, n, dim, prepend, append, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diff_out_op, 0)
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, diff_out_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, diff_out_op, 2)
+                if prepend is not None and prepend.__class__ is not Tensor:
+                    prepend = tensor_arg(prepend, _site, diff_out_op, 3)
+                if append is not None and append.__class__ is not Tensor:
+                    append = tensor_arg(append, _site, diff_out_op, 4)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, diff_out_op, 5)
+            except Overridden:
+                return handle_entry(_site, diff_out_op, self, n, dim, prepend, append, out)
+            keyset = (
+                self._keys
+                | (prepend._keys if prepend is not None else 0)
+                | (append._keys if append is not None else 0)
+                | out._keys
+                | include
+            ) & _tls.keep
+            kernel = _diff_out_kernels[keyset]
+            return kernel(keyset, self, n, dim, prepend, append, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diff_out
+
+
+diff_out = diff_out_op._entry = _diff_out_entry(Site(diff_out_op))
+diff_out_op._make_entry = _diff_out_entry
+
+
 sort_op = define(
     "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
 )

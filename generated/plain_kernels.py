@@ -3074,6 +3074,154 @@ def std_correction(self, dim, correction, keepdim):
     return out
 
 
+def cumsum(self, dim, dtype):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.cumsum(self_data, dim, dtype, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.CumsumBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.self_scalar_type_ = self.dtype
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def cumprod(self, dim, dtype):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.cumprod(self_data, dim, dtype, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.CumprodBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.self_scalar_type_ = self.dtype
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def logcumsumexp(self, dim):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.logcumsumexp(self_data, dim)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.LogcumsumexpBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.dim_ = dim
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def trace(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.trace(self_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.TraceBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.self_sym_sizes_ = self._data.shape
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
 def median(self):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -310,6 +310,31 @@ FUNCTIONS = {
         ops.std_mean_correction_op,
         ops.std_mean_op,
     ),
+    "cumsum": (
+        ops.cumsum_op,
+        ops.cumsum_out_op,
+    ),
+    "cumprod": (
+        ops.cumprod_op,
+        ops.cumprod_out_op,
+    ),
+    "cummax": (
+        ops.cummax_op,
+        ops.cummax_out_op,
+    ),
+    "cummin": (
+        ops.cummin_op,
+        ops.cummin_out_op,
+    ),
+    "logcumsumexp": (
+        ops.logcumsumexp_op,
+        ops.logcumsumexp_out_op,
+    ),
+    "trace": (ops.trace_op,),
+    "diff": (
+        ops.diff_op,
+        ops.diff_out_op,
+    ),
     "sort": (
         ops.sort_op,
         ops.sort_values_op,
@@ -877,6 +902,13 @@ var = function("var", FUNCTIONS["var"])
 std = function("std", FUNCTIONS["std"])
 var_mean = function("var_mean", FUNCTIONS["var_mean"])
 std_mean = function("std_mean", FUNCTIONS["std_mean"])
+cumsum = function("cumsum", FUNCTIONS["cumsum"])
+cumprod = function("cumprod", FUNCTIONS["cumprod"])
+cummax = function("cummax", FUNCTIONS["cummax"])
+cummin = function("cummin", FUNCTIONS["cummin"])
+logcumsumexp = function("logcumsumexp", FUNCTIONS["logcumsumexp"])
+trace = function("trace", FUNCTIONS["trace"])
+diff = function("diff", FUNCTIONS["diff"])
 sort = function("sort", FUNCTIONS["sort"])
 argsort = function("argsort", FUNCTIONS["argsort"])
 msort = function("msort", FUNCTIONS["msort"])

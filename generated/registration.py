@@ -143,6 +143,14 @@ def _std_mean_composite(keyset, self, unbiased):
     return decompositions.std_mean_unbiased(self, unbiased)
 
 
+def _diff_composite(keyset, self, n, dim, prepend, append):
+    return decompositions.diff(self, n, dim, prepend, append)
+
+
+def _diff_out_composite(keyset, self, n, dim, prepend, append, out):
+    return decompositions.diff_out(self, n, dim, prepend, append, out)
+
+
 def _argsort_composite(keyset, self, dim, descending):
     return decompositions.argsort(self, dim, descending)
 
@@ -1056,6 +1064,19 @@ def register_all():
     ops.std_correction_out_op.register_kernel(CPU, cpu_kernels.std_correction_out)
     ops.var_mean_correction_op.register_kernel(CPU, cpu_kernels.var_mean_correction)
     ops.std_mean_correction_op.register_kernel(CPU, cpu_kernels.std_mean_correction)
+    ops.cumsum_op.register_kernel(CPU, cpu_kernels.cumsum)
+    ops.cumsum__op.register_kernel(CPU, cpu_kernels.cumsum_)
+    ops.cumsum_out_op.register_kernel(CPU, cpu_kernels.cumsum_out)
+    ops.cumprod_op.register_kernel(CPU, cpu_kernels.cumprod)
+    ops.cumprod__op.register_kernel(CPU, cpu_kernels.cumprod_)
+    ops.cumprod_out_op.register_kernel(CPU, cpu_kernels.cumprod_out)
+    ops.cummax_op.register_kernel(CPU, cpu_kernels.cummax)
+    ops.cummax_out_op.register_kernel(CPU, cpu_kernels.cummax_out)
+    ops.cummin_op.register_kernel(CPU, cpu_kernels.cummin)
+    ops.cummin_out_op.register_kernel(CPU, cpu_kernels.cummin_out)
+    ops.logcumsumexp_op.register_kernel(CPU, cpu_kernels.logcumsumexp)
+    ops.logcumsumexp_out_op.register_kernel(CPU, cpu_kernels.logcumsumexp_out)
+    ops.trace_op.register_kernel(CPU, cpu_kernels.trace)
     ops.sort_op.register_kernel(CPU, cpu_kernels.sort)
     ops.sort_values_op.register_kernel(CPU, cpu_kernels.sort_values)
     ops.sort_stable_op.register_kernel(CPU, cpu_kernels.sort_stable)
@@ -1532,6 +1553,14 @@ def register_all():
     ops.std_correction_op.register_kernel(AUTOGRAD, autograd_kernels.std_correction)
     ops.var_mean_correction_op.register_kernel(AUTOGRAD, autograd_kernels.var_mean_correction)
     ops.std_mean_correction_op.register_kernel(AUTOGRAD, autograd_kernels.std_mean_correction)
+    ops.cumsum_op.register_kernel(AUTOGRAD, autograd_kernels.cumsum)
+    ops.cumsum__op.register_kernel(AUTOGRAD, autograd_kernels.cumsum_)
+    ops.cumprod_op.register_kernel(AUTOGRAD, autograd_kernels.cumprod)
+    ops.cumprod__op.register_kernel(AUTOGRAD, autograd_kernels.cumprod_)
+    ops.cummax_op.register_kernel(AUTOGRAD, autograd_kernels.cummax)
+    ops.cummin_op.register_kernel(AUTOGRAD, autograd_kernels.cummin)
+    ops.logcumsumexp_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp)
+    ops.trace_op.register_kernel(AUTOGRAD, autograd_kernels.trace)
     ops.sort_op.register_kernel(AUTOGRAD, autograd_kernels.sort)
     ops.sort_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_stable)
     ops.topk_op.register_kernel(AUTOGRAD, autograd_kernels.topk)
@@ -1951,6 +1980,11 @@ def register_all():
     ops.nansum_out_op.register_kernel(AUTOGRAD, autograd_kernels.nansum_out)
     ops.var_correction_out_op.register_kernel(AUTOGRAD, autograd_kernels.var_correction_out)
     ops.std_correction_out_op.register_kernel(AUTOGRAD, autograd_kernels.std_correction_out)
+    ops.cumsum_out_op.register_kernel(AUTOGRAD, autograd_kernels.cumsum_out)
+    ops.cumprod_out_op.register_kernel(AUTOGRAD, autograd_kernels.cumprod_out)
+    ops.cummax_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummax_out)
+    ops.cummin_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummin_out)
+    ops.logcumsumexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp_out)
     ops.sort_values_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values_stable)
     ops.topk_values_op.register_kernel(AUTOGRAD, autograd_kernels.topk_values)
@@ -2200,6 +2234,15 @@ def register_all():
     ops.std_correction_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.std_correction_out
     )
+    ops.cumsum__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cumsum_)
+    ops.cumsum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cumsum_out)
+    ops.cumprod__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cumprod_)
+    ops.cumprod_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cumprod_out)
+    ops.cummax_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cummax_out)
+    ops.cummin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cummin_out)
+    ops.logcumsumexp_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logcumsumexp_out
+    )
     ops.sort_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values_stable
@@ -2406,6 +2449,10 @@ def register_all():
     ops.std_mean_dim_op.register_kernel(AUTOGRAD | CPU, _std_mean_dim_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.std_mean_op.register_kernel(AUTOGRAD | CPU, _std_mean_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.diff_op.register_kernel(AUTOGRAD | CPU, _diff_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.diff_out_op.register_kernel(AUTOGRAD | CPU, _diff_out_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.argsort_op.register_kernel(AUTOGRAD | CPU, _argsort_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -88,6 +88,16 @@ def check_out_dtype(result: np.dtype, out: np.dtype) -> None:
         )
 
 
+def check_out_scalar_type(result: np.dtype, out: np.dtype) -> None:
+    """``check_out_dtype`` in the words of the ops that compare out's scalar type with their
+    input's (cummax, logcumsumexp)."""
+    if result != out:
+        raise RuntimeError(
+            f"expected scalar_type {dtypes.scalar_type_name(result)} but found "
+            f"{dtypes.scalar_type_name(out)}"
+        )
+
+
 def check_bool_out(out: np.dtype, name: str) -> None:
     """PyTorch's refusal of a non-bool out= tensor for a predicate (isposinf, signbit)."""
     if out != _BOOL:

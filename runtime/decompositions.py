@@ -438,3 +438,5 @@ from .stats_decompositions import *  # noqa: E402,F401,F403
 from .shape_decompositions import *  # noqa: E402,F401,F403
 # argwhere and nonzero's Python binding (its __all__).
 from .masked_decompositions import *  # noqa: E402,F401,F403
+# The cumulative ops' and norms' composites (its __all__).
+from .cumulative_decompositions import *  # noqa: E402,F401,F403

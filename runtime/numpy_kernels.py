@@ -2224,3 +2224,5 @@ from .stats_kernels import *  # noqa: E402,F401,F403
 from .shape_kernels import *  # noqa: E402,F401,F403
 # The masked, take/put and scatter-into ops' kernels (its __all__), named k.<fn> in the YAML.
 from .masked_kernels import *  # noqa: E402,F401,F403
+# The cumulative ops' kernels (its __all__), named k.<fn> in the YAML.
+from .cumulative_kernels import *  # noqa: E402,F401,F403

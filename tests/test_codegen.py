@@ -517,6 +517,51 @@ def test_out_dtype_rule_checks_out_before_the_kernel(tmp_path):
     )
 
 
+def test_the_exact_scalar_type_rule_checks_out_before_the_kernel_in_its_words(tmp_path):
+    from codegen import template_context
+
+    (entry,) = load_text(tmp_path, OUT_ENTRY.format(rule="exact_scalar_type")).entries
+    out = next(ov for ov in template_context.overloads_of(entry) if ov.kind == "out_variant")
+    prelude = template_context.cpu_kernel(out).prelude
+    assert prelude[-1] == (
+        "if self.dtype is not target._data.dtype: "
+        "check_out_scalar_type(self.dtype, target._data.dtype)"
+    )
+
+
+WRITTEN_TENSOR_ENTRY = """\
+- name: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+  cpu: k.cumsum(self, dim, dtype, target)
+  self: grad
+  result: auto_linear
+  inplace: cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
+  out: cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+"""
+
+
+def test_a_kernel_naming_target_sees_none_in_the_functional_variant(tmp_path):
+    from codegen import template_context as tc
+
+    (entry,) = load_text(tmp_path, WRITTEN_TENSOR_ENTRY).entries
+    kernels = {ov.kind: tc.cpu_kernel(ov) for ov in tc.overloads_of(entry)}
+    assert "target = None" in kernels["functional"].prelude
+    assert "target = self" in kernels["inplace_variant"].prelude
+    assert "target = out" in kernels["out_variant"].prelude
+    functional = next(ov for ov in tc.overloads_of(entry) if ov.kind == "functional")
+    assert tc.plain_kernel(functional, None).expr == "k.cumsum(self_data, dim, dtype, None)"
+
+
+def test_an_argument_named_target_is_not_the_written_tensor(tmp_path):
+    from codegen import template_context as tc
+
+    text = WRITTEN_TENSOR_ENTRY.replace("int dim,", "Tensor target, int dim,").replace(
+        "  self: grad\n", "  self: grad\n  target: non_differentiable\n"
+    )
+    (entry,) = load_text(tmp_path, text).entries
+    functional = next(ov for ov in tc.overloads_of(entry) if ov.kind == "functional")
+    assert "target = None" not in tc.cpu_kernel(functional).prelude
+
+
 def test_the_bool_out_dtype_rule_refuses_other_outs_before_the_kernel(tmp_path):
     from codegen import template_context
 
@@ -537,7 +582,7 @@ def test_an_augmented_assignment_schema_is_in_place():
 def test_unknown_out_dtype_rule_is_located(tmp_path):
     assert error_of(tmp_path, OUT_ENTRY.format(rule="cast")) == (
         "derivatives.yaml:6: neg: out_dtype must be one of castable, exact, exact_matmul, "
-        "exact_result, bool, got 'cast'"
+        "exact_result, exact_scalar_type, bool, got 'cast'"
     )
 
 

@@ -197,6 +197,17 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the cumulative ops: test_cumulative.py (incl. every in-place and out= form) and their OpInfos
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_cumulative.py and test_opinfo.py"
+        for name in (
+            "cumsum.default cumsum_.default cumsum.out cumprod.default cumprod_.default "
+            "cumprod.out cummax.default cummax.out cummin.default cummin.out "
+            "logcumsumexp.default logcumsumexp.out trace.default diff.default diff.out"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

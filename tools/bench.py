@@ -33,6 +33,8 @@ Cases (``--case`` takes the name or the letter):
             softmax family's row kernels (log_softmax, nll_loss and their backwards).
   s sort    ``x.sort(dim=1)[0].backward(w)`` on a 256 x 1,024 float32 tensor: a stable
             argsort per row, a gather of the values and a scatter of the gradient.
+  u cumsum  ``x.cumsum(1).backward(w)`` on a 256 x 1,024 float32 tensor: a running sum per
+            row and the reversed running sum of the gradient (flip, cumsum, flip).
 
 After the table, one line says how much memory case c's forward leaves allocated for
 backward (saved activations and graph, traced by tracemalloc), plain and with the three
@@ -528,6 +530,39 @@ class SortCase:
         return step
 
 
+class CumsumCase:
+    """x.cumsum(1) forward and backward on a 256x1024 float32 tensor: a running sum per row
+    (accumulated in float64, as torch's CPU kernel) and, backward, the reversed running sum of
+    the gradient."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.x = rng.standard_normal((256, 1024), dtype=np.float32)
+        self.weights = rng.standard_normal((256, 1024), dtype=np.float32)
+
+    def numpy_step(self):
+        x, w = self.x, self.weights
+
+        def step():
+            # widened first: numpy's accumulate casting as it goes is three times slower
+            values = np.cumsum(x.astype(np.float64), axis=1).astype(np.float32)
+            reversed_sums = np.cumsum(w[:, ::-1].astype(np.float64), axis=1)[:, ::-1]
+            return values, reversed_sums.astype(np.float32)
+
+        return lambda: step()[1:]
+
+    def autograd_step(self, mod):
+        x = mod.tensor(self.x, requires_grad=True)
+        w = mod.tensor(self.weights)
+
+        def step():
+            x.grad = None
+            x.cumsum(1).backward(w)
+
+        step.check = lambda: check_grads(("x",), (x.grad,), self.numpy_step()())
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
@@ -540,6 +575,7 @@ CASES = {
     "cnn": ("h", "h  CNN b32 3x32x32 f32 step", CNNCase),
     "xent": ("i", "i  cross_entropy 64x1000 f32 fwd+bwd", CrossEntropyCase),
     "sort": ("s", "s  x.sort(dim=1) 256x1024 f32 fwd+bwd", SortCase),
+    "cumsum": ("u", "u  x.cumsum(1) 256x1024 f32 fwd+bwd", CumsumCase),
 }
 
 

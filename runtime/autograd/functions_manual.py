@@ -694,3 +694,5 @@ from .stats_manual import *  # noqa: E402,F401,F403
 from .shape_manual import *  # noqa: E402,F401,F403
 # The masked and take/put ops' helpers (its __all__).
 from .masked_manual import *  # noqa: E402,F401,F403
+# The cumulative ops' formula helpers (its __all__).
+from .cumulative_manual import *  # noqa: E402,F401,F403
