@@ -2612,6 +2612,128 @@ def trace(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def searchsorted_Tensor(keyset, sorted_sequence, self, out_int32, right, side, sorter):
+    """CPU kernel of searchsorted.Tensor"""
+    k.searchsorted_check(sorted_sequence, self, sorter)
+    sorter = sorter._data if sorter is not None else None
+    sorted_sequence, self = promote2(sorted_sequence, self, False)
+    try:
+        result = k.searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (sorted_sequence, self, sorter) if t is not None])
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def searchsorted_Tensor_out(keyset, sorted_sequence, self, out_int32, right, side, sorter, out):
+    """CPU kernel of searchsorted.Tensor_out"""
+    k.searchsorted_check(sorted_sequence, self, sorter)
+    target = out
+    k.search_out_check(target, out_int32)
+    sorter = sorter._data if sorter is not None else None
+    sorted_sequence, self = promote2(sorted_sequence, self, False)
+    try:
+        result = k.searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (sorted_sequence, self, sorter) if t is not None])
+        ) from None
+    return write_out(target, result)
+
+
+def searchsorted_Scalar(keyset, sorted_sequence, self, out_int32, right, side, sorter):
+    """CPU kernel of searchsorted.Scalar"""
+    k.searchsorted_check(sorted_sequence, self, sorter)
+    sorter = sorter._data if sorter is not None else None
+    (sorted_sequence,) = promote((sorted_sequence,), (self,), False)
+    try:
+        result = k.searchsorted(
+            sorted_sequence,
+            k.scalar_as(self, sorted_sequence.dtype),
+            out_int32,
+            right,
+            side,
+            sorter,
+        )
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (sorted_sequence, sorter) if t is not None])
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def searchsorted_Scalar_out(keyset, sorted_sequence, self, out_int32, right, side, sorter, out):
+    """CPU kernel of searchsorted.Scalar_out"""
+    k.searchsorted_check(sorted_sequence, self, sorter)
+    target = out
+    k.search_out_check(target, out_int32)
+    sorter = sorter._data if sorter is not None else None
+    (sorted_sequence,) = promote((sorted_sequence,), (self,), False)
+    try:
+        result = k.searchsorted(
+            sorted_sequence,
+            k.scalar_as(self, sorted_sequence.dtype),
+            out_int32,
+            right,
+            side,
+            sorter,
+        )
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(*[t.shape for t in (sorted_sequence, sorter) if t is not None])
+        ) from None
+    return write_out(target, result)
+
+
+def bucketize_Tensor(keyset, self, boundaries, out_int32, right):
+    """CPU kernel of bucketize.Tensor"""
+    k.bucketize_check(boundaries)
+    self, boundaries = promote2(self, boundaries, False)
+    try:
+        result = k.searchsorted(boundaries, self, out_int32, right, None, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                boundaries.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bucketize_Tensor_out(keyset, self, boundaries, out_int32, right, out):
+    """CPU kernel of bucketize.Tensor_out"""
+    k.bucketize_check(boundaries)
+    target = out
+    k.search_out_check(target, out_int32)
+    self, boundaries = promote2(self, boundaries, False)
+    try:
+        result = k.searchsorted(boundaries, self, out_int32, right, None, None)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                boundaries.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def bucketize_Scalar(keyset, self, boundaries, out_int32, right):
+    """CPU kernel of bucketize.Scalar"""
+    k.bucketize_check(boundaries)
+    (boundaries,) = promote((boundaries,), (self,), False)
+    result = k.searchsorted(
+        boundaries, k.scalar_as(self, boundaries.dtype), out_int32, right, None, None
+    )
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def sort(keyset, self, dim, descending):
     """CPU kernel of sort"""
     self = self._data

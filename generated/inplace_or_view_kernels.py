@@ -1058,6 +1058,30 @@ def logcumsumexp_out(keyset, self, dim, out):
     return result
 
 
+def searchsorted_Tensor_out(keyset, sorted_sequence, self, out_int32, right, side, sorter, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.searchsorted_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, sorted_sequence, self, out_int32, right, side, sorter, out)
+    bump_version(out)
+    return result
+
+
+def searchsorted_Scalar_out(keyset, sorted_sequence, self, out_int32, right, side, sorter, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.searchsorted_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, sorted_sequence, self, out_int32, right, side, sorter, out)
+    bump_version(out)
+    return result
+
+
+def bucketize_Tensor_out(keyset, self, boundaries, out_int32, right, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bucketize_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, boundaries, out_int32, right, out)
+    bump_version(out)
+    return result
+
+
 def sort_values(keyset, self, dim, descending, values, indices):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.sort_values_op.kernels[keyset]

@@ -10393,6 +10393,405 @@ diff_out = diff_out_op._entry = _diff_out_entry(Site(diff_out_op))
 diff_out_op._make_entry = _diff_out_entry
 
 
+searchsorted_Tensor_op = define(
+    "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"
+)
+_searchsorted_Tensor_kernels = searchsorted_Tensor_op.kernels
+
+
+def _searchsorted_Tensor_entry(_site):
+    def searchsorted_Tensor(
+        sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    searchsorted_Tensor_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                )
+            try:
+                if sorted_sequence.__class__ not in TENSOR_CLASSES:
+                    sorted_sequence = tensor_arg(sorted_sequence, _site, searchsorted_Tensor_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, searchsorted_Tensor_op, 1)
+                if sorter is not None and sorter.__class__ is not Tensor:
+                    sorter = tensor_arg(sorter, _site, searchsorted_Tensor_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    searchsorted_Tensor_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                )
+            keyset = (
+                sorted_sequence._keys
+                | self._keys
+                | (sorter._keys if sorter is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _searchsorted_Tensor_kernels[keyset]
+            return kernel(keyset, sorted_sequence, self, out_int32, right, side, sorter)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return searchsorted_Tensor
+
+
+searchsorted_Tensor = searchsorted_Tensor_op._entry = _searchsorted_Tensor_entry(
+    Site(searchsorted_Tensor_op)
+)
+searchsorted_Tensor_op._make_entry = _searchsorted_Tensor_entry
+
+
+searchsorted_Tensor_out_op = define(
+    "aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_searchsorted_Tensor_out_kernels = searchsorted_Tensor_out_op.kernels
+
+
+def _searchsorted_Tensor_out_entry(_site):
+    def searchsorted_Tensor_out(
+        sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None, out
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    searchsorted_Tensor_out_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                    out,
+                )
+            try:
+                if sorted_sequence.__class__ not in TENSOR_CLASSES:
+                    sorted_sequence = tensor_arg(
+                        sorted_sequence, _site, searchsorted_Tensor_out_op, 0
+                    )
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, searchsorted_Tensor_out_op, 1)
+                if sorter is not None and sorter.__class__ is not Tensor:
+                    sorter = tensor_arg(sorter, _site, searchsorted_Tensor_out_op, 5)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, searchsorted_Tensor_out_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    searchsorted_Tensor_out_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                    out,
+                )
+            keyset = (
+                sorted_sequence._keys
+                | self._keys
+                | (sorter._keys if sorter is not None else 0)
+                | out._keys
+                | include
+            ) & _tls.keep
+            kernel = _searchsorted_Tensor_out_kernels[keyset]
+            return kernel(keyset, sorted_sequence, self, out_int32, right, side, sorter, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return searchsorted_Tensor_out
+
+
+searchsorted_Tensor_out = searchsorted_Tensor_out_op._entry = _searchsorted_Tensor_out_entry(
+    Site(searchsorted_Tensor_out_op)
+)
+searchsorted_Tensor_out_op._make_entry = _searchsorted_Tensor_out_entry
+
+
+searchsorted_Scalar_op = define(
+    "aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"
+)
+_searchsorted_Scalar_kernels = searchsorted_Scalar_op.kernels
+
+
+def _searchsorted_Scalar_entry(_site):
+    def searchsorted_Scalar(
+        sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    searchsorted_Scalar_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                )
+            try:
+                if sorted_sequence.__class__ not in TENSOR_CLASSES:
+                    sorted_sequence = tensor_arg(sorted_sequence, _site, searchsorted_Scalar_op, 0)
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, searchsorted_Scalar_op, 1)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if sorter is not None and sorter.__class__ is not Tensor:
+                    sorter = tensor_arg(sorter, _site, searchsorted_Scalar_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    searchsorted_Scalar_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                )
+            keyset = (
+                sorted_sequence._keys | (sorter._keys if sorter is not None else 0) | include
+            ) & _tls.keep
+            kernel = _searchsorted_Scalar_kernels[keyset]
+            return kernel(keyset, sorted_sequence, self, out_int32, right, side, sorter)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return searchsorted_Scalar
+
+
+searchsorted_Scalar = searchsorted_Scalar_op._entry = _searchsorted_Scalar_entry(
+    Site(searchsorted_Scalar_op)
+)
+searchsorted_Scalar_op._make_entry = _searchsorted_Scalar_entry
+
+
+searchsorted_Scalar_out_op = define(
+    "aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_searchsorted_Scalar_out_kernels = searchsorted_Scalar_out_op.kernels
+
+
+def _searchsorted_Scalar_out_entry(_site):
+    def searchsorted_Scalar_out(
+        sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None, out
+    ):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site,
+                    searchsorted_Scalar_out_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                    out,
+                )
+            try:
+                if sorted_sequence.__class__ not in TENSOR_CLASSES:
+                    sorted_sequence = tensor_arg(
+                        sorted_sequence, _site, searchsorted_Scalar_out_op, 0
+                    )
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, searchsorted_Scalar_out_op, 1)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if sorter is not None and sorter.__class__ is not Tensor:
+                    sorter = tensor_arg(sorter, _site, searchsorted_Scalar_out_op, 5)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, searchsorted_Scalar_out_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site,
+                    searchsorted_Scalar_out_op,
+                    sorted_sequence,
+                    self,
+                    out_int32,
+                    right,
+                    side,
+                    sorter,
+                    out,
+                )
+            keyset = (
+                sorted_sequence._keys
+                | (sorter._keys if sorter is not None else 0)
+                | out._keys
+                | include
+            ) & _tls.keep
+            kernel = _searchsorted_Scalar_out_kernels[keyset]
+            return kernel(keyset, sorted_sequence, self, out_int32, right, side, sorter, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return searchsorted_Scalar_out
+
+
+searchsorted_Scalar_out = searchsorted_Scalar_out_op._entry = _searchsorted_Scalar_out_entry(
+    Site(searchsorted_Scalar_out_op)
+)
+searchsorted_Scalar_out_op._make_entry = _searchsorted_Scalar_out_entry
+
+
+bucketize_Tensor_op = define(
+    "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"
+)
+_bucketize_Tensor_kernels = bucketize_Tensor_op.kernels
+
+
+def _bucketize_Tensor_entry(_site):
+    def bucketize_Tensor(self, boundaries, *, out_int32=False, right=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bucketize_Tensor_op, self, boundaries, out_int32, right)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bucketize_Tensor_op, 0)
+                if boundaries.__class__ not in TENSOR_CLASSES:
+                    boundaries = tensor_arg(boundaries, _site, bucketize_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, bucketize_Tensor_op, self, boundaries, out_int32, right)
+            keyset = (self._keys | boundaries._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & boundaries._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.bucketize_Tensor(self, boundaries, out_int32, right)
+                if result is not None:
+                    return result
+            kernel = _bucketize_Tensor_kernels[keyset]
+            return kernel(keyset, self, boundaries, out_int32, right)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bucketize_Tensor
+
+
+bucketize_Tensor = bucketize_Tensor_op._entry = _bucketize_Tensor_entry(Site(bucketize_Tensor_op))
+bucketize_Tensor_op._make_entry = _bucketize_Tensor_entry
+
+
+bucketize_Tensor_out_op = define(
+    "aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_bucketize_Tensor_out_kernels = bucketize_Tensor_out_op.kernels
+
+
+def _bucketize_Tensor_out_entry(_site):
+    def bucketize_Tensor_out(self, boundaries, *, out_int32=False, right=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, bucketize_Tensor_out_op, self, boundaries, out_int32, right, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bucketize_Tensor_out_op, 0)
+                if boundaries.__class__ not in TENSOR_CLASSES:
+                    boundaries = tensor_arg(boundaries, _site, bucketize_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bucketize_Tensor_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, bucketize_Tensor_out_op, self, boundaries, out_int32, right, out
+                )
+            keyset = (self._keys | boundaries._keys | out._keys | include) & _tls.keep
+            kernel = _bucketize_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, boundaries, out_int32, right, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bucketize_Tensor_out
+
+
+bucketize_Tensor_out = bucketize_Tensor_out_op._entry = _bucketize_Tensor_out_entry(
+    Site(bucketize_Tensor_out_op)
+)
+bucketize_Tensor_out_op._make_entry = _bucketize_Tensor_out_entry
+
+
+bucketize_Scalar_op = define(
+    "aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"
+)
+_bucketize_Scalar_kernels = bucketize_Scalar_op.kernels
+
+
+def _bucketize_Scalar_entry(_site):
+    def bucketize_Scalar(self, boundaries, *, out_int32=False, right=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bucketize_Scalar_op, self, boundaries, out_int32, right)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, bucketize_Scalar_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if boundaries.__class__ not in TENSOR_CLASSES:
+                    boundaries = tensor_arg(boundaries, _site, bucketize_Scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, bucketize_Scalar_op, self, boundaries, out_int32, right)
+            keyset = (boundaries._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.bucketize_Scalar(self, boundaries, out_int32, right)
+                if result is not None:
+                    return result
+            kernel = _bucketize_Scalar_kernels[keyset]
+            return kernel(keyset, self, boundaries, out_int32, right)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bucketize_Scalar
+
+
+bucketize_Scalar = bucketize_Scalar_op._entry = _bucketize_Scalar_entry(Site(bucketize_Scalar_op))
+bucketize_Scalar_op._make_entry = _bucketize_Scalar_entry
+
+
 sort_op = define(
     "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
 )

@@ -3222,6 +3222,49 @@ def trace(self):
     return out
 
 
+def bucketize_Tensor(self, boundaries, out_int32, right):
+    self_data = self._data
+    boundaries_data = boundaries._data
+    if not (self_data.dtype in PLAIN_FLOATS and boundaries_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.bucketize_check(boundaries)
+        result = k.searchsorted(boundaries_data, self_data, out_int32, right, None, None)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def bucketize_Scalar(self, boundaries, out_int32, right):
+    boundaries_data = boundaries._data
+    if not (boundaries_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.bucketize_check(boundaries)
+        result = k.searchsorted(
+            boundaries_data, k.scalar_as(self, boundaries_data.dtype), out_int32, right, None, None
+        )
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
 def median(self):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

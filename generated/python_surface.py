@@ -335,6 +335,17 @@ FUNCTIONS = {
         ops.diff_op,
         ops.diff_out_op,
     ),
+    "searchsorted": (
+        ops.searchsorted_Tensor_op,
+        ops.searchsorted_Tensor_out_op,
+        ops.searchsorted_Scalar_op,
+        ops.searchsorted_Scalar_out_op,
+    ),
+    "bucketize": (
+        ops.bucketize_Tensor_op,
+        ops.bucketize_Tensor_out_op,
+        ops.bucketize_Scalar_op,
+    ),
     "sort": (
         ops.sort_op,
         ops.sort_values_op,
@@ -909,6 +920,8 @@ cummin = function("cummin", FUNCTIONS["cummin"])
 logcumsumexp = function("logcumsumexp", FUNCTIONS["logcumsumexp"])
 trace = function("trace", FUNCTIONS["trace"])
 diff = function("diff", FUNCTIONS["diff"])
+searchsorted = function("searchsorted", FUNCTIONS["searchsorted"])
+bucketize = function("bucketize", FUNCTIONS["bucketize"])
 sort = function("sort", FUNCTIONS["sort"])
 argsort = function("argsort", FUNCTIONS["argsort"])
 msort = function("msort", FUNCTIONS["msort"])

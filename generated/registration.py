@@ -1077,6 +1077,13 @@ def register_all():
     ops.logcumsumexp_op.register_kernel(CPU, cpu_kernels.logcumsumexp)
     ops.logcumsumexp_out_op.register_kernel(CPU, cpu_kernels.logcumsumexp_out)
     ops.trace_op.register_kernel(CPU, cpu_kernels.trace)
+    ops.searchsorted_Tensor_op.register_kernel(CPU, cpu_kernels.searchsorted_Tensor)
+    ops.searchsorted_Tensor_out_op.register_kernel(CPU, cpu_kernels.searchsorted_Tensor_out)
+    ops.searchsorted_Scalar_op.register_kernel(CPU, cpu_kernels.searchsorted_Scalar)
+    ops.searchsorted_Scalar_out_op.register_kernel(CPU, cpu_kernels.searchsorted_Scalar_out)
+    ops.bucketize_Tensor_op.register_kernel(CPU, cpu_kernels.bucketize_Tensor)
+    ops.bucketize_Tensor_out_op.register_kernel(CPU, cpu_kernels.bucketize_Tensor_out)
+    ops.bucketize_Scalar_op.register_kernel(CPU, cpu_kernels.bucketize_Scalar)
     ops.sort_op.register_kernel(CPU, cpu_kernels.sort)
     ops.sort_values_op.register_kernel(CPU, cpu_kernels.sort_values)
     ops.sort_stable_op.register_kernel(CPU, cpu_kernels.sort_stable)
@@ -2242,6 +2249,15 @@ def register_all():
     ops.cummin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cummin_out)
     ops.logcumsumexp_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logcumsumexp_out
+    )
+    ops.searchsorted_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.searchsorted_Tensor_out
+    )
+    ops.searchsorted_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.searchsorted_Scalar_out
+    )
+    ops.bucketize_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bucketize_Tensor_out
     )
     ops.sort_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(

@@ -306,6 +306,16 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# searchsorted and bucketize: test_searchsorted.py (every overload, out= and errors)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_searchsorted.py"
+        for name in (
+            "searchsorted.Tensor searchsorted.Tensor_out searchsorted.Scalar "
+            "searchsorted.Scalar_out bucketize.Tensor bucketize.Tensor_out bucketize.Scalar"
+        ).split()
+    }
+)
 TESTED_ELSEWHERE.update(
     {
         f"aten.{name}": "test_nn_dropout.py"

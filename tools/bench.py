@@ -563,6 +563,75 @@ class CumsumCase:
         return step
 
 
+class MaxDimCase:
+    """x.max(dim=1) forward and backward on a 256x1024 float32 tensor: the largest value of
+    each row with its index and, backward, the gradient sent to that index."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.x = rng.standard_normal((256, 1024), dtype=np.float32)
+        self.weights = rng.standard_normal(256, dtype=np.float32)
+
+    def numpy_step(self):
+        x, w = self.x, self.weights
+        rows = np.arange(x.shape[0])
+
+        def step():
+            index = np.argmax(x, axis=1)
+            values = x[rows, index]
+            grad = np.zeros_like(x)
+            grad[rows, index] = w
+            return values, grad
+
+        return lambda: step()[1:]
+
+    def autograd_step(self, mod):
+        x = mod.tensor(self.x, requires_grad=True)
+        w = mod.tensor(self.weights)
+
+        def step():
+            x.grad = None
+            values, _ = x.max(dim=1)
+            values.backward(w)
+
+        step.check = lambda: check_grads(("x",), (x.grad,), self.numpy_step()())
+        return step
+
+
+class GatherCase:
+    """x.gather(1, index) forward and backward on a 256x1024 float32 tensor with a random
+    256x1024 index: a read per element and, backward, a scatter-add of the gradient."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.x = rng.standard_normal((256, 1024), dtype=np.float32)
+        self.index = rng.integers(0, 1024, (256, 1024))
+        self.weights = rng.standard_normal((256, 1024), dtype=np.float32)
+
+    def numpy_step(self):
+        x, index, w = self.x, self.index, self.weights
+        flat = (np.arange(x.shape[0])[:, None] * x.shape[1] + index).ravel()
+
+        def step():
+            values = np.take_along_axis(x, index, 1)
+            grad = np.bincount(flat, w.ravel(), x.size).astype(np.float32).reshape(x.shape)
+            return values, grad
+
+        return lambda: step()[1:]
+
+    def autograd_step(self, mod):
+        x = mod.tensor(self.x, requires_grad=True)
+        index = mod.tensor(self.index)
+        w = mod.tensor(self.weights)
+
+        def step():
+            x.grad = None
+            x.gather(1, index).backward(w)
+
+        step.check = lambda: check_grads(("x",), (x.grad,), self.numpy_step()())
+        return step
+
+
 CASES = {
     # name: (letter, label, factory)
     "scalar": ("a", "a  (x*w+b).sum() bwd, 1 f64", lambda: AffineCase(1)),
@@ -576,6 +645,8 @@ CASES = {
     "xent": ("i", "i  cross_entropy 64x1000 f32 fwd+bwd", CrossEntropyCase),
     "sort": ("s", "s  x.sort(dim=1) 256x1024 f32 fwd+bwd", SortCase),
     "cumsum": ("u", "u  x.cumsum(1) 256x1024 f32 fwd+bwd", CumsumCase),
+    "max_dim": ("v", "v  x.max(dim=1) 256x1024 f32 fwd+bwd", MaxDimCase),
+    "gather": ("w", "w  x.gather(1, idx) 256x1024 f32 fwd+bwd", GatherCase),
 }
 
 
