@@ -8583,6 +8583,19 @@ def clamp_max_Tensor_out(keyset, self, max, out):
     return redispatch(keyset, self, max, out)
 
 
+def linalg_vector_norm_out(keyset, self, ord, dim, keepdim, dtype, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "linalg_vector_norm",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.linalg_vector_norm_out_op.kernels[keyset]
+    return redispatch(keyset, self, ord, dim, keepdim, dtype, out)
+
+
 def max_dim_max(keyset, self, dim, keepdim, max, max_values):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:

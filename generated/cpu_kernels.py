@@ -2167,6 +2167,14 @@ def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def linalg_vector_norm_out(keyset, self, ord, dim, keepdim, dtype, out):
+    """CPU kernel of linalg_vector_norm.out"""
+    targets = (out,)
+    self = self._data
+    result = k.linalg_vector_norm(self, ord, dim, keepdim, dtype)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
 def max_dim(keyset, self, dim, keepdim):
     """CPU kernel of max.dim"""
     self = self._data

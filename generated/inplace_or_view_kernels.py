@@ -845,6 +845,14 @@ def clamp_max_Tensor_out(keyset, self, max, out):
     return result
 
 
+def linalg_vector_norm_out(keyset, self, ord, dim, keepdim, dtype, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.linalg_vector_norm_out_op.kernels[keyset]
+    result = redispatch(keyset, self, ord, dim, keepdim, dtype, out)
+    bump_version(out)
+    return result
+
+
 def max_dim_max(keyset, self, dim, keepdim, max, max_values):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.max_dim_max_op.kernels[keyset]

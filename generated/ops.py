@@ -7698,6 +7698,56 @@ linalg_vector_norm = linalg_vector_norm_op._entry = _linalg_vector_norm_entry(
 linalg_vector_norm_op._make_entry = _linalg_vector_norm_entry
 
 
+linalg_vector_norm_out_op = define(
+    "aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_linalg_vector_norm_out_kernels = linalg_vector_norm_out_op.kernels
+
+
+def _linalg_vector_norm_out_entry(_site):
+    def linalg_vector_norm_out(self, ord=2, dim=None, keepdim=False, *, dtype=None, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, linalg_vector_norm_out_op, self, ord, dim, keepdim, dtype, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_vector_norm_out_op, 0)
+                if ord.__class__ not in PY_NUMBERS:
+                    ord = scalar_arg(ord, _site, linalg_vector_norm_out_op, 1)
+                elif (
+                    ord.__class__ is int and not -9223372036854775808 <= ord <= 18446744073709551615
+                ):
+                    check_scalar_range(ord)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, linalg_vector_norm_out_op, 2)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, linalg_vector_norm_out_op, 4)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, linalg_vector_norm_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, linalg_vector_norm_out_op, self, ord, dim, keepdim, dtype, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _linalg_vector_norm_out_kernels[keyset]
+            return kernel(keyset, self, ord, dim, keepdim, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_vector_norm_out
+
+
+linalg_vector_norm_out = linalg_vector_norm_out_op._entry = _linalg_vector_norm_out_entry(
+    Site(linalg_vector_norm_out_op)
+)
+linalg_vector_norm_out_op._make_entry = _linalg_vector_norm_out_entry
+
+
 max_dim_op = define(
     "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )

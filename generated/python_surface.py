@@ -216,7 +216,10 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
-    "linalg_vector_norm": (ops.linalg_vector_norm_op,),
+    "linalg_vector_norm": (
+        ops.linalg_vector_norm_op,
+        ops.linalg_vector_norm_out_op,
+    ),
     "max": (
         ops.max_dim_op,
         ops.max_dim_max_op,

@@ -1021,6 +1021,7 @@ def register_all():
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
     ops.linalg_vector_norm_op.register_kernel(CPU, cpu_kernels.linalg_vector_norm)
+    ops.linalg_vector_norm_out_op.register_kernel(CPU, cpu_kernels.linalg_vector_norm_out)
     ops.max_dim_op.register_kernel(CPU, cpu_kernels.max_dim)
     ops.max_dim_max_op.register_kernel(CPU, cpu_kernels.max_dim_max)
     ops.max_op.register_kernel(CPU, cpu_kernels.max)
@@ -1969,6 +1970,7 @@ def register_all():
     ops.fmin_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmin_out)
     ops.clamp_max_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_out)
     ops.clamp_max_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_Tensor_out)
+    ops.linalg_vector_norm_out_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_vector_norm_out)
     ops.max_dim_max_op.register_kernel(AUTOGRAD, autograd_kernels.max_dim_max)
     ops.max_unary_out_op.register_kernel(AUTOGRAD, autograd_kernels.max_unary_out)
     ops.min_dim_min_op.register_kernel(AUTOGRAD, autograd_kernels.min_dim_min)
@@ -2210,6 +2212,9 @@ def register_all():
     )
     ops.clamp_max_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_max_Tensor_out
+    )
+    ops.linalg_vector_norm_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.linalg_vector_norm_out
     )
     ops.max_dim_max_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_dim_max)
     ops.max_unary_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_unary_out)
