@@ -208,6 +208,8 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the norms: test_norms.py (torch.norm, linalg.vector_norm's out=, linalg.matrix_norm)
+TESTED_ELSEWHERE.update({"aten.linalg_vector_norm.out": "test_norms.py and test_opinfo.py"})
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(
