@@ -2620,6 +2620,56 @@ def trace(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def dist(keyset, self, other, p):
+    """CPU kernel of dist"""
+    (
+        self,
+        other,
+    ) = promote(
+        (
+            self,
+            other,
+        ),
+        (p,),
+        False,
+    )
+    try:
+        result = k.dist(self, other, p)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def renorm(keyset, self, p, dim, maxnorm):
+    """CPU kernel of renorm"""
+    self = self._data
+    result = k.renorm(self, p, dim, maxnorm)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def renorm_(keyset, self, p, dim, maxnorm):
+    """CPU kernel of renorm_"""
+    target = self
+    self = self._data
+    result = k.renorm(self, p, dim, maxnorm)
+    return copy_into(target, result)
+
+
+def renorm_out(keyset, self, p, dim, maxnorm, out):
+    """CPU kernel of renorm.out"""
+    targets = (out,)
+    self = self._data
+    result = k.renorm(self, p, dim, maxnorm)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
 def sort(keyset, self, dim, descending):
     """CPU kernel of sort"""
     self = self._data

@@ -1066,6 +1066,22 @@ def logcumsumexp_out(keyset, self, dim, out):
     return result
 
 
+def renorm_(keyset, self, p, dim, maxnorm):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.renorm__op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, maxnorm)
+    bump_version(self)
+    return result
+
+
+def renorm_out(keyset, self, p, dim, maxnorm, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.renorm_out_op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, maxnorm, out)
+    bump_version(out)
+    return result
+
+
 def sort_values(keyset, self, dim, descending, values, indices):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.sort_values_op.kernels[keyset]

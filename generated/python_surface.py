@@ -338,6 +338,11 @@ FUNCTIONS = {
         ops.diff_op,
         ops.diff_out_op,
     ),
+    "dist": (ops.dist_op,),
+    "renorm": (
+        ops.renorm_op,
+        ops.renorm_out_op,
+    ),
     "sort": (
         ops.sort_op,
         ops.sort_values_op,
@@ -912,6 +917,8 @@ cummin = function("cummin", FUNCTIONS["cummin"])
 logcumsumexp = function("logcumsumexp", FUNCTIONS["logcumsumexp"])
 trace = function("trace", FUNCTIONS["trace"])
 diff = function("diff", FUNCTIONS["diff"])
+dist = function("dist", FUNCTIONS["dist"])
+renorm = function("renorm", FUNCTIONS["renorm"])
 sort = function("sort", FUNCTIONS["sort"])
 argsort = function("argsort", FUNCTIONS["argsort"])
 msort = function("msort", FUNCTIONS["msort"])

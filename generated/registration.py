@@ -1078,6 +1078,10 @@ def register_all():
     ops.logcumsumexp_op.register_kernel(CPU, cpu_kernels.logcumsumexp)
     ops.logcumsumexp_out_op.register_kernel(CPU, cpu_kernels.logcumsumexp_out)
     ops.trace_op.register_kernel(CPU, cpu_kernels.trace)
+    ops.dist_op.register_kernel(CPU, cpu_kernels.dist)
+    ops.renorm_op.register_kernel(CPU, cpu_kernels.renorm)
+    ops.renorm__op.register_kernel(CPU, cpu_kernels.renorm_)
+    ops.renorm_out_op.register_kernel(CPU, cpu_kernels.renorm_out)
     ops.sort_op.register_kernel(CPU, cpu_kernels.sort)
     ops.sort_values_op.register_kernel(CPU, cpu_kernels.sort_values)
     ops.sort_stable_op.register_kernel(CPU, cpu_kernels.sort_stable)
@@ -1562,6 +1566,9 @@ def register_all():
     ops.cummin_op.register_kernel(AUTOGRAD, autograd_kernels.cummin)
     ops.logcumsumexp_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp)
     ops.trace_op.register_kernel(AUTOGRAD, autograd_kernels.trace)
+    ops.dist_op.register_kernel(AUTOGRAD, autograd_kernels.dist)
+    ops.renorm_op.register_kernel(AUTOGRAD, autograd_kernels.renorm)
+    ops.renorm__op.register_kernel(AUTOGRAD, autograd_kernels.renorm_)
     ops.sort_op.register_kernel(AUTOGRAD, autograd_kernels.sort)
     ops.sort_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_stable)
     ops.topk_op.register_kernel(AUTOGRAD, autograd_kernels.topk)
@@ -1987,6 +1994,7 @@ def register_all():
     ops.cummax_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummax_out)
     ops.cummin_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummin_out)
     ops.logcumsumexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp_out)
+    ops.renorm_out_op.register_kernel(AUTOGRAD, autograd_kernels.renorm_out)
     ops.sort_values_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values_stable)
     ops.topk_values_op.register_kernel(AUTOGRAD, autograd_kernels.topk_values)
@@ -2248,6 +2256,8 @@ def register_all():
     ops.logcumsumexp_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logcumsumexp_out
     )
+    ops.renorm__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.renorm_)
+    ops.renorm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.renorm_out)
     ops.sort_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values_stable

@@ -2226,3 +2226,5 @@ from .shape_kernels import *  # noqa: E402,F401,F403
 from .masked_kernels import *  # noqa: E402,F401,F403
 # The cumulative ops' kernels (its __all__), named k.<fn> in the YAML.
 from .cumulative_kernels import *  # noqa: E402,F401,F403
+# dist's and renorm's kernels (its __all__), named k.<fn> in the YAML.
+from .norm_reduction_kernels import *  # noqa: E402,F401,F403

@@ -226,3 +226,121 @@ def test_bad_inputs_raise_torchs_errors(torch, call, exc_type, phrase):
 def test_spectral_norms_are_refused_for_want_of_an_svd(call):
     with pytest.raises(NotImplementedError, match="singular value decomposition"):
         call(og)
+
+
+# ---- dist and renorm -----------------------------------------------------------------------
+
+OTHER = [0.5, 1.0, -1.0, 2.0]
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, INF, -INF])
+def test_dist_follows_torch(torch, p):
+    def scenario(lib):
+        x = lib.tensor(DATA, dtype=lib.float64, requires_grad=True)
+        other = lib.tensor(OTHER, dtype=lib.float64, requires_grad=True)
+        y = lib.dist(x, other, p)
+        grads = lib.autograd.grad(y, (x, other))
+        saved = sorted(n for n in dir(y.grad_fn) if n.startswith("_saved"))
+        return _rounded(vals(y)), y.grad_fn.name(), saved, [_rounded(vals(g)) for g in grads]
+
+    assert_same(torch, scenario)
+
+
+def test_dist_of_equal_tensors_has_a_zero_gradient(torch):
+    assert_same(torch, _value_and_grad(lambda lib, x: lib.dist(x, x.detach()), [[1.0, 2.0]]))
+
+
+def test_dist_promotes_its_inputs(torch):
+    def scenario(lib):
+        y = lib.dist(lib.ones(2), lib.tensor([3, 1]))
+        z = lib.dist(lib.ones(2), lib.ones(2, dtype=lib.float64))
+        return vals(y), dtype_name(y.dtype), dtype_name(z.dtype)
+
+    assert_same(torch, scenario)
+
+
+def test_dist_p0_gradient_fails_as_torchs(torch):
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([0.0, 2.0], requires_grad=True)
+        return lib.autograd.grad(lib.dist(x, y, 0), (x, y))
+
+    assert_same_error(torch, scenario, RuntimeError, "Expected a proper Tensor")
+
+
+@pytest.mark.parametrize(
+    "p, dim, maxnorm", [(2, 0, 3.0), (1, 1, 2.0), (3, -1, 1.0), (INF, 0, 2.5), (2, 0, 100.0)]
+)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_renorm_follows_torch(torch, p, dim, maxnorm, dtype):
+    def call(lib, x):
+        return lib.renorm(x, p, dim, maxnorm) ** 2
+
+    assert_same(torch, _value_and_grad(call, dtype=dtype))
+
+
+def test_renorm_saves_torchs_fields(torch):
+    def scenario(lib):
+        x = lib.tensor(DATA, requires_grad=True)
+        node = lib.renorm(x, 2, 0, 1.0).grad_fn
+        return node.name(), sorted(n for n in dir(node) if n.startswith("_saved"))
+
+    assert_same(torch, scenario)
+
+
+def test_renorm_in_place_and_out(torch):
+    def scenario(lib):
+        x = lib.tensor(DATA)
+        returned = x.renorm_(2, 0, 1.0)
+        out = lib.empty(0)
+        written = lib.renorm(lib.tensor(DATA), 1, 1, 2.0, out=out)
+        y = lib.tensor(DATA, requires_grad=True) * 1
+        y.renorm_(2, 0, 1.0)
+        return (
+            returned is x,
+            _rounded(vals(x)),
+            written is out,
+            _rounded(vals(out)),
+            y.grad_fn.name(),
+        )
+
+    assert_same(torch, scenario)
+
+
+def test_renorm_tangent_follows_torch(torch):
+    def scenario(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            x = fwAD.make_dual(lib.tensor(DATA, dtype=lib.float64), lib.ones(3, 4).double())
+            return _rounded(vals(fwAD.unpack_dual(lib.renorm(x, 2, 0, 2.0)).tangent))
+
+    assert_same(torch, scenario)
+
+
+@pytest.mark.parametrize(
+    "call, exc_type, phrase",
+    [
+        (lambda lib: lib.dist(lib.ones(2), lib.ones(3)), RuntimeError, "must match the size"),
+        (
+            lambda lib: lib.dist(lib.ones(2, dtype=lib.long), lib.ones(2, dtype=lib.long)),
+            RuntimeError,
+            "floating point",
+        ),
+        (lambda lib: lib.renorm(lib.ones(3), 2, 0, 1), RuntimeError, "at least 2 dimensions"),
+        (lambda lib: lib.renorm(lib.ones(3, 2), 0, 0, 1), RuntimeError, "non-positive-norm"),
+        (lambda lib: lib.renorm(lib.ones(3, 2), 2, 0, -0.5), RuntimeError, "maxnorm to be >= 0"),
+        (lambda lib: lib.renorm(lib.ones(3, 2), 2, 2, 1), IndexError, "out of range"),
+        (
+            lambda lib: lib.renorm(lib.ones(3, 2, dtype=lib.long), 2, 0, 1),
+            RuntimeError,
+            "floating point",
+        ),
+        (
+            lambda lib: lib.renorm(lib.ones(3, 2), 2, 0, 1, out=lib.empty(0, dtype=lib.float64)),
+            RuntimeError,
+            "Expected out tensor to have dtype",
+        ),
+    ],
+)
+def test_dist_and_renorm_errors_as_torchs(torch, call, exc_type, phrase):
+    assert_same_error(torch, call, exc_type, phrase)

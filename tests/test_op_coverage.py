@@ -209,7 +209,14 @@ TESTED_ELSEWHERE.update(
     }
 )
 # the norms: test_norms.py (torch.norm, linalg.vector_norm's out=, linalg.matrix_norm)
-TESTED_ELSEWHERE.update({"aten.linalg_vector_norm.out": "test_norms.py and test_opinfo.py"})
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_norms.py and test_opinfo.py"
+        for name in (
+            "linalg_vector_norm.out dist.default renorm.default renorm_.default renorm.out"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(
