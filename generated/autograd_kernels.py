@@ -1959,6 +1959,72 @@ def trace(keyset, self):
     return result
 
 
+def dist(keyset, self, other, p):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.DistBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.dist_op.kernels[keyset]
+    result = redispatch(keyset, self, other, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.dist(self, other, p, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.dist(self, other, p, result)
+    return result
+
+
+def renorm(keyset, self, p, dim, maxnorm):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RenormBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.maxnorm_ = maxnorm
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.renorm_op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, maxnorm)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.renorm(self, p, dim, maxnorm, result)
+    return result
+
+
+def renorm_(keyset, self, p, dim, maxnorm):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.RenormBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.maxnorm_ = maxnorm
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.renorm__pre(self, p, dim, maxnorm) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.renorm__op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, maxnorm)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.renorm_(self, p, dim, maxnorm, result, tangents)
+    return result
+
+
 def sort(keyset, self, dim, descending):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -8583,6 +8649,19 @@ def clamp_max_Tensor_out(keyset, self, max, out):
     return redispatch(keyset, self, max, out)
 
 
+def linalg_vector_norm_out(keyset, self, ord, dim, keepdim, dtype, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "linalg_vector_norm",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.linalg_vector_norm_out_op.kernels[keyset]
+    return redispatch(keyset, self, ord, dim, keepdim, dtype, out)
+
+
 def max_dim_max(keyset, self, dim, keepdim, max, max_values):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:
@@ -8794,6 +8873,19 @@ def logcumsumexp_out(keyset, self, dim, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.logcumsumexp_out_op.kernels[keyset]
     return redispatch(keyset, self, dim, out)
+
+
+def renorm_out(keyset, self, p, dim, maxnorm, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "renorm",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.renorm_out_op.kernels[keyset]
+    return redispatch(keyset, self, p, dim, maxnorm, out)
 
 
 def sort_values(keyset, self, dim, descending, values, indices):

@@ -2167,6 +2167,14 @@ def linalg_vector_norm(keyset, self, ord, dim, keepdim, dtype):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def linalg_vector_norm_out(keyset, self, ord, dim, keepdim, dtype, out):
+    """CPU kernel of linalg_vector_norm.out"""
+    targets = (out,)
+    self = self._data
+    result = k.linalg_vector_norm(self, ord, dim, keepdim, dtype)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
 def max_dim(keyset, self, dim, keepdim):
     """CPU kernel of max.dim"""
     self = self._data
@@ -2732,6 +2740,56 @@ def bucketize_Scalar(keyset, self, boundaries, out_int32, right):
     )
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def dist(keyset, self, other, p):
+    """CPU kernel of dist"""
+    (
+        self,
+        other,
+    ) = promote(
+        (
+            self,
+            other,
+        ),
+        (p,),
+        False,
+    )
+    try:
+        result = k.dist(self, other, p)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def renorm(keyset, self, p, dim, maxnorm):
+    """CPU kernel of renorm"""
+    self = self._data
+    result = k.renorm(self, p, dim, maxnorm)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def renorm_(keyset, self, p, dim, maxnorm):
+    """CPU kernel of renorm_"""
+    target = self
+    self = self._data
+    result = k.renorm(self, p, dim, maxnorm)
+    return copy_into(target, result)
+
+
+def renorm_out(keyset, self, p, dim, maxnorm, out):
+    """CPU kernel of renorm.out"""
+    targets = (out,)
+    self = self._data
+    result = k.renorm(self, p, dim, maxnorm)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
 
 
 def sort(keyset, self, dim, descending):

@@ -845,6 +845,14 @@ def clamp_max_Tensor_out(keyset, self, max, out):
     return result
 
 
+def linalg_vector_norm_out(keyset, self, ord, dim, keepdim, dtype, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.linalg_vector_norm_out_op.kernels[keyset]
+    result = redispatch(keyset, self, ord, dim, keepdim, dtype, out)
+    bump_version(out)
+    return result
+
+
 def max_dim_max(keyset, self, dim, keepdim, max, max_values):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.max_dim_max_op.kernels[keyset]
@@ -1078,6 +1086,22 @@ def bucketize_Tensor_out(keyset, self, boundaries, out_int32, right, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.bucketize_Tensor_out_op.kernels[keyset]
     result = redispatch(keyset, self, boundaries, out_int32, right, out)
+    bump_version(out)
+    return result
+
+
+def renorm_(keyset, self, p, dim, maxnorm):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.renorm__op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, maxnorm)
+    bump_version(self)
+    return result
+
+
+def renorm_out(keyset, self, p, dim, maxnorm, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.renorm_out_op.kernels[keyset]
+    result = redispatch(keyset, self, p, dim, maxnorm, out)
     bump_version(out)
     return result
 

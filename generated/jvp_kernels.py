@@ -69,6 +69,7 @@ from opgrad.autograd.functions_manual import (
     pow_backward_exponent,
     pow_backward_self,
     prod_jvp,
+    renorm_jvp,
     safe_logsumexp_jvp,
     scatter_reduce_jvp,
     smooth_l1_loss_double_backward,
@@ -2168,6 +2169,76 @@ def trace(self, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def dist(self, other, p, result):
+    # norm_jvp(self_p - other_p, self_t - other_t, p, result, None, False)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = norm_jvp(self - other, -other_t, p, result, None, False)
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = norm_jvp(self - other, self_t, p, result, None, False)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = norm_jvp(self - other, self_t - other_t, p, result, None, False)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def renorm(self, p, dim, maxnorm, result):
+    # renorm_jvp(self_p, self_t, p, dim, maxnorm)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = renorm_jvp(self, self_t, p, dim, maxnorm)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def renorm__pre(self, p, dim, maxnorm):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def renorm_(self, p, dim, maxnorm, result, tangents):
+    # renorm_jvp(self_p, self_t, p, dim, maxnorm)
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = renorm_jvp(original_self, self_t, p, dim, maxnorm)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def sort(self, dim, descending, result):

@@ -33,6 +33,7 @@ from opgrad.autograd.functions_manual import (
     cumprod_backward,
     cumsum_backward,
     derivative_not_implemented,
+    dist_other_backward,
     div_tensor_other_backward,
     div_tensor_self_backward,
     elu_double_backward,
@@ -83,6 +84,7 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
     prod_backward,
+    renorm_backward,
     repeat_backward,
     restore_reduced_dims,
     roll_backward,
@@ -3558,6 +3560,147 @@ class TraceBackward0(Node):
     @property
     def _saved_self_sym_sizes(self):
         return self.self_sym_sizes_
+
+
+class DistBackward0(Node):
+    """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "p_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.p_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        p = self.p_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: dist_other_backward(grad, self - other, p, result)
+        grad_other = dist_other_backward(grad, self_ - other, p, result) if needs[1] else None
+        # self: norm_backward(grad, self - other, p, result, None, False)
+        grad_self = norm_backward(grad, self_ - other, p, result, None, False) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class RenormBackward0(Node):
+    """Backward of ``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "maxnorm_",
+        "p_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.maxnorm_ = None
+        self.p_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        maxnorm = self.maxnorm_
+        p = self.p_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: renorm_backward(grad, self, p, dim, maxnorm)
+        grad_self = renorm_backward(grad, self_, p, dim, maxnorm) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_maxnorm(self):
+        return self.maxnorm_
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
 
 
 class SortBackward0(Node):

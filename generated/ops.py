@@ -7698,6 +7698,56 @@ linalg_vector_norm = linalg_vector_norm_op._entry = _linalg_vector_norm_entry(
 linalg_vector_norm_op._make_entry = _linalg_vector_norm_entry
 
 
+linalg_vector_norm_out_op = define(
+    "aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+)
+_linalg_vector_norm_out_kernels = linalg_vector_norm_out_op.kernels
+
+
+def _linalg_vector_norm_out_entry(_site):
+    def linalg_vector_norm_out(self, ord=2, dim=None, keepdim=False, *, dtype=None, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, linalg_vector_norm_out_op, self, ord, dim, keepdim, dtype, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, linalg_vector_norm_out_op, 0)
+                if ord.__class__ not in PY_NUMBERS:
+                    ord = scalar_arg(ord, _site, linalg_vector_norm_out_op, 1)
+                elif (
+                    ord.__class__ is int and not -9223372036854775808 <= ord <= 18446744073709551615
+                ):
+                    check_scalar_range(ord)
+                if dim is not None and dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, linalg_vector_norm_out_op, 2)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, linalg_vector_norm_out_op, 4)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, linalg_vector_norm_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, linalg_vector_norm_out_op, self, ord, dim, keepdim, dtype, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _linalg_vector_norm_out_kernels[keyset]
+            return kernel(keyset, self, ord, dim, keepdim, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_vector_norm_out
+
+
+linalg_vector_norm_out = linalg_vector_norm_out_op._entry = _linalg_vector_norm_out_entry(
+    Site(linalg_vector_norm_out_op)
+)
+linalg_vector_norm_out_op._make_entry = _linalg_vector_norm_out_entry
+
+
 max_dim_op = define(
     "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )
@@ -10790,6 +10840,185 @@ def _bucketize_Scalar_entry(_site):
 
 bucketize_Scalar = bucketize_Scalar_op._entry = _bucketize_Scalar_entry(Site(bucketize_Scalar_op))
 bucketize_Scalar_op._make_entry = _bucketize_Scalar_entry
+
+
+dist_op = define("aten::dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
+_dist_kernels = dist_op.kernels
+
+
+def _dist_entry(_site):
+    def dist(self, other, p=2):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, dist_op, self, other, p)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, dist_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, dist_op, 1)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, dist_op, 2)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+            except Overridden:
+                return handle_entry(_site, dist_op, self, other, p)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.dist(self, other, p)
+                if result is not None:
+                    return result
+            kernel = _dist_kernels[keyset]
+            return kernel(keyset, self, other, p)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return dist
+
+
+dist = dist_op._entry = _dist_entry(Site(dist_op))
+dist_op._make_entry = _dist_entry
+
+
+renorm_op = define("aten::renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor")
+_renorm_kernels = renorm_op.kernels
+
+
+def _renorm_entry(_site):
+    def renorm(self, p, dim, maxnorm):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, renorm_op, self, p, dim, maxnorm)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, renorm_op, 0)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, renorm_op, 1)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, renorm_op, 2)
+                if maxnorm.__class__ not in PY_NUMBERS:
+                    maxnorm = scalar_arg(maxnorm, _site, renorm_op, 3)
+                elif (
+                    maxnorm.__class__ is int
+                    and not -9223372036854775808 <= maxnorm <= 18446744073709551615
+                ):
+                    check_scalar_range(maxnorm)
+            except Overridden:
+                return handle_entry(_site, renorm_op, self, p, dim, maxnorm)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.renorm(self, p, dim, maxnorm)
+                if result is not None:
+                    return result
+            kernel = _renorm_kernels[keyset]
+            return kernel(keyset, self, p, dim, maxnorm)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return renorm
+
+
+renorm = renorm_op._entry = _renorm_entry(Site(renorm_op))
+renorm_op._make_entry = _renorm_entry
+
+
+renorm__op = define(
+    "aten::renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"
+)
+_renorm__kernels = renorm__op.kernels
+
+
+def _renorm__entry(_site):
+    def renorm_(self, p, dim, maxnorm):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, renorm__op, self, p, dim, maxnorm)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, renorm__op, 0)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, renorm__op, 1)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, renorm__op, 2)
+                if maxnorm.__class__ not in PY_NUMBERS:
+                    maxnorm = scalar_arg(maxnorm, _site, renorm__op, 3)
+                elif (
+                    maxnorm.__class__ is int
+                    and not -9223372036854775808 <= maxnorm <= 18446744073709551615
+                ):
+                    check_scalar_range(maxnorm)
+            except Overridden:
+                return handle_entry(_site, renorm__op, self, p, dim, maxnorm)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _renorm__kernels[keyset]
+            return kernel(keyset, self, p, dim, maxnorm)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return renorm_
+
+
+renorm_ = renorm__op._entry = _renorm__entry(Site(renorm__op))
+renorm__op._make_entry = _renorm__entry
+
+
+renorm_out_op = define(
+    "aten::renorm.out(Tensor self, Scalar p, int dim, Scalar maxnorm, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_renorm_out_kernels = renorm_out_op.kernels
+
+
+def _renorm_out_entry(_site):
+    def renorm_out(self, p, dim, maxnorm, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, renorm_out_op, self, p, dim, maxnorm, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, renorm_out_op, 0)
+                if p.__class__ not in PY_NUMBERS:
+                    p = scalar_arg(p, _site, renorm_out_op, 1)
+                elif p.__class__ is int and not -9223372036854775808 <= p <= 18446744073709551615:
+                    check_scalar_range(p)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, renorm_out_op, 2)
+                if maxnorm.__class__ not in PY_NUMBERS:
+                    maxnorm = scalar_arg(maxnorm, _site, renorm_out_op, 3)
+                elif (
+                    maxnorm.__class__ is int
+                    and not -9223372036854775808 <= maxnorm <= 18446744073709551615
+                ):
+                    check_scalar_range(maxnorm)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, renorm_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, renorm_out_op, self, p, dim, maxnorm, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _renorm_out_kernels[keyset]
+            return kernel(keyset, self, p, dim, maxnorm, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return renorm_out
+
+
+renorm_out = renorm_out_op._entry = _renorm_out_entry(Site(renorm_out_op))
+renorm_out_op._make_entry = _renorm_out_entry
 
 
 sort_op = define(

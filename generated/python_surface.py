@@ -216,7 +216,10 @@ FUNCTIONS = {
         ops.mean_op,
         ops.mean_dim_op,
     ),
-    "linalg_vector_norm": (ops.linalg_vector_norm_op,),
+    "linalg_vector_norm": (
+        ops.linalg_vector_norm_op,
+        ops.linalg_vector_norm_out_op,
+    ),
     "max": (
         ops.max_dim_op,
         ops.max_dim_max_op,
@@ -345,6 +348,11 @@ FUNCTIONS = {
         ops.bucketize_Tensor_op,
         ops.bucketize_Tensor_out_op,
         ops.bucketize_Scalar_op,
+    ),
+    "dist": (ops.dist_op,),
+    "renorm": (
+        ops.renorm_op,
+        ops.renorm_out_op,
     ),
     "sort": (
         ops.sort_op,
@@ -922,6 +930,8 @@ trace = function("trace", FUNCTIONS["trace"])
 diff = function("diff", FUNCTIONS["diff"])
 searchsorted = function("searchsorted", FUNCTIONS["searchsorted"])
 bucketize = function("bucketize", FUNCTIONS["bucketize"])
+dist = function("dist", FUNCTIONS["dist"])
+renorm = function("renorm", FUNCTIONS["renorm"])
 sort = function("sort", FUNCTIONS["sort"])
 argsort = function("argsort", FUNCTIONS["argsort"])
 msort = function("msort", FUNCTIONS["msort"])

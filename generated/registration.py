@@ -1021,6 +1021,7 @@ def register_all():
     ops.mean_op.register_kernel(CPU, cpu_kernels.mean)
     ops.mean_dim_op.register_kernel(CPU, cpu_kernels.mean_dim)
     ops.linalg_vector_norm_op.register_kernel(CPU, cpu_kernels.linalg_vector_norm)
+    ops.linalg_vector_norm_out_op.register_kernel(CPU, cpu_kernels.linalg_vector_norm_out)
     ops.max_dim_op.register_kernel(CPU, cpu_kernels.max_dim)
     ops.max_dim_max_op.register_kernel(CPU, cpu_kernels.max_dim_max)
     ops.max_op.register_kernel(CPU, cpu_kernels.max)
@@ -1084,6 +1085,10 @@ def register_all():
     ops.bucketize_Tensor_op.register_kernel(CPU, cpu_kernels.bucketize_Tensor)
     ops.bucketize_Tensor_out_op.register_kernel(CPU, cpu_kernels.bucketize_Tensor_out)
     ops.bucketize_Scalar_op.register_kernel(CPU, cpu_kernels.bucketize_Scalar)
+    ops.dist_op.register_kernel(CPU, cpu_kernels.dist)
+    ops.renorm_op.register_kernel(CPU, cpu_kernels.renorm)
+    ops.renorm__op.register_kernel(CPU, cpu_kernels.renorm_)
+    ops.renorm_out_op.register_kernel(CPU, cpu_kernels.renorm_out)
     ops.sort_op.register_kernel(CPU, cpu_kernels.sort)
     ops.sort_values_op.register_kernel(CPU, cpu_kernels.sort_values)
     ops.sort_stable_op.register_kernel(CPU, cpu_kernels.sort_stable)
@@ -1568,6 +1573,9 @@ def register_all():
     ops.cummin_op.register_kernel(AUTOGRAD, autograd_kernels.cummin)
     ops.logcumsumexp_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp)
     ops.trace_op.register_kernel(AUTOGRAD, autograd_kernels.trace)
+    ops.dist_op.register_kernel(AUTOGRAD, autograd_kernels.dist)
+    ops.renorm_op.register_kernel(AUTOGRAD, autograd_kernels.renorm)
+    ops.renorm__op.register_kernel(AUTOGRAD, autograd_kernels.renorm_)
     ops.sort_op.register_kernel(AUTOGRAD, autograd_kernels.sort)
     ops.sort_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_stable)
     ops.topk_op.register_kernel(AUTOGRAD, autograd_kernels.topk)
@@ -1976,6 +1984,7 @@ def register_all():
     ops.fmin_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmin_out)
     ops.clamp_max_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_out)
     ops.clamp_max_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_max_Tensor_out)
+    ops.linalg_vector_norm_out_op.register_kernel(AUTOGRAD, autograd_kernels.linalg_vector_norm_out)
     ops.max_dim_max_op.register_kernel(AUTOGRAD, autograd_kernels.max_dim_max)
     ops.max_unary_out_op.register_kernel(AUTOGRAD, autograd_kernels.max_unary_out)
     ops.min_dim_min_op.register_kernel(AUTOGRAD, autograd_kernels.min_dim_min)
@@ -1992,6 +2001,7 @@ def register_all():
     ops.cummax_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummax_out)
     ops.cummin_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummin_out)
     ops.logcumsumexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp_out)
+    ops.renorm_out_op.register_kernel(AUTOGRAD, autograd_kernels.renorm_out)
     ops.sort_values_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values_stable)
     ops.topk_values_op.register_kernel(AUTOGRAD, autograd_kernels.topk_values)
@@ -2218,6 +2228,9 @@ def register_all():
     ops.clamp_max_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_max_Tensor_out
     )
+    ops.linalg_vector_norm_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.linalg_vector_norm_out
+    )
     ops.max_dim_max_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_dim_max)
     ops.max_unary_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.max_unary_out)
     ops.min_dim_min_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.min_dim_min)
@@ -2259,6 +2272,8 @@ def register_all():
     ops.bucketize_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bucketize_Tensor_out
     )
+    ops.renorm__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.renorm_)
+    ops.renorm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.renorm_out)
     ops.sort_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values_stable

@@ -116,6 +116,7 @@ from .autograd.grad_mode import (  # noqa: E402
 )
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from . import utils  # noqa: E402
+from . import linalg  # noqa: E402
 from . import _C  # noqa: E402
 from . import library  # noqa: E402
 from . import cuda  # noqa: E402

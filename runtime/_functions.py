@@ -36,3 +36,7 @@ from .masked_decompositions import nonzero_python as _nonzero  # noqa: E402
 nonzero = _overridable(_nonzero, name="nonzero", qualname="nonzero")
 
 __all__.append("nonzero")
+
+from .norm_functions import norm  # noqa: E402 - torch.norm, written in Python over the linalg norms
+
+__all__.append("norm")

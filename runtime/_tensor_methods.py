@@ -44,6 +44,7 @@ from .memory_formats import (
 )
 from .numpy_kernels import element_strides
 from .masked_decompositions import nonzero_method
+from .norm_functions import tensor_norm
 from .python_arg_parser import (
     PY_NUMBERS,
     arg_type_name,
@@ -734,6 +735,7 @@ class TensorPythonMethods:
     # ----- shapes, copies and conversions ---------------------------------------------
     split = _python_method(split, "split", builtin=False)
     nonzero = _python_method(nonzero_method, "nonzero")
+    norm = _python_method(tensor_norm, "norm", builtin=False)
     contiguous = _python_method(_contiguous, "contiguous")
     is_contiguous = _python_method(_is_contiguous, "is_contiguous")
     type_as = _python_method(_type_as, "type_as")

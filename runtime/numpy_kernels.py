@@ -2228,3 +2228,5 @@ from .masked_kernels import *  # noqa: E402,F401,F403
 from .cumulative_kernels import *  # noqa: E402,F401,F403
 # searchsorted's and bucketize's kernels (its __all__), named k.<fn> in the YAML.
 from .search_kernels import *  # noqa: E402,F401,F403
+# dist's and renorm's kernels (its __all__), named k.<fn> in the YAML.
+from .norm_reduction_kernels import *  # noqa: E402,F401,F403

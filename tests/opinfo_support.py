@@ -115,6 +115,8 @@ def opgrad_op(opinfo) -> Optional[Callable]:
         short = opinfo.name[len(prefix) :]
         if getattr(torch.nn.functional, short, None) is fn:
             return getattr(_resolve(og, "nn.functional"), short, None)
+    if opinfo.name.startswith("linalg.") and _resolve(torch, opinfo.name) is fn:
+        return _resolve(og, opinfo.name)  # torch.linalg.vector_norm is named linalg_vector_norm
     name = getattr(fn, "__name__", None)
     for torch_space, og_space in (
         (torch, og),

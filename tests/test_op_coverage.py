@@ -208,6 +208,15 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the norms: test_norms.py (torch.norm, linalg.vector_norm's out=, linalg.matrix_norm)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_norms.py and test_opinfo.py"
+        for name in (
+            "linalg_vector_norm.out dist.default renorm.default renorm_.default renorm.out"
+        ).split()
+    }
+)
 # the linear and normalisation family: test_nn_normalization.py compares each with torch
 # (forward, gradients, second derivatives, tangents, nodes, saved fields)
 TESTED_ELSEWHERE.update(

@@ -122,6 +122,18 @@ XFAIL = [
         "opgrad's codegen saves them only when grad_output (whose formula reads them) needs "
         "a gradient, so a sample where only self requires grad reads None",
     ),
+    Differs(
+        "norm.nuc",
+        ALL,
+        ALL,
+        "the nuclear norm sums singular values: opgrad has no SVD yet (NotImplementedError)",
+    ),
+    Differs(
+        "linalg.matrix_norm",
+        tuple(b + i for b in (0, 32) for i in (*range(4, 8), *range(24, 32))),
+        ALL,
+        "ord 'nuc', 2 and -2 need singular values: opgrad has no SVD yet (NotImplementedError)",
+    ),
 ]
 
 

@@ -696,3 +696,5 @@ from .shape_manual import *  # noqa: E402,F401,F403
 from .masked_manual import *  # noqa: E402,F401,F403
 # The cumulative ops' formula helpers (its __all__).
 from .cumulative_manual import *  # noqa: E402,F401,F403
+# dist's and renorm's formula helpers (its __all__).
+from .norm_reduction_manual import *  # noqa: E402,F401,F403
