@@ -11,7 +11,7 @@ import math
 import pytest
 
 import opgrad as og
-from torch_oracle import dtype_name, logging_mode_class, message
+from torch_oracle import dtype_name, outcome_and_aten_log
 
 NAN, INF = math.nan, math.inf
 FLOATS = [1.0, -0.0, NAN, INF, -INF, -2.5]
@@ -31,12 +31,7 @@ def _described(value):
 
 def _seen(lib, call):
     """What ``call(lib)`` gives (or raises) and the aten calls a dispatch mode sees."""
-    with logging_mode_class(lib)() as mode:
-        try:
-            outcome = ("ok", _described(call(lib)))
-        except Exception as exc:  # noqa: BLE001 - the type and text are compared
-            outcome = (type(exc).__name__, message(exc))
-    return outcome, mode.log
+    return outcome_and_aten_log(lib, call, _described)
 
 
 def _f(lib, data=FLOATS, dtype="float32"):

@@ -9,20 +9,18 @@ import math
 import pytest
 
 import opgrad as og
-from torch_oracle import dtype_name, logging_mode_class, message
+from torch_oracle import dtype_name, outcome_and_aten_log
 
 BOUNDS = [1.0, 3.0, 5.0, 7.0]
 VALUES = [[0.0, 3.0, 6.0], [8.0, 1.0, 5.0]]
 
 
+def _described(r):
+    return r.tolist(), dtype_name(r.dtype), tuple(r.shape)
+
+
 def _seen(lib, call):
-    with logging_mode_class(lib)() as mode:
-        try:
-            r = call(lib)
-            outcome = ("ok", r.tolist(), dtype_name(r.dtype), tuple(r.shape))
-        except Exception as exc:  # noqa: BLE001 - the type and text are compared
-            outcome = (type(exc).__name__, message(exc))
-    return outcome, mode.log
+    return outcome_and_aten_log(lib, call, _described)
 
 
 def _b(L):

@@ -14,7 +14,7 @@ import warnings
 import pytest
 
 import opgrad as og
-from torch_oracle import assert_same_error, dtype_name, logging_mode_class, message
+from torch_oracle import assert_same_error, dtype_name, outcome_and_aten_log
 
 
 def _described(value):
@@ -30,12 +30,7 @@ def _described(value):
 
 def _seen(lib, call):
     """What ``call(lib)`` gives (or raises) and the aten calls a dispatch mode sees."""
-    with logging_mode_class(lib)() as mode:
-        try:
-            outcome = ("ok", _described(call(lib)))
-        except Exception as exc:  # noqa: BLE001 - the type and text are compared
-            outcome = (type(exc).__name__, message(exc))
-    return outcome, mode.log
+    return outcome_and_aten_log(lib, call, _described)
 
 
 def _m(lib, rows=3, cols=4, dtype="float64", grad=True):

@@ -184,6 +184,17 @@ def result_scenario(fn):
     return scenario
 
 
+def outcome_and_aten_log(lib, call, describe):
+    """``('ok', describe(call(lib)))`` or the exception's type and normalised text, with the
+    aten calls a dispatch mode saw meanwhile."""
+    with logging_mode_class(lib)() as mode:
+        try:
+            result = ("ok", describe(call(lib)))
+        except Exception as exc:  # noqa: BLE001 - the type is what is compared
+            result = (type(exc).__name__, message(exc))
+    return result, mode.log
+
+
 def assert_same(torch, scenario):
     """Run ``scenario(lib)`` with both libraries; the results must be equal."""
     expected = scenario(torch)
