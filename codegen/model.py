@@ -67,7 +67,7 @@ BUILTINS = frozenset(
 )
 KNOWN_KEYS = frozenset(
     "name cpu check target_check dtype unpromoted composite node inplace out out_dtype variants "
-    "output_differentiability tags".split()
+    "output_differentiability tags copy".split()
 )
 #: how an out= variant treats out's dtype (PyTorch's rule for the op)
 OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "exact_scalar_type", "bool")
@@ -142,6 +142,8 @@ class Entry:
     #: run in the in-place and out= variants' kernels after ``check``, with ``target`` the
     #: tensor they write (self, out): PyTorch's own checks of that tensor
     target_check: Optional[str] = None
+    #: for a view's ``*_copy`` op (the `copy:` key): the view's op name
+    copy_of: Optional[str] = None
 
     @property
     def op_name(self) -> str:
@@ -306,7 +308,7 @@ def load(path: Path) -> Model:
             else schema.base_name
         )
         variant_schemas = []
-        for key in ("inplace", "out"):
+        for key in ("inplace", "out", "copy"):
             if key in item:
                 try:
                     variant_schemas.append(parse_schema(str(item[key])))
@@ -314,7 +316,9 @@ def load(path: Path) -> Model:
                     raise ModelError(
                         name, item["__key_lines__"][key], op, f"bad {key} schema: {exc}"
                     )
-        for s in [schema] + variant_schemas:
+        if "copy" in item:
+            variant_schemas.append(copy_out_schema(variant_schemas[-1]))
+        for s in [schema] + [v for v in variant_schemas if v is not None]:
             overload = f"{s.base_name}.{s.overload_name}" if s.overload_name else s.base_name
             if overload in seen:
                 raise ModelError(
@@ -346,9 +350,19 @@ def load(path: Path) -> Model:
                 entry_methods[base] = sum(1 for a in schema.arguments[1:] if not a.kwarg_only)
 
     facts = FileFacts(name, helpers, frozenset(op_functions), entry_methods)
+    copied = []  # (view entry, copy schema, its out schema, line)
     for item, line, schema, op, variant_schemas in parsed:
         scope = EntryScope(facts, op, schema, line, item["__key_lines__"])
+        if "copy" in item:
+            *variant_schemas, copy, copy_out = variant_schemas
+            if not schema.is_view or item.get("cpu") is None:
+                raise scope.error("only a view op with a cpu kernel has a copy variant", "copy")
+            copied.append((copy, copy_out, item["__key_lines__"]["copy"]))
         entries.append(_entry(scope, item, variant_schemas))
+        if "copy" in item:
+            copied[-1] = (entries[-1],) + copied[-1]
+    # node names of the copies follow their views' derived names, so come after them
+    entries += [_copy_entry(view, copy, out, line, entries) for view, copy, out, line in copied]
     _check_node_names(name, entries)
     _check_name_tags(name, entries)
     return Model(name, entries, helpers, linear_helper_names(manual))
@@ -493,6 +507,40 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         target_check=str(target_check) if target_check is not None else None,
     )
     return _with_saved(entry)
+
+
+def copy_out_schema(copy: FunctionSchema) -> FunctionSchema:
+    """The out= variant PyTorch generates for a view's copy: ``<overload>_out`` (``out`` for
+    the default overload) with a keyword-only ``out`` of the copy's result type. None for a
+    copy with several results, whose PyTorch out= variant (``Tensor(a!)[] out -> ()``)
+    codegen does not make."""
+    if len(copy.returns) != 1 or copy.returns[0].type.is_list:
+        return None
+    overload = f"{copy.overload_name}_out" if copy.overload_name else "out"
+    text = str(copy)
+    arguments = text[text.index("(") + 1 : text.rindex(") -> ")]
+    separator = ", " if "*" in arguments else ", *, "
+    return parse_schema(
+        f"{copy.base_name}.{overload}({arguments}{separator}Tensor(a!) out) -> Tensor(a!)"
+    )
+
+
+def _copy_entry(view: Entry, copy: FunctionSchema, out, line: int, entries) -> Entry:
+    """A view's ``*_copy`` variant: the view's formulas and saved fields on a fresh row-major
+    copy of its result, under PyTorch's node name for it (the view's + ``_copy``)."""
+    return replace(
+        view,
+        line=line,
+        schema=copy,
+        cpu=f"k.copy_of({view.cpu})",
+        node_name=f"{node_class_name(view, entries)}_copy",
+        variants=("function",),
+        inplace=None,
+        out=out,
+        tags=tuple(t for t in view.tags if t not in ("inplace_view", "not_a_view")),
+        out_dtype="exact_result",
+        copy_of=view.op_name,
+    )
 
 
 def _is_formula_key(key: str, schema) -> bool:

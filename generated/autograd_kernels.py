@@ -5098,6 +5098,25 @@ def alias(keyset, self):
     return result
 
 
+def narrow_copy(keyset, self, dim, start, length):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NarrowCopyBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.length_ = length
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.start_ = start
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.narrow_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, start, length)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.narrow_copy(self, dim, start, length, result)
+    return result
+
+
 def flip(keyset, self, dims):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -5248,25 +5267,6 @@ def block_diag(keyset, tensors):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.block_diag(tensors, result)
-    return result
-
-
-def diagonal_copy(keyset, self, offset, dim1, dim2):
-    grad_fn = None
-    if _tls.grad_enabled and (self._rg):
-        grad_fn = nodes.DiagonalBackward0_copy()
-        grad_fn._next_edges = (next_edge(self),)
-        grad_fn.dim1_ = dim1
-        grad_fn.dim2_ = dim2
-        grad_fn.offset_ = offset
-        grad_fn.self_sym_sizes_ = self._data.shape
-    keyset &= AFTER_AUTOGRAD
-    redispatch = ops.diagonal_copy_op.kernels[keyset]
-    result = redispatch(keyset, self, offset, dim1, dim2)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _tls.fw_active:
-        jvp_kernels.diagonal_copy(self, offset, dim1, dim2, result)
     return result
 
 
@@ -8390,6 +8390,314 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(
     return result
 
 
+def t_copy(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.t_copy_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.t_copy(self, result)
+    return result
+
+
+def transpose_copy_int(keyset, self, dim0, dim1):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TransposeBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim0_ = dim0
+        grad_fn.dim1_ = dim1
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.transpose_copy_int_op.kernels[keyset]
+    result = redispatch(keyset, self, dim0, dim1)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.transpose_copy_int(self, dim0, dim1, result)
+    return result
+
+
+def permute_copy(keyset, self, dims):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.PermuteBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dims_ = dims
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.permute_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.permute_copy(self, dims, result)
+    return result
+
+
+def view_copy(keyset, self, size):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ViewBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.view_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.view_copy(self, size, result)
+    return result
+
+
+def expand_copy(keyset, self, size, implicit):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ExpandBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.expand_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, size, implicit)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.expand_copy(self, size, implicit, result)
+    return result
+
+
+def unsqueeze_copy(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UnsqueezeBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unsqueeze_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.unsqueeze_copy(self, dim, result)
+    return result
+
+
+def squeeze_copy(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SqueezeBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze_copy_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.squeeze_copy(self, result)
+    return result
+
+
+def squeeze_copy_dim(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SqueezeBackward1_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze_copy_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.squeeze_copy_dim(self, dim, result)
+    return result
+
+
+def squeeze_copy_dims(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SqueezeBackward2_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze_copy_dims_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.squeeze_copy_dims(self, dim, result)
+    return result
+
+
+def select_copy_int(keyset, self, dim, index):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SelectBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.index_ = index
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.select_copy_int_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.select_copy_int(self, dim, index, result)
+    return result
+
+
+def slice_copy_Tensor(keyset, self, dim, start, end, step):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SliceBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.end_ = end
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.start_ = start
+        grad_fn.step_ = step
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.slice_copy_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, start, end, step)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.slice_copy_Tensor(self, dim, start, end, step, result)
+    return result
+
+
+def as_strided_copy(keyset, self, size, stride, storage_offset):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AsStridedBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_geometry_ = geometry(self)
+        grad_fn.size_ = size
+        grad_fn.storage_offset_ = storage_offset
+        grad_fn.stride_ = stride
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.as_strided_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, size, stride, storage_offset)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.as_strided_copy(self, size, stride, storage_offset, result)
+    return result
+
+
+def diagonal_copy(keyset, self, offset, dim1, dim2):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.DiagonalBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim1_ = dim1
+        grad_fn.dim2_ = dim2
+        grad_fn.offset_ = offset
+        grad_fn.self_sym_sizes_ = self._data.shape
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diagonal_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, offset, dim1, dim2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.diagonal_copy(self, offset, dim1, dim2, result)
+    return result
+
+
+def unfold_copy(keyset, self, dimension, size, step):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UnfoldBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dimension_ = dimension
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.size_ = size
+        grad_fn.step_ = step
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unfold_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, dimension, size, step)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.unfold_copy(self, dimension, size, step, result)
+    return result
+
+
+def unbind_copy_int(keyset, self, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UnbindBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unbind_copy_int_op.kernels[keyset]
+    result = redispatch(keyset, self, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.unbind_copy_int(self, dim, result)
+    return result
+
+
+def split_copy_Tensor(keyset, self, split_size, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SplitBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.split_size_ = split_size
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.split_copy_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, split_size, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.split_copy_Tensor(self, split_size, dim, result)
+    return result
+
+
+def split_with_sizes_copy(keyset, self, split_sizes, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SplitWithSizesBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.dim_ = dim
+        grad_fn.self_sym_sizes_ = self._data.shape
+        grad_fn.split_sizes_ = split_sizes
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.split_with_sizes_copy_op.kernels[keyset]
+    result = redispatch(keyset, self, split_sizes, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.split_with_sizes_copy(self, split_sizes, dim, result)
+    return result
+
+
+def alias_copy(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AliasBackward0_copy()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.alias_copy_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.alias_copy(self, result)
+    return result
+
+
 def add_out(keyset, self, other, alpha, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:
@@ -9042,6 +9350,19 @@ def cat_out(keyset, tensors, dim, out):
     return redispatch(keyset, tensors, dim, out)
 
 
+def narrow_copy_out(keyset, self, dim, start, length, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "narrow_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.narrow_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, start, length, out)
+
+
 def flip_out(keyset, self, dims, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:
@@ -9131,19 +9452,6 @@ def block_diag_out(keyset, tensors, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.block_diag_out_op.kernels[keyset]
     return redispatch(keyset, tensors, out)
-
-
-def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
-    # out= variants record no graph: they refuse inputs that require grad.
-    if _tls.grad_enabled:
-        check_out(
-            "diagonal_copy",
-            self,
-            out,
-        )
-    keyset &= AFTER_AUTOGRAD
-    redispatch = ops.diagonal_copy_out_op.kernels[keyset]
-    return redispatch(keyset, self, offset, dim1, dim2, out)
 
 
 def gather_out(keyset, self, dim, index, sparse_grad, out):
@@ -9318,3 +9626,198 @@ def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.slice_scatter_out_op.kernels[keyset]
     return redispatch(keyset, self, src, dim, start, end, step, out)
+
+
+def t_copy_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::t_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.t_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def transpose_copy_int_out(keyset, self, dim0, dim1, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::transpose_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.transpose_copy_int_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim0, dim1, out)
+
+
+def permute_copy_out(keyset, self, dims, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::permute_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.permute_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, dims, out)
+
+
+def view_copy_out(keyset, self, size, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::view_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.view_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, size, out)
+
+
+def expand_copy_out(keyset, self, size, implicit, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::expand_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.expand_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, size, implicit, out)
+
+
+def unsqueeze_copy_out(keyset, self, dim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::unsqueeze_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unsqueeze_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, out)
+
+
+def squeeze_copy_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::squeeze_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def squeeze_copy_dim_out(keyset, self, dim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::squeeze_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze_copy_dim_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, out)
+
+
+def squeeze_copy_dims_out(keyset, self, dim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::squeeze_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.squeeze_copy_dims_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, out)
+
+
+def select_copy_int_out(keyset, self, dim, index, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::select_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.select_copy_int_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, out)
+
+
+def slice_copy_Tensor_out(keyset, self, dim, start, end, step, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::slice_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.slice_copy_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, start, end, step, out)
+
+
+def as_strided_copy_out(keyset, self, size, stride, storage_offset, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::as_strided_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.as_strided_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, size, stride, storage_offset, out)
+
+
+def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::diagonal_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.diagonal_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, offset, dim1, dim2, out)
+
+
+def unfold_copy_out(keyset, self, dimension, size, step, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::unfold_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unfold_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, dimension, size, step, out)
+
+
+def alias_copy_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "aten::alias_copy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.alias_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)

@@ -4446,6 +4446,23 @@ def alias(keyset, self):
     return out
 
 
+def narrow_copy(keyset, self, dim, start, length):
+    """CPU kernel of narrow_copy"""
+    self = self._data
+    result = k.narrow_copy(self, dim, start, length)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def narrow_copy_out(keyset, self, dim, start, length, out):
+    """CPU kernel of narrow_copy.out"""
+    target = out
+    k.narrow_copy_out_check(self, target)
+    self = self._data
+    result = k.narrow_copy(self, dim, start, length)
+    return write_out(target, result)
+
+
 def flip(keyset, self, dims):
     """CPU kernel of flip"""
     self = self._data
@@ -4571,22 +4588,6 @@ def block_diag_out(keyset, tensors, out):
     target = out
     tensors = [t._data if t is not None else None for t in tensors]
     result = k.block_diag(tensors)
-    return write_out(target, result)
-
-
-def diagonal_copy(keyset, self, offset, dim1, dim2):
-    """CPU kernel of diagonal_copy"""
-    self = self._data
-    result = k.diagonal(self, offset, dim1, dim2).copy()
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
-
-
-def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
-    """CPU kernel of diagonal_copy.out"""
-    target = out
-    self = self._data
-    result = k.diagonal(self, offset, dim1, dim2).copy()
     return write_out(target, result)
 
 
@@ -6394,3 +6395,264 @@ def eye_m(keyset, n, m, dtype, layout, device, pin_memory):
     result = k.eye(n, m, dtype)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def t_copy(keyset, self):
+    """CPU kernel of t_copy"""
+    self = self._data
+    result = k.copy_of(k.t(self))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def t_copy_out(keyset, self, out):
+    """CPU kernel of t_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.t(self))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def transpose_copy_int(keyset, self, dim0, dim1):
+    """CPU kernel of transpose_copy.int"""
+    self = self._data
+    result = k.copy_of(k.transpose(self, dim0, dim1))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def transpose_copy_int_out(keyset, self, dim0, dim1, out):
+    """CPU kernel of transpose_copy.int_out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.transpose(self, dim0, dim1))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def permute_copy(keyset, self, dims):
+    """CPU kernel of permute_copy"""
+    self = self._data
+    result = k.copy_of(k.permute(self, dims))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def permute_copy_out(keyset, self, dims, out):
+    """CPU kernel of permute_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.permute(self, dims))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def view_copy(keyset, self, size):
+    """CPU kernel of view_copy"""
+    self = self._data
+    result = k.copy_of(k.view(self, size))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def view_copy_out(keyset, self, size, out):
+    """CPU kernel of view_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.view(self, size))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def expand_copy(keyset, self, size, implicit):
+    """CPU kernel of expand_copy"""
+    self = self._data
+    result = k.copy_of(k.expand(self, size))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def expand_copy_out(keyset, self, size, implicit, out):
+    """CPU kernel of expand_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.expand(self, size))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def unsqueeze_copy(keyset, self, dim):
+    """CPU kernel of unsqueeze_copy"""
+    self = self._data
+    result = k.copy_of(k.unsqueeze(self, dim))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def unsqueeze_copy_out(keyset, self, dim, out):
+    """CPU kernel of unsqueeze_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.unsqueeze(self, dim))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def squeeze_copy(keyset, self):
+    """CPU kernel of squeeze_copy"""
+    self = self._data
+    result = k.copy_of(k.squeeze(self, None))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def squeeze_copy_out(keyset, self, out):
+    """CPU kernel of squeeze_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.squeeze(self, None))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def squeeze_copy_dim(keyset, self, dim):
+    """CPU kernel of squeeze_copy.dim"""
+    self = self._data
+    result = k.copy_of(k.squeeze(self, dim))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def squeeze_copy_dim_out(keyset, self, dim, out):
+    """CPU kernel of squeeze_copy.dim_out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.squeeze(self, dim))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def squeeze_copy_dims(keyset, self, dim):
+    """CPU kernel of squeeze_copy.dims"""
+    self = self._data
+    result = k.copy_of(k.squeeze_dims(self, dim))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def squeeze_copy_dims_out(keyset, self, dim, out):
+    """CPU kernel of squeeze_copy.dims_out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.squeeze_dims(self, dim))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def select_copy_int(keyset, self, dim, index):
+    """CPU kernel of select_copy.int"""
+    self = self._data
+    result = k.copy_of(k.select(self, dim, index))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def select_copy_int_out(keyset, self, dim, index, out):
+    """CPU kernel of select_copy.int_out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.select(self, dim, index))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def slice_copy_Tensor(keyset, self, dim, start, end, step):
+    """CPU kernel of slice_copy.Tensor"""
+    self = self._data
+    result = k.copy_of(k.slice(self, dim, start, end, step))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def slice_copy_Tensor_out(keyset, self, dim, start, end, step, out):
+    """CPU kernel of slice_copy.Tensor_out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.slice(self, dim, start, end, step))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def as_strided_copy(keyset, self, size, stride, storage_offset):
+    """CPU kernel of as_strided_copy"""
+    self = self._data
+    result = k.copy_of(k.as_strided(self, size, stride, storage_offset))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def as_strided_copy_out(keyset, self, size, stride, storage_offset, out):
+    """CPU kernel of as_strided_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.as_strided(self, size, stride, storage_offset))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def diagonal_copy(keyset, self, offset, dim1, dim2):
+    """CPU kernel of diagonal_copy"""
+    self = self._data
+    result = k.copy_of(k.diagonal(self, offset, dim1, dim2))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
+    """CPU kernel of diagonal_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.diagonal(self, offset, dim1, dim2))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def unfold_copy(keyset, self, dimension, size, step):
+    """CPU kernel of unfold_copy"""
+    self = self._data
+    result = k.copy_of(k.unfold(self, dimension, size, step))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def unfold_copy_out(keyset, self, dimension, size, step, out):
+    """CPU kernel of unfold_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.unfold(self, dimension, size, step))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def unbind_copy_int(keyset, self, dim):
+    """CPU kernel of unbind_copy.int"""
+    self = self._data
+    result = k.copy_of(k.unbind(self, dim))
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def split_copy_Tensor(keyset, self, split_size, dim):
+    """CPU kernel of split_copy.Tensor"""
+    self = self._data
+    result = k.copy_of(k.split(self, split_size, dim))
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def split_with_sizes_copy(keyset, self, split_sizes, dim):
+    """CPU kernel of split_with_sizes_copy"""
+    self = self._data
+    result = k.copy_of(k.split_with_sizes(self, split_sizes, dim))
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def alias_copy(keyset, self):
+    """CPU kernel of alias_copy"""
+    self = self._data
+    result = k.copy_of(self.view())
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def alias_copy_out(keyset, self, out):
+    """CPU kernel of alias_copy.out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(self.view())
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]

@@ -1385,6 +1385,14 @@ def cat_out(keyset, tensors, dim, out):
     return result
 
 
+def narrow_copy_out(keyset, self, dim, start, length, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.narrow_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, start, length, out)
+    bump_version(out)
+    return result
+
+
 def flip_out(keyset, self, dims, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.flip_out_op.kernels[keyset]
@@ -1453,14 +1461,6 @@ def block_diag_out(keyset, tensors, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.block_diag_out_op.kernels[keyset]
     result = redispatch(keyset, tensors, out)
-    bump_version(out)
-    return result
-
-
-def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
-    keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops.diagonal_copy_out_op.kernels[keyset]
-    result = redispatch(keyset, self, offset, dim1, dim2, out)
     bump_version(out)
     return result
 
@@ -1734,4 +1734,124 @@ def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
     redispatch = ops.embedding_renorm__op.kernels[keyset]
     result = redispatch(keyset, self, indices, max_norm, norm_type)
     bump_version(self)
+    return result
+
+
+def t_copy_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.t_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def transpose_copy_int_out(keyset, self, dim0, dim1, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.transpose_copy_int_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim0, dim1, out)
+    bump_version(out)
+    return result
+
+
+def permute_copy_out(keyset, self, dims, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.permute_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dims, out)
+    bump_version(out)
+    return result
+
+
+def view_copy_out(keyset, self, size, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.view_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, size, out)
+    bump_version(out)
+    return result
+
+
+def expand_copy_out(keyset, self, size, implicit, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.expand_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, size, implicit, out)
+    bump_version(out)
+    return result
+
+
+def unsqueeze_copy_out(keyset, self, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.unsqueeze_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, out)
+    bump_version(out)
+    return result
+
+
+def squeeze_copy_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.squeeze_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def squeeze_copy_dim_out(keyset, self, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.squeeze_copy_dim_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, out)
+    bump_version(out)
+    return result
+
+
+def squeeze_copy_dims_out(keyset, self, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.squeeze_copy_dims_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, out)
+    bump_version(out)
+    return result
+
+
+def select_copy_int_out(keyset, self, dim, index, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.select_copy_int_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, out)
+    bump_version(out)
+    return result
+
+
+def slice_copy_Tensor_out(keyset, self, dim, start, end, step, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.slice_copy_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, start, end, step, out)
+    bump_version(out)
+    return result
+
+
+def as_strided_copy_out(keyset, self, size, stride, storage_offset, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.as_strided_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, size, stride, storage_offset, out)
+    bump_version(out)
+    return result
+
+
+def diagonal_copy_out(keyset, self, offset, dim1, dim2, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.diagonal_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, offset, dim1, dim2, out)
+    bump_version(out)
+    return result
+
+
+def unfold_copy_out(keyset, self, dimension, size, step, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.unfold_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dimension, size, step, out)
+    bump_version(out)
+    return result
+
+
+def alias_copy_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.alias_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
     return result

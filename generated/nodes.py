@@ -11602,6 +11602,59 @@ class AliasBackward0(Node):
         return (grad_self,)
 
 
+class NarrowCopyBackward0(Node):
+    """Backward of ``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "length_",
+        "self_sym_sizes_",
+        "start_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.length_ = None
+        self.self_sym_sizes_ = None
+        self.start_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        length = self.length_
+        self_sym_sizes = self.self_sym_sizes_
+        start = self.start_
+        # self: slice_backward(grad, self.sym_sizes(), dim, start, start + length, 1)
+        grad_self = (
+            slice_backward(grad, self_sym_sizes, dim, start, start + length, 1)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_length(self):
+        return self.length_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_start(self):
+        return self.start_
+
+
 class FlipBackward0(Node):
     """Backward of ``flip(Tensor self, int[] dims) -> Tensor``."""
 
@@ -11818,61 +11871,6 @@ class BlockDiagBackward0(Node):
         if any(needs):
             return tuple(block_diag_backward(grad, tensors_args_sizes, tensors_args_scalartypes))
         return (None,) * len(self._next_edges)
-
-
-class DiagonalBackward0_copy(Node):
-    """Backward of ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``."""
-
-    __slots__ = (
-        "dim1_",
-        "dim2_",
-        "offset_",
-        "self_sym_sizes_",
-    )
-    _releasable_slots = ()
-
-    def __init__(self):
-        self._seq = next(sequence_nr_counter)
-        self._next_edges = ()
-        self._in_meta = ()
-        self.dim1_ = None
-        self.dim2_ = None
-        self.offset_ = None
-        self.self_sym_sizes_ = None
-
-    def name(self) -> str:
-        # a hand-written node in PyTorch: its name carries the namespace
-        return "opgrad::autograd::DiagonalBackward0_copy"
-
-    def apply(self, grads, needs):
-        grad = grads[0]
-        if grad is None:
-            return (None,)
-        dim1 = self.dim1_
-        dim2 = self.dim2_
-        offset = self.offset_
-        self_sym_sizes = self.self_sym_sizes_
-        # self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
-        grad_self = (
-            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2) if needs[0] else None
-        )
-        return (grad_self,)
-
-    @property
-    def _saved_dim1(self):
-        return self.dim1_
-
-    @property
-    def _saved_dim2(self):
-        return self.dim2_
-
-    @property
-    def _saved_offset(self):
-        return self.offset_
-
-    @property
-    def _saved_self_sym_sizes(self):
-        return self.self_sym_sizes_
 
 
 class ConvolutionBackward0(Node):
@@ -18387,3 +18385,727 @@ class ScaledDotProductFlashAttentionForCpuBackwardBackward0(Node):
             grad_out,
             grad_logsumexp,
         )
+
+
+class TBackward0_copy(Node):
+    """Backward of ``t_copy(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::TBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
+        # self: grad.t()
+        grad_self = None
+        if needs[0]:
+            if plain:
+                grad_self = plain_kernels.t(grad)
+            if grad_self is None:
+                grad_self = aten.t(grad)
+        return (grad_self,)
+
+
+class TransposeBackward0_copy(Node):
+    """Backward of ``transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor``."""
+
+    __slots__ = (
+        "dim0_",
+        "dim1_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim0_ = None
+        self.dim1_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::TransposeBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim0 = self.dim0_
+        dim1 = self.dim1_
+        # self: grad.transpose(dim0, dim1)
+        grad_self = grad.transpose(dim0, dim1) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim0(self):
+        return self.dim0_
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+
+class PermuteBackward0_copy(Node):
+    """Backward of ``permute_copy(Tensor self, int[] dims) -> Tensor``."""
+
+    __slots__ = ("dims_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dims_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::PermuteBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dims = self.dims_
+        # self: permute_backwards(grad, dims)
+        grad_self = permute_backwards(grad, dims) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dims(self):
+        return self.dims_
+
+
+class ViewBackward0_copy(Node):
+    """Backward of ``view_copy(Tensor self, SymInt[] size) -> Tensor``."""
+
+    __slots__ = ("self_sym_sizes_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::ViewBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: grad.reshape(self.sym_sizes())
+        grad_self = grad.reshape(self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class ExpandBackward0_copy(Node):
+    """Backward of ``expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor``."""
+
+    __slots__ = ("self_sym_sizes_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::ExpandBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: sum_to(grad, self.sym_sizes())
+        grad_self = sum_to(grad, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UnsqueezeBackward0_copy(Node):
+    """Backward of ``unsqueeze_copy(Tensor self, int dim) -> Tensor``."""
+
+    __slots__ = ("dim_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::UnsqueezeBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        # self: grad.squeeze(dim)
+        grad_self = grad.squeeze(dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+
+class SqueezeBackward0_copy(Node):
+    """Backward of ``squeeze_copy(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_sym_sizes_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::SqueezeBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_sym_sizes = self.self_sym_sizes_
+        # self: unsqueeze_to(grad, self.sym_sizes())
+        grad_self = unsqueeze_to(grad, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class SqueezeBackward1_copy(Node):
+    """Backward of ``squeeze_copy.dim(Tensor self, int dim) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::SqueezeBackward1_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: unsqueeze_to(grad, dim, self.sym_sizes())
+        grad_self = unsqueeze_to(grad, dim, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class SqueezeBackward2_copy(Node):
+    """Backward of ``squeeze_copy.dims(Tensor self, int[] dim) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::SqueezeBackward2_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: unsqueeze_to(grad, dim, self.sym_sizes())
+        grad_self = unsqueeze_to(grad, dim, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class SelectBackward0_copy(Node):
+    """Backward of ``select_copy.int(Tensor self, int dim, SymInt index) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "index_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.index_ = None
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::SelectBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        index = self.index_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: select_backward(grad, self.sym_sizes(), dim, index)
+        grad_self = select_backward(grad, self_sym_sizes, dim, index) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_index(self):
+        return self.index_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class SliceBackward0_copy(Node):
+    """Backward of ``slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "end_",
+        "self_sym_sizes_",
+        "start_",
+        "step_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.end_ = None
+        self.self_sym_sizes_ = None
+        self.start_ = None
+        self.step_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::SliceBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim = self.dim_
+        end = self.end_
+        self_sym_sizes = self.self_sym_sizes_
+        start = self.start_
+        step = self.step_
+        # self: slice_backward(grad, self.sym_sizes(), dim, 0 if start is None else start, 2**63 - 1 if end is None else end, step)
+        grad_self = (
+            slice_backward(
+                grad,
+                self_sym_sizes,
+                dim,
+                0 if start is None else start,
+                2**63 - 1 if end is None else end,
+                step,
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_end(self):
+        return self.end_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_start(self):
+        return self.start_
+
+    @property
+    def _saved_step(self):
+        return self.step_
+
+
+class AsStridedBackward0_copy(Node):
+    """Backward of ``as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``."""
+
+    __slots__ = (
+        "self_geometry_",
+        "size_",
+        "storage_offset_",
+        "stride_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_geometry_ = None
+        self.size_ = None
+        self.storage_offset_ = None
+        self.stride_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::AsStridedBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_geometry = self.self_geometry_
+        size = self.size_
+        storage_offset = self.storage_offset_
+        stride = self.stride_
+        # self: as_strided_backward(grad, self.geometry(), size, stride, storage_offset)
+        grad_self = (
+            as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+            if needs[0]
+            else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_storage_offset(self):
+        return self.storage_offset_
+
+    @property
+    def _saved_stride(self):
+        return self.stride_
+
+
+class DiagonalBackward0_copy(Node):
+    """Backward of ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``."""
+
+    __slots__ = (
+        "dim1_",
+        "dim2_",
+        "offset_",
+        "self_sym_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim1_ = None
+        self.dim2_ = None
+        self.offset_ = None
+        self.self_sym_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::DiagonalBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        offset = self.offset_
+        self_sym_sizes = self.self_sym_sizes_
+        # self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+        grad_self = (
+            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim1(self):
+        return self.dim1_
+
+    @property
+    def _saved_dim2(self):
+        return self.dim2_
+
+    @property
+    def _saved_offset(self):
+        return self.offset_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+
+class UnfoldBackward0_copy(Node):
+    """Backward of ``unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor``."""
+
+    __slots__ = (
+        "dimension_",
+        "self_sym_sizes_",
+        "size_",
+        "step_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dimension_ = None
+        self.self_sym_sizes_ = None
+        self.size_ = None
+        self.step_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::UnfoldBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        dimension = self.dimension_
+        self_sym_sizes = self.self_sym_sizes_
+        size = self.size_
+        step = self.step_
+        # self: unfold_backward(grad, self.sym_sizes(), dimension, size, step)
+        grad_self = (
+            unfold_backward(grad, self_sym_sizes, dimension, size, step) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dimension(self):
+        return self.dimension_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_size(self):
+        return self.size_
+
+    @property
+    def _saved_step(self):
+        return self.step_
+
+
+class UnbindBackward0_copy(Node):
+    """Backward of ``unbind_copy.int(Tensor self, int dim=0) -> Tensor[]``."""
+
+    __slots__ = ("dim_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::UnbindBackward0_copy"
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        dim = self.dim_
+        # self: unbind_backward(grads, dim)
+        grad_self = unbind_backward(grads, dim) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+
+class SplitBackward0_copy(Node):
+    """Backward of ``split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+        "split_size_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+        self.split_size_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::SplitBackward0_copy"
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        split_size = self.split_size_
+        # self: split_backward(grads, split_size, dim, self.sym_sizes())
+        grad_self = split_backward(grads, split_size, dim, self_sym_sizes) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_split_size(self):
+        return self.split_size_
+
+
+class SplitWithSizesBackward0_copy(Node):
+    """Backward of ``split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``."""
+
+    __slots__ = (
+        "dim_",
+        "self_sym_sizes_",
+        "split_sizes_",
+    )
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.self_sym_sizes_ = None
+        self.split_sizes_ = None
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::SplitWithSizesBackward0_copy"
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        dim = self.dim_
+        self_sym_sizes = self.self_sym_sizes_
+        split_sizes = self.split_sizes_
+        # self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes())
+        grad_self = (
+            split_with_sizes_backward(grads, split_sizes, dim, self_sym_sizes) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_self_sym_sizes(self):
+        return self.self_sym_sizes_
+
+    @property
+    def _saved_split_sizes(self):
+        return self.split_sizes_
+
+
+class AliasBackward0_copy(Node):
+    """Backward of ``alias_copy(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::AliasBackward0_copy"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: grad
+        grad_self = grad if needs[0] else None
+        return (grad_self,)

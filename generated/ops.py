@@ -20181,6 +20181,88 @@ narrow = narrow_op._entry = _narrow_entry(Site(narrow_op))
 narrow_op._make_entry = _narrow_entry
 
 
+narrow_copy_op = define(
+    "aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"
+)
+_narrow_copy_kernels = narrow_copy_op.kernels
+
+
+def _narrow_copy_entry(_site):
+    def narrow_copy(self, dim, start, length):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, narrow_copy_op, self, dim, start, length)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, narrow_copy_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, narrow_copy_op, 1)
+                if start.__class__ is not int:
+                    start = int_arg(start, _site, narrow_copy_op, 2)
+                if length.__class__ is not int:
+                    length = int_arg(length, _site, narrow_copy_op, 3)
+            except Overridden:
+                return handle_entry(_site, narrow_copy_op, self, dim, start, length)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.narrow_copy(self, dim, start, length)
+                if result is not None:
+                    return result
+            kernel = _narrow_copy_kernels[keyset]
+            return kernel(keyset, self, dim, start, length)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return narrow_copy
+
+
+narrow_copy = narrow_copy_op._entry = _narrow_copy_entry(Site(narrow_copy_op))
+narrow_copy_op._make_entry = _narrow_copy_entry
+
+
+narrow_copy_out_op = define(
+    "aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_narrow_copy_out_kernels = narrow_copy_out_op.kernels
+
+
+def _narrow_copy_out_entry(_site):
+    def narrow_copy_out(self, dim, start, length, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, narrow_copy_out_op, self, dim, start, length, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, narrow_copy_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, narrow_copy_out_op, 1)
+                if start.__class__ is not int:
+                    start = int_arg(start, _site, narrow_copy_out_op, 2)
+                if length.__class__ is not int:
+                    length = int_arg(length, _site, narrow_copy_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, narrow_copy_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, narrow_copy_out_op, self, dim, start, length, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _narrow_copy_out_kernels[keyset]
+            return kernel(keyset, self, dim, start, length, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return narrow_copy_out
+
+
+narrow_copy_out = narrow_copy_out_op._entry = _narrow_copy_out_entry(Site(narrow_copy_out_op))
+narrow_copy_out_op._make_entry = _narrow_copy_out_entry
+
+
 flip_op = define("aten::flip(Tensor self, int[] dims) -> Tensor")
 _flip_kernels = flip_op.kernels
 
@@ -20753,90 +20835,6 @@ def _block_diag_out_entry(_site):
 
 block_diag_out = block_diag_out_op._entry = _block_diag_out_entry(Site(block_diag_out_op))
 block_diag_out_op._make_entry = _block_diag_out_entry
-
-
-diagonal_copy_op = define(
-    "aten::diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"
-)
-_diagonal_copy_kernels = diagonal_copy_op.kernels
-
-
-def _diagonal_copy_entry(_site):
-    def diagonal_copy(self, offset=0, dim1=0, dim2=1):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(_site, diagonal_copy_op, self, offset, dim1, dim2)
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, diagonal_copy_op, 0)
-                if offset.__class__ is not int:
-                    offset = int_arg(offset, _site, diagonal_copy_op, 1)
-                if dim1.__class__ is not int:
-                    dim1 = int_arg(dim1, _site, diagonal_copy_op, 2)
-                if dim2.__class__ is not int:
-                    dim2 = int_arg(dim2, _site, diagonal_copy_op, 3)
-            except Overridden:
-                return handle_entry(_site, diagonal_copy_op, self, offset, dim1, dim2)
-            keyset = (self._keys | include) & _tls.keep
-            if _tls.plain and keyset == PLAIN_KEYS:
-                result = plain_kernels.diagonal_copy(self, offset, dim1, dim2)
-                if result is not None:
-                    return result
-            kernel = _diagonal_copy_kernels[keyset]
-            return kernel(keyset, self, offset, dim1, dim2)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return diagonal_copy
-
-
-diagonal_copy = diagonal_copy_op._entry = _diagonal_copy_entry(Site(diagonal_copy_op))
-diagonal_copy_op._make_entry = _diagonal_copy_entry
-
-
-diagonal_copy_out_op = define(
-    "aten::diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)"
-)
-_diagonal_copy_out_kernels = diagonal_copy_out_op.kernels
-
-
-def _diagonal_copy_out_entry(_site):
-    def diagonal_copy_out(self, offset=0, dim1=0, dim2=1, *, out):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(_site, diagonal_copy_out_op, self, offset, dim1, dim2, out)
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, diagonal_copy_out_op, 0)
-                if offset.__class__ is not int:
-                    offset = int_arg(offset, _site, diagonal_copy_out_op, 1)
-                if dim1.__class__ is not int:
-                    dim1 = int_arg(dim1, _site, diagonal_copy_out_op, 2)
-                if dim2.__class__ is not int:
-                    dim2 = int_arg(dim2, _site, diagonal_copy_out_op, 3)
-                if out.__class__ not in TENSOR_CLASSES:
-                    out = tensor_arg(out, _site, diagonal_copy_out_op, 4)
-            except Overridden:
-                return handle_entry(_site, diagonal_copy_out_op, self, offset, dim1, dim2, out)
-            keyset = (self._keys | out._keys | include) & _tls.keep
-            kernel = _diagonal_copy_out_kernels[keyset]
-            return kernel(keyset, self, offset, dim1, dim2, out)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return diagonal_copy_out
-
-
-diagonal_copy_out = diagonal_copy_out_op._entry = _diagonal_copy_out_entry(
-    Site(diagonal_copy_out_op)
-)
-diagonal_copy_out_op._make_entry = _diagonal_copy_out_entry
 
 
 fliplr_op = define("aten::fliplr(Tensor self) -> Tensor")
@@ -33174,6 +33172,1262 @@ def _eye_m_entry(_site):
 
 eye_m = eye_m_op._entry = _eye_m_entry(Site(eye_m_op))
 eye_m_op._make_entry = _eye_m_entry
+
+
+t_copy_op = define("aten::t_copy(Tensor self) -> Tensor")
+_t_copy_kernels = t_copy_op.kernels
+
+
+def _t_copy_entry(_site):
+    def t_copy(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, t_copy_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, t_copy_op, 0)
+            except Overridden:
+                return handle_entry(_site, t_copy_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.t_copy(self)
+                if result is not None:
+                    return result
+            kernel = _t_copy_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return t_copy
+
+
+t_copy = t_copy_op._entry = _t_copy_entry(Site(t_copy_op))
+t_copy_op._make_entry = _t_copy_entry
+
+
+t_copy_out_op = define("aten::t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_t_copy_out_kernels = t_copy_out_op.kernels
+
+
+def _t_copy_out_entry(_site):
+    def t_copy_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, t_copy_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, t_copy_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, t_copy_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, t_copy_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _t_copy_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return t_copy_out
+
+
+t_copy_out = t_copy_out_op._entry = _t_copy_out_entry(Site(t_copy_out_op))
+t_copy_out_op._make_entry = _t_copy_out_entry
+
+
+transpose_copy_int_op = define(
+    "aten::transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor"
+)
+_transpose_copy_int_kernels = transpose_copy_int_op.kernels
+
+
+def _transpose_copy_int_entry(_site):
+    def transpose_copy_int(self, dim0, dim1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, transpose_copy_int_op, self, dim0, dim1)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, transpose_copy_int_op, 0)
+                if dim0.__class__ is not int:
+                    dim0 = int_arg(dim0, _site, transpose_copy_int_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, transpose_copy_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, transpose_copy_int_op, self, dim0, dim1)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.transpose_copy_int(self, dim0, dim1)
+                if result is not None:
+                    return result
+            kernel = _transpose_copy_int_kernels[keyset]
+            return kernel(keyset, self, dim0, dim1)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return transpose_copy_int
+
+
+transpose_copy_int = transpose_copy_int_op._entry = _transpose_copy_int_entry(
+    Site(transpose_copy_int_op)
+)
+transpose_copy_int_op._make_entry = _transpose_copy_int_entry
+
+
+transpose_copy_int_out_op = define(
+    "aten::transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_transpose_copy_int_out_kernels = transpose_copy_int_out_op.kernels
+
+
+def _transpose_copy_int_out_entry(_site):
+    def transpose_copy_int_out(self, dim0, dim1, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, transpose_copy_int_out_op, self, dim0, dim1, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, transpose_copy_int_out_op, 0)
+                if dim0.__class__ is not int:
+                    dim0 = int_arg(dim0, _site, transpose_copy_int_out_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, transpose_copy_int_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, transpose_copy_int_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, transpose_copy_int_out_op, self, dim0, dim1, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _transpose_copy_int_out_kernels[keyset]
+            return kernel(keyset, self, dim0, dim1, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return transpose_copy_int_out
+
+
+transpose_copy_int_out = transpose_copy_int_out_op._entry = _transpose_copy_int_out_entry(
+    Site(transpose_copy_int_out_op)
+)
+transpose_copy_int_out_op._make_entry = _transpose_copy_int_out_entry
+
+
+permute_copy_op = define("aten::permute_copy(Tensor self, int[] dims) -> Tensor")
+_permute_copy_kernels = permute_copy_op.kernels
+
+
+def _permute_copy_entry(_site):
+    def permute_copy(self, dims):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, permute_copy_op, self, dims)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, permute_copy_op, 0)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, permute_copy_op, 1)
+            except Overridden:
+                return handle_entry(_site, permute_copy_op, self, dims)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.permute_copy(self, dims)
+                if result is not None:
+                    return result
+            kernel = _permute_copy_kernels[keyset]
+            return kernel(keyset, self, dims)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return permute_copy
+
+
+permute_copy = permute_copy_op._entry = _permute_copy_entry(Site(permute_copy_op))
+permute_copy_op._make_entry = _permute_copy_entry
+
+
+permute_copy_out_op = define(
+    "aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_permute_copy_out_kernels = permute_copy_out_op.kernels
+
+
+def _permute_copy_out_entry(_site):
+    def permute_copy_out(self, dims, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, permute_copy_out_op, self, dims, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, permute_copy_out_op, 0)
+                if dims.__class__ is not tuple:
+                    dims = int_list(dims, 1, _site, permute_copy_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, permute_copy_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, permute_copy_out_op, self, dims, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _permute_copy_out_kernels[keyset]
+            return kernel(keyset, self, dims, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return permute_copy_out
+
+
+permute_copy_out = permute_copy_out_op._entry = _permute_copy_out_entry(Site(permute_copy_out_op))
+permute_copy_out_op._make_entry = _permute_copy_out_entry
+
+
+view_copy_op = define("aten::view_copy(Tensor self, SymInt[] size) -> Tensor")
+_view_copy_kernels = view_copy_op.kernels
+
+
+def _view_copy_entry(_site):
+    def view_copy(self, size):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, view_copy_op, self, size)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, view_copy_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, view_copy_op, 1)
+            except Overridden:
+                return handle_entry(_site, view_copy_op, self, size)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.view_copy(self, size)
+                if result is not None:
+                    return result
+            kernel = _view_copy_kernels[keyset]
+            return kernel(keyset, self, size)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return view_copy
+
+
+view_copy = view_copy_op._entry = _view_copy_entry(Site(view_copy_op))
+view_copy_op._make_entry = _view_copy_entry
+
+
+view_copy_out_op = define(
+    "aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_view_copy_out_kernels = view_copy_out_op.kernels
+
+
+def _view_copy_out_entry(_site):
+    def view_copy_out(self, size, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, view_copy_out_op, self, size, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, view_copy_out_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, view_copy_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, view_copy_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, view_copy_out_op, self, size, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _view_copy_out_kernels[keyset]
+            return kernel(keyset, self, size, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return view_copy_out
+
+
+view_copy_out = view_copy_out_op._entry = _view_copy_out_entry(Site(view_copy_out_op))
+view_copy_out_op._make_entry = _view_copy_out_entry
+
+
+expand_copy_op = define(
+    "aten::expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"
+)
+_expand_copy_kernels = expand_copy_op.kernels
+
+
+def _expand_copy_entry(_site):
+    def expand_copy(self, size, *, implicit=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expand_copy_op, self, size, implicit)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, expand_copy_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, expand_copy_op, 1)
+            except Overridden:
+                return handle_entry(_site, expand_copy_op, self, size, implicit)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.expand_copy(self, size, implicit)
+                if result is not None:
+                    return result
+            kernel = _expand_copy_kernels[keyset]
+            return kernel(keyset, self, size, implicit)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return expand_copy
+
+
+expand_copy = expand_copy_op._entry = _expand_copy_entry(Site(expand_copy_op))
+expand_copy_op._make_entry = _expand_copy_entry
+
+
+expand_copy_out_op = define(
+    "aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)"
+)
+_expand_copy_out_kernels = expand_copy_out_op.kernels
+
+
+def _expand_copy_out_entry(_site):
+    def expand_copy_out(self, size, *, implicit=False, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expand_copy_out_op, self, size, implicit, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, expand_copy_out_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, expand_copy_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, expand_copy_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, expand_copy_out_op, self, size, implicit, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _expand_copy_out_kernels[keyset]
+            return kernel(keyset, self, size, implicit, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return expand_copy_out
+
+
+expand_copy_out = expand_copy_out_op._entry = _expand_copy_out_entry(Site(expand_copy_out_op))
+expand_copy_out_op._make_entry = _expand_copy_out_entry
+
+
+unsqueeze_copy_op = define("aten::unsqueeze_copy(Tensor self, int dim) -> Tensor")
+_unsqueeze_copy_kernels = unsqueeze_copy_op.kernels
+
+
+def _unsqueeze_copy_entry(_site):
+    def unsqueeze_copy(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unsqueeze_copy_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unsqueeze_copy_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unsqueeze_copy_op, 1)
+            except Overridden:
+                return handle_entry(_site, unsqueeze_copy_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.unsqueeze_copy(self, dim)
+                if result is not None:
+                    return result
+            kernel = _unsqueeze_copy_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unsqueeze_copy
+
+
+unsqueeze_copy = unsqueeze_copy_op._entry = _unsqueeze_copy_entry(Site(unsqueeze_copy_op))
+unsqueeze_copy_op._make_entry = _unsqueeze_copy_entry
+
+
+unsqueeze_copy_out_op = define(
+    "aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_unsqueeze_copy_out_kernels = unsqueeze_copy_out_op.kernels
+
+
+def _unsqueeze_copy_out_entry(_site):
+    def unsqueeze_copy_out(self, dim, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unsqueeze_copy_out_op, self, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unsqueeze_copy_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unsqueeze_copy_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, unsqueeze_copy_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, unsqueeze_copy_out_op, self, dim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _unsqueeze_copy_out_kernels[keyset]
+            return kernel(keyset, self, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unsqueeze_copy_out
+
+
+unsqueeze_copy_out = unsqueeze_copy_out_op._entry = _unsqueeze_copy_out_entry(
+    Site(unsqueeze_copy_out_op)
+)
+unsqueeze_copy_out_op._make_entry = _unsqueeze_copy_out_entry
+
+
+squeeze_copy_op = define("aten::squeeze_copy(Tensor self) -> Tensor")
+_squeeze_copy_kernels = squeeze_copy_op.kernels
+
+
+def _squeeze_copy_entry(_site):
+    def squeeze_copy(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_copy_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze_copy_op, 0)
+            except Overridden:
+                return handle_entry(_site, squeeze_copy_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.squeeze_copy(self)
+                if result is not None:
+                    return result
+            kernel = _squeeze_copy_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_copy
+
+
+squeeze_copy = squeeze_copy_op._entry = _squeeze_copy_entry(Site(squeeze_copy_op))
+squeeze_copy_op._make_entry = _squeeze_copy_entry
+
+
+squeeze_copy_out_op = define("aten::squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_squeeze_copy_out_kernels = squeeze_copy_out_op.kernels
+
+
+def _squeeze_copy_out_entry(_site):
+    def squeeze_copy_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_copy_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze_copy_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, squeeze_copy_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, squeeze_copy_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _squeeze_copy_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_copy_out
+
+
+squeeze_copy_out = squeeze_copy_out_op._entry = _squeeze_copy_out_entry(Site(squeeze_copy_out_op))
+squeeze_copy_out_op._make_entry = _squeeze_copy_out_entry
+
+
+squeeze_copy_dim_op = define("aten::squeeze_copy.dim(Tensor self, int dim) -> Tensor")
+_squeeze_copy_dim_kernels = squeeze_copy_dim_op.kernels
+
+
+def _squeeze_copy_dim_entry(_site):
+    def squeeze_copy_dim(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_copy_dim_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze_copy_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, squeeze_copy_dim_op, 1)
+            except Overridden:
+                return handle_entry(_site, squeeze_copy_dim_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.squeeze_copy_dim(self, dim)
+                if result is not None:
+                    return result
+            kernel = _squeeze_copy_dim_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_copy_dim
+
+
+squeeze_copy_dim = squeeze_copy_dim_op._entry = _squeeze_copy_dim_entry(Site(squeeze_copy_dim_op))
+squeeze_copy_dim_op._make_entry = _squeeze_copy_dim_entry
+
+
+squeeze_copy_dim_out_op = define(
+    "aten::squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_squeeze_copy_dim_out_kernels = squeeze_copy_dim_out_op.kernels
+
+
+def _squeeze_copy_dim_out_entry(_site):
+    def squeeze_copy_dim_out(self, dim, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_copy_dim_out_op, self, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze_copy_dim_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, squeeze_copy_dim_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, squeeze_copy_dim_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, squeeze_copy_dim_out_op, self, dim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _squeeze_copy_dim_out_kernels[keyset]
+            return kernel(keyset, self, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_copy_dim_out
+
+
+squeeze_copy_dim_out = squeeze_copy_dim_out_op._entry = _squeeze_copy_dim_out_entry(
+    Site(squeeze_copy_dim_out_op)
+)
+squeeze_copy_dim_out_op._make_entry = _squeeze_copy_dim_out_entry
+
+
+squeeze_copy_dims_op = define("aten::squeeze_copy.dims(Tensor self, int[] dim) -> Tensor")
+_squeeze_copy_dims_kernels = squeeze_copy_dims_op.kernels
+
+
+def _squeeze_copy_dims_entry(_site):
+    def squeeze_copy_dims(self, dim):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_copy_dims_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze_copy_dims_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, squeeze_copy_dims_op, 1)
+            except Overridden:
+                return handle_entry(_site, squeeze_copy_dims_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.squeeze_copy_dims(self, dim)
+                if result is not None:
+                    return result
+            kernel = _squeeze_copy_dims_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_copy_dims
+
+
+squeeze_copy_dims = squeeze_copy_dims_op._entry = _squeeze_copy_dims_entry(
+    Site(squeeze_copy_dims_op)
+)
+squeeze_copy_dims_op._make_entry = _squeeze_copy_dims_entry
+
+
+squeeze_copy_dims_out_op = define(
+    "aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_squeeze_copy_dims_out_kernels = squeeze_copy_dims_out_op.kernels
+
+
+def _squeeze_copy_dims_out_entry(_site):
+    def squeeze_copy_dims_out(self, dim, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, squeeze_copy_dims_out_op, self, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, squeeze_copy_dims_out_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, squeeze_copy_dims_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, squeeze_copy_dims_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, squeeze_copy_dims_out_op, self, dim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _squeeze_copy_dims_out_kernels[keyset]
+            return kernel(keyset, self, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return squeeze_copy_dims_out
+
+
+squeeze_copy_dims_out = squeeze_copy_dims_out_op._entry = _squeeze_copy_dims_out_entry(
+    Site(squeeze_copy_dims_out_op)
+)
+squeeze_copy_dims_out_op._make_entry = _squeeze_copy_dims_out_entry
+
+
+select_copy_int_op = define("aten::select_copy.int(Tensor self, int dim, SymInt index) -> Tensor")
+_select_copy_int_kernels = select_copy_int_op.kernels
+
+
+def _select_copy_int_entry(_site):
+    def select_copy_int(self, dim, index):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_copy_int_op, self, dim, index)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, select_copy_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, select_copy_int_op, 1)
+                if index.__class__ is not int:
+                    index = int_arg(index, _site, select_copy_int_op, 2)
+            except Overridden:
+                return handle_entry(_site, select_copy_int_op, self, dim, index)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.select_copy_int(self, dim, index)
+                if result is not None:
+                    return result
+            kernel = _select_copy_int_kernels[keyset]
+            return kernel(keyset, self, dim, index)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return select_copy_int
+
+
+select_copy_int = select_copy_int_op._entry = _select_copy_int_entry(Site(select_copy_int_op))
+select_copy_int_op._make_entry = _select_copy_int_entry
+
+
+select_copy_int_out_op = define(
+    "aten::select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_select_copy_int_out_kernels = select_copy_int_out_op.kernels
+
+
+def _select_copy_int_out_entry(_site):
+    def select_copy_int_out(self, dim, index, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, select_copy_int_out_op, self, dim, index, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, select_copy_int_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, select_copy_int_out_op, 1)
+                if index.__class__ is not int:
+                    index = int_arg(index, _site, select_copy_int_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, select_copy_int_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, select_copy_int_out_op, self, dim, index, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _select_copy_int_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return select_copy_int_out
+
+
+select_copy_int_out = select_copy_int_out_op._entry = _select_copy_int_out_entry(
+    Site(select_copy_int_out_op)
+)
+select_copy_int_out_op._make_entry = _select_copy_int_out_entry
+
+
+slice_copy_Tensor_op = define(
+    "aten::slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"
+)
+_slice_copy_Tensor_kernels = slice_copy_Tensor_op.kernels
+
+
+def _slice_copy_Tensor_entry(_site):
+    def slice_copy_Tensor(self, dim=0, start=None, end=None, step=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, slice_copy_Tensor_op, self, dim, start, end, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, slice_copy_Tensor_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, slice_copy_Tensor_op, 1)
+                if start is not None and start.__class__ is not int:
+                    start = int_arg(start, _site, slice_copy_Tensor_op, 2)
+                if end is not None and end.__class__ is not int:
+                    end = int_arg(end, _site, slice_copy_Tensor_op, 3)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, slice_copy_Tensor_op, 4)
+            except Overridden:
+                return handle_entry(_site, slice_copy_Tensor_op, self, dim, start, end, step)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.slice_copy_Tensor(self, dim, start, end, step)
+                if result is not None:
+                    return result
+            kernel = _slice_copy_Tensor_kernels[keyset]
+            return kernel(keyset, self, dim, start, end, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_copy_Tensor
+
+
+slice_copy_Tensor = slice_copy_Tensor_op._entry = _slice_copy_Tensor_entry(
+    Site(slice_copy_Tensor_op)
+)
+slice_copy_Tensor_op._make_entry = _slice_copy_Tensor_entry
+
+
+slice_copy_Tensor_out_op = define(
+    "aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_slice_copy_Tensor_out_kernels = slice_copy_Tensor_out_op.kernels
+
+
+def _slice_copy_Tensor_out_entry(_site):
+    def slice_copy_Tensor_out(self, dim=0, start=None, end=None, step=1, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, slice_copy_Tensor_out_op, self, dim, start, end, step, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, slice_copy_Tensor_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, slice_copy_Tensor_out_op, 1)
+                if start is not None and start.__class__ is not int:
+                    start = int_arg(start, _site, slice_copy_Tensor_out_op, 2)
+                if end is not None and end.__class__ is not int:
+                    end = int_arg(end, _site, slice_copy_Tensor_out_op, 3)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, slice_copy_Tensor_out_op, 4)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, slice_copy_Tensor_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, slice_copy_Tensor_out_op, self, dim, start, end, step, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _slice_copy_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, dim, start, end, step, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return slice_copy_Tensor_out
+
+
+slice_copy_Tensor_out = slice_copy_Tensor_out_op._entry = _slice_copy_Tensor_out_entry(
+    Site(slice_copy_Tensor_out_op)
+)
+slice_copy_Tensor_out_op._make_entry = _slice_copy_Tensor_out_entry
+
+
+as_strided_copy_op = define(
+    "aten::as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"
+)
+_as_strided_copy_kernels = as_strided_copy_op.kernels
+
+
+def _as_strided_copy_entry(_site):
+    def as_strided_copy(self, size, stride, storage_offset=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, as_strided_copy_op, self, size, stride, storage_offset)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, as_strided_copy_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, as_strided_copy_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, as_strided_copy_op, 2)
+                if storage_offset is not None and storage_offset.__class__ is not int:
+                    storage_offset = int_arg(storage_offset, _site, as_strided_copy_op, 3)
+            except Overridden:
+                return handle_entry(_site, as_strided_copy_op, self, size, stride, storage_offset)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.as_strided_copy(self, size, stride, storage_offset)
+                if result is not None:
+                    return result
+            kernel = _as_strided_copy_kernels[keyset]
+            return kernel(keyset, self, size, stride, storage_offset)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return as_strided_copy
+
+
+as_strided_copy = as_strided_copy_op._entry = _as_strided_copy_entry(Site(as_strided_copy_op))
+as_strided_copy_op._make_entry = _as_strided_copy_entry
+
+
+as_strided_copy_out_op = define(
+    "aten::as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_as_strided_copy_out_kernels = as_strided_copy_out_op.kernels
+
+
+def _as_strided_copy_out_entry(_site):
+    def as_strided_copy_out(self, size, stride, storage_offset=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, as_strided_copy_out_op, self, size, stride, storage_offset, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, as_strided_copy_out_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, as_strided_copy_out_op, 1)
+                if stride.__class__ is not tuple:
+                    stride = int_list(stride, 1, _site, as_strided_copy_out_op, 2)
+                if storage_offset is not None and storage_offset.__class__ is not int:
+                    storage_offset = int_arg(storage_offset, _site, as_strided_copy_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, as_strided_copy_out_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, as_strided_copy_out_op, self, size, stride, storage_offset, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _as_strided_copy_out_kernels[keyset]
+            return kernel(keyset, self, size, stride, storage_offset, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return as_strided_copy_out
+
+
+as_strided_copy_out = as_strided_copy_out_op._entry = _as_strided_copy_out_entry(
+    Site(as_strided_copy_out_op)
+)
+as_strided_copy_out_op._make_entry = _as_strided_copy_out_entry
+
+
+diagonal_copy_op = define(
+    "aten::diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"
+)
+_diagonal_copy_kernels = diagonal_copy_op.kernels
+
+
+def _diagonal_copy_entry(_site):
+    def diagonal_copy(self, offset=0, dim1=0, dim2=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_copy_op, self, offset, dim1, dim2)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diagonal_copy_op, 0)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diagonal_copy_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diagonal_copy_op, 2)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diagonal_copy_op, 3)
+            except Overridden:
+                return handle_entry(_site, diagonal_copy_op, self, offset, dim1, dim2)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.diagonal_copy(self, offset, dim1, dim2)
+                if result is not None:
+                    return result
+            kernel = _diagonal_copy_kernels[keyset]
+            return kernel(keyset, self, offset, dim1, dim2)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal_copy
+
+
+diagonal_copy = diagonal_copy_op._entry = _diagonal_copy_entry(Site(diagonal_copy_op))
+diagonal_copy_op._make_entry = _diagonal_copy_entry
+
+
+diagonal_copy_out_op = define(
+    "aten::diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_diagonal_copy_out_kernels = diagonal_copy_out_op.kernels
+
+
+def _diagonal_copy_out_entry(_site):
+    def diagonal_copy_out(self, offset=0, dim1=0, dim2=1, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, diagonal_copy_out_op, self, offset, dim1, dim2, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, diagonal_copy_out_op, 0)
+                if offset.__class__ is not int:
+                    offset = int_arg(offset, _site, diagonal_copy_out_op, 1)
+                if dim1.__class__ is not int:
+                    dim1 = int_arg(dim1, _site, diagonal_copy_out_op, 2)
+                if dim2.__class__ is not int:
+                    dim2 = int_arg(dim2, _site, diagonal_copy_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, diagonal_copy_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, diagonal_copy_out_op, self, offset, dim1, dim2, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _diagonal_copy_out_kernels[keyset]
+            return kernel(keyset, self, offset, dim1, dim2, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return diagonal_copy_out
+
+
+diagonal_copy_out = diagonal_copy_out_op._entry = _diagonal_copy_out_entry(
+    Site(diagonal_copy_out_op)
+)
+diagonal_copy_out_op._make_entry = _diagonal_copy_out_entry
+
+
+unfold_copy_op = define(
+    "aten::unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor"
+)
+_unfold_copy_kernels = unfold_copy_op.kernels
+
+
+def _unfold_copy_entry(_site):
+    def unfold_copy(self, dimension, size, step):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unfold_copy_op, self, dimension, size, step)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unfold_copy_op, 0)
+                if dimension.__class__ is not int:
+                    dimension = int_arg(dimension, _site, unfold_copy_op, 1)
+                if size.__class__ is not int:
+                    size = int_arg(size, _site, unfold_copy_op, 2)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, unfold_copy_op, 3)
+            except Overridden:
+                return handle_entry(_site, unfold_copy_op, self, dimension, size, step)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.unfold_copy(self, dimension, size, step)
+                if result is not None:
+                    return result
+            kernel = _unfold_copy_kernels[keyset]
+            return kernel(keyset, self, dimension, size, step)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unfold_copy
+
+
+unfold_copy = unfold_copy_op._entry = _unfold_copy_entry(Site(unfold_copy_op))
+unfold_copy_op._make_entry = _unfold_copy_entry
+
+
+unfold_copy_out_op = define(
+    "aten::unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_unfold_copy_out_kernels = unfold_copy_out_op.kernels
+
+
+def _unfold_copy_out_entry(_site):
+    def unfold_copy_out(self, dimension, size, step, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unfold_copy_out_op, self, dimension, size, step, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unfold_copy_out_op, 0)
+                if dimension.__class__ is not int:
+                    dimension = int_arg(dimension, _site, unfold_copy_out_op, 1)
+                if size.__class__ is not int:
+                    size = int_arg(size, _site, unfold_copy_out_op, 2)
+                if step.__class__ is not int:
+                    step = int_arg(step, _site, unfold_copy_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, unfold_copy_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, unfold_copy_out_op, self, dimension, size, step, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _unfold_copy_out_kernels[keyset]
+            return kernel(keyset, self, dimension, size, step, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unfold_copy_out
+
+
+unfold_copy_out = unfold_copy_out_op._entry = _unfold_copy_out_entry(Site(unfold_copy_out_op))
+unfold_copy_out_op._make_entry = _unfold_copy_out_entry
+
+
+unbind_copy_int_op = define("aten::unbind_copy.int(Tensor self, int dim=0) -> Tensor[]")
+_unbind_copy_int_kernels = unbind_copy_int_op.kernels
+
+
+def _unbind_copy_int_entry(_site):
+    def unbind_copy_int(self, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unbind_copy_int_op, self, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unbind_copy_int_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unbind_copy_int_op, 1)
+            except Overridden:
+                return handle_entry(_site, unbind_copy_int_op, self, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unbind_copy_int_kernels[keyset]
+            return kernel(keyset, self, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unbind_copy_int
+
+
+unbind_copy_int = unbind_copy_int_op._entry = _unbind_copy_int_entry(Site(unbind_copy_int_op))
+unbind_copy_int_op._make_entry = _unbind_copy_int_entry
+
+
+split_copy_Tensor_op = define(
+    "aten::split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"
+)
+_split_copy_Tensor_kernels = split_copy_Tensor_op.kernels
+
+
+def _split_copy_Tensor_entry(_site):
+    def split_copy_Tensor(self, split_size, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, split_copy_Tensor_op, self, split_size, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, split_copy_Tensor_op, 0)
+                if split_size.__class__ is not int:
+                    split_size = int_arg(split_size, _site, split_copy_Tensor_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, split_copy_Tensor_op, 2)
+            except Overridden:
+                return handle_entry(_site, split_copy_Tensor_op, self, split_size, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _split_copy_Tensor_kernels[keyset]
+            return kernel(keyset, self, split_size, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return split_copy_Tensor
+
+
+split_copy_Tensor = split_copy_Tensor_op._entry = _split_copy_Tensor_entry(
+    Site(split_copy_Tensor_op)
+)
+split_copy_Tensor_op._make_entry = _split_copy_Tensor_entry
+
+
+split_with_sizes_copy_op = define(
+    "aten::split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"
+)
+_split_with_sizes_copy_kernels = split_with_sizes_copy_op.kernels
+
+
+def _split_with_sizes_copy_entry(_site):
+    def split_with_sizes_copy(self, split_sizes, dim=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, split_with_sizes_copy_op, self, split_sizes, dim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, split_with_sizes_copy_op, 0)
+                if split_sizes.__class__ is not tuple:
+                    split_sizes = int_list(split_sizes, 1, _site, split_with_sizes_copy_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, split_with_sizes_copy_op, 2)
+            except Overridden:
+                return handle_entry(_site, split_with_sizes_copy_op, self, split_sizes, dim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _split_with_sizes_copy_kernels[keyset]
+            return kernel(keyset, self, split_sizes, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return split_with_sizes_copy
+
+
+split_with_sizes_copy = split_with_sizes_copy_op._entry = _split_with_sizes_copy_entry(
+    Site(split_with_sizes_copy_op)
+)
+split_with_sizes_copy_op._make_entry = _split_with_sizes_copy_entry
+
+
+alias_copy_op = define("aten::alias_copy(Tensor self) -> Tensor")
+_alias_copy_kernels = alias_copy_op.kernels
+
+
+def _alias_copy_entry(_site):
+    def alias_copy(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alias_copy_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, alias_copy_op, 0)
+            except Overridden:
+                return handle_entry(_site, alias_copy_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.alias_copy(self)
+                if result is not None:
+                    return result
+            kernel = _alias_copy_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return alias_copy
+
+
+alias_copy = alias_copy_op._entry = _alias_copy_entry(Site(alias_copy_op))
+alias_copy_op._make_entry = _alias_copy_entry
+
+
+alias_copy_out_op = define("aten::alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_alias_copy_out_kernels = alias_copy_out_op.kernels
+
+
+def _alias_copy_out_entry(_site):
+    def alias_copy_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, alias_copy_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, alias_copy_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, alias_copy_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, alias_copy_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _alias_copy_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return alias_copy_out
+
+
+alias_copy_out = alias_copy_out_op._entry = _alias_copy_out_entry(Site(alias_copy_out_op))
+alias_copy_out_op._make_entry = _alias_copy_out_entry
 
 
 # Last: the plain kernels build nodes, whose module needs every entry above.

@@ -531,6 +531,10 @@ FUNCTIONS = {
     "stack": (ops.stack_op,),
     "alias": (ops.alias_op,),
     "narrow": (ops.narrow_op,),
+    "narrow_copy": (
+        ops.narrow_copy_op,
+        ops.narrow_copy_out_op,
+    ),
     "flip": (ops.flip_op,),
     "roll": (ops.roll_op,),
     "rot90": (ops.rot90_op,),
@@ -543,10 +547,6 @@ FUNCTIONS = {
         ops.triu_out_op,
     ),
     "diag_embed": (ops.diag_embed_op,),
-    "diagonal_copy": (
-        ops.diagonal_copy_op,
-        ops.diagonal_copy_out_op,
-    ),
     "fliplr": (ops.fliplr_op,),
     "flipud": (ops.flipud_op,),
     "tile": (ops.tile_op,),
@@ -844,6 +844,65 @@ FUNCTIONS = {
     "scalar_tensor": (ops.scalar_tensor_op,),
     "rand_like": (ops.rand_like_op,),
     "randn_like": (ops.randn_like_op,),
+    "t_copy": (
+        ops.t_copy_op,
+        ops.t_copy_out_op,
+    ),
+    "transpose_copy": (
+        ops.transpose_copy_int_op,
+        ops.transpose_copy_int_out_op,
+    ),
+    "permute_copy": (
+        ops.permute_copy_op,
+        ops.permute_copy_out_op,
+    ),
+    "view_copy": (
+        ops.view_copy_op,
+        ops.view_copy_out_op,
+    ),
+    "expand_copy": (
+        ops.expand_copy_op,
+        ops.expand_copy_out_op,
+    ),
+    "unsqueeze_copy": (
+        ops.unsqueeze_copy_op,
+        ops.unsqueeze_copy_out_op,
+    ),
+    "squeeze_copy": (
+        ops.squeeze_copy_op,
+        ops.squeeze_copy_out_op,
+        ops.squeeze_copy_dim_op,
+        ops.squeeze_copy_dim_out_op,
+        ops.squeeze_copy_dims_op,
+        ops.squeeze_copy_dims_out_op,
+    ),
+    "select_copy": (
+        ops.select_copy_int_op,
+        ops.select_copy_int_out_op,
+    ),
+    "slice_copy": (
+        ops.slice_copy_Tensor_op,
+        ops.slice_copy_Tensor_out_op,
+    ),
+    "as_strided_copy": (
+        ops.as_strided_copy_op,
+        ops.as_strided_copy_out_op,
+    ),
+    "diagonal_copy": (
+        ops.diagonal_copy_op,
+        ops.diagonal_copy_out_op,
+    ),
+    "unfold_copy": (
+        ops.unfold_copy_op,
+        ops.unfold_copy_out_op,
+    ),
+    "unbind_copy": (ops.unbind_copy_int_op,),
+    "split_copy": (ops.split_copy_Tensor_op,),
+    "split_with_sizes_copy": (ops.split_with_sizes_copy_op,),
+    "alias_copy": (
+        ops.alias_copy_op,
+        ops.alias_copy_out_op,
+    ),
 }
 add = function("add", FUNCTIONS["add"])
 sub = function("sub", FUNCTIONS["sub"])
@@ -1075,13 +1134,13 @@ cat = function("cat", FUNCTIONS["cat"])
 stack = function("stack", FUNCTIONS["stack"])
 alias = function("alias", FUNCTIONS["alias"])
 narrow = function("narrow", FUNCTIONS["narrow"])
+narrow_copy = function("narrow_copy", FUNCTIONS["narrow_copy"])
 flip = function("flip", FUNCTIONS["flip"])
 roll = function("roll", FUNCTIONS["roll"])
 rot90 = function("rot90", FUNCTIONS["rot90"])
 tril = function("tril", FUNCTIONS["tril"])
 triu = function("triu", FUNCTIONS["triu"])
 diag_embed = function("diag_embed", FUNCTIONS["diag_embed"])
-diagonal_copy = function("diagonal_copy", FUNCTIONS["diagonal_copy"])
 fliplr = function("fliplr", FUNCTIONS["fliplr"])
 flipud = function("flipud", FUNCTIONS["flipud"])
 tile = function("tile", FUNCTIONS["tile"])
@@ -1319,3 +1378,19 @@ full_like = function("full_like", FUNCTIONS["full_like"])
 scalar_tensor = function("scalar_tensor", FUNCTIONS["scalar_tensor"])
 rand_like = function("rand_like", FUNCTIONS["rand_like"])
 randn_like = function("randn_like", FUNCTIONS["randn_like"])
+t_copy = function("t_copy", FUNCTIONS["t_copy"])
+transpose_copy = function("transpose_copy", FUNCTIONS["transpose_copy"])
+permute_copy = function("permute_copy", FUNCTIONS["permute_copy"])
+view_copy = function("view_copy", FUNCTIONS["view_copy"])
+expand_copy = function("expand_copy", FUNCTIONS["expand_copy"])
+unsqueeze_copy = function("unsqueeze_copy", FUNCTIONS["unsqueeze_copy"])
+squeeze_copy = function("squeeze_copy", FUNCTIONS["squeeze_copy"])
+select_copy = function("select_copy", FUNCTIONS["select_copy"])
+slice_copy = function("slice_copy", FUNCTIONS["slice_copy"])
+as_strided_copy = function("as_strided_copy", FUNCTIONS["as_strided_copy"])
+diagonal_copy = function("diagonal_copy", FUNCTIONS["diagonal_copy"])
+unfold_copy = function("unfold_copy", FUNCTIONS["unfold_copy"])
+unbind_copy = function("unbind_copy", FUNCTIONS["unbind_copy"])
+split_copy = function("split_copy", FUNCTIONS["split_copy"])
+split_with_sizes_copy = function("split_with_sizes_copy", FUNCTIONS["split_with_sizes_copy"])
+alias_copy = function("alias_copy", FUNCTIONS["alias_copy"])

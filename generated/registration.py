@@ -1248,6 +1248,8 @@ def register_all():
     ops.cat_out_op.register_kernel(CPU, cpu_kernels.cat_out)
     ops.stack_op.register_kernel(CPU, cpu_kernels.stack)
     ops.alias_op.register_kernel(CPU, cpu_kernels.alias)
+    ops.narrow_copy_op.register_kernel(CPU, cpu_kernels.narrow_copy)
+    ops.narrow_copy_out_op.register_kernel(CPU, cpu_kernels.narrow_copy_out)
     ops.flip_op.register_kernel(CPU, cpu_kernels.flip)
     ops.flip_out_op.register_kernel(CPU, cpu_kernels.flip_out)
     ops.roll_op.register_kernel(CPU, cpu_kernels.roll)
@@ -1264,8 +1266,6 @@ def register_all():
     ops.diag_embed_out_op.register_kernel(CPU, cpu_kernels.diag_embed_out)
     ops.block_diag_op.register_kernel(CPU, cpu_kernels.block_diag)
     ops.block_diag_out_op.register_kernel(CPU, cpu_kernels.block_diag_out)
-    ops.diagonal_copy_op.register_kernel(CPU, cpu_kernels.diagonal_copy)
-    ops.diagonal_copy_out_op.register_kernel(CPU, cpu_kernels.diagonal_copy_out)
     ops.convolution_op.register_kernel(CPU, cpu_kernels.convolution)
     ops.convolution_backward_op.register_kernel(CPU, cpu_kernels.convolution_backward)
     ops.max_pool2d_with_indices_op.register_kernel(CPU, cpu_kernels.max_pool2d_with_indices)
@@ -1476,6 +1476,39 @@ def register_all():
     ops.randn_like_op.register_kernel(CPU, cpu_kernels.randn_like)
     ops.eye_op.register_kernel(CPU, cpu_kernels.eye)
     ops.eye_m_op.register_kernel(CPU, cpu_kernels.eye_m)
+    ops.t_copy_op.register_kernel(CPU, cpu_kernels.t_copy)
+    ops.t_copy_out_op.register_kernel(CPU, cpu_kernels.t_copy_out)
+    ops.transpose_copy_int_op.register_kernel(CPU, cpu_kernels.transpose_copy_int)
+    ops.transpose_copy_int_out_op.register_kernel(CPU, cpu_kernels.transpose_copy_int_out)
+    ops.permute_copy_op.register_kernel(CPU, cpu_kernels.permute_copy)
+    ops.permute_copy_out_op.register_kernel(CPU, cpu_kernels.permute_copy_out)
+    ops.view_copy_op.register_kernel(CPU, cpu_kernels.view_copy)
+    ops.view_copy_out_op.register_kernel(CPU, cpu_kernels.view_copy_out)
+    ops.expand_copy_op.register_kernel(CPU, cpu_kernels.expand_copy)
+    ops.expand_copy_out_op.register_kernel(CPU, cpu_kernels.expand_copy_out)
+    ops.unsqueeze_copy_op.register_kernel(CPU, cpu_kernels.unsqueeze_copy)
+    ops.unsqueeze_copy_out_op.register_kernel(CPU, cpu_kernels.unsqueeze_copy_out)
+    ops.squeeze_copy_op.register_kernel(CPU, cpu_kernels.squeeze_copy)
+    ops.squeeze_copy_out_op.register_kernel(CPU, cpu_kernels.squeeze_copy_out)
+    ops.squeeze_copy_dim_op.register_kernel(CPU, cpu_kernels.squeeze_copy_dim)
+    ops.squeeze_copy_dim_out_op.register_kernel(CPU, cpu_kernels.squeeze_copy_dim_out)
+    ops.squeeze_copy_dims_op.register_kernel(CPU, cpu_kernels.squeeze_copy_dims)
+    ops.squeeze_copy_dims_out_op.register_kernel(CPU, cpu_kernels.squeeze_copy_dims_out)
+    ops.select_copy_int_op.register_kernel(CPU, cpu_kernels.select_copy_int)
+    ops.select_copy_int_out_op.register_kernel(CPU, cpu_kernels.select_copy_int_out)
+    ops.slice_copy_Tensor_op.register_kernel(CPU, cpu_kernels.slice_copy_Tensor)
+    ops.slice_copy_Tensor_out_op.register_kernel(CPU, cpu_kernels.slice_copy_Tensor_out)
+    ops.as_strided_copy_op.register_kernel(CPU, cpu_kernels.as_strided_copy)
+    ops.as_strided_copy_out_op.register_kernel(CPU, cpu_kernels.as_strided_copy_out)
+    ops.diagonal_copy_op.register_kernel(CPU, cpu_kernels.diagonal_copy)
+    ops.diagonal_copy_out_op.register_kernel(CPU, cpu_kernels.diagonal_copy_out)
+    ops.unfold_copy_op.register_kernel(CPU, cpu_kernels.unfold_copy)
+    ops.unfold_copy_out_op.register_kernel(CPU, cpu_kernels.unfold_copy_out)
+    ops.unbind_copy_int_op.register_kernel(CPU, cpu_kernels.unbind_copy_int)
+    ops.split_copy_Tensor_op.register_kernel(CPU, cpu_kernels.split_copy_Tensor)
+    ops.split_with_sizes_copy_op.register_kernel(CPU, cpu_kernels.split_with_sizes_copy)
+    ops.alias_copy_op.register_kernel(CPU, cpu_kernels.alias_copy)
+    ops.alias_copy_out_op.register_kernel(CPU, cpu_kernels.alias_copy_out)
     ops.add_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add__Tensor)
     ops.add_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.add_Scalar)
@@ -1740,6 +1773,7 @@ def register_all():
     ops.cat_op.register_kernel(AUTOGRAD, autograd_kernels.cat)
     ops.stack_op.register_kernel(AUTOGRAD, autograd_kernels.stack)
     ops.alias_op.register_kernel(AUTOGRAD, autograd_kernels.alias)
+    ops.narrow_copy_op.register_kernel(AUTOGRAD, autograd_kernels.narrow_copy)
     ops.flip_op.register_kernel(AUTOGRAD, autograd_kernels.flip)
     ops.roll_op.register_kernel(AUTOGRAD, autograd_kernels.roll)
     ops.rot90_op.register_kernel(AUTOGRAD, autograd_kernels.rot90)
@@ -1749,7 +1783,6 @@ def register_all():
     ops.triu__op.register_kernel(AUTOGRAD, autograd_kernels.triu_)
     ops.diag_embed_op.register_kernel(AUTOGRAD, autograd_kernels.diag_embed)
     ops.block_diag_op.register_kernel(AUTOGRAD, autograd_kernels.block_diag)
-    ops.diagonal_copy_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy)
     ops.convolution_op.register_kernel(AUTOGRAD, autograd_kernels.convolution)
     ops.convolution_backward_op.register_kernel(AUTOGRAD, autograd_kernels.convolution_backward)
     ops.max_pool2d_with_indices_op.register_kernel(
@@ -1965,6 +1998,24 @@ def register_all():
     ops._scaled_dot_product_flash_attention_for_cpu_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels._scaled_dot_product_flash_attention_for_cpu_backward
     )
+    ops.t_copy_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy)
+    ops.transpose_copy_int_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int)
+    ops.permute_copy_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy)
+    ops.view_copy_op.register_kernel(AUTOGRAD, autograd_kernels.view_copy)
+    ops.expand_copy_op.register_kernel(AUTOGRAD, autograd_kernels.expand_copy)
+    ops.unsqueeze_copy_op.register_kernel(AUTOGRAD, autograd_kernels.unsqueeze_copy)
+    ops.squeeze_copy_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_copy)
+    ops.squeeze_copy_dim_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_copy_dim)
+    ops.squeeze_copy_dims_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_copy_dims)
+    ops.select_copy_int_op.register_kernel(AUTOGRAD, autograd_kernels.select_copy_int)
+    ops.slice_copy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.slice_copy_Tensor)
+    ops.as_strided_copy_op.register_kernel(AUTOGRAD, autograd_kernels.as_strided_copy)
+    ops.diagonal_copy_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy)
+    ops.unfold_copy_op.register_kernel(AUTOGRAD, autograd_kernels.unfold_copy)
+    ops.unbind_copy_int_op.register_kernel(AUTOGRAD, autograd_kernels.unbind_copy_int)
+    ops.split_copy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.split_copy_Tensor)
+    ops.split_with_sizes_copy_op.register_kernel(AUTOGRAD, autograd_kernels.split_with_sizes_copy)
+    ops.alias_copy_op.register_kernel(AUTOGRAD, autograd_kernels.alias_copy)
     ops.add_out_op.register_kernel(AUTOGRAD, autograd_kernels.add_out)
     ops.sub_out_op.register_kernel(AUTOGRAD, autograd_kernels.sub_out)
     ops.mul_out_op.register_kernel(AUTOGRAD, autograd_kernels.mul_out)
@@ -2013,6 +2064,7 @@ def register_all():
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
     ops.cat_out_op.register_kernel(AUTOGRAD, autograd_kernels.cat_out)
+    ops.narrow_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.narrow_copy_out)
     ops.flip_out_op.register_kernel(AUTOGRAD, autograd_kernels.flip_out)
     ops.roll_out_op.register_kernel(AUTOGRAD, autograd_kernels.roll_out)
     ops.rot90_out_op.register_kernel(AUTOGRAD, autograd_kernels.rot90_out)
@@ -2020,7 +2072,6 @@ def register_all():
     ops.triu_out_op.register_kernel(AUTOGRAD, autograd_kernels.triu_out)
     ops.diag_embed_out_op.register_kernel(AUTOGRAD, autograd_kernels.diag_embed_out)
     ops.block_diag_out_op.register_kernel(AUTOGRAD, autograd_kernels.block_diag_out)
-    ops.diagonal_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy_out)
     ops.gather_out_op.register_kernel(AUTOGRAD, autograd_kernels.gather_out)
     ops.scatter_src_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_src_out)
     ops.scatter_value_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_value_out)
@@ -2035,6 +2086,21 @@ def register_all():
     ops.masked_select_out_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select_out)
     ops.take_out_op.register_kernel(AUTOGRAD, autograd_kernels.take_out)
     ops.slice_scatter_out_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter_out)
+    ops.t_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy_out)
+    ops.transpose_copy_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int_out)
+    ops.permute_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy_out)
+    ops.view_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.view_copy_out)
+    ops.expand_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.expand_copy_out)
+    ops.unsqueeze_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.unsqueeze_copy_out)
+    ops.squeeze_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_copy_out)
+    ops.squeeze_copy_dim_out_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_copy_dim_out)
+    ops.squeeze_copy_dims_out_op.register_kernel(AUTOGRAD, autograd_kernels.squeeze_copy_dims_out)
+    ops.select_copy_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.select_copy_int_out)
+    ops.slice_copy_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.slice_copy_Tensor_out)
+    ops.as_strided_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.as_strided_copy_out)
+    ops.diagonal_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy_out)
+    ops.unfold_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.unfold_copy_out)
+    ops.alias_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.alias_copy_out)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
@@ -2322,6 +2388,9 @@ def register_all():
     ops.t__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_)
     ops.transpose__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_)
     ops.cat_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cat_out)
+    ops.narrow_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.narrow_copy_out
+    )
     ops.flip_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.flip_out)
     ops.roll_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.roll_out)
     ops.rot90_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rot90_out)
@@ -2334,9 +2403,6 @@ def register_all():
     )
     ops.block_diag_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.block_diag_out
-    )
-    ops.diagonal_copy_out_op.register_kernel(
-        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.diagonal_copy_out
     )
     ops.copy__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copy_)
     ops.zero__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.zero_)
@@ -2411,6 +2477,47 @@ def register_all():
     )
     ops.embedding_renorm__op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.embedding_renorm_
+    )
+    ops.t_copy_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_copy_out)
+    ops.transpose_copy_int_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_copy_int_out
+    )
+    ops.permute_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute_copy_out
+    )
+    ops.view_copy_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.view_copy_out)
+    ops.expand_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.expand_copy_out
+    )
+    ops.unsqueeze_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unsqueeze_copy_out
+    )
+    ops.squeeze_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_copy_out
+    )
+    ops.squeeze_copy_dim_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_copy_dim_out
+    )
+    ops.squeeze_copy_dims_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.squeeze_copy_dims_out
+    )
+    ops.select_copy_int_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.select_copy_int_out
+    )
+    ops.slice_copy_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.slice_copy_Tensor_out
+    )
+    ops.as_strided_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.as_strided_copy_out
+    )
+    ops.diagonal_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.diagonal_copy_out
+    )
+    ops.unfold_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unfold_copy_out
+    )
+    ops.alias_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.alias_copy_out
     )
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.where_ScalarSelf_op.register_kernel(AUTOGRAD | CPU, _where_ScalarSelf_composite)

@@ -190,6 +190,7 @@ class TensorMethods:
     split_with_sizes = method("split_with_sizes", (ops.split_with_sizes_op,))
     chunk = method("chunk", (ops.chunk_op,))
     narrow = method("narrow", (ops.narrow_op,))
+    narrow_copy = method("narrow_copy", (ops.narrow_copy_op,))
     flip = method("flip", (ops.flip_op,))
     roll = method("roll", (ops.roll_op,))
     rot90 = method("rot90", (ops.rot90_op,))

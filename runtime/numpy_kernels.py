@@ -796,7 +796,13 @@ def slice_backward(grad, input_sizes, dim: int, start, end, step: int):
     out = np.zeros(tuple(input_sizes), dtype=grad.dtype)
     dim = wrap_dim(dim, len(input_sizes))
     lo, hi = _slice_bounds(input_sizes[dim], start, end, step)
-    out[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)] = grad
+    part = out[(builtins_slice(None),) * dim + (builtins_slice(lo, hi, step),)]
+    if part.shape != grad.shape:  # copy_'s broadcast (narrow_copy's negative start gets here)
+        try:
+            grad = np.broadcast_to(grad, part.shape)
+        except ValueError:
+            raise RuntimeError(broadcast_error(part.shape, grad.shape)) from None
+    part[...] = grad
     return out
 
 
@@ -1573,6 +1579,14 @@ def unfold_backward(grad, input_sizes, dim: int, size: int, step: int):
     positions = unfold(flat_index, dim, size, step)
     np.add.at(out.reshape(-1), positions.reshape(-1), grad.reshape(-1))
     return out
+
+
+def copy_of(result):
+    """A view op's result (or each of a list of them) as a fresh row-major array: the
+    kernel of the view's ``*_copy`` op."""
+    if isinstance(result, list):
+        return [np.array(a, order="C") for a in result]
+    return np.array(result, order="C")
 
 
 def unbind(a, dim: int):

@@ -1,6 +1,6 @@
 """CPU kernels of the shape ops with derivatives of their own: flip, roll, rot90, tril,
-triu, diag_embed, block_diag, squeeze over several dims, and division with a rounding
-mode.
+triu, diag_embed, block_diag, squeeze over several dims, narrow_copy, and division with a
+rounding mode.
 
 Results are fresh arrays laid out as PyTorch lays them out: flip keeps its input's order
 of strides (TensorIterator's rule), rot90 by an odd number of quarter turns is the
@@ -22,6 +22,8 @@ __all__ = [
     "div_rounding",
     "div_rounding_check",
     "flip",
+    "narrow_copy",
+    "narrow_copy_out_check",
     "roll",
     "rot90",
     "squeeze_dims",
@@ -141,6 +143,39 @@ def squeeze_dims(a: np.ndarray, dims: Sequence[int]) -> np.ndarray:
         return a.view()
     axes = tuple(d for d in _unique_dims(dims, a.ndim) if a.shape[d] == 1)
     return np.squeeze(a, axes) if axes else a.view()
+
+
+def narrow_copy(a: np.ndarray, dim: int, start: int, length: int) -> np.ndarray:
+    """``length`` elements from ``start`` (negative: from the end) along ``dim``, copied;
+    narrow's checks, but a dim past the last one fails in PyTorch's words for narrow_copy."""
+    if a.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= a.ndim:
+        raise RuntimeError(
+            "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+            "(Could this error message be improved?  If so, please report an enhancement "
+            "request to PyTorch.)"
+        )
+    d = wrap_dim(dim, a.ndim)
+    size = a.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    if start < 0:
+        start += size
+    if length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return np.array(a[(slice(None),) * d + (slice(start, start + length),)], order="C")
+
+
+def narrow_copy_out_check(a, out) -> None:
+    if a.dtype != out.dtype:
+        raise RuntimeError(
+            "Expected self.dtype() == output.dtype() to be true, but got false.  (Could this "
+            "error message be improved?  If so, please report an enhancement request to "
+            "PyTorch.)"
+        )
 
 
 _ROUNDING_MODES = (None, "trunc", "floor")

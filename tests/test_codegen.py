@@ -819,3 +819,52 @@ def test_target_check_needs_a_variant_that_writes(tmp_path):
     assert error_of(tmp_path, text) == (
         "derivatives.yaml:5: neg: target_check without an in-place or out= variant"
     )
+
+
+VIEW_WITH_COPIES = """\
+- name: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+  cpu: k.transpose(self, dim0, dim1)
+  self: grad.transpose(dim0, dim1)
+  result: auto_linear
+  copy: transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+
+- name: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+  cpu: k.unbind(self, dim)
+  self: unbind_backward(grads, dim)
+  result: auto_linear
+  copy: unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
+"""
+
+
+def test_a_views_copy_has_its_formulas_and_the_views_node_name_with_copy(tmp_path):
+    model = load_text(tmp_path, VIEW_WITH_COPIES)
+    transpose, unbind, transpose_copy, unbind_copy = model.entries
+    assert transpose_copy.op_name == "transpose_copy.int" and not transpose_copy.is_view
+    assert transpose_copy.cpu == "k.copy_of(k.transpose(self, dim0, dim1))"
+    assert transpose_copy.formulas == transpose.formulas
+    assert transpose_copy.saved == transpose.saved
+    assert m.node_class_name(transpose_copy, model.entries) == "TransposeBackward0_copy"
+    assert str(transpose_copy.out) == (
+        "transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)"
+    )
+    assert transpose_copy.variants == ("function",)
+    assert transpose_copy.copy_of == "transpose.int"
+    # a copy with several results has no out= variant here
+    assert m.node_class_name(unbind_copy, model.entries) == "UnbindBackward0_copy"
+    assert unbind_copy.out is None
+
+
+def test_only_a_view_has_a_copy(tmp_path):
+    text = GOOD_ENTRY + "  copy: neg_copy(Tensor self) -> Tensor\n"
+    assert error_of(tmp_path, text) == (
+        "derivatives.yaml:5: neg: only a view op with a cpu kernel has a copy variant"
+    )
+
+
+def test_a_copy_is_a_new_overload(tmp_path):
+    text = VIEW_WITH_COPIES + textwrap.dedent("""
+        - name: transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+          cpu: k.transpose(self, dim0, dim1).copy()
+          output_differentiability: [False]
+        """)
+    assert "duplicate overload transpose_copy.int" in error_of(tmp_path, text)

@@ -21,6 +21,9 @@ broadcast_to broadcast_tensors broadcast_shapes meshgrid cartesian_prod combinat
 isnan isinf isposinf isneginf isfinite isreal isclose allclose equal isin logical_not
 logical_xor signbit minimum fmax fmin clamp_min clamp_max bitwise_and bitwise_or
 bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift
+alias_copy as_strided_copy diagonal_copy expand_copy narrow_copy permute_copy select_copy
+slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy
+unfold_copy unsqueeze_copy view_copy
 """.split()
 
 METHODS = """
@@ -28,7 +31,7 @@ max min amax argmax prod var std norm cumsum cumsum_ cumprod_ all any median kth
 gather scatter scatter_ scatter_add_ index_select index_add_ masked_select masked_scatter_
 take put_ nonzero sort argsort topk unique flip roll rot90 repeat repeat_interleave tile
 tril tril_ triu triu_ diag diag_embed movedim swapaxes swapaxes_ ravel unflatten hsplit
-tensor_split broadcast_to squeeze view_as reshape_as contiguous resize_ resize_as_ isclose
+tensor_split broadcast_to squeeze view_as reshape_as contiguous resize_ resize_as_ narrow_copy isclose
 allclose equal logical_not_ logical_xor_ signbit fmax clamp_max_ bitwise_and_
 bitwise_not_ __and__ __or__ __xor__ __invert__ __lshift__ __rshift__ __contains__
 """.split()

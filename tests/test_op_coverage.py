@@ -301,7 +301,7 @@ TESTED_ELSEWHERE.update(
             "squeeze.dims squeeze_.dims cat.out flip.default flip.out roll.default roll.out "
             "rot90.default rot90.out tril.default tril_.default tril.out triu.default "
             "triu_.default triu.out diag_embed.default diag_embed.out block_diag.default "
-            "block_diag.out diagonal_copy.default diagonal_copy.out fliplr.default "
+            "block_diag.out fliplr.default "
             "flipud.default tile.default diag.default diag.out diagflat.default "
             "movedim.intlist movedim.int moveaxis.intlist moveaxis.int swapaxes.default "
             "swapaxes_.default swapdims.default swapdims_.default ravel.default "
@@ -523,6 +523,23 @@ TESTED_ELSEWHERE.update(
     }
 )
 
+
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_view_copies.py and test_opinfo.py"
+        for name in (
+            "alias_copy.default alias_copy.out as_strided_copy.default as_strided_copy.out "
+            "diagonal_copy.default diagonal_copy.out expand_copy.default expand_copy.out "
+            "narrow_copy.default narrow_copy.out permute_copy.default permute_copy.out "
+            "select_copy.int select_copy.int_out slice_copy.Tensor slice_copy.Tensor_out "
+            "split_copy.Tensor split_with_sizes_copy.default squeeze_copy.default "
+            "squeeze_copy.out squeeze_copy.dim squeeze_copy.dim_out squeeze_copy.dims "
+            "squeeze_copy.dims_out t_copy.default t_copy.out transpose_copy.int "
+            "transpose_copy.int_out unbind_copy.int unfold_copy.default unfold_copy.out "
+            "unsqueeze_copy.default unsqueeze_copy.out view_copy.default view_copy.out"
+        ).split()
+    }
+)
 
 def _all_overloads():
     from codegen import model

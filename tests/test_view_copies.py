@@ -1,0 +1,270 @@
+"""The ``*_copy`` ops (a view op's result as a fresh tensor: permute_copy, select_copy, ...,
+the `copy:` key of derivatives.yaml) and narrow_copy against torch: values, dtypes, shapes,
+strides, that the result shares no memory with its input, node names (the view's +
+``_copy``), saved fields, gradients, the aten calls a dispatch mode sees, out= (out must have
+the result's dtype) and errors. Their float64 OpInfo samples run in test_opinfo.py."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+
+import opgrad as og
+from torch_oracle import assert_same_error, assert_same_saved_fields, dtype_name
+from torch_oracle import outcome_and_aten_log
+
+
+def _described(value):
+    if isinstance(value, (tuple, list)):
+        return type(value).__name__, [_described(v) for v in value]
+    data = value.reshape(-1).tolist()
+    data = [("nan" if isinstance(v, float) and math.isnan(v) else v) for v in data]
+    node = type(value.grad_fn).__name__ if value.grad_fn is not None else None
+    return data, dtype_name(value.dtype), tuple(value.shape), value.stride(), node
+
+
+def _seen(lib, call):
+    return outcome_and_aten_log(lib, call, _described)
+
+
+def _x(lib, *shape, grad=True):
+    shape = shape or (3, 1, 4)
+    n = math.prod(shape)
+    x = lib.arange(n, dtype=lib.float64).reshape(shape) * 0.5 - 1
+    return x.requires_grad_() if grad else x
+
+
+#: each copy op (every overload Python reaches) on a tensor: name -> (function, args)
+COPIES = {
+    "alias_copy": ("alias_copy", ()),
+    "as_strided_copy": ("as_strided_copy", ((2, 2), (1, 2), 1)),
+    "diagonal_copy": ("diagonal_copy", (1, 0, 2)),
+    "expand_copy": ("expand_copy", ((2, 3, 5, 4),)),
+    "narrow_copy": ("narrow_copy", (2, 1, 2)),
+    "narrow_copy_negative_start": ("narrow_copy", (2, -1, 1)),
+    "permute_copy": ("permute_copy", ((2, 0, 1),)),
+    "select_copy": ("select_copy", (2, -1)),
+    "slice_copy": ("slice_copy", (2, 1, None, 2)),
+    "split_copy": ("split_copy", (2, 0)),
+    "split_with_sizes_copy": ("split_with_sizes_copy", ([1, 3], 2)),
+    "squeeze_copy": ("squeeze_copy", ()),
+    "squeeze_copy_dim": ("squeeze_copy", (1,)),
+    "squeeze_copy_dims": ("squeeze_copy", ((0, 1),)),
+    "t_copy": ("t_copy", ()),
+    "transpose_copy": ("transpose_copy", (0, 2)),
+    "unbind_copy": ("unbind_copy", (2,)),
+    "unfold_copy": ("unfold_copy", (2, 2, 1)),
+    "unsqueeze_copy": ("unsqueeze_copy", (-1,)),
+    "view_copy": ("view_copy", ((2, 6),)),
+}
+
+
+def _input(lib, name):
+    if name == "t_copy":
+        return _x(lib, 3, 4)
+    if name == "expand_copy":
+        return _x(lib, 3, 1, 4)
+    return _x(lib)
+
+
+def _call(name):
+    fn, args = COPIES[name]
+    return lambda lib: getattr(lib, fn)(_input(lib, name), *args)
+
+
+@pytest.mark.parametrize("name", list(COPIES))
+def test_values_layout_nodes_and_aten_calls_match_torch(torch, name):
+    assert _seen(og, _call(name)) == _seen(torch, _call(name))
+
+
+@pytest.mark.parametrize("name", list(COPIES))
+def test_saved_fields_and_gradients_match_torch(torch, name):
+    results = {}
+    for lib in (og, torch):
+        fn, args = COPIES[name]
+        x = _input(lib, name)
+        y = getattr(lib, fn)(x, *args)
+        outputs = list(y) if isinstance(y, (tuple, list)) else [y]
+        loss = sum(((o * (i + 2)) ** 2).sum() for i, o in enumerate(outputs))
+        (grad,) = lib.autograd.grad(loss, x, create_graph=True)
+        (second,) = lib.autograd.grad((grad * grad).sum(), x)
+        results[lib] = outputs[0].grad_fn, x, grad.tolist(), second.tolist()
+    (og_node, og_x, og_grad, og_second), (node, x, grad, second) = results[og], results[torch]
+    assert_same_saved_fields(torch, og_node, node, [og_x], [x], what=name)
+    assert (og_grad, og_second) == (grad, second)
+
+
+@pytest.mark.parametrize("name", list(COPIES))
+def test_the_copy_shares_no_memory_with_its_input(name):
+    fn, args = COPIES[name]
+    x = _input(og, name).detach()
+    y = getattr(og, fn)(x, *args)
+    outputs = list(y) if isinstance(y, (tuple, list)) else [y]
+    before = [o.tolist() for o in outputs]
+    x.add_(100.0)
+    assert [o.tolist() for o in outputs] == before
+    assert all(o._base is None and o.is_contiguous() for o in outputs)
+    assert all(o._version == 0 for o in outputs)
+
+
+def test_the_forward_tangent_is_the_views_tangent(torch):
+    import opgrad.autograd.forward_ad as og_fwad
+    import torch.autograd.forward_ad as fwad
+
+    tangents = []
+    for lib, ad in ((og, og_fwad), (torch, fwad)):
+        with ad.dual_level():
+            x = ad.make_dual(_x(lib, grad=False), _x(lib, grad=False) * 3)
+            y = lib.permute_copy(x, (2, 0, 1))
+            z = lib.narrow_copy(x, 2, 1, 2)
+            tangents.append([ad.unpack_dual(t).tangent.tolist() for t in (y, z)])
+    assert tangents[0] == tangents[1]
+
+
+#: the copies with one result have out= variants: name -> dtype of an out that works
+SINGLE = [n for n in COPIES if not n.startswith(("split", "unbind"))]
+
+
+@pytest.mark.parametrize("name", SINGLE)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_out_variants_match_torch(torch, name, dtype):
+    """An out of the result's dtype is written (resized from zero elements); any other
+    dtype fails as torch's."""
+
+    def call(lib):
+        fn, args = COPIES[name]
+        out = lib.empty(0, dtype=getattr(lib, dtype))
+        assert getattr(lib, fn)(_input(lib, name).detach(), *args, out=out) is out
+        return out
+
+    assert _seen(og, call) == _seen(torch, call)
+
+
+def test_an_out_of_the_wrong_shape_is_resized_with_torchs_warning(torch):
+    messages = []
+    for lib in (og, torch):
+        out = lib.zeros(5, dtype=lib.float64)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.t_copy(_x(lib, 3, 4, grad=False), out=out)
+        # torch adds where in its C++ sources it warned
+        text = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+        messages.append((text, out.tolist()))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("name", ["permute_copy", "narrow_copy"])
+def test_an_out_that_requires_grad_is_refused(torch, name):
+    fn, args = COPIES[name]
+
+    def call(lib):
+        getattr(lib, fn)(_x(lib, grad=False), *args, out=lib.empty(0, requires_grad=True))
+
+    assert_same_error(torch, call, RuntimeError, "don't support automatic differentiation")
+
+
+def test_an_input_that_requires_grad_is_refused_by_out_where_torch_records_no_derivative(torch):
+    """A known difference: torch writes out and gives it a NotImplemented node (backward
+    then fails: "derivative for aten::permute_copy is not implemented"); opgrad's out=
+    variants record no graph, so this one refuses the input, in torch's words for an out
+    that requires grad."""
+    x, out = _x(og), og.empty(0, dtype=og.float64)
+    with pytest.raises(RuntimeError, match=r"^aten::permute_copy\(\): functions with out="):
+        og.permute_copy(x, (2, 0, 1), out=out)
+    assert out.shape == (0,) and out._version == 0
+    y = torch.empty(0, dtype=torch.float64)
+    torch.permute_copy(_x(torch), (2, 0, 1), out=y)
+    assert type(y.grad_fn).__name__ == "NotImplemented"
+
+
+ERRORS = {
+    "narrow_copy_start_past_end": (
+        lambda L: L.narrow_copy(_x(L), 0, 4, 1),
+        IndexError,
+        "start out of range",
+    ),
+    "narrow_copy_too_long": (
+        lambda L: L.narrow_copy(_x(L), 2, 3, 2),
+        RuntimeError,
+        "exceeds dimension size",
+    ),
+    "narrow_copy_negative_length": (
+        lambda L: L.narrow_copy(_x(L), 2, 0, -1),
+        RuntimeError,
+        "exceeds dimension size",
+    ),
+    "narrow_copy_0_dim": (
+        lambda L: L.narrow_copy(L.tensor(1.0), 0, 0, 1),
+        RuntimeError,
+        "cannot be applied to a 0-dim tensor",
+    ),
+    "narrow_copy_dim_past_last": (
+        lambda L: L.narrow_copy(_x(L), 3, 0, 1),
+        RuntimeError,
+        "Expected dim < static_cast<int64_t>(self_sizes.size())",
+    ),
+    "narrow_copy_negative_dim_out_of_range": (
+        lambda L: L.narrow_copy(_x(L), -4, 0, 1),
+        IndexError,
+        "Dimension out of range",
+    ),
+    "narrow_copy_out_dtype": (
+        lambda L: L.narrow_copy(_x(L, grad=False), 0, 0, 1, out=L.empty(0, dtype=L.float32)),
+        RuntimeError,
+        "Expected self.dtype() == output.dtype()",
+    ),
+    "narrow_copy_negative_start_backward": (
+        lambda L: L.narrow_copy(_x(L), 2, -2, 2).sum().backward(),
+        RuntimeError,
+        "must match the size of tensor b (2)",
+    ),
+    "permute_copy_bad_dims": (
+        lambda L: L.permute_copy(_x(L), (0, 1)),
+        RuntimeError,
+        "number of dimensions in the tensor input does not match",
+    ),
+    "select_copy_out_of_range": (
+        lambda L: L.select_copy(_x(L), 0, 3),
+        IndexError,
+        "out of range",
+    ),
+    "view_copy_bad_size": (
+        lambda L: L.view_copy(_x(L), (5, 5)),
+        RuntimeError,
+        "is invalid for input of size 12",
+    ),
+    "expand_copy_bad_size": (
+        lambda L: L.expand_copy(_x(L), (2, 2)),
+        RuntimeError,
+        "the number of sizes provided (2) must be greater or equal",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS.values()), ids=list(ERRORS))
+def test_errors_match_torch(torch, case):
+    call, exc_type, phrase = case
+    assert_same_error(torch, call, exc_type, phrase)
+
+
+def test_copies_are_functions_only_and_narrow_copy_a_method_too(torch):
+    for name in {fn for fn, _ in COPIES.values()}:
+        assert hasattr(og, name) and hasattr(torch, name), name
+        assert hasattr(og.Tensor, name) == hasattr(torch.Tensor, name), name
+
+
+def test_every_copy_in_the_yaml_is_called_here():
+    """Each `copy:` op and its out= variant is one these tests call (test_op_coverage
+    trusts this file for them)."""
+    yaml = pytest.importorskip("yaml")
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "derivatives.yaml").read_text()
+    copies = {
+        item["copy"].split("(")[0].split(".")[0]
+        for item in yaml.safe_load(text)
+        if isinstance(item, dict) and "copy" in item
+    }
+    assert copies | {"narrow_copy"} == {fn for fn, _ in COPIES.values()}
