@@ -588,9 +588,11 @@ def _check_check_expression(text: str, schema, fail, key: str = "check", extra=(
 class _MetadataRewriter(ast.NodeTransformer):
     """``self.sym_sizes()`` -> ``self_sym_sizes``; collects what was rewritten."""
 
-    def __init__(self, tensor_args, optional_args=()) -> None:
+    def __init__(self, tensor_args, optional_args=(), returns=()) -> None:
         self.tensor_args = set(tensor_args)
         self.optional_args = set(optional_args)
+        #: results whose one size a formula may save (``S.sym_size(-1)``, after the kernel)
+        self.returns = set(returns)
         self.found: Dict[str, Tuple[str, str]] = {}
 
     def visit_Call(self, node: ast.Call):
@@ -626,6 +628,12 @@ class _MetadataRewriter(ast.NodeTransformer):
                 field_name = f"{arg}_{kind}"
                 self.found[field_name] = (arg, kind)
                 return ast.copy_location(ast.Name(id=field_name, ctx=ast.Load()), node)
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.tensor_args | self.returns
+        ):
+            arg = func.value.id
             if (
                 func.attr == "sym_size"
                 and len(node.args) == 1
@@ -677,7 +685,7 @@ def _formula(scope: EntryScope, line: int, inputs: Tuple[str, ...], text: str) -
             line, f"formula for {', '.join(inputs)} is not a Python expression: {exc.msg}"
         )
     optional = [a.name for a in schema.arguments if a.type.optional]
-    rewriter = _MetadataRewriter(scope.tensor_args, optional)
+    rewriter = _MetadataRewriter(scope.tensor_args, optional, scope.return_names)
     tree = ast.fix_missing_locations(rewriter.visit(tree))
     tree = ast.fix_missing_locations(_MethodToEntry(facts.entry_methods).visit(tree))
     allowed = (
@@ -753,7 +761,8 @@ def _with_saved(entry: Entry) -> Entry:
     fields: Dict[str, SavedField] = {}
     for formula in entry.formulas:
         for field_name, (arg, kind) in formula.metadata:
-            fields[field_name] = SavedField(field_name, "metadata", arg, kind)
+            saved_kind = "output_metadata" if arg in returns else "metadata"
+            fields[field_name] = SavedField(field_name, saved_kind, arg, kind)
         for n in formula.names:
             if n in args:
                 a = args[n]

@@ -371,7 +371,7 @@ class SavedSlot:
     slot: str  # attribute on the node: "self_", "alpha_"
     accessor: str  # "_saved_self"
     local: str  # name in apply
-    kind: str  # tensor | tensor_list | output | value | metadata
+    kind: str  # tensor | tensor_list | output | value | metadata | output_metadata
     source: str
     metadata: Optional[str]
     guard: Optional[str]  # forward-time condition for saving it
@@ -520,7 +520,11 @@ def node_class(entry: m.Entry, name: str, helpers, functions) -> NodeClass:
                 guard,
                 default,
                 f.kind == "tensor" and f.source in optional,
-                returns.index(f.source) if f.kind == "output" and len(returns) > 1 else None,
+                (
+                    returns.index(f.source)
+                    if f.kind in ("output", "output_metadata") and len(returns) > 1
+                    else None
+                ),
                 f.kind != "output" or output_diff[returns.index(f.source)],
             )
         )
@@ -687,7 +691,7 @@ class AutogradKernel:
 
     @property
     def saves_output(self) -> bool:
-        return any(s.kind == "output" for s in self.node.slots)
+        return any(s.kind in ("output", "output_metadata") for s in self.node.slots)
 
 
 def autograd_kernel(

@@ -5270,6 +5270,30 @@ def block_diag(keyset, tensors):
     return result
 
 
+def _linalg_svd(keyset, A, full_matrices, compute_uv, driver):
+    grad_fn = None
+    if _tls.grad_enabled and (A._rg):
+        grad_fn = nodes.LinalgSvdBackward0()
+        grad_fn._next_edges = (next_edge(A),)
+        grad_fn.full_matrices_ = full_matrices
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._linalg_svd_op.kernels[keyset]
+    result = redispatch(keyset, A, full_matrices, compute_uv, driver)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels._linalg_svd(A, full_matrices, compute_uv, driver, result)
+        grad_fn.S_ = SavedVariable(result[1], True)
+        grad_fn.S_sym_argsize_minus_1_ = result[1]._data.shape[-1]
+        grad_fn.U_ = SavedVariable(result[0], True)
+        grad_fn.Vh_ = SavedVariable(result[2], True)
+    elif _tls.fw_active:
+        jvp_kernels._linalg_svd(A, full_matrices, compute_uv, driver, result)
+    return result
+
+
 def convolution(
     keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
 ):

@@ -4591,6 +4591,13 @@ def block_diag_out(keyset, tensors, out):
     return write_out(target, result)
 
 
+def _linalg_svd(keyset, A, full_matrices, compute_uv, driver):
+    """CPU kernel of _linalg_svd"""
+    A = A._data
+    result = k.linalg_svd(A, full_matrices, compute_uv, driver)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
 def convolution(
     keyset, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
 ):

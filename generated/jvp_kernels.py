@@ -52,6 +52,7 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_jvp,
+    linalg_svd_jvp,
     linalg_vector_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
@@ -5345,6 +5346,26 @@ def block_diag(tensors, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def _linalg_svd(A, full_matrices, compute_uv, driver, result):
+    # (linalg_svd_jvp(A_t, U, S, Vh, full_matrices, 0), linalg_svd_jvp(A_t, U, S, Vh, full_matrices, 1), linalg_svd_jvp(A_t, U, S, Vh, full_matrices, 2),)
+    A_t = fw_grad(A)
+    if A_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            linalg_svd_jvp(A_t, result[0], result[1], result[2], full_matrices, 0),
+            linalg_svd_jvp(A_t, result[0], result[1], result[2], full_matrices, 1),
+            linalg_svd_jvp(A_t, result[0], result[1], result[2], full_matrices, 2),
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
 
 
 def convolution(

@@ -54,6 +54,7 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_double_backward,
+    linalg_svd_backward,
     linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
@@ -11871,6 +11872,83 @@ class BlockDiagBackward0(Node):
         if any(needs):
             return tuple(block_diag_backward(grad, tensors_args_sizes, tensors_args_scalartypes))
         return (None,) * len(self._next_edges)
+
+
+class LinalgSvdBackward0(Node):
+    """Backward of ``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``."""
+
+    __slots__ = (
+        "S_",
+        "S_sym_argsize_minus_1_",
+        "U_",
+        "Vh_",
+        "full_matrices_",
+    )
+    _releasable_slots = (
+        "S_",
+        "U_",
+        "Vh_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.S_ = None
+        self.S_sym_argsize_minus_1_ = None
+        self.U_ = None
+        self.Vh_ = None
+        self.full_matrices_ = None
+
+    def apply(self, grads, needs):
+        if all([g is None for g in grads]):
+            return (None,) * len(self._next_edges)
+        S = unpack_saved(self.S_, self)
+        S_sym_argsize_minus_1 = self.S_sym_argsize_minus_1_
+        U = unpack_saved(self.U_, self)
+        Vh = unpack_saved(self.Vh_, self)
+        full_matrices = self.full_matrices_
+        # A: linalg_svd_backward(grads[0], grads[1], grads[2], U, S, Vh, full_matrices, S.sym_size(-1))
+        grad_A = (
+            linalg_svd_backward(
+                grads[0], grads[1], grads[2], U, S, Vh, full_matrices, S_sym_argsize_minus_1
+            )
+            if needs[0]
+            else None
+        )
+        return (grad_A,)
+
+    @property
+    def _saved_S(self):
+        return unpack_saved(self.S_, self)
+
+    @property
+    def _raw_saved_S(self):
+        return raw_saved(self, "S_")
+
+    @property
+    def _saved_S_sym_argsize_minus_1(self):
+        return self.S_sym_argsize_minus_1_
+
+    @property
+    def _saved_U(self):
+        return unpack_saved(self.U_, self)
+
+    @property
+    def _raw_saved_U(self):
+        return raw_saved(self, "U_")
+
+    @property
+    def _saved_Vh(self):
+        return unpack_saved(self.Vh_, self)
+
+    @property
+    def _raw_saved_Vh(self):
+        return raw_saved(self, "Vh_")
+
+    @property
+    def _saved_full_matrices(self):
+        return self.full_matrices_
 
 
 class ConvolutionBackward0(Node):

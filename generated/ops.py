@@ -20837,6 +20837,132 @@ block_diag_out = block_diag_out_op._entry = _block_diag_out_entry(Site(block_dia
 block_diag_out_op._make_entry = _block_diag_out_entry
 
 
+_linalg_svd_op = define(
+    "aten::_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"
+)
+__linalg_svd_kernels = _linalg_svd_op.kernels
+
+
+def __linalg_svd_entry(_site):
+    def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _linalg_svd_op, A, full_matrices, compute_uv, driver)
+            try:
+                if A.__class__ not in TENSOR_CLASSES:
+                    A = tensor_arg(A, _site, _linalg_svd_op, 0)
+            except Overridden:
+                return handle_entry(_site, _linalg_svd_op, A, full_matrices, compute_uv, driver)
+            keyset = (A._keys | include) & _tls.keep
+            kernel = __linalg_svd_kernels[keyset]
+            return kernel(keyset, A, full_matrices, compute_uv, driver)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _linalg_svd
+
+
+_linalg_svd = _linalg_svd_op._entry = __linalg_svd_entry(Site(_linalg_svd_op))
+_linalg_svd_op._make_entry = __linalg_svd_entry
+
+
+linalg_svd_op = define(
+    "aten::linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"
+)
+_linalg_svd_kernels = linalg_svd_op.kernels
+
+
+def _linalg_svd_entry(_site):
+    def linalg_svd(A, full_matrices=True, *, driver=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_svd_op, A, full_matrices, driver)
+            try:
+                if A.__class__ not in TENSOR_CLASSES:
+                    A = tensor_arg(A, _site, linalg_svd_op, 0)
+            except Overridden:
+                return handle_entry(_site, linalg_svd_op, A, full_matrices, driver)
+            keyset = (A._keys | include) & _tls.keep
+            kernel = _linalg_svd_kernels[keyset]
+            return kernel(keyset, A, full_matrices, driver)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_svd
+
+
+linalg_svd = linalg_svd_op._entry = _linalg_svd_entry(Site(linalg_svd_op))
+linalg_svd_op._make_entry = _linalg_svd_entry
+
+
+linalg_svdvals_op = define("aten::linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor")
+_linalg_svdvals_kernels = linalg_svdvals_op.kernels
+
+
+def _linalg_svdvals_entry(_site):
+    def linalg_svdvals(A, *, driver=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, linalg_svdvals_op, A, driver)
+            try:
+                if A.__class__ not in TENSOR_CLASSES:
+                    A = tensor_arg(A, _site, linalg_svdvals_op, 0)
+            except Overridden:
+                return handle_entry(_site, linalg_svdvals_op, A, driver)
+            keyset = (A._keys | include) & _tls.keep
+            kernel = _linalg_svdvals_kernels[keyset]
+            return kernel(keyset, A, driver)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return linalg_svdvals
+
+
+linalg_svdvals = linalg_svdvals_op._entry = _linalg_svdvals_entry(Site(linalg_svdvals_op))
+linalg_svdvals_op._make_entry = _linalg_svdvals_entry
+
+
+svd_op = define(
+    "aten::svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)"
+)
+_svd_kernels = svd_op.kernels
+
+
+def _svd_entry(_site):
+    def svd(self, some=True, compute_uv=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, svd_op, self, some, compute_uv)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, svd_op, 0)
+            except Overridden:
+                return handle_entry(_site, svd_op, self, some, compute_uv)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _svd_kernels[keyset]
+            return kernel(keyset, self, some, compute_uv)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return svd
+
+
+svd = svd_op._entry = _svd_entry(Site(svd_op))
+svd_op._make_entry = _svd_entry
+
+
 fliplr_op = define("aten::fliplr(Tensor self) -> Tensor")
 _fliplr_kernels = fliplr_op.kernels
 

@@ -547,6 +547,10 @@ FUNCTIONS = {
         ops.triu_out_op,
     ),
     "diag_embed": (ops.diag_embed_op,),
+    "_linalg_svd": (ops._linalg_svd_op,),
+    "linalg_svd": (ops.linalg_svd_op,),
+    "linalg_svdvals": (ops.linalg_svdvals_op,),
+    "svd": (ops.svd_op,),
     "fliplr": (ops.fliplr_op,),
     "flipud": (ops.flipud_op,),
     "tile": (ops.tile_op,),
@@ -1141,6 +1145,10 @@ rot90 = function("rot90", FUNCTIONS["rot90"])
 tril = function("tril", FUNCTIONS["tril"])
 triu = function("triu", FUNCTIONS["triu"])
 diag_embed = function("diag_embed", FUNCTIONS["diag_embed"])
+_linalg_svd = function("_linalg_svd", FUNCTIONS["_linalg_svd"])
+linalg_svd = function("linalg_svd", FUNCTIONS["linalg_svd"])
+linalg_svdvals = function("linalg_svdvals", FUNCTIONS["linalg_svdvals"])
+svd = function("svd", FUNCTIONS["svd"])
 fliplr = function("fliplr", FUNCTIONS["fliplr"])
 flipud = function("flipud", FUNCTIONS["flipud"])
 tile = function("tile", FUNCTIONS["tile"])

@@ -416,6 +416,18 @@ def _narrow_composite(keyset, self, dim, start, length):
     return decompositions.narrow(self, dim, start, length)
 
 
+def _linalg_svd_composite(keyset, A, full_matrices, driver):
+    return decompositions.linalg_svd(A, full_matrices, driver)
+
+
+def _linalg_svdvals_composite(keyset, A, driver):
+    return decompositions.linalg_svdvals(A, driver)
+
+
+def _svd_composite(keyset, self, some, compute_uv):
+    return decompositions.svd(self, some, compute_uv)
+
+
 def _fliplr_composite(keyset, self):
     return decompositions.fliplr(self)
 
@@ -1266,6 +1278,7 @@ def register_all():
     ops.diag_embed_out_op.register_kernel(CPU, cpu_kernels.diag_embed_out)
     ops.block_diag_op.register_kernel(CPU, cpu_kernels.block_diag)
     ops.block_diag_out_op.register_kernel(CPU, cpu_kernels.block_diag_out)
+    ops._linalg_svd_op.register_kernel(CPU, cpu_kernels._linalg_svd)
     ops.convolution_op.register_kernel(CPU, cpu_kernels.convolution)
     ops.convolution_backward_op.register_kernel(CPU, cpu_kernels.convolution_backward)
     ops.max_pool2d_with_indices_op.register_kernel(CPU, cpu_kernels.max_pool2d_with_indices)
@@ -1783,6 +1796,7 @@ def register_all():
     ops.triu__op.register_kernel(AUTOGRAD, autograd_kernels.triu_)
     ops.diag_embed_op.register_kernel(AUTOGRAD, autograd_kernels.diag_embed)
     ops.block_diag_op.register_kernel(AUTOGRAD, autograd_kernels.block_diag)
+    ops._linalg_svd_op.register_kernel(AUTOGRAD, autograd_kernels._linalg_svd)
     ops.convolution_op.register_kernel(AUTOGRAD, autograd_kernels.convolution)
     ops.convolution_backward_op.register_kernel(AUTOGRAD, autograd_kernels.convolution_backward)
     ops.max_pool2d_with_indices_op.register_kernel(
@@ -2705,6 +2719,12 @@ def register_all():
     ops.chunk_op.register_kernel(AUTOGRAD | CPU, _chunk_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.narrow_op.register_kernel(AUTOGRAD | CPU, _narrow_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linalg_svd_op.register_kernel(AUTOGRAD | CPU, _linalg_svd_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.linalg_svdvals_op.register_kernel(AUTOGRAD | CPU, _linalg_svdvals_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.svd_op.register_kernel(AUTOGRAD | CPU, _svd_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.fliplr_op.register_kernel(AUTOGRAD | CPU, _fliplr_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

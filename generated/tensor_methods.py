@@ -199,6 +199,7 @@ class TensorMethods:
     triu = method("triu", (ops.triu_op,))
     triu_ = method("triu_", (ops.triu__op,))
     diag_embed = method("diag_embed", (ops.diag_embed_op,))
+    svd = method("svd", (ops.svd_op,))
     fliplr = method("fliplr", (ops.fliplr_op,))
     flipud = method("flipud", (ops.flipud_op,))
     tile = method("tile", (ops.tile_op,))

@@ -618,6 +618,34 @@ def _mT(self):
     return aten.transpose_int(self, -2, -1)
 
 
+def _mH(self):
+    """The conjugate transpose of the last two dims: the transpose (opgrad's tensors are
+    real), as PyTorch's adjoint of a real tensor."""
+    if self.dim() < 2:
+        raise RuntimeError(
+            f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor."
+        )
+    return aten.transpose_int(self, -2, -1)
+
+
+def _H(self):
+    if self.dim() != 2:
+        hint = ". For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor{hint}"
+        )
+    return aten.transpose_int(self, -2, -1)
+
+
+def adjoint(self):
+    if self.dim() < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+            f"{self.dim()}-D tensor."
+        )
+    return aten.transpose_int(self, -2, -1)
+
+
 def _new_tensor_factory(name):
     factory = getattr(factories, name)
     function = f"new_{name}"
@@ -743,6 +771,9 @@ class TensorPythonMethods:
     reshape_as = _python_method(_reshape_as, "reshape_as")
     T = overridable_property(property(_T), "T")
     mT = overridable_property(property(_mT), "mT")
+    mH = overridable_property(property(_mH), "mH")
+    H = overridable_property(property(_H), "H")
+    adjoint = _python_method(adjoint, "adjoint")
     new_ones = _python_method(_new_tensor_factory("ones"), "new_ones")
     new_empty = _python_method(_new_tensor_factory("empty"), "new_empty")
     new_full = _python_method(_new_tensor_factory("full"), "new_full")

@@ -1,8 +1,9 @@
-"""``opgrad.linalg``: the norms of torch.linalg. vector_norm is the aten op itself;
-matrix_norm is composed as PyTorch composes it (linalg_vector_norm over both dims for 'fro',
-linalg_vector_norm(1) over one dim then amax/amin over the other for 1, -1, inf, -inf), so its
-nodes are LinalgVectorNormBackward0, AmaxBackward0 and AminBackward0. The spectral norms
-('nuc', 2, -2) need a singular value decomposition, which opgrad does not have yet."""
+"""``opgrad.linalg``: the norms and the singular value decomposition of torch.linalg.
+vector_norm, svd and svdvals are the aten ops themselves; matrix_norm is composed as PyTorch
+composes it (linalg_vector_norm over both dims for 'fro', linalg_vector_norm(1) over one dim
+then amax/amin over the other for 1, -1, inf, -inf, and the singular values of the matrices
+moved to the last two dims, summed for 'nuc' or their amax/amin for 2/-2), so its nodes are
+LinalgVectorNormBackward0, AmaxBackward0, AminBackward0 and SumBackward1."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from .generated.python_surface import FUNCTIONS as _FUNCTIONS
 from .numpy_kernels import wrap_dim
 from .overrides import overridable
 from .python_arg_parser import _overloaded
+from .svd_kernels import LinAlgError
 from .tensor import Tensor
 from .type_promotion import promote_types
 
-__all__ = ["matrix_norm", "vector_norm"]
+__all__ = ["LinAlgError", "matrix_norm", "svd", "svdvals", "vector_norm"]
 
 vector_norm = _overloaded(
     "linalg_vector_norm",
@@ -29,8 +31,10 @@ vector_norm = _overloaded(
     _FUNCTIONS["linalg_vector_norm"],
     varargs=False,
 )
-
-_SPECTRAL = "the singular value decomposition (linalg.svd), which opgrad does not have yet"
+svd = _overloaded("linalg_svd", "linalg.svd", _FUNCTIONS["linalg_svd"], varargs=False)
+svdvals = _overloaded(
+    "linalg_svdvals", "linalg.svdvals", _FUNCTIONS["linalg_svdvals"], varargs=False
+)
 
 
 def _matrix_dims(A, dim: Sequence[int]) -> list:
@@ -90,6 +94,21 @@ def _one_norm(A, ord: float, dim: list, keepdim: bool, dtype):
     return aten.amax(sums, [second], keepdim)
 
 
+def _spectral_norm(A, ord, dim: list, keepdim: bool, dtype):
+    """The singular values of the matrices that ``dim`` spans (moved to the last two dims),
+    summed ('nuc') or their largest (2) or smallest (-2); keepdim puts the two dims back."""
+    permutation = [d for d in range(A.dim()) if d not in dim] + dim
+    values = aten.linalg_svdvals(aten.permute(A if dtype is None else A.to(dtype), permutation))
+    if ord == "nuc":
+        result = aten.sum_dim_IntList(values, [-1], keepdim)
+    else:
+        result = (aten.amax if ord > 0 else aten.amin)(values, [-1], keepdim)
+    if keepdim:
+        inverse = [permutation.index(d) for d in range(A.dim())]
+        result = aten.permute(aten.unsqueeze(result, -1), inverse)
+    return result
+
+
 def _matrix_norm(A, ord, dim, keepdim: bool, dtype):
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
@@ -97,7 +116,7 @@ def _matrix_norm(A, ord, dim, keepdim: bool, dtype):
         dim = _matrix_dims(A, dim)
         _check_dtype(A, dtype)
         if ord == "nuc":
-            raise NotImplementedError(f"linalg.matrix_norm: ord='nuc' needs {_SPECTRAL}")
+            return _spectral_norm(A, ord, dim, keepdim, dtype)
         return aten.linalg_vector_norm(A, 2, dim, keepdim, dtype=dtype)
     if not isinstance(ord, (int, float, Tensor)):
         raise TypeError(
@@ -110,7 +129,7 @@ def _matrix_norm(A, ord, dim, keepdim: bool, dtype):
     dim = _matrix_dims(A, dim)
     _check_dtype(A, dtype)
     if abs(ord) == 2.0:
-        raise NotImplementedError(f"linalg.matrix_norm: ord={_order_text(ord)} needs {_SPECTRAL}")
+        return _spectral_norm(A, ord, dim, keepdim, dtype)
     return _one_norm(A, ord, dim, keepdim, dtype)
 
 

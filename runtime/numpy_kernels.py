@@ -2244,3 +2244,5 @@ from .cumulative_kernels import *  # noqa: E402,F401,F403
 from .search_kernels import *  # noqa: E402,F401,F403
 # dist's and renorm's kernels (its __all__), named k.<fn> in the YAML.
 from .norm_reduction_kernels import *  # noqa: E402,F401,F403
+# The singular value decomposition's kernel (its __all__), named k.<fn> in the YAML.
+from .svd_kernels import *  # noqa: E402,F401,F403

@@ -217,15 +217,20 @@ def test_bad_inputs_raise_torchs_errors(torch, call, exc_type, phrase):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda lib: lib.linalg.matrix_norm(lib.ones(3, 4), "nuc"),
-        lambda lib: lib.linalg.matrix_norm(lib.ones(3, 4), 2),
-        lambda lib: lib.linalg.matrix_norm(lib.ones(3, 4), -2.0),
-        lambda lib: lib.norm(lib.ones(3, 4), "nuc"),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(3, 4, dtype=lib.float64), "nuc"),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(3, 4, dtype=lib.float64), 2),
+        lambda lib: lib.linalg.matrix_norm(lib.ones(3, 4, dtype=lib.float64), -2.0),
+        lambda lib: lib.norm(lib.ones(3, 4, dtype=lib.float64), "nuc"),
     ],
 )
-def test_spectral_norms_are_refused_for_want_of_an_svd(call):
-    with pytest.raises(NotImplementedError, match="singular value decomposition"):
-        call(og)
+def test_spectral_norms_of_a_rank_one_matrix_match_torch(torch, call):
+    """Their values, dtypes and nodes (test_svd.py has the rest)."""
+
+    def scenario(lib):
+        result = call(lib)
+        return round(result.item(), 10), str(result.dtype).split(".")[-1]
+
+    assert_same(torch, scenario)
 
 
 # ---- dist and renorm -----------------------------------------------------------------------

@@ -12,6 +12,8 @@ Most helpers take ``lib``, the module under test (``opgrad``) or the oracle
 
 from __future__ import annotations
 
+import contextlib
+
 import importlib
 import os
 import zlib
@@ -74,6 +76,22 @@ def as_numpy(tensor) -> np.ndarray:
         return np.asarray(tensor.numpy(force=True))
 
 
+#: while set (``up_to_sign``), float values are compared by magnitude only
+_COMPARE_MAGNITUDES = []
+
+
+@contextlib.contextmanager
+def up_to_sign():
+    """Compare float values up to sign within this block: for singular vectors, which each
+    LAPACK build may return negated (torch's MKL and numpy's OpenBLAS differ), together with
+    what is computed from them (saved U and Vh, their tangents)."""
+    _COMPARE_MAGNITUDES.append(True)
+    try:
+        yield
+    finally:
+        _COMPARE_MAGNITUDES.pop()
+
+
 def assert_same_tensor(got, expected, *, rtol=1e-7, atol=1e-10, what="tensor"):
     """``got`` (opgrad) equals ``expected`` (torch): shape, dtype and values."""
     assert tuple(got.shape) == tuple(
@@ -83,6 +101,8 @@ def assert_same_tensor(got, expected, *, rtol=1e-7, atol=1e-10, what="tensor"):
         expected.dtype
     ), f"{what}: dtype {got.dtype} != torch's {expected.dtype}"
     got_np, exp_np = as_numpy(got), as_numpy(expected)
+    if _COMPARE_MAGNITUDES and exp_np.dtype.kind == "f":
+        got_np, exp_np = np.abs(got_np), np.abs(exp_np)
     if exp_np.dtype.kind in "fc":
         np.testing.assert_allclose(got_np, exp_np, rtol=rtol, atol=atol, err_msg=what)
     else:

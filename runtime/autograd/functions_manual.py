@@ -698,3 +698,5 @@ from .masked_manual import *  # noqa: E402,F401,F403
 from .cumulative_manual import *  # noqa: E402,F401,F403
 # dist's and renorm's formula helpers (its __all__).
 from .norm_reduction_manual import *  # noqa: E402,F401,F403
+# The singular value decomposition's formula helpers (its __all__).
+from .svd_manual import *  # noqa: E402,F401,F403
