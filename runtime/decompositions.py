@@ -440,3 +440,5 @@ from .shape_decompositions import *  # noqa: E402,F401,F403
 from .masked_decompositions import *  # noqa: E402,F401,F403
 # The cumulative ops' and norms' composites (its __all__).
 from .cumulative_decompositions import *  # noqa: E402,F401,F403
+# quantile's, nanquantile's, cov's and corrcoef's composites (its __all__).
+from .quantile_decompositions import *  # noqa: E402,F401,F403

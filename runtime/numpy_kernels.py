@@ -2230,3 +2230,5 @@ from .cumulative_kernels import *  # noqa: E402,F401,F403
 from .search_kernels import *  # noqa: E402,F401,F403
 # dist's and renorm's kernels (its __all__), named k.<fn> in the YAML.
 from .norm_reduction_kernels import *  # noqa: E402,F401,F403
+# histc's, bincount's, the rounding ops' and lerp's kernels (its __all__), named k.<fn> in the YAML.
+from .quantile_kernels import *  # noqa: E402,F401,F403
