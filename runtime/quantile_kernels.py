@@ -2,8 +2,7 @@
 nanquantile, cov and corrcoef are composites in quantile_decompositions.py).
 
 histc bins as PyTorch's linear histogram without local search: an element's bin is
-``int((x - lo) * bins / (hi - lo))`` computed in the input's type (float for float16 and
-bfloat16, as C++ promotes them), the last edge belongs to the last bin, and elements outside
+``int((x - lo) * bins / (hi - lo))`` computed in the input's type, the last edge belongs to the last bin, and elements outside
 ``[lo, hi]`` (and NaN) are dropped. bincount accumulates weights one by one in the result's
 type (``np.add.at``), as PyTorch's loop does.
 """
@@ -83,15 +82,14 @@ def histc(self: np.ndarray, bins: int, min, max) -> np.ndarray:
         raise NotImplementedError(
             f"\"histogram_cpu\" not implemented for '{dtypes.scalar_type_name(self.dtype)}'"
         )
-    # the edges as the input's type holds them, the arithmetic in C++'s promoted type
-    edge = self.dtype.type
-    work = self.dtype if self.dtype.itemsize >= 4 else _FLOAT32
-    left = np.asarray(edge(lo), work)
-    right = np.asarray(edge(hi), work)
-    x = self.reshape(-1).astype(work, copy=False)
-    keep = (x >= left) & (x <= right)
-    x = x[keep]
-    pos = ((x - left) * work.type(bins) / (right - left)).astype(_INT64)
+    # the edges and every step of the arithmetic in the input's type (float16's operators
+    # round each step to float16, as c10::Half's do)
+    work = self.dtype.type
+    left, right = work(lo), work(hi)
+    x = self.reshape(-1)
+    x = x[(x >= left) & (x <= right)]
+    with np.errstate(over="ignore"):
+        pos = ((x - left) * work(bins) / (right - left)).astype(_INT64)
     pos[pos == bins] = bins - 1
     return np.bincount(pos, minlength=bins).astype(self.dtype)
 
@@ -165,9 +163,28 @@ def lerp_check(self, end, weight) -> None:
         )
 
 
+def _fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` in float64 rounded once (as a fused multiply-add): the product's
+    rounding error (Dekker's split) and the sum's (Knuth's two-sum) are added back."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = a * b
+        split = 134217729.0  # 2**27 + 1
+        ta, tb = split * a, split * b
+        a_hi, b_hi = ta - (ta - a), tb - (tb - b)
+        a_lo, b_lo = a - a_hi, b - b_hi
+        product_error = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+        s = p + c
+        back = s - p
+        sum_error = (p - (s - back)) + (c - back)
+        fused = s + (sum_error + product_error)
+        # where the splitting overflowed (huge operands), the plain result
+        return np.where(np.isfinite(fused), fused, s)
+
+
 def lerp(self: np.ndarray, end: np.ndarray, weight) -> np.ndarray:
-    """PyTorch's two-sided lerp: ``self + w * (end - self)`` for ``|w| < 0.5``, else
-    ``end - (end - self) * (1 - w)``, in the input's opmath type."""
+    """PyTorch's two-sided lerp as its CPU kernels compute it: one fused multiply-add,
+    ``fma(w, end - self, self)`` for ``|w| < 0.5``, else ``fma(w - 1, end - self, end)``,
+    in the input's opmath type (float for float16)."""
     dtype = self.dtype
     if dtype.kind not in "fc":
         kernel = "lerp_kernel_tensor" if isinstance(weight, np.ndarray) else "lerp_kernel_scalar"
@@ -178,8 +195,14 @@ def lerp(self: np.ndarray, end: np.ndarray, weight) -> np.ndarray:
     a = self.astype(work, copy=False)
     b = end.astype(work, copy=False)
     w = np.asarray(weight).astype(work, copy=False)
-    diff = b - a
     with np.errstate(invalid="ignore", over="ignore"):
+        diff = b - a
         small = np.abs(w) < 0.5
-        result = np.where(small, a + w * diff, b - diff * (work.type(1) - w))
+        coeff = np.where(small, w, w - work.type(1))
+        base = np.where(small, a, b)
+        if work == _FLOAT64:
+            result = _fma64(coeff, diff, base)
+        else:
+            # a float product is exact in double: one rounding of the sum, then to float
+            result = coeff.astype(_FLOAT64) * diff.astype(_FLOAT64) + base.astype(_FLOAT64)
     return np.asarray(result).astype(dtype, copy=False)
