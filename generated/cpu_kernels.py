@@ -2762,6 +2762,8 @@ def floor_out(keyset, self, out):
     """CPU kernel of floor.out"""
     target = out
     self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
     result = k.rounded(self, "floor")
     return write_out(target, result)
 
@@ -2786,6 +2788,8 @@ def ceil_out(keyset, self, out):
     """CPU kernel of ceil.out"""
     target = out
     self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
     result = k.rounded(self, "ceil")
     return write_out(target, result)
 
@@ -2810,6 +2814,8 @@ def round_out(keyset, self, out):
     """CPU kernel of round.out"""
     target = out
     self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
     result = k.rounded(self, "round")
     return write_out(target, result)
 
@@ -2834,6 +2840,8 @@ def round_decimals_out(keyset, self, decimals, out):
     """CPU kernel of round.decimals_out"""
     target = out
     self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
     result = k.round_decimals(self, decimals)
     return write_out(target, result)
 
@@ -2897,6 +2905,8 @@ def lerp_Tensor_out(keyset, self, end, weight, out):
     self = self._data
     end = end._data
     weight = weight._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
     result = k.lerp(self, end, weight)
     return write_out(target, result)
 
@@ -2931,11 +2941,11 @@ def bincount(keyset, self, weights, minlength):
 
 def bincount_out(keyset, self, weights, minlength, out):
     """CPU kernel of bincount.out"""
-    target = out
+    targets = (out,)
     self = self._data
     weights = weights._data if weights is not None else None
     result = k.bincount(self, weights, minlength)
-    return write_out(target, result)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
 
 
 def dist(keyset, self, other, p):

@@ -288,4 +288,3 @@ def corrcoef(self):
     c = aten.div_Tensor(c, aten.view(stddev, [-1, 1]))
     c = aten.div_Tensor(c, aten.view(stddev, [1, -1]))
     return aten.clamp(c, -1, 1)
-

@@ -117,7 +117,6 @@ def bincount(self: np.ndarray, weights, minlength: int) -> np.ndarray:
     return out
 
 
-
 # ---- floor, ceil, round and lerp ---------------------------------------------------------
 
 _ROUNDERS = {"floor": np.floor, "ceil": np.ceil, "round": np.rint}

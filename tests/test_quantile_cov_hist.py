@@ -60,7 +60,9 @@ def _out(dtype, make):
 
 
 QUANTILE = {
-    "q_tensor_all": lambda L: L.quantile(_x(L, 2, "float64", True), L.tensor([0.2, 0.5], dtype=L.float64)),
+    "q_tensor_all": lambda L: L.quantile(
+        _x(L, 2, "float64", True), L.tensor([0.2, 0.5], dtype=L.float64)
+    ),
     "q_scalar_dim_keepdim": lambda L: L.quantile(_x(L, 2, grad=True), 0.3, dim=1, keepdim=True),
     "q_tensor_dim0": lambda L: L.quantile(_x(L), L.tensor([0.0, 0.25, 1.0]), dim=0),
     "q_tensor_dim0_keepdim": lambda L: L.quantile(_x(L), L.tensor([0.4, 0.6]), 0, True),
@@ -143,7 +145,9 @@ COV = {
         aweights=_w(L, [0.5, 1, 2, 1], "float64"),
     ),
     "both_correction0": lambda L: L.cov(
-        _x(L, 2), correction=0, fweights=_w(L, [1, 2, 1, 1], "int32"),
+        _x(L, 2),
+        correction=0,
+        fweights=_w(L, [1, 2, 1, 1], "int32"),
         aweights=_w(L, [0.5, 1, 2, 1], "float32"),
     ),
     "dof_warns": lambda L: L.cov(_x(L, 2, "float64"), correction=4),
@@ -240,11 +244,17 @@ def test_histc_bins_boundary_elements_as_torch(torch, dtype, bins):
     for lo, hi in [(0.0, 1.0), (-3.3, 7.1), (0.1, 0.7)]:
         edges = np.linspace(lo, hi, bins + 1)
         data = np.concatenate(
-            [edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf),
-             rng.uniform(lo - 1, hi + 1, 500)]
+            [
+                edges,
+                np.nextafter(edges, -np.inf),
+                np.nextafter(edges, np.inf),
+                rng.uniform(lo - 1, hi + 1, 500),
+            ]
         )
         got = og.histc(og.tensor(data.tolist(), dtype=getattr(og, dtype)), bins, lo, hi)
-        expected = torch.histc(torch.tensor(data.tolist(), dtype=getattr(torch, dtype)), bins, lo, hi)
+        expected = torch.histc(
+            torch.tensor(data.tolist(), dtype=getattr(torch, dtype)), bins, lo, hi
+        )
         assert got.tolist() == expected.tolist(), (lo, hi)
 
 
@@ -256,9 +266,13 @@ BINCOUNT = {
     "uint8": lambda L: L.bincount(L.tensor([0, 3, 3], dtype=L.uint8)),
     "empty": lambda L: L.bincount(L.tensor([], dtype=L.int64)),
     "empty_minlength": lambda L: L.bincount(L.tensor([], dtype=L.int64), minlength=3),
-    "empty_with_weights": lambda L: L.bincount(L.tensor([], dtype=L.int64), L.tensor([]), minlength=2),
+    "empty_with_weights": lambda L: L.bincount(
+        L.tensor([], dtype=L.int64), L.tensor([]), minlength=2
+    ),
     "float_weights": lambda L: L.bincount(L.tensor([1, 2, 2]), L.tensor([1.0, 2, 3]), minlength=5),
-    "float64_weights": lambda L: L.bincount(L.tensor([1, 2, 2]), L.tensor([0.1, 0.2, 0.3], dtype=L.float64)),
+    "float64_weights": lambda L: L.bincount(
+        L.tensor([1, 2, 2]), L.tensor([0.1, 0.2, 0.3], dtype=L.float64)
+    ),
     "int_weights": lambda L: L.bincount(L.tensor([0, 3, 3]), L.tensor([1, 2, 3])),
     "int32_weights": lambda L: L.bincount(L.tensor([0, 3, 3]), L.tensor([1, 2, 3], dtype=L.int32)),
     "half_weights": lambda L: L.bincount(L.tensor([0, 3, 3]), L.tensor([1, 2, 3], dtype=L.float16)),
@@ -272,6 +286,23 @@ BINCOUNT = {
     "bool_input": lambda L: L.bincount(L.tensor([True, False])),
     "weights_length": lambda L: L.bincount(L.tensor([0, 1]), L.tensor([1.0, 2, 3])),
     "weights_2d": lambda L: L.bincount(L.tensor([0, 1]), L.tensor([[1.0, 2]])),
+    "python_refuses_out": lambda L: L.bincount(L.tensor([0, 1]), out=L.empty(0)),
+    # the aten op's out= variant
+    "aten_out": _out(
+        "int64", lambda L, out: L.ops.aten.bincount.out(L.tensor([0, 2, 2]), None, 4, out=out)
+    ),
+    "aten_out_wrong_dtype": _out(
+        "float64", lambda L, out: L.ops.aten.bincount.out(L.tensor([1]), None, 0, out=out)
+    ),
+    "aten_out_negative": _out(
+        "float64", lambda L, out: L.ops.aten.bincount.out(L.tensor([1, -1]), None, 0, out=out)
+    ),
+    "aten_out_weights": _out(
+        "float64",
+        lambda L, out: L.ops.aten.bincount.out(
+            L.tensor([0, 2]), L.tensor([0.5, 2.0], dtype=L.float64), out=out
+        ),
+    ),
 }
 
 
@@ -327,7 +358,9 @@ def test_bincount_forward_ad_refused_as_torch(torch):
 def _grads(L, fn, *inputs):
     ts = [L.tensor(v, dtype=L.float64, requires_grad=True) for v in inputs]
     out = fn(L, *ts)
-    g = L.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)).tolist(), dtype=L.float64)
+    g = L.tensor(
+        np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)).tolist(), dtype=L.float64
+    )
     grads = L.autograd.grad(out, ts, g, allow_unused=True)
     return [None if x is None else _plain(x.tolist()) for x in grads]
 
@@ -337,7 +370,9 @@ GRADS = {
     "quantile_ties": lambda L, x: L.quantile(x, 0.5),
     "quantile_lower": lambda L, x: L.quantile(x, 0.4, dim=0, interpolation="lower"),
     "quantile_midpoint": lambda L, x: L.quantile(x, 0.4, dim=0, interpolation="midpoint"),
-    "quantile_nearest": lambda L, x: L.quantile(x, 0.4, dim=1, keepdim=True, interpolation="nearest"),
+    "quantile_nearest": lambda L, x: L.quantile(
+        x, 0.4, dim=1, keepdim=True, interpolation="nearest"
+    ),
     "nanquantile": lambda L, x: L.nanquantile(x, L.tensor([0.3, 0.6], dtype=L.float64), dim=0),
     "cov": lambda L, x: L.cov(x),
     "cov_weighted": lambda L, x: L.cov(
@@ -352,7 +387,9 @@ GRAD_X = [[1.0, 5.0, 2.0, 8.0], [3.0, 3.0, -1.0, 0.5], [2.0, 1.0, 2.0, 7.0]]
 @pytest.mark.parametrize("fn", list(GRADS.values()), ids=list(GRADS))
 def test_gradients_match_torch(torch, fn):
     got, expected = _grads(og, fn, GRAD_X), _grads(torch, fn, GRAD_X)
-    np.testing.assert_allclose(np.array(got, dtype=float), np.array(expected, dtype=float), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        np.array(got, dtype=float), np.array(expected, dtype=float), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_quantile_gradient_reaches_q_as_torch(torch):
@@ -368,7 +405,11 @@ def test_quantile_gradient_reaches_q_as_torch(torch):
 
 def test_quantile_and_cov_gradcheck():
     # no ties: at a tie the numerical derivative is ill-defined
-    x = og.tensor([[1.0, 5.0, 2.0, 8.0], [3.0, 3.5, -1.0, 0.5], [2.0, 1.0, 2.5, 7.0]], dtype=og.float64, requires_grad=True)
+    x = og.tensor(
+        [[1.0, 5.0, 2.0, 8.0], [3.0, 3.5, -1.0, 0.5], [2.0, 1.0, 2.5, 7.0]],
+        dtype=og.float64,
+        requires_grad=True,
+    )
     q = og.tensor([0.3, 0.8], dtype=og.float64)
     assert og.autograd.gradcheck(lambda t: og.quantile(t, q, dim=1), (x,))
     assert og.autograd.gradgradcheck(lambda t: og.quantile(t, q, dim=0), (x,))
@@ -380,9 +421,11 @@ def test_quantile_and_cov_gradcheck():
 
 
 ROUNDING = {
-    f"{name}_{dtype}": (lambda L, n=name, d=dtype: getattr(L, n)(
-        L.tensor([2.5, -0.5, 1.5, 0.49999997, -2.7, 3.0], dtype=getattr(L, d))
-    ))
+    f"{name}_{dtype}": (
+        lambda L, n=name, d=dtype: getattr(L, n)(
+            L.tensor([2.5, -0.5, 1.5, 0.49999997, -2.7, 3.0], dtype=getattr(L, d))
+        )
+    )
     for name in ("floor", "ceil", "round")
     for dtype in ("float32", "float64", "float16")
 }
@@ -401,24 +444,54 @@ ROUNDING.update(
         "ceil_grad": lambda L: L.ceil(L.tensor([1.2], requires_grad=True)),
         "round_decimals_grad": lambda L: L.round(L.tensor([1.2], requires_grad=True), decimals=1),
         "floor_out": _out("float32", lambda L, out: L.floor(L.tensor([1.5]), out=out)),
+        "ceil_out": _out("float64", lambda L, out: L.ceil(L.tensor([1.5, -2.5]), out=out)),
+        "round_out": _out("float32", lambda L, out: L.round(L.tensor([0.5, 1.5]), out=out)),
+        "round_decimals_out": _out(
+            "float32", lambda L, out: L.round(L.tensor([0.125, 1.55]), decimals=1, out=out)
+        ),
+        "lerp_tensor_out": _out(
+            "float32",
+            lambda L, out: L.lerp(L.tensor([1.0]), L.tensor([3.0]), L.tensor([0.75]), out=out),
+        ),
         "lerp_scalar": lambda L: L.lerp(L.tensor([1.0, 2]), L.tensor([3.0, 5]), 0.5),
         "lerp_tensor": lambda L: L.lerp(
             L.tensor([1.0, 2], requires_grad=True), L.tensor([3.0, 5]), L.tensor([0.3, 0.7])
         ),
         "lerp_broadcast": lambda L: L.lerp(L.tensor([1.0, 2]), L.tensor(3.0), 0.7),
-        "lerp_weight_broadcast": lambda L: L.lerp(L.tensor([1.0, 2]), L.tensor([3.0, 5]), L.tensor([[0.7]])),
+        "lerp_weight_broadcast": lambda L: L.lerp(
+            L.tensor([1.0, 2]), L.tensor([3.0, 5]), L.tensor([[0.7]])
+        ),
         "lerp_0d_weight_of_other_dtype": lambda L: L.lerp(
             L.tensor([1.0, 2]), L.tensor([3.0, 5]), L.tensor(0.5, dtype=L.float64)
         ),
-        "lerp_end_dtype": lambda L: L.lerp(L.tensor([1.0, 2]), L.tensor([3.0, 5], dtype=L.float64), 0.5),
+        "lerp_end_dtype": lambda L: L.lerp(
+            L.tensor([1.0, 2]), L.tensor([3.0, 5], dtype=L.float64), 0.5
+        ),
         "lerp_weight_dtype": lambda L: L.lerp(
             L.tensor([1.0, 2]), L.tensor([3.0, 5]), L.tensor([0.5, 0.1], dtype=L.float64)
         ),
         "lerp_int": lambda L: L.lerp(L.tensor([1, 2]), L.tensor([3, 5]), 0.5),
-        "lerp_inf": lambda L: L.lerp(L.tensor([1.0, math.inf]), L.tensor([2.0, math.inf]), L.tensor([1.0, 0.7])),
+        "lerp_inf": lambda L: L.lerp(
+            L.tensor([1.0, math.inf]), L.tensor([2.0, math.inf]), L.tensor([1.0, 0.7])
+        ),
         "lerp_": lambda L: L.tensor([1.0, 2]).lerp_(L.tensor([3.0, 5]), 0.25),
-        "lerp_out": _out("float32", lambda L, out: L.lerp(L.tensor([1.0]), L.tensor([3.0]), 0.5, out=out)),
-        "lerp_large": lambda L: L.lerp(L.tensor([1e8, 1e8]), L.tensor([3.0, 3.0]), L.tensor([0.7, 0.3])),
+        "lerp_out": _out(
+            "float32", lambda L, out: L.lerp(L.tensor([1.0]), L.tensor([3.0]), 0.5, out=out)
+        ),
+        "lerp_out_float64": _out(
+            "float64", lambda L, out: L.lerp(L.tensor([1.0]), L.tensor([3.0]), 0.5, out=out)
+        ),
+        "lerp_tensor_out_float64": _out(
+            "float64",
+            lambda L, out: L.lerp(L.tensor([1.0]), L.tensor([3.0]), L.tensor([0.5]), out=out),
+        ),
+        "floor_int_out_float64": _out("float64", lambda L, out: L.floor(L.tensor([1]), out=out)),
+        "round_decimals_out_float64": _out(
+            "float64", lambda L, out: L.round(L.tensor([1.5]), decimals=1, out=out)
+        ),
+        "lerp_large": lambda L: L.lerp(
+            L.tensor([1e8, 1e8]), L.tensor([3.0, 3.0]), L.tensor([0.7, 0.3])
+        ),
     }
 )
 
@@ -434,5 +507,88 @@ def test_lerp_random_values_as_torch(torch):
         a, b = rng.standard_normal((2, 1000)) * 100
         w = rng.uniform(-1, 2, 1000)
         got = og.lerp(*(og.tensor(v.tolist(), dtype=getattr(og, dtype)) for v in (a, b, w)))
-        expected = torch.lerp(*(torch.tensor(v.tolist(), dtype=getattr(torch, dtype)) for v in (a, b, w)))
+        expected = torch.lerp(
+            *(torch.tensor(v.tolist(), dtype=getattr(torch, dtype)) for v in (a, b, w))
+        )
         assert got.tolist() == expected.tolist()
+
+
+# ---- bincount's OpInfo samples -----------------------------------------------------------------
+
+
+def test_bincount_opinfo_samples_match_torch(torch):
+    # bincount's OpInfo supports integral inputs only, so test_opinfo.py (float64 samples)
+    # does not collect it: its int64 samples run here
+    from opinfo_support import load_op_db, sample_args
+
+    (opinfo,) = [o for o in load_op_db() if o.name == "bincount"]
+    samples = list(opinfo.sample_inputs("cpu", torch.int64))
+    assert samples
+    for sample in samples:
+        (t_in, t_args, t_kwargs), _ = sample_args(torch, sample)
+        (o_in, o_args, o_kwargs), _ = sample_args(og, sample)
+        expected = torch.bincount(t_in, *t_args, **t_kwargs)
+        got = og.bincount(o_in, *o_args, **o_kwargs)
+        assert dtype_name(got.dtype) == dtype_name(expected.dtype)
+        assert got.tolist() == expected.tolist()
+        # the method, as the OpInfo's method variant
+        assert o_in.bincount(*o_args, **o_kwargs).tolist() == expected.tolist()
+
+
+# ---- nodes and saved fields ---------------------------------------------------------------------
+
+
+NODES = {
+    "lerp_tensor": lambda L, a, b, w: L.lerp(a, b, w),
+    "lerp_scalar": lambda L, a, b, w: L.lerp(a, b, 0.25),
+    "lerp_inplace": lambda L, a, b, w: a.clone().lerp_(b, w),
+    "floor": lambda L, a, b, w: L.floor(a),
+    "ceil_inplace": lambda L, a, b, w: a.clone().ceil_(),
+    "round": lambda L, a, b, w: L.round(a),
+    "round_decimals": lambda L, a, b, w: L.round(a, decimals=1),
+    "quantile": lambda L, a, b, w: L.quantile(a, 0.4),
+    "quantile_q_tensor": lambda L, a, b, w: L.quantile(a, w),
+    "nanquantile_lower": lambda L, a, b, w: L.nanquantile(a, 0.4, interpolation="lower"),
+}
+
+
+@pytest.mark.parametrize("make", list(NODES.values()), ids=list(NODES))
+def test_nodes_and_saved_fields_match_torch(torch, make):
+    def run(L):
+        inputs = [
+            L.tensor(v, dtype=L.float64, requires_grad=True)
+            for v in ([1.0, 2.5, -0.5], [3.0, 5.0, 1.0], [0.3, 0.7, 0.9])
+        ]
+        return make(L, *inputs).grad_fn, inputs
+
+    (got, got_inputs), (expected, expected_inputs) = run(og), run(torch)
+    assert type(got).__name__ == type(expected).__name__
+    assert [type(f).__name__ if f else None for f, _ in got.next_functions] == [
+        type(f).__name__ if f else None for f, _ in expected.next_functions
+    ]
+    from torch_oracle import assert_same_saved_fields
+
+    assert_same_saved_fields(
+        torch, got, expected, got_inputs, expected_inputs, what=type(expected).__name__
+    )
+
+
+def test_lerp_forward_ad_matches_torch(torch):
+    def run(L):
+        fw = L.autograd.forward_ad
+        with fw.dual_level():
+            a = fw.make_dual(
+                L.tensor([1.0, 2.0], dtype=L.float64), L.tensor([0.5, 1.0], dtype=L.float64)
+            )
+            b = fw.make_dual(
+                L.tensor([3.0, 5.0], dtype=L.float64), L.tensor([1.0, -1.0], dtype=L.float64)
+            )
+            w = fw.make_dual(
+                L.tensor([0.2, 0.7], dtype=L.float64), L.tensor([2.0, 3.0], dtype=L.float64)
+            )
+            r = L.lerp(a, b, w)
+            q = L.quantile(L.stack([a, b]), 0.3, dim=0)
+            return fw.unpack_dual(r).tangent.tolist(), fw.unpack_dual(q).tangent.tolist()
+
+    got, expected = run(og), run(torch)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
