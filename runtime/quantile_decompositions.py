@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from ._tls import state as _tls
 from .cpu_support import write_out
 from .generated import ops as aten
 from .numpy_kernels import wrap_dim
@@ -86,7 +87,17 @@ def _output_shape(self, q, dim, keepdim: bool, wrapped: int) -> list:
     return shape
 
 
+def _q_values_check(q) -> None:
+    # PyTorch reads q's values only when q is no tensor subclass and no dispatch mode is
+    # active (isTensorSubclassLike): under a mode a q out of range goes on to gather
+    if not _tls.mode_stack:
+        v = q._data
+        if not np.all((v >= 0) & (v <= 1)):
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
+
+
 def _compute(self, q, dim, mode: str, ignore_nan: bool, wrapped: int, out_shape: list):
+    _q_values_check(q)
     if dim is None:
         values = aten.sort(aten.flatten_using_ints(self))[0]
     elif wrapped == self.dim() - 1:

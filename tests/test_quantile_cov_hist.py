@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import opgrad as og
-from torch_oracle import dtype_name, message, outcome_and_aten_log
+from torch_oracle import dtype_name, message, outcome, outcome_and_aten_log
 
 X = [[1.0, 5.0, 2.0, 8.0], [3.0, 3.0, -1.0, 0.0], [math.nan, 1.0, 2.0, 3.0]]
 MODES = ["linear", "lower", "higher", "midpoint", "nearest"]
@@ -96,6 +96,8 @@ QUANTILE = {
     "q_above_one": lambda L: L.quantile(_x(L), 1.5),
     "q_below_zero_before_mode": lambda L: L.quantile(_x(L), -0.5, interpolation="foo"),
     "q_nan": lambda L: L.quantile(_x(L), math.nan),
+    "q_tensor_above_one_under_mode": lambda L: L.quantile(L.tensor([1.0, 2.0]), L.tensor([1.5])),
+    "q_tensor_nan_under_mode": lambda L: L.quantile(L.tensor([1.0, 2.0]), L.tensor([math.nan])),
     "nan_q_above_one": lambda L: L.nanquantile(_x(L), 1.5),
     "bad_mode": lambda L: L.quantile(_x(L), L.tensor([0.5]), interpolation="foo"),
     "bad_mode_before_empty": lambda L: L.quantile(L.empty(0), 0.5, interpolation="foo"),
@@ -121,6 +123,22 @@ for _mode_name in MODES:
     QUANTILE[f"nan_mode_{_mode_name}"] = lambda L, m=_mode_name: L.nanquantile(
         _x(L, grad=True), L.tensor([0.1, 0.5, 0.9]), dim=1, interpolation=m
     )
+
+
+def test_q_values_out_of_range_refused_without_a_dispatch_mode(torch):
+    # torch reads a q tensor's values only outside dispatch modes (under the mode of the
+    # tests above, a q out of range reaches gather and its index error)
+    for q in ([1.5], [math.nan], [-0.1, 0.5]):
+        for fn in ("quantile", "nanquantile"):
+
+            def call(L):
+                return getattr(L, fn)(L.tensor([1.0, 2.0]), L.tensor(q))
+
+            assert outcome(lambda: call(og)) == outcome(lambda: call(torch))
+            assert "q values must be in the range [0, 1]" in outcome(lambda: call(og))[1]
+    # after the argument checks, as torch
+    call = lambda L: L.quantile(L.tensor([1.0, 2.0]), L.tensor([1.5]), dim=3)  # noqa: E731
+    assert outcome(lambda: call(og)) == outcome(lambda: call(torch))
 
 
 @pytest.mark.parametrize("call", list(QUANTILE.values()), ids=list(QUANTILE))
