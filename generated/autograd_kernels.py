@@ -1959,6 +1959,241 @@ def trace(keyset, self):
     return result
 
 
+def floor(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FloorBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.floor(self, result)
+    return result
+
+
+def floor_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.FloorBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.floor__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.floor_(self, result, tangents)
+    return result
+
+
+def ceil(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CeilBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.ceil_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.ceil(self, result)
+    return result
+
+
+def ceil_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.CeilBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.ceil__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.ceil__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.ceil_(self, result, tangents)
+    return result
+
+
+def round(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RoundBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.round_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.round(self, result)
+    return result
+
+
+def round_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.RoundBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.round__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.round__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.round_(self, result, tangents)
+    return result
+
+
+def round_decimals(keyset, self, decimals):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RoundBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.round_decimals_op.kernels[keyset]
+    result = redispatch(keyset, self, decimals)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.round_decimals(self, decimals, result)
+    return result
+
+
+def round__decimals(keyset, self, decimals):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.RoundBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.round__decimals_pre(self, decimals) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.round__decimals_op.kernels[keyset]
+    result = redispatch(keyset, self, decimals)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.round__decimals(self, decimals, result, tangents)
+    return result
+
+
+def lerp_Scalar(keyset, self, end, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or end._rg):
+        grad_fn = nodes.LerpBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(end),
+        )
+        grad_fn.weight_ = weight
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lerp_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.lerp_Scalar(self, end, weight, result)
+    return result
+
+
+def lerp__Scalar(keyset, self, end, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or end._rg):
+        check_inplace(self)
+        grad_fn = nodes.LerpBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(end),
+        )
+        grad_fn.weight_ = weight
+    tangents = jvp_kernels.lerp__Scalar_pre(self, end, weight) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lerp__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.lerp__Scalar(self, end, weight, result, tangents)
+    return result
+
+
+def lerp_Tensor(keyset, self, end, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or end._rg or weight._rg):
+        grad_fn = nodes.LerpBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(end),
+            next_edge(weight),
+        )
+        if weight._rg:
+            grad_fn.end_ = SavedVariable(end, False)
+        if weight._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+        if self._rg or end._rg:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lerp_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.lerp_Tensor(self, end, weight, result)
+    return result
+
+
+def lerp__Tensor(keyset, self, end, weight):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or end._rg or weight._rg):
+        check_inplace(self)
+        grad_fn = nodes.LerpBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(end),
+            next_edge(weight),
+        )
+        if weight._rg:
+            grad_fn.end_ = SavedVariable(end, False)
+        if weight._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+        if self._rg or end._rg:
+            grad_fn.weight_ = SavedVariable(weight, False)
+    tangents = jvp_kernels.lerp__Tensor_pre(self, end, weight) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lerp__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.lerp__Tensor(self, end, weight, result, tangents)
+    return result
+
+
+def bincount(keyset, self, weights, minlength):
+    grad_fn = None
+    if _tls.grad_enabled and ((weights is not None and weights._rg)):
+        grad_fn = nodes.NotImplemented()
+        grad_fn._next_edges = (next_edge(weights) if weights is not None else None,)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.bincount_op.kernels[keyset]
+    result = redispatch(keyset, self, weights, minlength)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.bincount(self, weights, minlength, result)
+    return result
+
+
 def dist(keyset, self, other, p):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or other._rg):
@@ -2636,7 +2871,7 @@ def hardsigmoid_(keyset, self):
 def hardsigmoid_backward(keyset, grad_output, self):
     grad_fn = None
     if _tls.grad_enabled and (grad_output._rg or self._rg):
-        grad_fn = nodes.NotImplemented()
+        grad_fn = nodes.NotImplemented_hardsigmoid_backward()
         grad_fn._next_edges = (
             next_edge(grad_output),
             next_edge(self),
@@ -9205,6 +9440,101 @@ def logcumsumexp_out(keyset, self, dim, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.logcumsumexp_out_op.kernels[keyset]
     return redispatch(keyset, self, dim, out)
+
+
+def floor_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "floor",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def ceil_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "ceil",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.ceil_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def round_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "round",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.round_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def round_decimals_out(keyset, self, decimals, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "round",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.round_decimals_out_op.kernels[keyset]
+    return redispatch(keyset, self, decimals, out)
+
+
+def lerp_Scalar_out(keyset, self, end, weight, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "lerp",
+            self,
+            end,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lerp_Scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, end, weight, out)
+
+
+def lerp_Tensor_out(keyset, self, end, weight, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "lerp",
+            self,
+            end,
+            weight,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lerp_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, end, weight, out)
+
+
+def bincount_out(keyset, self, weights, minlength, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "bincount",
+            self,
+            weights,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.bincount_out_op.kernels[keyset]
+    return redispatch(keyset, self, weights, minlength, out)
 
 
 def renorm_out(keyset, self, p, dim, maxnorm, out):

@@ -2742,6 +2742,212 @@ def bucketize_Scalar(keyset, self, boundaries, out_int32, right):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def floor(keyset, self):
+    """CPU kernel of floor"""
+    self = self._data
+    result = k.rounded(self, "floor")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def floor_(keyset, self):
+    """CPU kernel of floor_"""
+    target = self
+    self = self._data
+    result = k.rounded(self, "floor")
+    return copy_into(target, result)
+
+
+def floor_out(keyset, self, out):
+    """CPU kernel of floor.out"""
+    target = out
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.rounded(self, "floor")
+    return write_out(target, result)
+
+
+def ceil(keyset, self):
+    """CPU kernel of ceil"""
+    self = self._data
+    result = k.rounded(self, "ceil")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def ceil_(keyset, self):
+    """CPU kernel of ceil_"""
+    target = self
+    self = self._data
+    result = k.rounded(self, "ceil")
+    return copy_into(target, result)
+
+
+def ceil_out(keyset, self, out):
+    """CPU kernel of ceil.out"""
+    target = out
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.rounded(self, "ceil")
+    return write_out(target, result)
+
+
+def round(keyset, self):
+    """CPU kernel of round"""
+    self = self._data
+    result = k.rounded(self, "round")
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def round_(keyset, self):
+    """CPU kernel of round_"""
+    target = self
+    self = self._data
+    result = k.rounded(self, "round")
+    return copy_into(target, result)
+
+
+def round_out(keyset, self, out):
+    """CPU kernel of round.out"""
+    target = out
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.rounded(self, "round")
+    return write_out(target, result)
+
+
+def round_decimals(keyset, self, decimals):
+    """CPU kernel of round.decimals"""
+    self = self._data
+    result = k.round_decimals(self, decimals)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def round__decimals(keyset, self, decimals):
+    """CPU kernel of round_.decimals"""
+    target = self
+    self = self._data
+    result = k.round_decimals(self, decimals)
+    return copy_into(target, result)
+
+
+def round_decimals_out(keyset, self, decimals, out):
+    """CPU kernel of round.decimals_out"""
+    target = out
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.round_decimals(self, decimals)
+    return write_out(target, result)
+
+
+def lerp_Scalar(keyset, self, end, weight):
+    """CPU kernel of lerp.Scalar"""
+    k.lerp_check(self, end, weight)
+    self = self._data
+    end = end._data
+    result = k.lerp(self, end, weight)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def lerp__Scalar(keyset, self, end, weight):
+    """CPU kernel of lerp_.Scalar"""
+    k.lerp_check(self, end, weight)
+    target = self
+    self = self._data
+    end = end._data
+    result = k.lerp(self, end, weight)
+    return copy_into(target, result)
+
+
+def lerp_Scalar_out(keyset, self, end, weight, out):
+    """CPU kernel of lerp.Scalar_out"""
+    k.lerp_check(self, end, weight)
+    target = out
+    self = self._data
+    end = end._data
+    result = k.lerp(self, end, weight)
+    return write_out(target, result)
+
+
+def lerp_Tensor(keyset, self, end, weight):
+    """CPU kernel of lerp.Tensor"""
+    k.lerp_check(self, end, weight)
+    self = self._data
+    end = end._data
+    weight = weight._data
+    result = k.lerp(self, end, weight)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def lerp__Tensor(keyset, self, end, weight):
+    """CPU kernel of lerp_.Tensor"""
+    k.lerp_check(self, end, weight)
+    target = self
+    self = self._data
+    end = end._data
+    weight = weight._data
+    result = k.lerp(self, end, weight)
+    return copy_into(target, result)
+
+
+def lerp_Tensor_out(keyset, self, end, weight, out):
+    """CPU kernel of lerp.Tensor_out"""
+    k.lerp_check(self, end, weight)
+    target = out
+    self = self._data
+    end = end._data
+    weight = weight._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.lerp(self, end, weight)
+    return write_out(target, result)
+
+
+def histc(keyset, self, bins, min, max):
+    """CPU kernel of histc"""
+    k.histc_check(self, bins)
+    self = self._data
+    result = k.histc(self, bins, min, max)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def histc_out(keyset, self, bins, min, max, out):
+    """CPU kernel of histc.out"""
+    k.histc_check(self, bins)
+    target = out
+    k.histc_out_check(self, target)
+    self = self._data
+    result = k.histc(self, bins, min, max)
+    return write_out(target, result)
+
+
+def bincount(keyset, self, weights, minlength):
+    """CPU kernel of bincount"""
+    self = self._data
+    weights = weights._data if weights is not None else None
+    result = k.bincount(self, weights, minlength)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def bincount_out(keyset, self, weights, minlength, out):
+    """CPU kernel of bincount.out"""
+    targets = (out,)
+    self = self._data
+    weights = weights._data if weights is not None else None
+    result = k.bincount(self, weights, minlength)
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
 def dist(keyset, self, other, p):
     """CPU kernel of dist"""
     (
@@ -6284,6 +6490,14 @@ def new_zeros(keyset, self, size, dtype, layout, device, pin_memory):
     """CPU kernel of new_zeros"""
     self = self._data
     result = np.zeros(tuple(size), self.dtype if dtype is None else dtype.np)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def new_ones(keyset, self, size, dtype, layout, device, pin_memory):
+    """CPU kernel of new_ones"""
+    self = self._data
+    result = np.ones(tuple(size), self.dtype if dtype is None else dtype.np)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 

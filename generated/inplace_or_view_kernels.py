@@ -1090,6 +1090,118 @@ def bucketize_Tensor_out(keyset, self, boundaries, out_int32, right, out):
     return result
 
 
+def floor_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.floor__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def floor_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.floor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def ceil_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.ceil__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def ceil_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.ceil_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def round_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.round__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def round_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.round_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def round__decimals(keyset, self, decimals):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.round__decimals_op.kernels[keyset]
+    result = redispatch(keyset, self, decimals)
+    bump_version(self)
+    return result
+
+
+def round_decimals_out(keyset, self, decimals, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.round_decimals_out_op.kernels[keyset]
+    result = redispatch(keyset, self, decimals, out)
+    bump_version(out)
+    return result
+
+
+def lerp__Scalar(keyset, self, end, weight):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.lerp__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight)
+    bump_version(self)
+    return result
+
+
+def lerp_Scalar_out(keyset, self, end, weight, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.lerp_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight, out)
+    bump_version(out)
+    return result
+
+
+def lerp__Tensor(keyset, self, end, weight):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.lerp__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight)
+    bump_version(self)
+    return result
+
+
+def lerp_Tensor_out(keyset, self, end, weight, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.lerp_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, end, weight, out)
+    bump_version(out)
+    return result
+
+
+def histc_out(keyset, self, bins, min, max, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.histc_out_op.kernels[keyset]
+    result = redispatch(keyset, self, bins, min, max, out)
+    bump_version(out)
+    return result
+
+
+def bincount_out(keyset, self, weights, minlength, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.bincount_out_op.kernels[keyset]
+    result = redispatch(keyset, self, weights, minlength, out)
+    bump_version(out)
+    return result
+
+
 def renorm_(keyset, self, p, dim, maxnorm):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.renorm__op.kernels[keyset]

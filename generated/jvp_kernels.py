@@ -2172,6 +2172,291 @@ def trace(self, result):
     set_fw_grad(result, tangent)
 
 
+def floor(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def floor__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def floor_(self, result, tangents):
+    # auto_element_wise
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def ceil(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def ceil__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def ceil_(self, result, tangents):
+    # auto_element_wise
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def round(self, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def round__pre(self):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def round_(self, result, tangents):
+    # auto_element_wise
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def round_decimals(self, decimals, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def round__decimals_pre(self, decimals):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def round__decimals(self, decimals, result, tangents):
+    # auto_element_wise
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.zeros_like(self_t)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def lerp_Scalar(self, end, weight, result):
+    # lerp(self_t, end_t, weight)
+    self_t = fw_grad(self)
+    end_t = fw_grad(end)
+    if self_t is None and end_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if end_t is None:
+        end_t = zeros_tangent(end)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.lerp(self_t, end_t, weight)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def lerp__Scalar_pre(self, end, weight):
+    self_t = fw_grad(self)
+    end_t = fw_grad(end)
+    if self_t is None and end_t is None:
+        return None
+    return (
+        self_t,
+        end_t,
+    )
+
+
+def lerp__Scalar(self, end, weight, result, tangents):
+    # lerp(self_t, end_t, weight)
+    self_t, end_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if end_t is None:
+        end_t = zeros_tangent(end)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.lerp(self_t, end_t, weight)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def lerp_Tensor(self, end, weight, result):
+    # lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+    self_t = fw_grad(self)
+    end_t = fw_grad(end)
+    weight_t = fw_grad(weight)
+    if self_t is None and end_t is None and weight_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if end_t is None:
+        end_t = zeros_tangent(end)
+    if weight_t is None:
+        weight_t = zeros_tangent(weight)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.lerp(self_t, end_t, weight) + weight_t * (end - self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def lerp__Tensor_pre(self, end, weight):
+    self_t = fw_grad(self)
+    end_t = fw_grad(end)
+    weight_t = fw_grad(weight)
+    if self_t is None and end_t is None and weight_t is None:
+        return None
+    return (self_t, end_t, weight_t, original(self))
+
+
+def lerp__Tensor(self, end, weight, result, tangents):
+    # lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+    self_t, end_t, weight_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if end_t is None:
+        end_t = zeros_tangent(end)
+    if weight_t is None:
+        weight_t = zeros_tangent(weight)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.lerp(self_t, end_t, weight) + weight_t * (end - original_self)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def bincount(self, weights, minlength, result):
+    # forward_ad_not_supported("aten::bincount")
+    weights_t = fw_grad(weights) if weights is not None else None
+    if weights_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::bincount")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
 def dist(self, other, p, result):
     # norm_jvp(self_p - other_p, self_t - other_t, p, result, None, False)
     self_t = fw_grad(self)

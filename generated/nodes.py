@@ -3563,6 +3563,237 @@ class TraceBackward0(Node):
         return self.self_sym_sizes_
 
 
+class FloorBackward0(Node):
+    """Backward of ``floor(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class CeilBackward0(Node):
+    """Backward of ``ceil(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class RoundBackward0(Node):
+    """Backward of ``round(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class RoundBackward1(Node):
+    """Backward of ``round.decimals(Tensor self, *, int decimals) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class LerpBackward0(Node):
+    """Backward of ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``."""
+
+    __slots__ = ("weight_",)
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        weight = self.weight_
+        # end: grad * weight
+        grad_end = grad * weight if needs[1] else None
+        # self: grad * (1 - weight)
+        grad_self = grad * (1 - weight) if needs[0] else None
+        return (
+            grad_self,
+            grad_end,
+        )
+
+    @property
+    def _saved_weight(self):
+        return self.weight_
+
+
+class LerpBackward1(Node):
+    """Backward of ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``."""
+
+    __slots__ = (
+        "end_",
+        "self_",
+        "weight_",
+    )
+    _releasable_slots = (
+        "end_",
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.end_ = None
+        self.self_ = None
+        self.weight_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        end = self.end_
+        if end.__class__ not in TENSOR_CLASSES:
+            if end is not None:  # None: not saved, no formula that runs reads it
+                end = unpack_saved(end, self)
+        elif end._vc is not None:
+            end = unpack_saved(end, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        weight = self.weight_
+        if weight.__class__ not in TENSOR_CLASSES:
+            if weight is not None:  # None: not saved, no formula that runs reads it
+                weight = unpack_saved(weight, self)
+        elif weight._vc is not None:
+            weight = unpack_saved(weight, self)
+        # nothing observes aten calls: a formula that is one op call computes it in its
+        # plain kernel (None when the arguments do not fit: then as written)
+        plain = _tls.plain and grad.__class__ in TENSOR_CLASSES and grad._keys == PLAIN_KEYS
+        # end: grad * weight
+        grad_end = None
+        if needs[1]:
+            if plain and weight.__class__ in TENSOR_CLASSES and weight._keys == PLAIN_KEYS:
+                grad_end = plain_kernels.mul_Tensor(grad, weight)
+            if grad_end is None:
+                grad_end = grad * weight
+        # self: grad * (1 - weight)
+        grad_self = grad * (1 - weight) if needs[0] else None
+        # weight: grad * (end - self)
+        grad_weight = grad * (end - self_) if needs[2] else None
+        return (
+            grad_self,
+            grad_end,
+            grad_weight,
+        )
+
+    @property
+    def _saved_end(self):
+        return unpack_saved(self.end_, self)
+
+    @property
+    def _raw_saved_end(self):
+        return raw_saved(self, "end_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_weight(self):
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _raw_saved_weight(self):
+        return raw_saved(self, "weight_")
+
+
+class NotImplemented(Node):
+    """Backward of ``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # weights: derivative_not_implemented("aten::bincount")
+        grad_weights = derivative_not_implemented("aten::bincount") if needs[0] else None
+        return (grad_weights,)
+
+
 class DistBackward0(Node):
     """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``."""
 
@@ -5057,7 +5288,7 @@ class HardsigmoidBackward0(Node):
         return raw_saved(self, "self_")
 
 
-class NotImplemented(Node):
+class NotImplemented_hardsigmoid_backward(Node):
     """Backward of ``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``."""
 
     __slots__ = ()
@@ -5092,6 +5323,11 @@ class NotImplemented(Node):
             grad_grad_output,
             grad_self,
         )
+
+
+NotImplemented_hardsigmoid_backward.__name__ = NotImplemented_hardsigmoid_backward.__qualname__ = (
+    "NotImplemented"
+)
 
 
 class HardswishBackward0(Node):

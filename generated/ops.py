@@ -10842,6 +10842,1212 @@ bucketize_Scalar = bucketize_Scalar_op._entry = _bucketize_Scalar_entry(Site(buc
 bucketize_Scalar_op._make_entry = _bucketize_Scalar_entry
 
 
+floor_op = define("aten::floor(Tensor self) -> Tensor")
+_floor_kernels = floor_op.kernels
+
+
+def _floor_entry(_site):
+    def floor(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, floor_op, 0)
+            except Overridden:
+                return handle_entry(_site, floor_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.floor(self)
+                if result is not None:
+                    return result
+            kernel = _floor_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor
+
+
+floor = floor_op._entry = _floor_entry(Site(floor_op))
+floor_op._make_entry = _floor_entry
+
+
+floor__op = define("aten::floor_(Tensor(a!) self) -> Tensor(a!)")
+_floor__kernels = floor__op.kernels
+
+
+def _floor__entry(_site):
+    def floor_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, floor__op, 0)
+            except Overridden:
+                return handle_entry(_site, floor__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _floor__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor_
+
+
+floor_ = floor__op._entry = _floor__entry(Site(floor__op))
+floor__op._make_entry = _floor__entry
+
+
+floor_out_op = define("aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_floor_out_kernels = floor_out_op.kernels
+
+
+def _floor_out_entry(_site):
+    def floor_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, floor_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, floor_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, floor_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _floor_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor_out
+
+
+floor_out = floor_out_op._entry = _floor_out_entry(Site(floor_out_op))
+floor_out_op._make_entry = _floor_out_entry
+
+
+ceil_op = define("aten::ceil(Tensor self) -> Tensor")
+_ceil_kernels = ceil_op.kernels
+
+
+def _ceil_entry(_site):
+    def ceil(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ceil_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ceil_op, 0)
+            except Overridden:
+                return handle_entry(_site, ceil_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.ceil(self)
+                if result is not None:
+                    return result
+            kernel = _ceil_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ceil
+
+
+ceil = ceil_op._entry = _ceil_entry(Site(ceil_op))
+ceil_op._make_entry = _ceil_entry
+
+
+ceil__op = define("aten::ceil_(Tensor(a!) self) -> Tensor(a!)")
+_ceil__kernels = ceil__op.kernels
+
+
+def _ceil__entry(_site):
+    def ceil_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ceil__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ceil__op, 0)
+            except Overridden:
+                return handle_entry(_site, ceil__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _ceil__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ceil_
+
+
+ceil_ = ceil__op._entry = _ceil__entry(Site(ceil__op))
+ceil__op._make_entry = _ceil__entry
+
+
+ceil_out_op = define("aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_ceil_out_kernels = ceil_out_op.kernels
+
+
+def _ceil_out_entry(_site):
+    def ceil_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ceil_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ceil_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, ceil_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, ceil_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _ceil_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ceil_out
+
+
+ceil_out = ceil_out_op._entry = _ceil_out_entry(Site(ceil_out_op))
+ceil_out_op._make_entry = _ceil_out_entry
+
+
+round_op = define("aten::round(Tensor self) -> Tensor")
+_round_kernels = round_op.kernels
+
+
+def _round_entry(_site):
+    def round(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, round_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, round_op, 0)
+            except Overridden:
+                return handle_entry(_site, round_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.round(self)
+                if result is not None:
+                    return result
+            kernel = _round_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return round
+
+
+round = round_op._entry = _round_entry(Site(round_op))
+round_op._make_entry = _round_entry
+
+
+round__op = define("aten::round_(Tensor(a!) self) -> Tensor(a!)")
+_round__kernels = round__op.kernels
+
+
+def _round__entry(_site):
+    def round_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, round__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, round__op, 0)
+            except Overridden:
+                return handle_entry(_site, round__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _round__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return round_
+
+
+round_ = round__op._entry = _round__entry(Site(round__op))
+round__op._make_entry = _round__entry
+
+
+round_out_op = define("aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_round_out_kernels = round_out_op.kernels
+
+
+def _round_out_entry(_site):
+    def round_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, round_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, round_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, round_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, round_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _round_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return round_out
+
+
+round_out = round_out_op._entry = _round_out_entry(Site(round_out_op))
+round_out_op._make_entry = _round_out_entry
+
+
+round_decimals_op = define("aten::round.decimals(Tensor self, *, int decimals) -> Tensor")
+_round_decimals_kernels = round_decimals_op.kernels
+
+
+def _round_decimals_entry(_site):
+    def round_decimals(self, *, decimals):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, round_decimals_op, self, decimals)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, round_decimals_op, 0)
+                if decimals.__class__ is not int:
+                    decimals = int_arg(decimals, _site, round_decimals_op, 1)
+            except Overridden:
+                return handle_entry(_site, round_decimals_op, self, decimals)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.round_decimals(self, decimals)
+                if result is not None:
+                    return result
+            kernel = _round_decimals_kernels[keyset]
+            return kernel(keyset, self, decimals)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return round_decimals
+
+
+round_decimals = round_decimals_op._entry = _round_decimals_entry(Site(round_decimals_op))
+round_decimals_op._make_entry = _round_decimals_entry
+
+
+round__decimals_op = define("aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)")
+_round__decimals_kernels = round__decimals_op.kernels
+
+
+def _round__decimals_entry(_site):
+    def round__decimals(self, *, decimals):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, round__decimals_op, self, decimals)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, round__decimals_op, 0)
+                if decimals.__class__ is not int:
+                    decimals = int_arg(decimals, _site, round__decimals_op, 1)
+            except Overridden:
+                return handle_entry(_site, round__decimals_op, self, decimals)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _round__decimals_kernels[keyset]
+            return kernel(keyset, self, decimals)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return round__decimals
+
+
+round__decimals = round__decimals_op._entry = _round__decimals_entry(Site(round__decimals_op))
+round__decimals_op._make_entry = _round__decimals_entry
+
+
+round_decimals_out_op = define(
+    "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)"
+)
+_round_decimals_out_kernels = round_decimals_out_op.kernels
+
+
+def _round_decimals_out_entry(_site):
+    def round_decimals_out(self, *, decimals, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, round_decimals_out_op, self, decimals, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, round_decimals_out_op, 0)
+                if decimals.__class__ is not int:
+                    decimals = int_arg(decimals, _site, round_decimals_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, round_decimals_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, round_decimals_out_op, self, decimals, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _round_decimals_out_kernels[keyset]
+            return kernel(keyset, self, decimals, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return round_decimals_out
+
+
+round_decimals_out = round_decimals_out_op._entry = _round_decimals_out_entry(
+    Site(round_decimals_out_op)
+)
+round_decimals_out_op._make_entry = _round_decimals_out_entry
+
+
+lerp_Scalar_op = define("aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor")
+_lerp_Scalar_kernels = lerp_Scalar_op.kernels
+
+
+def _lerp_Scalar_entry(_site):
+    def lerp_Scalar(self, end, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lerp_Scalar_op, self, end, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lerp_Scalar_op, 0)
+                if end.__class__ not in TENSOR_CLASSES:
+                    end = tensor_arg(end, _site, lerp_Scalar_op, 1)
+                if weight.__class__ not in PY_NUMBERS:
+                    weight = scalar_arg(weight, _site, lerp_Scalar_op, 2)
+                elif (
+                    weight.__class__ is int
+                    and not -9223372036854775808 <= weight <= 18446744073709551615
+                ):
+                    check_scalar_range(weight)
+            except Overridden:
+                return handle_entry(_site, lerp_Scalar_op, self, end, weight)
+            keyset = (self._keys | end._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & end._keys) == PLAIN_KEYS:
+                result = plain_kernels.lerp_Scalar(self, end, weight)
+                if result is not None:
+                    return result
+            kernel = _lerp_Scalar_kernels[keyset]
+            return kernel(keyset, self, end, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lerp_Scalar
+
+
+lerp_Scalar = lerp_Scalar_op._entry = _lerp_Scalar_entry(Site(lerp_Scalar_op))
+lerp_Scalar_op._make_entry = _lerp_Scalar_entry
+
+
+lerp__Scalar_op = define(
+    "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"
+)
+_lerp__Scalar_kernels = lerp__Scalar_op.kernels
+
+
+def _lerp__Scalar_entry(_site):
+    def lerp__Scalar(self, end, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lerp__Scalar_op, self, end, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lerp__Scalar_op, 0)
+                if end.__class__ not in TENSOR_CLASSES:
+                    end = tensor_arg(end, _site, lerp__Scalar_op, 1)
+                if weight.__class__ not in PY_NUMBERS:
+                    weight = scalar_arg(weight, _site, lerp__Scalar_op, 2)
+                elif (
+                    weight.__class__ is int
+                    and not -9223372036854775808 <= weight <= 18446744073709551615
+                ):
+                    check_scalar_range(weight)
+            except Overridden:
+                return handle_entry(_site, lerp__Scalar_op, self, end, weight)
+            keyset = (self._keys | end._keys | include) & _tls.keep
+            kernel = _lerp__Scalar_kernels[keyset]
+            return kernel(keyset, self, end, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lerp__Scalar
+
+
+lerp__Scalar = lerp__Scalar_op._entry = _lerp__Scalar_entry(Site(lerp__Scalar_op))
+lerp__Scalar_op._make_entry = _lerp__Scalar_entry
+
+
+lerp_Scalar_out_op = define(
+    "aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_lerp_Scalar_out_kernels = lerp_Scalar_out_op.kernels
+
+
+def _lerp_Scalar_out_entry(_site):
+    def lerp_Scalar_out(self, end, weight, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lerp_Scalar_out_op, self, end, weight, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lerp_Scalar_out_op, 0)
+                if end.__class__ not in TENSOR_CLASSES:
+                    end = tensor_arg(end, _site, lerp_Scalar_out_op, 1)
+                if weight.__class__ not in PY_NUMBERS:
+                    weight = scalar_arg(weight, _site, lerp_Scalar_out_op, 2)
+                elif (
+                    weight.__class__ is int
+                    and not -9223372036854775808 <= weight <= 18446744073709551615
+                ):
+                    check_scalar_range(weight)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, lerp_Scalar_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, lerp_Scalar_out_op, self, end, weight, out)
+            keyset = (self._keys | end._keys | out._keys | include) & _tls.keep
+            kernel = _lerp_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, end, weight, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lerp_Scalar_out
+
+
+lerp_Scalar_out = lerp_Scalar_out_op._entry = _lerp_Scalar_out_entry(Site(lerp_Scalar_out_op))
+lerp_Scalar_out_op._make_entry = _lerp_Scalar_out_entry
+
+
+lerp_Tensor_op = define("aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor")
+_lerp_Tensor_kernels = lerp_Tensor_op.kernels
+
+
+def _lerp_Tensor_entry(_site):
+    def lerp_Tensor(self, end, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lerp_Tensor_op, self, end, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lerp_Tensor_op, 0)
+                if end.__class__ not in TENSOR_CLASSES:
+                    end = tensor_arg(end, _site, lerp_Tensor_op, 1)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, lerp_Tensor_op, 2)
+            except Overridden:
+                return handle_entry(_site, lerp_Tensor_op, self, end, weight)
+            keyset = (self._keys | end._keys | weight._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & end._keys & weight._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.lerp_Tensor(self, end, weight)
+                if result is not None:
+                    return result
+            kernel = _lerp_Tensor_kernels[keyset]
+            return kernel(keyset, self, end, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lerp_Tensor
+
+
+lerp_Tensor = lerp_Tensor_op._entry = _lerp_Tensor_entry(Site(lerp_Tensor_op))
+lerp_Tensor_op._make_entry = _lerp_Tensor_entry
+
+
+lerp__Tensor_op = define(
+    "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"
+)
+_lerp__Tensor_kernels = lerp__Tensor_op.kernels
+
+
+def _lerp__Tensor_entry(_site):
+    def lerp__Tensor(self, end, weight):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lerp__Tensor_op, self, end, weight)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lerp__Tensor_op, 0)
+                if end.__class__ not in TENSOR_CLASSES:
+                    end = tensor_arg(end, _site, lerp__Tensor_op, 1)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, lerp__Tensor_op, 2)
+            except Overridden:
+                return handle_entry(_site, lerp__Tensor_op, self, end, weight)
+            keyset = (self._keys | end._keys | weight._keys | include) & _tls.keep
+            kernel = _lerp__Tensor_kernels[keyset]
+            return kernel(keyset, self, end, weight)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lerp__Tensor
+
+
+lerp__Tensor = lerp__Tensor_op._entry = _lerp__Tensor_entry(Site(lerp__Tensor_op))
+lerp__Tensor_op._make_entry = _lerp__Tensor_entry
+
+
+lerp_Tensor_out_op = define(
+    "aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_lerp_Tensor_out_kernels = lerp_Tensor_out_op.kernels
+
+
+def _lerp_Tensor_out_entry(_site):
+    def lerp_Tensor_out(self, end, weight, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lerp_Tensor_out_op, self, end, weight, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lerp_Tensor_out_op, 0)
+                if end.__class__ not in TENSOR_CLASSES:
+                    end = tensor_arg(end, _site, lerp_Tensor_out_op, 1)
+                if weight.__class__ not in TENSOR_CLASSES:
+                    weight = tensor_arg(weight, _site, lerp_Tensor_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, lerp_Tensor_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, lerp_Tensor_out_op, self, end, weight, out)
+            keyset = (self._keys | end._keys | weight._keys | out._keys | include) & _tls.keep
+            kernel = _lerp_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, end, weight, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lerp_Tensor_out
+
+
+lerp_Tensor_out = lerp_Tensor_out_op._entry = _lerp_Tensor_out_entry(Site(lerp_Tensor_out_op))
+lerp_Tensor_out_op._make_entry = _lerp_Tensor_out_entry
+
+
+quantile_op = define(
+    "aten::quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
+)
+_quantile_kernels = quantile_op.kernels
+
+
+def _quantile_entry(_site):
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, quantile_op, self, q, dim, keepdim, interpolation)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, quantile_op, 0)
+                if q.__class__ not in TENSOR_CLASSES:
+                    q = tensor_arg(q, _site, quantile_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, quantile_op, 2)
+            except Overridden:
+                return handle_entry(_site, quantile_op, self, q, dim, keepdim, interpolation)
+            keyset = (self._keys | q._keys | include) & _tls.keep
+            kernel = _quantile_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return quantile
+
+
+quantile = quantile_op._entry = _quantile_entry(Site(quantile_op))
+quantile_op._make_entry = _quantile_entry
+
+
+quantile_scalar_op = define(
+    "aten::quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
+)
+_quantile_scalar_kernels = quantile_scalar_op.kernels
+
+
+def _quantile_scalar_entry(_site):
+    def quantile_scalar(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, quantile_scalar_op, self, q, dim, keepdim, interpolation)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, quantile_scalar_op, 0)
+                if q.__class__ is not float:
+                    q = float_arg(q, _site, quantile_scalar_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, quantile_scalar_op, 2)
+            except Overridden:
+                return handle_entry(_site, quantile_scalar_op, self, q, dim, keepdim, interpolation)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _quantile_scalar_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return quantile_scalar
+
+
+quantile_scalar = quantile_scalar_op._entry = _quantile_scalar_entry(Site(quantile_scalar_op))
+quantile_scalar_op._make_entry = _quantile_scalar_entry
+
+
+quantile_out_op = define(
+    "aten::quantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
+)
+_quantile_out_kernels = quantile_out_op.kernels
+
+
+def _quantile_out_entry(_site):
+    def quantile_out(self, q, dim=None, keepdim=False, *, interpolation="linear", out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, quantile_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, quantile_out_op, 0)
+                if q.__class__ not in TENSOR_CLASSES:
+                    q = tensor_arg(q, _site, quantile_out_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, quantile_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, quantile_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, quantile_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            keyset = (self._keys | q._keys | out._keys | include) & _tls.keep
+            kernel = _quantile_out_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return quantile_out
+
+
+quantile_out = quantile_out_op._entry = _quantile_out_entry(Site(quantile_out_op))
+quantile_out_op._make_entry = _quantile_out_entry
+
+
+quantile_scalar_out_op = define(
+    "aten::quantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
+)
+_quantile_scalar_out_kernels = quantile_scalar_out_op.kernels
+
+
+def _quantile_scalar_out_entry(_site):
+    def quantile_scalar_out(self, q, dim=None, keepdim=False, *, interpolation="linear", out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, quantile_scalar_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, quantile_scalar_out_op, 0)
+                if q.__class__ is not float:
+                    q = float_arg(q, _site, quantile_scalar_out_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, quantile_scalar_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, quantile_scalar_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, quantile_scalar_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _quantile_scalar_out_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return quantile_scalar_out
+
+
+quantile_scalar_out = quantile_scalar_out_op._entry = _quantile_scalar_out_entry(
+    Site(quantile_scalar_out_op)
+)
+quantile_scalar_out_op._make_entry = _quantile_scalar_out_entry
+
+
+nanquantile_op = define(
+    "aten::nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
+)
+_nanquantile_kernels = nanquantile_op.kernels
+
+
+def _nanquantile_entry(_site):
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nanquantile_op, self, q, dim, keepdim, interpolation)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanquantile_op, 0)
+                if q.__class__ not in TENSOR_CLASSES:
+                    q = tensor_arg(q, _site, nanquantile_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, nanquantile_op, 2)
+            except Overridden:
+                return handle_entry(_site, nanquantile_op, self, q, dim, keepdim, interpolation)
+            keyset = (self._keys | q._keys | include) & _tls.keep
+            kernel = _nanquantile_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanquantile
+
+
+nanquantile = nanquantile_op._entry = _nanquantile_entry(Site(nanquantile_op))
+nanquantile_op._make_entry = _nanquantile_entry
+
+
+nanquantile_scalar_op = define(
+    "aten::nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
+)
+_nanquantile_scalar_kernels = nanquantile_scalar_op.kernels
+
+
+def _nanquantile_scalar_entry(_site):
+    def nanquantile_scalar(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nanquantile_scalar_op, self, q, dim, keepdim, interpolation
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanquantile_scalar_op, 0)
+                if q.__class__ is not float:
+                    q = float_arg(q, _site, nanquantile_scalar_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, nanquantile_scalar_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, nanquantile_scalar_op, self, q, dim, keepdim, interpolation
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _nanquantile_scalar_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanquantile_scalar
+
+
+nanquantile_scalar = nanquantile_scalar_op._entry = _nanquantile_scalar_entry(
+    Site(nanquantile_scalar_op)
+)
+nanquantile_scalar_op._make_entry = _nanquantile_scalar_entry
+
+
+nanquantile_out_op = define(
+    "aten::nanquantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
+)
+_nanquantile_out_kernels = nanquantile_out_op.kernels
+
+
+def _nanquantile_out_entry(_site):
+    def nanquantile_out(self, q, dim=None, keepdim=False, *, interpolation="linear", out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nanquantile_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanquantile_out_op, 0)
+                if q.__class__ not in TENSOR_CLASSES:
+                    q = tensor_arg(q, _site, nanquantile_out_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, nanquantile_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nanquantile_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, nanquantile_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            keyset = (self._keys | q._keys | out._keys | include) & _tls.keep
+            kernel = _nanquantile_out_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanquantile_out
+
+
+nanquantile_out = nanquantile_out_op._entry = _nanquantile_out_entry(Site(nanquantile_out_op))
+nanquantile_out_op._make_entry = _nanquantile_out_entry
+
+
+nanquantile_scalar_out_op = define(
+    "aten::nanquantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
+)
+_nanquantile_scalar_out_kernels = nanquantile_scalar_out_op.kernels
+
+
+def _nanquantile_scalar_out_entry(_site):
+    def nanquantile_scalar_out(self, q, dim=None, keepdim=False, *, interpolation="linear", out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, nanquantile_scalar_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nanquantile_scalar_out_op, 0)
+                if q.__class__ is not float:
+                    q = float_arg(q, _site, nanquantile_scalar_out_op, 1)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, nanquantile_scalar_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nanquantile_scalar_out_op, 5)
+            except Overridden:
+                return handle_entry(
+                    _site, nanquantile_scalar_out_op, self, q, dim, keepdim, interpolation, out
+                )
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _nanquantile_scalar_out_kernels[keyset]
+            return kernel(keyset, self, q, dim, keepdim, interpolation, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nanquantile_scalar_out
+
+
+nanquantile_scalar_out = nanquantile_scalar_out_op._entry = _nanquantile_scalar_out_entry(
+    Site(nanquantile_scalar_out_op)
+)
+nanquantile_scalar_out_op._make_entry = _nanquantile_scalar_out_entry
+
+
+cov_op = define(
+    "aten::cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor"
+)
+_cov_kernels = cov_op.kernels
+
+
+def _cov_entry(_site):
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cov_op, self, correction, fweights, aweights)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cov_op, 0)
+                if correction.__class__ is not int:
+                    correction = int_arg(correction, _site, cov_op, 1)
+                if fweights is not None and fweights.__class__ is not Tensor:
+                    fweights = tensor_arg(fweights, _site, cov_op, 2)
+                if aweights is not None and aweights.__class__ is not Tensor:
+                    aweights = tensor_arg(aweights, _site, cov_op, 3)
+            except Overridden:
+                return handle_entry(_site, cov_op, self, correction, fweights, aweights)
+            keyset = (
+                self._keys
+                | (fweights._keys if fweights is not None else 0)
+                | (aweights._keys if aweights is not None else 0)
+                | include
+            ) & _tls.keep
+            kernel = _cov_kernels[keyset]
+            return kernel(keyset, self, correction, fweights, aweights)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cov
+
+
+cov = cov_op._entry = _cov_entry(Site(cov_op))
+cov_op._make_entry = _cov_entry
+
+
+corrcoef_op = define("aten::corrcoef(Tensor self) -> Tensor")
+_corrcoef_kernels = corrcoef_op.kernels
+
+
+def _corrcoef_entry(_site):
+    def corrcoef(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, corrcoef_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, corrcoef_op, 0)
+            except Overridden:
+                return handle_entry(_site, corrcoef_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _corrcoef_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return corrcoef
+
+
+corrcoef = corrcoef_op._entry = _corrcoef_entry(Site(corrcoef_op))
+corrcoef_op._make_entry = _corrcoef_entry
+
+
+histc_op = define("aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor")
+_histc_kernels = histc_op.kernels
+
+
+def _histc_entry(_site):
+    def histc(self, bins=100, min=0, max=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, histc_op, self, bins, min, max)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, histc_op, 0)
+                if bins.__class__ is not int:
+                    bins = int_arg(bins, _site, histc_op, 1)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, histc_op, 2)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+                if max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, histc_op, 3)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
+            except Overridden:
+                return handle_entry(_site, histc_op, self, bins, min, max)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.histc(self, bins, min, max)
+                if result is not None:
+                    return result
+            kernel = _histc_kernels[keyset]
+            return kernel(keyset, self, bins, min, max)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return histc
+
+
+histc = histc_op._entry = _histc_entry(Site(histc_op))
+histc_op._make_entry = _histc_entry
+
+
+histc_out_op = define(
+    "aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_histc_out_kernels = histc_out_op.kernels
+
+
+def _histc_out_entry(_site):
+    def histc_out(self, bins=100, min=0, max=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, histc_out_op, self, bins, min, max, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, histc_out_op, 0)
+                if bins.__class__ is not int:
+                    bins = int_arg(bins, _site, histc_out_op, 1)
+                if min.__class__ not in PY_NUMBERS:
+                    min = scalar_arg(min, _site, histc_out_op, 2)
+                elif (
+                    min.__class__ is int and not -9223372036854775808 <= min <= 18446744073709551615
+                ):
+                    check_scalar_range(min)
+                if max.__class__ not in PY_NUMBERS:
+                    max = scalar_arg(max, _site, histc_out_op, 3)
+                elif (
+                    max.__class__ is int and not -9223372036854775808 <= max <= 18446744073709551615
+                ):
+                    check_scalar_range(max)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, histc_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, histc_out_op, self, bins, min, max, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _histc_out_kernels[keyset]
+            return kernel(keyset, self, bins, min, max, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return histc_out
+
+
+histc_out = histc_out_op._entry = _histc_out_entry(Site(histc_out_op))
+histc_out_op._make_entry = _histc_out_entry
+
+
+bincount_op = define(
+    "aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"
+)
+_bincount_kernels = bincount_op.kernels
+
+
+def _bincount_entry(_site):
+    def bincount(self, weights=None, minlength=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bincount_op, self, weights, minlength)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bincount_op, 0)
+                if weights is not None and weights.__class__ is not Tensor:
+                    weights = tensor_arg(weights, _site, bincount_op, 1)
+                if minlength.__class__ is not int:
+                    minlength = int_arg(minlength, _site, bincount_op, 2)
+            except Overridden:
+                return handle_entry(_site, bincount_op, self, weights, minlength)
+            keyset = (
+                self._keys | (weights._keys if weights is not None else 0) | include
+            ) & _tls.keep
+            kernel = _bincount_kernels[keyset]
+            return kernel(keyset, self, weights, minlength)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bincount
+
+
+bincount = bincount_op._entry = _bincount_entry(Site(bincount_op))
+bincount_op._make_entry = _bincount_entry
+
+
+bincount_out_op = define(
+    "aten::bincount.out(Tensor self, Tensor? weights=None, SymInt minlength=0, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_bincount_out_kernels = bincount_out_op.kernels
+
+
+def _bincount_out_entry(_site):
+    def bincount_out(self, weights=None, minlength=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, bincount_out_op, self, weights, minlength, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, bincount_out_op, 0)
+                if weights is not None and weights.__class__ is not Tensor:
+                    weights = tensor_arg(weights, _site, bincount_out_op, 1)
+                if minlength.__class__ is not int:
+                    minlength = int_arg(minlength, _site, bincount_out_op, 2)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, bincount_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, bincount_out_op, self, weights, minlength, out)
+            keyset = (
+                self._keys | (weights._keys if weights is not None else 0) | out._keys | include
+            ) & _tls.keep
+            kernel = _bincount_out_kernels[keyset]
+            return kernel(keyset, self, weights, minlength, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return bincount_out
+
+
+bincount_out = bincount_out_op._entry = _bincount_out_entry(Site(bincount_out_op))
+bincount_out_op._make_entry = _bincount_out_entry
+
+
 dist_op = define("aten::dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
 _dist_kernels = dist_op.kernels
 
@@ -32634,6 +33840,52 @@ def _new_zeros_entry(_site):
 
 new_zeros = new_zeros_op._entry = _new_zeros_entry(Site(new_zeros_op))
 new_zeros_op._make_entry = _new_zeros_entry
+
+
+new_ones_op = define(
+    "aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+_new_ones_kernels = new_ones_op.kernels
+
+
+def _new_ones_entry(_site):
+    def new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, new_ones_op, self, size, dtype, layout, device, pin_memory
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, new_ones_op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, new_ones_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, new_ones_op, 2)
+                if device is not None:
+                    device = device_arg(device, _site, new_ones_op, 4)
+            except Overridden:
+                return handle_entry(
+                    _site, new_ones_op, self, size, dtype, layout, device, pin_memory
+                )
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.new_ones(self, size, dtype, layout, device, pin_memory)
+                if result is not None:
+                    return result
+            kernel = _new_ones_kernels[keyset]
+            return kernel(keyset, self, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return new_ones
+
+
+new_ones = new_ones_op._entry = _new_ones_entry(Site(new_ones_op))
+new_ones_op._make_entry = _new_ones_entry
 
 
 new_empty_op = define(

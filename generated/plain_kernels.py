@@ -3265,6 +3265,275 @@ def bucketize_Scalar(self, boundaries, out_int32, right):
     return out
 
 
+def floor(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.rounded(self_data, "floor")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.FloorBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def ceil(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.rounded(self_data, "ceil")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.CeilBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def round(self):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.rounded(self_data, "round")
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.RoundBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def round_decimals(self, decimals):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.round_decimals(self_data, decimals)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.RoundBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def lerp_Scalar(self, end, weight):
+    self_data = self._data
+    end_data = end._data
+    if not (self_data.dtype in PLAIN_FLOATS and end_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.lerp_check(self, end, weight)
+        result = k.lerp(self_data, end_data, weight)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or end._rg):
+        grad_fn = _new(nodes.LerpBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_end = end._grad_fn
+        if edge_end is None:
+            edge_end = grad_accumulator(end) if end._rg else None
+        elif end._output_nr:
+            edge_end = (edge_end, end._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_end,
+        )
+        grad_fn.weight_ = weight
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def lerp_Tensor(self, end, weight):
+    self_data = self._data
+    end_data = end._data
+    weight_data = weight._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and end_data.dtype is self_data.dtype
+        and weight_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        k.lerp_check(self, end, weight)
+        result = k.lerp(self_data, end_data, weight_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or end._rg or weight._rg):
+        grad_fn = _new(nodes.LerpBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_end = end._grad_fn
+        if edge_end is None:
+            edge_end = grad_accumulator(end) if end._rg else None
+        elif end._output_nr:
+            edge_end = (edge_end, end._output_nr)
+        edge_weight = weight._grad_fn
+        if edge_weight is None:
+            edge_weight = grad_accumulator(weight) if weight._rg else None
+        elif weight._output_nr:
+            edge_weight = (edge_weight, weight._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_end,
+            edge_weight,
+        )
+        grad_fn.end_ = (
+            (end if end._vc is None and end._grad_fn is None else SavedVariable(end, False))
+            if weight._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if weight._rg
+            else None
+        )
+        grad_fn.weight_ = (
+            (
+                weight
+                if weight._vc is None and weight._grad_fn is None
+                else SavedVariable(weight, False)
+            )
+            if self._rg or end._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def histc(self, bins, min, max):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        k.histc_check(self, bins)
+        result = k.histc(self_data, bins, min, max)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
 def dist(self, other, p):
     self_data = self._data
     other_data = other._data
@@ -4048,7 +4317,7 @@ def hardsigmoid_backward(grad_output, self):
     out._vc = None
     out._base = None
     if _tls.grad_enabled and (grad_output._rg or self._rg):
-        grad_fn = _new(nodes.NotImplemented)
+        grad_fn = _new(nodes.NotImplemented_hardsigmoid_backward)
         grad_fn._seq = next(_sequence)
         edge_grad_output = grad_output._grad_fn
         if edge_grad_output is None:
@@ -11678,6 +11947,25 @@ def new_zeros(self, size, dtype, layout, device, pin_memory):
         return None
     try:
         result = np.zeros(tuple(size), self_data.dtype if dtype is None else dtype.np)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
+def new_ones(self, size, dtype, layout, device, pin_memory):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = np.ones(tuple(size), self_data.dtype if dtype is None else dtype.np)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:

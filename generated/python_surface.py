@@ -349,6 +349,45 @@ FUNCTIONS = {
         ops.bucketize_Tensor_out_op,
         ops.bucketize_Scalar_op,
     ),
+    "floor": (
+        ops.floor_op,
+        ops.floor_out_op,
+    ),
+    "ceil": (
+        ops.ceil_op,
+        ops.ceil_out_op,
+    ),
+    "round": (
+        ops.round_op,
+        ops.round_out_op,
+        ops.round_decimals_op,
+        ops.round_decimals_out_op,
+    ),
+    "lerp": (
+        ops.lerp_Scalar_op,
+        ops.lerp_Scalar_out_op,
+        ops.lerp_Tensor_op,
+        ops.lerp_Tensor_out_op,
+    ),
+    "quantile": (
+        ops.quantile_op,
+        ops.quantile_scalar_op,
+        ops.quantile_out_op,
+        ops.quantile_scalar_out_op,
+    ),
+    "nanquantile": (
+        ops.nanquantile_op,
+        ops.nanquantile_scalar_op,
+        ops.nanquantile_out_op,
+        ops.nanquantile_scalar_out_op,
+    ),
+    "cov": (ops.cov_op,),
+    "corrcoef": (ops.corrcoef_op,),
+    "histc": (
+        ops.histc_op,
+        ops.histc_out_op,
+    ),
+    "bincount": (ops.bincount_op,),
     "dist": (ops.dist_op,),
     "renorm": (
         ops.renorm_op,
@@ -993,6 +1032,16 @@ trace = function("trace", FUNCTIONS["trace"])
 diff = function("diff", FUNCTIONS["diff"])
 searchsorted = function("searchsorted", FUNCTIONS["searchsorted"])
 bucketize = function("bucketize", FUNCTIONS["bucketize"])
+floor = function("floor", FUNCTIONS["floor"])
+ceil = function("ceil", FUNCTIONS["ceil"])
+round = function("round", FUNCTIONS["round"])
+lerp = function("lerp", FUNCTIONS["lerp"])
+quantile = function("quantile", FUNCTIONS["quantile"])
+nanquantile = function("nanquantile", FUNCTIONS["nanquantile"])
+cov = function("cov", FUNCTIONS["cov"])
+corrcoef = function("corrcoef", FUNCTIONS["corrcoef"])
+histc = function("histc", FUNCTIONS["histc"])
+bincount = function("bincount", FUNCTIONS["bincount"])
 dist = function("dist", FUNCTIONS["dist"])
 renorm = function("renorm", FUNCTIONS["renorm"])
 sort = function("sort", FUNCTIONS["sort"])

@@ -151,6 +151,46 @@ def _diff_out_composite(keyset, self, n, dim, prepend, append, out):
     return decompositions.diff_out(self, n, dim, prepend, append, out)
 
 
+def _quantile_composite(keyset, self, q, dim, keepdim, interpolation):
+    return decompositions.quantile(self, q, dim, keepdim, interpolation)
+
+
+def _quantile_scalar_composite(keyset, self, q, dim, keepdim, interpolation):
+    return decompositions.quantile_scalar(self, q, dim, keepdim, interpolation)
+
+
+def _quantile_out_composite(keyset, self, q, dim, keepdim, interpolation, out):
+    return decompositions.quantile_out(self, q, dim, keepdim, interpolation, out)
+
+
+def _quantile_scalar_out_composite(keyset, self, q, dim, keepdim, interpolation, out):
+    return decompositions.quantile_scalar_out(self, q, dim, keepdim, interpolation, out)
+
+
+def _nanquantile_composite(keyset, self, q, dim, keepdim, interpolation):
+    return decompositions.nanquantile(self, q, dim, keepdim, interpolation)
+
+
+def _nanquantile_scalar_composite(keyset, self, q, dim, keepdim, interpolation):
+    return decompositions.nanquantile_scalar(self, q, dim, keepdim, interpolation)
+
+
+def _nanquantile_out_composite(keyset, self, q, dim, keepdim, interpolation, out):
+    return decompositions.nanquantile_out(self, q, dim, keepdim, interpolation, out)
+
+
+def _nanquantile_scalar_out_composite(keyset, self, q, dim, keepdim, interpolation, out):
+    return decompositions.nanquantile_scalar_out(self, q, dim, keepdim, interpolation, out)
+
+
+def _cov_composite(keyset, self, correction, fweights, aweights):
+    return decompositions.cov(self, correction, fweights, aweights)
+
+
+def _corrcoef_composite(keyset, self):
+    return decompositions.corrcoef(self)
+
+
 def _argsort_composite(keyset, self, dim, descending):
     return decompositions.argsort(self, dim, descending)
 
@@ -1097,6 +1137,28 @@ def register_all():
     ops.bucketize_Tensor_op.register_kernel(CPU, cpu_kernels.bucketize_Tensor)
     ops.bucketize_Tensor_out_op.register_kernel(CPU, cpu_kernels.bucketize_Tensor_out)
     ops.bucketize_Scalar_op.register_kernel(CPU, cpu_kernels.bucketize_Scalar)
+    ops.floor_op.register_kernel(CPU, cpu_kernels.floor)
+    ops.floor__op.register_kernel(CPU, cpu_kernels.floor_)
+    ops.floor_out_op.register_kernel(CPU, cpu_kernels.floor_out)
+    ops.ceil_op.register_kernel(CPU, cpu_kernels.ceil)
+    ops.ceil__op.register_kernel(CPU, cpu_kernels.ceil_)
+    ops.ceil_out_op.register_kernel(CPU, cpu_kernels.ceil_out)
+    ops.round_op.register_kernel(CPU, cpu_kernels.round)
+    ops.round__op.register_kernel(CPU, cpu_kernels.round_)
+    ops.round_out_op.register_kernel(CPU, cpu_kernels.round_out)
+    ops.round_decimals_op.register_kernel(CPU, cpu_kernels.round_decimals)
+    ops.round__decimals_op.register_kernel(CPU, cpu_kernels.round__decimals)
+    ops.round_decimals_out_op.register_kernel(CPU, cpu_kernels.round_decimals_out)
+    ops.lerp_Scalar_op.register_kernel(CPU, cpu_kernels.lerp_Scalar)
+    ops.lerp__Scalar_op.register_kernel(CPU, cpu_kernels.lerp__Scalar)
+    ops.lerp_Scalar_out_op.register_kernel(CPU, cpu_kernels.lerp_Scalar_out)
+    ops.lerp_Tensor_op.register_kernel(CPU, cpu_kernels.lerp_Tensor)
+    ops.lerp__Tensor_op.register_kernel(CPU, cpu_kernels.lerp__Tensor)
+    ops.lerp_Tensor_out_op.register_kernel(CPU, cpu_kernels.lerp_Tensor_out)
+    ops.histc_op.register_kernel(CPU, cpu_kernels.histc)
+    ops.histc_out_op.register_kernel(CPU, cpu_kernels.histc_out)
+    ops.bincount_op.register_kernel(CPU, cpu_kernels.bincount)
+    ops.bincount_out_op.register_kernel(CPU, cpu_kernels.bincount_out)
     ops.dist_op.register_kernel(CPU, cpu_kernels.dist)
     ops.renorm_op.register_kernel(CPU, cpu_kernels.renorm)
     ops.renorm__op.register_kernel(CPU, cpu_kernels.renorm_)
@@ -1473,6 +1535,7 @@ def register_all():
     ops.empty_like_op.register_kernel(CPU, cpu_kernels.empty_like)
     ops.full_like_op.register_kernel(CPU, cpu_kernels.full_like)
     ops.new_zeros_op.register_kernel(CPU, cpu_kernels.new_zeros)
+    ops.new_ones_op.register_kernel(CPU, cpu_kernels.new_ones)
     ops.new_empty_op.register_kernel(CPU, cpu_kernels.new_empty)
     ops.new_empty_strided_op.register_kernel(CPU, cpu_kernels.new_empty_strided)
     ops.zeros_op.register_kernel(CPU, cpu_kernels.zeros)
@@ -1619,6 +1682,19 @@ def register_all():
     ops.cummin_op.register_kernel(AUTOGRAD, autograd_kernels.cummin)
     ops.logcumsumexp_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp)
     ops.trace_op.register_kernel(AUTOGRAD, autograd_kernels.trace)
+    ops.floor_op.register_kernel(AUTOGRAD, autograd_kernels.floor)
+    ops.floor__op.register_kernel(AUTOGRAD, autograd_kernels.floor_)
+    ops.ceil_op.register_kernel(AUTOGRAD, autograd_kernels.ceil)
+    ops.ceil__op.register_kernel(AUTOGRAD, autograd_kernels.ceil_)
+    ops.round_op.register_kernel(AUTOGRAD, autograd_kernels.round)
+    ops.round__op.register_kernel(AUTOGRAD, autograd_kernels.round_)
+    ops.round_decimals_op.register_kernel(AUTOGRAD, autograd_kernels.round_decimals)
+    ops.round__decimals_op.register_kernel(AUTOGRAD, autograd_kernels.round__decimals)
+    ops.lerp_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.lerp_Scalar)
+    ops.lerp__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.lerp__Scalar)
+    ops.lerp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.lerp_Tensor)
+    ops.lerp__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.lerp__Tensor)
+    ops.bincount_op.register_kernel(AUTOGRAD, autograd_kernels.bincount)
     ops.dist_op.register_kernel(AUTOGRAD, autograd_kernels.dist)
     ops.renorm_op.register_kernel(AUTOGRAD, autograd_kernels.renorm)
     ops.renorm__op.register_kernel(AUTOGRAD, autograd_kernels.renorm_)
@@ -2066,6 +2142,13 @@ def register_all():
     ops.cummax_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummax_out)
     ops.cummin_out_op.register_kernel(AUTOGRAD, autograd_kernels.cummin_out)
     ops.logcumsumexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logcumsumexp_out)
+    ops.floor_out_op.register_kernel(AUTOGRAD, autograd_kernels.floor_out)
+    ops.ceil_out_op.register_kernel(AUTOGRAD, autograd_kernels.ceil_out)
+    ops.round_out_op.register_kernel(AUTOGRAD, autograd_kernels.round_out)
+    ops.round_decimals_out_op.register_kernel(AUTOGRAD, autograd_kernels.round_decimals_out)
+    ops.lerp_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.lerp_Scalar_out)
+    ops.lerp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.lerp_Tensor_out)
+    ops.bincount_out_op.register_kernel(AUTOGRAD, autograd_kernels.bincount_out)
     ops.renorm_out_op.register_kernel(AUTOGRAD, autograd_kernels.renorm_out)
     ops.sort_values_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values)
     ops.sort_values_stable_op.register_kernel(AUTOGRAD, autograd_kernels.sort_values_stable)
@@ -2352,6 +2435,28 @@ def register_all():
     ops.bucketize_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bucketize_Tensor_out
     )
+    ops.floor__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_)
+    ops.floor_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_out)
+    ops.ceil__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.ceil_)
+    ops.ceil_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.ceil_out)
+    ops.round__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.round_)
+    ops.round_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.round_out)
+    ops.round__decimals_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.round__decimals
+    )
+    ops.round_decimals_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.round_decimals_out
+    )
+    ops.lerp__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lerp__Scalar)
+    ops.lerp_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lerp_Scalar_out
+    )
+    ops.lerp__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lerp__Tensor)
+    ops.lerp_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lerp_Tensor_out
+    )
+    ops.histc_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.histc_out)
+    ops.bincount_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.bincount_out)
     ops.renorm__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.renorm_)
     ops.renorm_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.renorm_out)
     ops.sort_values_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sort_values)
@@ -2605,6 +2710,26 @@ def register_all():
     ops.diff_op.register_kernel(AUTOGRAD | CPU, _diff_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.diff_out_op.register_kernel(AUTOGRAD | CPU, _diff_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.quantile_op.register_kernel(AUTOGRAD | CPU, _quantile_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.quantile_scalar_op.register_kernel(AUTOGRAD | CPU, _quantile_scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.quantile_out_op.register_kernel(AUTOGRAD | CPU, _quantile_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.quantile_scalar_out_op.register_kernel(AUTOGRAD | CPU, _quantile_scalar_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nanquantile_op.register_kernel(AUTOGRAD | CPU, _nanquantile_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nanquantile_scalar_op.register_kernel(AUTOGRAD | CPU, _nanquantile_scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nanquantile_out_op.register_kernel(AUTOGRAD | CPU, _nanquantile_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.nanquantile_scalar_out_op.register_kernel(AUTOGRAD | CPU, _nanquantile_scalar_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.cov_op.register_kernel(AUTOGRAD | CPU, _cov_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.corrcoef_op.register_kernel(AUTOGRAD | CPU, _corrcoef_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.argsort_op.register_kernel(AUTOGRAD | CPU, _argsort_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -442,3 +442,5 @@ from .masked_decompositions import *  # noqa: E402,F401,F403
 from .cumulative_decompositions import *  # noqa: E402,F401,F403
 # linalg_svd, linalg_svdvals and svd over _linalg_svd (its __all__).
 from .svd_decompositions import *  # noqa: E402,F401,F403
+# quantile's, nanquantile's, cov's and corrcoef's composites (its __all__).
+from .quantile_decompositions import *  # noqa: E402,F401,F403

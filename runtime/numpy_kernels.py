@@ -2246,3 +2246,5 @@ from .search_kernels import *  # noqa: E402,F401,F403
 from .norm_reduction_kernels import *  # noqa: E402,F401,F403
 # The singular value decomposition's kernel (its __all__), named k.<fn> in the YAML.
 from .svd_kernels import *  # noqa: E402,F401,F403
+# histc's, bincount's, the rounding ops' and lerp's kernels (its __all__), named k.<fn> in the YAML.
+from .quantile_kernels import *  # noqa: E402,F401,F403

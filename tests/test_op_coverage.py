@@ -522,6 +522,24 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# quantile, nanquantile, cov, corrcoef, histc and bincount, and the rounding ops and lerp that
+# quantile calls: test_quantile_cov_hist.py compares values, nodes, the aten calls a mode sees,
+# out=, errors and gradients with torch (new_ones is among cov's logged calls), and
+# test_opinfo.py runs torch's samples (bincount's int64 samples run in the former)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_quantile_cov_hist.py and test_opinfo.py"
+        for name in (
+            "floor.default floor_.default floor.out ceil.default ceil_.default ceil.out "
+            "round.default round_.default round.out round.decimals round_.decimals "
+            "round.decimals_out lerp.Scalar lerp_.Scalar lerp.Scalar_out lerp.Tensor "
+            "lerp_.Tensor lerp.Tensor_out quantile.default quantile.scalar quantile.out "
+            "quantile.scalar_out nanquantile.default nanquantile.scalar nanquantile.out "
+            "nanquantile.scalar_out cov.default corrcoef.default histc.default histc.out "
+            "bincount.default bincount.out new_ones.default"
+        ).split()
+    }
+)
 
 
 TESTED_ELSEWHERE.update(
