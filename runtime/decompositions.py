@@ -440,3 +440,5 @@ from .shape_decompositions import *  # noqa: E402,F401,F403
 from .masked_decompositions import *  # noqa: E402,F401,F403
 # The cumulative ops' and norms' composites (its __all__).
 from .cumulative_decompositions import *  # noqa: E402,F401,F403
+# combinations (its __all__).
+from .combinations_decompositions import *  # noqa: E402,F401,F403

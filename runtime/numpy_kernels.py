@@ -2230,3 +2230,7 @@ from .cumulative_kernels import *  # noqa: E402,F401,F403
 from .search_kernels import *  # noqa: E402,F401,F403
 # dist's and renorm's kernels (its __all__), named k.<fn> in the YAML.
 from .norm_reduction_kernels import *  # noqa: E402,F401,F403
+# The unique family's kernels (its __all__), named k.<fn> in the YAML.
+from .unique_kernels import *  # noqa: E402,F401,F403
+# resize_'s and resize_as_'s kernels (its __all__), named k.<fn> in the YAML.
+from .resize_kernels import *  # noqa: E402,F401,F403
