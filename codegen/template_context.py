@@ -1139,6 +1139,7 @@ def build_context(model: m.Model) -> Dict:
     inplace: List[Overload] = []
     composites: List[Overload] = []
     out_autograd: List[Overload] = []
+    checked_autograd: List[Overload] = []
     plain_kernels: List[PlainKernel] = []
     for entry in model.entries:
         node = None
@@ -1160,6 +1161,8 @@ def build_context(model: m.Model) -> Dict:
                     out_autograd.append(ov)
             elif node is not None:
                 autograd.append(autograd_kernel(ov, node, functions, linear))
+            elif entry.autograd_check:
+                checked_autograd.append(ov)
             plain = plain_kernel(
                 ov, autograd[-1] if node is not None and ov.kind == "functional" else None
             )
@@ -1200,6 +1203,7 @@ def build_context(model: m.Model) -> Dict:
         nodes=nodes,
         autograd_kernels=autograd,
         out_autograd_kernels=out_autograd,
+        checked_autograd_kernels=checked_autograd,
         view_overloads=views,
         inplace_overloads=inplace,
         composites=composites,

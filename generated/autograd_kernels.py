@@ -18,6 +18,7 @@ from opgrad.dispatch_keys import AFTER_AUTOGRAD
 from opgrad.generated import jvp_kernels
 from opgrad.generated import nodes
 from opgrad.generated import ops
+from opgrad import numpy_kernels as k
 
 
 def add_Tensor(keyset, self, other, alpha):
@@ -9459,3 +9460,19 @@ def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.slice_scatter_out_op.kernels[keyset]
     return redispatch(keyset, self, src, dim, start, end, step, out)
+
+
+def resize_(keyset, self, size, memory_format):
+    # not differentiable: PyTorch's autograd kernel checks the arguments, then redispatches
+    k.resize_refuse_grad(self)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.resize__op.kernels[keyset]
+    return redispatch(keyset, self, size, memory_format)
+
+
+def resize_as_(keyset, self, the_template, memory_format):
+    # not differentiable: PyTorch's autograd kernel checks the arguments, then redispatches
+    k.resize_refuse_grad(self)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.resize_as__op.kernels[keyset]
+    return redispatch(keyset, self, the_template, memory_format)

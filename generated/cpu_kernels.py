@@ -5447,7 +5447,7 @@ def index_reduce_out(keyset, self, dim, index, source, reduce, include_self, out
 
 def resize_(keyset, self, size, memory_format):
     """CPU kernel of resize_"""
-    k.resize_check(self)
+    k.resize_check(self, size, memory_format)
     target = self
     self = self._data
     result = k.resize_(self, size, memory_format)
@@ -5456,7 +5456,7 @@ def resize_(keyset, self, size, memory_format):
 
 def resize_as_(keyset, self, the_template, memory_format):
     """CPU kernel of resize_as_"""
-    k.resize_check(self)
+    k.resize_check(self, the_template.shape, memory_format, True)
     target = self
     self = self._data
     the_template = the_template._data

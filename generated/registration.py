@@ -2055,6 +2055,8 @@ def register_all():
     ops.masked_select_out_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select_out)
     ops.take_out_op.register_kernel(AUTOGRAD, autograd_kernels.take_out)
     ops.slice_scatter_out_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter_out)
+    ops.resize__op.register_kernel(AUTOGRAD, autograd_kernels.resize_)
+    ops.resize_as__op.register_kernel(AUTOGRAD, autograd_kernels.resize_as_)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)

@@ -25,14 +25,42 @@ from .memory_formats import (
 # numpy_kernels re-exports this module at its end, so these names exist by then
 from .numpy_kernels import _extent, _owner_and_offset, element_strides
 
-__all__ = ["resize_", "resize_as_", "resize_check"]
+__all__ = ["resize_", "resize_as_", "resize_check", "resize_refuse_grad"]
 
 
-def resize_check(self) -> None:
+def resize_refuse_grad(self) -> None:
     """PyTorch's autograd kernel refuses to resize a tensor that requires grad (even to its
     own shape, even under no_grad)."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+
+
+def resize_check(self, size, memory_format=None, template: bool = False) -> None:
+    """Run by the CPU kernel before it resizes ``self`` to ``size``: refuses a tensor that
+    requires grad (on paths that skip the Autograd kernel) and bad sizes or memory formats;
+    then, when the shape stays, takes back in advance the version bump the ADInplaceOrView
+    kernel makes once the kernel returns: PyTorch's version counter goes up only when a
+    resize changes the sizes."""
+    resize_refuse_grad(self)
+    size = _checked_sizes(size, memory_format, template)
+    if size == self._data.shape:
+        from .autograd.inplace import version_counter
+
+        version_counter(self)[0] -= 1
+
+
+def _checked_sizes(size, memory_format, template: bool = False) -> tuple:
+    size = tuple(int(s) for s in size)
+    if any(s < 0 for s in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if memory_format is not None and memory_format.__class__ is not _MemoryFormat:
+        raise TypeError(
+            "resize_(): argument 'memory_format' must be opgrad.memory_format, not "
+            f"{type(memory_format).__name__}"
+        )
+    if not (template and memory_format is preserve_format):  # resize_as_: the template's
+        _strides_for(memory_format, size)
+    return size
 
 
 def _strides_for(fmt, size: tuple) -> tuple:
@@ -45,14 +73,7 @@ def _strides_for(fmt, size: tuple) -> tuple:
 
 def resize_(self: np.ndarray, size, memory_format=None) -> np.ndarray:
     """The array ``self`` becomes: ``size`` laid out from self's storage offset."""
-    size = tuple(int(s) for s in size)
-    if any(s < 0 for s in size):
-        raise RuntimeError("numel: integer multiplication overflow")
-    if memory_format is not None and memory_format.__class__ is not _MemoryFormat:
-        raise TypeError(
-            "resize_(): argument 'memory_format' must be opgrad.memory_format, not "
-            f"{type(memory_format).__name__}"
-        )
+    size = _checked_sizes(size, memory_format)
     strides = _strides_for(memory_format, size)
     if size == self.shape and memory_format is None:
         return self  # PyTorch keeps the strides of a tensor resized to its own shape

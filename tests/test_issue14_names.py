@@ -38,10 +38,9 @@ LINALG = "vector_norm matrix_norm".split()
 #: what issue 14 names and opgrad does not have yet
 NOT_YET = {
     "function": set(
-        "quantile nanquantile cov corrcoef histc bincount index_reduce unique "
-        "unique_consecutive combinations".split()
+        "quantile nanquantile cov corrcoef histc bincount".split()
     ),
-    "method": set("unique resize_ resize_as_".split()),
+    "method": set(),
     "linalg": set(),
 }
 

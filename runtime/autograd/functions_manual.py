@@ -516,7 +516,8 @@ def forward_ad_not_implemented(op: str):
         f"Trying to use forward AD with {op} that does not support it because it has not been "
         "implemented yet.\nPlease file an issue to PyTorch at "
         "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
-        "can prioritize its implementation."
+        "can prioritize its implementation or submit a PR adding the implementation to "
+        "derivatives.yaml"
     )
 
 
