@@ -148,6 +148,4 @@ def _unique_consecutive(
 
 
 unique = overridable(_unique, builtin=False, qualname="unique")
-unique_consecutive = overridable(
-    _unique_consecutive, builtin=False, qualname="unique_consecutive"
-)
+unique_consecutive = overridable(_unique_consecutive, builtin=False, qualname="unique_consecutive")

@@ -90,7 +90,6 @@ def resize_(self: np.ndarray, size, memory_format=None) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(start, size, tuple(s * item for s in strides))
 
 
-
 def resize_as_(self: np.ndarray, the_template: np.ndarray, memory_format=None) -> np.ndarray:
     """resize_ to the template's shape; ``preserve_format`` takes the template's suggested
     memory format, None the contiguous one (not the template's)."""

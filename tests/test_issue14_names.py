@@ -37,9 +37,7 @@ LINALG = "vector_norm matrix_norm".split()
 
 #: what issue 14 names and opgrad does not have yet
 NOT_YET = {
-    "function": set(
-        "quantile nanquantile cov corrcoef histc bincount".split()
-    ),
+    "function": set("quantile nanquantile cov corrcoef histc bincount".split()),
     "method": set(),
     "linalg": set(),
 }

@@ -76,7 +76,10 @@ UNIQUE = {
     "dim_negative": lambda L: L.unique(L.tensor(ROWS), dim=-2, return_counts=True),
     "dim_unsorted": lambda L: L.unique(L.tensor(ROWS), sorted=False, dim=0),
     "dim_3d": lambda L: L.unique(
-        L.tensor([[[0, 1, 0, 1], [2, 2, 2, 2]], [[1, 0, 1, 0], [2, 2, 2, 2]]]), dim=2, return_inverse=True, return_counts=True
+        L.tensor([[[0, 1, 0, 1], [2, 2, 2, 2]], [[1, 0, 1, 0], [2, 2, 2, 2]]]),
+        dim=2,
+        return_inverse=True,
+        return_counts=True,
     ),
     "dim_bool": lambda L: L.unique(
         L.tensor([[True, False], [True, False]]), dim=1, return_inverse=True, return_counts=True
@@ -102,9 +105,7 @@ CONSECUTIVE = {
     ),
     "counts": lambda L: L.unique_consecutive(L.tensor([NAN, NAN, 1.0]), return_counts=True),
     "method": lambda L: L.tensor([1, 1, 2]).unique_consecutive(return_counts=True),
-    "empty": lambda L: L.unique_consecutive(
-        L.tensor([]), return_inverse=True, return_counts=True
-    ),
+    "empty": lambda L: L.unique_consecutive(L.tensor([]), return_inverse=True, return_counts=True),
     "0dim": lambda L: L.unique_consecutive(L.tensor(3.0), return_inverse=True, return_counts=True),
     "dim0": lambda L: L.unique_consecutive(
         L.tensor([[1, 5], [1, 5], [1, 2], [1, 5]]), dim=0, return_inverse=True, return_counts=True
@@ -124,6 +125,29 @@ CONSECUTIVE = {
     "dim_out_of_range": lambda L: L.unique_consecutive(L.ones(2, 3), dim=2),
     "dim_empty_unselected": lambda L: L.unique_consecutive(L.ones(0, 2), dim=1),
 }
+
+
+# the aten ops as such (torch.ops.aten; unique_dim_consecutive is reachable no other way)
+ATEN = {
+    "_unique2": lambda L: L._unique2(L.tensor([2, 1, 2]), True, False, True),
+    "_unique2_nothing_asked": lambda L: L.ops.aten._unique2(L.tensor([2.0, 1.0])),
+    "unique_dim_computes_all": lambda L: L.ops.aten.unique_dim(L.tensor(ROWS), 0),
+    "unique_consecutive_aten": lambda L: L.ops.aten.unique_consecutive(
+        L.tensor([1, 1, 2]), False, True
+    ),
+    "unique_dim_consecutive": lambda L: L.ops.aten.unique_dim_consecutive(L.tensor(ROWS), 0),
+    "unique_dim_consecutive_dim1": lambda L: L.ops.aten.unique_dim_consecutive(
+        L.tensor([[1, 1, 2], [3, 3, 4]]), 1, True, True
+    ),
+    "unique_dim_consecutive_bad_dim": lambda L: L.ops.aten.unique_dim_consecutive(
+        L.tensor([1, 1]), 1
+    ),
+}
+
+
+@pytest.mark.parametrize("call", list(ATEN.values()), ids=list(ATEN))
+def test_unique_aten_ops_match_torch(torch, call):
+    _same(torch, call)
 
 
 @pytest.mark.parametrize("call", list(UNIQUE.values()), ids=list(UNIQUE))
@@ -223,9 +247,7 @@ INDEX_REDUCE.update(
         ),
         "0dim": lambda L: L.tensor(2.0).index_reduce(0, L.tensor([0]), L.tensor(5.0), "prod"),
         "inplace": lambda L: _self(L).index_reduce_(0, _index(L), _source(L), "amin"),
-        "out": lambda L: L.index_reduce(
-            _self(L), 0, _index(L), _source(L), "mean", out=L.empty(0)
-        ),
+        "out": lambda L: L.index_reduce(_self(L), 0, _index(L), _source(L), "mean", out=L.empty(0)),
         # errors
         "bad_reduce": lambda L: _self(L).index_reduce(0, _index(L), _source(L), "sum"),
         "float_index": lambda L: _self(L).index_reduce(0, _index(L).float(), _source(L), "prod"),
@@ -241,9 +263,7 @@ INDEX_REDUCE.update(
         ),
         "dim_out_of_range": lambda L: _self(L).index_reduce(2, _index(L), _source(L), "prod"),
         "index_2d": lambda L: _self(L).index_reduce(0, _index(L).view(2, 2), _source(L), "prod"),
-        "shape_mismatch": lambda L: _self(L).index_reduce(
-            0, _index(L), _source(L)[:, :1], "prod"
-        ),
+        "shape_mismatch": lambda L: _self(L).index_reduce(0, _index(L), _source(L)[:, :1], "prod"),
         "bool": lambda L: L.tensor([True, False]).index_reduce(
             0, L.tensor([0, 1]), L.tensor([True, True]), "prod"
         ),
@@ -283,8 +303,18 @@ GRAD_CASES = {
 }
 # ties (amax/amin share evenly), zeros in self and in source (prod: one zero, two zeros)
 GRAD_CASES["amax_ties"] = ("amax", True, [0, 0, 2, 1], [[1.0, 2.0], [1.0, 9.0], [5.0, 6.0], [0, 0]])
-GRAD_CASES["amin_ties"] = ("amin", False, [0, 0, 2, 1], [[1.0, 2.0], [1.0, 2.0], [5.0, 6.0], [3, 3]])
-GRAD_CASES["prod_zeros"] = ("prod", True, [0, 0, 2, 1], [[0.0, 0.0], [3.0, 0.0], [0.0, 6.0], [1, 1]])
+GRAD_CASES["amin_ties"] = (
+    "amin",
+    False,
+    [0, 0, 2, 1],
+    [[1.0, 2.0], [1.0, 2.0], [5.0, 6.0], [3, 3]],
+)
+GRAD_CASES["prod_zeros"] = (
+    "prod",
+    True,
+    [0, 0, 2, 1],
+    [[0.0, 0.0], [3.0, 0.0], [0.0, 6.0], [1, 1]],
+)
 
 
 def _grad_scenario(reduce, include, index, source, self_values=None):
@@ -362,9 +392,11 @@ COMBINATIONS = {
     "r0": lambda L: L.combinations(L.tensor([1.0, 2.0, 3.0]), 0),
     "r_too_large": lambda L: L.combinations(L.tensor([1.0, 2.0]), 3),
     "empty": lambda L: L.combinations(L.tensor([])),
-    "method": lambda L: L.tensor([1.0, 2.0, 3.0]).combinations(2) if hasattr(
-        L.Tensor, "combinations"
-    ) else L.combinations(L.tensor([1.0, 2.0, 3.0]), 2),
+    "method": lambda L: (
+        L.tensor([1.0, 2.0, 3.0]).combinations(2)
+        if hasattr(L.Tensor, "combinations")
+        else L.combinations(L.tensor([1.0, 2.0, 3.0]), 2)
+    ),
     "requires_grad": lambda L: L.combinations(L.tensor([1.0, 2.0, 3.0], requires_grad=True)),
     "2d": lambda L: L.combinations(L.ones(2, 2)),
     "negative_r": lambda L: L.combinations(L.tensor([1.0, 2.0]), -1),

@@ -188,8 +188,7 @@ def index_reduce_backward(grad, self, dim: int, index, source, reduce: str, incl
         )
     else:
         raise RuntimeError(
-            "Expected 'reduce' to be one of 'prod', 'amax', 'amin' or 'mean' but got "
-            f"{reduce}."
+            "Expected 'reduce' to be one of 'prod', 'amax', 'amin' or 'mean' but got " f"{reduce}."
         )
     if not include_self:
         grad_self = aten.index_fill_int_Scalar(grad_self, dim, index, 0)
