@@ -687,21 +687,15 @@ from .sampling_manual import *  # noqa: E402,F401,F403
 
 # The gather, scatter and index ops' helpers (their __all__).
 from .index_manual import *  # noqa: E402,F401,F403
-
 # The max/min reductions' helpers (its __all__).
 from .minmax_manual import *  # noqa: E402,F401,F403
-
 # The statistical reductions' formula helpers (its __all__).
 from .stats_manual import *  # noqa: E402,F401,F403
-
 # The shape ops' and rounded division's helpers (its __all__).
 from .shape_manual import *  # noqa: E402,F401,F403
-
 # The masked and take/put ops' helpers (its __all__).
 from .masked_manual import *  # noqa: E402,F401,F403
-
 # The cumulative ops' formula helpers (its __all__).
 from .cumulative_manual import *  # noqa: E402,F401,F403
-
 # dist's and renorm's formula helpers (its __all__).
 from .norm_reduction_manual import *  # noqa: E402,F401,F403
