@@ -755,11 +755,20 @@ def node_prefix(base_name: str) -> str:
 
 def _check_node_names(path, entries: List[Entry]) -> None:
     seen: Dict[str, int] = {}
+    first: Dict[str, Entry] = {}
     for e in entries:
         if not e.is_differentiable:
             continue
         name = node_class_name(e, entries)
-        if name in seen and name not in SHARED_NODE_NAMES:
+        # an in-place entry of its own (index_reduce_) may share its functional op's node, as
+        # PyTorch's in-place variants do
+        shares = (
+            name in first
+            and e.schema.is_inplace
+            and node_prefix(e.schema.base_name) == node_prefix(first[name].schema.base_name)
+        )
+        first.setdefault(name, e)
+        if name in seen and name not in SHARED_NODE_NAMES and not shares:
             raise ModelError(
                 path, e.line, e.op_name, f"node name {name} already used at line {seen[name]}"
             )

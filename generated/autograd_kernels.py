@@ -6835,7 +6835,7 @@ def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg or source._rg):
         check_inplace(self)
-        grad_fn = nodes.IndexReduceBackward0()
+        grad_fn = nodes.IndexReduceBackward0_index_reduce_()
         grad_fn._next_edges = (
             next_edge(self),
             next_edge(source),

@@ -5423,16 +5423,6 @@ def index_reduce(keyset, self, dim, index, source, reduce, include_self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
-def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
-    """CPU kernel of index_reduce_"""
-    target = self
-    self = self._data
-    index = index._data
-    source = source._data
-    result = k.index_reduce(self, dim, index, source, reduce, include_self)
-    return copy_into(target, result)
-
-
 def index_reduce_out(keyset, self, dim, index, source, reduce, include_self, out):
     """CPU kernel of index_reduce.out"""
     target = out
@@ -5443,6 +5433,16 @@ def index_reduce_out(keyset, self, dim, index, source, reduce, include_self, out
         check_matmul_out_dtype(self.dtype, target._data.dtype)
     result = k.index_reduce(self, dim, index, source, reduce, include_self)
     return write_out(target, result)
+
+
+def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
+    """CPU kernel of index_reduce_"""
+    target = self
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.index_reduce(self, dim, index, source, reduce, include_self)
+    return copy_into(target, result)
 
 
 def resize_(keyset, self, size, memory_format):

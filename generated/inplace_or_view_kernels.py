@@ -1673,19 +1673,19 @@ def index_fill__int_Tensor(keyset, self, dim, index, value):
     return result
 
 
-def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
-    keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops.index_reduce__op.kernels[keyset]
-    result = redispatch(keyset, self, dim, index, source, reduce, include_self)
-    bump_version(self)
-    return result
-
-
 def index_reduce_out(keyset, self, dim, index, source, reduce, include_self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.index_reduce_out_op.kernels[keyset]
     result = redispatch(keyset, self, dim, index, source, reduce, include_self, out)
     bump_version(out)
+    return result
+
+
+def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_reduce__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, reduce, include_self)
+    bump_version(self)
     return result
 
 

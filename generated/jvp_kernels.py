@@ -6868,13 +6868,13 @@ def index_reduce__pre(self, dim, index, source, reduce, include_self):
 
 
 def index_reduce_(self, dim, index, source, reduce, include_self, result, tangents):
-    # forward_ad_not_implemented("index_reduce")
+    # forward_ad_not_implemented("index_reduce_")
     self_t, source_t = tangents
     # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
     was_off = "fw_active" in _tls.__dict__
     try:
         _tls.fw_active = False
-        tangent = forward_ad_not_implemented("index_reduce")
+        tangent = forward_ad_not_implemented("index_reduce_")
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

@@ -27168,48 +27168,6 @@ index_reduce = index_reduce_op._entry = _index_reduce_entry(Site(index_reduce_op
 index_reduce_op._make_entry = _index_reduce_entry
 
 
-index_reduce__op = define(
-    "aten::index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"
-)
-_index_reduce__kernels = index_reduce__op.kernels
-
-
-def _index_reduce__entry(_site):
-    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(
-                    _site, index_reduce__op, self, dim, index, source, reduce, include_self
-                )
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, index_reduce__op, 0)
-                if dim.__class__ is not int:
-                    dim = int_arg(dim, _site, index_reduce__op, 1)
-                if index.__class__ not in TENSOR_CLASSES:
-                    index = tensor_arg(index, _site, index_reduce__op, 2)
-                if source.__class__ not in TENSOR_CLASSES:
-                    source = tensor_arg(source, _site, index_reduce__op, 3)
-            except Overridden:
-                return handle_entry(
-                    _site, index_reduce__op, self, dim, index, source, reduce, include_self
-                )
-            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
-            kernel = _index_reduce__kernels[keyset]
-            return kernel(keyset, self, dim, index, source, reduce, include_self)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return index_reduce_
-
-
-index_reduce_ = index_reduce__op._entry = _index_reduce__entry(Site(index_reduce__op))
-index_reduce__op._make_entry = _index_reduce__entry
-
-
 index_reduce_out_op = define(
     "aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)"
 )
@@ -27252,6 +27210,48 @@ def _index_reduce_out_entry(_site):
 
 index_reduce_out = index_reduce_out_op._entry = _index_reduce_out_entry(Site(index_reduce_out_op))
 index_reduce_out_op._make_entry = _index_reduce_out_entry
+
+
+index_reduce__op = define(
+    "aten::index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"
+)
+_index_reduce__kernels = index_reduce__op.kernels
+
+
+def _index_reduce__entry(_site):
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, index_reduce__op, self, dim, index, source, reduce, include_self
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_reduce__op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_reduce__op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_reduce__op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_reduce__op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, index_reduce__op, self, dim, index, source, reduce, include_self
+                )
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            kernel = _index_reduce__kernels[keyset]
+            return kernel(keyset, self, dim, index, source, reduce, include_self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_reduce_
+
+
+index_reduce_ = index_reduce__op._entry = _index_reduce__entry(Site(index_reduce__op))
+index_reduce__op._make_entry = _index_reduce__entry
 
 
 combinations_op = define(

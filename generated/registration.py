@@ -1365,8 +1365,8 @@ def register_all():
     ops.unique_consecutive_op.register_kernel(CPU, cpu_kernels.unique_consecutive)
     ops.unique_dim_consecutive_op.register_kernel(CPU, cpu_kernels.unique_dim_consecutive)
     ops.index_reduce_op.register_kernel(CPU, cpu_kernels.index_reduce)
-    ops.index_reduce__op.register_kernel(CPU, cpu_kernels.index_reduce_)
     ops.index_reduce_out_op.register_kernel(CPU, cpu_kernels.index_reduce_out)
+    ops.index_reduce__op.register_kernel(CPU, cpu_kernels.index_reduce_)
     ops.resize__op.register_kernel(CPU, cpu_kernels.resize_)
     ops.resize_as__op.register_kernel(CPU, cpu_kernels.resize_as_)
     ops.masked_select_op.register_kernel(CPU, cpu_kernels.masked_select)
@@ -2416,10 +2416,10 @@ def register_all():
     ops.index_fill__int_Tensor_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_fill__int_Tensor
     )
-    ops.index_reduce__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_reduce_)
     ops.index_reduce_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_reduce_out
     )
+    ops.index_reduce__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_reduce_)
     ops.resize__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.resize_)
     ops.resize_as__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.resize_as_)
     ops.masked_select_out_op.register_kernel(

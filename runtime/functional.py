@@ -118,7 +118,7 @@ def _chosen(values, inverse, counts, return_inverse, return_counts):
     return values
 
 
-def _unique(
+def unique(
     input,
     sorted: bool = True,
     return_inverse: bool = False,
@@ -137,7 +137,7 @@ def _unique(
     return _chosen(values, inverse, counts, return_inverse, return_counts)
 
 
-def _unique_consecutive(
+def unique_consecutive(
     input, return_inverse: bool = False, return_counts: bool = False, dim: Optional[int] = None
 ):
     """torch.unique_consecutive: one unique_consecutive call, with or without dim."""
@@ -147,5 +147,7 @@ def _unique_consecutive(
     return _chosen(values, inverse, counts, return_inverse, return_counts)
 
 
+# the plain functions (Tensor's methods call them too), then torch's overridable ones
+_unique, _unique_consecutive = unique, unique_consecutive
 unique = overridable(_unique, builtin=False, qualname="unique")
 unique_consecutive = overridable(_unique_consecutive, builtin=False, qualname="unique_consecutive")

@@ -416,3 +416,38 @@ def test_combinations_gradient_matches_torch(torch):
         return g.tolist()
 
     assert scenario(og) == scenario(torch)
+
+
+def test_index_reduce_inplace_node_gradients_and_forward_mode_match_torch(torch):
+    def scenario(L):
+        x = L.tensor([[1.0, 0.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+        src = L.tensor([[2.0, 3.0], [0.0, 4.0]], requires_grad=True)
+        y = x.clone()
+        y.index_reduce_(0, L.tensor([0, 0]), src, "prod", include_self=False)
+        gx, gsrc = L.autograd.grad(y, (x, src), L.arange(6.0).reshape(3, 2))
+        fwad = L.autograd.forward_ad
+        with fwad.dual_level():
+            d = fwad.make_dual(L.ones(3, 2), L.ones(3, 2))
+            try:
+                d.index_reduce_(0, L.tensor([0]), L.ones(1, 2), "prod")
+                forward = "ok"
+            except NotImplementedError as exc:
+                forward = message(exc)
+        return type(y.grad_fn).__name__, gx.tolist(), gsrc.tolist(), forward
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert scenario(og) == scenario(torch)
+
+
+def test_torch_function_handlers_see_torchs_functions(torch):
+    def scenario(L):
+        class Seen(L.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return func.__name__
+
+        x = L.ones(2).as_subclass(Seen)
+        return L.unique(x), x.unique(), L.unique_consecutive(x), x.unique_consecutive()
+
+    assert scenario(og) == scenario(torch)
