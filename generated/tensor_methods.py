@@ -268,7 +268,6 @@ class TensorMethods:
     )
     index_reduce = method("index_reduce", (ops.index_reduce_op,))
     index_reduce_ = method("index_reduce_", (ops.index_reduce__op,))
-    combinations = method("combinations", (ops.combinations_op,))
     resize_ = method("resize_", (ops.resize__op,))
     resize_as_ = method("resize_as_", (ops.resize_as__op,))
     masked_select = method("masked_select", (ops.masked_select_op,))
