@@ -66,8 +66,8 @@ BUILTINS = frozenset(
     "None True False len range tuple list int float abs min max isinstance".split()
 )
 KNOWN_KEYS = frozenset(
-    "name cpu check target_check dtype unpromoted composite node inplace out out_dtype variants "
-    "output_differentiability tags copy".split()
+    "name cpu check target_check autograd_check dtype unpromoted composite node inplace out "
+    "out_dtype variants output_differentiability tags copy".split()
 )
 #: how an out= variant treats out's dtype (PyTorch's rule for the op)
 OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "exact_scalar_type", "bool")
@@ -144,6 +144,10 @@ class Entry:
     target_check: Optional[str] = None
     #: for a view's ``*_copy`` op (the `copy:` key): the view's op name
     copy_of: Optional[str] = None
+    #: run by the Autograd kernel of a non-differentiable op before the op goes further (a
+    #: dispatch mode never sees a call it refuses): PyTorch's checks in its manual autograd
+    #: kernels (resize_: "cannot resize variables that require grad")
+    autograd_check: Optional[str] = None
 
     @property
     def op_name(self) -> str:
@@ -486,6 +490,11 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         if out is not None and len(out.returns) > 1:
             raise fail("target_check needs an out= variant with one out", "target_check")
         _check_check_expression(str(target_check), schema, fail, "target_check", ("target",))
+    autograd_check = item.get("autograd_check")
+    if autograd_check is not None:
+        if output_diff is None or any(output_diff):
+            raise fail("autograd_check on a differentiable op", "autograd_check")
+        _check_check_expression(str(autograd_check), schema, fail, "autograd_check")
     entry = Entry(
         line=scope.line,
         schema=schema,
@@ -505,6 +514,7 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         unpromoted=unpromoted,
         out_dtype=out_dtype,
         target_check=str(target_check) if target_check is not None else None,
+        autograd_check=str(autograd_check) if autograd_check is not None else None,
     )
     return _with_saved(entry)
 
@@ -802,11 +812,20 @@ def node_prefix(base_name: str) -> str:
 
 def _check_node_names(path, entries: List[Entry]) -> None:
     seen: Dict[str, int] = {}
+    first: Dict[str, Entry] = {}
     for e in entries:
         if not e.is_differentiable:
             continue
         name = node_class_name(e, entries)
-        if name in seen and name not in SHARED_NODE_NAMES:
+        # an in-place entry of its own (index_reduce_) may share its functional op's node, as
+        # PyTorch's in-place variants do
+        shares = (
+            name in first
+            and e.schema.is_inplace
+            and node_prefix(e.schema.base_name) == node_prefix(first[name].schema.base_name)
+        )
+        first.setdefault(name, e)
+        if name in seen and name not in SHARED_NODE_NAMES and not shares:
             raise ModelError(
                 path, e.line, e.op_name, f"node name {name} already used at line {seen[name]}"
             )

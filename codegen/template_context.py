@@ -1143,6 +1143,7 @@ def build_context(model: m.Model) -> Dict:
     inplace: List[Overload] = []
     composites: List[Overload] = []
     out_autograd: List[Overload] = []
+    checked_autograd: List[Overload] = []
     plain_kernels: List[PlainKernel] = []
     for entry in model.entries:
         node = None
@@ -1164,6 +1165,8 @@ def build_context(model: m.Model) -> Dict:
                     out_autograd.append(ov)
             elif node is not None:
                 autograd.append(autograd_kernel(ov, node, functions, linear))
+            elif entry.autograd_check:
+                checked_autograd.append(ov)
             plain = plain_kernel(
                 ov, autograd[-1] if node is not None and ov.kind == "functional" else None
             )
@@ -1204,6 +1207,7 @@ def build_context(model: m.Model) -> Dict:
         nodes=nodes,
         autograd_kernels=autograd,
         out_autograd_kernels=out_autograd,
+        checked_autograd_kernels=checked_autograd,
         view_overloads=views,
         inplace_overloads=inplace,
         composites=composites,

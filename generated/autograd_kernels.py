@@ -18,6 +18,7 @@ from opgrad.dispatch_keys import AFTER_AUTOGRAD
 from opgrad.generated import jvp_kernels
 from opgrad.generated import nodes
 from opgrad.generated import ops
+from opgrad import numpy_kernels as k
 
 
 def add_Tensor(keyset, self, other, alpha):
@@ -7000,6 +7001,132 @@ def remainder_Scalar(keyset, self, other):
     return result
 
 
+def _unique2(keyset, self, sorted, return_inverse, return_counts):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Unique2Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops._unique2_op.kernels[keyset]
+    result = redispatch(keyset, self, sorted, return_inverse, return_counts)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False))
+    if _tls.fw_active:
+        jvp_kernels._unique2(self, sorted, return_inverse, return_counts, result)
+    return result
+
+
+def unique_dim(keyset, self, dim, sorted, return_inverse, return_counts):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UniqueDimBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unique_dim_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, sorted, return_inverse, return_counts)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False))
+    if _tls.fw_active:
+        jvp_kernels.unique_dim(self, dim, sorted, return_inverse, return_counts, result)
+    return result
+
+
+def unique_consecutive(keyset, self, return_inverse, return_counts, dim):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UniqueConsecutiveBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unique_consecutive_op.kernels[keyset]
+    result = redispatch(keyset, self, return_inverse, return_counts, dim)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False))
+    if _tls.fw_active:
+        jvp_kernels.unique_consecutive(self, return_inverse, return_counts, dim, result)
+    return result
+
+
+def unique_dim_consecutive(keyset, self, dim, return_inverse, return_counts):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.UniqueDimConsecutiveBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unique_dim_consecutive_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, return_inverse, return_counts)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False, False))
+    if _tls.fw_active:
+        jvp_kernels.unique_dim_consecutive(self, dim, return_inverse, return_counts, result)
+    return result
+
+
+def index_reduce(keyset, self, dim, index, source, reduce, include_self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = nodes.IndexReduceBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.include_self_ = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce_ = reduce
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.source_ = SavedVariable(source, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_reduce_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, reduce, include_self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.index_reduce(self, dim, index, source, reduce, include_self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.index_reduce(self, dim, index, source, reduce, include_self, result)
+    return result
+
+
+def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        check_inplace(self)
+        grad_fn = nodes.IndexReduceBackward0_index_reduce_()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(source),
+        )
+        grad_fn.dim_ = dim
+        grad_fn.include_self_ = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce_ = reduce
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+        grad_fn.source_ = SavedVariable(source, False)
+    tangents = (
+        jvp_kernels.index_reduce__pre(self, dim, index, source, reduce, include_self)
+        if _tls.fw_active
+        else None
+    )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_reduce__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, reduce, include_self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.index_reduce_(
+                self, dim, index, source, reduce, include_self, result, tangents
+            )
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.index_reduce_(self, dim, index, source, reduce, include_self, result, tangents)
+    return result
+
+
 def masked_select(keyset, self, mask):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -9940,6 +10067,21 @@ def index_copy_out(keyset, self, dim, index, source, out):
     return redispatch(keyset, self, dim, index, source, out)
 
 
+def index_reduce_out(keyset, self, dim, index, source, reduce, include_self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "index_reduce",
+            self,
+            index,
+            source,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.index_reduce_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, index, source, reduce, include_self, out)
+
+
 def masked_select_out(keyset, self, mask, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:
@@ -10175,3 +10317,19 @@ def alias_copy_out(keyset, self, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.alias_copy_out_op.kernels[keyset]
     return redispatch(keyset, self, out)
+
+
+def resize_(keyset, self, size, memory_format):
+    # not differentiable: PyTorch's autograd kernel checks the arguments, then redispatches
+    k.resize_refuse_grad(self)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.resize__op.kernels[keyset]
+    return redispatch(keyset, self, size, memory_format)
+
+
+def resize_as_(keyset, self, the_template, memory_format):
+    # not differentiable: PyTorch's autograd kernel checks the arguments, then redispatches
+    k.resize_refuse_grad(self)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.resize_as__op.kernels[keyset]
+    return redispatch(keyset, self, the_template, memory_format)

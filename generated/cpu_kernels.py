@@ -5599,6 +5599,85 @@ def remainder_Scalar(keyset, self, other):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _unique2(keyset, self, sorted, return_inverse, return_counts):
+    """CPU kernel of _unique2"""
+    self = self._data
+    result = k.unique2(self, sorted, return_inverse, return_counts)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def unique_dim(keyset, self, dim, sorted, return_inverse, return_counts):
+    """CPU kernel of unique_dim"""
+    self = self._data
+    result = k.unique_dim(self, dim, sorted, return_inverse, return_counts)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def unique_consecutive(keyset, self, return_inverse, return_counts, dim):
+    """CPU kernel of unique_consecutive"""
+    self = self._data
+    result = k.unique_consecutive(self, return_inverse, return_counts, dim)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def unique_dim_consecutive(keyset, self, dim, return_inverse, return_counts):
+    """CPU kernel of unique_dim_consecutive"""
+    self = self._data
+    result = k.unique_dim_consecutive(self, dim, return_inverse, return_counts)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def index_reduce(keyset, self, dim, index, source, reduce, include_self):
+    """CPU kernel of index_reduce"""
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.index_reduce(self, dim, index, source, reduce, include_self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def index_reduce_out(keyset, self, dim, index, source, reduce, include_self, out):
+    """CPU kernel of index_reduce.out"""
+    target = out
+    self = self._data
+    index = index._data
+    source = source._data
+    if self.dtype is not target._data.dtype:
+        check_matmul_out_dtype(self.dtype, target._data.dtype)
+    result = k.index_reduce(self, dim, index, source, reduce, include_self)
+    return write_out(target, result)
+
+
+def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
+    """CPU kernel of index_reduce_"""
+    target = self
+    self = self._data
+    index = index._data
+    source = source._data
+    result = k.index_reduce(self, dim, index, source, reduce, include_self)
+    return copy_into(target, result)
+
+
+def resize_(keyset, self, size, memory_format):
+    """CPU kernel of resize_"""
+    k.resize_check(self, size, memory_format)
+    target = self
+    self = self._data
+    result = k.resize_(self, size, memory_format)
+    return set_data(target, result)
+
+
+def resize_as_(keyset, self, the_template, memory_format):
+    """CPU kernel of resize_as_"""
+    k.resize_check(self, the_template.shape, memory_format, True)
+    target = self
+    self = self._data
+    the_template = the_template._data
+    result = k.resize_as_(self, the_template, memory_format)
+    return set_data(target, result)
+
+
 def masked_select(keyset, self, mask):
     """CPU kernel of masked_select"""
     self = self._data

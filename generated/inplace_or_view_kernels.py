@@ -1785,6 +1785,38 @@ def index_fill__int_Tensor(keyset, self, dim, index, value):
     return result
 
 
+def index_reduce_out(keyset, self, dim, index, source, reduce, include_self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_reduce_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, reduce, include_self, out)
+    bump_version(out)
+    return result
+
+
+def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.index_reduce__op.kernels[keyset]
+    result = redispatch(keyset, self, dim, index, source, reduce, include_self)
+    bump_version(self)
+    return result
+
+
+def resize_(keyset, self, size, memory_format):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.resize__op.kernels[keyset]
+    result = redispatch(keyset, self, size, memory_format)
+    bump_version(self)
+    return result
+
+
+def resize_as_(keyset, self, the_template, memory_format):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.resize_as__op.kernels[keyset]
+    result = redispatch(keyset, self, the_template, memory_format)
+    bump_version(self)
+    return result
+
+
 def masked_select_out(keyset, self, mask, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.masked_select_out_op.kernels[keyset]

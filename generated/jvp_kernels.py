@@ -7081,6 +7081,112 @@ def remainder_Scalar(self, other, result):
     set_fw_grad(result, tangent)
 
 
+def _unique2(self, sorted, return_inverse, return_counts, result):
+    # (forward_ad_not_implemented("_unique2"),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("_unique2"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def unique_dim(self, dim, sorted, return_inverse, return_counts, result):
+    # (forward_ad_not_implemented("unique_dim"),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("unique_dim"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def unique_consecutive(self, return_inverse, return_counts, dim, result):
+    # (forward_ad_not_implemented("unique_consecutive"),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("unique_consecutive"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def unique_dim_consecutive(self, dim, return_inverse, return_counts, result):
+    # (forward_ad_not_implemented("unique_dim_consecutive"),)
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (forward_ad_not_implemented("unique_dim_consecutive"),)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grads(result, tangent)
+
+
+def index_reduce(self, dim, index, source, reduce, include_self, result):
+    # forward_ad_not_implemented("index_reduce")
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("index_reduce")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def index_reduce__pre(self, dim, index, source, reduce, include_self):
+    self_t = fw_grad(self)
+    source_t = fw_grad(source)
+    if self_t is None and source_t is None:
+        return None
+    return (
+        self_t,
+        source_t,
+    )
+
+
+def index_reduce_(self, dim, index, source, reduce, include_self, result, tangents):
+    # forward_ad_not_implemented("index_reduce_")
+    self_t, source_t = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("index_reduce_")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def masked_select(self, mask, result):
     # auto_linear
     self_t = fw_grad(self)

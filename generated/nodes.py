@@ -50,6 +50,7 @@ from opgrad.autograd.functions_manual import (
     huber_loss_double_backward_grad_output,
     index_backward,
     index_fill_value_backward,
+    index_reduce_backward,
     index_select_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
@@ -14932,6 +14933,329 @@ class RemainderBackward0(Node):
         # self: grad
         grad_self = grad if needs[0] else None
         return (grad_self,)
+
+
+class Unique2Backward0(Node):
+    """Backward of ``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("_unique2")
+        grad_self = not_implemented("_unique2") if needs[0] else None
+        return (grad_self,)
+
+
+class UniqueDimBackward0(Node):
+    """Backward of ``unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("unique_dim")
+        grad_self = not_implemented("unique_dim") if needs[0] else None
+        return (grad_self,)
+
+
+class UniqueConsecutiveBackward0(Node):
+    """Backward of ``unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("unique_consecutive")
+        grad_self = not_implemented("unique_consecutive") if needs[0] else None
+        return (grad_self,)
+
+
+class UniqueDimConsecutiveBackward0(Node):
+    """Backward of ``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("unique_dim_consecutive")
+        grad_self = not_implemented("unique_dim_consecutive") if needs[0] else None
+        return (grad_self,)
+
+
+class IndexReduceBackward0(Node):
+    """Backward of ``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``."""
+
+    __slots__ = (
+        "dim_",
+        "include_self_",
+        "index_",
+        "reduce_",
+        "result_",
+        "self_",
+        "source_",
+    )
+    _releasable_slots = (
+        "index_",
+        "result_",
+        "self_",
+        "source_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.include_self_ = None
+        self.index_ = None
+        self.reduce_ = None
+        self.result_ = None
+        self.self_ = None
+        self.source_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        include_self = self.include_self_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        reduce = self.reduce_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        source = self.source_
+        if source.__class__ not in TENSOR_CLASSES:
+            if source is not None:  # None: not saved, no formula that runs reads it
+                source = unpack_saved(source, self)
+        elif source._vc is not None:
+            source = unpack_saved(source, self)
+        # self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+        grad_self, grad_source = (
+            index_reduce_backward(grad, self_, dim, index, source, reduce, include_self, result)
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_include_self(self):
+        return self.include_self_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_reduce(self):
+        return self.reduce_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_source(self):
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _raw_saved_source(self):
+        return raw_saved(self, "source_")
+
+
+class IndexReduceBackward0_index_reduce_(Node):
+    """Backward of ``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "dim_",
+        "include_self_",
+        "index_",
+        "reduce_",
+        "result_",
+        "self_",
+        "source_",
+    )
+    _releasable_slots = (
+        "index_",
+        "result_",
+        "self_",
+        "source_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.dim_ = None
+        self.include_self_ = None
+        self.index_ = None
+        self.reduce_ = None
+        self.result_ = None
+        self.self_ = None
+        self.source_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        dim = self.dim_
+        include_self = self.include_self_
+        index = self.index_
+        if index.__class__ not in TENSOR_CLASSES:
+            if index is not None:  # None: not saved, no formula that runs reads it
+                index = unpack_saved(index, self)
+        elif index._vc is not None:
+            index = unpack_saved(index, self)
+        reduce = self.reduce_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        source = self.source_
+        if source.__class__ not in TENSOR_CLASSES:
+            if source is not None:  # None: not saved, no formula that runs reads it
+                source = unpack_saved(source, self)
+        elif source._vc is not None:
+            source = unpack_saved(source, self)
+        # self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+        grad_self, grad_source = (
+            index_reduce_backward(grad, self_, dim, index, source, reduce, include_self, result)
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_source,
+        )
+
+    @property
+    def _saved_dim(self):
+        return self.dim_
+
+    @property
+    def _saved_include_self(self):
+        return self.include_self_
+
+    @property
+    def _saved_index(self):
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _raw_saved_index(self):
+        return raw_saved(self, "index_")
+
+    @property
+    def _saved_reduce(self):
+        return self.reduce_
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+    @property
+    def _saved_source(self):
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _raw_saved_source(self):
+        return raw_saved(self, "source_")
+
+
+IndexReduceBackward0_index_reduce_.__name__ = IndexReduceBackward0_index_reduce_.__qualname__ = (
+    "IndexReduceBackward0"
+)
 
 
 class MaskedSelectBackward0(Node):

@@ -28298,6 +28298,394 @@ remainder_Scalar = remainder_Scalar_op._entry = _remainder_Scalar_entry(Site(rem
 remainder_Scalar_op._make_entry = _remainder_Scalar_entry
 
 
+_unique2_op = define(
+    "aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"
+)
+__unique2_kernels = _unique2_op.kernels
+
+
+def __unique2_entry(_site):
+    def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, _unique2_op, self, sorted, return_inverse, return_counts)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, _unique2_op, 0)
+            except Overridden:
+                return handle_entry(_site, _unique2_op, self, sorted, return_inverse, return_counts)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = __unique2_kernels[keyset]
+            return kernel(keyset, self, sorted, return_inverse, return_counts)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _unique2
+
+
+_unique2 = _unique2_op._entry = __unique2_entry(Site(_unique2_op))
+_unique2_op._make_entry = __unique2_entry
+
+
+unique_dim_op = define(
+    "aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"
+)
+_unique_dim_kernels = unique_dim_op.kernels
+
+
+def _unique_dim_entry(_site):
+    def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, unique_dim_op, self, dim, sorted, return_inverse, return_counts
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unique_dim_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unique_dim_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, unique_dim_op, self, dim, sorted, return_inverse, return_counts
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unique_dim_kernels[keyset]
+            return kernel(keyset, self, dim, sorted, return_inverse, return_counts)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unique_dim
+
+
+unique_dim = unique_dim_op._entry = _unique_dim_entry(Site(unique_dim_op))
+unique_dim_op._make_entry = _unique_dim_entry
+
+
+unique_consecutive_op = define(
+    "aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"
+)
+_unique_consecutive_kernels = unique_consecutive_op.kernels
+
+
+def _unique_consecutive_entry(_site):
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, unique_consecutive_op, self, return_inverse, return_counts, dim
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unique_consecutive_op, 0)
+                if dim is not None and dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unique_consecutive_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, unique_consecutive_op, self, return_inverse, return_counts, dim
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unique_consecutive_kernels[keyset]
+            return kernel(keyset, self, return_inverse, return_counts, dim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unique_consecutive
+
+
+unique_consecutive = unique_consecutive_op._entry = _unique_consecutive_entry(
+    Site(unique_consecutive_op)
+)
+unique_consecutive_op._make_entry = _unique_consecutive_entry
+
+
+unique_dim_consecutive_op = define(
+    "aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"
+)
+_unique_dim_consecutive_kernels = unique_dim_consecutive_op.kernels
+
+
+def _unique_dim_consecutive_entry(_site):
+    def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, unique_dim_consecutive_op, self, dim, return_inverse, return_counts
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unique_dim_consecutive_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unique_dim_consecutive_op, 1)
+            except Overridden:
+                return handle_entry(
+                    _site, unique_dim_consecutive_op, self, dim, return_inverse, return_counts
+                )
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _unique_dim_consecutive_kernels[keyset]
+            return kernel(keyset, self, dim, return_inverse, return_counts)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unique_dim_consecutive
+
+
+unique_dim_consecutive = unique_dim_consecutive_op._entry = _unique_dim_consecutive_entry(
+    Site(unique_dim_consecutive_op)
+)
+unique_dim_consecutive_op._make_entry = _unique_dim_consecutive_entry
+
+
+index_reduce_op = define(
+    "aten::index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"
+)
+_index_reduce_kernels = index_reduce_op.kernels
+
+
+def _index_reduce_entry(_site):
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, index_reduce_op, self, dim, index, source, reduce, include_self
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_reduce_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_reduce_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_reduce_op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_reduce_op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, index_reduce_op, self, dim, index, source, reduce, include_self
+                )
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & index._keys & source._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.index_reduce(self, dim, index, source, reduce, include_self)
+                if result is not None:
+                    return result
+            kernel = _index_reduce_kernels[keyset]
+            return kernel(keyset, self, dim, index, source, reduce, include_self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_reduce
+
+
+index_reduce = index_reduce_op._entry = _index_reduce_entry(Site(index_reduce_op))
+index_reduce_op._make_entry = _index_reduce_entry
+
+
+index_reduce_out_op = define(
+    "aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)"
+)
+_index_reduce_out_kernels = index_reduce_out_op.kernels
+
+
+def _index_reduce_out_entry(_site):
+    def index_reduce_out(self, dim, index, source, reduce, *, include_self=True, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, index_reduce_out_op, self, dim, index, source, reduce, include_self, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_reduce_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_reduce_out_op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_reduce_out_op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_reduce_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, index_reduce_out_op, 6)
+            except Overridden:
+                return handle_entry(
+                    _site, index_reduce_out_op, self, dim, index, source, reduce, include_self, out
+                )
+            keyset = (self._keys | index._keys | source._keys | out._keys | include) & _tls.keep
+            kernel = _index_reduce_out_kernels[keyset]
+            return kernel(keyset, self, dim, index, source, reduce, include_self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_reduce_out
+
+
+index_reduce_out = index_reduce_out_op._entry = _index_reduce_out_entry(Site(index_reduce_out_op))
+index_reduce_out_op._make_entry = _index_reduce_out_entry
+
+
+index_reduce__op = define(
+    "aten::index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"
+)
+_index_reduce__kernels = index_reduce__op.kernels
+
+
+def _index_reduce__entry(_site):
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, index_reduce__op, self, dim, index, source, reduce, include_self
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, index_reduce__op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, index_reduce__op, 1)
+                if index.__class__ not in TENSOR_CLASSES:
+                    index = tensor_arg(index, _site, index_reduce__op, 2)
+                if source.__class__ not in TENSOR_CLASSES:
+                    source = tensor_arg(source, _site, index_reduce__op, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, index_reduce__op, self, dim, index, source, reduce, include_self
+                )
+            keyset = (self._keys | index._keys | source._keys | include) & _tls.keep
+            kernel = _index_reduce__kernels[keyset]
+            return kernel(keyset, self, dim, index, source, reduce, include_self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return index_reduce_
+
+
+index_reduce_ = index_reduce__op._entry = _index_reduce__entry(Site(index_reduce__op))
+index_reduce__op._make_entry = _index_reduce__entry
+
+
+combinations_op = define(
+    "aten::combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor"
+)
+_combinations_kernels = combinations_op.kernels
+
+
+def _combinations_entry(_site):
+    def combinations(self, r=2, with_replacement=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, combinations_op, self, r, with_replacement)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, combinations_op, 0)
+                if r.__class__ is not int:
+                    r = int_arg(r, _site, combinations_op, 1)
+            except Overridden:
+                return handle_entry(_site, combinations_op, self, r, with_replacement)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _combinations_kernels[keyset]
+            return kernel(keyset, self, r, with_replacement)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return combinations
+
+
+combinations = combinations_op._entry = _combinations_entry(Site(combinations_op))
+combinations_op._make_entry = _combinations_entry
+
+
+resize__op = define(
+    "aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)"
+)
+_resize__kernels = resize__op.kernels
+
+
+def _resize__entry(_site):
+    def resize_(self, size, *, memory_format=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, resize__op, self, size, memory_format)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, resize__op, 0)
+                if size.__class__ is not tuple:
+                    size = int_list(size, 1, _site, resize__op, 1)
+            except Overridden:
+                return handle_entry(_site, resize__op, self, size, memory_format)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _resize__kernels[keyset]
+            return kernel(keyset, self, size, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return resize_
+
+
+resize_ = resize__op._entry = _resize__entry(Site(resize__op))
+resize__op._make_entry = _resize__entry
+
+
+resize_as__op = define(
+    "aten::resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)"
+)
+_resize_as__kernels = resize_as__op.kernels
+
+
+def _resize_as__entry(_site):
+    def resize_as_(self, the_template, *, memory_format=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, resize_as__op, self, the_template, memory_format)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, resize_as__op, 0)
+                if the_template.__class__ not in TENSOR_CLASSES:
+                    the_template = tensor_arg(the_template, _site, resize_as__op, 1)
+            except Overridden:
+                return handle_entry(_site, resize_as__op, self, the_template, memory_format)
+            keyset = (self._keys | the_template._keys | include) & _tls.keep
+            kernel = _resize_as__kernels[keyset]
+            return kernel(keyset, self, the_template, memory_format)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return resize_as_
+
+
+resize_as_ = resize_as__op._entry = _resize_as__entry(Site(resize_as__op))
+resize_as__op._make_entry = _resize_as__entry
+
+
 masked_select_op = define("aten::masked_select(Tensor self, Tensor mask) -> Tensor")
 _masked_select_kernels = masked_select_op.kernels
 

@@ -9330,6 +9330,69 @@ def remainder_Scalar(self, other):
     return out
 
 
+def index_reduce(self, dim, index, source, reduce, include_self):
+    self_data = self._data
+    index_data = index._data
+    source_data = source._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and index_data.dtype is self_data.dtype
+        and source_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.index_reduce(self_data, dim, index_data, source_data, reduce, include_self)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or source._rg):
+        grad_fn = _new(nodes.IndexReduceBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_source = source._grad_fn
+        if edge_source is None:
+            edge_source = grad_accumulator(source) if source._rg else None
+        elif source._output_nr:
+            edge_source = (edge_source, source._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_source,
+        )
+        grad_fn.dim_ = dim
+        grad_fn.include_self_ = include_self
+        grad_fn.index_ = (
+            index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
+        )
+        grad_fn.reduce_ = reduce
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        grad_fn.source_ = (
+            source
+            if source._vc is None and source._grad_fn is None
+            else SavedVariable(source, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
 def masked_select(self, mask):
     self_data = self._data
     mask_data = mask._data

@@ -748,6 +748,13 @@ FUNCTIONS = {
         ops.index_fill_int_Tensor_op,
     ),
     "_unique": (ops._unique_op,),
+    "_unique2": (ops._unique2_op,),
+    "index_reduce": (
+        ops.index_reduce_op,
+        ops.index_reduce_out_op,
+    ),
+    "combinations": (ops.combinations_op,),
+    "resize_as_": (ops.resize_as__op,),
     "masked_select": (
         ops.masked_select_op,
         ops.masked_select_out_op,
@@ -1293,6 +1300,10 @@ index_add = function("index_add", FUNCTIONS["index_add"])
 index_copy = function("index_copy", FUNCTIONS["index_copy"])
 index_fill = function("index_fill", FUNCTIONS["index_fill"])
 _unique = function("_unique", FUNCTIONS["_unique"])
+_unique2 = function("_unique2", FUNCTIONS["_unique2"])
+index_reduce = function("index_reduce", FUNCTIONS["index_reduce"])
+combinations = function("combinations", FUNCTIONS["combinations"])
+resize_as_ = function("resize_as_", FUNCTIONS["resize_as_"])
 masked_select = function("masked_select", FUNCTIONS["masked_select"])
 masked_scatter = function("masked_scatter", FUNCTIONS["masked_scatter"])
 nonzero_static = function("nonzero_static", FUNCTIONS["nonzero_static"])

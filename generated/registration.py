@@ -744,6 +744,10 @@ def _take_along_dim_composite(keyset, self, indices, dim):
     return decompositions.take_along_dim(self, indices, dim)
 
 
+def _combinations_composite(keyset, self, r, with_replacement):
+    return decompositions.combinations(self, r, with_replacement)
+
+
 def _argwhere_composite(keyset, self):
     return decompositions.argwhere(self)
 
@@ -1431,6 +1435,15 @@ def register_all():
     ops.index_fill__int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(CPU, cpu_kernels._unique)
     ops.remainder_Scalar_op.register_kernel(CPU, cpu_kernels.remainder_Scalar)
+    ops._unique2_op.register_kernel(CPU, cpu_kernels._unique2)
+    ops.unique_dim_op.register_kernel(CPU, cpu_kernels.unique_dim)
+    ops.unique_consecutive_op.register_kernel(CPU, cpu_kernels.unique_consecutive)
+    ops.unique_dim_consecutive_op.register_kernel(CPU, cpu_kernels.unique_dim_consecutive)
+    ops.index_reduce_op.register_kernel(CPU, cpu_kernels.index_reduce)
+    ops.index_reduce_out_op.register_kernel(CPU, cpu_kernels.index_reduce_out)
+    ops.index_reduce__op.register_kernel(CPU, cpu_kernels.index_reduce_)
+    ops.resize__op.register_kernel(CPU, cpu_kernels.resize_)
+    ops.resize_as__op.register_kernel(CPU, cpu_kernels.resize_as_)
     ops.masked_select_op.register_kernel(CPU, cpu_kernels.masked_select)
     ops.masked_select_out_op.register_kernel(CPU, cpu_kernels.masked_select_out)
     ops.masked_scatter_op.register_kernel(CPU, cpu_kernels.masked_scatter)
@@ -1955,6 +1968,12 @@ def register_all():
     ops.index_fill__int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(AUTOGRAD, autograd_kernels._unique)
     ops.remainder_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar)
+    ops._unique2_op.register_kernel(AUTOGRAD, autograd_kernels._unique2)
+    ops.unique_dim_op.register_kernel(AUTOGRAD, autograd_kernels.unique_dim)
+    ops.unique_consecutive_op.register_kernel(AUTOGRAD, autograd_kernels.unique_consecutive)
+    ops.unique_dim_consecutive_op.register_kernel(AUTOGRAD, autograd_kernels.unique_dim_consecutive)
+    ops.index_reduce_op.register_kernel(AUTOGRAD, autograd_kernels.index_reduce)
+    ops.index_reduce__op.register_kernel(AUTOGRAD, autograd_kernels.index_reduce_)
     ops.masked_select_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select)
     ops.masked_scatter_op.register_kernel(AUTOGRAD, autograd_kernels.masked_scatter)
     ops.masked_scatter__op.register_kernel(AUTOGRAD, autograd_kernels.masked_scatter_)
@@ -2180,6 +2199,7 @@ def register_all():
     ops.scatter_reduce_two_out_op.register_kernel(AUTOGRAD, autograd_kernels.scatter_reduce_two_out)
     ops.index_add_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_add_out)
     ops.index_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_copy_out)
+    ops.index_reduce_out_op.register_kernel(AUTOGRAD, autograd_kernels.index_reduce_out)
     ops.masked_select_out_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select_out)
     ops.take_out_op.register_kernel(AUTOGRAD, autograd_kernels.take_out)
     ops.slice_scatter_out_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter_out)
@@ -2198,6 +2218,8 @@ def register_all():
     ops.diagonal_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy_out)
     ops.unfold_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.unfold_copy_out)
     ops.alias_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.alias_copy_out)
+    ops.resize__op.register_kernel(AUTOGRAD, autograd_kernels.resize_)
+    ops.resize_as__op.register_kernel(AUTOGRAD, autograd_kernels.resize_as_)
     ops.t_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t)
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
@@ -2579,6 +2601,12 @@ def register_all():
     ops.index_fill__int_Tensor_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_fill__int_Tensor
     )
+    ops.index_reduce_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_reduce_out
+    )
+    ops.index_reduce__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.index_reduce_)
+    ops.resize__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.resize_)
+    ops.resize_as__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.resize_as_)
     ops.masked_select_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.masked_select_out
     )
@@ -2982,6 +3010,8 @@ def register_all():
     ops.square_op.register_kernel(AUTOGRAD | CPU, _square_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.take_along_dim_op.register_kernel(AUTOGRAD | CPU, _take_along_dim_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.combinations_op.register_kernel(AUTOGRAD | CPU, _combinations_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.argwhere_op.register_kernel(AUTOGRAD | CPU, _argwhere_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.

@@ -282,6 +282,10 @@ class TensorMethods:
     index_fill_ = method(
         "index_fill_", (ops.index_fill__int_Scalar_op, ops.index_fill__int_Tensor_op)
     )
+    index_reduce = method("index_reduce", (ops.index_reduce_op,))
+    index_reduce_ = method("index_reduce_", (ops.index_reduce__op,))
+    resize_ = method("resize_", (ops.resize__op,))
+    resize_as_ = method("resize_as_", (ops.resize_as__op,))
     masked_select = method("masked_select", (ops.masked_select_op,))
     masked_scatter = method("masked_scatter", (ops.masked_scatter_op,))
     masked_scatter_ = method("masked_scatter_", (ops.masked_scatter__op,))

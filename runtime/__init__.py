@@ -71,6 +71,7 @@ from ._functions import (  # noqa: E402,F401 - torch has these private functions
     _softmax,
     _softmax_backward_data,
     _trilinear,
+    _unique2,
 )
 from .factories import (  # noqa: E402
     arange,

@@ -45,6 +45,7 @@ from .memory_formats import (
 from .numpy_kernels import element_strides
 from .masked_decompositions import nonzero_method
 from .norm_functions import tensor_norm
+from .functional import _unique, _unique_consecutive
 from .python_arg_parser import (
     PY_NUMBERS,
     arg_type_name,
@@ -764,6 +765,8 @@ class TensorPythonMethods:
     split = _python_method(split, "split", builtin=False)
     nonzero = _python_method(nonzero_method, "nonzero")
     norm = _python_method(tensor_norm, "norm", builtin=False)
+    unique = _python_method(_unique, "unique", builtin=False)
+    unique_consecutive = _python_method(_unique_consecutive, "unique_consecutive", builtin=False)
     contiguous = _python_method(_contiguous, "contiguous")
     is_contiguous = _python_method(_is_contiguous, "is_contiguous")
     type_as = _python_method(_type_as, "type_as")

@@ -444,3 +444,5 @@ from .cumulative_decompositions import *  # noqa: E402,F401,F403
 from .svd_decompositions import *  # noqa: E402,F401,F403
 # quantile's, nanquantile's, cov's and corrcoef's composites (its __all__).
 from .quantile_decompositions import *  # noqa: E402,F401,F403
+# combinations (its __all__).
+from .combinations_decompositions import *  # noqa: E402,F401,F403

@@ -18,6 +18,8 @@ __all__ = [
     "broadcast_tensors",
     "cartesian_prod",
     "meshgrid",
+    "unique",
+    "unique_consecutive",
 ]
 
 
@@ -102,3 +104,50 @@ def broadcast_shapes(*shapes) -> Size:
                     f"broadcastable to {common}"
                 )
     return Size(common)
+
+
+def _chosen(values, inverse, counts, return_inverse, return_counts):
+    """torch.unique's result: the values alone, or a tuple with the inverse and/or counts
+    asked for."""
+    if return_inverse and return_counts:
+        return values, inverse, counts
+    if return_inverse:
+        return values, inverse
+    if return_counts:
+        return values, counts
+    return values
+
+
+def unique(
+    input,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: Optional[int] = None,
+):
+    """torch.unique: _unique2 over the flattened tensor, unique_dim along a dim."""
+    if dim is not None:
+        values, inverse, counts = aten.unique_dim(
+            input, dim, sorted, bool(return_inverse), bool(return_counts)
+        )
+    else:
+        values, inverse, counts = aten._unique2(
+            input, sorted, bool(return_inverse), bool(return_counts)
+        )
+    return _chosen(values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(
+    input, return_inverse: bool = False, return_counts: bool = False, dim: Optional[int] = None
+):
+    """torch.unique_consecutive: one unique_consecutive call, with or without dim."""
+    values, inverse, counts = aten.unique_consecutive(
+        input, bool(return_inverse), bool(return_counts), dim
+    )
+    return _chosen(values, inverse, counts, return_inverse, return_counts)
+
+
+# the plain functions (Tensor's methods call them too), then torch's overridable ones
+_unique, _unique_consecutive = unique, unique_consecutive
+unique = overridable(_unique, builtin=False, qualname="unique")
+unique_consecutive = overridable(_unique_consecutive, builtin=False, qualname="unique_consecutive")

@@ -18,6 +18,7 @@ from .kernel_support import shape_text
 # numpy_kernels re-exports this module at its end, so these names exist by then
 from .numpy_kernels import _cast_number, cast, wrap_dim
 from .scalar_fit import check_fits
+from .user_warnings import warn_user
 
 __all__ = [
     "gather",
@@ -26,6 +27,7 @@ __all__ = [
     "scatter_reduce",
     "index_select",
     "index_add",
+    "index_reduce",
     "index_copy",
     "index_fill",
     "unique",
@@ -276,29 +278,30 @@ def _source_sizes(source) -> tuple:
     return source.shape if source.ndim else (1,)
 
 
-def index_add(self, dim: int, index, source, alpha=1):
-    """``self`` with ``alpha * source[i]`` added into slice ``index[i]`` along ``dim``."""
+def _index_func_checks(name: str, self, dim: int, index, source) -> int:
+    """index_add's and index_reduce's checks of their arguments, in PyTorch's order and
+    words (``name``: the op whose words they are); the wrapped dim."""
     dim = wrap_dim(dim, self.ndim)
     if index.ndim > 1:
         raise IndexError(
-            f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with "
+            f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with "
             f"type: {dtypes.scalar_type_name(index.dtype)} and size: {shape_text(index.shape)}"
         )
     if index.dtype not in _INT32_OR_64:
         raise RuntimeError(
-            "index_add_(): Expected dtype int32/int64 for index but got: "
+            f"{name}(): Expected dtype int32/int64 for index but got: "
             f"{dtypes.scalar_type_name(index.dtype)}"
         )
     if self.dtype != source.dtype:
         raise RuntimeError(
-            f"index_add_(): self ({dtypes.scalar_type_name(self.dtype)}) and source "
+            f"{name}(): self ({dtypes.scalar_type_name(self.dtype)}) and source "
             f"({dtypes.scalar_type_name(source.dtype)}) must have the same scalar type"
         )
     source_sizes = _source_sizes(source)
     if dim >= len(source_sizes) or index.size != source_sizes[dim]:
         along = source_sizes[dim] if dim < len(source_sizes) else 1
         raise RuntimeError(
-            f"index_add_(): Number of indices ({index.size}) should be equal to "
+            f"{name}(): Number of indices ({index.size}) should be equal to "
             f"source.size(dim): ({along}), for dim: {dim}"
         )
     self_sizes = _sizes(self)
@@ -312,6 +315,13 @@ def index_add(self, dim: int, index, source, alpha=1):
             f"dimension. Got self.shape = {shape_text(self.shape)} source.shape = "
             f"{shape_text(source.shape)}"
         )
+    return dim
+
+
+def index_add(self, dim: int, index, source, alpha=1):
+    """``self`` with ``alpha * source[i]`` added into slice ``index[i]`` along ``dim``."""
+    dim = _index_func_checks("index_add_", self, dim, index, source)
+    self_sizes, source_sizes = _sizes(self), _source_sizes(source)
     flat = index.reshape(-1)
     _check_bounds(flat, dim, self_sizes[dim])
     out = self.reshape(self_sizes).copy()
@@ -320,6 +330,55 @@ def index_add(self, dim: int, index, source, alpha=1):
         check_fits(alpha, self.dtype)
         source = source * _cast_number(alpha, self.dtype)
     np.add.at(out, _along_dim(dim, flat.astype(np.intp)), source)
+    return out.reshape(self.shape)
+
+
+_INDEX_REDUCE_IDENTITY = {"prod": 1, "mean": 0}
+_index_reduce_warned = []
+
+
+def index_reduce(self, dim: int, index, source, reduce: str, include_self: bool = True):
+    """``self`` with slice ``index[i]`` along ``dim`` reduced (prod, mean, amax, amin) with
+    ``source``'s slice ``i``, and with its own value unless ``include_self`` is False; slices
+    no index names keep their values. Integer means floor; NaN wins amax and amin."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+            f"{reduce}."
+        )
+    dim = _index_func_checks("index_reduce_", self, dim, index, source)
+    self_sizes, source_sizes = _sizes(self), _source_sizes(source)
+    flat = index.reshape(-1)
+    if _first_out_of_range(flat, self_sizes[dim]) is not None:
+        raise IndexError("index out of range in self")
+    if not _index_reduce_warned:  # once per process, as PyTorch's TORCH_WARN_ONCE
+        _index_reduce_warned.append(True)
+        warn_user("index_reduce() is in beta and the API may change at any time.")
+    if self.dtype == _BOOL:
+        raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
+    out = self.reshape(self_sizes).copy()
+    key = _along_dim(dim, flat.astype(np.intp))
+    source = source.reshape(source_sizes)
+    if not include_self:  # the slices written start from the reduction's identity
+        identity = _INDEX_REDUCE_IDENTITY.get(reduce)
+        if identity is None:
+            identity = _lowest(self.dtype) if reduce == "amax" else _highest(self.dtype)
+        out[key] = identity
+    if reduce == "prod":
+        np.multiply.at(out, key, source)
+    elif reduce == "mean":
+        np.add.at(out, key, source)
+        counts = np.full(self_sizes[dim], 1 if include_self else 0, np.int64)
+        np.add.at(counts, flat, 1)
+        counts[counts == 0] = 1
+        counts = counts.reshape((-1,) + (1,) * (len(self_sizes) - dim - 1))
+        if out.dtype.kind in "iu":
+            out = np.floor_divide(out, counts.astype(out.dtype))
+        else:
+            out = (out / counts).astype(out.dtype)
+    else:
+        # NaN wins, as PyTorch's max/min reductions propagate it
+        (np.maximum if reduce == "amax" else np.minimum).at(out, key, source)
     return out.reshape(self.shape)
 
 

@@ -2248,3 +2248,7 @@ from .norm_reduction_kernels import *  # noqa: E402,F401,F403
 from .svd_kernels import *  # noqa: E402,F401,F403
 # histc's, bincount's, the rounding ops' and lerp's kernels (its __all__), named k.<fn> in the YAML.
 from .quantile_kernels import *  # noqa: E402,F401,F403
+# The unique family's kernels (its __all__), named k.<fn> in the YAML.
+from .unique_kernels import *  # noqa: E402,F401,F403
+# resize_'s and resize_as_'s kernels (its __all__), named k.<fn> in the YAML.
+from .resize_kernels import *  # noqa: E402,F401,F403

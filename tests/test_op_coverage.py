@@ -315,6 +315,21 @@ TESTED_ELSEWHERE.update(
         ).split()
     }
 )
+# the unique family, index_reduce and combinations: test_unique_index_reduce.py
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_unique_index_reduce.py"
+        for name in (
+            "_unique2.default unique_dim.default unique_consecutive.default "
+            "unique_dim_consecutive.default index_reduce.default index_reduce_.default "
+            "index_reduce.out combinations.default"
+        ).split()
+    }
+)
+# resize_ and resize_as_: test_resize.py
+TESTED_ELSEWHERE.update(
+    {f"aten.{name}": "test_resize.py" for name in "resize_.default resize_as_.default".split()}
+)
 # searchsorted and bucketize: test_searchsorted.py (every overload, out= and errors)
 TESTED_ELSEWHERE.update(
     {

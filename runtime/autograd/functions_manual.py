@@ -511,12 +511,17 @@ def forward_ad_not_supported(op: str):
 
 
 def forward_ad_not_implemented(op: str):
-    """Forward AD through an op whose PyTorch entry has no forward-mode formula."""
+    """Forward AD through an op whose PyTorch entry has no forward-mode formula, in the words
+    of PyTorch's generated check: its in-place ops' (a name ending in ``_``) end the request
+    sooner than its functional ones'."""
+    ending = (
+        "." if op.endswith("_") else " or submit a PR adding the implementation to derivatives.yaml"
+    )
     raise NotImplementedError(
         f"Trying to use forward AD with {op} that does not support it because it has not been "
         "implemented yet.\nPlease file an issue to PyTorch at "
         "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
-        "can prioritize its implementation."
+        f"can prioritize its implementation{ending}"
     )
 
 

@@ -12,6 +12,7 @@ __all__ = [
     "index_fill_value_backward",
     "scatter_reduce_backward",
     "scatter_reduce_jvp",
+    "index_reduce_backward",
 ]
 
 
@@ -132,3 +133,63 @@ def scatter_reduce_jvp(self_p, self_t, dim: int, index, src_p, src_t, reduce, in
         )
         return aten.div_Tensor(summed, count)
     return None
+
+
+def index_reduce_backward(grad, self, dim: int, index, source, reduce: str, include_self, result):
+    """The gradients of self and source through index_reduce (PyTorch's formulas: ties of
+    amax/amin share the gradient evenly; prod divides out each factor, a slice's single zero
+    computed apart). PyTorch makes source's gradient refuse double backward where two zeros
+    meet in one place; opgrad's differentiates it as written (it is 0 there)."""
+    if reduce == "prod":
+        masked_self = aten.masked_fill_Scalar(self, aten.eq_Scalar(self, 0), 1)
+        masked_self_result = aten.index_reduce(
+            masked_self, dim, index, source, reduce, include_self=include_self
+        )
+        grad_self = aten.div_Tensor(aten.mul_Tensor(grad, masked_self_result), masked_self)
+        src_zero = aten.eq_Scalar(source, 0)
+        src_num_zeros = aten.index_select(
+            aten.index_add(
+                aten.zeros_like(self), dim, index, aten._to_copy(src_zero, dtype=self.dtype)
+            ),
+            dim,
+            index,
+        )
+        src_single_zero = aten.bitwise_and_Tensor(src_zero, aten.eq_Scalar(src_num_zeros, 1))
+        masked_src = aten.masked_fill_Scalar(source, src_single_zero, 1)
+        masked_src_result = aten.index_reduce(
+            self, dim, index, masked_src, reduce, include_self=include_self
+        )
+        grad_src = aten.where_self(
+            src_single_zero,
+            aten.index_select(aten.mul_Tensor(grad, masked_src_result), dim, index),
+            aten.div_Tensor(
+                aten.index_select(aten.mul_Tensor(grad, result), dim, index),
+                aten.masked_fill_Scalar(source, src_zero, 1),
+            ),
+        )
+    elif reduce == "mean":
+        counts = aten.ones_like(grad) if include_self else aten.zeros_like(grad)
+        counts = aten.index_add(counts, dim, index, aten.ones_like(source))
+        counts = aten.masked_fill__Scalar(counts, aten.eq_Scalar(counts, 0), 1)
+        grad_self = aten.div_Tensor(grad, counts)
+        grad_src = aten.div_Tensor(
+            aten.index_select(grad, dim, index), aten.index_select(counts, dim, index)
+        )
+    elif reduce in ("amax", "amin"):
+        # the gradient is shared evenly among the values equal to the result
+        value = aten.index_select(result, dim, index)
+        self_is_result = aten._to_copy(aten.eq_Tensor(self, result), dtype=self.dtype)
+        source_is_result = aten._to_copy(aten.eq_Tensor(source, value), dtype=self.dtype)
+        ties = aten.index_add(self_is_result, dim, index, source_is_result)
+        grad_distributed = aten.div_Tensor(grad, ties)
+        grad_self = aten.mul_Tensor(self_is_result, grad_distributed)
+        grad_src = aten.mul_Tensor(
+            source_is_result, aten.index_select(grad_distributed, dim, index)
+        )
+    else:
+        raise RuntimeError(
+            "Expected 'reduce' to be one of 'prod', 'amax', 'amin' or 'mean' but got " f"{reduce}."
+        )
+    if not include_self:
+        grad_self = aten.index_fill_int_Scalar(grad_self, dim, index, 0)
+    return grad_self, grad_src
