@@ -4387,6 +4387,17 @@ def view(keyset, self, size):
     return out
 
 
+def view_dtype(keyset, self, dtype):
+    """CPU kernel of view.dtype"""
+    source = self
+    self = self._data
+    result = k.view_dtype(self, dtype)
+    out = make_tensor(result if result.__class__ is ndarray else asarray(result))
+    if out._keys is not source._keys:
+        out._keys = source._keys  # a view of an inference tensor is an inference tensor
+    return out
+
+
 def _unsafe_view(keyset, self, size):
     """CPU kernel of _unsafe_view"""
     self = self._data
@@ -6758,6 +6769,22 @@ def view_copy_out(keyset, self, size, out):
     targets = (out,)
     self = self._data
     result = k.copy_of(k.view(self, size))
+    return write_outs(targets, (result,), check_matmul_out_dtype)[0]
+
+
+def view_copy_dtype(keyset, self, dtype):
+    """CPU kernel of view_copy.dtype"""
+    self = self._data
+    result = k.copy_of(k.view_dtype(self, dtype))
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def view_copy_dtype_out(keyset, self, dtype, out):
+    """CPU kernel of view_copy.dtype_out"""
+    targets = (out,)
+    self = self._data
+    result = k.copy_of(k.view_dtype(self, dtype))
     return write_outs(targets, (result,), check_matmul_out_dtype)[0]
 
 

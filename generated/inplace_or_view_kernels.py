@@ -37,6 +37,13 @@ def view(keyset, self, size):
     return as_view(self, redispatch(keyset, self, size))
 
 
+def view_dtype(keyset, self, dtype):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.view_dtype_op.kernels[keyset]
+    # an alias that is no view: it shares only the version counter
+    return share_version(self, redispatch(keyset, self, dtype))
+
+
 def _reshape_alias(keyset, self, size, stride):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops._reshape_alias_op.kernels[keyset]
@@ -1909,6 +1916,14 @@ def view_copy_out(keyset, self, size, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.view_copy_out_op.kernels[keyset]
     result = redispatch(keyset, self, size, out)
+    bump_version(out)
+    return result
+
+
+def view_copy_dtype_out(keyset, self, dtype, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.view_copy_dtype_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dtype, out)
     bump_version(out)
     return result
 

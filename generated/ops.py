@@ -20023,6 +20023,38 @@ view = view_op._entry = _view_entry(Site(view_op))
 view_op._make_entry = _view_entry
 
 
+view_dtype_op = define("aten::view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)")
+_view_dtype_kernels = view_dtype_op.kernels
+
+
+def _view_dtype_entry(_site):
+    def view_dtype(self, dtype):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, view_dtype_op, self, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, view_dtype_op, 0)
+                if dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, view_dtype_op, 1)
+            except Overridden:
+                return handle_entry(_site, view_dtype_op, self, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _view_dtype_kernels[keyset]
+            return kernel(keyset, self, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return view_dtype
+
+
+view_dtype = view_dtype_op._entry = _view_dtype_entry(Site(view_dtype_op))
+view_dtype_op._make_entry = _view_dtype_entry
+
+
 _unsafe_view_op = define("aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
 __unsafe_view_kernels = _unsafe_view_op.kernels
 
@@ -35230,6 +35262,80 @@ def _view_copy_out_entry(_site):
 
 view_copy_out = view_copy_out_op._entry = _view_copy_out_entry(Site(view_copy_out_op))
 view_copy_out_op._make_entry = _view_copy_out_entry
+
+
+view_copy_dtype_op = define("aten::view_copy.dtype(Tensor self, ScalarType dtype) -> Tensor")
+_view_copy_dtype_kernels = view_copy_dtype_op.kernels
+
+
+def _view_copy_dtype_entry(_site):
+    def view_copy_dtype(self, dtype):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, view_copy_dtype_op, self, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, view_copy_dtype_op, 0)
+                if dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, view_copy_dtype_op, 1)
+            except Overridden:
+                return handle_entry(_site, view_copy_dtype_op, self, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.view_copy_dtype(self, dtype)
+                if result is not None:
+                    return result
+            kernel = _view_copy_dtype_kernels[keyset]
+            return kernel(keyset, self, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return view_copy_dtype
+
+
+view_copy_dtype = view_copy_dtype_op._entry = _view_copy_dtype_entry(Site(view_copy_dtype_op))
+view_copy_dtype_op._make_entry = _view_copy_dtype_entry
+
+
+view_copy_dtype_out_op = define(
+    "aten::view_copy.dtype_out(Tensor self, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_view_copy_dtype_out_kernels = view_copy_dtype_out_op.kernels
+
+
+def _view_copy_dtype_out_entry(_site):
+    def view_copy_dtype_out(self, dtype, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, view_copy_dtype_out_op, self, dtype, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, view_copy_dtype_out_op, 0)
+                if dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, view_copy_dtype_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, view_copy_dtype_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, view_copy_dtype_out_op, self, dtype, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _view_copy_dtype_out_kernels[keyset]
+            return kernel(keyset, self, dtype, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return view_copy_dtype_out
+
+
+view_copy_dtype_out = view_copy_dtype_out_op._entry = _view_copy_dtype_out_entry(
+    Site(view_copy_dtype_out_op)
+)
+view_copy_dtype_out_op._make_entry = _view_copy_dtype_out_entry
 
 
 expand_copy_op = define(

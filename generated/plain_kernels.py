@@ -12254,6 +12254,25 @@ def view_copy(self, size):
     return out
 
 
+def view_copy_dtype(self, dtype):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.copy_of(k.view_dtype(self_data, dtype))
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    return out
+
+
 def expand_copy(self, size, implicit):
     self_data = self._data
     if not (self_data.dtype in PLAIN_FLOATS):

@@ -909,6 +909,8 @@ FUNCTIONS = {
     "view_copy": (
         ops.view_copy_op,
         ops.view_copy_out_op,
+        ops.view_copy_dtype_op,
+        ops.view_copy_dtype_out_op,
     ),
     "expand_copy": (
         ops.expand_copy_op,

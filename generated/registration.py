@@ -1297,6 +1297,7 @@ def register_all():
     ops.transpose_int_op.register_kernel(CPU, cpu_kernels.transpose_int)
     ops.permute_op.register_kernel(CPU, cpu_kernels.permute)
     ops.view_op.register_kernel(CPU, cpu_kernels.view)
+    ops.view_dtype_op.register_kernel(CPU, cpu_kernels.view_dtype)
     ops._unsafe_view_op.register_kernel(CPU, cpu_kernels._unsafe_view)
     ops._reshape_alias_op.register_kernel(CPU, cpu_kernels._reshape_alias)
     ops.expand_op.register_kernel(CPU, cpu_kernels.expand)
@@ -1573,6 +1574,8 @@ def register_all():
     ops.permute_copy_out_op.register_kernel(CPU, cpu_kernels.permute_copy_out)
     ops.view_copy_op.register_kernel(CPU, cpu_kernels.view_copy)
     ops.view_copy_out_op.register_kernel(CPU, cpu_kernels.view_copy_out)
+    ops.view_copy_dtype_op.register_kernel(CPU, cpu_kernels.view_copy_dtype)
+    ops.view_copy_dtype_out_op.register_kernel(CPU, cpu_kernels.view_copy_dtype_out)
     ops.expand_copy_op.register_kernel(CPU, cpu_kernels.expand_copy)
     ops.expand_copy_out_op.register_kernel(CPU, cpu_kernels.expand_copy_out)
     ops.unsqueeze_copy_op.register_kernel(CPU, cpu_kernels.unsqueeze_copy)
@@ -2224,6 +2227,7 @@ def register_all():
     ops.transpose_int_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.transpose_int)
     ops.permute_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute)
     ops.view_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.view)
+    ops.view_dtype_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.view_dtype)
     ops._reshape_alias_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels._reshape_alias
     )
@@ -2633,6 +2637,9 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.permute_copy_out
     )
     ops.view_copy_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.view_copy_out)
+    ops.view_copy_dtype_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.view_copy_dtype_out
+    )
     ops.expand_copy_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.expand_copy_out
     )

@@ -183,7 +183,7 @@ class TensorMethods:
     t = method("t", (ops.t_op,))
     transpose = method("transpose", (ops.transpose_int_op,))
     permute = method("permute", (ops.permute_op,))
-    view = method("view", (ops.view_op,))
+    view = method("view", (ops.view_op, ops.view_dtype_op))
     reshape = method("reshape", (ops.reshape_op,))
     flatten = method("flatten", (ops.flatten_using_ints_op,))
     unflatten = method("unflatten", (ops.unflatten_int_op,))

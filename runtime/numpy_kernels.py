@@ -1581,6 +1581,43 @@ def unfold_backward(grad, input_sizes, dim: int, size: int, step: int):
     return out
 
 
+def view_dtype(a, dtype):
+    """``a``'s memory read as ``dtype`` (view.dtype). Elements of another size regroup the
+    last dim, which must then be contiguous, with PyTorch's checks in its words."""
+    new = dtype.np
+    if new == a.dtype:
+        return a.view()
+    ratio_text = f"to view {dtypes.scalar_type_name(a.dtype)} as {dtypes.scalar_type_name(new)}"
+    if new.itemsize != a.dtype.itemsize:
+        ratio_text += " (different element sizes)"
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {ratio_text}")
+        last_stride = a.strides[-1] // a.itemsize
+        if last_stride != 1 and a.shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {ratio_text}, but got {last_stride}")
+        if new.itemsize > a.dtype.itemsize:
+            ratio = new.itemsize // a.dtype.itemsize
+            if a.shape[-1] % ratio:
+                raise RuntimeError(
+                    f"self.size(-1) must be divisible by {ratio} {ratio_text}, but got "
+                    f"{a.shape[-1]}"
+                )
+            offset = storage_offset(a)
+            if offset % ratio:
+                raise RuntimeError(
+                    f"self.storage_offset() must be divisible by {ratio} {ratio_text}, but got "
+                    f"{offset}"
+                )
+            for d in range(a.ndim - 1):
+                stride = a.strides[d] // a.itemsize
+                if stride % ratio:
+                    raise RuntimeError(
+                        f"self.stride({d}) must be divisible by {ratio} {ratio_text}, but got "
+                        f"{stride}"
+                    )
+    return a.view(new)
+
+
 def copy_of(result):
     """A view op's result (or each of a list of them) as a fresh row-major array: the
     kernel of the view's ``*_copy`` op."""
@@ -2225,30 +2262,42 @@ from .batched_matmul_kernels import *  # noqa: E402,F401,F403
 
 # The gather, scatter and index ops' kernels (its __all__), named k.<fn> in the YAML.
 from .index_kernels import *  # noqa: E402,F401,F403
+
 # The max/min reductions' kernels (its __all__), named k.<fn> in the YAML.
 from .minmax_kernels import *  # noqa: E402,F401,F403
+
 # The predicates' and bitwise ops' kernels (its __all__), named k.<fn> in the YAML.
 from .logical_kernels import *  # noqa: E402,F401,F403
 
 # The sorting family's kernels (its __all__), named k.<fn> in the YAML.
 from .sort_kernels import *  # noqa: E402,F401,F403
+
 # The statistical reductions' kernels (its __all__), named k.<fn> in the YAML.
 from .stats_kernels import *  # noqa: E402,F401,F403
+
 # The shape ops' and rounded division's kernels (its __all__), named k.<fn> in the YAML.
 from .shape_kernels import *  # noqa: E402,F401,F403
+
 # The masked, take/put and scatter-into ops' kernels (its __all__), named k.<fn> in the YAML.
 from .masked_kernels import *  # noqa: E402,F401,F403
+
 # The cumulative ops' kernels (its __all__), named k.<fn> in the YAML.
 from .cumulative_kernels import *  # noqa: E402,F401,F403
+
 # searchsorted's and bucketize's kernels (its __all__), named k.<fn> in the YAML.
 from .search_kernels import *  # noqa: E402,F401,F403
+
 # dist's and renorm's kernels (its __all__), named k.<fn> in the YAML.
 from .norm_reduction_kernels import *  # noqa: E402,F401,F403
+
 # The singular value decomposition's kernel (its __all__), named k.<fn> in the YAML.
 from .svd_kernels import *  # noqa: E402,F401,F403
+
 # histc's, bincount's, the rounding ops' and lerp's kernels (its __all__), named k.<fn> in the YAML.
 from .quantile_kernels import *  # noqa: E402,F401,F403
+
 # The unique family's kernels (its __all__), named k.<fn> in the YAML.
 from .unique_kernels import *  # noqa: E402,F401,F403
+
 # resize_'s and resize_as_'s kernels (its __all__), named k.<fn> in the YAML.
 from .resize_kernels import *  # noqa: E402,F401,F403

@@ -569,7 +569,8 @@ TESTED_ELSEWHERE.update(
             "squeeze_copy.out squeeze_copy.dim squeeze_copy.dim_out squeeze_copy.dims "
             "squeeze_copy.dims_out t_copy.default t_copy.out transpose_copy.int "
             "transpose_copy.int_out unbind_copy.int unfold_copy.default unfold_copy.out "
-            "unsqueeze_copy.default unsqueeze_copy.out view_copy.default view_copy.out"
+            "unsqueeze_copy.default unsqueeze_copy.out view_copy.default view_copy.out "
+            "view_copy.dtype view_copy.dtype_out view.dtype"
         ).split()
     }
 )

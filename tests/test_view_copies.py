@@ -58,6 +58,7 @@ COPIES = {
     "unfold_copy": ("unfold_copy", (2, 2, 1)),
     "unsqueeze_copy": ("unsqueeze_copy", (-1,)),
     "view_copy": ("view_copy", ((2, 6),)),
+    "view_copy_dtype": ("view_copy", (None,)),  # the dtype (int32) is filled in per library
 }
 
 
@@ -69,9 +70,14 @@ def _input(lib, name):
     return _x(lib)
 
 
+def _args(lib, name):
+    _, args = COPIES[name]
+    return (lib.int32,) if name == "view_copy_dtype" else args
+
+
 def _call(name):
-    fn, args = COPIES[name]
-    return lambda lib: getattr(lib, fn)(_input(lib, name), *args)
+    fn, _ = COPIES[name]
+    return lambda lib: getattr(lib, fn)(_input(lib, name), *_args(lib, name))
 
 
 @pytest.mark.parametrize("name", list(COPIES))
@@ -83,24 +89,30 @@ def test_values_layout_nodes_and_aten_calls_match_torch(torch, name):
 def test_saved_fields_and_gradients_match_torch(torch, name):
     results = {}
     for lib in (og, torch):
-        fn, args = COPIES[name]
+        fn, _ = COPIES[name]
         x = _input(lib, name)
-        y = getattr(lib, fn)(x, *args)
+        y = getattr(lib, fn)(x, *_args(lib, name))
         outputs = list(y) if isinstance(y, (tuple, list)) else [y]
+        if not outputs[0].requires_grad:  # view_copy.dtype: not differentiable, as torch's
+            results[lib] = outputs[0].grad_fn, None, None, None
+            continue
         loss = sum(((o * (i + 2)) ** 2).sum() for i, o in enumerate(outputs))
         (grad,) = lib.autograd.grad(loss, x, create_graph=True)
         (second,) = lib.autograd.grad((grad * grad).sum(), x)
         results[lib] = outputs[0].grad_fn, x, grad.tolist(), second.tolist()
     (og_node, og_x, og_grad, og_second), (node, x, grad, second) = results[og], results[torch]
+    if node is None:
+        assert og_node is None and og_x is None
+        return
     assert_same_saved_fields(torch, og_node, node, [og_x], [x], what=name)
     assert (og_grad, og_second) == (grad, second)
 
 
 @pytest.mark.parametrize("name", list(COPIES))
 def test_the_copy_shares_no_memory_with_its_input(name):
-    fn, args = COPIES[name]
+    fn, _ = COPIES[name]
     x = _input(og, name).detach()
-    y = getattr(og, fn)(x, *args)
+    y = getattr(og, fn)(x, *_args(og, name))
     outputs = list(y) if isinstance(y, (tuple, list)) else [y]
     before = [o.tolist() for o in outputs]
     x.add_(100.0)
@@ -128,15 +140,16 @@ SINGLE = [n for n in COPIES if not n.startswith(("split", "unbind"))]
 
 
 @pytest.mark.parametrize("name", SINGLE)
-@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("dtype", ["float64", "int32", "int64"])
 def test_out_variants_match_torch(torch, name, dtype):
     """An out of the result's dtype is written (resized from zero elements); any other
     dtype fails as torch's."""
 
     def call(lib):
-        fn, args = COPIES[name]
+        fn, _ = COPIES[name]
         out = lib.empty(0, dtype=getattr(lib, dtype))
-        assert getattr(lib, fn)(_input(lib, name).detach(), *args, out=out) is out
+        x = _input(lib, name).detach()
+        assert getattr(lib, fn)(x, *_args(lib, name), out=out) is out
         return out
 
     assert _seen(og, call) == _seen(torch, call)
@@ -235,6 +248,31 @@ ERRORS = {
         RuntimeError,
         "is invalid for input of size 12",
     ),
+    "view_dtype_0_dim": (
+        lambda L: L.tensor(1.0).view(L.float64),
+        RuntimeError,
+        "self.dim() cannot be 0 to view Float as Double",
+    ),
+    "view_dtype_strided": (
+        lambda L: L.ones(4, 3).t().view(L.int16),
+        RuntimeError,
+        "self.stride(-1) must be 1 to view Float as Short",
+    ),
+    "view_dtype_size": (
+        lambda L: L.ones(3, dtype=L.int16).view(L.int32),
+        RuntimeError,
+        "self.size(-1) must be divisible by 2 to view Short as Int",
+    ),
+    "view_dtype_offset": (
+        lambda L: L.ones(8, dtype=L.int16)[1:5].view(L.int32),
+        RuntimeError,
+        "self.storage_offset() must be divisible by 2",
+    ),
+    "view_dtype_other_stride": (
+        lambda L: L.ones(3, 6, dtype=L.int16)[:, :4].view(L.int64),
+        RuntimeError,
+        "self.stride(0) must be divisible by 4",
+    ),
     "expand_copy_bad_size": (
         lambda L: L.expand_copy(_x(L), (2, 2)),
         RuntimeError,
@@ -247,6 +285,49 @@ ERRORS = {
 def test_errors_match_torch(torch, case):
     call, exc_type, phrase = case
     assert_same_error(torch, call, exc_type, phrase)
+
+
+VIEW_DTYPE = {
+    "same_size": lambda L: L.arange(8.0).reshape(2, 4).view(L.int32),
+    "wider": lambda L: L.arange(8.0).reshape(2, 4).view(L.float64),
+    "narrower": lambda L: L.arange(4.0).view(L.uint8),
+    "same_dtype": lambda L: L.arange(4.0).view(L.float32),
+    "keyword": lambda L: L.arange(4.0).view(dtype=L.int16),
+    "of_a_slice": lambda L: L.arange(8.0).reshape(2, 4)[:, 2:].view(L.float64),
+    "bool": lambda L: L.tensor([0, 1, 2], dtype=L.uint8).view(L.bool),
+    "size_still_works": lambda L: L.arange(8.0).view(2, -1),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_DTYPE))
+def test_view_with_a_dtype_reads_the_same_memory_as_torch(torch, name):
+    """A known difference: under a dispatch mode torch also logs an aten.detach after
+    view.dtype (its non-differentiable view copies the TensorImpl the mode still holds, and
+    that copy of a Python-key tensor is a detach call); opgrad's result needs no copy."""
+    got, (outcome, log) = _seen(og, VIEW_DTYPE[name]), _seen(torch, VIEW_DTYPE[name])
+    after_view_dtype = [i + 1 for i, c in enumerate(log) if c == "aten.view.dtype"]
+    assert all(log[i] == "aten.detach.default" for i in after_view_dtype)
+    log = [c for i, c in enumerate(log) if i not in after_view_dtype]
+    assert got == (outcome, log)
+
+
+def test_view_with_a_dtype_is_no_autograd_view_but_shares_memory_and_version(torch):
+    seen = []
+    for lib in (og, torch):
+        x = lib.arange(4.0, requires_grad=True)
+        y = x.detach()
+        v = y.view(lib.int32)
+        y.add_(1)
+        seen.append(
+            (
+                x.view(lib.int32).requires_grad,
+                x.view(lib.int32).grad_fn,
+                x.view(lib.int32)._is_view(),
+                v._version,
+                v.tolist(),
+            )
+        )
+    assert seen[0] == seen[1]
 
 
 def test_copies_are_functions_only_and_narrow_copy_a_method_too(torch):
@@ -268,3 +349,4 @@ def test_every_copy_in_the_yaml_is_called_here():
         if isinstance(item, dict) and "copy" in item
     }
     assert copies | {"narrow_copy"} == {fn for fn, _ in COPIES.values()}
+    assert "view_copy.dtype(" in text
