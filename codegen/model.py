@@ -67,7 +67,7 @@ BUILTINS = frozenset(
 )
 KNOWN_KEYS = frozenset(
     "name cpu check target_check autograd_check dtype unpromoted composite node inplace out "
-    "out_dtype variants output_differentiability tags copy".split()
+    "out_dtype variants output_differentiability tags copy copy_out".split()
 )
 #: how an out= variant treats out's dtype (PyTorch's rule for the op)
 OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "exact_scalar_type", "bool")
@@ -117,6 +117,24 @@ class SavedField:
 
 
 @dataclass(frozen=True)
+class ListCopyOut:
+    """How the out= variant of a copy with a list of results (``split_copy.Tensor_out``)
+    treats its outs; PyTorch's three such ops differ."""
+
+    #: the name its error for a list of the wrong length starts with
+    size_error: str
+    #: "resized": each out must have its result's dtype and is resized as out= tensors
+    #: are; "copy_": each is written as ``out.copy_(result)`` (any dtype, broadcast, never
+    #: resized)
+    writes: str = "resized"
+    #: whether outs that require grad are refused (else written, without history)
+    refuses_grad_outs: bool = True
+
+
+LIST_COPY_OUT_KEYS = {"size_error", "writes", "grad_outs"}
+
+
+@dataclass(frozen=True)
 class Entry:
     """One op overload of derivatives.yaml."""
 
@@ -142,8 +160,12 @@ class Entry:
     #: run in the in-place and out= variants' kernels after ``check``, with ``target`` the
     #: tensor they write (self, out): PyTorch's own checks of that tensor
     target_check: Optional[str] = None
-    #: for a view's ``*_copy`` op (the `copy:` key): the view's op name
+    #: for a view's ``*_copy`` op (the `copy:` key): the view's op name, and its kernel
+    #: expression (what a copy with a list of results writes into its outs)
     copy_of: Optional[str] = None
+    copied_view_cpu: Optional[str] = None
+    #: for a copy with a list of results: how its out= variant writes (the `copy_out:` key)
+    list_copy_out: Optional["ListCopyOut"] = None
     #: run by the Autograd kernel of a non-differentiable op before the op goes further (a
     #: dispatch mode never sees a call it refuses): PyTorch's checks in its manual autograd
     #: kernels (resize_: "cannot resize variables that require grad")
@@ -354,19 +376,22 @@ def load(path: Path) -> Model:
                 entry_methods[base] = sum(1 for a in schema.arguments[1:] if not a.kwarg_only)
 
     facts = FileFacts(name, helpers, frozenset(op_functions), entry_methods)
-    copied = []  # (view entry, copy schema, its out schema, line)
+    copied = []  # (view entry, copy schema, its out schema, its out's error name, line)
     for item, line, schema, op, variant_schemas in parsed:
         scope = EntryScope(facts, op, schema, line, item["__key_lines__"])
         if "copy" in item:
             *variant_schemas, copy, copy_out = variant_schemas
             if not schema.is_view or item.get("cpu") is None:
                 raise scope.error("only a view op with a cpu kernel has a copy variant", "copy")
-            copied.append((copy, copy_out, item["__key_lines__"]["copy"]))
+            list_out = _list_copy_out(scope, item, copy, copy_out)
+            copied.append((copy, copy_out, list_out, item["__key_lines__"]["copy"]))
+        elif "copy_out" in item:
+            raise scope.error("copy_out needs a copy", "copy_out")
         entries.append(_entry(scope, item, variant_schemas))
         if "copy" in item:
             copied[-1] = (entries[-1],) + copied[-1]
     # node names of the copies follow their views' derived names, so come after them
-    entries += [_copy_entry(view, copy, out, line, entries) for view, copy, out, line in copied]
+    entries += [_copy_entry(view, *copy, entries) for view, *copy in copied]
     _check_node_names(name, entries)
     _check_name_tags(name, entries)
     return Model(name, entries, helpers, linear_helper_names(manual))
@@ -519,23 +544,50 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
     return _with_saved(entry)
 
 
-def copy_out_schema(copy: FunctionSchema) -> FunctionSchema:
+def copy_out_schema(copy: FunctionSchema) -> Optional[FunctionSchema]:
     """The out= variant PyTorch generates for a view's copy: ``<overload>_out`` (``out`` for
-    the default overload) with a keyword-only ``out`` of the copy's result type. None for a
-    copy with several results, whose PyTorch out= variant (``Tensor(a!)[] out -> ()``)
-    codegen does not make."""
-    if len(copy.returns) != 1 or copy.returns[0].type.is_list:
+    the default overload) with a keyword-only ``out`` of the copy's result type: one tensor,
+    returned, or for a list of results a list of tensors and no return (``Tensor(a!)[] out
+    -> ()``). None for a copy with several separate results (PyTorch has none)."""
+    if len(copy.returns) != 1:
         return None
     overload = f"{copy.overload_name}_out" if copy.overload_name else "out"
     text = str(copy)
     arguments = text[text.index("(") + 1 : text.rindex(") -> ")]
     separator = ", " if "*" in arguments else ", *, "
-    return parse_schema(
-        f"{copy.base_name}.{overload}({arguments}{separator}Tensor(a!) out) -> Tensor(a!)"
-    )
+    if copy.returns[0].type.is_list:
+        out, returns = "Tensor(a!)[] out", "()"
+    else:
+        out, returns = "Tensor(a!) out", "Tensor(a!)"
+    return parse_schema(f"{copy.base_name}.{overload}({arguments}{separator}{out}) -> {returns}")
 
 
-def _copy_entry(view: Entry, copy: FunctionSchema, out, line: int, entries) -> Entry:
+def _list_copy_out(scope, item, copy: FunctionSchema, copy_out) -> Optional[ListCopyOut]:
+    """The `copy_out:` key of a copy with a list of results (its defaults without it)."""
+    given = item.get("copy_out", {})
+    if isinstance(given, dict):  # without the loader's line marks
+        given = {k: v for k, v in given.items() if not k.startswith("__")}
+    if not copy.returns[0].type.is_list:
+        if "copy_out" in item:
+            raise scope.error("copy_out is for a copy with a list of results", "copy_out")
+        return None
+    if not isinstance(given, dict) or not set(given) <= LIST_COPY_OUT_KEYS:
+        keys = ", ".join(sorted(LIST_COPY_OUT_KEYS))
+        raise scope.error(f"copy_out is a mapping of {keys}", "copy_out")
+    writes = str(given.get("writes", "resized"))
+    grad_outs = str(given.get("grad_outs", "refused"))
+    if writes not in ("resized", "copy_") or grad_outs not in ("refused", "accepted"):
+        raise scope.error(
+            "copy_out's writes is resized or copy_, its grad_outs refused or accepted",
+            "copy_out",
+        )
+    size_error = str(given.get("size_error", f"{copy.base_name}_{copy_out.overload_name}"))
+    return ListCopyOut(size_error, writes, grad_outs == "refused")
+
+
+def _copy_entry(
+    view: Entry, copy: FunctionSchema, out, list_out: Optional[ListCopyOut], line: int, entries
+) -> Entry:
     """A view's ``*_copy`` variant: the view's formulas and saved fields on a fresh row-major
     copy of its result, under PyTorch's node name for it (the view's + ``_copy``)."""
     return replace(
@@ -550,6 +602,8 @@ def _copy_entry(view: Entry, copy: FunctionSchema, out, line: int, entries) -> E
         tags=tuple(t for t in view.tags if t not in ("inplace_view", "not_a_view")),
         out_dtype="exact_result",
         copy_of=view.op_name,
+        copied_view_cpu=view.cpu,
+        list_copy_out=list_out,
     )
 
 

@@ -66,7 +66,7 @@ def _param(arg, index: int, schema, numbers_as_tensors: bool) -> Param:
             normalize = f"if {n}.__class__ not in TENSOR_CLASSES: {n} = {convert}"
             keys = f"{n}._keys"
     elif t.base == "Tensor":
-        normalize = f"{n} = tensor_list({n})"
+        normalize = f"{n} = tensor_list({n}, {index})" if index else f"{n} = tensor_list({n})"
         keys = f"list_keys({n})"
     elif t.is_list and t.base in ("int", "SymInt"):
         # a tuple passes as given: int_list converts or refuses anything else
@@ -124,6 +124,11 @@ class Overload:
     def written(self) -> Optional[str]:
         """The argument an in-place or out= overload writes (``self`` or ``out``)."""
         return next((p.name for p in self.params if p.alias_write), None)
+
+    @property
+    def writes_list(self) -> bool:
+        """Whether it writes a list of tensors (``unbind_copy.int_out``'s ``Tensor(a!)[] out``)."""
+        return any(p.alias_write and p.type.endswith("[]") for p in self.params)
 
     @property
     def all_written(self) -> List[str]:
@@ -215,6 +220,8 @@ class CpuKernel:
     #: results, or the exact_result rule): the check of each out's dtype, or "None"
     #: (castable)
     out_check: Optional[str] = None
+    #: a list copy's out= variant (writes "out_list"): how it writes its outs
+    list_copy_out: Optional[m.ListCopyOut] = None
 
     @property
     def broadcast_shapes(self) -> str:
@@ -259,6 +266,8 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         # a kernel that reads the tensor its variants write (its dtype) gets None here
         prelude.append("target = None")
     writes = None
+    if ov.writes_list:
+        return _list_copy_out_kernel(ov, prelude)
     several_outs = ov.kind == "out_variant" and (
         len(ov.all_written) > 1 or entry.out_dtype == "exact_result"
     )
@@ -346,6 +355,25 @@ def cpu_kernel(ov: Overload) -> CpuKernel:
         optional=tuple(t for t in broadcasts if t in optional),
         is_view=is_view,
         out_check=_RESULT_DTYPE_CHECKS[entry.out_dtype] if several_outs else None,
+    )
+
+
+def _list_copy_out_kernel(ov: Overload, prelude: List[str]) -> CpuKernel:
+    """The out= variant of a copy with a list of results (``split_copy.Tensor_out``): the
+    view's results, which write_list_outs copies into the outs one by one, so that an out
+    overlapping the input reads what the earlier writes left there, as in PyTorch."""
+    entry = ov.entry
+    source = entry.schema.arguments[0].name
+    if entry.list_copy_out.refuses_grad_outs:  # first, as PyTorch's kernel does
+        prelude = [f'refuse_grad_outs("{entry.schema.base_name}", {ov.written})'] + prelude
+    return CpuKernel(
+        ov.ident,
+        f"CPU kernel of {ov.schema.split('(')[0]}",
+        ov.args,
+        prelude + [f"{source} = {source}._data"],
+        entry.copied_view_cpu,
+        "out_list",
+        list_copy_out=entry.list_copy_out,
     )
 
 

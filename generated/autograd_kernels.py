@@ -10306,6 +10306,30 @@ def unfold_copy_out(keyset, self, dimension, size, step, out):
     return redispatch(keyset, self, dimension, size, step, out)
 
 
+def unbind_copy_int_out(keyset, self, dim, out):
+    # a list copy's out= variant records no graph: it reads its input as data and writes
+    # its outs without history (its kernel refuses outs that require grad, if it does)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.unbind_copy_int_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, out)
+
+
+def split_copy_Tensor_out(keyset, self, split_size, dim, out):
+    # a list copy's out= variant records no graph: it reads its input as data and writes
+    # its outs without history (its kernel refuses outs that require grad, if it does)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.split_copy_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, split_size, dim, out)
+
+
+def split_with_sizes_copy_out(keyset, self, split_sizes, dim, out):
+    # a list copy's out= variant records no graph: it reads its input as data and writes
+    # its outs without history (its kernel refuses outs that require grad, if it does)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.split_with_sizes_copy_out_op.kernels[keyset]
+    return redispatch(keyset, self, split_sizes, dim, out)
+
+
 def alias_copy_out(keyset, self, out):
     # out= variants record no graph: they refuse inputs that require grad.
     if _tls.grad_enabled:

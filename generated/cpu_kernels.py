@@ -20,11 +20,14 @@ from opgrad.cpu_support import (
     check_out_dtype,
     check_out_scalar_type,
     copy_into,
+    copy_list_outs,
     float_array,
     promote,
     promote2,
     promote_optional,
+    refuse_grad_outs,
     set_data,
+    write_list_outs,
     write_out,
     write_outs,
 )
@@ -6955,6 +6958,14 @@ def unbind_copy_int(keyset, self, dim):
     return tuple([make_tensor(asarray(r)) for r in result])
 
 
+def unbind_copy_int_out(keyset, self, dim, out):
+    """CPU kernel of unbind_copy.int_out"""
+    refuse_grad_outs("unbind_copy", out)
+    self = self._data
+    result = k.unbind(self, dim)
+    write_list_outs(out, result, "unbind_copy_int_out")
+
+
 def split_copy_Tensor(keyset, self, split_size, dim):
     """CPU kernel of split_copy.Tensor"""
     self = self._data
@@ -6962,11 +6973,25 @@ def split_copy_Tensor(keyset, self, split_size, dim):
     return tuple([make_tensor(asarray(r)) for r in result])
 
 
+def split_copy_Tensor_out(keyset, self, split_size, dim, out):
+    """CPU kernel of split_copy.Tensor_out"""
+    self = self._data
+    result = k.split(self, split_size, dim)
+    copy_list_outs(out, result, "split_copy_Tensor_out()")
+
+
 def split_with_sizes_copy(keyset, self, split_sizes, dim):
     """CPU kernel of split_with_sizes_copy"""
     self = self._data
     result = k.copy_of(k.split_with_sizes(self, split_sizes, dim))
     return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def split_with_sizes_copy_out(keyset, self, split_sizes, dim, out):
+    """CPU kernel of split_with_sizes_copy.out"""
+    self = self._data
+    result = k.split_with_sizes(self, split_sizes, dim)
+    write_list_outs(out, result, "split_with_sizes_copy_out")
 
 
 def alias_copy(keyset, self):

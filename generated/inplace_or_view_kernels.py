@@ -2008,6 +2008,33 @@ def unfold_copy_out(keyset, self, dimension, size, step, out):
     return result
 
 
+def unbind_copy_int_out(keyset, self, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.unbind_copy_int_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, out)
+    for written in out:
+        bump_version(written)
+    return result
+
+
+def split_copy_Tensor_out(keyset, self, split_size, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.split_copy_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, split_size, dim, out)
+    for written in out:
+        bump_version(written)
+    return result
+
+
+def split_with_sizes_copy_out(keyset, self, split_sizes, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.split_with_sizes_copy_out_op.kernels[keyset]
+    result = redispatch(keyset, self, split_sizes, dim, out)
+    for written in out:
+        bump_version(written)
+    return result
+
+
 def alias_copy_out(keyset, self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.alias_copy_out_op.kernels[keyset]

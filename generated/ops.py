@@ -26712,7 +26712,7 @@ def _index_Tensor_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, index_Tensor_op, 0)
-                indices = tensor_list(indices)
+                indices = tensor_list(indices, 1)
             except Overridden:
                 return handle_entry(_site, index_Tensor_op, self, indices)
             keyset = (self._keys | list_keys(indices) | include) & _tls.keep
@@ -26745,7 +26745,7 @@ def _index_put_entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, index_put_op, 0)
-                indices = tensor_list(indices)
+                indices = tensor_list(indices, 1)
                 if values.__class__ not in TENSOR_CLASSES:
                     values = tensor_arg(values, _site, index_put_op, 2)
             except Overridden:
@@ -26780,7 +26780,7 @@ def _index_put__entry(_site):
             try:
                 if self.__class__ not in TENSOR_CLASSES:
                     self = tensor_arg(self, _site, index_put__op, 0)
-                indices = tensor_list(indices)
+                indices = tensor_list(indices, 1)
                 if values.__class__ not in TENSOR_CLASSES:
                     values = tensor_arg(values, _site, index_put__op, 2)
             except Overridden:
@@ -36160,6 +36160,43 @@ unbind_copy_int = unbind_copy_int_op._entry = _unbind_copy_int_entry(Site(unbind
 unbind_copy_int_op._make_entry = _unbind_copy_int_entry
 
 
+unbind_copy_int_out_op = define(
+    "aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()"
+)
+_unbind_copy_int_out_kernels = unbind_copy_int_out_op.kernels
+
+
+def _unbind_copy_int_out_entry(_site):
+    def unbind_copy_int_out(self, dim=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, unbind_copy_int_out_op, self, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, unbind_copy_int_out_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, unbind_copy_int_out_op, 1)
+                out = tensor_list(out, 2)
+            except Overridden:
+                return handle_entry(_site, unbind_copy_int_out_op, self, dim, out)
+            keyset = (self._keys | list_keys(out) | include) & _tls.keep
+            kernel = _unbind_copy_int_out_kernels[keyset]
+            return kernel(keyset, self, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return unbind_copy_int_out
+
+
+unbind_copy_int_out = unbind_copy_int_out_op._entry = _unbind_copy_int_out_entry(
+    Site(unbind_copy_int_out_op)
+)
+unbind_copy_int_out_op._make_entry = _unbind_copy_int_out_entry
+
+
 split_copy_Tensor_op = define(
     "aten::split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"
 )
@@ -36198,6 +36235,45 @@ split_copy_Tensor = split_copy_Tensor_op._entry = _split_copy_Tensor_entry(
 split_copy_Tensor_op._make_entry = _split_copy_Tensor_entry
 
 
+split_copy_Tensor_out_op = define(
+    "aten::split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()"
+)
+_split_copy_Tensor_out_kernels = split_copy_Tensor_out_op.kernels
+
+
+def _split_copy_Tensor_out_entry(_site):
+    def split_copy_Tensor_out(self, split_size, dim=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, split_copy_Tensor_out_op, self, split_size, dim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, split_copy_Tensor_out_op, 0)
+                if split_size.__class__ is not int:
+                    split_size = int_arg(split_size, _site, split_copy_Tensor_out_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, split_copy_Tensor_out_op, 2)
+                out = tensor_list(out, 3)
+            except Overridden:
+                return handle_entry(_site, split_copy_Tensor_out_op, self, split_size, dim, out)
+            keyset = (self._keys | list_keys(out) | include) & _tls.keep
+            kernel = _split_copy_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, split_size, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return split_copy_Tensor_out
+
+
+split_copy_Tensor_out = split_copy_Tensor_out_op._entry = _split_copy_Tensor_out_entry(
+    Site(split_copy_Tensor_out_op)
+)
+split_copy_Tensor_out_op._make_entry = _split_copy_Tensor_out_entry
+
+
 split_with_sizes_copy_op = define(
     "aten::split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"
 )
@@ -36234,6 +36310,49 @@ split_with_sizes_copy = split_with_sizes_copy_op._entry = _split_with_sizes_copy
     Site(split_with_sizes_copy_op)
 )
 split_with_sizes_copy_op._make_entry = _split_with_sizes_copy_entry
+
+
+split_with_sizes_copy_out_op = define(
+    "aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()"
+)
+_split_with_sizes_copy_out_kernels = split_with_sizes_copy_out_op.kernels
+
+
+def _split_with_sizes_copy_out_entry(_site):
+    def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, split_with_sizes_copy_out_op, self, split_sizes, dim, out
+                )
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, split_with_sizes_copy_out_op, 0)
+                if split_sizes.__class__ is not tuple:
+                    split_sizes = int_list(split_sizes, 1, _site, split_with_sizes_copy_out_op, 1)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, split_with_sizes_copy_out_op, 2)
+                out = tensor_list(out, 3)
+            except Overridden:
+                return handle_entry(
+                    _site, split_with_sizes_copy_out_op, self, split_sizes, dim, out
+                )
+            keyset = (self._keys | list_keys(out) | include) & _tls.keep
+            kernel = _split_with_sizes_copy_out_kernels[keyset]
+            return kernel(keyset, self, split_sizes, dim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return split_with_sizes_copy_out
+
+
+split_with_sizes_copy_out = split_with_sizes_copy_out_op._entry = _split_with_sizes_copy_out_entry(
+    Site(split_with_sizes_copy_out_op)
+)
+split_with_sizes_copy_out_op._make_entry = _split_with_sizes_copy_out_entry
 
 
 alias_copy_op = define("aten::alias_copy(Tensor self) -> Tensor")

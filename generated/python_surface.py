@@ -948,9 +948,18 @@ FUNCTIONS = {
         ops.unfold_copy_op,
         ops.unfold_copy_out_op,
     ),
-    "unbind_copy": (ops.unbind_copy_int_op,),
-    "split_copy": (ops.split_copy_Tensor_op,),
-    "split_with_sizes_copy": (ops.split_with_sizes_copy_op,),
+    "unbind_copy": (
+        ops.unbind_copy_int_op,
+        ops.unbind_copy_int_out_op,
+    ),
+    "split_copy": (
+        ops.split_copy_Tensor_op,
+        ops.split_copy_Tensor_out_op,
+    ),
+    "split_with_sizes_copy": (
+        ops.split_with_sizes_copy_op,
+        ops.split_with_sizes_copy_out_op,
+    ),
     "alias_copy": (
         ops.alias_copy_op,
         ops.alias_copy_out_op,

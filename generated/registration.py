@@ -1597,8 +1597,11 @@ def register_all():
     ops.unfold_copy_op.register_kernel(CPU, cpu_kernels.unfold_copy)
     ops.unfold_copy_out_op.register_kernel(CPU, cpu_kernels.unfold_copy_out)
     ops.unbind_copy_int_op.register_kernel(CPU, cpu_kernels.unbind_copy_int)
+    ops.unbind_copy_int_out_op.register_kernel(CPU, cpu_kernels.unbind_copy_int_out)
     ops.split_copy_Tensor_op.register_kernel(CPU, cpu_kernels.split_copy_Tensor)
+    ops.split_copy_Tensor_out_op.register_kernel(CPU, cpu_kernels.split_copy_Tensor_out)
     ops.split_with_sizes_copy_op.register_kernel(CPU, cpu_kernels.split_with_sizes_copy)
+    ops.split_with_sizes_copy_out_op.register_kernel(CPU, cpu_kernels.split_with_sizes_copy_out)
     ops.alias_copy_op.register_kernel(CPU, cpu_kernels.alias_copy)
     ops.alias_copy_out_op.register_kernel(CPU, cpu_kernels.alias_copy_out)
     ops.add_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.add_Tensor)
@@ -2220,6 +2223,11 @@ def register_all():
     ops.as_strided_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.as_strided_copy_out)
     ops.diagonal_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.diagonal_copy_out)
     ops.unfold_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.unfold_copy_out)
+    ops.unbind_copy_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.unbind_copy_int_out)
+    ops.split_copy_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.split_copy_Tensor_out)
+    ops.split_with_sizes_copy_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.split_with_sizes_copy_out
+    )
     ops.alias_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.alias_copy_out)
     ops.resize__op.register_kernel(AUTOGRAD, autograd_kernels.resize_)
     ops.resize_as__op.register_kernel(AUTOGRAD, autograd_kernels.resize_as_)
@@ -2669,6 +2677,15 @@ def register_all():
     )
     ops.unfold_copy_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unfold_copy_out
+    )
+    ops.unbind_copy_int_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.unbind_copy_int_out
+    )
+    ops.split_copy_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.split_copy_Tensor_out
+    )
+    ops.split_with_sizes_copy_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.split_with_sizes_copy_out
     )
     ops.alias_copy_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.alias_copy_out

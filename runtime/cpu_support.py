@@ -10,6 +10,7 @@ from . import dtypes
 from ._tls import state as _tls
 from .dispatch_keys import INFERENCE_TENSOR_KEYS
 from .numpy_kernels import cast
+from .numpy_kernels import copy as copy_values
 from .tensor import Tensor, wrap_scalar
 
 _BOOL = np.dtype(np.bool_)
@@ -159,6 +160,48 @@ def write_outs(outs: tuple, results: tuple, check=None) -> tuple:
         if result.dtype != out._data.dtype:
             (check or check_cast)(result.dtype, out._data.dtype)
     return tuple([write_out(out, result) for out, result in zip(outs, results)])
+
+
+def refuse_grad_outs(name: str, outs: list) -> None:
+    """unbind_copy's out= variant refuses outs that require grad in its kernel, under the
+    dispatch modes (which see the call) and before anything else."""
+    if _tls.grad_enabled and any(out._rg for out in outs):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+
+
+def _check_list_length(outs: list, results: list, name: str) -> None:
+    if len(outs) != len(results):
+        raise RuntimeError(
+            f"{name} expected an out= argument of size {len(results)}, got size {len(outs)}"
+        )
+
+
+def write_list_outs(outs: list, results: list, name: str) -> None:
+    """The out= variant of a copy with a list of results (``unbind_copy.int_out``): one out
+    per result, each of its result's very dtype, then resized and written in order. The
+    results are views of the input, so an out that overlaps it reads what the earlier
+    writes left there, as PyTorch's kernel does. Every out is checked before any is
+    written, where PyTorch writes those before the first bad one."""
+    _check_list_length(outs, results, name)
+    for out, result in zip(outs, results):
+        _check_inference(out)
+        check_matmul_out_dtype(result.dtype, out._data.dtype)
+    for out, result in zip(outs, results):
+        write_out(out, result)
+
+
+def copy_list_outs(outs: list, results: list, name: str) -> None:
+    """As write_list_outs, each out written as ``out.copy_(result)`` does (split_copy's
+    out=): any dtype, the result broadcast to the out's shape, which never changes."""
+    _check_list_length(outs, results, name)
+    for out, result in zip(outs, results):
+        _check_inference(out)
+        copy_values(out._data, result)  # raises copy_'s error for a shape it cannot take
+    for out, result in zip(outs, results):
+        copy_into(out, copy_values(out._data, result))
 
 
 def write_out(out: Tensor, result) -> Tensor:

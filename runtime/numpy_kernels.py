@@ -1262,8 +1262,18 @@ def copy(self, src):
         try:
             src = np.broadcast_to(src, self.shape)
         except ValueError:
-            raise RuntimeError(broadcast_error(self.shape, src.shape)) from None
+            raise RuntimeError(_copy_shape_error(self.shape, src.shape)) from None
     return cast(src, self.dtype)
+
+
+def _copy_shape_error(shape: tuple, src_shape: tuple) -> str:
+    """Why copy_ cannot write ``src_shape`` into ``shape``: the shapes clash, or they
+    broadcast to a shape other than the written tensor's."""
+    try:
+        together = np.broadcast_shapes(shape, src_shape)
+    except ValueError:
+        return broadcast_error(shape, src_shape)
+    return f"output with shape {list(shape)} doesn't match the broadcast shape {list(together)}"
 
 
 def broadcast_error(*shapes) -> str:

@@ -325,7 +325,8 @@ def _unpack_error(value, position: int, site, op, index: int) -> Exception:
     )
 
 
-def tensor_list(value) -> tuple:
+def tensor_list(value, index: int = 0) -> tuple:
+    """A Tensor[] argument (the schema's ``index``-th) as a tuple; refuses other elements."""
     if isinstance(value, Tensor):
         raise TypeError("expected a sequence of Tensors, but got a Tensor")
     tensors = []
@@ -333,7 +334,7 @@ def tensor_list(value) -> tuple:
         if v is not None and v.__class__ not in TENSOR_CLASSES:
             if not isinstance(v, Tensor) and (_tls.tf_state or not class_overrides(v.__class__)):
                 raise TypeError(
-                    f"expected Tensor as element {position} in argument 0, but got "
+                    f"expected Tensor as element {position} in argument {index}, but got "
                     f"{type(v).__name__}"
                 )
             v = as_tensor_arg(v)  # a subclass or tensor-like may take the call

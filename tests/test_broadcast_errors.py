@@ -11,6 +11,9 @@ CASES = [
     ("maximum", lambda T: T.maximum(T.ones(2, 2), T.ones(3))),
     ("compare", lambda T: T.ones(3) < T.ones(2)),
     ("copy_", lambda T: T.zeros(3).copy_(T.ones(2))),
+    # the shapes broadcast, but to another shape than the written tensor's
+    ("copy_into_smaller", lambda T: T.zeros(2).copy_(T.ones(3, 2))),
+    ("add_into_smaller", lambda T: T.zeros(2).add_(T.ones(3, 2))),
 ]
 
 

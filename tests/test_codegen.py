@@ -849,9 +849,43 @@ def test_a_views_copy_has_its_formulas_and_the_views_node_name_with_copy(tmp_pat
     )
     assert transpose_copy.variants == ("function",)
     assert transpose_copy.copy_of == "transpose.int"
-    # a copy with several results has no out= variant here
+    assert transpose_copy.list_copy_out is None
+    # a copy with a list of results: outs in a list, no return, and by default torch's
+    # unbind_copy rules (outs of the results' dtypes, resized; outs requiring grad refused)
     assert m.node_class_name(unbind_copy, model.entries) == "UnbindBackward0_copy"
-    assert unbind_copy.out is None
+    assert str(unbind_copy.out) == (
+        "unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()"
+    )
+    assert unbind_copy.list_copy_out == m.ListCopyOut("unbind_copy_int_out", "resized", True)
+    assert unbind_copy.copied_view_cpu == "k.unbind(self, dim)"
+
+
+def test_a_list_copys_out_takes_torchs_rules_from_copy_out(tmp_path):
+    text = VIEW_WITH_COPIES.replace(
+        "-> Tensor[]\n",
+        "-> Tensor[]\n  copy_out: {size_error: f(), writes: copy_, grad_outs: accepted}\n",
+    )
+    unbind_copy = load_text(tmp_path, text).entries[-1]
+    assert unbind_copy.list_copy_out == m.ListCopyOut("f()", "copy_", False)
+
+
+@pytest.mark.parametrize(
+    "where, value, error",
+    [
+        ("-> Tensor[]\n", "{writes: moved}", "its grad_outs refused or accepted"),
+        ("-> Tensor[]\n", "{name: f}", "copy_out is a mapping of grad_outs, size_error, writes"),
+        ("-> Tensor[]\n", "resized", "copy_out is a mapping of"),
+        ("int dim1) -> Tensor\n", "{}", "copy_out is for a copy with a list of results"),
+    ],
+)
+def test_copy_out_is_checked(tmp_path, where, value, error):
+    text = VIEW_WITH_COPIES.replace(where, f"{where}  copy_out: {value}\n", 1)
+    assert error in error_of(tmp_path, text)
+
+
+def test_copy_out_needs_a_copy(tmp_path):
+    text = GOOD_ENTRY + "  copy_out: {}\n"
+    assert error_of(tmp_path, text) == "derivatives.yaml:5: neg: copy_out needs a copy"
 
 
 def test_only_a_view_has_a_copy(tmp_path):

@@ -565,7 +565,8 @@ TESTED_ELSEWHERE.update(
             "diagonal_copy.default diagonal_copy.out expand_copy.default expand_copy.out "
             "narrow_copy.default narrow_copy.out permute_copy.default permute_copy.out "
             "select_copy.int select_copy.int_out slice_copy.Tensor slice_copy.Tensor_out "
-            "split_copy.Tensor split_with_sizes_copy.default squeeze_copy.default "
+            "split_copy.Tensor split_copy.Tensor_out split_with_sizes_copy.default "
+            "split_with_sizes_copy.out unbind_copy.int_out squeeze_copy.default "
             "squeeze_copy.out squeeze_copy.dim squeeze_copy.dim_out squeeze_copy.dims "
             "squeeze_copy.dims_out t_copy.default t_copy.out transpose_copy.int "
             "transpose_copy.int_out unbind_copy.int unfold_copy.default unfold_copy.out "
@@ -581,6 +582,7 @@ TESTED_ELSEWHERE.update(
         for name in "_linalg_svd linalg_svd linalg_svdvals svd".split()
     }
 )
+
 
 def _all_overloads():
     from codegen import model

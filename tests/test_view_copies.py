@@ -192,6 +192,150 @@ def test_an_input_that_requires_grad_is_refused_by_out_where_torch_records_no_de
     assert type(y.grad_fn).__name__ == "NotImplemented"
 
 
+# ---- the out= variants of the copies with a list of results --------------------------------
+
+#: (function, args, outs' shapes): unbind_copy.int_out, split_copy.Tensor_out and
+#: split_with_sizes_copy.out
+LIST_COPIES = {
+    "unbind_copy": ("unbind_copy", (1,), [(3, 4)]),
+    "split_copy": ("split_copy", (2, 2), [(3, 1, 2), (3, 1, 2)]),
+    "split_with_sizes_copy": ("split_with_sizes_copy", ([1, 3], -1), [(3, 1, 1), (3, 1, 3)]),
+}
+
+
+def _list_out_call(name, make_outs, *, grad=False):
+    """``fn(x, *args, out=outs)``: the outs after the call (its return must be None)."""
+    fn, args, _ = LIST_COPIES[name]
+
+    def call(lib):
+        outs = make_outs(lib)
+        assert getattr(lib, fn)(_x(lib, grad=grad), *args, out=outs) is None
+        return outs
+
+    return call
+
+
+@pytest.mark.parametrize("name", list(LIST_COPIES))
+def test_list_out_variants_write_each_out_as_torch(torch, name):
+    """Outs of the results' shapes and dtype are written in place; a mode sees the out= op
+    alone; an input that requires grad is read as data (the outs get no history); a tuple
+    of outs does as a list."""
+    shapes = LIST_COPIES[name][2]
+    for grad, container in ((False, list), (True, list), (False, tuple)):
+        make = lambda lib: container(lib.zeros(s, dtype=lib.float64) for s in shapes)
+        call = _list_out_call(name, make, grad=grad)
+        assert _seen(og, call) == _seen(torch, call)
+
+
+#: outs that are not of the results' shapes and dtype: how torch's three ops differ
+ODD_OUTS = {
+    "zero_elements": lambda lib, shape: lib.empty(0, dtype=lib.float64),
+    "int64": lambda lib, shape: lib.zeros(shape, dtype=lib.int64),
+    "float32": lambda lib, shape: lib.zeros(shape, dtype=lib.float32),
+    "broadcast_to": lambda lib, shape: lib.zeros((2,) + shape, dtype=lib.float64),
+    "smaller": lambda lib, shape: lib.zeros(shape[-1:], dtype=lib.float64),
+}
+
+
+@pytest.mark.parametrize("odd", list(ODD_OUTS))
+@pytest.mark.parametrize("name", list(LIST_COPIES))
+def test_outs_of_other_shapes_and_dtypes_as_torch(torch, name, odd):
+    """unbind_copy and split_with_sizes_copy want each out of its result's dtype and
+    resize it; split_copy writes each with copy_ (any dtype, broadcast, never resized)."""
+    shapes = LIST_COPIES[name][2]
+    call = _list_out_call(name, lambda lib: [ODD_OUTS[odd](lib, s) for s in shapes])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the resize warning: compared in the next test
+        assert _seen(og, call) == _seen(torch, call)
+
+
+def test_list_outs_keep_their_layout_or_are_resized_with_torchs_warning(torch):
+    """An out of the right shape is written in place, keeping its strides (a column of a
+    bigger tensor); one of another shape is resized, with torch's warning."""
+
+    def call(lib):
+        base = lib.zeros(4, 3, dtype=lib.float64)
+        outs = [base[:, 0], lib.zeros(5, dtype=lib.float64), base[:, 2]]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.unbind_copy(_x(lib, 3, 4, grad=False), 0, out=outs)
+        text = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+        return text, base.tolist(), [(o.tolist(), o.stride()) for o in outs], base._version
+
+    assert call(og) == call(torch)
+
+
+def test_list_outs_that_overlap_the_input_read_what_earlier_writes_left(torch):
+    """As torch's kernel, each out is written from a view of the input in turn."""
+
+    def call(lib):
+        y = lib.arange(4.0)
+        lib.split_copy(y, 2, out=[y[2:], y[:2]])
+        return y.tolist()
+
+    assert call(og) == call(torch) == [0.0, 1.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("name", list(LIST_COPIES))
+def test_list_outs_that_require_grad_as_torch(torch, name):
+    """unbind_copy refuses them (but not under no_grad); split_copy and
+    split_with_sizes_copy write them, without history."""
+    shapes = LIST_COPIES[name][2]
+    make = lambda lib: [lib.zeros(s, dtype=lib.float64, requires_grad=True) for s in shapes]
+    call = _list_out_call(name, make)
+    assert _seen(og, call) == _seen(torch, call)
+    for lib in (og, torch):
+        with lib.no_grad():
+            outs = _list_out_call(name, make)(lib)
+        assert all(o.requires_grad and o.grad_fn is None and o._version == 1 for o in outs)
+
+
+def test_unbind_copy_refuses_outs_that_require_grad_in_torchs_words(torch):
+    def call(lib):
+        outs = [lib.empty(0, requires_grad=True) for _ in range(3)]
+        lib.unbind_copy(_x(lib, 3, 4, grad=False), 0, out=outs)
+
+    assert_same_error(torch, call, RuntimeError, "unbind_copy(): functions with out=")
+
+
+@pytest.mark.parametrize(
+    "name, outs, phrase",
+    [
+        ("unbind_copy", 2, "unbind_copy_int_out expected an out= argument of size 1, got size 2"),
+        ("split_copy", 1, "split_copy_Tensor_out() expected an out= argument of size 2, got"),
+        ("split_with_sizes_copy", 3, "split_with_sizes_copy_out expected an out= argument"),
+    ],
+)
+def test_a_list_of_the_wrong_length_is_refused_as_torch(torch, name, outs, phrase):
+    def call(lib):
+        _list_out_call(name, lambda lib: [lib.empty(0, dtype=lib.float64)] * outs)(lib)
+
+    assert_same_error(torch, call, RuntimeError, phrase)
+
+
+def test_list_outs_of_another_dtype_are_refused_before_any_is_written(torch):
+    """Torch writes the outs before the first of a wrong dtype, then fails; opgrad checks
+    every out first (bad input leaves no half-updated state), with torch's error."""
+
+    def call(lib):
+        outs = [lib.zeros(4, dtype=lib.float64), lib.zeros(4, dtype=lib.int64)]
+        outs.append(lib.zeros(4, dtype=lib.float64))
+        lib.unbind_copy(_x(lib, 3, 4, grad=False), 0, out=outs)
+
+    assert_same_error(torch, call, RuntimeError, "Expected out tensor to have dtype double")
+    outs = [og.zeros(4, dtype=og.float64), og.zeros(4, dtype=og.int64)]
+    with pytest.raises(RuntimeError):
+        og.unbind_copy(_x(og, 3, 4, grad=False), 0, out=outs + [og.zeros(4, dtype=og.float64)])
+    assert outs[0].tolist() == [0.0] * 4 and outs[0]._version == 0
+
+
+def test_a_list_out_element_that_is_no_tensor_is_refused_as_torch(torch):
+    def call(lib):
+        lib.unbind_copy(_x(lib, 3, 4, grad=False), 0, out=[1, 2, 3])
+
+    assert_same_error(torch, call, TypeError, "expected Tensor as element 0 in argument 2")
+
+
 ERRORS = {
     "narrow_copy_start_past_end": (
         lambda L: L.narrow_copy(_x(L), 0, 4, 1),
