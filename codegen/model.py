@@ -74,6 +74,7 @@ OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "exact_s
 TAGS = frozenset(
     {
         "inplace_view",
+        "version_on_size_change",
         "aten_only_out",
         "not_a_view",
         "float16_scalar_other",

@@ -1811,16 +1811,20 @@ def index_reduce_(keyset, self, dim, index, source, reduce, include_self):
 def resize_(keyset, self, size, memory_format):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.resize__op.kernels[keyset]
+    sizes = self._data.shape
     result = redispatch(keyset, self, size, memory_format)
-    bump_version(self)
+    if self._data.shape != sizes:  # PyTorch bumps the version only then
+        bump_version(self)
     return result
 
 
 def resize_as_(keyset, self, the_template, memory_format):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.resize_as__op.kernels[keyset]
+    sizes = self._data.shape
     result = redispatch(keyset, self, the_template, memory_format)
-    bump_version(self)
+    if self._data.shape != sizes:  # PyTorch bumps the version only then
+        bump_version(self)
     return result
 
 

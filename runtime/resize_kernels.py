@@ -37,16 +37,9 @@ def resize_refuse_grad(self) -> None:
 
 def resize_check(self, size, memory_format=None, template: bool = False) -> None:
     """Run by the CPU kernel before it resizes ``self`` to ``size``: refuses a tensor that
-    requires grad (on paths that skip the Autograd kernel) and bad sizes or memory formats;
-    then, when the shape stays, takes back in advance the version bump the ADInplaceOrView
-    kernel makes once the kernel returns: PyTorch's version counter goes up only when a
-    resize changes the sizes."""
+    requires grad (on paths that skip the Autograd kernel) and bad sizes or memory formats."""
     resize_refuse_grad(self)
-    size = _checked_sizes(size, memory_format, template)
-    if size == self._data.shape:
-        from .autograd.inplace import version_counter
-
-        version_counter(self)[0] -= 1
+    _checked_sizes(size, memory_format, template)
 
 
 def _checked_sizes(size, memory_format, template: bool = False) -> tuple:
