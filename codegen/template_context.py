@@ -193,6 +193,19 @@ def overloads_of(entry: m.Entry) -> List[Overload]:
     return result
 
 
+def _varargs_methods(surface_methods: Dict[str, List[str]], by_ident: dict) -> set:
+    """The methods of one overload that take ``x.view(2, 3)`` for ``x.view((2, 3))``: as
+    PyTorch, those whose one positional argument after self is an int list (not
+    ``x.roll(1, 0)``, a shift and a dim). Methods of several overloads all take them."""
+    result = set()
+    for name, idents in surface_methods.items():
+        params = [p for p in by_ident[idents[0]].params if not p.kwarg_only]
+        int_list = len(params) == 2 and re.fullmatch(r"(SymInt|int)\[\d*\]\??", params[1].type)
+        if len(idents) == 1 and int_list:
+            result.add(name)
+    return result
+
+
 # ---- CPU kernels ------------------------------------------------------------------------
 
 
@@ -1241,6 +1254,7 @@ def build_context(model: m.Model) -> Dict:
         composites=composites,
         surface_functions=surface_functions,
         surface_methods=surface_methods,
+        varargs_methods=_varargs_methods(surface_methods, by_ident),
         node_helpers=sorted({n for node in nodes for n in node.imports if n in model.helpers}),
         node_functions=sorted(
             {n for node in nodes for n in node.imports if n not in model.helpers}

@@ -15,7 +15,7 @@ As in torch, a binary operator turns a TypeError into NotImplemented.
 
 from opgrad._tls import state as _tls
 from opgrad.dispatch_keys import TORCH_FUNCTION
-from opgrad.dispatcher import define
+from opgrad.dispatcher import declare
 from opgrad.overrides import Site, handle_entry
 from opgrad.dtypes import dtype as DType
 from opgrad.python_arg_parser import (
@@ -36,7 +36,7 @@ from opgrad.scalar_fit import check_scalar_range
 from opgrad.plain import PLAIN_KEYS
 from opgrad.tensor import TENSOR_CLASSES, Tensor, wrap_scalar
 
-add_Tensor_op = define(
+add_Tensor_op = declare(
     "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
     numbers_as_tensors=True,
 )
@@ -88,7 +88,7 @@ add_Tensor = add_Tensor_op._entry = _add_Tensor_entry(Site(add_Tensor_op))
 add_Tensor_op._make_entry = _add_Tensor_entry
 
 
-add__Tensor_op = define(
+add__Tensor_op = declare(
     "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -136,7 +136,7 @@ add__Tensor = add__Tensor_op._entry = _add__Tensor_entry(Site(add__Tensor_op))
 add__Tensor_op._make_entry = _add__Tensor_entry
 
 
-add_out_op = define(
+add_out_op = declare(
     "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -189,7 +189,7 @@ add_out = add_out_op._entry = _add_out_entry(Site(add_out_op))
 add_out_op._make_entry = _add_out_entry
 
 
-add_Scalar_op = define(
+add_Scalar_op = declare(
     "aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", numbers_as_tensors=True
 )
 _add_Scalar_kernels = add_Scalar_op.kernels
@@ -242,7 +242,7 @@ add_Scalar = add_Scalar_op._entry = _add_Scalar_entry(Site(add_Scalar_op))
 add_Scalar_op._make_entry = _add_Scalar_entry
 
 
-add__Scalar_op = define(
+add__Scalar_op = declare(
     "aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -292,7 +292,7 @@ add__Scalar = add__Scalar_op._entry = _add__Scalar_entry(Site(add__Scalar_op))
 add__Scalar_op._make_entry = _add__Scalar_entry
 
 
-sub_Tensor_op = define(
+sub_Tensor_op = declare(
     "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
     numbers_as_tensors=True,
 )
@@ -344,7 +344,7 @@ sub_Tensor = sub_Tensor_op._entry = _sub_Tensor_entry(Site(sub_Tensor_op))
 sub_Tensor_op._make_entry = _sub_Tensor_entry
 
 
-sub__Tensor_op = define(
+sub__Tensor_op = declare(
     "aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -392,7 +392,7 @@ sub__Tensor = sub__Tensor_op._entry = _sub__Tensor_entry(Site(sub__Tensor_op))
 sub__Tensor_op._make_entry = _sub__Tensor_entry
 
 
-sub_out_op = define(
+sub_out_op = declare(
     "aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -445,7 +445,7 @@ sub_out = sub_out_op._entry = _sub_out_entry(Site(sub_out_op))
 sub_out_op._make_entry = _sub_out_entry
 
 
-sub_Scalar_op = define(
+sub_Scalar_op = declare(
     "aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", numbers_as_tensors=True
 )
 _sub_Scalar_kernels = sub_Scalar_op.kernels
@@ -498,7 +498,7 @@ sub_Scalar = sub_Scalar_op._entry = _sub_Scalar_entry(Site(sub_Scalar_op))
 sub_Scalar_op._make_entry = _sub_Scalar_entry
 
 
-sub__Scalar_op = define(
+sub__Scalar_op = declare(
     "aten::sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -548,7 +548,9 @@ sub__Scalar = sub__Scalar_op._entry = _sub__Scalar_entry(Site(sub__Scalar_op))
 sub__Scalar_op._make_entry = _sub__Scalar_entry
 
 
-rsub_Tensor_op = define("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+rsub_Tensor_op = declare(
+    "aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+)
 _rsub_Tensor_kernels = rsub_Tensor_op.kernels
 
 
@@ -591,7 +593,7 @@ rsub_Tensor = rsub_Tensor_op._entry = _rsub_Tensor_entry(Site(rsub_Tensor_op))
 rsub_Tensor_op._make_entry = _rsub_Tensor_entry
 
 
-rsub_Scalar_op = define("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+rsub_Scalar_op = declare("aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
 _rsub_Scalar_kernels = rsub_Scalar_op.kernels
 
 
@@ -639,7 +641,7 @@ rsub_Scalar = rsub_Scalar_op._entry = _rsub_Scalar_entry(Site(rsub_Scalar_op))
 rsub_Scalar_op._make_entry = _rsub_Scalar_entry
 
 
-mul_Tensor_op = define(
+mul_Tensor_op = declare(
     "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
 )
 _mul_Tensor_kernels = mul_Tensor_op.kernels
@@ -683,7 +685,7 @@ mul_Tensor = mul_Tensor_op._entry = _mul_Tensor_entry(Site(mul_Tensor_op))
 mul_Tensor_op._make_entry = _mul_Tensor_entry
 
 
-mul__Tensor_op = define(
+mul__Tensor_op = declare(
     "aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", numbers_as_tensors=True
 )
 _mul__Tensor_kernels = mul__Tensor_op.kernels
@@ -723,7 +725,7 @@ mul__Tensor = mul__Tensor_op._entry = _mul__Tensor_entry(Site(mul__Tensor_op))
 mul__Tensor_op._make_entry = _mul__Tensor_entry
 
 
-mul_out_op = define(
+mul_out_op = declare(
     "aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -769,7 +771,7 @@ mul_out = mul_out_op._entry = _mul_out_entry(Site(mul_out_op))
 mul_out_op._make_entry = _mul_out_entry
 
 
-mul_Scalar_op = define(
+mul_Scalar_op = declare(
     "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", numbers_as_tensors=True
 )
 _mul_Scalar_kernels = mul_Scalar_op.kernels
@@ -815,7 +817,7 @@ mul_Scalar = mul_Scalar_op._entry = _mul_Scalar_entry(Site(mul_Scalar_op))
 mul_Scalar_op._make_entry = _mul_Scalar_entry
 
 
-mul__Scalar_op = define(
+mul__Scalar_op = declare(
     "aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", numbers_as_tensors=True
 )
 _mul__Scalar_kernels = mul__Scalar_op.kernels
@@ -857,7 +859,7 @@ mul__Scalar = mul__Scalar_op._entry = _mul__Scalar_entry(Site(mul__Scalar_op))
 mul__Scalar_op._make_entry = _mul__Scalar_entry
 
 
-div_Tensor_op = define(
+div_Tensor_op = declare(
     "aten::div.Tensor(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
 )
 _div_Tensor_kernels = div_Tensor_op.kernels
@@ -901,7 +903,7 @@ div_Tensor = div_Tensor_op._entry = _div_Tensor_entry(Site(div_Tensor_op))
 div_Tensor_op._make_entry = _div_Tensor_entry
 
 
-div__Tensor_op = define(
+div__Tensor_op = declare(
     "aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", numbers_as_tensors=True
 )
 _div__Tensor_kernels = div__Tensor_op.kernels
@@ -941,7 +943,7 @@ div__Tensor = div__Tensor_op._entry = _div__Tensor_entry(Site(div__Tensor_op))
 div__Tensor_op._make_entry = _div__Tensor_entry
 
 
-div_out_op = define(
+div_out_op = declare(
     "aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -987,7 +989,7 @@ div_out = div_out_op._entry = _div_out_entry(Site(div_out_op))
 div_out_op._make_entry = _div_out_entry
 
 
-div_Scalar_op = define(
+div_Scalar_op = declare(
     "aten::div.Scalar(Tensor self, Scalar other) -> Tensor", numbers_as_tensors=True
 )
 _div_Scalar_kernels = div_Scalar_op.kernels
@@ -1033,7 +1035,7 @@ div_Scalar = div_Scalar_op._entry = _div_Scalar_entry(Site(div_Scalar_op))
 div_Scalar_op._make_entry = _div_Scalar_entry
 
 
-div__Scalar_op = define(
+div__Scalar_op = declare(
     "aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", numbers_as_tensors=True
 )
 _div__Scalar_kernels = div__Scalar_op.kernels
@@ -1075,7 +1077,7 @@ div__Scalar = div__Scalar_op._entry = _div__Scalar_entry(Site(div__Scalar_op))
 div__Scalar_op._make_entry = _div__Scalar_entry
 
 
-div_Tensor_mode_op = define(
+div_Tensor_mode_op = declare(
     "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
     numbers_as_tensors=True,
 )
@@ -1120,7 +1122,7 @@ div_Tensor_mode = div_Tensor_mode_op._entry = _div_Tensor_mode_entry(Site(div_Te
 div_Tensor_mode_op._make_entry = _div_Tensor_mode_entry
 
 
-div__Tensor_mode_op = define(
+div__Tensor_mode_op = declare(
     "aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -1161,7 +1163,7 @@ div__Tensor_mode = div__Tensor_mode_op._entry = _div__Tensor_mode_entry(Site(div
 div__Tensor_mode_op._make_entry = _div__Tensor_mode_entry
 
 
-div_out_mode_op = define(
+div_out_mode_op = declare(
     "aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -1207,7 +1209,7 @@ div_out_mode = div_out_mode_op._entry = _div_out_mode_entry(Site(div_out_mode_op
 div_out_mode_op._make_entry = _div_out_mode_entry
 
 
-div_Scalar_mode_op = define(
+div_Scalar_mode_op = declare(
     "aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
     numbers_as_tensors=True,
 )
@@ -1254,7 +1256,7 @@ div_Scalar_mode = div_Scalar_mode_op._entry = _div_Scalar_mode_entry(Site(div_Sc
 div_Scalar_mode_op._make_entry = _div_Scalar_mode_entry
 
 
-div__Scalar_mode_op = define(
+div__Scalar_mode_op = declare(
     "aten::div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -1297,7 +1299,7 @@ div__Scalar_mode = div__Scalar_mode_op._entry = _div__Scalar_mode_entry(Site(div
 div__Scalar_mode_op._make_entry = _div__Scalar_mode_entry
 
 
-reciprocal_op = define("aten::reciprocal(Tensor self) -> Tensor")
+reciprocal_op = declare("aten::reciprocal(Tensor self) -> Tensor")
 _reciprocal_kernels = reciprocal_op.kernels
 
 
@@ -1331,7 +1333,7 @@ reciprocal = reciprocal_op._entry = _reciprocal_entry(Site(reciprocal_op))
 reciprocal_op._make_entry = _reciprocal_entry
 
 
-reciprocal__op = define("aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)")
+reciprocal__op = declare("aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)")
 _reciprocal__kernels = reciprocal__op.kernels
 
 
@@ -1361,7 +1363,7 @@ reciprocal_ = reciprocal__op._entry = _reciprocal__entry(Site(reciprocal__op))
 reciprocal__op._make_entry = _reciprocal__entry
 
 
-neg_op = define("aten::neg(Tensor self) -> Tensor")
+neg_op = declare("aten::neg(Tensor self) -> Tensor")
 _neg_kernels = neg_op.kernels
 
 
@@ -1395,7 +1397,7 @@ neg = neg_op._entry = _neg_entry(Site(neg_op))
 neg_op._make_entry = _neg_entry
 
 
-neg__op = define("aten::neg_(Tensor(a!) self) -> Tensor(a!)")
+neg__op = declare("aten::neg_(Tensor(a!) self) -> Tensor(a!)")
 _neg__kernels = neg__op.kernels
 
 
@@ -1425,7 +1427,7 @@ neg_ = neg__op._entry = _neg__entry(Site(neg__op))
 neg__op._make_entry = _neg__entry
 
 
-neg_out_op = define("aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+neg_out_op = declare("aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _neg_out_kernels = neg_out_op.kernels
 
 
@@ -1457,7 +1459,7 @@ neg_out = neg_out_op._entry = _neg_out_entry(Site(neg_out_op))
 neg_out_op._make_entry = _neg_out_entry
 
 
-exp_op = define("aten::exp(Tensor self) -> Tensor")
+exp_op = declare("aten::exp(Tensor self) -> Tensor")
 _exp_kernels = exp_op.kernels
 
 
@@ -1491,7 +1493,7 @@ exp = exp_op._entry = _exp_entry(Site(exp_op))
 exp_op._make_entry = _exp_entry
 
 
-exp__op = define("aten::exp_(Tensor(a!) self) -> Tensor(a!)")
+exp__op = declare("aten::exp_(Tensor(a!) self) -> Tensor(a!)")
 _exp__kernels = exp__op.kernels
 
 
@@ -1521,7 +1523,7 @@ exp_ = exp__op._entry = _exp__entry(Site(exp__op))
 exp__op._make_entry = _exp__entry
 
 
-exp_out_op = define("aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+exp_out_op = declare("aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _exp_out_kernels = exp_out_op.kernels
 
 
@@ -1553,7 +1555,7 @@ exp_out = exp_out_op._entry = _exp_out_entry(Site(exp_out_op))
 exp_out_op._make_entry = _exp_out_entry
 
 
-log_op = define("aten::log(Tensor self) -> Tensor")
+log_op = declare("aten::log(Tensor self) -> Tensor")
 _log_kernels = log_op.kernels
 
 
@@ -1587,7 +1589,7 @@ log = log_op._entry = _log_entry(Site(log_op))
 log_op._make_entry = _log_entry
 
 
-log__op = define("aten::log_(Tensor(a!) self) -> Tensor(a!)")
+log__op = declare("aten::log_(Tensor(a!) self) -> Tensor(a!)")
 _log__kernels = log__op.kernels
 
 
@@ -1617,7 +1619,7 @@ log_ = log__op._entry = _log__entry(Site(log__op))
 log__op._make_entry = _log__entry
 
 
-sin_op = define("aten::sin(Tensor self) -> Tensor")
+sin_op = declare("aten::sin(Tensor self) -> Tensor")
 _sin_kernels = sin_op.kernels
 
 
@@ -1651,7 +1653,7 @@ sin = sin_op._entry = _sin_entry(Site(sin_op))
 sin_op._make_entry = _sin_entry
 
 
-sin__op = define("aten::sin_(Tensor(a!) self) -> Tensor(a!)")
+sin__op = declare("aten::sin_(Tensor(a!) self) -> Tensor(a!)")
 _sin__kernels = sin__op.kernels
 
 
@@ -1681,7 +1683,7 @@ sin_ = sin__op._entry = _sin__entry(Site(sin__op))
 sin__op._make_entry = _sin__entry
 
 
-cos_op = define("aten::cos(Tensor self) -> Tensor")
+cos_op = declare("aten::cos(Tensor self) -> Tensor")
 _cos_kernels = cos_op.kernels
 
 
@@ -1715,7 +1717,7 @@ cos = cos_op._entry = _cos_entry(Site(cos_op))
 cos_op._make_entry = _cos_entry
 
 
-cos__op = define("aten::cos_(Tensor(a!) self) -> Tensor(a!)")
+cos__op = declare("aten::cos_(Tensor(a!) self) -> Tensor(a!)")
 _cos__kernels = cos__op.kernels
 
 
@@ -1745,7 +1747,7 @@ cos_ = cos__op._entry = _cos__entry(Site(cos__op))
 cos__op._make_entry = _cos__entry
 
 
-tanh_op = define("aten::tanh(Tensor self) -> Tensor")
+tanh_op = declare("aten::tanh(Tensor self) -> Tensor")
 _tanh_kernels = tanh_op.kernels
 
 
@@ -1779,7 +1781,7 @@ tanh = tanh_op._entry = _tanh_entry(Site(tanh_op))
 tanh_op._make_entry = _tanh_entry
 
 
-tanh__op = define("aten::tanh_(Tensor(a!) self) -> Tensor(a!)")
+tanh__op = declare("aten::tanh_(Tensor(a!) self) -> Tensor(a!)")
 _tanh__kernels = tanh__op.kernels
 
 
@@ -1809,7 +1811,7 @@ tanh_ = tanh__op._entry = _tanh__entry(Site(tanh__op))
 tanh__op._make_entry = _tanh__entry
 
 
-tanh_out_op = define("aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+tanh_out_op = declare("aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _tanh_out_kernels = tanh_out_op.kernels
 
 
@@ -1841,7 +1843,7 @@ tanh_out = tanh_out_op._entry = _tanh_out_entry(Site(tanh_out_op))
 tanh_out_op._make_entry = _tanh_out_entry
 
 
-tanh_backward_op = define("aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
+tanh_backward_op = declare("aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor")
 _tanh_backward_kernels = tanh_backward_op.kernels
 
 
@@ -1881,7 +1883,7 @@ tanh_backward = tanh_backward_op._entry = _tanh_backward_entry(Site(tanh_backwar
 tanh_backward_op._make_entry = _tanh_backward_entry
 
 
-sigmoid_op = define("aten::sigmoid(Tensor self) -> Tensor")
+sigmoid_op = declare("aten::sigmoid(Tensor self) -> Tensor")
 _sigmoid_kernels = sigmoid_op.kernels
 
 
@@ -1915,7 +1917,7 @@ sigmoid = sigmoid_op._entry = _sigmoid_entry(Site(sigmoid_op))
 sigmoid_op._make_entry = _sigmoid_entry
 
 
-sigmoid__op = define("aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)")
+sigmoid__op = declare("aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)")
 _sigmoid__kernels = sigmoid__op.kernels
 
 
@@ -1945,7 +1947,7 @@ sigmoid_ = sigmoid__op._entry = _sigmoid__entry(Site(sigmoid__op))
 sigmoid__op._make_entry = _sigmoid__entry
 
 
-sigmoid_out_op = define("aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+sigmoid_out_op = declare("aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _sigmoid_out_kernels = sigmoid_out_op.kernels
 
 
@@ -1977,7 +1979,7 @@ sigmoid_out = sigmoid_out_op._entry = _sigmoid_out_entry(Site(sigmoid_out_op))
 sigmoid_out_op._make_entry = _sigmoid_out_entry
 
 
-sigmoid_backward_op = define("aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
+sigmoid_backward_op = declare("aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor")
 _sigmoid_backward_kernels = sigmoid_backward_op.kernels
 
 
@@ -2017,7 +2019,7 @@ sigmoid_backward = sigmoid_backward_op._entry = _sigmoid_backward_entry(Site(sig
 sigmoid_backward_op._make_entry = _sigmoid_backward_entry
 
 
-relu_op = define("aten::relu(Tensor self) -> Tensor")
+relu_op = declare("aten::relu(Tensor self) -> Tensor")
 _relu_kernels = relu_op.kernels
 
 
@@ -2051,7 +2053,7 @@ relu = relu_op._entry = _relu_entry(Site(relu_op))
 relu_op._make_entry = _relu_entry
 
 
-relu__op = define("aten::relu_(Tensor(a!) self) -> Tensor(a!)")
+relu__op = declare("aten::relu_(Tensor(a!) self) -> Tensor(a!)")
 _relu__kernels = relu__op.kernels
 
 
@@ -2081,7 +2083,7 @@ relu_ = relu__op._entry = _relu__entry(Site(relu__op))
 relu__op._make_entry = _relu__entry
 
 
-threshold_backward_op = define(
+threshold_backward_op = declare(
     "aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"
 )
 _threshold_backward_kernels = threshold_backward_op.kernels
@@ -2132,7 +2134,7 @@ threshold_backward = threshold_backward_op._entry = _threshold_backward_entry(
 threshold_backward_op._make_entry = _threshold_backward_entry
 
 
-pow_Tensor_Scalar_op = define("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor")
+pow_Tensor_Scalar_op = declare("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor")
 _pow_Tensor_Scalar_kernels = pow_Tensor_Scalar_op.kernels
 
 
@@ -2175,7 +2177,7 @@ pow_Tensor_Scalar = pow_Tensor_Scalar_op._entry = _pow_Tensor_Scalar_entry(
 pow_Tensor_Scalar_op._make_entry = _pow_Tensor_Scalar_entry
 
 
-pow__Scalar_op = define("aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")
+pow__Scalar_op = declare("aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)")
 _pow__Scalar_kernels = pow__Scalar_op.kernels
 
 
@@ -2212,7 +2214,7 @@ pow__Scalar = pow__Scalar_op._entry = _pow__Scalar_entry(Site(pow__Scalar_op))
 pow__Scalar_op._make_entry = _pow__Scalar_entry
 
 
-pow_Tensor_Scalar_out_op = define(
+pow_Tensor_Scalar_out_op = declare(
     "aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _pow_Tensor_Scalar_out_kernels = pow_Tensor_Scalar_out_op.kernels
@@ -2255,7 +2257,7 @@ pow_Tensor_Scalar_out = pow_Tensor_Scalar_out_op._entry = _pow_Tensor_Scalar_out
 pow_Tensor_Scalar_out_op._make_entry = _pow_Tensor_Scalar_out_entry
 
 
-pow_Tensor_Tensor_op = define("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
+pow_Tensor_Tensor_op = declare("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
 _pow_Tensor_Tensor_kernels = pow_Tensor_Tensor_op.kernels
 
 
@@ -2293,7 +2295,7 @@ pow_Tensor_Tensor = pow_Tensor_Tensor_op._entry = _pow_Tensor_Tensor_entry(
 pow_Tensor_Tensor_op._make_entry = _pow_Tensor_Tensor_entry
 
 
-pow__Tensor_op = define("aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)")
+pow__Tensor_op = declare("aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)")
 _pow__Tensor_kernels = pow__Tensor_op.kernels
 
 
@@ -2325,7 +2327,7 @@ pow__Tensor = pow__Tensor_op._entry = _pow__Tensor_entry(Site(pow__Tensor_op))
 pow__Tensor_op._make_entry = _pow__Tensor_entry
 
 
-pow_Scalar_op = define("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
+pow_Scalar_op = declare("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 _pow_Scalar_kernels = pow_Scalar_op.kernels
 
 
@@ -2366,7 +2368,7 @@ pow_Scalar = pow_Scalar_op._entry = _pow_Scalar_entry(Site(pow_Scalar_op))
 pow_Scalar_op._make_entry = _pow_Scalar_entry
 
 
-sqrt_op = define("aten::sqrt(Tensor self) -> Tensor")
+sqrt_op = declare("aten::sqrt(Tensor self) -> Tensor")
 _sqrt_kernels = sqrt_op.kernels
 
 
@@ -2400,7 +2402,7 @@ sqrt = sqrt_op._entry = _sqrt_entry(Site(sqrt_op))
 sqrt_op._make_entry = _sqrt_entry
 
 
-sqrt__op = define("aten::sqrt_(Tensor(a!) self) -> Tensor(a!)")
+sqrt__op = declare("aten::sqrt_(Tensor(a!) self) -> Tensor(a!)")
 _sqrt__kernels = sqrt__op.kernels
 
 
@@ -2430,7 +2432,7 @@ sqrt_ = sqrt__op._entry = _sqrt__entry(Site(sqrt__op))
 sqrt__op._make_entry = _sqrt__entry
 
 
-abs_op = define("aten::abs(Tensor self) -> Tensor")
+abs_op = declare("aten::abs(Tensor self) -> Tensor")
 _abs_kernels = abs_op.kernels
 
 
@@ -2464,7 +2466,7 @@ abs = abs_op._entry = _abs_entry(Site(abs_op))
 abs_op._make_entry = _abs_entry
 
 
-abs__op = define("aten::abs_(Tensor(a!) self) -> Tensor(a!)")
+abs__op = declare("aten::abs_(Tensor(a!) self) -> Tensor(a!)")
 _abs__kernels = abs__op.kernels
 
 
@@ -2494,7 +2496,7 @@ abs_ = abs__op._entry = _abs__entry(Site(abs__op))
 abs__op._make_entry = _abs__entry
 
 
-sgn_op = define("aten::sgn(Tensor self) -> Tensor")
+sgn_op = declare("aten::sgn(Tensor self) -> Tensor")
 _sgn_kernels = sgn_op.kernels
 
 
@@ -2528,7 +2530,7 @@ sgn = sgn_op._entry = _sgn_entry(Site(sgn_op))
 sgn_op._make_entry = _sgn_entry
 
 
-sign_op = define("aten::sign(Tensor self) -> Tensor")
+sign_op = declare("aten::sign(Tensor self) -> Tensor")
 _sign_kernels = sign_op.kernels
 
 
@@ -2562,7 +2564,7 @@ sign = sign_op._entry = _sign_entry(Site(sign_op))
 sign_op._make_entry = _sign_entry
 
 
-clamp_op = define("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
+clamp_op = declare("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
 _clamp_kernels = clamp_op.kernels
 
 
@@ -2608,7 +2610,7 @@ clamp = clamp_op._entry = _clamp_entry(Site(clamp_op))
 clamp_op._make_entry = _clamp_entry
 
 
-clamp__op = define(
+clamp__op = declare(
     "aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"
 )
 _clamp__kernels = clamp__op.kernels
@@ -2652,7 +2654,7 @@ clamp_ = clamp__op._entry = _clamp__entry(Site(clamp__op))
 clamp__op._make_entry = _clamp__entry
 
 
-clamp_out_op = define(
+clamp_out_op = declare(
     "aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _clamp_out_kernels = clamp_out_op.kernels
@@ -2698,7 +2700,7 @@ clamp_out = clamp_out_op._entry = _clamp_out_entry(Site(clamp_out_op))
 clamp_out_op._make_entry = _clamp_out_entry
 
 
-clamp_Tensor_op = define(
+clamp_Tensor_op = declare(
     "aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
 )
 _clamp_Tensor_kernels = clamp_Tensor_op.kernels
@@ -2739,7 +2741,7 @@ clamp_Tensor = clamp_Tensor_op._entry = _clamp_Tensor_entry(Site(clamp_Tensor_op
 clamp_Tensor_op._make_entry = _clamp_Tensor_entry
 
 
-clamp__Tensor_op = define(
+clamp__Tensor_op = declare(
     "aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"
 )
 _clamp__Tensor_kernels = clamp__Tensor_op.kernels
@@ -2780,7 +2782,7 @@ clamp__Tensor = clamp__Tensor_op._entry = _clamp__Tensor_entry(Site(clamp__Tenso
 clamp__Tensor_op._make_entry = _clamp__Tensor_entry
 
 
-clamp_Tensor_out_op = define(
+clamp_Tensor_out_op = declare(
     "aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _clamp_Tensor_out_kernels = clamp_Tensor_out_op.kernels
@@ -2824,7 +2826,7 @@ clamp_Tensor_out = clamp_Tensor_out_op._entry = _clamp_Tensor_out_entry(Site(cla
 clamp_Tensor_out_op._make_entry = _clamp_Tensor_out_entry
 
 
-clamp_min_op = define("aten::clamp_min(Tensor self, Scalar min) -> Tensor")
+clamp_min_op = declare("aten::clamp_min(Tensor self, Scalar min) -> Tensor")
 _clamp_min_kernels = clamp_min_op.kernels
 
 
@@ -2864,7 +2866,7 @@ clamp_min = clamp_min_op._entry = _clamp_min_entry(Site(clamp_min_op))
 clamp_min_op._make_entry = _clamp_min_entry
 
 
-clamp_min__op = define("aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)")
+clamp_min__op = declare("aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)")
 _clamp_min__kernels = clamp_min__op.kernels
 
 
@@ -2900,7 +2902,7 @@ clamp_min_ = clamp_min__op._entry = _clamp_min__entry(Site(clamp_min__op))
 clamp_min__op._make_entry = _clamp_min__entry
 
 
-clamp_min_out_op = define(
+clamp_min_out_op = declare(
     "aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _clamp_min_out_kernels = clamp_min_out_op.kernels
@@ -2940,7 +2942,7 @@ clamp_min_out = clamp_min_out_op._entry = _clamp_min_out_entry(Site(clamp_min_ou
 clamp_min_out_op._make_entry = _clamp_min_out_entry
 
 
-clamp_min_Tensor_op = define("aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor")
+clamp_min_Tensor_op = declare("aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor")
 _clamp_min_Tensor_kernels = clamp_min_Tensor_op.kernels
 
 
@@ -2976,7 +2978,7 @@ clamp_min_Tensor = clamp_min_Tensor_op._entry = _clamp_min_Tensor_entry(Site(cla
 clamp_min_Tensor_op._make_entry = _clamp_min_Tensor_entry
 
 
-clamp_min__Tensor_op = define("aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)")
+clamp_min__Tensor_op = declare("aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)")
 _clamp_min__Tensor_kernels = clamp_min__Tensor_op.kernels
 
 
@@ -3010,7 +3012,7 @@ clamp_min__Tensor = clamp_min__Tensor_op._entry = _clamp_min__Tensor_entry(
 clamp_min__Tensor_op._make_entry = _clamp_min__Tensor_entry
 
 
-clamp_min_Tensor_out_op = define(
+clamp_min_Tensor_out_op = declare(
     "aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _clamp_min_Tensor_out_kernels = clamp_min_Tensor_out_op.kernels
@@ -3048,7 +3050,7 @@ clamp_min_Tensor_out = clamp_min_Tensor_out_op._entry = _clamp_min_Tensor_out_en
 clamp_min_Tensor_out_op._make_entry = _clamp_min_Tensor_out_entry
 
 
-maximum_op = define("aten::maximum(Tensor self, Tensor other) -> Tensor")
+maximum_op = declare("aten::maximum(Tensor self, Tensor other) -> Tensor")
 _maximum_kernels = maximum_op.kernels
 
 
@@ -3084,7 +3086,7 @@ maximum = maximum_op._entry = _maximum_entry(Site(maximum_op))
 maximum_op._make_entry = _maximum_entry
 
 
-maximum_out_op = define(
+maximum_out_op = declare(
     "aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _maximum_out_kernels = maximum_out_op.kernels
@@ -3120,7 +3122,7 @@ maximum_out = maximum_out_op._entry = _maximum_out_entry(Site(maximum_out_op))
 maximum_out_op._make_entry = _maximum_out_entry
 
 
-where_self_op = define("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
+where_self_op = declare("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
 _where_self_kernels = where_self_op.kernels
 
 
@@ -3162,7 +3164,7 @@ where_self = where_self_op._entry = _where_self_entry(Site(where_self_op))
 where_self_op._make_entry = _where_self_entry
 
 
-where_ScalarSelf_op = define(
+where_ScalarSelf_op = declare(
     "aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor"
 )
 _where_ScalarSelf_kernels = where_ScalarSelf_op.kernels
@@ -3203,7 +3205,7 @@ where_ScalarSelf = where_ScalarSelf_op._entry = _where_ScalarSelf_entry(Site(whe
 where_ScalarSelf_op._make_entry = _where_ScalarSelf_entry
 
 
-where_ScalarOther_op = define(
+where_ScalarOther_op = declare(
     "aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor"
 )
 _where_ScalarOther_kernels = where_ScalarOther_op.kernels
@@ -3246,7 +3248,7 @@ where_ScalarOther = where_ScalarOther_op._entry = _where_ScalarOther_entry(
 where_ScalarOther_op._make_entry = _where_ScalarOther_entry
 
 
-where_Scalar_op = define(
+where_Scalar_op = declare(
     "aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor"
 )
 _where_Scalar_kernels = where_Scalar_op.kernels
@@ -3292,7 +3294,7 @@ where_Scalar = where_Scalar_op._entry = _where_Scalar_entry(Site(where_Scalar_op
 where_Scalar_op._make_entry = _where_Scalar_entry
 
 
-eq_Tensor_op = define("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor")
+eq_Tensor_op = declare("aten::eq.Tensor(Tensor self, Tensor other) -> Tensor")
 _eq_Tensor_kernels = eq_Tensor_op.kernels
 
 
@@ -3324,7 +3326,7 @@ eq_Tensor = eq_Tensor_op._entry = _eq_Tensor_entry(Site(eq_Tensor_op))
 eq_Tensor_op._make_entry = _eq_Tensor_entry
 
 
-eq_Scalar_op = define("aten::eq.Scalar(Tensor self, Scalar other) -> Tensor")
+eq_Scalar_op = declare("aten::eq.Scalar(Tensor self, Scalar other) -> Tensor")
 _eq_Scalar_kernels = eq_Scalar_op.kernels
 
 
@@ -3361,7 +3363,7 @@ eq_Scalar = eq_Scalar_op._entry = _eq_Scalar_entry(Site(eq_Scalar_op))
 eq_Scalar_op._make_entry = _eq_Scalar_entry
 
 
-ne_Tensor_op = define("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor")
+ne_Tensor_op = declare("aten::ne.Tensor(Tensor self, Tensor other) -> Tensor")
 _ne_Tensor_kernels = ne_Tensor_op.kernels
 
 
@@ -3393,7 +3395,7 @@ ne_Tensor = ne_Tensor_op._entry = _ne_Tensor_entry(Site(ne_Tensor_op))
 ne_Tensor_op._make_entry = _ne_Tensor_entry
 
 
-ne_Scalar_op = define("aten::ne.Scalar(Tensor self, Scalar other) -> Tensor")
+ne_Scalar_op = declare("aten::ne.Scalar(Tensor self, Scalar other) -> Tensor")
 _ne_Scalar_kernels = ne_Scalar_op.kernels
 
 
@@ -3430,7 +3432,7 @@ ne_Scalar = ne_Scalar_op._entry = _ne_Scalar_entry(Site(ne_Scalar_op))
 ne_Scalar_op._make_entry = _ne_Scalar_entry
 
 
-lt_Tensor_op = define("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor")
+lt_Tensor_op = declare("aten::lt.Tensor(Tensor self, Tensor other) -> Tensor")
 _lt_Tensor_kernels = lt_Tensor_op.kernels
 
 
@@ -3462,7 +3464,7 @@ lt_Tensor = lt_Tensor_op._entry = _lt_Tensor_entry(Site(lt_Tensor_op))
 lt_Tensor_op._make_entry = _lt_Tensor_entry
 
 
-lt_Scalar_op = define("aten::lt.Scalar(Tensor self, Scalar other) -> Tensor")
+lt_Scalar_op = declare("aten::lt.Scalar(Tensor self, Scalar other) -> Tensor")
 _lt_Scalar_kernels = lt_Scalar_op.kernels
 
 
@@ -3499,7 +3501,7 @@ lt_Scalar = lt_Scalar_op._entry = _lt_Scalar_entry(Site(lt_Scalar_op))
 lt_Scalar_op._make_entry = _lt_Scalar_entry
 
 
-le_Tensor_op = define("aten::le.Tensor(Tensor self, Tensor other) -> Tensor")
+le_Tensor_op = declare("aten::le.Tensor(Tensor self, Tensor other) -> Tensor")
 _le_Tensor_kernels = le_Tensor_op.kernels
 
 
@@ -3531,7 +3533,7 @@ le_Tensor = le_Tensor_op._entry = _le_Tensor_entry(Site(le_Tensor_op))
 le_Tensor_op._make_entry = _le_Tensor_entry
 
 
-le_Scalar_op = define("aten::le.Scalar(Tensor self, Scalar other) -> Tensor")
+le_Scalar_op = declare("aten::le.Scalar(Tensor self, Scalar other) -> Tensor")
 _le_Scalar_kernels = le_Scalar_op.kernels
 
 
@@ -3568,7 +3570,7 @@ le_Scalar = le_Scalar_op._entry = _le_Scalar_entry(Site(le_Scalar_op))
 le_Scalar_op._make_entry = _le_Scalar_entry
 
 
-gt_Tensor_op = define("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor")
+gt_Tensor_op = declare("aten::gt.Tensor(Tensor self, Tensor other) -> Tensor")
 _gt_Tensor_kernels = gt_Tensor_op.kernels
 
 
@@ -3600,7 +3602,7 @@ gt_Tensor = gt_Tensor_op._entry = _gt_Tensor_entry(Site(gt_Tensor_op))
 gt_Tensor_op._make_entry = _gt_Tensor_entry
 
 
-gt_Scalar_op = define("aten::gt.Scalar(Tensor self, Scalar other) -> Tensor")
+gt_Scalar_op = declare("aten::gt.Scalar(Tensor self, Scalar other) -> Tensor")
 _gt_Scalar_kernels = gt_Scalar_op.kernels
 
 
@@ -3637,7 +3639,7 @@ gt_Scalar = gt_Scalar_op._entry = _gt_Scalar_entry(Site(gt_Scalar_op))
 gt_Scalar_op._make_entry = _gt_Scalar_entry
 
 
-ge_Tensor_op = define("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor")
+ge_Tensor_op = declare("aten::ge.Tensor(Tensor self, Tensor other) -> Tensor")
 _ge_Tensor_kernels = ge_Tensor_op.kernels
 
 
@@ -3669,7 +3671,7 @@ ge_Tensor = ge_Tensor_op._entry = _ge_Tensor_entry(Site(ge_Tensor_op))
 ge_Tensor_op._make_entry = _ge_Tensor_entry
 
 
-ge_Scalar_op = define("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor")
+ge_Scalar_op = declare("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor")
 _ge_Scalar_kernels = ge_Scalar_op.kernels
 
 
@@ -3706,7 +3708,7 @@ ge_Scalar = ge_Scalar_op._entry = _ge_Scalar_entry(Site(ge_Scalar_op))
 ge_Scalar_op._make_entry = _ge_Scalar_entry
 
 
-isnan_op = define("aten::isnan(Tensor self) -> Tensor")
+isnan_op = declare("aten::isnan(Tensor self) -> Tensor")
 _isnan_kernels = isnan_op.kernels
 
 
@@ -3740,7 +3742,7 @@ isnan = isnan_op._entry = _isnan_entry(Site(isnan_op))
 isnan_op._make_entry = _isnan_entry
 
 
-logical_and_op = define("aten::logical_and(Tensor self, Tensor other) -> Tensor")
+logical_and_op = declare("aten::logical_and(Tensor self, Tensor other) -> Tensor")
 _logical_and_kernels = logical_and_op.kernels
 
 
@@ -3776,7 +3778,7 @@ logical_and = logical_and_op._entry = _logical_and_entry(Site(logical_and_op))
 logical_and_op._make_entry = _logical_and_entry
 
 
-logical_and__op = define("aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+logical_and__op = declare("aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 _logical_and__kernels = logical_and__op.kernels
 
 
@@ -3808,7 +3810,7 @@ logical_and_ = logical_and__op._entry = _logical_and__entry(Site(logical_and__op
 logical_and__op._make_entry = _logical_and__entry
 
 
-logical_and_out_op = define(
+logical_and_out_op = declare(
     "aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _logical_and_out_kernels = logical_and_out_op.kernels
@@ -3844,7 +3846,7 @@ logical_and_out = logical_and_out_op._entry = _logical_and_out_entry(Site(logica
 logical_and_out_op._make_entry = _logical_and_out_entry
 
 
-logical_or_op = define("aten::logical_or(Tensor self, Tensor other) -> Tensor")
+logical_or_op = declare("aten::logical_or(Tensor self, Tensor other) -> Tensor")
 _logical_or_kernels = logical_or_op.kernels
 
 
@@ -3880,7 +3882,7 @@ logical_or = logical_or_op._entry = _logical_or_entry(Site(logical_or_op))
 logical_or_op._make_entry = _logical_or_entry
 
 
-logical_or__op = define("aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+logical_or__op = declare("aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 _logical_or__kernels = logical_or__op.kernels
 
 
@@ -3912,7 +3914,7 @@ logical_or_ = logical_or__op._entry = _logical_or__entry(Site(logical_or__op))
 logical_or__op._make_entry = _logical_or__entry
 
 
-logical_or_out_op = define(
+logical_or_out_op = declare(
     "aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _logical_or_out_kernels = logical_or_out_op.kernels
@@ -3948,7 +3950,7 @@ logical_or_out = logical_or_out_op._entry = _logical_or_out_entry(Site(logical_o
 logical_or_out_op._make_entry = _logical_or_out_entry
 
 
-logical_xor_op = define("aten::logical_xor(Tensor self, Tensor other) -> Tensor")
+logical_xor_op = declare("aten::logical_xor(Tensor self, Tensor other) -> Tensor")
 _logical_xor_kernels = logical_xor_op.kernels
 
 
@@ -3984,7 +3986,7 @@ logical_xor = logical_xor_op._entry = _logical_xor_entry(Site(logical_xor_op))
 logical_xor_op._make_entry = _logical_xor_entry
 
 
-logical_xor__op = define("aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+logical_xor__op = declare("aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 _logical_xor__kernels = logical_xor__op.kernels
 
 
@@ -4016,7 +4018,7 @@ logical_xor_ = logical_xor__op._entry = _logical_xor__entry(Site(logical_xor__op
 logical_xor__op._make_entry = _logical_xor__entry
 
 
-logical_xor_out_op = define(
+logical_xor_out_op = declare(
     "aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _logical_xor_out_kernels = logical_xor_out_op.kernels
@@ -4052,7 +4054,7 @@ logical_xor_out = logical_xor_out_op._entry = _logical_xor_out_entry(Site(logica
 logical_xor_out_op._make_entry = _logical_xor_out_entry
 
 
-logical_not_op = define("aten::logical_not(Tensor self) -> Tensor")
+logical_not_op = declare("aten::logical_not(Tensor self) -> Tensor")
 _logical_not_kernels = logical_not_op.kernels
 
 
@@ -4086,7 +4088,7 @@ logical_not = logical_not_op._entry = _logical_not_entry(Site(logical_not_op))
 logical_not_op._make_entry = _logical_not_entry
 
 
-logical_not__op = define("aten::logical_not_(Tensor(a!) self) -> Tensor(a!)")
+logical_not__op = declare("aten::logical_not_(Tensor(a!) self) -> Tensor(a!)")
 _logical_not__kernels = logical_not__op.kernels
 
 
@@ -4116,7 +4118,7 @@ logical_not_ = logical_not__op._entry = _logical_not__entry(Site(logical_not__op
 logical_not__op._make_entry = _logical_not__entry
 
 
-logical_not_out_op = define("aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+logical_not_out_op = declare("aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _logical_not_out_kernels = logical_not_out_op.kernels
 
 
@@ -4148,7 +4150,7 @@ logical_not_out = logical_not_out_op._entry = _logical_not_out_entry(Site(logica
 logical_not_out_op._make_entry = _logical_not_out_entry
 
 
-isinf_op = define("aten::isinf(Tensor self) -> Tensor")
+isinf_op = declare("aten::isinf(Tensor self) -> Tensor")
 _isinf_kernels = isinf_op.kernels
 
 
@@ -4182,7 +4184,7 @@ isinf = isinf_op._entry = _isinf_entry(Site(isinf_op))
 isinf_op._make_entry = _isinf_entry
 
 
-isposinf_op = define("aten::isposinf(Tensor self) -> Tensor")
+isposinf_op = declare("aten::isposinf(Tensor self) -> Tensor")
 _isposinf_kernels = isposinf_op.kernels
 
 
@@ -4216,7 +4218,7 @@ isposinf = isposinf_op._entry = _isposinf_entry(Site(isposinf_op))
 isposinf_op._make_entry = _isposinf_entry
 
 
-isposinf_out_op = define("aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+isposinf_out_op = declare("aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _isposinf_out_kernels = isposinf_out_op.kernels
 
 
@@ -4248,7 +4250,7 @@ isposinf_out = isposinf_out_op._entry = _isposinf_out_entry(Site(isposinf_out_op
 isposinf_out_op._make_entry = _isposinf_out_entry
 
 
-isneginf_op = define("aten::isneginf(Tensor self) -> Tensor")
+isneginf_op = declare("aten::isneginf(Tensor self) -> Tensor")
 _isneginf_kernels = isneginf_op.kernels
 
 
@@ -4282,7 +4284,7 @@ isneginf = isneginf_op._entry = _isneginf_entry(Site(isneginf_op))
 isneginf_op._make_entry = _isneginf_entry
 
 
-isneginf_out_op = define("aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+isneginf_out_op = declare("aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _isneginf_out_kernels = isneginf_out_op.kernels
 
 
@@ -4314,7 +4316,7 @@ isneginf_out = isneginf_out_op._entry = _isneginf_out_entry(Site(isneginf_out_op
 isneginf_out_op._make_entry = _isneginf_out_entry
 
 
-signbit_op = define("aten::signbit(Tensor self) -> Tensor")
+signbit_op = declare("aten::signbit(Tensor self) -> Tensor")
 _signbit_kernels = signbit_op.kernels
 
 
@@ -4348,7 +4350,7 @@ signbit = signbit_op._entry = _signbit_entry(Site(signbit_op))
 signbit_op._make_entry = _signbit_entry
 
 
-signbit_out_op = define("aten::signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+signbit_out_op = declare("aten::signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _signbit_out_kernels = signbit_out_op.kernels
 
 
@@ -4380,7 +4382,7 @@ signbit_out = signbit_out_op._entry = _signbit_out_entry(Site(signbit_out_op))
 signbit_out_op._make_entry = _signbit_out_entry
 
 
-isfinite_op = define("aten::isfinite(Tensor self) -> Tensor")
+isfinite_op = declare("aten::isfinite(Tensor self) -> Tensor")
 _isfinite_kernels = isfinite_op.kernels
 
 
@@ -4410,7 +4412,7 @@ isfinite = isfinite_op._entry = _isfinite_entry(Site(isfinite_op))
 isfinite_op._make_entry = _isfinite_entry
 
 
-isreal_op = define("aten::isreal(Tensor self) -> Tensor")
+isreal_op = declare("aten::isreal(Tensor self) -> Tensor")
 _isreal_kernels = isreal_op.kernels
 
 
@@ -4440,7 +4442,7 @@ isreal = isreal_op._entry = _isreal_entry(Site(isreal_op))
 isreal_op._make_entry = _isreal_entry
 
 
-isclose_op = define(
+isclose_op = declare(
     "aten::isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor"
 )
 _isclose_kernels = isclose_op.kernels
@@ -4478,7 +4480,7 @@ isclose = isclose_op._entry = _isclose_entry(Site(isclose_op))
 isclose_op._make_entry = _isclose_entry
 
 
-allclose_op = define(
+allclose_op = declare(
     "aten::allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"
 )
 _allclose_kernels = allclose_op.kernels
@@ -4516,7 +4518,7 @@ allclose = allclose_op._entry = _allclose_entry(Site(allclose_op))
 allclose_op._make_entry = _allclose_entry
 
 
-equal_op = define("aten::equal(Tensor self, Tensor other) -> bool")
+equal_op = declare("aten::equal(Tensor self, Tensor other) -> bool")
 _equal_kernels = equal_op.kernels
 
 
@@ -4548,7 +4550,7 @@ equal = equal_op._entry = _equal_entry(Site(equal_op))
 equal_op._make_entry = _equal_entry
 
 
-isin_Tensor_Tensor_op = define(
+isin_Tensor_Tensor_op = declare(
     "aten::isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"
 )
 _isin_Tensor_Tensor_kernels = isin_Tensor_Tensor_op.kernels
@@ -4598,7 +4600,7 @@ isin_Tensor_Tensor = isin_Tensor_Tensor_op._entry = _isin_Tensor_Tensor_entry(
 isin_Tensor_Tensor_op._make_entry = _isin_Tensor_Tensor_entry
 
 
-isin_Tensor_Tensor_out_op = define(
+isin_Tensor_Tensor_out_op = declare(
     "aten::isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _isin_Tensor_Tensor_out_kernels = isin_Tensor_Tensor_out_op.kernels
@@ -4652,7 +4654,7 @@ isin_Tensor_Tensor_out = isin_Tensor_Tensor_out_op._entry = _isin_Tensor_Tensor_
 isin_Tensor_Tensor_out_op._make_entry = _isin_Tensor_Tensor_out_entry
 
 
-isin_Tensor_Scalar_op = define(
+isin_Tensor_Scalar_op = declare(
     "aten::isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor"
 )
 _isin_Tensor_Scalar_kernels = isin_Tensor_Scalar_op.kernels
@@ -4703,7 +4705,7 @@ isin_Tensor_Scalar = isin_Tensor_Scalar_op._entry = _isin_Tensor_Scalar_entry(
 isin_Tensor_Scalar_op._make_entry = _isin_Tensor_Scalar_entry
 
 
-isin_Tensor_Scalar_out_op = define(
+isin_Tensor_Scalar_out_op = declare(
     "aten::isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _isin_Tensor_Scalar_out_kernels = isin_Tensor_Scalar_out_op.kernels
@@ -4762,7 +4764,7 @@ isin_Tensor_Scalar_out = isin_Tensor_Scalar_out_op._entry = _isin_Tensor_Scalar_
 isin_Tensor_Scalar_out_op._make_entry = _isin_Tensor_Scalar_out_entry
 
 
-isin_Scalar_Tensor_op = define(
+isin_Scalar_Tensor_op = declare(
     "aten::isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor"
 )
 _isin_Scalar_Tensor_kernels = isin_Scalar_Tensor_op.kernels
@@ -4813,7 +4815,7 @@ isin_Scalar_Tensor = isin_Scalar_Tensor_op._entry = _isin_Scalar_Tensor_entry(
 isin_Scalar_Tensor_op._make_entry = _isin_Scalar_Tensor_entry
 
 
-isin_Scalar_Tensor_out_op = define(
+isin_Scalar_Tensor_out_op = declare(
     "aten::isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _isin_Scalar_Tensor_out_kernels = isin_Scalar_Tensor_out_op.kernels
@@ -4872,7 +4874,7 @@ isin_Scalar_Tensor_out = isin_Scalar_Tensor_out_op._entry = _isin_Scalar_Tensor_
 isin_Scalar_Tensor_out_op._make_entry = _isin_Scalar_Tensor_out_entry
 
 
-bitwise_and_Tensor_op = define("aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor")
+bitwise_and_Tensor_op = declare("aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor")
 _bitwise_and_Tensor_kernels = bitwise_and_Tensor_op.kernels
 
 
@@ -4910,7 +4912,7 @@ bitwise_and_Tensor = bitwise_and_Tensor_op._entry = _bitwise_and_Tensor_entry(
 bitwise_and_Tensor_op._make_entry = _bitwise_and_Tensor_entry
 
 
-bitwise_and__Tensor_op = define(
+bitwise_and__Tensor_op = declare(
     "aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 _bitwise_and__Tensor_kernels = bitwise_and__Tensor_op.kernels
@@ -4946,7 +4948,7 @@ bitwise_and__Tensor = bitwise_and__Tensor_op._entry = _bitwise_and__Tensor_entry
 bitwise_and__Tensor_op._make_entry = _bitwise_and__Tensor_entry
 
 
-bitwise_and_Tensor_out_op = define(
+bitwise_and_Tensor_out_op = declare(
     "aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_and_Tensor_out_kernels = bitwise_and_Tensor_out_op.kernels
@@ -4984,7 +4986,7 @@ bitwise_and_Tensor_out = bitwise_and_Tensor_out_op._entry = _bitwise_and_Tensor_
 bitwise_and_Tensor_out_op._make_entry = _bitwise_and_Tensor_out_entry
 
 
-bitwise_and_Scalar_op = define("aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor")
+bitwise_and_Scalar_op = declare("aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor")
 _bitwise_and_Scalar_kernels = bitwise_and_Scalar_op.kernels
 
 
@@ -5027,7 +5029,7 @@ bitwise_and_Scalar = bitwise_and_Scalar_op._entry = _bitwise_and_Scalar_entry(
 bitwise_and_Scalar_op._make_entry = _bitwise_and_Scalar_entry
 
 
-bitwise_and__Scalar_op = define(
+bitwise_and__Scalar_op = declare(
     "aten::bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
 )
 _bitwise_and__Scalar_kernels = bitwise_and__Scalar_op.kernels
@@ -5068,7 +5070,7 @@ bitwise_and__Scalar = bitwise_and__Scalar_op._entry = _bitwise_and__Scalar_entry
 bitwise_and__Scalar_op._make_entry = _bitwise_and__Scalar_entry
 
 
-bitwise_and_Scalar_out_op = define(
+bitwise_and_Scalar_out_op = declare(
     "aten::bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_and_Scalar_out_kernels = bitwise_and_Scalar_out_op.kernels
@@ -5111,7 +5113,7 @@ bitwise_and_Scalar_out = bitwise_and_Scalar_out_op._entry = _bitwise_and_Scalar_
 bitwise_and_Scalar_out_op._make_entry = _bitwise_and_Scalar_out_entry
 
 
-bitwise_and_Scalar_Tensor_op = define(
+bitwise_and_Scalar_Tensor_op = declare(
     "aten::bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
 )
 _bitwise_and_Scalar_Tensor_kernels = bitwise_and_Scalar_Tensor_op.kernels
@@ -5156,7 +5158,7 @@ bitwise_and_Scalar_Tensor = bitwise_and_Scalar_Tensor_op._entry = _bitwise_and_S
 bitwise_and_Scalar_Tensor_op._make_entry = _bitwise_and_Scalar_Tensor_entry
 
 
-bitwise_or_Tensor_op = define("aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor")
+bitwise_or_Tensor_op = declare("aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor")
 _bitwise_or_Tensor_kernels = bitwise_or_Tensor_op.kernels
 
 
@@ -5194,7 +5196,7 @@ bitwise_or_Tensor = bitwise_or_Tensor_op._entry = _bitwise_or_Tensor_entry(
 bitwise_or_Tensor_op._make_entry = _bitwise_or_Tensor_entry
 
 
-bitwise_or__Tensor_op = define(
+bitwise_or__Tensor_op = declare(
     "aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 _bitwise_or__Tensor_kernels = bitwise_or__Tensor_op.kernels
@@ -5230,7 +5232,7 @@ bitwise_or__Tensor = bitwise_or__Tensor_op._entry = _bitwise_or__Tensor_entry(
 bitwise_or__Tensor_op._make_entry = _bitwise_or__Tensor_entry
 
 
-bitwise_or_Tensor_out_op = define(
+bitwise_or_Tensor_out_op = declare(
     "aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_or_Tensor_out_kernels = bitwise_or_Tensor_out_op.kernels
@@ -5268,7 +5270,7 @@ bitwise_or_Tensor_out = bitwise_or_Tensor_out_op._entry = _bitwise_or_Tensor_out
 bitwise_or_Tensor_out_op._make_entry = _bitwise_or_Tensor_out_entry
 
 
-bitwise_or_Scalar_op = define("aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor")
+bitwise_or_Scalar_op = declare("aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor")
 _bitwise_or_Scalar_kernels = bitwise_or_Scalar_op.kernels
 
 
@@ -5311,7 +5313,7 @@ bitwise_or_Scalar = bitwise_or_Scalar_op._entry = _bitwise_or_Scalar_entry(
 bitwise_or_Scalar_op._make_entry = _bitwise_or_Scalar_entry
 
 
-bitwise_or__Scalar_op = define(
+bitwise_or__Scalar_op = declare(
     "aten::bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
 )
 _bitwise_or__Scalar_kernels = bitwise_or__Scalar_op.kernels
@@ -5352,7 +5354,7 @@ bitwise_or__Scalar = bitwise_or__Scalar_op._entry = _bitwise_or__Scalar_entry(
 bitwise_or__Scalar_op._make_entry = _bitwise_or__Scalar_entry
 
 
-bitwise_or_Scalar_out_op = define(
+bitwise_or_Scalar_out_op = declare(
     "aten::bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_or_Scalar_out_kernels = bitwise_or_Scalar_out_op.kernels
@@ -5395,7 +5397,7 @@ bitwise_or_Scalar_out = bitwise_or_Scalar_out_op._entry = _bitwise_or_Scalar_out
 bitwise_or_Scalar_out_op._make_entry = _bitwise_or_Scalar_out_entry
 
 
-bitwise_or_Scalar_Tensor_op = define(
+bitwise_or_Scalar_Tensor_op = declare(
     "aten::bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
 )
 _bitwise_or_Scalar_Tensor_kernels = bitwise_or_Scalar_Tensor_op.kernels
@@ -5440,7 +5442,7 @@ bitwise_or_Scalar_Tensor = bitwise_or_Scalar_Tensor_op._entry = _bitwise_or_Scal
 bitwise_or_Scalar_Tensor_op._make_entry = _bitwise_or_Scalar_Tensor_entry
 
 
-bitwise_xor_Tensor_op = define("aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor")
+bitwise_xor_Tensor_op = declare("aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor")
 _bitwise_xor_Tensor_kernels = bitwise_xor_Tensor_op.kernels
 
 
@@ -5478,7 +5480,7 @@ bitwise_xor_Tensor = bitwise_xor_Tensor_op._entry = _bitwise_xor_Tensor_entry(
 bitwise_xor_Tensor_op._make_entry = _bitwise_xor_Tensor_entry
 
 
-bitwise_xor__Tensor_op = define(
+bitwise_xor__Tensor_op = declare(
     "aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 _bitwise_xor__Tensor_kernels = bitwise_xor__Tensor_op.kernels
@@ -5514,7 +5516,7 @@ bitwise_xor__Tensor = bitwise_xor__Tensor_op._entry = _bitwise_xor__Tensor_entry
 bitwise_xor__Tensor_op._make_entry = _bitwise_xor__Tensor_entry
 
 
-bitwise_xor_Tensor_out_op = define(
+bitwise_xor_Tensor_out_op = declare(
     "aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_xor_Tensor_out_kernels = bitwise_xor_Tensor_out_op.kernels
@@ -5552,7 +5554,7 @@ bitwise_xor_Tensor_out = bitwise_xor_Tensor_out_op._entry = _bitwise_xor_Tensor_
 bitwise_xor_Tensor_out_op._make_entry = _bitwise_xor_Tensor_out_entry
 
 
-bitwise_xor_Scalar_op = define("aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor")
+bitwise_xor_Scalar_op = declare("aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor")
 _bitwise_xor_Scalar_kernels = bitwise_xor_Scalar_op.kernels
 
 
@@ -5595,7 +5597,7 @@ bitwise_xor_Scalar = bitwise_xor_Scalar_op._entry = _bitwise_xor_Scalar_entry(
 bitwise_xor_Scalar_op._make_entry = _bitwise_xor_Scalar_entry
 
 
-bitwise_xor__Scalar_op = define(
+bitwise_xor__Scalar_op = declare(
     "aten::bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
 )
 _bitwise_xor__Scalar_kernels = bitwise_xor__Scalar_op.kernels
@@ -5636,7 +5638,7 @@ bitwise_xor__Scalar = bitwise_xor__Scalar_op._entry = _bitwise_xor__Scalar_entry
 bitwise_xor__Scalar_op._make_entry = _bitwise_xor__Scalar_entry
 
 
-bitwise_xor_Scalar_out_op = define(
+bitwise_xor_Scalar_out_op = declare(
     "aten::bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_xor_Scalar_out_kernels = bitwise_xor_Scalar_out_op.kernels
@@ -5679,7 +5681,7 @@ bitwise_xor_Scalar_out = bitwise_xor_Scalar_out_op._entry = _bitwise_xor_Scalar_
 bitwise_xor_Scalar_out_op._make_entry = _bitwise_xor_Scalar_out_entry
 
 
-bitwise_xor_Scalar_Tensor_op = define(
+bitwise_xor_Scalar_Tensor_op = declare(
     "aten::bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
 )
 _bitwise_xor_Scalar_Tensor_kernels = bitwise_xor_Scalar_Tensor_op.kernels
@@ -5724,7 +5726,7 @@ bitwise_xor_Scalar_Tensor = bitwise_xor_Scalar_Tensor_op._entry = _bitwise_xor_S
 bitwise_xor_Scalar_Tensor_op._make_entry = _bitwise_xor_Scalar_Tensor_entry
 
 
-bitwise_not_op = define("aten::bitwise_not(Tensor self) -> Tensor")
+bitwise_not_op = declare("aten::bitwise_not(Tensor self) -> Tensor")
 _bitwise_not_kernels = bitwise_not_op.kernels
 
 
@@ -5758,7 +5760,7 @@ bitwise_not = bitwise_not_op._entry = _bitwise_not_entry(Site(bitwise_not_op))
 bitwise_not_op._make_entry = _bitwise_not_entry
 
 
-bitwise_not__op = define("aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)")
+bitwise_not__op = declare("aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)")
 _bitwise_not__kernels = bitwise_not__op.kernels
 
 
@@ -5788,7 +5790,7 @@ bitwise_not_ = bitwise_not__op._entry = _bitwise_not__entry(Site(bitwise_not__op
 bitwise_not__op._make_entry = _bitwise_not__entry
 
 
-bitwise_not_out_op = define("aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+bitwise_not_out_op = declare("aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _bitwise_not_out_kernels = bitwise_not_out_op.kernels
 
 
@@ -5820,7 +5822,7 @@ bitwise_not_out = bitwise_not_out_op._entry = _bitwise_not_out_entry(Site(bitwis
 bitwise_not_out_op._make_entry = _bitwise_not_out_entry
 
 
-bitwise_left_shift_Tensor_op = define(
+bitwise_left_shift_Tensor_op = declare(
     "aten::bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor"
 )
 _bitwise_left_shift_Tensor_kernels = bitwise_left_shift_Tensor_op.kernels
@@ -5860,7 +5862,7 @@ bitwise_left_shift_Tensor = bitwise_left_shift_Tensor_op._entry = _bitwise_left_
 bitwise_left_shift_Tensor_op._make_entry = _bitwise_left_shift_Tensor_entry
 
 
-bitwise_left_shift__Tensor_op = define(
+bitwise_left_shift__Tensor_op = declare(
     "aten::bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 _bitwise_left_shift__Tensor_kernels = bitwise_left_shift__Tensor_op.kernels
@@ -5896,7 +5898,7 @@ bitwise_left_shift__Tensor = bitwise_left_shift__Tensor_op._entry = (
 bitwise_left_shift__Tensor_op._make_entry = _bitwise_left_shift__Tensor_entry
 
 
-bitwise_left_shift_Tensor_out_op = define(
+bitwise_left_shift_Tensor_out_op = declare(
     "aten::bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_left_shift_Tensor_out_kernels = bitwise_left_shift_Tensor_out_op.kernels
@@ -5934,7 +5936,7 @@ bitwise_left_shift_Tensor_out = bitwise_left_shift_Tensor_out_op._entry = (
 bitwise_left_shift_Tensor_out_op._make_entry = _bitwise_left_shift_Tensor_out_entry
 
 
-bitwise_left_shift_Tensor_Scalar_op = define(
+bitwise_left_shift_Tensor_Scalar_op = declare(
     "aten::bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor"
 )
 _bitwise_left_shift_Tensor_Scalar_kernels = bitwise_left_shift_Tensor_Scalar_op.kernels
@@ -5979,7 +5981,7 @@ bitwise_left_shift_Tensor_Scalar = bitwise_left_shift_Tensor_Scalar_op._entry = 
 bitwise_left_shift_Tensor_Scalar_op._make_entry = _bitwise_left_shift_Tensor_Scalar_entry
 
 
-bitwise_left_shift__Tensor_Scalar_op = define(
+bitwise_left_shift__Tensor_Scalar_op = declare(
     "aten::bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
 )
 _bitwise_left_shift__Tensor_Scalar_kernels = bitwise_left_shift__Tensor_Scalar_op.kernels
@@ -6020,7 +6022,7 @@ bitwise_left_shift__Tensor_Scalar = bitwise_left_shift__Tensor_Scalar_op._entry 
 bitwise_left_shift__Tensor_Scalar_op._make_entry = _bitwise_left_shift__Tensor_Scalar_entry
 
 
-bitwise_left_shift_Tensor_Scalar_out_op = define(
+bitwise_left_shift_Tensor_Scalar_out_op = declare(
     "aten::bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_left_shift_Tensor_Scalar_out_kernels = bitwise_left_shift_Tensor_Scalar_out_op.kernels
@@ -6067,7 +6069,7 @@ bitwise_left_shift_Tensor_Scalar_out = bitwise_left_shift_Tensor_Scalar_out_op._
 bitwise_left_shift_Tensor_Scalar_out_op._make_entry = _bitwise_left_shift_Tensor_Scalar_out_entry
 
 
-bitwise_left_shift_Scalar_Tensor_op = define(
+bitwise_left_shift_Scalar_Tensor_op = declare(
     "aten::bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
 )
 _bitwise_left_shift_Scalar_Tensor_kernels = bitwise_left_shift_Scalar_Tensor_op.kernels
@@ -6112,7 +6114,7 @@ bitwise_left_shift_Scalar_Tensor = bitwise_left_shift_Scalar_Tensor_op._entry = 
 bitwise_left_shift_Scalar_Tensor_op._make_entry = _bitwise_left_shift_Scalar_Tensor_entry
 
 
-bitwise_right_shift_Tensor_op = define(
+bitwise_right_shift_Tensor_op = declare(
     "aten::bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor"
 )
 _bitwise_right_shift_Tensor_kernels = bitwise_right_shift_Tensor_op.kernels
@@ -6152,7 +6154,7 @@ bitwise_right_shift_Tensor = bitwise_right_shift_Tensor_op._entry = (
 bitwise_right_shift_Tensor_op._make_entry = _bitwise_right_shift_Tensor_entry
 
 
-bitwise_right_shift__Tensor_op = define(
+bitwise_right_shift__Tensor_op = declare(
     "aten::bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 _bitwise_right_shift__Tensor_kernels = bitwise_right_shift__Tensor_op.kernels
@@ -6188,7 +6190,7 @@ bitwise_right_shift__Tensor = bitwise_right_shift__Tensor_op._entry = (
 bitwise_right_shift__Tensor_op._make_entry = _bitwise_right_shift__Tensor_entry
 
 
-bitwise_right_shift_Tensor_out_op = define(
+bitwise_right_shift_Tensor_out_op = declare(
     "aten::bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_right_shift_Tensor_out_kernels = bitwise_right_shift_Tensor_out_op.kernels
@@ -6226,7 +6228,7 @@ bitwise_right_shift_Tensor_out = bitwise_right_shift_Tensor_out_op._entry = (
 bitwise_right_shift_Tensor_out_op._make_entry = _bitwise_right_shift_Tensor_out_entry
 
 
-bitwise_right_shift_Tensor_Scalar_op = define(
+bitwise_right_shift_Tensor_Scalar_op = declare(
     "aten::bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor"
 )
 _bitwise_right_shift_Tensor_Scalar_kernels = bitwise_right_shift_Tensor_Scalar_op.kernels
@@ -6271,7 +6273,7 @@ bitwise_right_shift_Tensor_Scalar = bitwise_right_shift_Tensor_Scalar_op._entry 
 bitwise_right_shift_Tensor_Scalar_op._make_entry = _bitwise_right_shift_Tensor_Scalar_entry
 
 
-bitwise_right_shift__Tensor_Scalar_op = define(
+bitwise_right_shift__Tensor_Scalar_op = declare(
     "aten::bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
 )
 _bitwise_right_shift__Tensor_Scalar_kernels = bitwise_right_shift__Tensor_Scalar_op.kernels
@@ -6312,7 +6314,7 @@ bitwise_right_shift__Tensor_Scalar = bitwise_right_shift__Tensor_Scalar_op._entr
 bitwise_right_shift__Tensor_Scalar_op._make_entry = _bitwise_right_shift__Tensor_Scalar_entry
 
 
-bitwise_right_shift_Tensor_Scalar_out_op = define(
+bitwise_right_shift_Tensor_Scalar_out_op = declare(
     "aten::bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bitwise_right_shift_Tensor_Scalar_out_kernels = bitwise_right_shift_Tensor_Scalar_out_op.kernels
@@ -6359,7 +6361,7 @@ bitwise_right_shift_Tensor_Scalar_out = bitwise_right_shift_Tensor_Scalar_out_op
 bitwise_right_shift_Tensor_Scalar_out_op._make_entry = _bitwise_right_shift_Tensor_Scalar_out_entry
 
 
-bitwise_right_shift_Scalar_Tensor_op = define(
+bitwise_right_shift_Scalar_Tensor_op = declare(
     "aten::bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
 )
 _bitwise_right_shift_Scalar_Tensor_kernels = bitwise_right_shift_Scalar_Tensor_op.kernels
@@ -6404,7 +6406,7 @@ bitwise_right_shift_Scalar_Tensor = bitwise_right_shift_Scalar_Tensor_op._entry 
 bitwise_right_shift_Scalar_Tensor_op._make_entry = _bitwise_right_shift_Scalar_Tensor_entry
 
 
-__and___Tensor_op = define("aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor")
+__and___Tensor_op = declare("aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor")
 ___and___Tensor_kernels = __and___Tensor_op.kernels
 
 
@@ -6436,7 +6438,7 @@ __and___Tensor = __and___Tensor_op._entry = ___and___Tensor_entry(Site(__and___T
 __and___Tensor_op._make_entry = ___and___Tensor_entry
 
 
-__and___Scalar_op = define("aten::__and__.Scalar(Tensor self, Scalar other) -> Tensor")
+__and___Scalar_op = declare("aten::__and__.Scalar(Tensor self, Scalar other) -> Tensor")
 ___and___Scalar_kernels = __and___Scalar_op.kernels
 
 
@@ -6473,7 +6475,7 @@ __and___Scalar = __and___Scalar_op._entry = ___and___Scalar_entry(Site(__and___S
 __and___Scalar_op._make_entry = ___and___Scalar_entry
 
 
-__iand___Tensor_op = define("aten::__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+__iand___Tensor_op = declare("aten::__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 ___iand___Tensor_kernels = __iand___Tensor_op.kernels
 
 
@@ -6505,7 +6507,7 @@ __iand___Tensor = __iand___Tensor_op._entry = ___iand___Tensor_entry(Site(__iand
 __iand___Tensor_op._make_entry = ___iand___Tensor_entry
 
 
-__iand___Scalar_op = define("aten::__iand__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+__iand___Scalar_op = declare("aten::__iand__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
 ___iand___Scalar_kernels = __iand___Scalar_op.kernels
 
 
@@ -6542,7 +6544,7 @@ __iand___Scalar = __iand___Scalar_op._entry = ___iand___Scalar_entry(Site(__iand
 __iand___Scalar_op._make_entry = ___iand___Scalar_entry
 
 
-__or___Tensor_op = define("aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor")
+__or___Tensor_op = declare("aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor")
 ___or___Tensor_kernels = __or___Tensor_op.kernels
 
 
@@ -6574,7 +6576,7 @@ __or___Tensor = __or___Tensor_op._entry = ___or___Tensor_entry(Site(__or___Tenso
 __or___Tensor_op._make_entry = ___or___Tensor_entry
 
 
-__or___Scalar_op = define("aten::__or__.Scalar(Tensor self, Scalar other) -> Tensor")
+__or___Scalar_op = declare("aten::__or__.Scalar(Tensor self, Scalar other) -> Tensor")
 ___or___Scalar_kernels = __or___Scalar_op.kernels
 
 
@@ -6611,7 +6613,7 @@ __or___Scalar = __or___Scalar_op._entry = ___or___Scalar_entry(Site(__or___Scala
 __or___Scalar_op._make_entry = ___or___Scalar_entry
 
 
-__ior___Tensor_op = define("aten::__ior__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+__ior___Tensor_op = declare("aten::__ior__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 ___ior___Tensor_kernels = __ior___Tensor_op.kernels
 
 
@@ -6643,7 +6645,7 @@ __ior___Tensor = __ior___Tensor_op._entry = ___ior___Tensor_entry(Site(__ior___T
 __ior___Tensor_op._make_entry = ___ior___Tensor_entry
 
 
-__ior___Scalar_op = define("aten::__ior__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+__ior___Scalar_op = declare("aten::__ior__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
 ___ior___Scalar_kernels = __ior___Scalar_op.kernels
 
 
@@ -6680,7 +6682,7 @@ __ior___Scalar = __ior___Scalar_op._entry = ___ior___Scalar_entry(Site(__ior___S
 __ior___Scalar_op._make_entry = ___ior___Scalar_entry
 
 
-__xor___Tensor_op = define("aten::__xor__.Tensor(Tensor self, Tensor other) -> Tensor")
+__xor___Tensor_op = declare("aten::__xor__.Tensor(Tensor self, Tensor other) -> Tensor")
 ___xor___Tensor_kernels = __xor___Tensor_op.kernels
 
 
@@ -6712,7 +6714,7 @@ __xor___Tensor = __xor___Tensor_op._entry = ___xor___Tensor_entry(Site(__xor___T
 __xor___Tensor_op._make_entry = ___xor___Tensor_entry
 
 
-__xor___Scalar_op = define("aten::__xor__.Scalar(Tensor self, Scalar other) -> Tensor")
+__xor___Scalar_op = declare("aten::__xor__.Scalar(Tensor self, Scalar other) -> Tensor")
 ___xor___Scalar_kernels = __xor___Scalar_op.kernels
 
 
@@ -6749,7 +6751,7 @@ __xor___Scalar = __xor___Scalar_op._entry = ___xor___Scalar_entry(Site(__xor___S
 __xor___Scalar_op._make_entry = ___xor___Scalar_entry
 
 
-__ixor___Tensor_op = define("aten::__ixor__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+__ixor___Tensor_op = declare("aten::__ixor__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 ___ixor___Tensor_kernels = __ixor___Tensor_op.kernels
 
 
@@ -6781,7 +6783,7 @@ __ixor___Tensor = __ixor___Tensor_op._entry = ___ixor___Tensor_entry(Site(__ixor
 __ixor___Tensor_op._make_entry = ___ixor___Tensor_entry
 
 
-__ixor___Scalar_op = define("aten::__ixor__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+__ixor___Scalar_op = declare("aten::__ixor__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
 ___ixor___Scalar_kernels = __ixor___Scalar_op.kernels
 
 
@@ -6818,7 +6820,7 @@ __ixor___Scalar = __ixor___Scalar_op._entry = ___ixor___Scalar_entry(Site(__ixor
 __ixor___Scalar_op._make_entry = ___ixor___Scalar_entry
 
 
-__lshift___Tensor_op = define("aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor")
+__lshift___Tensor_op = declare("aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor")
 ___lshift___Tensor_kernels = __lshift___Tensor_op.kernels
 
 
@@ -6856,7 +6858,7 @@ __lshift___Tensor = __lshift___Tensor_op._entry = ___lshift___Tensor_entry(
 __lshift___Tensor_op._make_entry = ___lshift___Tensor_entry
 
 
-__ilshift___Tensor_op = define(
+__ilshift___Tensor_op = declare(
     "aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 ___ilshift___Tensor_kernels = __ilshift___Tensor_op.kernels
@@ -6892,7 +6894,7 @@ __ilshift___Tensor = __ilshift___Tensor_op._entry = ___ilshift___Tensor_entry(
 __ilshift___Tensor_op._make_entry = ___ilshift___Tensor_entry
 
 
-__lshift___Scalar_op = define("aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor")
+__lshift___Scalar_op = declare("aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor")
 ___lshift___Scalar_kernels = __lshift___Scalar_op.kernels
 
 
@@ -6935,7 +6937,7 @@ __lshift___Scalar = __lshift___Scalar_op._entry = ___lshift___Scalar_entry(
 __lshift___Scalar_op._make_entry = ___lshift___Scalar_entry
 
 
-__ilshift___Scalar_op = define(
+__ilshift___Scalar_op = declare(
     "aten::__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
 )
 ___ilshift___Scalar_kernels = __ilshift___Scalar_op.kernels
@@ -6976,7 +6978,7 @@ __ilshift___Scalar = __ilshift___Scalar_op._entry = ___ilshift___Scalar_entry(
 __ilshift___Scalar_op._make_entry = ___ilshift___Scalar_entry
 
 
-__rshift___Tensor_op = define("aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor")
+__rshift___Tensor_op = declare("aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor")
 ___rshift___Tensor_kernels = __rshift___Tensor_op.kernels
 
 
@@ -7014,7 +7016,7 @@ __rshift___Tensor = __rshift___Tensor_op._entry = ___rshift___Tensor_entry(
 __rshift___Tensor_op._make_entry = ___rshift___Tensor_entry
 
 
-__irshift___Tensor_op = define(
+__irshift___Tensor_op = declare(
     "aten::__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 ___irshift___Tensor_kernels = __irshift___Tensor_op.kernels
@@ -7050,7 +7052,7 @@ __irshift___Tensor = __irshift___Tensor_op._entry = ___irshift___Tensor_entry(
 __irshift___Tensor_op._make_entry = ___irshift___Tensor_entry
 
 
-__rshift___Scalar_op = define("aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor")
+__rshift___Scalar_op = declare("aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor")
 ___rshift___Scalar_kernels = __rshift___Scalar_op.kernels
 
 
@@ -7093,7 +7095,7 @@ __rshift___Scalar = __rshift___Scalar_op._entry = ___rshift___Scalar_entry(
 __rshift___Scalar_op._make_entry = ___rshift___Scalar_entry
 
 
-__irshift___Scalar_op = define(
+__irshift___Scalar_op = declare(
     "aten::__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
 )
 ___irshift___Scalar_kernels = __irshift___Scalar_op.kernels
@@ -7134,7 +7136,7 @@ __irshift___Scalar = __irshift___Scalar_op._entry = ___irshift___Scalar_entry(
 __irshift___Scalar_op._make_entry = ___irshift___Scalar_entry
 
 
-fmax_op = define("aten::fmax(Tensor self, Tensor other) -> Tensor")
+fmax_op = declare("aten::fmax(Tensor self, Tensor other) -> Tensor")
 _fmax_kernels = fmax_op.kernels
 
 
@@ -7170,7 +7172,7 @@ fmax = fmax_op._entry = _fmax_entry(Site(fmax_op))
 fmax_op._make_entry = _fmax_entry
 
 
-fmax_out_op = define("aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+fmax_out_op = declare("aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 _fmax_out_kernels = fmax_out_op.kernels
 
 
@@ -7204,7 +7206,7 @@ fmax_out = fmax_out_op._entry = _fmax_out_entry(Site(fmax_out_op))
 fmax_out_op._make_entry = _fmax_out_entry
 
 
-fmin_op = define("aten::fmin(Tensor self, Tensor other) -> Tensor")
+fmin_op = declare("aten::fmin(Tensor self, Tensor other) -> Tensor")
 _fmin_kernels = fmin_op.kernels
 
 
@@ -7240,7 +7242,7 @@ fmin = fmin_op._entry = _fmin_entry(Site(fmin_op))
 fmin_op._make_entry = _fmin_entry
 
 
-fmin_out_op = define("aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+fmin_out_op = declare("aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 _fmin_out_kernels = fmin_out_op.kernels
 
 
@@ -7274,7 +7276,7 @@ fmin_out = fmin_out_op._entry = _fmin_out_entry(Site(fmin_out_op))
 fmin_out_op._make_entry = _fmin_out_entry
 
 
-clamp_max_op = define("aten::clamp_max(Tensor self, Scalar max) -> Tensor")
+clamp_max_op = declare("aten::clamp_max(Tensor self, Scalar max) -> Tensor")
 _clamp_max_kernels = clamp_max_op.kernels
 
 
@@ -7314,7 +7316,7 @@ clamp_max = clamp_max_op._entry = _clamp_max_entry(Site(clamp_max_op))
 clamp_max_op._make_entry = _clamp_max_entry
 
 
-clamp_max__op = define("aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)")
+clamp_max__op = declare("aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)")
 _clamp_max__kernels = clamp_max__op.kernels
 
 
@@ -7350,7 +7352,7 @@ clamp_max_ = clamp_max__op._entry = _clamp_max__entry(Site(clamp_max__op))
 clamp_max__op._make_entry = _clamp_max__entry
 
 
-clamp_max_out_op = define(
+clamp_max_out_op = declare(
     "aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _clamp_max_out_kernels = clamp_max_out_op.kernels
@@ -7390,7 +7392,7 @@ clamp_max_out = clamp_max_out_op._entry = _clamp_max_out_entry(Site(clamp_max_ou
 clamp_max_out_op._make_entry = _clamp_max_out_entry
 
 
-clamp_max_Tensor_op = define("aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor")
+clamp_max_Tensor_op = declare("aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor")
 _clamp_max_Tensor_kernels = clamp_max_Tensor_op.kernels
 
 
@@ -7426,7 +7428,7 @@ clamp_max_Tensor = clamp_max_Tensor_op._entry = _clamp_max_Tensor_entry(Site(cla
 clamp_max_Tensor_op._make_entry = _clamp_max_Tensor_entry
 
 
-clamp_max__Tensor_op = define("aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)")
+clamp_max__Tensor_op = declare("aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)")
 _clamp_max__Tensor_kernels = clamp_max__Tensor_op.kernels
 
 
@@ -7460,7 +7462,7 @@ clamp_max__Tensor = clamp_max__Tensor_op._entry = _clamp_max__Tensor_entry(
 clamp_max__Tensor_op._make_entry = _clamp_max__Tensor_entry
 
 
-clamp_max_Tensor_out_op = define(
+clamp_max_Tensor_out_op = declare(
     "aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _clamp_max_Tensor_out_kernels = clamp_max_Tensor_out_op.kernels
@@ -7498,7 +7500,7 @@ clamp_max_Tensor_out = clamp_max_Tensor_out_op._entry = _clamp_max_Tensor_out_en
 clamp_max_Tensor_out_op._make_entry = _clamp_max_Tensor_out_entry
 
 
-sum_op = define("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+sum_op = declare("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 _sum_kernels = sum_op.kernels
 
 
@@ -7534,7 +7536,7 @@ sum = sum_op._entry = _sum_entry(Site(sum_op))
 sum_op._make_entry = _sum_entry
 
 
-sum_dim_IntList_op = define(
+sum_dim_IntList_op = declare(
     "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
 _sum_dim_IntList_kernels = sum_dim_IntList_op.kernels
@@ -7574,7 +7576,7 @@ sum_dim_IntList = sum_dim_IntList_op._entry = _sum_dim_IntList_entry(Site(sum_di
 sum_dim_IntList_op._make_entry = _sum_dim_IntList_entry
 
 
-mean_op = define("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+mean_op = declare("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 _mean_kernels = mean_op.kernels
 
 
@@ -7610,7 +7612,7 @@ mean = mean_op._entry = _mean_entry(Site(mean_op))
 mean_op._make_entry = _mean_entry
 
 
-mean_dim_op = define(
+mean_dim_op = declare(
     "aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
 _mean_dim_kernels = mean_dim_op.kernels
@@ -7650,7 +7652,7 @@ mean_dim = mean_dim_op._entry = _mean_dim_entry(Site(mean_dim_op))
 mean_dim_op._make_entry = _mean_dim_entry
 
 
-linalg_vector_norm_op = define(
+linalg_vector_norm_op = declare(
     "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
 _linalg_vector_norm_kernels = linalg_vector_norm_op.kernels
@@ -7698,7 +7700,7 @@ linalg_vector_norm = linalg_vector_norm_op._entry = _linalg_vector_norm_entry(
 linalg_vector_norm_op._make_entry = _linalg_vector_norm_entry
 
 
-linalg_vector_norm_out_op = define(
+linalg_vector_norm_out_op = declare(
     "aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _linalg_vector_norm_out_kernels = linalg_vector_norm_out_op.kernels
@@ -7748,7 +7750,7 @@ linalg_vector_norm_out = linalg_vector_norm_out_op._entry = _linalg_vector_norm_
 linalg_vector_norm_out_op._make_entry = _linalg_vector_norm_out_entry
 
 
-max_dim_op = define(
+max_dim_op = declare(
     "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )
 _max_dim_kernels = max_dim_op.kernels
@@ -7782,7 +7784,7 @@ max_dim = max_dim_op._entry = _max_dim_entry(Site(max_dim_op))
 max_dim_op._make_entry = _max_dim_entry
 
 
-max_dim_max_op = define(
+max_dim_max_op = declare(
     "aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _max_dim_max_kernels = max_dim_max_op.kernels
@@ -7820,7 +7822,7 @@ max_dim_max = max_dim_max_op._entry = _max_dim_max_entry(Site(max_dim_max_op))
 max_dim_max_op._make_entry = _max_dim_max_entry
 
 
-max_op = define("aten::max(Tensor self) -> Tensor")
+max_op = declare("aten::max(Tensor self) -> Tensor")
 _max_kernels = max_op.kernels
 
 
@@ -7854,7 +7856,7 @@ max = max_op._entry = _max_entry(Site(max_op))
 max_op._make_entry = _max_entry
 
 
-max_unary_out_op = define("aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+max_unary_out_op = declare("aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _max_unary_out_kernels = max_unary_out_op.kernels
 
 
@@ -7886,7 +7888,7 @@ max_unary_out = max_unary_out_op._entry = _max_unary_out_entry(Site(max_unary_ou
 max_unary_out_op._make_entry = _max_unary_out_entry
 
 
-max_other_op = define("aten::max.other(Tensor self, Tensor other) -> Tensor")
+max_other_op = declare("aten::max.other(Tensor self, Tensor other) -> Tensor")
 _max_other_kernels = max_other_op.kernels
 
 
@@ -7918,7 +7920,7 @@ max_other = max_other_op._entry = _max_other_entry(Site(max_other_op))
 max_other_op._make_entry = _max_other_entry
 
 
-max_out_op = define("aten::max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+max_out_op = declare("aten::max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 _max_out_kernels = max_out_op.kernels
 
 
@@ -7952,7 +7954,7 @@ max_out = max_out_op._entry = _max_out_entry(Site(max_out_op))
 max_out_op._make_entry = _max_out_entry
 
 
-min_dim_op = define(
+min_dim_op = declare(
     "aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )
 _min_dim_kernels = min_dim_op.kernels
@@ -7986,7 +7988,7 @@ min_dim = min_dim_op._entry = _min_dim_entry(Site(min_dim_op))
 min_dim_op._make_entry = _min_dim_entry
 
 
-min_dim_min_op = define(
+min_dim_min_op = declare(
     "aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _min_dim_min_kernels = min_dim_min_op.kernels
@@ -8024,7 +8026,7 @@ min_dim_min = min_dim_min_op._entry = _min_dim_min_entry(Site(min_dim_min_op))
 min_dim_min_op._make_entry = _min_dim_min_entry
 
 
-min_op = define("aten::min(Tensor self) -> Tensor")
+min_op = declare("aten::min(Tensor self) -> Tensor")
 _min_kernels = min_op.kernels
 
 
@@ -8058,7 +8060,7 @@ min = min_op._entry = _min_entry(Site(min_op))
 min_op._make_entry = _min_entry
 
 
-min_unary_out_op = define("aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+min_unary_out_op = declare("aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _min_unary_out_kernels = min_unary_out_op.kernels
 
 
@@ -8090,7 +8092,7 @@ min_unary_out = min_unary_out_op._entry = _min_unary_out_entry(Site(min_unary_ou
 min_unary_out_op._make_entry = _min_unary_out_entry
 
 
-min_other_op = define("aten::min.other(Tensor self, Tensor other) -> Tensor")
+min_other_op = declare("aten::min.other(Tensor self, Tensor other) -> Tensor")
 _min_other_kernels = min_other_op.kernels
 
 
@@ -8122,7 +8124,7 @@ min_other = min_other_op._entry = _min_other_entry(Site(min_other_op))
 min_other_op._make_entry = _min_other_entry
 
 
-min_out_op = define("aten::min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+min_out_op = declare("aten::min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 _min_out_kernels = min_out_op.kernels
 
 
@@ -8156,7 +8158,7 @@ min_out = min_out_op._entry = _min_out_entry(Site(min_out_op))
 min_out_op._make_entry = _min_out_entry
 
 
-amax_op = define("aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
+amax_op = declare("aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
 _amax_kernels = amax_op.kernels
 
 
@@ -8192,7 +8194,7 @@ amax = amax_op._entry = _amax_entry(Site(amax_op))
 amax_op._make_entry = _amax_entry
 
 
-amax_out_op = define(
+amax_out_op = declare(
     "aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _amax_out_kernels = amax_out_op.kernels
@@ -8228,7 +8230,7 @@ amax_out = amax_out_op._entry = _amax_out_entry(Site(amax_out_op))
 amax_out_op._make_entry = _amax_out_entry
 
 
-amin_op = define("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
+amin_op = declare("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
 _amin_kernels = amin_op.kernels
 
 
@@ -8264,7 +8266,7 @@ amin = amin_op._entry = _amin_entry(Site(amin_op))
 amin_op._make_entry = _amin_entry
 
 
-amin_out_op = define(
+amin_out_op = declare(
     "aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _amin_out_kernels = amin_out_op.kernels
@@ -8300,7 +8302,7 @@ amin_out = amin_out_op._entry = _amin_out_entry(Site(amin_out_op))
 amin_out_op._make_entry = _amin_out_entry
 
 
-aminmax_op = define(
+aminmax_op = declare(
     "aten::aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"
 )
 _aminmax_kernels = aminmax_op.kernels
@@ -8334,7 +8336,7 @@ aminmax = aminmax_op._entry = _aminmax_entry(Site(aminmax_op))
 aminmax_op._make_entry = _aminmax_entry
 
 
-aminmax_out_op = define(
+aminmax_out_op = declare(
     "aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)"
 )
 _aminmax_out_kernels = aminmax_out_op.kernels
@@ -8372,7 +8374,7 @@ aminmax_out = aminmax_out_op._entry = _aminmax_out_entry(Site(aminmax_out_op))
 aminmax_out_op._make_entry = _aminmax_out_entry
 
 
-argmax_op = define("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+argmax_op = declare("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
 _argmax_kernels = argmax_op.kernels
 
 
@@ -8408,7 +8410,7 @@ argmax = argmax_op._entry = _argmax_entry(Site(argmax_op))
 argmax_op._make_entry = _argmax_entry
 
 
-argmax_out_op = define(
+argmax_out_op = declare(
     "aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _argmax_out_kernels = argmax_out_op.kernels
@@ -8444,7 +8446,7 @@ argmax_out = argmax_out_op._entry = _argmax_out_entry(Site(argmax_out_op))
 argmax_out_op._make_entry = _argmax_out_entry
 
 
-argmin_op = define("aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
+argmin_op = declare("aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
 _argmin_kernels = argmin_op.kernels
 
 
@@ -8480,7 +8482,7 @@ argmin = argmin_op._entry = _argmin_entry(Site(argmin_op))
 argmin_op._make_entry = _argmin_entry
 
 
-argmin_out_op = define(
+argmin_out_op = declare(
     "aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _argmin_out_kernels = argmin_out_op.kernels
@@ -8516,7 +8518,7 @@ argmin_out = argmin_out_op._entry = _argmin_out_entry(Site(argmin_out_op))
 argmin_out_op._make_entry = _argmin_out_entry
 
 
-prod_op = define("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+prod_op = declare("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 _prod_kernels = prod_op.kernels
 
 
@@ -8552,7 +8554,7 @@ prod = prod_op._entry = _prod_entry(Site(prod_op))
 prod_op._make_entry = _prod_entry
 
 
-prod_dim_int_op = define(
+prod_dim_int_op = declare(
     "aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
 _prod_dim_int_kernels = prod_dim_int_op.kernels
@@ -8592,7 +8594,7 @@ prod_dim_int = prod_dim_int_op._entry = _prod_dim_int_entry(Site(prod_dim_int_op
 prod_dim_int_op._make_entry = _prod_dim_int_entry
 
 
-prod_int_out_op = define(
+prod_int_out_op = declare(
     "aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _prod_int_out_kernels = prod_int_out_op.kernels
@@ -8630,7 +8632,7 @@ prod_int_out = prod_int_out_op._entry = _prod_int_out_entry(Site(prod_int_out_op
 prod_int_out_op._make_entry = _prod_int_out_entry
 
 
-nansum_op = define(
+nansum_op = declare(
     "aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
 _nansum_kernels = nansum_op.kernels
@@ -8670,7 +8672,7 @@ nansum = nansum_op._entry = _nansum_entry(Site(nansum_op))
 nansum_op._make_entry = _nansum_entry
 
 
-nansum_out_op = define(
+nansum_out_op = declare(
     "aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _nansum_out_kernels = nansum_out_op.kernels
@@ -8708,7 +8710,7 @@ nansum_out = nansum_out_op._entry = _nansum_out_entry(Site(nansum_out_op))
 nansum_out_op._make_entry = _nansum_out_entry
 
 
-nanmean_op = define(
+nanmean_op = declare(
     "aten::nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
 )
 _nanmean_kernels = nanmean_op.kernels
@@ -8744,7 +8746,7 @@ nanmean = nanmean_op._entry = _nanmean_entry(Site(nanmean_op))
 nanmean_op._make_entry = _nanmean_entry
 
 
-nanmean_out_op = define(
+nanmean_out_op = declare(
     "aten::nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _nanmean_out_kernels = nanmean_out_op.kernels
@@ -8782,7 +8784,7 @@ nanmean_out = nanmean_out_op._entry = _nanmean_out_entry(Site(nanmean_out_op))
 nanmean_out_op._make_entry = _nanmean_out_entry
 
 
-all_op = define("aten::all(Tensor self) -> Tensor")
+all_op = declare("aten::all(Tensor self) -> Tensor")
 _all_kernels = all_op.kernels
 
 
@@ -8816,7 +8818,7 @@ all = all_op._entry = _all_entry(Site(all_op))
 all_op._make_entry = _all_entry
 
 
-all_all_out_op = define("aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+all_all_out_op = declare("aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _all_all_out_kernels = all_all_out_op.kernels
 
 
@@ -8848,7 +8850,7 @@ all_all_out = all_all_out_op._entry = _all_all_out_entry(Site(all_all_out_op))
 all_all_out_op._make_entry = _all_all_out_entry
 
 
-all_dim_op = define("aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
+all_dim_op = declare("aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
 _all_dim_kernels = all_dim_op.kernels
 
 
@@ -8884,7 +8886,7 @@ all_dim = all_dim_op._entry = _all_dim_entry(Site(all_dim_op))
 all_dim_op._make_entry = _all_dim_entry
 
 
-all_out_op = define(
+all_out_op = declare(
     "aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _all_out_kernels = all_out_op.kernels
@@ -8920,7 +8922,7 @@ all_out = all_out_op._entry = _all_out_entry(Site(all_out_op))
 all_out_op._make_entry = _all_out_entry
 
 
-all_dims_op = define("aten::all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
+all_dims_op = declare("aten::all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
 _all_dims_kernels = all_dims_op.kernels
 
 
@@ -8956,7 +8958,7 @@ all_dims = all_dims_op._entry = _all_dims_entry(Site(all_dims_op))
 all_dims_op._make_entry = _all_dims_entry
 
 
-all_dims_out_op = define(
+all_dims_out_op = declare(
     "aten::all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _all_dims_out_kernels = all_dims_out_op.kernels
@@ -8992,7 +8994,7 @@ all_dims_out = all_dims_out_op._entry = _all_dims_out_entry(Site(all_dims_out_op
 all_dims_out_op._make_entry = _all_dims_out_entry
 
 
-any_op = define("aten::any(Tensor self) -> Tensor")
+any_op = declare("aten::any(Tensor self) -> Tensor")
 _any_kernels = any_op.kernels
 
 
@@ -9026,7 +9028,7 @@ any = any_op._entry = _any_entry(Site(any_op))
 any_op._make_entry = _any_entry
 
 
-any_all_out_op = define("aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+any_all_out_op = declare("aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _any_all_out_kernels = any_all_out_op.kernels
 
 
@@ -9058,7 +9060,7 @@ any_all_out = any_all_out_op._entry = _any_all_out_entry(Site(any_all_out_op))
 any_all_out_op._make_entry = _any_all_out_entry
 
 
-any_dim_op = define("aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
+any_dim_op = declare("aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
 _any_dim_kernels = any_dim_op.kernels
 
 
@@ -9094,7 +9096,7 @@ any_dim = any_dim_op._entry = _any_dim_entry(Site(any_dim_op))
 any_dim_op._make_entry = _any_dim_entry
 
 
-any_out_op = define(
+any_out_op = declare(
     "aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _any_out_kernels = any_out_op.kernels
@@ -9130,7 +9132,7 @@ any_out = any_out_op._entry = _any_out_entry(Site(any_out_op))
 any_out_op._make_entry = _any_out_entry
 
 
-any_dims_op = define("aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
+any_dims_op = declare("aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
 _any_dims_kernels = any_dims_op.kernels
 
 
@@ -9166,7 +9168,7 @@ any_dims = any_dims_op._entry = _any_dims_entry(Site(any_dims_op))
 any_dims_op._make_entry = _any_dims_entry
 
 
-any_dims_out_op = define(
+any_dims_out_op = declare(
     "aten::any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _any_dims_out_kernels = any_dims_out_op.kernels
@@ -9202,7 +9204,7 @@ any_dims_out = any_dims_out_op._entry = _any_dims_out_entry(Site(any_dims_out_op
 any_dims_out_op._make_entry = _any_dims_out_entry
 
 
-count_nonzero_op = define("aten::count_nonzero(Tensor self, int? dim=None) -> Tensor")
+count_nonzero_op = declare("aten::count_nonzero(Tensor self, int? dim=None) -> Tensor")
 _count_nonzero_kernels = count_nonzero_op.kernels
 
 
@@ -9238,7 +9240,7 @@ count_nonzero = count_nonzero_op._entry = _count_nonzero_entry(Site(count_nonzer
 count_nonzero_op._make_entry = _count_nonzero_entry
 
 
-count_nonzero_dim_IntList_op = define(
+count_nonzero_dim_IntList_op = declare(
     "aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor"
 )
 _count_nonzero_dim_IntList_kernels = count_nonzero_dim_IntList_op.kernels
@@ -9278,7 +9280,7 @@ count_nonzero_dim_IntList = count_nonzero_dim_IntList_op._entry = _count_nonzero
 count_nonzero_dim_IntList_op._make_entry = _count_nonzero_dim_IntList_entry
 
 
-var_dim_op = define(
+var_dim_op = declare(
     "aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"
 )
 _var_dim_kernels = var_dim_op.kernels
@@ -9312,7 +9314,7 @@ var_dim = var_dim_op._entry = _var_dim_entry(Site(var_dim_op))
 var_dim_op._make_entry = _var_dim_entry
 
 
-var_correction_op = define(
+var_correction_op = declare(
     "aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"
 )
 _var_correction_kernels = var_correction_op.kernels
@@ -9357,7 +9359,7 @@ var_correction = var_correction_op._entry = _var_correction_entry(Site(var_corre
 var_correction_op._make_entry = _var_correction_entry
 
 
-var_correction_out_op = define(
+var_correction_out_op = declare(
     "aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _var_correction_out_kernels = var_correction_out_op.kernels
@@ -9406,7 +9408,7 @@ var_correction_out = var_correction_out_op._entry = _var_correction_out_entry(
 var_correction_out_op._make_entry = _var_correction_out_entry
 
 
-var_out_op = define(
+var_out_op = declare(
     "aten::var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _var_out_kernels = var_out_op.kernels
@@ -9442,7 +9444,7 @@ var_out = var_out_op._entry = _var_out_entry(Site(var_out_op))
 var_out_op._make_entry = _var_out_entry
 
 
-var_op = define("aten::var(Tensor self, bool unbiased=True) -> Tensor")
+var_op = declare("aten::var(Tensor self, bool unbiased=True) -> Tensor")
 _var_kernels = var_op.kernels
 
 
@@ -9472,7 +9474,7 @@ var = var_op._entry = _var_entry(Site(var_op))
 var_op._make_entry = _var_entry
 
 
-std_dim_op = define(
+std_dim_op = declare(
     "aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor"
 )
 _std_dim_kernels = std_dim_op.kernels
@@ -9506,7 +9508,7 @@ std_dim = std_dim_op._entry = _std_dim_entry(Site(std_dim_op))
 std_dim_op._make_entry = _std_dim_entry
 
 
-std_correction_op = define(
+std_correction_op = declare(
     "aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"
 )
 _std_correction_kernels = std_correction_op.kernels
@@ -9551,7 +9553,7 @@ std_correction = std_correction_op._entry = _std_correction_entry(Site(std_corre
 std_correction_op._make_entry = _std_correction_entry
 
 
-std_correction_out_op = define(
+std_correction_out_op = declare(
     "aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _std_correction_out_kernels = std_correction_out_op.kernels
@@ -9600,7 +9602,7 @@ std_correction_out = std_correction_out_op._entry = _std_correction_out_entry(
 std_correction_out_op._make_entry = _std_correction_out_entry
 
 
-std_out_op = define(
+std_out_op = declare(
     "aten::std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _std_out_kernels = std_out_op.kernels
@@ -9636,7 +9638,7 @@ std_out = std_out_op._entry = _std_out_entry(Site(std_out_op))
 std_out_op._make_entry = _std_out_entry
 
 
-std_op = define("aten::std(Tensor self, bool unbiased=True) -> Tensor")
+std_op = declare("aten::std(Tensor self, bool unbiased=True) -> Tensor")
 _std_kernels = std_op.kernels
 
 
@@ -9666,7 +9668,7 @@ std = std_op._entry = _std_entry(Site(std_op))
 std_op._make_entry = _std_entry
 
 
-var_mean_dim_op = define(
+var_mean_dim_op = declare(
     "aten::var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)"
 )
 _var_mean_dim_kernels = var_mean_dim_op.kernels
@@ -9700,7 +9702,7 @@ var_mean_dim = var_mean_dim_op._entry = _var_mean_dim_entry(Site(var_mean_dim_op
 var_mean_dim_op._make_entry = _var_mean_dim_entry
 
 
-var_mean_correction_op = define(
+var_mean_correction_op = declare(
     "aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"
 )
 _var_mean_correction_kernels = var_mean_correction_op.kernels
@@ -9743,7 +9745,7 @@ var_mean_correction = var_mean_correction_op._entry = _var_mean_correction_entry
 var_mean_correction_op._make_entry = _var_mean_correction_entry
 
 
-var_mean_op = define("aten::var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)")
+var_mean_op = declare("aten::var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)")
 _var_mean_kernels = var_mean_op.kernels
 
 
@@ -9773,7 +9775,7 @@ var_mean = var_mean_op._entry = _var_mean_entry(Site(var_mean_op))
 var_mean_op._make_entry = _var_mean_entry
 
 
-std_mean_dim_op = define(
+std_mean_dim_op = declare(
     "aten::std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)"
 )
 _std_mean_dim_kernels = std_mean_dim_op.kernels
@@ -9807,7 +9809,7 @@ std_mean_dim = std_mean_dim_op._entry = _std_mean_dim_entry(Site(std_mean_dim_op
 std_mean_dim_op._make_entry = _std_mean_dim_entry
 
 
-std_mean_correction_op = define(
+std_mean_correction_op = declare(
     "aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"
 )
 _std_mean_correction_kernels = std_mean_correction_op.kernels
@@ -9850,7 +9852,7 @@ std_mean_correction = std_mean_correction_op._entry = _std_mean_correction_entry
 std_mean_correction_op._make_entry = _std_mean_correction_entry
 
 
-std_mean_op = define("aten::std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)")
+std_mean_op = declare("aten::std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)")
 _std_mean_kernels = std_mean_op.kernels
 
 
@@ -9880,7 +9882,7 @@ std_mean = std_mean_op._entry = _std_mean_entry(Site(std_mean_op))
 std_mean_op._make_entry = _std_mean_entry
 
 
-cumsum_op = define("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+cumsum_op = declare("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
 _cumsum_kernels = cumsum_op.kernels
 
 
@@ -9918,7 +9920,7 @@ cumsum = cumsum_op._entry = _cumsum_entry(Site(cumsum_op))
 cumsum_op._make_entry = _cumsum_entry
 
 
-cumsum__op = define(
+cumsum__op = declare(
     "aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
 )
 _cumsum__kernels = cumsum__op.kernels
@@ -9954,7 +9956,7 @@ cumsum_ = cumsum__op._entry = _cumsum__entry(Site(cumsum__op))
 cumsum__op._make_entry = _cumsum__entry
 
 
-cumsum_out_op = define(
+cumsum_out_op = declare(
     "aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _cumsum_out_kernels = cumsum_out_op.kernels
@@ -9992,7 +9994,7 @@ cumsum_out = cumsum_out_op._entry = _cumsum_out_entry(Site(cumsum_out_op))
 cumsum_out_op._make_entry = _cumsum_out_entry
 
 
-cumprod_op = define("aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
+cumprod_op = declare("aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
 _cumprod_kernels = cumprod_op.kernels
 
 
@@ -10030,7 +10032,7 @@ cumprod = cumprod_op._entry = _cumprod_entry(Site(cumprod_op))
 cumprod_op._make_entry = _cumprod_entry
 
 
-cumprod__op = define(
+cumprod__op = declare(
     "aten::cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
 )
 _cumprod__kernels = cumprod__op.kernels
@@ -10066,7 +10068,7 @@ cumprod_ = cumprod__op._entry = _cumprod__entry(Site(cumprod__op))
 cumprod__op._make_entry = _cumprod__entry
 
 
-cumprod_out_op = define(
+cumprod_out_op = declare(
     "aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _cumprod_out_kernels = cumprod_out_op.kernels
@@ -10104,7 +10106,7 @@ cumprod_out = cumprod_out_op._entry = _cumprod_out_entry(Site(cumprod_out_op))
 cumprod_out_op._make_entry = _cumprod_out_entry
 
 
-cummax_op = define("aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)")
+cummax_op = declare("aten::cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)")
 _cummax_kernels = cummax_op.kernels
 
 
@@ -10136,7 +10138,7 @@ cummax = cummax_op._entry = _cummax_entry(Site(cummax_op))
 cummax_op._make_entry = _cummax_entry
 
 
-cummax_out_op = define(
+cummax_out_op = declare(
     "aten::cummax.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _cummax_out_kernels = cummax_out_op.kernels
@@ -10174,7 +10176,7 @@ cummax_out = cummax_out_op._entry = _cummax_out_entry(Site(cummax_out_op))
 cummax_out_op._make_entry = _cummax_out_entry
 
 
-cummin_op = define("aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)")
+cummin_op = declare("aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)")
 _cummin_kernels = cummin_op.kernels
 
 
@@ -10206,7 +10208,7 @@ cummin = cummin_op._entry = _cummin_entry(Site(cummin_op))
 cummin_op._make_entry = _cummin_entry
 
 
-cummin_out_op = define(
+cummin_out_op = declare(
     "aten::cummin.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _cummin_out_kernels = cummin_out_op.kernels
@@ -10244,7 +10246,7 @@ cummin_out = cummin_out_op._entry = _cummin_out_entry(Site(cummin_out_op))
 cummin_out_op._make_entry = _cummin_out_entry
 
 
-logcumsumexp_op = define("aten::logcumsumexp(Tensor self, int dim) -> Tensor")
+logcumsumexp_op = declare("aten::logcumsumexp(Tensor self, int dim) -> Tensor")
 _logcumsumexp_kernels = logcumsumexp_op.kernels
 
 
@@ -10280,7 +10282,7 @@ logcumsumexp = logcumsumexp_op._entry = _logcumsumexp_entry(Site(logcumsumexp_op
 logcumsumexp_op._make_entry = _logcumsumexp_entry
 
 
-logcumsumexp_out_op = define(
+logcumsumexp_out_op = declare(
     "aten::logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _logcumsumexp_out_kernels = logcumsumexp_out_op.kernels
@@ -10316,7 +10318,7 @@ logcumsumexp_out = logcumsumexp_out_op._entry = _logcumsumexp_out_entry(Site(log
 logcumsumexp_out_op._make_entry = _logcumsumexp_out_entry
 
 
-trace_op = define("aten::trace(Tensor self) -> Tensor")
+trace_op = declare("aten::trace(Tensor self) -> Tensor")
 _trace_kernels = trace_op.kernels
 
 
@@ -10350,7 +10352,7 @@ trace = trace_op._entry = _trace_entry(Site(trace_op))
 trace_op._make_entry = _trace_entry
 
 
-diff_op = define(
+diff_op = declare(
     "aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor"
 )
 _diff_kernels = diff_op.kernels
@@ -10395,7 +10397,7 @@ diff = diff_op._entry = _diff_entry(Site(diff_op))
 diff_op._make_entry = _diff_entry
 
 
-diff_out_op = define(
+diff_out_op = declare(
     "aten::diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _diff_out_kernels = diff_out_op.kernels
@@ -10443,7 +10445,7 @@ diff_out = diff_out_op._entry = _diff_out_entry(Site(diff_out_op))
 diff_out_op._make_entry = _diff_out_entry
 
 
-searchsorted_Tensor_op = define(
+searchsorted_Tensor_op = declare(
     "aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"
 )
 _searchsorted_Tensor_kernels = searchsorted_Tensor_op.kernels
@@ -10506,7 +10508,7 @@ searchsorted_Tensor = searchsorted_Tensor_op._entry = _searchsorted_Tensor_entry
 searchsorted_Tensor_op._make_entry = _searchsorted_Tensor_entry
 
 
-searchsorted_Tensor_out_op = define(
+searchsorted_Tensor_out_op = declare(
     "aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _searchsorted_Tensor_out_kernels = searchsorted_Tensor_out_op.kernels
@@ -10576,7 +10578,7 @@ searchsorted_Tensor_out = searchsorted_Tensor_out_op._entry = _searchsorted_Tens
 searchsorted_Tensor_out_op._make_entry = _searchsorted_Tensor_out_entry
 
 
-searchsorted_Scalar_op = define(
+searchsorted_Scalar_op = declare(
     "aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"
 )
 _searchsorted_Scalar_kernels = searchsorted_Scalar_op.kernels
@@ -10641,7 +10643,7 @@ searchsorted_Scalar = searchsorted_Scalar_op._entry = _searchsorted_Scalar_entry
 searchsorted_Scalar_op._make_entry = _searchsorted_Scalar_entry
 
 
-searchsorted_Scalar_out_op = define(
+searchsorted_Scalar_out_op = declare(
     "aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)"
 )
 _searchsorted_Scalar_out_kernels = searchsorted_Scalar_out_op.kernels
@@ -10715,7 +10717,7 @@ searchsorted_Scalar_out = searchsorted_Scalar_out_op._entry = _searchsorted_Scal
 searchsorted_Scalar_out_op._make_entry = _searchsorted_Scalar_out_entry
 
 
-bucketize_Tensor_op = define(
+bucketize_Tensor_op = declare(
     "aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"
 )
 _bucketize_Tensor_kernels = bucketize_Tensor_op.kernels
@@ -10757,7 +10759,7 @@ bucketize_Tensor = bucketize_Tensor_op._entry = _bucketize_Tensor_entry(Site(buc
 bucketize_Tensor_op._make_entry = _bucketize_Tensor_entry
 
 
-bucketize_Tensor_out_op = define(
+bucketize_Tensor_out_op = declare(
     "aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _bucketize_Tensor_out_kernels = bucketize_Tensor_out_op.kernels
@@ -10799,7 +10801,7 @@ bucketize_Tensor_out = bucketize_Tensor_out_op._entry = _bucketize_Tensor_out_en
 bucketize_Tensor_out_op._make_entry = _bucketize_Tensor_out_entry
 
 
-bucketize_Scalar_op = define(
+bucketize_Scalar_op = declare(
     "aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"
 )
 _bucketize_Scalar_kernels = bucketize_Scalar_op.kernels
@@ -10842,7 +10844,7 @@ bucketize_Scalar = bucketize_Scalar_op._entry = _bucketize_Scalar_entry(Site(buc
 bucketize_Scalar_op._make_entry = _bucketize_Scalar_entry
 
 
-floor_op = define("aten::floor(Tensor self) -> Tensor")
+floor_op = declare("aten::floor(Tensor self) -> Tensor")
 _floor_kernels = floor_op.kernels
 
 
@@ -10876,7 +10878,7 @@ floor = floor_op._entry = _floor_entry(Site(floor_op))
 floor_op._make_entry = _floor_entry
 
 
-floor__op = define("aten::floor_(Tensor(a!) self) -> Tensor(a!)")
+floor__op = declare("aten::floor_(Tensor(a!) self) -> Tensor(a!)")
 _floor__kernels = floor__op.kernels
 
 
@@ -10906,7 +10908,7 @@ floor_ = floor__op._entry = _floor__entry(Site(floor__op))
 floor__op._make_entry = _floor__entry
 
 
-floor_out_op = define("aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+floor_out_op = declare("aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _floor_out_kernels = floor_out_op.kernels
 
 
@@ -10938,7 +10940,7 @@ floor_out = floor_out_op._entry = _floor_out_entry(Site(floor_out_op))
 floor_out_op._make_entry = _floor_out_entry
 
 
-ceil_op = define("aten::ceil(Tensor self) -> Tensor")
+ceil_op = declare("aten::ceil(Tensor self) -> Tensor")
 _ceil_kernels = ceil_op.kernels
 
 
@@ -10972,7 +10974,7 @@ ceil = ceil_op._entry = _ceil_entry(Site(ceil_op))
 ceil_op._make_entry = _ceil_entry
 
 
-ceil__op = define("aten::ceil_(Tensor(a!) self) -> Tensor(a!)")
+ceil__op = declare("aten::ceil_(Tensor(a!) self) -> Tensor(a!)")
 _ceil__kernels = ceil__op.kernels
 
 
@@ -11002,7 +11004,7 @@ ceil_ = ceil__op._entry = _ceil__entry(Site(ceil__op))
 ceil__op._make_entry = _ceil__entry
 
 
-ceil_out_op = define("aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+ceil_out_op = declare("aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _ceil_out_kernels = ceil_out_op.kernels
 
 
@@ -11034,7 +11036,7 @@ ceil_out = ceil_out_op._entry = _ceil_out_entry(Site(ceil_out_op))
 ceil_out_op._make_entry = _ceil_out_entry
 
 
-round_op = define("aten::round(Tensor self) -> Tensor")
+round_op = declare("aten::round(Tensor self) -> Tensor")
 _round_kernels = round_op.kernels
 
 
@@ -11068,7 +11070,7 @@ round = round_op._entry = _round_entry(Site(round_op))
 round_op._make_entry = _round_entry
 
 
-round__op = define("aten::round_(Tensor(a!) self) -> Tensor(a!)")
+round__op = declare("aten::round_(Tensor(a!) self) -> Tensor(a!)")
 _round__kernels = round__op.kernels
 
 
@@ -11098,7 +11100,7 @@ round_ = round__op._entry = _round__entry(Site(round__op))
 round__op._make_entry = _round__entry
 
 
-round_out_op = define("aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+round_out_op = declare("aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _round_out_kernels = round_out_op.kernels
 
 
@@ -11130,7 +11132,7 @@ round_out = round_out_op._entry = _round_out_entry(Site(round_out_op))
 round_out_op._make_entry = _round_out_entry
 
 
-round_decimals_op = define("aten::round.decimals(Tensor self, *, int decimals) -> Tensor")
+round_decimals_op = declare("aten::round.decimals(Tensor self, *, int decimals) -> Tensor")
 _round_decimals_kernels = round_decimals_op.kernels
 
 
@@ -11166,7 +11168,9 @@ round_decimals = round_decimals_op._entry = _round_decimals_entry(Site(round_dec
 round_decimals_op._make_entry = _round_decimals_entry
 
 
-round__decimals_op = define("aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)")
+round__decimals_op = declare(
+    "aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"
+)
 _round__decimals_kernels = round__decimals_op.kernels
 
 
@@ -11198,7 +11202,7 @@ round__decimals = round__decimals_op._entry = _round__decimals_entry(Site(round_
 round__decimals_op._make_entry = _round__decimals_entry
 
 
-round_decimals_out_op = define(
+round_decimals_out_op = declare(
     "aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)"
 )
 _round_decimals_out_kernels = round_decimals_out_op.kernels
@@ -11236,7 +11240,7 @@ round_decimals_out = round_decimals_out_op._entry = _round_decimals_out_entry(
 round_decimals_out_op._make_entry = _round_decimals_out_entry
 
 
-lerp_Scalar_op = define("aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor")
+lerp_Scalar_op = declare("aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor")
 _lerp_Scalar_kernels = lerp_Scalar_op.kernels
 
 
@@ -11279,7 +11283,7 @@ lerp_Scalar = lerp_Scalar_op._entry = _lerp_Scalar_entry(Site(lerp_Scalar_op))
 lerp_Scalar_op._make_entry = _lerp_Scalar_entry
 
 
-lerp__Scalar_op = define(
+lerp__Scalar_op = declare(
     "aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"
 )
 _lerp__Scalar_kernels = lerp__Scalar_op.kernels
@@ -11320,7 +11324,7 @@ lerp__Scalar = lerp__Scalar_op._entry = _lerp__Scalar_entry(Site(lerp__Scalar_op
 lerp__Scalar_op._make_entry = _lerp__Scalar_entry
 
 
-lerp_Scalar_out_op = define(
+lerp_Scalar_out_op = declare(
     "aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _lerp_Scalar_out_kernels = lerp_Scalar_out_op.kernels
@@ -11363,7 +11367,7 @@ lerp_Scalar_out = lerp_Scalar_out_op._entry = _lerp_Scalar_out_entry(Site(lerp_S
 lerp_Scalar_out_op._make_entry = _lerp_Scalar_out_entry
 
 
-lerp_Tensor_op = define("aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor")
+lerp_Tensor_op = declare("aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor")
 _lerp_Tensor_kernels = lerp_Tensor_op.kernels
 
 
@@ -11405,7 +11409,7 @@ lerp_Tensor = lerp_Tensor_op._entry = _lerp_Tensor_entry(Site(lerp_Tensor_op))
 lerp_Tensor_op._make_entry = _lerp_Tensor_entry
 
 
-lerp__Tensor_op = define(
+lerp__Tensor_op = declare(
     "aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"
 )
 _lerp__Tensor_kernels = lerp__Tensor_op.kernels
@@ -11441,7 +11445,7 @@ lerp__Tensor = lerp__Tensor_op._entry = _lerp__Tensor_entry(Site(lerp__Tensor_op
 lerp__Tensor_op._make_entry = _lerp__Tensor_entry
 
 
-lerp_Tensor_out_op = define(
+lerp_Tensor_out_op = declare(
     "aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _lerp_Tensor_out_kernels = lerp_Tensor_out_op.kernels
@@ -11479,7 +11483,7 @@ lerp_Tensor_out = lerp_Tensor_out_op._entry = _lerp_Tensor_out_entry(Site(lerp_T
 lerp_Tensor_out_op._make_entry = _lerp_Tensor_out_entry
 
 
-quantile_op = define(
+quantile_op = declare(
     "aten::quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
 )
 _quantile_kernels = quantile_op.kernels
@@ -11515,7 +11519,7 @@ quantile = quantile_op._entry = _quantile_entry(Site(quantile_op))
 quantile_op._make_entry = _quantile_entry
 
 
-quantile_scalar_op = define(
+quantile_scalar_op = declare(
     "aten::quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
 )
 _quantile_scalar_kernels = quantile_scalar_op.kernels
@@ -11551,7 +11555,7 @@ quantile_scalar = quantile_scalar_op._entry = _quantile_scalar_entry(Site(quanti
 quantile_scalar_op._make_entry = _quantile_scalar_entry
 
 
-quantile_out_op = define(
+quantile_out_op = declare(
     "aten::quantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
 )
 _quantile_out_kernels = quantile_out_op.kernels
@@ -11593,7 +11597,7 @@ quantile_out = quantile_out_op._entry = _quantile_out_entry(Site(quantile_out_op
 quantile_out_op._make_entry = _quantile_out_entry
 
 
-quantile_scalar_out_op = define(
+quantile_scalar_out_op = declare(
     "aten::quantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
 )
 _quantile_scalar_out_kernels = quantile_scalar_out_op.kernels
@@ -11637,7 +11641,7 @@ quantile_scalar_out = quantile_scalar_out_op._entry = _quantile_scalar_out_entry
 quantile_scalar_out_op._make_entry = _quantile_scalar_out_entry
 
 
-nanquantile_op = define(
+nanquantile_op = declare(
     "aten::nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
 )
 _nanquantile_kernels = nanquantile_op.kernels
@@ -11673,7 +11677,7 @@ nanquantile = nanquantile_op._entry = _nanquantile_entry(Site(nanquantile_op))
 nanquantile_op._make_entry = _nanquantile_entry
 
 
-nanquantile_scalar_op = define(
+nanquantile_scalar_op = declare(
     "aten::nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
 )
 _nanquantile_scalar_kernels = nanquantile_scalar_op.kernels
@@ -11715,7 +11719,7 @@ nanquantile_scalar = nanquantile_scalar_op._entry = _nanquantile_scalar_entry(
 nanquantile_scalar_op._make_entry = _nanquantile_scalar_entry
 
 
-nanquantile_out_op = define(
+nanquantile_out_op = declare(
     "aten::nanquantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
 )
 _nanquantile_out_kernels = nanquantile_out_op.kernels
@@ -11757,7 +11761,7 @@ nanquantile_out = nanquantile_out_op._entry = _nanquantile_out_entry(Site(nanqua
 nanquantile_out_op._make_entry = _nanquantile_out_entry
 
 
-nanquantile_scalar_out_op = define(
+nanquantile_scalar_out_op = declare(
     "aten::nanquantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)"
 )
 _nanquantile_scalar_out_kernels = nanquantile_scalar_out_op.kernels
@@ -11801,7 +11805,7 @@ nanquantile_scalar_out = nanquantile_scalar_out_op._entry = _nanquantile_scalar_
 nanquantile_scalar_out_op._make_entry = _nanquantile_scalar_out_entry
 
 
-cov_op = define(
+cov_op = declare(
     "aten::cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor"
 )
 _cov_kernels = cov_op.kernels
@@ -11844,7 +11848,7 @@ cov = cov_op._entry = _cov_entry(Site(cov_op))
 cov_op._make_entry = _cov_entry
 
 
-corrcoef_op = define("aten::corrcoef(Tensor self) -> Tensor")
+corrcoef_op = declare("aten::corrcoef(Tensor self) -> Tensor")
 _corrcoef_kernels = corrcoef_op.kernels
 
 
@@ -11874,7 +11878,7 @@ corrcoef = corrcoef_op._entry = _corrcoef_entry(Site(corrcoef_op))
 corrcoef_op._make_entry = _corrcoef_entry
 
 
-histc_op = define("aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor")
+histc_op = declare("aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor")
 _histc_kernels = histc_op.kernels
 
 
@@ -11922,7 +11926,7 @@ histc = histc_op._entry = _histc_entry(Site(histc_op))
 histc_op._make_entry = _histc_entry
 
 
-histc_out_op = define(
+histc_out_op = declare(
     "aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _histc_out_kernels = histc_out_op.kernels
@@ -11970,7 +11974,7 @@ histc_out = histc_out_op._entry = _histc_out_entry(Site(histc_out_op))
 histc_out_op._make_entry = _histc_out_entry
 
 
-bincount_op = define(
+bincount_op = declare(
     "aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"
 )
 _bincount_kernels = bincount_op.kernels
@@ -12008,7 +12012,7 @@ bincount = bincount_op._entry = _bincount_entry(Site(bincount_op))
 bincount_op._make_entry = _bincount_entry
 
 
-bincount_out_op = define(
+bincount_out_op = declare(
     "aten::bincount.out(Tensor self, Tensor? weights=None, SymInt minlength=0, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _bincount_out_kernels = bincount_out_op.kernels
@@ -12048,7 +12052,7 @@ bincount_out = bincount_out_op._entry = _bincount_out_entry(Site(bincount_out_op
 bincount_out_op._make_entry = _bincount_out_entry
 
 
-dist_op = define("aten::dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
+dist_op = declare("aten::dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
 _dist_kernels = dist_op.kernels
 
 
@@ -12088,7 +12092,7 @@ dist = dist_op._entry = _dist_entry(Site(dist_op))
 dist_op._make_entry = _dist_entry
 
 
-renorm_op = define("aten::renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor")
+renorm_op = declare("aten::renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor")
 _renorm_kernels = renorm_op.kernels
 
 
@@ -12135,7 +12139,7 @@ renorm = renorm_op._entry = _renorm_entry(Site(renorm_op))
 renorm_op._make_entry = _renorm_entry
 
 
-renorm__op = define(
+renorm__op = declare(
     "aten::renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"
 )
 _renorm__kernels = renorm__op.kernels
@@ -12180,7 +12184,7 @@ renorm_ = renorm__op._entry = _renorm__entry(Site(renorm__op))
 renorm__op._make_entry = _renorm__entry
 
 
-renorm_out_op = define(
+renorm_out_op = declare(
     "aten::renorm.out(Tensor self, Scalar p, int dim, Scalar maxnorm, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _renorm_out_kernels = renorm_out_op.kernels
@@ -12227,7 +12231,7 @@ renorm_out = renorm_out_op._entry = _renorm_out_entry(Site(renorm_out_op))
 renorm_out_op._make_entry = _renorm_out_entry
 
 
-sort_op = define(
+sort_op = declare(
     "aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
 )
 _sort_kernels = sort_op.kernels
@@ -12261,7 +12265,7 @@ sort = sort_op._entry = _sort_entry(Site(sort_op))
 sort_op._make_entry = _sort_entry
 
 
-sort_values_op = define(
+sort_values_op = declare(
     "aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _sort_values_kernels = sort_values_op.kernels
@@ -12299,7 +12303,7 @@ sort_values = sort_values_op._entry = _sort_values_entry(Site(sort_values_op))
 sort_values_op._make_entry = _sort_values_entry
 
 
-sort_stable_op = define(
+sort_stable_op = declare(
     "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"
 )
 _sort_stable_kernels = sort_stable_op.kernels
@@ -12333,7 +12337,7 @@ sort_stable = sort_stable_op._entry = _sort_stable_entry(Site(sort_stable_op))
 sort_stable_op._make_entry = _sort_stable_entry
 
 
-sort_values_stable_op = define(
+sort_values_stable_op = declare(
     "aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _sort_values_stable_kernels = sort_values_stable_op.kernels
@@ -12377,7 +12381,7 @@ sort_values_stable = sort_values_stable_op._entry = _sort_values_stable_entry(
 sort_values_stable_op._make_entry = _sort_values_stable_entry
 
 
-argsort_op = define("aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor")
+argsort_op = declare("aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor")
 _argsort_kernels = argsort_op.kernels
 
 
@@ -12409,7 +12413,7 @@ argsort = argsort_op._entry = _argsort_entry(Site(argsort_op))
 argsort_op._make_entry = _argsort_entry
 
 
-argsort_stable_op = define(
+argsort_stable_op = declare(
     "aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"
 )
 _argsort_stable_kernels = argsort_stable_op.kernels
@@ -12443,7 +12447,7 @@ argsort_stable = argsort_stable_op._entry = _argsort_stable_entry(Site(argsort_s
 argsort_stable_op._make_entry = _argsort_stable_entry
 
 
-argsort_stable_out_op = define(
+argsort_stable_out_op = declare(
     "aten::argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _argsort_stable_out_kernels = argsort_stable_out_op.kernels
@@ -12485,7 +12489,7 @@ argsort_stable_out = argsort_stable_out_op._entry = _argsort_stable_out_entry(
 argsort_stable_out_op._make_entry = _argsort_stable_out_entry
 
 
-msort_op = define("aten::msort(Tensor self) -> Tensor")
+msort_op = declare("aten::msort(Tensor self) -> Tensor")
 _msort_kernels = msort_op.kernels
 
 
@@ -12515,7 +12519,7 @@ msort = msort_op._entry = _msort_entry(Site(msort_op))
 msort_op._make_entry = _msort_entry
 
 
-msort_out_op = define("aten::msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+msort_out_op = declare("aten::msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _msort_out_kernels = msort_out_op.kernels
 
 
@@ -12547,7 +12551,7 @@ msort_out = msort_out_op._entry = _msort_out_entry(Site(msort_out_op))
 msort_out_op._make_entry = _msort_out_entry
 
 
-topk_op = define(
+topk_op = declare(
     "aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"
 )
 _topk_kernels = topk_op.kernels
@@ -12583,7 +12587,7 @@ topk = topk_op._entry = _topk_entry(Site(topk_op))
 topk_op._make_entry = _topk_entry
 
 
-topk_values_op = define(
+topk_values_op = declare(
     "aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _topk_values_kernels = topk_values_op.kernels
@@ -12627,7 +12631,7 @@ topk_values = topk_values_op._entry = _topk_values_entry(Site(topk_values_op))
 topk_values_op._make_entry = _topk_values_entry
 
 
-kthvalue_op = define(
+kthvalue_op = declare(
     "aten::kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )
 _kthvalue_kernels = kthvalue_op.kernels
@@ -12663,7 +12667,7 @@ kthvalue = kthvalue_op._entry = _kthvalue_entry(Site(kthvalue_op))
 kthvalue_op._make_entry = _kthvalue_entry
 
 
-kthvalue_values_op = define(
+kthvalue_values_op = declare(
     "aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _kthvalue_values_kernels = kthvalue_values_op.kernels
@@ -12707,7 +12711,7 @@ kthvalue_values = kthvalue_values_op._entry = _kthvalue_values_entry(Site(kthval
 kthvalue_values_op._make_entry = _kthvalue_values_entry
 
 
-median_op = define("aten::median(Tensor self) -> Tensor")
+median_op = declare("aten::median(Tensor self) -> Tensor")
 _median_kernels = median_op.kernels
 
 
@@ -12741,7 +12745,7 @@ median = median_op._entry = _median_entry(Site(median_op))
 median_op._make_entry = _median_entry
 
 
-median_dim_op = define(
+median_dim_op = declare(
     "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )
 _median_dim_kernels = median_dim_op.kernels
@@ -12775,7 +12779,7 @@ median_dim = median_dim_op._entry = _median_dim_entry(Site(median_dim_op))
 median_dim_op._make_entry = _median_dim_entry
 
 
-median_dim_values_op = define(
+median_dim_values_op = declare(
     "aten::median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _median_dim_values_kernels = median_dim_values_op.kernels
@@ -12819,7 +12823,7 @@ median_dim_values = median_dim_values_op._entry = _median_dim_values_entry(
 median_dim_values_op._make_entry = _median_dim_values_entry
 
 
-nanmedian_op = define("aten::nanmedian(Tensor self) -> Tensor")
+nanmedian_op = declare("aten::nanmedian(Tensor self) -> Tensor")
 _nanmedian_kernels = nanmedian_op.kernels
 
 
@@ -12853,7 +12857,7 @@ nanmedian = nanmedian_op._entry = _nanmedian_entry(Site(nanmedian_op))
 nanmedian_op._make_entry = _nanmedian_entry
 
 
-nanmedian_dim_op = define(
+nanmedian_dim_op = declare(
     "aten::nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )
 _nanmedian_dim_kernels = nanmedian_dim_op.kernels
@@ -12887,7 +12891,7 @@ nanmedian_dim = nanmedian_dim_op._entry = _nanmedian_dim_entry(Site(nanmedian_di
 nanmedian_dim_op._make_entry = _nanmedian_dim_entry
 
 
-nanmedian_dim_values_op = define(
+nanmedian_dim_values_op = declare(
     "aten::nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _nanmedian_dim_values_kernels = nanmedian_dim_values_op.kernels
@@ -12931,7 +12935,7 @@ nanmedian_dim_values = nanmedian_dim_values_op._entry = _nanmedian_dim_values_en
 nanmedian_dim_values_op._make_entry = _nanmedian_dim_values_entry
 
 
-mode_op = define(
+mode_op = declare(
     "aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"
 )
 _mode_kernels = mode_op.kernels
@@ -12965,7 +12969,7 @@ mode = mode_op._entry = _mode_entry(Site(mode_op))
 mode_op._make_entry = _mode_entry
 
 
-mode_values_op = define(
+mode_values_op = declare(
     "aten::mode.values(Tensor self, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
 )
 _mode_values_kernels = mode_values_op.kernels
@@ -13003,7 +13007,7 @@ mode_values = mode_values_op._entry = _mode_values_entry(Site(mode_values_op))
 mode_values_op._make_entry = _mode_values_entry
 
 
-threshold_op = define("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
+threshold_op = declare("aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
 _threshold_kernels = threshold_op.kernels
 
 
@@ -13051,7 +13055,7 @@ threshold = threshold_op._entry = _threshold_entry(Site(threshold_op))
 threshold_op._make_entry = _threshold_entry
 
 
-threshold__op = define(
+threshold__op = declare(
     "aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)"
 )
 _threshold__kernels = threshold__op.kernels
@@ -13097,7 +13101,7 @@ threshold_ = threshold__op._entry = _threshold__entry(Site(threshold__op))
 threshold__op._make_entry = _threshold__entry
 
 
-hardtanh_op = define("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
+hardtanh_op = declare("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
 _hardtanh_kernels = hardtanh_op.kernels
 
 
@@ -13145,7 +13149,7 @@ hardtanh = hardtanh_op._entry = _hardtanh_entry(Site(hardtanh_op))
 hardtanh_op._make_entry = _hardtanh_entry
 
 
-hardtanh__op = define(
+hardtanh__op = declare(
     "aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"
 )
 _hardtanh__kernels = hardtanh__op.kernels
@@ -13191,7 +13195,7 @@ hardtanh_ = hardtanh__op._entry = _hardtanh__entry(Site(hardtanh__op))
 hardtanh__op._make_entry = _hardtanh__entry
 
 
-hardtanh_backward_op = define(
+hardtanh_backward_op = declare(
     "aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"
 )
 _hardtanh_backward_kernels = hardtanh_backward_op.kernels
@@ -13253,7 +13257,7 @@ hardtanh_backward = hardtanh_backward_op._entry = _hardtanh_backward_entry(
 hardtanh_backward_op._make_entry = _hardtanh_backward_entry
 
 
-relu6_op = define("aten::relu6(Tensor self) -> Tensor")
+relu6_op = declare("aten::relu6(Tensor self) -> Tensor")
 _relu6_kernels = relu6_op.kernels
 
 
@@ -13283,7 +13287,7 @@ relu6 = relu6_op._entry = _relu6_entry(Site(relu6_op))
 relu6_op._make_entry = _relu6_entry
 
 
-relu6__op = define("aten::relu6_(Tensor(a!) self) -> Tensor(a!)")
+relu6__op = declare("aten::relu6_(Tensor(a!) self) -> Tensor(a!)")
 _relu6__kernels = relu6__op.kernels
 
 
@@ -13313,7 +13317,7 @@ relu6_ = relu6__op._entry = _relu6__entry(Site(relu6__op))
 relu6__op._make_entry = _relu6__entry
 
 
-elu_op = define(
+elu_op = declare(
     "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"
 )
 _elu_kernels = elu_op.kernels
@@ -13370,7 +13374,7 @@ elu = elu_op._entry = _elu_entry(Site(elu_op))
 elu_op._make_entry = _elu_entry
 
 
-elu__op = define(
+elu__op = declare(
     "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"
 )
 _elu__kernels = elu__op.kernels
@@ -13423,7 +13427,7 @@ elu_ = elu__op._entry = _elu__entry(Site(elu__op))
 elu__op._make_entry = _elu__entry
 
 
-elu_backward_op = define(
+elu_backward_op = declare(
     "aten::elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"
 )
 _elu_backward_kernels = elu_backward_op.kernels
@@ -13506,7 +13510,7 @@ elu_backward = elu_backward_op._entry = _elu_backward_entry(Site(elu_backward_op
 elu_backward_op._make_entry = _elu_backward_entry
 
 
-celu_op = define("aten::celu(Tensor self, Scalar alpha=1.0) -> Tensor")
+celu_op = declare("aten::celu(Tensor self, Scalar alpha=1.0) -> Tensor")
 _celu_kernels = celu_op.kernels
 
 
@@ -13547,7 +13551,7 @@ celu = celu_op._entry = _celu_entry(Site(celu_op))
 celu_op._make_entry = _celu_entry
 
 
-celu__op = define("aten::celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)")
+celu__op = declare("aten::celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)")
 _celu__kernels = celu__op.kernels
 
 
@@ -13584,7 +13588,7 @@ celu_ = celu__op._entry = _celu__entry(Site(celu__op))
 celu__op._make_entry = _celu__entry
 
 
-selu_op = define("aten::selu(Tensor self) -> Tensor")
+selu_op = declare("aten::selu(Tensor self) -> Tensor")
 _selu_kernels = selu_op.kernels
 
 
@@ -13614,7 +13618,7 @@ selu = selu_op._entry = _selu_entry(Site(selu_op))
 selu_op._make_entry = _selu_entry
 
 
-selu__op = define("aten::selu_(Tensor(a!) self) -> Tensor(a!)")
+selu__op = declare("aten::selu_(Tensor(a!) self) -> Tensor(a!)")
 _selu__kernels = selu__op.kernels
 
 
@@ -13644,7 +13648,7 @@ selu_ = selu__op._entry = _selu__entry(Site(selu__op))
 selu__op._make_entry = _selu__entry
 
 
-gelu_op = define("aten::gelu(Tensor self, *, str approximate='none') -> Tensor")
+gelu_op = declare("aten::gelu(Tensor self, *, str approximate='none') -> Tensor")
 _gelu_kernels = gelu_op.kernels
 
 
@@ -13678,7 +13682,7 @@ gelu = gelu_op._entry = _gelu_entry(Site(gelu_op))
 gelu_op._make_entry = _gelu_entry
 
 
-gelu__op = define("aten::gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)")
+gelu__op = declare("aten::gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)")
 _gelu__kernels = gelu__op.kernels
 
 
@@ -13708,7 +13712,7 @@ gelu_ = gelu__op._entry = _gelu__entry(Site(gelu__op))
 gelu__op._make_entry = _gelu__entry
 
 
-gelu_backward_op = define(
+gelu_backward_op = declare(
     "aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"
 )
 _gelu_backward_kernels = gelu_backward_op.kernels
@@ -13750,7 +13754,7 @@ gelu_backward = gelu_backward_op._entry = _gelu_backward_entry(Site(gelu_backwar
 gelu_backward_op._make_entry = _gelu_backward_entry
 
 
-silu_op = define("aten::silu(Tensor self) -> Tensor")
+silu_op = declare("aten::silu(Tensor self) -> Tensor")
 _silu_kernels = silu_op.kernels
 
 
@@ -13784,7 +13788,7 @@ silu = silu_op._entry = _silu_entry(Site(silu_op))
 silu_op._make_entry = _silu_entry
 
 
-silu__op = define("aten::silu_(Tensor(a!) self) -> Tensor(a!)")
+silu__op = declare("aten::silu_(Tensor(a!) self) -> Tensor(a!)")
 _silu__kernels = silu__op.kernels
 
 
@@ -13814,7 +13818,7 @@ silu_ = silu__op._entry = _silu__entry(Site(silu__op))
 silu__op._make_entry = _silu__entry
 
 
-silu_backward_op = define("aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor")
+silu_backward_op = declare("aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor")
 _silu_backward_kernels = silu_backward_op.kernels
 
 
@@ -13854,7 +13858,7 @@ silu_backward = silu_backward_op._entry = _silu_backward_entry(Site(silu_backwar
 silu_backward_op._make_entry = _silu_backward_entry
 
 
-mish_op = define("aten::mish(Tensor self) -> Tensor")
+mish_op = declare("aten::mish(Tensor self) -> Tensor")
 _mish_kernels = mish_op.kernels
 
 
@@ -13888,7 +13892,7 @@ mish = mish_op._entry = _mish_entry(Site(mish_op))
 mish_op._make_entry = _mish_entry
 
 
-mish__op = define("aten::mish_(Tensor(a!) self) -> Tensor(a!)")
+mish__op = declare("aten::mish_(Tensor(a!) self) -> Tensor(a!)")
 _mish__kernels = mish__op.kernels
 
 
@@ -13918,7 +13922,7 @@ mish_ = mish__op._entry = _mish__entry(Site(mish__op))
 mish__op._make_entry = _mish__entry
 
 
-mish_backward_op = define("aten::mish_backward(Tensor grad_output, Tensor self) -> Tensor")
+mish_backward_op = declare("aten::mish_backward(Tensor grad_output, Tensor self) -> Tensor")
 _mish_backward_kernels = mish_backward_op.kernels
 
 
@@ -13958,7 +13962,7 @@ mish_backward = mish_backward_op._entry = _mish_backward_entry(Site(mish_backwar
 mish_backward_op._make_entry = _mish_backward_entry
 
 
-softplus_op = define("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor")
+softplus_op = declare("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor")
 _softplus_kernels = softplus_op.kernels
 
 
@@ -14006,7 +14010,7 @@ softplus = softplus_op._entry = _softplus_entry(Site(softplus_op))
 softplus_op._make_entry = _softplus_entry
 
 
-softplus_backward_op = define(
+softplus_backward_op = declare(
     "aten::softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"
 )
 _softplus_backward_kernels = softplus_backward_op.kernels
@@ -14064,7 +14068,7 @@ softplus_backward = softplus_backward_op._entry = _softplus_backward_entry(
 softplus_backward_op._make_entry = _softplus_backward_entry
 
 
-hardsigmoid_op = define("aten::hardsigmoid(Tensor self) -> Tensor")
+hardsigmoid_op = declare("aten::hardsigmoid(Tensor self) -> Tensor")
 _hardsigmoid_kernels = hardsigmoid_op.kernels
 
 
@@ -14098,7 +14102,7 @@ hardsigmoid = hardsigmoid_op._entry = _hardsigmoid_entry(Site(hardsigmoid_op))
 hardsigmoid_op._make_entry = _hardsigmoid_entry
 
 
-hardsigmoid__op = define("aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)")
+hardsigmoid__op = declare("aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)")
 _hardsigmoid__kernels = hardsigmoid__op.kernels
 
 
@@ -14128,7 +14132,7 @@ hardsigmoid_ = hardsigmoid__op._entry = _hardsigmoid__entry(Site(hardsigmoid__op
 hardsigmoid__op._make_entry = _hardsigmoid__entry
 
 
-hardsigmoid_backward_op = define(
+hardsigmoid_backward_op = declare(
     "aten::hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 _hardsigmoid_backward_kernels = hardsigmoid_backward_op.kernels
@@ -14172,7 +14176,7 @@ hardsigmoid_backward = hardsigmoid_backward_op._entry = _hardsigmoid_backward_en
 hardsigmoid_backward_op._make_entry = _hardsigmoid_backward_entry
 
 
-hardswish_op = define("aten::hardswish(Tensor self) -> Tensor")
+hardswish_op = declare("aten::hardswish(Tensor self) -> Tensor")
 _hardswish_kernels = hardswish_op.kernels
 
 
@@ -14206,7 +14210,7 @@ hardswish = hardswish_op._entry = _hardswish_entry(Site(hardswish_op))
 hardswish_op._make_entry = _hardswish_entry
 
 
-hardswish__op = define("aten::hardswish_(Tensor(a!) self) -> Tensor(a!)")
+hardswish__op = declare("aten::hardswish_(Tensor(a!) self) -> Tensor(a!)")
 _hardswish__kernels = hardswish__op.kernels
 
 
@@ -14236,7 +14240,7 @@ hardswish_ = hardswish__op._entry = _hardswish__entry(Site(hardswish__op))
 hardswish__op._make_entry = _hardswish__entry
 
 
-hardswish_backward_op = define(
+hardswish_backward_op = declare(
     "aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 _hardswish_backward_kernels = hardswish_backward_op.kernels
@@ -14280,7 +14284,7 @@ hardswish_backward = hardswish_backward_op._entry = _hardswish_backward_entry(
 hardswish_backward_op._make_entry = _hardswish_backward_entry
 
 
-leaky_relu_op = define("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
+leaky_relu_op = declare("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
 _leaky_relu_kernels = leaky_relu_op.kernels
 
 
@@ -14321,7 +14325,7 @@ leaky_relu = leaky_relu_op._entry = _leaky_relu_entry(Site(leaky_relu_op))
 leaky_relu_op._make_entry = _leaky_relu_entry
 
 
-leaky_relu__op = define(
+leaky_relu__op = declare(
     "aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"
 )
 _leaky_relu__kernels = leaky_relu__op.kernels
@@ -14360,7 +14364,7 @@ leaky_relu_ = leaky_relu__op._entry = _leaky_relu__entry(Site(leaky_relu__op))
 leaky_relu__op._make_entry = _leaky_relu__entry
 
 
-leaky_relu_backward_op = define(
+leaky_relu_backward_op = declare(
     "aten::leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"
 )
 _leaky_relu_backward_kernels = leaky_relu_backward_op.kernels
@@ -14417,7 +14421,7 @@ leaky_relu_backward = leaky_relu_backward_op._entry = _leaky_relu_backward_entry
 leaky_relu_backward_op._make_entry = _leaky_relu_backward_entry
 
 
-softshrink_op = define("aten::softshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
+softshrink_op = declare("aten::softshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
 _softshrink_kernels = softshrink_op.kernels
 
 
@@ -14458,7 +14462,7 @@ softshrink = softshrink_op._entry = _softshrink_entry(Site(softshrink_op))
 softshrink_op._make_entry = _softshrink_entry
 
 
-softshrink_backward_op = define(
+softshrink_backward_op = declare(
     "aten::softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"
 )
 _softshrink_backward_kernels = softshrink_backward_op.kernels
@@ -14509,7 +14513,7 @@ softshrink_backward = softshrink_backward_op._entry = _softshrink_backward_entry
 softshrink_backward_op._make_entry = _softshrink_backward_entry
 
 
-hardshrink_op = define("aten::hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
+hardshrink_op = declare("aten::hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
 _hardshrink_kernels = hardshrink_op.kernels
 
 
@@ -14550,7 +14554,7 @@ hardshrink = hardshrink_op._entry = _hardshrink_entry(Site(hardshrink_op))
 hardshrink_op._make_entry = _hardshrink_entry
 
 
-hardshrink_backward_op = define(
+hardshrink_backward_op = declare(
     "aten::hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"
 )
 _hardshrink_backward_kernels = hardshrink_backward_op.kernels
@@ -14597,7 +14601,7 @@ hardshrink_backward = hardshrink_backward_op._entry = _hardshrink_backward_entry
 hardshrink_backward_op._make_entry = _hardshrink_backward_entry
 
 
-glu_op = define("aten::glu(Tensor self, int dim=-1) -> Tensor")
+glu_op = declare("aten::glu(Tensor self, int dim=-1) -> Tensor")
 _glu_kernels = glu_op.kernels
 
 
@@ -14633,7 +14637,7 @@ glu = glu_op._entry = _glu_entry(Site(glu_op))
 glu_op._make_entry = _glu_entry
 
 
-glu_backward_op = define("aten::glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor")
+glu_backward_op = declare("aten::glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor")
 _glu_backward_kernels = glu_backward_op.kernels
 
 
@@ -14675,7 +14679,7 @@ glu_backward = glu_backward_op._entry = _glu_backward_entry(Site(glu_backward_op
 glu_backward_op._make_entry = _glu_backward_entry
 
 
-log_sigmoid_op = define("aten::log_sigmoid(Tensor self) -> Tensor")
+log_sigmoid_op = declare("aten::log_sigmoid(Tensor self) -> Tensor")
 _log_sigmoid_kernels = log_sigmoid_op.kernels
 
 
@@ -14705,7 +14709,7 @@ log_sigmoid = log_sigmoid_op._entry = _log_sigmoid_entry(Site(log_sigmoid_op))
 log_sigmoid_op._make_entry = _log_sigmoid_entry
 
 
-log_sigmoid_forward_op = define(
+log_sigmoid_forward_op = declare(
     "aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"
 )
 _log_sigmoid_forward_kernels = log_sigmoid_forward_op.kernels
@@ -14739,7 +14743,7 @@ log_sigmoid_forward = log_sigmoid_forward_op._entry = _log_sigmoid_forward_entry
 log_sigmoid_forward_op._make_entry = _log_sigmoid_forward_entry
 
 
-log_sigmoid_backward_op = define(
+log_sigmoid_backward_op = declare(
     "aten::log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"
 )
 _log_sigmoid_backward_kernels = log_sigmoid_backward_op.kernels
@@ -14785,7 +14789,7 @@ log_sigmoid_backward = log_sigmoid_backward_op._entry = _log_sigmoid_backward_en
 log_sigmoid_backward_op._make_entry = _log_sigmoid_backward_entry
 
 
-prelu_op = define("aten::prelu(Tensor self, Tensor weight) -> Tensor")
+prelu_op = declare("aten::prelu(Tensor self, Tensor weight) -> Tensor")
 _prelu_kernels = prelu_op.kernels
 
 
@@ -14817,7 +14821,7 @@ prelu = prelu_op._entry = _prelu_entry(Site(prelu_op))
 prelu_op._make_entry = _prelu_entry
 
 
-_prelu_kernel_op = define("aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor")
+_prelu_kernel_op = declare("aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor")
 __prelu_kernel_kernels = _prelu_kernel_op.kernels
 
 
@@ -14853,7 +14857,7 @@ _prelu_kernel = _prelu_kernel_op._entry = __prelu_kernel_entry(Site(_prelu_kerne
 _prelu_kernel_op._make_entry = __prelu_kernel_entry
 
 
-_prelu_kernel_backward_op = define(
+_prelu_kernel_backward_op = declare(
     "aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"
 )
 __prelu_kernel_backward_kernels = _prelu_kernel_backward_op.kernels
@@ -14891,7 +14895,7 @@ _prelu_kernel_backward = _prelu_kernel_backward_op._entry = __prelu_kernel_backw
 _prelu_kernel_backward_op._make_entry = __prelu_kernel_backward_entry
 
 
-rrelu_op = define(
+rrelu_op = declare(
     "aten::rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"
 )
 _rrelu_kernels = rrelu_op.kernels
@@ -14937,7 +14941,7 @@ rrelu = rrelu_op._entry = _rrelu_entry(Site(rrelu_op))
 rrelu_op._make_entry = _rrelu_entry
 
 
-rrelu__op = define(
+rrelu__op = declare(
     "aten::rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)"
 )
 _rrelu__kernels = rrelu__op.kernels
@@ -14983,7 +14987,7 @@ rrelu_ = rrelu__op._entry = _rrelu__entry(Site(rrelu__op))
 rrelu__op._make_entry = _rrelu__entry
 
 
-rrelu_with_noise_op = define(
+rrelu_with_noise_op = declare(
     "aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"
 )
 _rrelu_with_noise_kernels = rrelu_with_noise_op.kernels
@@ -15043,7 +15047,7 @@ rrelu_with_noise = rrelu_with_noise_op._entry = _rrelu_with_noise_entry(Site(rre
 rrelu_with_noise_op._make_entry = _rrelu_with_noise_entry
 
 
-rrelu_with_noise__op = define(
+rrelu_with_noise__op = declare(
     "aten::rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)"
 )
 _rrelu_with_noise__kernels = rrelu_with_noise__op.kernels
@@ -15099,7 +15103,7 @@ rrelu_with_noise_ = rrelu_with_noise__op._entry = _rrelu_with_noise__entry(
 rrelu_with_noise__op._make_entry = _rrelu_with_noise__entry
 
 
-rrelu_with_noise_backward_op = define(
+rrelu_with_noise_backward_op = declare(
     "aten::rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"
 )
 _rrelu_with_noise_backward_kernels = rrelu_with_noise_backward_op.kernels
@@ -15181,7 +15185,7 @@ rrelu_with_noise_backward = rrelu_with_noise_backward_op._entry = _rrelu_with_no
 rrelu_with_noise_backward_op._make_entry = _rrelu_with_noise_backward_entry
 
 
-log1p_op = define("aten::log1p(Tensor self) -> Tensor")
+log1p_op = declare("aten::log1p(Tensor self) -> Tensor")
 _log1p_kernels = log1p_op.kernels
 
 
@@ -15215,7 +15219,7 @@ log1p = log1p_op._entry = _log1p_entry(Site(log1p_op))
 log1p_op._make_entry = _log1p_entry
 
 
-log1p__op = define("aten::log1p_(Tensor(a!) self) -> Tensor(a!)")
+log1p__op = declare("aten::log1p_(Tensor(a!) self) -> Tensor(a!)")
 _log1p__kernels = log1p__op.kernels
 
 
@@ -15245,7 +15249,9 @@ log1p_ = log1p__op._entry = _log1p__entry(Site(log1p__op))
 log1p__op._make_entry = _log1p__entry
 
 
-softmax_int_op = define("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
+softmax_int_op = declare(
+    "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
+)
 _softmax_int_kernels = softmax_int_op.kernels
 
 
@@ -15279,7 +15285,7 @@ softmax_int = softmax_int_op._entry = _softmax_int_entry(Site(softmax_int_op))
 softmax_int_op._make_entry = _softmax_int_entry
 
 
-log_softmax_int_op = define(
+log_softmax_int_op = declare(
     "aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
 )
 _log_softmax_int_kernels = log_softmax_int_op.kernels
@@ -15315,7 +15321,7 @@ log_softmax_int = log_softmax_int_op._entry = _log_softmax_int_entry(Site(log_so
 log_softmax_int_op._make_entry = _log_softmax_int_entry
 
 
-_softmax_op = define("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+_softmax_op = declare("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
 __softmax_kernels = _softmax_op.kernels
 
 
@@ -15351,7 +15357,7 @@ _softmax = _softmax_op._entry = __softmax_entry(Site(_softmax_op))
 _softmax_op._make_entry = __softmax_entry
 
 
-_log_softmax_op = define("aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+_log_softmax_op = declare("aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
 __log_softmax_kernels = _log_softmax_op.kernels
 
 
@@ -15387,7 +15393,7 @@ _log_softmax = _log_softmax_op._entry = __log_softmax_entry(Site(_log_softmax_op
 _log_softmax_op._make_entry = __log_softmax_entry
 
 
-_softmax_backward_data_op = define(
+_softmax_backward_data_op = declare(
     "aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"
 )
 __softmax_backward_data_kernels = _softmax_backward_data_op.kernels
@@ -15439,7 +15445,7 @@ _softmax_backward_data = _softmax_backward_data_op._entry = __softmax_backward_d
 _softmax_backward_data_op._make_entry = __softmax_backward_data_entry
 
 
-_log_softmax_backward_data_op = define(
+_log_softmax_backward_data_op = declare(
     "aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"
 )
 __log_softmax_backward_data_kernels = _log_softmax_backward_data_op.kernels
@@ -15493,7 +15499,7 @@ _log_softmax_backward_data = _log_softmax_backward_data_op._entry = (
 _log_softmax_backward_data_op._make_entry = __log_softmax_backward_data_entry
 
 
-logsumexp_op = define("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
+logsumexp_op = declare("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
 _logsumexp_kernels = logsumexp_op.kernels
 
 
@@ -15529,7 +15535,7 @@ logsumexp = logsumexp_op._entry = _logsumexp_entry(Site(logsumexp_op))
 logsumexp_op._make_entry = _logsumexp_entry
 
 
-cross_entropy_loss_op = define(
+cross_entropy_loss_op = declare(
     "aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor"
 )
 _cross_entropy_loss_kernels = cross_entropy_loss_op.kernels
@@ -15595,7 +15601,7 @@ cross_entropy_loss = cross_entropy_loss_op._entry = _cross_entropy_loss_entry(
 cross_entropy_loss_op._make_entry = _cross_entropy_loss_entry
 
 
-nll_loss_nd_op = define(
+nll_loss_nd_op = declare(
     "aten::nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
 )
 _nll_loss_nd_kernels = nll_loss_nd_op.kernels
@@ -15641,7 +15647,7 @@ nll_loss_nd = nll_loss_nd_op._entry = _nll_loss_nd_entry(Site(nll_loss_nd_op))
 nll_loss_nd_op._make_entry = _nll_loss_nd_entry
 
 
-nll_loss_op = define(
+nll_loss_op = declare(
     "aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
 )
 _nll_loss_kernels = nll_loss_op.kernels
@@ -15687,7 +15693,7 @@ nll_loss = nll_loss_op._entry = _nll_loss_entry(Site(nll_loss_op))
 nll_loss_op._make_entry = _nll_loss_entry
 
 
-nll_loss_forward_op = define(
+nll_loss_forward_op = declare(
     "aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"
 )
 _nll_loss_forward_kernels = nll_loss_forward_op.kernels
@@ -15733,7 +15739,7 @@ nll_loss_forward = nll_loss_forward_op._entry = _nll_loss_forward_entry(Site(nll
 nll_loss_forward_op._make_entry = _nll_loss_forward_entry
 
 
-nll_loss_backward_op = define(
+nll_loss_backward_op = declare(
     "aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"
 )
 _nll_loss_backward_kernels = nll_loss_backward_op.kernels
@@ -15808,7 +15814,7 @@ nll_loss_backward = nll_loss_backward_op._entry = _nll_loss_backward_entry(
 nll_loss_backward_op._make_entry = _nll_loss_backward_entry
 
 
-nll_loss2d_op = define(
+nll_loss2d_op = declare(
     "aten::nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor"
 )
 _nll_loss2d_kernels = nll_loss2d_op.kernels
@@ -15854,7 +15860,7 @@ nll_loss2d = nll_loss2d_op._entry = _nll_loss2d_entry(Site(nll_loss2d_op))
 nll_loss2d_op._make_entry = _nll_loss2d_entry
 
 
-nll_loss2d_forward_op = define(
+nll_loss2d_forward_op = declare(
     "aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"
 )
 _nll_loss2d_forward_kernels = nll_loss2d_forward_op.kernels
@@ -15902,7 +15908,7 @@ nll_loss2d_forward = nll_loss2d_forward_op._entry = _nll_loss2d_forward_entry(
 nll_loss2d_forward_op._make_entry = _nll_loss2d_forward_entry
 
 
-nll_loss2d_backward_op = define(
+nll_loss2d_backward_op = declare(
     "aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"
 )
 _nll_loss2d_backward_kernels = nll_loss2d_backward_op.kernels
@@ -15979,7 +15985,7 @@ nll_loss2d_backward = nll_loss2d_backward_op._entry = _nll_loss2d_backward_entry
 nll_loss2d_backward_op._make_entry = _nll_loss2d_backward_entry
 
 
-mse_loss_op = define("aten::mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
+mse_loss_op = declare("aten::mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
 _mse_loss_kernels = mse_loss_op.kernels
 
 
@@ -16017,7 +16023,7 @@ mse_loss = mse_loss_op._entry = _mse_loss_entry(Site(mse_loss_op))
 mse_loss_op._make_entry = _mse_loss_entry
 
 
-mse_loss_backward_op = define(
+mse_loss_backward_op = declare(
     "aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"
 )
 _mse_loss_backward_kernels = mse_loss_backward_op.kernels
@@ -16069,7 +16075,7 @@ mse_loss_backward = mse_loss_backward_op._entry = _mse_loss_backward_entry(
 mse_loss_backward_op._make_entry = _mse_loss_backward_entry
 
 
-l1_loss_op = define("aten::l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
+l1_loss_op = declare("aten::l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor")
 _l1_loss_kernels = l1_loss_op.kernels
 
 
@@ -16103,7 +16109,7 @@ l1_loss = l1_loss_op._entry = _l1_loss_entry(Site(l1_loss_op))
 l1_loss_op._make_entry = _l1_loss_entry
 
 
-binary_cross_entropy_op = define(
+binary_cross_entropy_op = declare(
     "aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
 )
 _binary_cross_entropy_kernels = binary_cross_entropy_op.kernels
@@ -16145,7 +16151,7 @@ binary_cross_entropy = binary_cross_entropy_op._entry = _binary_cross_entropy_en
 binary_cross_entropy_op._make_entry = _binary_cross_entropy_entry
 
 
-binary_cross_entropy_backward_op = define(
+binary_cross_entropy_backward_op = declare(
     "aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"
 )
 _binary_cross_entropy_backward_kernels = binary_cross_entropy_backward_op.kernels
@@ -16211,7 +16217,7 @@ binary_cross_entropy_backward = binary_cross_entropy_backward_op._entry = (
 binary_cross_entropy_backward_op._make_entry = _binary_cross_entropy_backward_entry
 
 
-binary_cross_entropy_with_logits_op = define(
+binary_cross_entropy_with_logits_op = declare(
     "aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
 )
 _binary_cross_entropy_with_logits_kernels = binary_cross_entropy_with_logits_op.kernels
@@ -16277,7 +16283,7 @@ binary_cross_entropy_with_logits = binary_cross_entropy_with_logits_op._entry = 
 binary_cross_entropy_with_logits_op._make_entry = _binary_cross_entropy_with_logits_entry
 
 
-smooth_l1_loss_op = define(
+smooth_l1_loss_op = declare(
     "aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"
 )
 _smooth_l1_loss_kernels = smooth_l1_loss_op.kernels
@@ -16319,7 +16325,7 @@ smooth_l1_loss = smooth_l1_loss_op._entry = _smooth_l1_loss_entry(Site(smooth_l1
 smooth_l1_loss_op._make_entry = _smooth_l1_loss_entry
 
 
-smooth_l1_loss_backward_op = define(
+smooth_l1_loss_backward_op = declare(
     "aten::smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor"
 )
 _smooth_l1_loss_backward_kernels = smooth_l1_loss_backward_op.kernels
@@ -16375,7 +16381,7 @@ smooth_l1_loss_backward = smooth_l1_loss_backward_op._entry = _smooth_l1_loss_ba
 smooth_l1_loss_backward_op._make_entry = _smooth_l1_loss_backward_entry
 
 
-huber_loss_op = define(
+huber_loss_op = declare(
     "aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"
 )
 _huber_loss_kernels = huber_loss_op.kernels
@@ -16417,7 +16423,7 @@ huber_loss = huber_loss_op._entry = _huber_loss_entry(Site(huber_loss_op))
 huber_loss_op._make_entry = _huber_loss_entry
 
 
-huber_loss_backward_op = define(
+huber_loss_backward_op = declare(
     "aten::huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor"
 )
 _huber_loss_backward_kernels = huber_loss_backward_op.kernels
@@ -16473,7 +16479,7 @@ huber_loss_backward = huber_loss_backward_op._entry = _huber_loss_backward_entry
 huber_loss_backward_op._make_entry = _huber_loss_backward_entry
 
 
-soft_margin_loss_op = define(
+soft_margin_loss_op = declare(
     "aten::soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
 )
 _soft_margin_loss_kernels = soft_margin_loss_op.kernels
@@ -16513,7 +16519,7 @@ soft_margin_loss = soft_margin_loss_op._entry = _soft_margin_loss_entry(Site(sof
 soft_margin_loss_op._make_entry = _soft_margin_loss_entry
 
 
-soft_margin_loss_backward_op = define(
+soft_margin_loss_backward_op = declare(
     "aten::soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"
 )
 _soft_margin_loss_backward_kernels = soft_margin_loss_backward_op.kernels
@@ -16567,7 +16573,7 @@ soft_margin_loss_backward = soft_margin_loss_backward_op._entry = _soft_margin_l
 soft_margin_loss_backward_op._make_entry = _soft_margin_loss_backward_entry
 
 
-xlogy_Tensor_op = define("aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor")
+xlogy_Tensor_op = declare("aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor")
 _xlogy_Tensor_kernels = xlogy_Tensor_op.kernels
 
 
@@ -16603,7 +16609,7 @@ xlogy_Tensor = xlogy_Tensor_op._entry = _xlogy_Tensor_entry(Site(xlogy_Tensor_op
 xlogy_Tensor_op._make_entry = _xlogy_Tensor_entry
 
 
-kl_div_op = define(
+kl_div_op = declare(
     "aten::kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
 )
 _kl_div_kernels = kl_div_op.kernels
@@ -16639,7 +16645,7 @@ kl_div = kl_div_op._entry = _kl_div_entry(Site(kl_div_op))
 kl_div_op._make_entry = _kl_div_entry
 
 
-poisson_nll_loss_op = define(
+poisson_nll_loss_op = declare(
     "aten::poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor"
 )
 _poisson_nll_loss_kernels = poisson_nll_loss_op.kernels
@@ -16681,7 +16687,7 @@ poisson_nll_loss = poisson_nll_loss_op._entry = _poisson_nll_loss_entry(Site(poi
 poisson_nll_loss_op._make_entry = _poisson_nll_loss_entry
 
 
-margin_ranking_loss_op = define(
+margin_ranking_loss_op = declare(
     "aten::margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"
 )
 _margin_ranking_loss_kernels = margin_ranking_loss_op.kernels
@@ -16727,7 +16733,7 @@ margin_ranking_loss = margin_ranking_loss_op._entry = _margin_ranking_loss_entry
 margin_ranking_loss_op._make_entry = _margin_ranking_loss_entry
 
 
-hinge_embedding_loss_op = define(
+hinge_embedding_loss_op = declare(
     "aten::hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor"
 )
 _hinge_embedding_loss_kernels = hinge_embedding_loss_op.kernels
@@ -16767,7 +16773,7 @@ hinge_embedding_loss = hinge_embedding_loss_op._entry = _hinge_embedding_loss_en
 hinge_embedding_loss_op._make_entry = _hinge_embedding_loss_entry
 
 
-norm_ScalarOpt_dim_op = define(
+norm_ScalarOpt_dim_op = declare(
     "aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"
 )
 _norm_ScalarOpt_dim_kernels = norm_ScalarOpt_dim_op.kernels
@@ -16811,7 +16817,7 @@ norm_ScalarOpt_dim = norm_ScalarOpt_dim_op._entry = _norm_ScalarOpt_dim_entry(
 norm_ScalarOpt_dim_op._make_entry = _norm_ScalarOpt_dim_entry
 
 
-minimum_op = define("aten::minimum(Tensor self, Tensor other) -> Tensor")
+minimum_op = declare("aten::minimum(Tensor self, Tensor other) -> Tensor")
 _minimum_kernels = minimum_op.kernels
 
 
@@ -16847,7 +16853,7 @@ minimum = minimum_op._entry = _minimum_entry(Site(minimum_op))
 minimum_op._make_entry = _minimum_entry
 
 
-minimum_out_op = define(
+minimum_out_op = declare(
     "aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _minimum_out_kernels = minimum_out_op.kernels
@@ -16883,7 +16889,7 @@ minimum_out = minimum_out_op._entry = _minimum_out_entry(Site(minimum_out_op))
 minimum_out_op._make_entry = _minimum_out_entry
 
 
-cosine_similarity_op = define(
+cosine_similarity_op = declare(
     "aten::cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"
 )
 _cosine_similarity_kernels = cosine_similarity_op.kernels
@@ -16923,7 +16929,7 @@ cosine_similarity = cosine_similarity_op._entry = _cosine_similarity_entry(
 cosine_similarity_op._make_entry = _cosine_similarity_entry
 
 
-pairwise_distance_op = define(
+pairwise_distance_op = declare(
     "aten::pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"
 )
 _pairwise_distance_kernels = pairwise_distance_op.kernels
@@ -16963,7 +16969,7 @@ pairwise_distance = pairwise_distance_op._entry = _pairwise_distance_entry(
 pairwise_distance_op._make_entry = _pairwise_distance_entry
 
 
-pdist_op = define("aten::pdist(Tensor self, float p=2) -> Tensor")
+pdist_op = declare("aten::pdist(Tensor self, float p=2) -> Tensor")
 _pdist_kernels = pdist_op.kernels
 
 
@@ -16995,7 +17001,7 @@ pdist = pdist_op._entry = _pdist_entry(Site(pdist_op))
 pdist_op._make_entry = _pdist_entry
 
 
-_pdist_forward_op = define("aten::_pdist_forward(Tensor self, float p=2) -> Tensor")
+_pdist_forward_op = declare("aten::_pdist_forward(Tensor self, float p=2) -> Tensor")
 __pdist_forward_kernels = _pdist_forward_op.kernels
 
 
@@ -17031,7 +17037,7 @@ _pdist_forward = _pdist_forward_op._entry = __pdist_forward_entry(Site(_pdist_fo
 _pdist_forward_op._make_entry = __pdist_forward_entry
 
 
-_pdist_backward_op = define(
+_pdist_backward_op = declare(
     "aten::_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor"
 )
 __pdist_backward_kernels = _pdist_backward_op.kernels
@@ -17077,7 +17083,7 @@ _pdist_backward = _pdist_backward_op._entry = __pdist_backward_entry(Site(_pdist
 _pdist_backward_op._make_entry = __pdist_backward_entry
 
 
-cosine_embedding_loss_op = define(
+cosine_embedding_loss_op = declare(
     "aten::cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"
 )
 _cosine_embedding_loss_kernels = cosine_embedding_loss_op.kernels
@@ -17123,7 +17129,7 @@ cosine_embedding_loss = cosine_embedding_loss_op._entry = _cosine_embedding_loss
 cosine_embedding_loss_op._make_entry = _cosine_embedding_loss_entry
 
 
-triplet_margin_loss_op = define(
+triplet_margin_loss_op = declare(
     "aten::triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=Mean) -> Tensor"
 )
 _triplet_margin_loss_kernels = triplet_margin_loss_op.kernels
@@ -17193,7 +17199,7 @@ triplet_margin_loss = triplet_margin_loss_op._entry = _triplet_margin_loss_entry
 triplet_margin_loss_op._make_entry = _triplet_margin_loss_entry
 
 
-multi_margin_loss_op = define(
+multi_margin_loss_op = declare(
     "aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"
 )
 _multi_margin_loss_kernels = multi_margin_loss_op.kernels
@@ -17250,7 +17256,7 @@ multi_margin_loss = multi_margin_loss_op._entry = _multi_margin_loss_entry(
 multi_margin_loss_op._make_entry = _multi_margin_loss_entry
 
 
-multi_margin_loss_backward_op = define(
+multi_margin_loss_backward_op = declare(
     "aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"
 )
 _multi_margin_loss_backward_kernels = multi_margin_loss_backward_op.kernels
@@ -17329,7 +17335,7 @@ multi_margin_loss_backward = multi_margin_loss_backward_op._entry = (
 multi_margin_loss_backward_op._make_entry = _multi_margin_loss_backward_entry
 
 
-multilabel_margin_loss_op = define(
+multilabel_margin_loss_op = declare(
     "aten::multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
 )
 _multilabel_margin_loss_kernels = multilabel_margin_loss_op.kernels
@@ -17367,7 +17373,7 @@ multilabel_margin_loss = multilabel_margin_loss_op._entry = _multilabel_margin_l
 multilabel_margin_loss_op._make_entry = _multilabel_margin_loss_entry
 
 
-multilabel_margin_loss_forward_op = define(
+multilabel_margin_loss_forward_op = declare(
     "aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"
 )
 _multilabel_margin_loss_forward_kernels = multilabel_margin_loss_forward_op.kernels
@@ -17409,7 +17415,7 @@ multilabel_margin_loss_forward = multilabel_margin_loss_forward_op._entry = (
 multilabel_margin_loss_forward_op._make_entry = _multilabel_margin_loss_forward_entry
 
 
-multilabel_margin_loss_backward_op = define(
+multilabel_margin_loss_backward_op = declare(
     "aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"
 )
 _multilabel_margin_loss_backward_kernels = multilabel_margin_loss_backward_op.kernels
@@ -17481,7 +17487,7 @@ multilabel_margin_loss_backward = multilabel_margin_loss_backward_op._entry = (
 multilabel_margin_loss_backward_op._make_entry = _multilabel_margin_loss_backward_entry
 
 
-ctc_loss_IntList_op = define(
+ctc_loss_IntList_op = declare(
     "aten::ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor"
 )
 _ctc_loss_IntList_kernels = ctc_loss_IntList_op.kernels
@@ -17554,7 +17560,7 @@ ctc_loss_IntList = ctc_loss_IntList_op._entry = _ctc_loss_IntList_entry(Site(ctc
 ctc_loss_IntList_op._make_entry = _ctc_loss_IntList_entry
 
 
-ctc_loss_Tensor_op = define(
+ctc_loss_Tensor_op = declare(
     "aten::ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor"
 )
 _ctc_loss_Tensor_kernels = ctc_loss_Tensor_op.kernels
@@ -17633,7 +17639,7 @@ ctc_loss_Tensor = ctc_loss_Tensor_op._entry = _ctc_loss_Tensor_entry(Site(ctc_lo
 ctc_loss_Tensor_op._make_entry = _ctc_loss_Tensor_entry
 
 
-_ctc_loss_op = define(
+_ctc_loss_op = declare(
     "aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)"
 )
 __ctc_loss_kernels = _ctc_loss_op.kernels
@@ -17693,7 +17699,7 @@ _ctc_loss = _ctc_loss_op._entry = __ctc_loss_entry(Site(_ctc_loss_op))
 _ctc_loss_op._make_entry = __ctc_loss_entry
 
 
-_ctc_loss_Tensor_op = define(
+_ctc_loss_Tensor_op = declare(
     "aten::_ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)"
 )
 __ctc_loss_Tensor_kernels = _ctc_loss_Tensor_op.kernels
@@ -17761,7 +17767,7 @@ _ctc_loss_Tensor = _ctc_loss_Tensor_op._entry = __ctc_loss_Tensor_entry(Site(_ct
 _ctc_loss_Tensor_op._make_entry = __ctc_loss_Tensor_entry
 
 
-_ctc_loss_backward_op = define(
+_ctc_loss_backward_op = declare(
     "aten::_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor"
 )
 __ctc_loss_backward_kernels = _ctc_loss_backward_op.kernels
@@ -17888,7 +17894,7 @@ _ctc_loss_backward = _ctc_loss_backward_op._entry = __ctc_loss_backward_entry(
 _ctc_loss_backward_op._make_entry = __ctc_loss_backward_entry
 
 
-_ctc_loss_backward_Tensor_op = define(
+_ctc_loss_backward_Tensor_op = declare(
     "aten::_ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor"
 )
 __ctc_loss_backward_Tensor_kernels = _ctc_loss_backward_Tensor_op.kernels
@@ -18023,7 +18029,7 @@ _ctc_loss_backward_Tensor = _ctc_loss_backward_Tensor_op._entry = __ctc_loss_bac
 _ctc_loss_backward_Tensor_op._make_entry = __ctc_loss_backward_Tensor_entry
 
 
-exponential__op = define(
+exponential__op = declare(
     "aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"
 )
 _exponential__kernels = exponential__op.kernels
@@ -18057,7 +18063,7 @@ exponential_ = exponential__op._entry = _exponential__entry(Site(exponential__op
 exponential__op._make_entry = _exponential__entry
 
 
-bernoulli__float_op = define(
+bernoulli__float_op = declare(
     "aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)"
 )
 _bernoulli__float_kernels = bernoulli__float_op.kernels
@@ -18091,7 +18097,7 @@ bernoulli__float = bernoulli__float_op._entry = _bernoulli__float_entry(Site(ber
 bernoulli__float_op._make_entry = _bernoulli__float_entry
 
 
-bernoulli__Tensor_op = define(
+bernoulli__Tensor_op = declare(
     "aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)"
 )
 _bernoulli__Tensor_kernels = bernoulli__Tensor_op.kernels
@@ -18127,7 +18133,7 @@ bernoulli__Tensor = bernoulli__Tensor_op._entry = _bernoulli__Tensor_entry(
 bernoulli__Tensor_op._make_entry = _bernoulli__Tensor_entry
 
 
-bernoulli_op = define("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor")
+bernoulli_op = declare("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor")
 _bernoulli_kernels = bernoulli_op.kernels
 
 
@@ -18161,7 +18167,7 @@ bernoulli = bernoulli_op._entry = _bernoulli_entry(Site(bernoulli_op))
 bernoulli_op._make_entry = _bernoulli_entry
 
 
-mm_op = define("aten::mm(Tensor self, Tensor mat2) -> Tensor")
+mm_op = declare("aten::mm(Tensor self, Tensor mat2) -> Tensor")
 _mm_kernels = mm_op.kernels
 
 
@@ -18197,7 +18203,7 @@ mm = mm_op._entry = _mm_entry(Site(mm_op))
 mm_op._make_entry = _mm_entry
 
 
-mm_out_op = define("aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)")
+mm_out_op = declare("aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)")
 _mm_out_kernels = mm_out_op.kernels
 
 
@@ -18231,7 +18237,7 @@ mm_out = mm_out_op._entry = _mm_out_entry(Site(mm_out_op))
 mm_out_op._make_entry = _mm_out_entry
 
 
-bmm_op = define("aten::bmm(Tensor self, Tensor mat2) -> Tensor")
+bmm_op = declare("aten::bmm(Tensor self, Tensor mat2) -> Tensor")
 _bmm_kernels = bmm_op.kernels
 
 
@@ -18267,7 +18273,7 @@ bmm = bmm_op._entry = _bmm_entry(Site(bmm_op))
 bmm_op._make_entry = _bmm_entry
 
 
-dot_op = define("aten::dot(Tensor self, Tensor tensor) -> Tensor")
+dot_op = declare("aten::dot(Tensor self, Tensor tensor) -> Tensor")
 _dot_kernels = dot_op.kernels
 
 
@@ -18303,7 +18309,7 @@ dot = dot_op._entry = _dot_entry(Site(dot_op))
 dot_op._make_entry = _dot_entry
 
 
-mv_op = define("aten::mv(Tensor self, Tensor vec) -> Tensor")
+mv_op = declare("aten::mv(Tensor self, Tensor vec) -> Tensor")
 _mv_kernels = mv_op.kernels
 
 
@@ -18339,7 +18345,7 @@ mv = mv_op._entry = _mv_entry(Site(mv_op))
 mv_op._make_entry = _mv_entry
 
 
-matmul_op = define("aten::matmul(Tensor self, Tensor other) -> Tensor")
+matmul_op = declare("aten::matmul(Tensor self, Tensor other) -> Tensor")
 _matmul_kernels = matmul_op.kernels
 
 
@@ -18371,7 +18377,7 @@ matmul = matmul_op._entry = _matmul_entry(Site(matmul_op))
 matmul_op._make_entry = _matmul_entry
 
 
-baddbmm_op = define(
+baddbmm_op = declare(
     "aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 )
 _baddbmm_kernels = baddbmm_op.kernels
@@ -18429,7 +18435,7 @@ baddbmm = baddbmm_op._entry = _baddbmm_entry(Site(baddbmm_op))
 baddbmm_op._make_entry = _baddbmm_entry
 
 
-baddbmm__op = define(
+baddbmm__op = declare(
     "aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"
 )
 _baddbmm__kernels = baddbmm__op.kernels
@@ -18479,7 +18485,7 @@ baddbmm_ = baddbmm__op._entry = _baddbmm__entry(Site(baddbmm__op))
 baddbmm__op._make_entry = _baddbmm__entry
 
 
-baddbmm_out_op = define(
+baddbmm_out_op = declare(
     "aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
 )
 _baddbmm_out_kernels = baddbmm_out_op.kernels
@@ -18531,7 +18537,7 @@ baddbmm_out = baddbmm_out_op._entry = _baddbmm_out_entry(Site(baddbmm_out_op))
 baddbmm_out_op._make_entry = _baddbmm_out_entry
 
 
-bilinear_op = define(
+bilinear_op = declare(
     "aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor"
 )
 _bilinear_kernels = bilinear_op.kernels
@@ -18575,7 +18581,7 @@ bilinear = bilinear_op._entry = _bilinear_entry(Site(bilinear_op))
 bilinear_op._make_entry = _bilinear_entry
 
 
-_trilinear_op = define(
+_trilinear_op = declare(
     "aten::_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor"
 )
 __trilinear_kernels = _trilinear_op.kernels
@@ -18635,7 +18641,7 @@ _trilinear = _trilinear_op._entry = __trilinear_entry(Site(_trilinear_op))
 _trilinear_op._make_entry = __trilinear_entry
 
 
-addmm_op = define(
+addmm_op = declare(
     "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 )
 _addmm_kernels = addmm_op.kernels
@@ -18693,7 +18699,7 @@ addmm = addmm_op._entry = _addmm_entry(Site(addmm_op))
 addmm_op._make_entry = _addmm_entry
 
 
-linear_op = define("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
+linear_op = declare("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
 _linear_kernels = linear_op.kernels
 
 
@@ -18729,7 +18735,7 @@ linear = linear_op._entry = _linear_entry(Site(linear_op))
 linear_op._make_entry = _linear_entry
 
 
-layer_norm_op = define(
+layer_norm_op = declare(
     "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"
 )
 _layer_norm_kernels = layer_norm_op.kernels
@@ -18778,7 +18784,7 @@ layer_norm = layer_norm_op._entry = _layer_norm_entry(Site(layer_norm_op))
 layer_norm_op._make_entry = _layer_norm_entry
 
 
-native_layer_norm_op = define(
+native_layer_norm_op = declare(
     "aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"
 )
 _native_layer_norm_kernels = native_layer_norm_op.kernels
@@ -18829,7 +18835,7 @@ native_layer_norm = native_layer_norm_op._entry = _native_layer_norm_entry(
 native_layer_norm_op._make_entry = _native_layer_norm_entry
 
 
-native_layer_norm_backward_op = define(
+native_layer_norm_backward_op = declare(
     "aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
 )
 _native_layer_norm_backward_kernels = native_layer_norm_backward_op.kernels
@@ -18911,7 +18917,7 @@ native_layer_norm_backward = native_layer_norm_backward_op._entry = (
 native_layer_norm_backward_op._make_entry = _native_layer_norm_backward_entry
 
 
-batch_norm_op = define(
+batch_norm_op = declare(
     "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"
 )
 _batch_norm_kernels = batch_norm_op.kernels
@@ -18999,7 +19005,7 @@ batch_norm = batch_norm_op._entry = _batch_norm_entry(Site(batch_norm_op))
 batch_norm_op._make_entry = _batch_norm_entry
 
 
-native_batch_norm_op = define(
+native_batch_norm_op = declare(
     "aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"
 )
 _native_batch_norm_kernels = native_batch_norm_op.kernels
@@ -19076,7 +19082,7 @@ native_batch_norm = native_batch_norm_op._entry = _native_batch_norm_entry(
 native_batch_norm_op._make_entry = _native_batch_norm_entry
 
 
-native_batch_norm_backward_op = define(
+native_batch_norm_backward_op = declare(
     "aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
 )
 _native_batch_norm_backward_kernels = native_batch_norm_backward_op.kernels
@@ -19182,7 +19188,7 @@ native_batch_norm_backward = native_batch_norm_backward_op._entry = (
 native_batch_norm_backward_op._make_entry = _native_batch_norm_backward_entry
 
 
-instance_norm_op = define(
+instance_norm_op = declare(
     "aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor"
 )
 _instance_norm_kernels = instance_norm_op.kernels
@@ -19278,7 +19284,7 @@ instance_norm = instance_norm_op._entry = _instance_norm_entry(Site(instance_nor
 instance_norm_op._make_entry = _instance_norm_entry
 
 
-repeat_op = define("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor")
+repeat_op = declare("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor")
 _repeat_kernels = repeat_op.kernels
 
 
@@ -19314,7 +19320,7 @@ repeat = repeat_op._entry = _repeat_entry(Site(repeat_op))
 repeat_op._make_entry = _repeat_entry
 
 
-group_norm_op = define(
+group_norm_op = declare(
     "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor"
 )
 _group_norm_kernels = group_norm_op.kernels
@@ -19363,7 +19369,7 @@ group_norm = group_norm_op._entry = _group_norm_entry(Site(group_norm_op))
 group_norm_op._make_entry = _group_norm_entry
 
 
-native_group_norm_op = define(
+native_group_norm_op = declare(
     "aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"
 )
 _native_group_norm_kernels = native_group_norm_op.kernels
@@ -19420,7 +19426,7 @@ native_group_norm = native_group_norm_op._entry = _native_group_norm_entry(
 native_group_norm_op._make_entry = _native_group_norm_entry
 
 
-native_group_norm_backward_op = define(
+native_group_norm_backward_op = declare(
     "aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
 )
 _native_group_norm_backward_kernels = native_group_norm_backward_op.kernels
@@ -19507,7 +19513,7 @@ native_group_norm_backward = native_group_norm_backward_op._entry = (
 native_group_norm_backward_op._make_entry = _native_group_norm_backward_entry
 
 
-rsqrt_op = define("aten::rsqrt(Tensor self) -> Tensor")
+rsqrt_op = declare("aten::rsqrt(Tensor self) -> Tensor")
 _rsqrt_kernels = rsqrt_op.kernels
 
 
@@ -19541,7 +19547,7 @@ rsqrt = rsqrt_op._entry = _rsqrt_entry(Site(rsqrt_op))
 rsqrt_op._make_entry = _rsqrt_entry
 
 
-rsqrt__op = define("aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)")
+rsqrt__op = declare("aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)")
 _rsqrt__kernels = rsqrt__op.kernels
 
 
@@ -19571,7 +19577,7 @@ rsqrt_ = rsqrt__op._entry = _rsqrt__entry(Site(rsqrt__op))
 rsqrt__op._make_entry = _rsqrt__entry
 
 
-rms_norm_op = define(
+rms_norm_op = declare(
     "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor"
 )
 _rms_norm_kernels = rms_norm_op.kernels
@@ -19611,7 +19617,7 @@ rms_norm = rms_norm_op._entry = _rms_norm_entry(Site(rms_norm_op))
 rms_norm_op._make_entry = _rms_norm_entry
 
 
-dropout_op = define("aten::dropout(Tensor input, float p, bool train) -> Tensor")
+dropout_op = declare("aten::dropout(Tensor input, float p, bool train) -> Tensor")
 _dropout_kernels = dropout_op.kernels
 
 
@@ -19643,7 +19649,7 @@ dropout = dropout_op._entry = _dropout_entry(Site(dropout_op))
 dropout_op._make_entry = _dropout_entry
 
 
-dropout__op = define("aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)")
+dropout__op = declare("aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)")
 _dropout__kernels = dropout__op.kernels
 
 
@@ -19675,7 +19681,7 @@ dropout_ = dropout__op._entry = _dropout__entry(Site(dropout__op))
 dropout__op._make_entry = _dropout__entry
 
 
-feature_dropout_op = define("aten::feature_dropout(Tensor input, float p, bool train) -> Tensor")
+feature_dropout_op = declare("aten::feature_dropout(Tensor input, float p, bool train) -> Tensor")
 _feature_dropout_kernels = feature_dropout_op.kernels
 
 
@@ -19707,7 +19713,7 @@ feature_dropout = feature_dropout_op._entry = _feature_dropout_entry(Site(featur
 feature_dropout_op._make_entry = _feature_dropout_entry
 
 
-feature_dropout__op = define(
+feature_dropout__op = declare(
     "aten::feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
 )
 _feature_dropout__kernels = feature_dropout__op.kernels
@@ -19741,7 +19747,7 @@ feature_dropout_ = feature_dropout__op._entry = _feature_dropout__entry(Site(fea
 feature_dropout__op._make_entry = _feature_dropout__entry
 
 
-alpha_dropout_op = define("aten::alpha_dropout(Tensor input, float p, bool train) -> Tensor")
+alpha_dropout_op = declare("aten::alpha_dropout(Tensor input, float p, bool train) -> Tensor")
 _alpha_dropout_kernels = alpha_dropout_op.kernels
 
 
@@ -19773,7 +19779,7 @@ alpha_dropout = alpha_dropout_op._entry = _alpha_dropout_entry(Site(alpha_dropou
 alpha_dropout_op._make_entry = _alpha_dropout_entry
 
 
-alpha_dropout__op = define(
+alpha_dropout__op = declare(
     "aten::alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
 )
 _alpha_dropout__kernels = alpha_dropout__op.kernels
@@ -19807,7 +19813,7 @@ alpha_dropout_ = alpha_dropout__op._entry = _alpha_dropout__entry(Site(alpha_dro
 alpha_dropout__op._make_entry = _alpha_dropout__entry
 
 
-feature_alpha_dropout_op = define(
+feature_alpha_dropout_op = declare(
     "aten::feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor"
 )
 _feature_alpha_dropout_kernels = feature_alpha_dropout_op.kernels
@@ -19843,7 +19849,7 @@ feature_alpha_dropout = feature_alpha_dropout_op._entry = _feature_alpha_dropout
 feature_alpha_dropout_op._make_entry = _feature_alpha_dropout_entry
 
 
-feature_alpha_dropout__op = define(
+feature_alpha_dropout__op = declare(
     "aten::feature_alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
 )
 _feature_alpha_dropout__kernels = feature_alpha_dropout__op.kernels
@@ -19879,7 +19885,7 @@ feature_alpha_dropout_ = feature_alpha_dropout__op._entry = _feature_alpha_dropo
 feature_alpha_dropout__op._make_entry = _feature_alpha_dropout__entry
 
 
-t_op = define("aten::t(Tensor(a) self) -> Tensor(a)")
+t_op = declare("aten::t(Tensor(a) self) -> Tensor(a)")
 _t_kernels = t_op.kernels
 
 
@@ -19913,7 +19919,7 @@ t = t_op._entry = _t_entry(Site(t_op))
 t_op._make_entry = _t_entry
 
 
-transpose_int_op = define("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
+transpose_int_op = declare("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
 _transpose_int_kernels = transpose_int_op.kernels
 
 
@@ -19951,7 +19957,7 @@ transpose_int = transpose_int_op._entry = _transpose_int_entry(Site(transpose_in
 transpose_int_op._make_entry = _transpose_int_entry
 
 
-permute_op = define("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")
+permute_op = declare("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)")
 _permute_kernels = permute_op.kernels
 
 
@@ -19987,7 +19993,7 @@ permute = permute_op._entry = _permute_entry(Site(permute_op))
 permute_op._make_entry = _permute_entry
 
 
-view_op = define("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+view_op = declare("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
 _view_kernels = view_op.kernels
 
 
@@ -20023,7 +20029,7 @@ view = view_op._entry = _view_entry(Site(view_op))
 view_op._make_entry = _view_entry
 
 
-view_dtype_op = define("aten::view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)")
+view_dtype_op = declare("aten::view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)")
 _view_dtype_kernels = view_dtype_op.kernels
 
 
@@ -20055,7 +20061,7 @@ view_dtype = view_dtype_op._entry = _view_dtype_entry(Site(view_dtype_op))
 view_dtype_op._make_entry = _view_dtype_entry
 
 
-_unsafe_view_op = define("aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
+_unsafe_view_op = declare("aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor")
 __unsafe_view_kernels = _unsafe_view_op.kernels
 
 
@@ -20091,7 +20097,7 @@ _unsafe_view = _unsafe_view_op._entry = __unsafe_view_entry(Site(_unsafe_view_op
 _unsafe_view_op._make_entry = __unsafe_view_entry
 
 
-reshape_op = define("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
+reshape_op = declare("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
 _reshape_kernels = reshape_op.kernels
 
 
@@ -20123,7 +20129,7 @@ reshape = reshape_op._entry = _reshape_entry(Site(reshape_op))
 reshape_op._make_entry = _reshape_entry
 
 
-_reshape_alias_op = define(
+_reshape_alias_op = declare(
     "aten::_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)"
 )
 __reshape_alias_kernels = _reshape_alias_op.kernels
@@ -20163,7 +20169,7 @@ _reshape_alias = _reshape_alias_op._entry = __reshape_alias_entry(Site(_reshape_
 _reshape_alias_op._make_entry = __reshape_alias_entry
 
 
-flatten_using_ints_op = define(
+flatten_using_ints_op = declare(
     "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"
 )
 _flatten_using_ints_kernels = flatten_using_ints_op.kernels
@@ -20201,7 +20207,7 @@ flatten_using_ints = flatten_using_ints_op._entry = _flatten_using_ints_entry(
 flatten_using_ints_op._make_entry = _flatten_using_ints_entry
 
 
-unflatten_int_op = define(
+unflatten_int_op = declare(
     "aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"
 )
 _unflatten_int_kernels = unflatten_int_op.kernels
@@ -20237,7 +20243,7 @@ unflatten_int = unflatten_int_op._entry = _unflatten_int_entry(Site(unflatten_in
 unflatten_int_op._make_entry = _unflatten_int_entry
 
 
-repeat_interleave_self_int_op = define(
+repeat_interleave_self_int_op = declare(
     "aten::repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"
 )
 _repeat_interleave_self_int_kernels = repeat_interleave_self_int_op.kernels
@@ -20281,7 +20287,7 @@ repeat_interleave_self_int = repeat_interleave_self_int_op._entry = (
 repeat_interleave_self_int_op._make_entry = _repeat_interleave_self_int_entry
 
 
-expand_op = define(
+expand_op = declare(
     "aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"
 )
 _expand_kernels = expand_op.kernels
@@ -20319,7 +20325,7 @@ expand = expand_op._entry = _expand_entry(Site(expand_op))
 expand_op._make_entry = _expand_entry
 
 
-broadcast_tensors_op = define("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]")
+broadcast_tensors_op = declare("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]")
 _broadcast_tensors_kernels = broadcast_tensors_op.kernels
 
 
@@ -20350,7 +20356,7 @@ broadcast_tensors = broadcast_tensors_op._entry = _broadcast_tensors_entry(
 broadcast_tensors_op._make_entry = _broadcast_tensors_entry
 
 
-expand_as_op = define("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)")
+expand_as_op = declare("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)")
 _expand_as_kernels = expand_as_op.kernels
 
 
@@ -20382,7 +20388,7 @@ expand_as = expand_as_op._entry = _expand_as_entry(Site(expand_as_op))
 expand_as_op._make_entry = _expand_as_entry
 
 
-unsqueeze_op = define("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
+unsqueeze_op = declare("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
 _unsqueeze_kernels = unsqueeze_op.kernels
 
 
@@ -20418,7 +20424,7 @@ unsqueeze = unsqueeze_op._entry = _unsqueeze_entry(Site(unsqueeze_op))
 unsqueeze_op._make_entry = _unsqueeze_entry
 
 
-squeeze_op = define("aten::squeeze(Tensor(a) self) -> Tensor(a)")
+squeeze_op = declare("aten::squeeze(Tensor(a) self) -> Tensor(a)")
 _squeeze_kernels = squeeze_op.kernels
 
 
@@ -20452,7 +20458,7 @@ squeeze = squeeze_op._entry = _squeeze_entry(Site(squeeze_op))
 squeeze_op._make_entry = _squeeze_entry
 
 
-squeeze_dim_op = define("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
+squeeze_dim_op = declare("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
 _squeeze_dim_kernels = squeeze_dim_op.kernels
 
 
@@ -20488,7 +20494,7 @@ squeeze_dim = squeeze_dim_op._entry = _squeeze_dim_entry(Site(squeeze_dim_op))
 squeeze_dim_op._make_entry = _squeeze_dim_entry
 
 
-squeeze_dims_op = define("aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
+squeeze_dims_op = declare("aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
 _squeeze_dims_kernels = squeeze_dims_op.kernels
 
 
@@ -20524,7 +20530,7 @@ squeeze_dims = squeeze_dims_op._entry = _squeeze_dims_entry(Site(squeeze_dims_op
 squeeze_dims_op._make_entry = _squeeze_dims_entry
 
 
-squeeze__op = define("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)")
+squeeze__op = declare("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)")
 _squeeze__kernels = squeeze__op.kernels
 
 
@@ -20554,7 +20560,7 @@ squeeze_ = squeeze__op._entry = _squeeze__entry(Site(squeeze__op))
 squeeze__op._make_entry = _squeeze__entry
 
 
-squeeze__dim_op = define("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)")
+squeeze__dim_op = declare("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)")
 _squeeze__dim_kernels = squeeze__dim_op.kernels
 
 
@@ -20586,7 +20592,7 @@ squeeze__dim = squeeze__dim_op._entry = _squeeze__dim_entry(Site(squeeze__dim_op
 squeeze__dim_op._make_entry = _squeeze__dim_entry
 
 
-squeeze__dims_op = define("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)")
+squeeze__dims_op = declare("aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)")
 _squeeze__dims_kernels = squeeze__dims_op.kernels
 
 
@@ -20618,7 +20624,7 @@ squeeze__dims = squeeze__dims_op._entry = _squeeze__dims_entry(Site(squeeze__dim
 squeeze__dims_op._make_entry = _squeeze__dims_entry
 
 
-unsqueeze__op = define("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)")
+unsqueeze__op = declare("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)")
 _unsqueeze__kernels = unsqueeze__op.kernels
 
 
@@ -20650,7 +20656,7 @@ unsqueeze_ = unsqueeze__op._entry = _unsqueeze__entry(Site(unsqueeze__op))
 unsqueeze__op._make_entry = _unsqueeze__entry
 
 
-t__op = define("aten::t_(Tensor(a!) self) -> Tensor(a!)")
+t__op = declare("aten::t_(Tensor(a!) self) -> Tensor(a!)")
 _t__kernels = t__op.kernels
 
 
@@ -20680,7 +20686,7 @@ t_ = t__op._entry = _t__entry(Site(t__op))
 t__op._make_entry = _t__entry
 
 
-transpose__op = define("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
+transpose__op = declare("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
 _transpose__kernels = transpose__op.kernels
 
 
@@ -20714,7 +20720,7 @@ transpose_ = transpose__op._entry = _transpose__entry(Site(transpose__op))
 transpose__op._make_entry = _transpose__entry
 
 
-select_int_op = define("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
+select_int_op = declare("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
 _select_int_kernels = select_int_op.kernels
 
 
@@ -20752,7 +20758,7 @@ select_int = select_int_op._entry = _select_int_entry(Site(select_int_op))
 select_int_op._make_entry = _select_int_entry
 
 
-select_backward_op = define(
+select_backward_op = declare(
     "aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"
 )
 _select_backward_kernels = select_backward_op.kernels
@@ -20794,7 +20800,7 @@ select_backward = select_backward_op._entry = _select_backward_entry(Site(select
 select_backward_op._make_entry = _select_backward_entry
 
 
-slice_Tensor_op = define(
+slice_Tensor_op = declare(
     "aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"
 )
 _slice_Tensor_kernels = slice_Tensor_op.kernels
@@ -20838,7 +20844,7 @@ slice_Tensor = slice_Tensor_op._entry = _slice_Tensor_entry(Site(slice_Tensor_op
 slice_Tensor_op._make_entry = _slice_Tensor_entry
 
 
-slice_backward_op = define(
+slice_backward_op = declare(
     "aten::slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"
 )
 _slice_backward_kernels = slice_backward_op.kernels
@@ -20890,7 +20896,7 @@ slice_backward = slice_backward_op._entry = _slice_backward_entry(Site(slice_bac
 slice_backward_op._make_entry = _slice_backward_entry
 
 
-as_strided_op = define(
+as_strided_op = declare(
     "aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"
 )
 _as_strided_kernels = as_strided_op.kernels
@@ -20932,7 +20938,7 @@ as_strided = as_strided_op._entry = _as_strided_entry(Site(as_strided_op))
 as_strided_op._make_entry = _as_strided_entry
 
 
-diagonal_op = define(
+diagonal_op = declare(
     "aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"
 )
 _diagonal_kernels = diagonal_op.kernels
@@ -20974,7 +20980,7 @@ diagonal = diagonal_op._entry = _diagonal_entry(Site(diagonal_op))
 diagonal_op._make_entry = _diagonal_entry
 
 
-diagonal_backward_op = define(
+diagonal_backward_op = declare(
     "aten::diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"
 )
 _diagonal_backward_kernels = diagonal_backward_op.kernels
@@ -21026,7 +21032,7 @@ diagonal_backward = diagonal_backward_op._entry = _diagonal_backward_entry(
 diagonal_backward_op._make_entry = _diagonal_backward_entry
 
 
-unfold_op = define("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)")
+unfold_op = declare("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)")
 _unfold_kernels = unfold_op.kernels
 
 
@@ -21066,7 +21072,7 @@ unfold = unfold_op._entry = _unfold_entry(Site(unfold_op))
 unfold_op._make_entry = _unfold_entry
 
 
-unfold_backward_op = define(
+unfold_backward_op = declare(
     "aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"
 )
 _unfold_backward_kernels = unfold_backward_op.kernels
@@ -21114,7 +21120,7 @@ unfold_backward = unfold_backward_op._entry = _unfold_backward_entry(Site(unfold
 unfold_backward_op._make_entry = _unfold_backward_entry
 
 
-unbind_int_op = define("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
+unbind_int_op = declare("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 _unbind_int_kernels = unbind_int_op.kernels
 
 
@@ -21146,7 +21152,7 @@ unbind_int = unbind_int_op._entry = _unbind_int_entry(Site(unbind_int_op))
 unbind_int_op._make_entry = _unbind_int_entry
 
 
-split_Tensor_op = define(
+split_Tensor_op = declare(
     "aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"
 )
 _split_Tensor_kernels = split_Tensor_op.kernels
@@ -21182,7 +21188,7 @@ split_Tensor = split_Tensor_op._entry = _split_Tensor_entry(Site(split_Tensor_op
 split_Tensor_op._make_entry = _split_Tensor_entry
 
 
-split_with_sizes_op = define(
+split_with_sizes_op = declare(
     "aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"
 )
 _split_with_sizes_kernels = split_with_sizes_op.kernels
@@ -21218,7 +21224,7 @@ split_with_sizes = split_with_sizes_op._entry = _split_with_sizes_entry(Site(spl
 split_with_sizes_op._make_entry = _split_with_sizes_entry
 
 
-chunk_op = define("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]")
+chunk_op = declare("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]")
 _chunk_kernels = chunk_op.kernels
 
 
@@ -21252,7 +21258,7 @@ chunk = chunk_op._entry = _chunk_entry(Site(chunk_op))
 chunk_op._make_entry = _chunk_entry
 
 
-cat_op = define("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
+cat_op = declare("aten::cat(Tensor[] tensors, int dim=0) -> Tensor")
 _cat_kernels = cat_op.kernels
 
 
@@ -21283,7 +21289,7 @@ cat = cat_op._entry = _cat_entry(Site(cat_op))
 cat_op._make_entry = _cat_entry
 
 
-cat_out_op = define("aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)")
+cat_out_op = declare("aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)")
 _cat_out_kernels = cat_out_op.kernels
 
 
@@ -21316,7 +21322,7 @@ cat_out = cat_out_op._entry = _cat_out_entry(Site(cat_out_op))
 cat_out_op._make_entry = _cat_out_entry
 
 
-stack_op = define("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
+stack_op = declare("aten::stack(Tensor[] tensors, int dim=0) -> Tensor")
 _stack_kernels = stack_op.kernels
 
 
@@ -21347,7 +21353,7 @@ stack = stack_op._entry = _stack_entry(Site(stack_op))
 stack_op._make_entry = _stack_entry
 
 
-alias_op = define("aten::alias(Tensor(a) self) -> Tensor(a)")
+alias_op = declare("aten::alias(Tensor(a) self) -> Tensor(a)")
 _alias_kernels = alias_op.kernels
 
 
@@ -21381,7 +21387,7 @@ alias = alias_op._entry = _alias_entry(Site(alias_op))
 alias_op._make_entry = _alias_entry
 
 
-narrow_op = define(
+narrow_op = declare(
     "aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)"
 )
 _narrow_kernels = narrow_op.kernels
@@ -21419,7 +21425,7 @@ narrow = narrow_op._entry = _narrow_entry(Site(narrow_op))
 narrow_op._make_entry = _narrow_entry
 
 
-narrow_copy_op = define(
+narrow_copy_op = declare(
     "aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"
 )
 _narrow_copy_kernels = narrow_copy_op.kernels
@@ -21461,7 +21467,7 @@ narrow_copy = narrow_copy_op._entry = _narrow_copy_entry(Site(narrow_copy_op))
 narrow_copy_op._make_entry = _narrow_copy_entry
 
 
-narrow_copy_out_op = define(
+narrow_copy_out_op = declare(
     "aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _narrow_copy_out_kernels = narrow_copy_out_op.kernels
@@ -21501,7 +21507,7 @@ narrow_copy_out = narrow_copy_out_op._entry = _narrow_copy_out_entry(Site(narrow
 narrow_copy_out_op._make_entry = _narrow_copy_out_entry
 
 
-flip_op = define("aten::flip(Tensor self, int[] dims) -> Tensor")
+flip_op = declare("aten::flip(Tensor self, int[] dims) -> Tensor")
 _flip_kernels = flip_op.kernels
 
 
@@ -21537,7 +21543,7 @@ flip = flip_op._entry = _flip_entry(Site(flip_op))
 flip_op._make_entry = _flip_entry
 
 
-flip_out_op = define("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)")
+flip_out_op = declare("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)")
 _flip_out_kernels = flip_out_op.kernels
 
 
@@ -21571,7 +21577,7 @@ flip_out = flip_out_op._entry = _flip_out_entry(Site(flip_out_op))
 flip_out_op._make_entry = _flip_out_entry
 
 
-roll_op = define("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
+roll_op = declare("aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
 _roll_kernels = roll_op.kernels
 
 
@@ -21609,7 +21615,7 @@ roll = roll_op._entry = _roll_entry(Site(roll_op))
 roll_op._make_entry = _roll_entry
 
 
-roll_out_op = define(
+roll_out_op = declare(
     "aten::roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)"
 )
 _roll_out_kernels = roll_out_op.kernels
@@ -21647,7 +21653,7 @@ roll_out = roll_out_op._entry = _roll_out_entry(Site(roll_out_op))
 roll_out_op._make_entry = _roll_out_entry
 
 
-rot90_op = define("aten::rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor")
+rot90_op = declare("aten::rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor")
 _rot90_kernels = rot90_op.kernels
 
 
@@ -21685,7 +21691,7 @@ rot90 = rot90_op._entry = _rot90_entry(Site(rot90_op))
 rot90_op._make_entry = _rot90_entry
 
 
-rot90_out_op = define(
+rot90_out_op = declare(
     "aten::rot90.out(Tensor self, int k=1, int[] dims=[0,1], *, Tensor(a!) out) -> Tensor(a!)"
 )
 _rot90_out_kernels = rot90_out_op.kernels
@@ -21723,7 +21729,7 @@ rot90_out = rot90_out_op._entry = _rot90_out_entry(Site(rot90_out_op))
 rot90_out_op._make_entry = _rot90_out_entry
 
 
-tril_op = define("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor")
+tril_op = declare("aten::tril(Tensor self, SymInt diagonal=0) -> Tensor")
 _tril_kernels = tril_op.kernels
 
 
@@ -21759,7 +21765,7 @@ tril = tril_op._entry = _tril_entry(Site(tril_op))
 tril_op._make_entry = _tril_entry
 
 
-tril__op = define("aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)")
+tril__op = declare("aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)")
 _tril__kernels = tril__op.kernels
 
 
@@ -21791,7 +21797,7 @@ tril_ = tril__op._entry = _tril__entry(Site(tril__op))
 tril__op._make_entry = _tril__entry
 
 
-tril_out_op = define(
+tril_out_op = declare(
     "aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _tril_out_kernels = tril_out_op.kernels
@@ -21827,7 +21833,7 @@ tril_out = tril_out_op._entry = _tril_out_entry(Site(tril_out_op))
 tril_out_op._make_entry = _tril_out_entry
 
 
-triu_op = define("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor")
+triu_op = declare("aten::triu(Tensor self, SymInt diagonal=0) -> Tensor")
 _triu_kernels = triu_op.kernels
 
 
@@ -21863,7 +21869,7 @@ triu = triu_op._entry = _triu_entry(Site(triu_op))
 triu_op._make_entry = _triu_entry
 
 
-triu__op = define("aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)")
+triu__op = declare("aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)")
 _triu__kernels = triu__op.kernels
 
 
@@ -21895,7 +21901,7 @@ triu_ = triu__op._entry = _triu__entry(Site(triu__op))
 triu__op._make_entry = _triu__entry
 
 
-triu_out_op = define(
+triu_out_op = declare(
     "aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _triu_out_kernels = triu_out_op.kernels
@@ -21931,7 +21937,7 @@ triu_out = triu_out_op._entry = _triu_out_entry(Site(triu_out_op))
 triu_out_op._make_entry = _triu_out_entry
 
 
-diag_embed_op = define(
+diag_embed_op = declare(
     "aten::diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"
 )
 _diag_embed_kernels = diag_embed_op.kernels
@@ -21973,7 +21979,7 @@ diag_embed = diag_embed_op._entry = _diag_embed_entry(Site(diag_embed_op))
 diag_embed_op._make_entry = _diag_embed_entry
 
 
-diag_embed_out_op = define(
+diag_embed_out_op = declare(
     "aten::diag_embed.out(Tensor self, int offset=0, int dim1=-2, int dim2=-1, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _diag_embed_out_kernels = diag_embed_out_op.kernels
@@ -22013,7 +22019,7 @@ diag_embed_out = diag_embed_out_op._entry = _diag_embed_out_entry(Site(diag_embe
 diag_embed_out_op._make_entry = _diag_embed_out_entry
 
 
-block_diag_op = define("aten::block_diag(Tensor[] tensors) -> Tensor")
+block_diag_op = declare("aten::block_diag(Tensor[] tensors) -> Tensor")
 _block_diag_kernels = block_diag_op.kernels
 
 
@@ -22042,7 +22048,7 @@ block_diag = block_diag_op._entry = _block_diag_entry(Site(block_diag_op))
 block_diag_op._make_entry = _block_diag_entry
 
 
-block_diag_out_op = define(
+block_diag_out_op = declare(
     "aten::block_diag.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _block_diag_out_kernels = block_diag_out_op.kernels
@@ -22075,7 +22081,7 @@ block_diag_out = block_diag_out_op._entry = _block_diag_out_entry(Site(block_dia
 block_diag_out_op._make_entry = _block_diag_out_entry
 
 
-_linalg_svd_op = define(
+_linalg_svd_op = declare(
     "aten::_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"
 )
 __linalg_svd_kernels = _linalg_svd_op.kernels
@@ -22107,7 +22113,7 @@ _linalg_svd = _linalg_svd_op._entry = __linalg_svd_entry(Site(_linalg_svd_op))
 _linalg_svd_op._make_entry = __linalg_svd_entry
 
 
-linalg_svd_op = define(
+linalg_svd_op = declare(
     "aten::linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"
 )
 _linalg_svd_kernels = linalg_svd_op.kernels
@@ -22139,7 +22145,7 @@ linalg_svd = linalg_svd_op._entry = _linalg_svd_entry(Site(linalg_svd_op))
 linalg_svd_op._make_entry = _linalg_svd_entry
 
 
-linalg_svdvals_op = define("aten::linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor")
+linalg_svdvals_op = declare("aten::linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor")
 _linalg_svdvals_kernels = linalg_svdvals_op.kernels
 
 
@@ -22169,7 +22175,7 @@ linalg_svdvals = linalg_svdvals_op._entry = _linalg_svdvals_entry(Site(linalg_sv
 linalg_svdvals_op._make_entry = _linalg_svdvals_entry
 
 
-svd_op = define(
+svd_op = declare(
     "aten::svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)"
 )
 _svd_kernels = svd_op.kernels
@@ -22201,7 +22207,7 @@ svd = svd_op._entry = _svd_entry(Site(svd_op))
 svd_op._make_entry = _svd_entry
 
 
-fliplr_op = define("aten::fliplr(Tensor self) -> Tensor")
+fliplr_op = declare("aten::fliplr(Tensor self) -> Tensor")
 _fliplr_kernels = fliplr_op.kernels
 
 
@@ -22231,7 +22237,7 @@ fliplr = fliplr_op._entry = _fliplr_entry(Site(fliplr_op))
 fliplr_op._make_entry = _fliplr_entry
 
 
-flipud_op = define("aten::flipud(Tensor self) -> Tensor")
+flipud_op = declare("aten::flipud(Tensor self) -> Tensor")
 _flipud_kernels = flipud_op.kernels
 
 
@@ -22261,7 +22267,7 @@ flipud = flipud_op._entry = _flipud_entry(Site(flipud_op))
 flipud_op._make_entry = _flipud_entry
 
 
-tile_op = define("aten::tile(Tensor self, SymInt[] dims) -> Tensor")
+tile_op = declare("aten::tile(Tensor self, SymInt[] dims) -> Tensor")
 _tile_kernels = tile_op.kernels
 
 
@@ -22293,7 +22299,7 @@ tile = tile_op._entry = _tile_entry(Site(tile_op))
 tile_op._make_entry = _tile_entry
 
 
-diag_op = define("aten::diag(Tensor self, int diagonal=0) -> Tensor")
+diag_op = declare("aten::diag(Tensor self, int diagonal=0) -> Tensor")
 _diag_kernels = diag_op.kernels
 
 
@@ -22325,7 +22331,9 @@ diag = diag_op._entry = _diag_entry(Site(diag_op))
 diag_op._make_entry = _diag_entry
 
 
-diag_out_op = define("aten::diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)")
+diag_out_op = declare(
+    "aten::diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)"
+)
 _diag_out_kernels = diag_out_op.kernels
 
 
@@ -22359,7 +22367,7 @@ diag_out = diag_out_op._entry = _diag_out_entry(Site(diag_out_op))
 diag_out_op._make_entry = _diag_out_entry
 
 
-diagflat_op = define("aten::diagflat(Tensor self, int offset=0) -> Tensor")
+diagflat_op = declare("aten::diagflat(Tensor self, int offset=0) -> Tensor")
 _diagflat_kernels = diagflat_op.kernels
 
 
@@ -22391,7 +22399,7 @@ diagflat = diagflat_op._entry = _diagflat_entry(Site(diagflat_op))
 diagflat_op._make_entry = _diagflat_entry
 
 
-movedim_intlist_op = define(
+movedim_intlist_op = declare(
     "aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"
 )
 _movedim_intlist_kernels = movedim_intlist_op.kernels
@@ -22427,7 +22435,7 @@ movedim_intlist = movedim_intlist_op._entry = _movedim_intlist_entry(Site(movedi
 movedim_intlist_op._make_entry = _movedim_intlist_entry
 
 
-movedim_int_op = define(
+movedim_int_op = declare(
     "aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)"
 )
 _movedim_int_kernels = movedim_int_op.kernels
@@ -22463,7 +22471,7 @@ movedim_int = movedim_int_op._entry = _movedim_int_entry(Site(movedim_int_op))
 movedim_int_op._make_entry = _movedim_int_entry
 
 
-moveaxis_intlist_op = define(
+moveaxis_intlist_op = declare(
     "aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"
 )
 _moveaxis_intlist_kernels = moveaxis_intlist_op.kernels
@@ -22499,7 +22507,7 @@ moveaxis_intlist = moveaxis_intlist_op._entry = _moveaxis_intlist_entry(Site(mov
 moveaxis_intlist_op._make_entry = _moveaxis_intlist_entry
 
 
-moveaxis_int_op = define(
+moveaxis_int_op = declare(
     "aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)"
 )
 _moveaxis_int_kernels = moveaxis_int_op.kernels
@@ -22535,7 +22543,7 @@ moveaxis_int = moveaxis_int_op._entry = _moveaxis_int_entry(Site(moveaxis_int_op
 moveaxis_int_op._make_entry = _moveaxis_int_entry
 
 
-swapaxes_op = define("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)")
+swapaxes_op = declare("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)")
 _swapaxes_kernels = swapaxes_op.kernels
 
 
@@ -22569,7 +22577,7 @@ swapaxes = swapaxes_op._entry = _swapaxes_entry(Site(swapaxes_op))
 swapaxes_op._make_entry = _swapaxes_entry
 
 
-swapaxes__op = define("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)")
+swapaxes__op = declare("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)")
 _swapaxes__kernels = swapaxes__op.kernels
 
 
@@ -22603,7 +22611,7 @@ swapaxes_ = swapaxes__op._entry = _swapaxes__entry(Site(swapaxes__op))
 swapaxes__op._make_entry = _swapaxes__entry
 
 
-swapdims_op = define("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
+swapdims_op = declare("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
 _swapdims_kernels = swapdims_op.kernels
 
 
@@ -22637,7 +22645,7 @@ swapdims = swapdims_op._entry = _swapdims_entry(Site(swapdims_op))
 swapdims_op._make_entry = _swapdims_entry
 
 
-swapdims__op = define("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
+swapdims__op = declare("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)")
 _swapdims__kernels = swapdims__op.kernels
 
 
@@ -22671,7 +22679,7 @@ swapdims_ = swapdims__op._entry = _swapdims__entry(Site(swapdims__op))
 swapdims__op._make_entry = _swapdims__entry
 
 
-ravel_op = define("aten::ravel(Tensor(a) self) -> Tensor(a)")
+ravel_op = declare("aten::ravel(Tensor(a) self) -> Tensor(a)")
 _ravel_kernels = ravel_op.kernels
 
 
@@ -22701,7 +22709,7 @@ ravel = ravel_op._entry = _ravel_entry(Site(ravel_op))
 ravel_op._make_entry = _ravel_entry
 
 
-atleast_1d_op = define("aten::atleast_1d(Tensor self) -> Tensor")
+atleast_1d_op = declare("aten::atleast_1d(Tensor self) -> Tensor")
 _atleast_1d_kernels = atleast_1d_op.kernels
 
 
@@ -22731,7 +22739,7 @@ atleast_1d = atleast_1d_op._entry = _atleast_1d_entry(Site(atleast_1d_op))
 atleast_1d_op._make_entry = _atleast_1d_entry
 
 
-atleast_1d_Sequence_op = define("aten::atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]")
+atleast_1d_Sequence_op = declare("aten::atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]")
 _atleast_1d_Sequence_kernels = atleast_1d_Sequence_op.kernels
 
 
@@ -22762,7 +22770,7 @@ atleast_1d_Sequence = atleast_1d_Sequence_op._entry = _atleast_1d_Sequence_entry
 atleast_1d_Sequence_op._make_entry = _atleast_1d_Sequence_entry
 
 
-atleast_2d_op = define("aten::atleast_2d(Tensor self) -> Tensor")
+atleast_2d_op = declare("aten::atleast_2d(Tensor self) -> Tensor")
 _atleast_2d_kernels = atleast_2d_op.kernels
 
 
@@ -22792,7 +22800,7 @@ atleast_2d = atleast_2d_op._entry = _atleast_2d_entry(Site(atleast_2d_op))
 atleast_2d_op._make_entry = _atleast_2d_entry
 
 
-atleast_2d_Sequence_op = define("aten::atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]")
+atleast_2d_Sequence_op = declare("aten::atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]")
 _atleast_2d_Sequence_kernels = atleast_2d_Sequence_op.kernels
 
 
@@ -22823,7 +22831,7 @@ atleast_2d_Sequence = atleast_2d_Sequence_op._entry = _atleast_2d_Sequence_entry
 atleast_2d_Sequence_op._make_entry = _atleast_2d_Sequence_entry
 
 
-atleast_3d_op = define("aten::atleast_3d(Tensor self) -> Tensor")
+atleast_3d_op = declare("aten::atleast_3d(Tensor self) -> Tensor")
 _atleast_3d_kernels = atleast_3d_op.kernels
 
 
@@ -22853,7 +22861,7 @@ atleast_3d = atleast_3d_op._entry = _atleast_3d_entry(Site(atleast_3d_op))
 atleast_3d_op._make_entry = _atleast_3d_entry
 
 
-atleast_3d_Sequence_op = define("aten::atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]")
+atleast_3d_Sequence_op = declare("aten::atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]")
 _atleast_3d_Sequence_kernels = atleast_3d_Sequence_op.kernels
 
 
@@ -22884,7 +22892,7 @@ atleast_3d_Sequence = atleast_3d_Sequence_op._entry = _atleast_3d_Sequence_entry
 atleast_3d_Sequence_op._make_entry = _atleast_3d_Sequence_entry
 
 
-hstack_op = define("aten::hstack(Tensor[] tensors) -> Tensor")
+hstack_op = declare("aten::hstack(Tensor[] tensors) -> Tensor")
 _hstack_kernels = hstack_op.kernels
 
 
@@ -22913,7 +22921,7 @@ hstack = hstack_op._entry = _hstack_entry(Site(hstack_op))
 hstack_op._make_entry = _hstack_entry
 
 
-hstack_out_op = define("aten::hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+hstack_out_op = declare("aten::hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
 _hstack_out_kernels = hstack_out_op.kernels
 
 
@@ -22944,7 +22952,7 @@ hstack_out = hstack_out_op._entry = _hstack_out_entry(Site(hstack_out_op))
 hstack_out_op._make_entry = _hstack_out_entry
 
 
-vstack_op = define("aten::vstack(Tensor[] tensors) -> Tensor")
+vstack_op = declare("aten::vstack(Tensor[] tensors) -> Tensor")
 _vstack_kernels = vstack_op.kernels
 
 
@@ -22973,7 +22981,7 @@ vstack = vstack_op._entry = _vstack_entry(Site(vstack_op))
 vstack_op._make_entry = _vstack_entry
 
 
-vstack_out_op = define("aten::vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+vstack_out_op = declare("aten::vstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
 _vstack_out_kernels = vstack_out_op.kernels
 
 
@@ -23004,7 +23012,7 @@ vstack_out = vstack_out_op._entry = _vstack_out_entry(Site(vstack_out_op))
 vstack_out_op._make_entry = _vstack_out_entry
 
 
-row_stack_op = define("aten::row_stack(Tensor[] tensors) -> Tensor")
+row_stack_op = declare("aten::row_stack(Tensor[] tensors) -> Tensor")
 _row_stack_kernels = row_stack_op.kernels
 
 
@@ -23033,7 +23041,7 @@ row_stack = row_stack_op._entry = _row_stack_entry(Site(row_stack_op))
 row_stack_op._make_entry = _row_stack_entry
 
 
-row_stack_out_op = define("aten::row_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+row_stack_out_op = declare("aten::row_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
 _row_stack_out_kernels = row_stack_out_op.kernels
 
 
@@ -23064,7 +23072,7 @@ row_stack_out = row_stack_out_op._entry = _row_stack_out_entry(Site(row_stack_ou
 row_stack_out_op._make_entry = _row_stack_out_entry
 
 
-dstack_op = define("aten::dstack(Tensor[] tensors) -> Tensor")
+dstack_op = declare("aten::dstack(Tensor[] tensors) -> Tensor")
 _dstack_kernels = dstack_op.kernels
 
 
@@ -23093,7 +23101,7 @@ dstack = dstack_op._entry = _dstack_entry(Site(dstack_op))
 dstack_op._make_entry = _dstack_entry
 
 
-dstack_out_op = define("aten::dstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
+dstack_out_op = declare("aten::dstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)")
 _dstack_out_kernels = dstack_out_op.kernels
 
 
@@ -23124,7 +23132,7 @@ dstack_out = dstack_out_op._entry = _dstack_out_entry(Site(dstack_out_op))
 dstack_out_op._make_entry = _dstack_out_entry
 
 
-column_stack_op = define("aten::column_stack(Tensor[] tensors) -> Tensor")
+column_stack_op = declare("aten::column_stack(Tensor[] tensors) -> Tensor")
 _column_stack_kernels = column_stack_op.kernels
 
 
@@ -23153,7 +23161,7 @@ column_stack = column_stack_op._entry = _column_stack_entry(Site(column_stack_op
 column_stack_op._make_entry = _column_stack_entry
 
 
-column_stack_out_op = define(
+column_stack_out_op = declare(
     "aten::column_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _column_stack_out_kernels = column_stack_out_op.kernels
@@ -23186,7 +23194,7 @@ column_stack_out = column_stack_out_op._entry = _column_stack_out_entry(Site(col
 column_stack_out_op._make_entry = _column_stack_out_entry
 
 
-tensor_split_sections_op = define(
+tensor_split_sections_op = declare(
     "aten::tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]"
 )
 _tensor_split_sections_kernels = tensor_split_sections_op.kernels
@@ -23224,7 +23232,7 @@ tensor_split_sections = tensor_split_sections_op._entry = _tensor_split_sections
 tensor_split_sections_op._make_entry = _tensor_split_sections_entry
 
 
-tensor_split_indices_op = define(
+tensor_split_indices_op = declare(
     "aten::tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]"
 )
 _tensor_split_indices_kernels = tensor_split_indices_op.kernels
@@ -23262,7 +23270,7 @@ tensor_split_indices = tensor_split_indices_op._entry = _tensor_split_indices_en
 tensor_split_indices_op._make_entry = _tensor_split_indices_entry
 
 
-tensor_split_tensor_indices_or_sections_op = define(
+tensor_split_tensor_indices_or_sections_op = declare(
     "aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]"
 )
 _tensor_split_tensor_indices_or_sections_kernels = (
@@ -23321,7 +23329,7 @@ tensor_split_tensor_indices_or_sections_op._make_entry = (
 )
 
 
-hsplit_int_op = define("aten::hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
+hsplit_int_op = declare("aten::hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
 _hsplit_int_kernels = hsplit_int_op.kernels
 
 
@@ -23353,7 +23361,7 @@ hsplit_int = hsplit_int_op._entry = _hsplit_int_entry(Site(hsplit_int_op))
 hsplit_int_op._make_entry = _hsplit_int_entry
 
 
-hsplit_array_op = define("aten::hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
+hsplit_array_op = declare("aten::hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
 _hsplit_array_kernels = hsplit_array_op.kernels
 
 
@@ -23385,7 +23393,7 @@ hsplit_array = hsplit_array_op._entry = _hsplit_array_entry(Site(hsplit_array_op
 hsplit_array_op._make_entry = _hsplit_array_entry
 
 
-vsplit_int_op = define("aten::vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
+vsplit_int_op = declare("aten::vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
 _vsplit_int_kernels = vsplit_int_op.kernels
 
 
@@ -23417,7 +23425,7 @@ vsplit_int = vsplit_int_op._entry = _vsplit_int_entry(Site(vsplit_int_op))
 vsplit_int_op._make_entry = _vsplit_int_entry
 
 
-vsplit_array_op = define("aten::vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
+vsplit_array_op = declare("aten::vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
 _vsplit_array_kernels = vsplit_array_op.kernels
 
 
@@ -23449,7 +23457,7 @@ vsplit_array = vsplit_array_op._entry = _vsplit_array_entry(Site(vsplit_array_op
 vsplit_array_op._make_entry = _vsplit_array_entry
 
 
-dsplit_int_op = define("aten::dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
+dsplit_int_op = declare("aten::dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]")
 _dsplit_int_kernels = dsplit_int_op.kernels
 
 
@@ -23481,7 +23489,7 @@ dsplit_int = dsplit_int_op._entry = _dsplit_int_entry(Site(dsplit_int_op))
 dsplit_int_op._make_entry = _dsplit_int_entry
 
 
-dsplit_array_op = define("aten::dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
+dsplit_array_op = declare("aten::dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]")
 _dsplit_array_kernels = dsplit_array_op.kernels
 
 
@@ -23513,7 +23521,7 @@ dsplit_array = dsplit_array_op._entry = _dsplit_array_entry(Site(dsplit_array_op
 dsplit_array_op._make_entry = _dsplit_array_entry
 
 
-broadcast_to_op = define("aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+broadcast_to_op = declare("aten::broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)")
 _broadcast_to_kernels = broadcast_to_op.kernels
 
 
@@ -23545,7 +23553,7 @@ broadcast_to = broadcast_to_op._entry = _broadcast_to_entry(Site(broadcast_to_op
 broadcast_to_op._make_entry = _broadcast_to_entry
 
 
-meshgrid_op = define("aten::meshgrid(Tensor[] tensors) -> Tensor[]")
+meshgrid_op = declare("aten::meshgrid(Tensor[] tensors) -> Tensor[]")
 _meshgrid_kernels = meshgrid_op.kernels
 
 
@@ -23574,7 +23582,7 @@ meshgrid = meshgrid_op._entry = _meshgrid_entry(Site(meshgrid_op))
 meshgrid_op._make_entry = _meshgrid_entry
 
 
-meshgrid_indexing_op = define(
+meshgrid_indexing_op = declare(
     "aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]"
 )
 _meshgrid_indexing_kernels = meshgrid_indexing_op.kernels
@@ -23607,7 +23615,7 @@ meshgrid_indexing = meshgrid_indexing_op._entry = _meshgrid_indexing_entry(
 meshgrid_indexing_op._make_entry = _meshgrid_indexing_entry
 
 
-cartesian_prod_op = define("aten::cartesian_prod(Tensor[] tensors) -> Tensor")
+cartesian_prod_op = declare("aten::cartesian_prod(Tensor[] tensors) -> Tensor")
 _cartesian_prod_kernels = cartesian_prod_op.kernels
 
 
@@ -23636,7 +23644,7 @@ cartesian_prod = cartesian_prod_op._entry = _cartesian_prod_entry(Site(cartesian
 cartesian_prod_op._make_entry = _cartesian_prod_entry
 
 
-convolution_op = define(
+convolution_op = declare(
     "aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"
 )
 _convolution_kernels = convolution_op.kernels
@@ -23721,7 +23729,7 @@ convolution = convolution_op._entry = _convolution_entry(Site(convolution_op))
 convolution_op._make_entry = _convolution_entry
 
 
-convolution_backward_op = define(
+convolution_backward_op = declare(
     "aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"
 )
 _convolution_backward_kernels = convolution_backward_op.kernels
@@ -23824,7 +23832,7 @@ convolution_backward = convolution_backward_op._entry = _convolution_backward_en
 convolution_backward_op._make_entry = _convolution_backward_entry
 
 
-conv1d_op = define(
+conv1d_op = declare(
     "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor"
 )
 _conv1d_kernels = conv1d_op.kernels
@@ -23874,7 +23882,7 @@ conv1d = conv1d_op._entry = _conv1d_entry(Site(conv1d_op))
 conv1d_op._make_entry = _conv1d_entry
 
 
-conv1d_padding_op = define(
+conv1d_padding_op = declare(
     "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding='valid', SymInt[1] dilation=1, SymInt groups=1) -> Tensor"
 )
 _conv1d_padding_kernels = conv1d_padding_op.kernels
@@ -23924,7 +23932,7 @@ conv1d_padding = conv1d_padding_op._entry = _conv1d_padding_entry(Site(conv1d_pa
 conv1d_padding_op._make_entry = _conv1d_padding_entry
 
 
-conv2d_op = define(
+conv2d_op = declare(
     "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"
 )
 _conv2d_kernels = conv2d_op.kernels
@@ -23974,7 +23982,7 @@ conv2d = conv2d_op._entry = _conv2d_entry(Site(conv2d_op))
 conv2d_op._make_entry = _conv2d_entry
 
 
-conv2d_padding_op = define(
+conv2d_padding_op = declare(
     "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding='valid', SymInt[2] dilation=1, SymInt groups=1) -> Tensor"
 )
 _conv2d_padding_kernels = conv2d_padding_op.kernels
@@ -24024,7 +24032,7 @@ conv2d_padding = conv2d_padding_op._entry = _conv2d_padding_entry(Site(conv2d_pa
 conv2d_padding_op._make_entry = _conv2d_padding_entry
 
 
-conv3d_op = define(
+conv3d_op = declare(
     "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor"
 )
 _conv3d_kernels = conv3d_op.kernels
@@ -24076,7 +24084,7 @@ conv3d = conv3d_op._entry = _conv3d_entry(Site(conv3d_op))
 conv3d_op._make_entry = _conv3d_entry
 
 
-conv3d_padding_op = define(
+conv3d_padding_op = declare(
     "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding='valid', SymInt[3] dilation=1, SymInt groups=1) -> Tensor"
 )
 _conv3d_padding_kernels = conv3d_padding_op.kernels
@@ -24126,7 +24134,7 @@ conv3d_padding = conv3d_padding_op._entry = _conv3d_padding_entry(Site(conv3d_pa
 conv3d_padding_op._make_entry = _conv3d_padding_entry
 
 
-conv_transpose1d_op = define(
+conv_transpose1d_op = declare(
     "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor"
 )
 _conv_transpose1d_kernels = conv_transpose1d_op.kernels
@@ -24207,7 +24215,7 @@ conv_transpose1d = conv_transpose1d_op._entry = _conv_transpose1d_entry(Site(con
 conv_transpose1d_op._make_entry = _conv_transpose1d_entry
 
 
-conv_transpose2d_input_op = define(
+conv_transpose2d_input_op = declare(
     "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor"
 )
 _conv_transpose2d_input_kernels = conv_transpose2d_input_op.kernels
@@ -24292,7 +24300,7 @@ conv_transpose2d_input = conv_transpose2d_input_op._entry = _conv_transpose2d_in
 conv_transpose2d_input_op._make_entry = _conv_transpose2d_input_entry
 
 
-conv_transpose3d_input_op = define(
+conv_transpose3d_input_op = declare(
     "aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor"
 )
 _conv_transpose3d_input_kernels = conv_transpose3d_input_op.kernels
@@ -24377,7 +24385,7 @@ conv_transpose3d_input = conv_transpose3d_input_op._entry = _conv_transpose3d_in
 conv_transpose3d_input_op._make_entry = _conv_transpose3d_input_entry
 
 
-max_pool2d_op = define(
+max_pool2d_op = declare(
     "aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"
 )
 _max_pool2d_kernels = max_pool2d_op.kernels
@@ -24421,7 +24429,7 @@ max_pool2d = max_pool2d_op._entry = _max_pool2d_entry(Site(max_pool2d_op))
 max_pool2d_op._make_entry = _max_pool2d_entry
 
 
-max_pool2d_with_indices_op = define(
+max_pool2d_with_indices_op = declare(
     "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
 )
 _max_pool2d_with_indices_kernels = max_pool2d_with_indices_op.kernels
@@ -24483,7 +24491,7 @@ max_pool2d_with_indices = max_pool2d_with_indices_op._entry = _max_pool2d_with_i
 max_pool2d_with_indices_op._make_entry = _max_pool2d_with_indices_entry
 
 
-max_pool2d_with_indices_backward_op = define(
+max_pool2d_with_indices_backward_op = declare(
     "aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"
 )
 _max_pool2d_with_indices_backward_kernels = max_pool2d_with_indices_backward_op.kernels
@@ -24577,7 +24585,7 @@ max_pool2d_with_indices_backward = max_pool2d_with_indices_backward_op._entry = 
 max_pool2d_with_indices_backward_op._make_entry = _max_pool2d_with_indices_backward_entry
 
 
-avg_pool2d_op = define(
+avg_pool2d_op = declare(
     "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
 )
 _avg_pool2d_kernels = avg_pool2d_op.kernels
@@ -24666,7 +24674,7 @@ avg_pool2d = avg_pool2d_op._entry = _avg_pool2d_entry(Site(avg_pool2d_op))
 avg_pool2d_op._make_entry = _avg_pool2d_entry
 
 
-avg_pool2d_backward_op = define(
+avg_pool2d_backward_op = declare(
     "aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"
 )
 _avg_pool2d_backward_kernels = avg_pool2d_backward_op.kernels
@@ -24768,7 +24776,7 @@ avg_pool2d_backward = avg_pool2d_backward_op._entry = _avg_pool2d_backward_entry
 avg_pool2d_backward_op._make_entry = _avg_pool2d_backward_entry
 
 
-adaptive_avg_pool2d_op = define(
+adaptive_avg_pool2d_op = declare(
     "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"
 )
 _adaptive_avg_pool2d_kernels = adaptive_avg_pool2d_op.kernels
@@ -24804,7 +24812,7 @@ adaptive_avg_pool2d = adaptive_avg_pool2d_op._entry = _adaptive_avg_pool2d_entry
 adaptive_avg_pool2d_op._make_entry = _adaptive_avg_pool2d_entry
 
 
-_adaptive_avg_pool2d_op = define(
+_adaptive_avg_pool2d_op = declare(
     "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"
 )
 __adaptive_avg_pool2d_kernels = _adaptive_avg_pool2d_op.kernels
@@ -24844,7 +24852,7 @@ _adaptive_avg_pool2d = _adaptive_avg_pool2d_op._entry = __adaptive_avg_pool2d_en
 _adaptive_avg_pool2d_op._make_entry = __adaptive_avg_pool2d_entry
 
 
-_adaptive_avg_pool2d_backward_op = define(
+_adaptive_avg_pool2d_backward_op = declare(
     "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 __adaptive_avg_pool2d_backward_kernels = _adaptive_avg_pool2d_backward_op.kernels
@@ -24890,7 +24898,7 @@ _adaptive_avg_pool2d_backward = _adaptive_avg_pool2d_backward_op._entry = (
 _adaptive_avg_pool2d_backward_op._make_entry = __adaptive_avg_pool2d_backward_entry
 
 
-max_pool3d_op = define(
+max_pool3d_op = declare(
     "aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor"
 )
 _max_pool3d_kernels = max_pool3d_op.kernels
@@ -24936,7 +24944,7 @@ max_pool3d = max_pool3d_op._entry = _max_pool3d_entry(Site(max_pool3d_op))
 max_pool3d_op._make_entry = _max_pool3d_entry
 
 
-max_pool3d_with_indices_op = define(
+max_pool3d_with_indices_op = declare(
     "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
 )
 _max_pool3d_with_indices_kernels = max_pool3d_with_indices_op.kernels
@@ -24998,7 +25006,7 @@ max_pool3d_with_indices = max_pool3d_with_indices_op._entry = _max_pool3d_with_i
 max_pool3d_with_indices_op._make_entry = _max_pool3d_with_indices_entry
 
 
-max_pool3d_with_indices_backward_op = define(
+max_pool3d_with_indices_backward_op = declare(
     "aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"
 )
 _max_pool3d_with_indices_backward_kernels = max_pool3d_with_indices_backward_op.kernels
@@ -25092,7 +25100,7 @@ max_pool3d_with_indices_backward = max_pool3d_with_indices_backward_op._entry = 
 max_pool3d_with_indices_backward_op._make_entry = _max_pool3d_with_indices_backward_entry
 
 
-avg_pool3d_op = define(
+avg_pool3d_op = declare(
     "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
 )
 _avg_pool3d_kernels = avg_pool3d_op.kernels
@@ -25181,7 +25189,7 @@ avg_pool3d = avg_pool3d_op._entry = _avg_pool3d_entry(Site(avg_pool3d_op))
 avg_pool3d_op._make_entry = _avg_pool3d_entry
 
 
-avg_pool3d_backward_op = define(
+avg_pool3d_backward_op = declare(
     "aten::avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"
 )
 _avg_pool3d_backward_kernels = avg_pool3d_backward_op.kernels
@@ -25283,7 +25291,7 @@ avg_pool3d_backward = avg_pool3d_backward_op._entry = _avg_pool3d_backward_entry
 avg_pool3d_backward_op._make_entry = _avg_pool3d_backward_entry
 
 
-adaptive_avg_pool3d_op = define(
+adaptive_avg_pool3d_op = declare(
     "aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"
 )
 _adaptive_avg_pool3d_kernels = adaptive_avg_pool3d_op.kernels
@@ -25319,7 +25327,7 @@ adaptive_avg_pool3d = adaptive_avg_pool3d_op._entry = _adaptive_avg_pool3d_entry
 adaptive_avg_pool3d_op._make_entry = _adaptive_avg_pool3d_entry
 
 
-_adaptive_avg_pool3d_op = define(
+_adaptive_avg_pool3d_op = declare(
     "aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"
 )
 __adaptive_avg_pool3d_kernels = _adaptive_avg_pool3d_op.kernels
@@ -25359,7 +25367,7 @@ _adaptive_avg_pool3d = _adaptive_avg_pool3d_op._entry = __adaptive_avg_pool3d_en
 _adaptive_avg_pool3d_op._make_entry = __adaptive_avg_pool3d_entry
 
 
-_adaptive_avg_pool3d_backward_op = define(
+_adaptive_avg_pool3d_backward_op = declare(
     "aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 __adaptive_avg_pool3d_backward_kernels = _adaptive_avg_pool3d_backward_op.kernels
@@ -25405,7 +25413,7 @@ _adaptive_avg_pool3d_backward = _adaptive_avg_pool3d_backward_op._entry = (
 _adaptive_avg_pool3d_backward_op._make_entry = __adaptive_avg_pool3d_backward_entry
 
 
-max_pool1d_with_indices_op = define(
+max_pool1d_with_indices_op = declare(
     "aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
 )
 _max_pool1d_with_indices_kernels = max_pool1d_with_indices_op.kernels
@@ -25467,7 +25475,7 @@ max_pool1d_with_indices = max_pool1d_with_indices_op._entry = _max_pool1d_with_i
 max_pool1d_with_indices_op._make_entry = _max_pool1d_with_indices_entry
 
 
-max_pool1d_op = define(
+max_pool1d_op = declare(
     "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor"
 )
 _max_pool1d_kernels = max_pool1d_op.kernels
@@ -25511,7 +25519,7 @@ max_pool1d = max_pool1d_op._entry = _max_pool1d_entry(Site(max_pool1d_op))
 max_pool1d_op._make_entry = _max_pool1d_entry
 
 
-avg_pool1d_op = define(
+avg_pool1d_op = declare(
     "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor"
 )
 _avg_pool1d_kernels = avg_pool1d_op.kernels
@@ -25569,7 +25577,7 @@ avg_pool1d = avg_pool1d_op._entry = _avg_pool1d_entry(Site(avg_pool1d_op))
 avg_pool1d_op._make_entry = _avg_pool1d_entry
 
 
-adaptive_avg_pool1d_op = define(
+adaptive_avg_pool1d_op = declare(
     "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor"
 )
 _adaptive_avg_pool1d_kernels = adaptive_avg_pool1d_op.kernels
@@ -25605,7 +25613,7 @@ adaptive_avg_pool1d = adaptive_avg_pool1d_op._entry = _adaptive_avg_pool1d_entry
 adaptive_avg_pool1d_op._make_entry = _adaptive_avg_pool1d_entry
 
 
-adaptive_max_pool1d_op = define(
+adaptive_max_pool1d_op = declare(
     "aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)"
 )
 _adaptive_max_pool1d_kernels = adaptive_max_pool1d_op.kernels
@@ -25641,7 +25649,7 @@ adaptive_max_pool1d = adaptive_max_pool1d_op._entry = _adaptive_max_pool1d_entry
 adaptive_max_pool1d_op._make_entry = _adaptive_max_pool1d_entry
 
 
-adaptive_max_pool2d_op = define(
+adaptive_max_pool2d_op = declare(
     "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"
 )
 _adaptive_max_pool2d_kernels = adaptive_max_pool2d_op.kernels
@@ -25677,7 +25685,7 @@ adaptive_max_pool2d = adaptive_max_pool2d_op._entry = _adaptive_max_pool2d_entry
 adaptive_max_pool2d_op._make_entry = _adaptive_max_pool2d_entry
 
 
-adaptive_max_pool2d_backward_op = define(
+adaptive_max_pool2d_backward_op = declare(
     "aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"
 )
 _adaptive_max_pool2d_backward_kernels = adaptive_max_pool2d_backward_op.kernels
@@ -25727,7 +25735,7 @@ adaptive_max_pool2d_backward = adaptive_max_pool2d_backward_op._entry = (
 adaptive_max_pool2d_backward_op._make_entry = _adaptive_max_pool2d_backward_entry
 
 
-adaptive_max_pool3d_op = define(
+adaptive_max_pool3d_op = declare(
     "aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"
 )
 _adaptive_max_pool3d_kernels = adaptive_max_pool3d_op.kernels
@@ -25763,7 +25771,7 @@ adaptive_max_pool3d = adaptive_max_pool3d_op._entry = _adaptive_max_pool3d_entry
 adaptive_max_pool3d_op._make_entry = _adaptive_max_pool3d_entry
 
 
-adaptive_max_pool3d_backward_op = define(
+adaptive_max_pool3d_backward_op = declare(
     "aten::adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"
 )
 _adaptive_max_pool3d_backward_kernels = adaptive_max_pool3d_backward_op.kernels
@@ -25813,7 +25821,7 @@ adaptive_max_pool3d_backward = adaptive_max_pool3d_backward_op._entry = (
 adaptive_max_pool3d_backward_op._make_entry = _adaptive_max_pool3d_backward_entry
 
 
-max_unpool2d_op = define(
+max_unpool2d_op = declare(
     "aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"
 )
 _max_unpool2d_kernels = max_unpool2d_op.kernels
@@ -25853,7 +25861,7 @@ max_unpool2d = max_unpool2d_op._entry = _max_unpool2d_entry(Site(max_unpool2d_op
 max_unpool2d_op._make_entry = _max_unpool2d_entry
 
 
-max_unpool3d_op = define(
+max_unpool3d_op = declare(
     "aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"
 )
 _max_unpool3d_kernels = max_unpool3d_op.kernels
@@ -25901,7 +25909,7 @@ max_unpool3d = max_unpool3d_op._entry = _max_unpool3d_entry(Site(max_unpool3d_op
 max_unpool3d_op._make_entry = _max_unpool3d_entry
 
 
-constant_pad_nd_op = define(
+constant_pad_nd_op = declare(
     "aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"
 )
 _constant_pad_nd_kernels = constant_pad_nd_op.kernels
@@ -25946,7 +25954,7 @@ constant_pad_nd = constant_pad_nd_op._entry = _constant_pad_nd_entry(Site(consta
 constant_pad_nd_op._make_entry = _constant_pad_nd_entry
 
 
-fractional_max_pool2d_op = define(
+fractional_max_pool2d_op = declare(
     "aten::fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"
 )
 _fractional_max_pool2d_kernels = fractional_max_pool2d_op.kernels
@@ -25990,7 +25998,7 @@ fractional_max_pool2d = fractional_max_pool2d_op._entry = _fractional_max_pool2d
 fractional_max_pool2d_op._make_entry = _fractional_max_pool2d_entry
 
 
-fractional_max_pool2d_backward_op = define(
+fractional_max_pool2d_backward_op = declare(
     "aten::fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"
 )
 _fractional_max_pool2d_backward_kernels = fractional_max_pool2d_backward_op.kernels
@@ -26064,7 +26072,7 @@ fractional_max_pool2d_backward = fractional_max_pool2d_backward_op._entry = (
 fractional_max_pool2d_backward_op._make_entry = _fractional_max_pool2d_backward_entry
 
 
-fractional_max_pool3d_op = define(
+fractional_max_pool3d_op = declare(
     "aten::fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"
 )
 _fractional_max_pool3d_kernels = fractional_max_pool3d_op.kernels
@@ -26108,7 +26116,7 @@ fractional_max_pool3d = fractional_max_pool3d_op._entry = _fractional_max_pool3d
 fractional_max_pool3d_op._make_entry = _fractional_max_pool3d_entry
 
 
-fractional_max_pool3d_backward_op = define(
+fractional_max_pool3d_backward_op = declare(
     "aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"
 )
 _fractional_max_pool3d_backward_kernels = fractional_max_pool3d_backward_op.kernels
@@ -26182,7 +26190,7 @@ fractional_max_pool3d_backward = fractional_max_pool3d_backward_op._entry = (
 fractional_max_pool3d_backward_op._make_entry = _fractional_max_pool3d_backward_entry
 
 
-clone_op = define("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
+clone_op = declare("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
 _clone_kernels = clone_op.kernels
 
 
@@ -26216,7 +26224,7 @@ clone = clone_op._entry = _clone_entry(Site(clone_op))
 clone_op._make_entry = _clone_entry
 
 
-detach_op = define("aten::detach(Tensor(a) self) -> Tensor(a)")
+detach_op = declare("aten::detach(Tensor(a) self) -> Tensor(a)")
 _detach_kernels = detach_op.kernels
 
 
@@ -26246,7 +26254,7 @@ detach = detach_op._entry = _detach_entry(Site(detach_op))
 detach_op._make_entry = _detach_entry
 
 
-_local_scalar_dense_op = define("aten::_local_scalar_dense(Tensor self) -> Scalar")
+_local_scalar_dense_op = declare("aten::_local_scalar_dense(Tensor self) -> Scalar")
 __local_scalar_dense_kernels = _local_scalar_dense_op.kernels
 
 
@@ -26278,7 +26286,7 @@ _local_scalar_dense = _local_scalar_dense_op._entry = __local_scalar_dense_entry
 _local_scalar_dense_op._make_entry = __local_scalar_dense_entry
 
 
-lift_fresh_op = define("aten::lift_fresh(Tensor(a) self) -> Tensor(a)")
+lift_fresh_op = declare("aten::lift_fresh(Tensor(a) self) -> Tensor(a)")
 _lift_fresh_kernels = lift_fresh_op.kernels
 
 
@@ -26308,7 +26316,7 @@ lift_fresh = lift_fresh_op._entry = _lift_fresh_entry(Site(lift_fresh_op))
 lift_fresh_op._make_entry = _lift_fresh_entry
 
 
-_to_copy_op = define(
+_to_copy_op = declare(
     "aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
     numbers_as_tensors=True,
 )
@@ -26385,7 +26393,7 @@ _to_copy = _to_copy_op._entry = __to_copy_entry(Site(_to_copy_op))
 _to_copy_op._make_entry = __to_copy_entry
 
 
-copy__op = define(
+copy__op = declare(
     "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
     numbers_as_tensors=True,
 )
@@ -26426,7 +26434,7 @@ copy_ = copy__op._entry = _copy__entry(Site(copy__op))
 copy__op._make_entry = _copy__entry
 
 
-zero__op = define("aten::zero_(Tensor(a!) self) -> Tensor(a!)")
+zero__op = declare("aten::zero_(Tensor(a!) self) -> Tensor(a!)")
 _zero__kernels = zero__op.kernels
 
 
@@ -26456,7 +26464,7 @@ zero_ = zero__op._entry = _zero__entry(Site(zero__op))
 zero__op._make_entry = _zero__entry
 
 
-fill__Scalar_op = define("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
+fill__Scalar_op = declare("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)")
 _fill__Scalar_kernels = fill__Scalar_op.kernels
 
 
@@ -26493,7 +26501,7 @@ fill__Scalar = fill__Scalar_op._entry = _fill__Scalar_entry(Site(fill__Scalar_op
 fill__Scalar_op._make_entry = _fill__Scalar_entry
 
 
-fill__Tensor_op = define("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
+fill__Tensor_op = declare("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
 _fill__Tensor_kernels = fill__Tensor_op.kernels
 
 
@@ -26525,7 +26533,7 @@ fill__Tensor = fill__Tensor_op._entry = _fill__Tensor_entry(Site(fill__Tensor_op
 fill__Tensor_op._make_entry = _fill__Tensor_entry
 
 
-masked_fill_Scalar_op = define(
+masked_fill_Scalar_op = declare(
     "aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"
 )
 _masked_fill_Scalar_kernels = masked_fill_Scalar_op.kernels
@@ -26572,7 +26580,7 @@ masked_fill_Scalar = masked_fill_Scalar_op._entry = _masked_fill_Scalar_entry(
 masked_fill_Scalar_op._make_entry = _masked_fill_Scalar_entry
 
 
-masked_fill__Scalar_op = define(
+masked_fill__Scalar_op = declare(
     "aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"
 )
 _masked_fill__Scalar_kernels = masked_fill__Scalar_op.kernels
@@ -26615,7 +26623,7 @@ masked_fill__Scalar = masked_fill__Scalar_op._entry = _masked_fill__Scalar_entry
 masked_fill__Scalar_op._make_entry = _masked_fill__Scalar_entry
 
 
-masked_fill_Tensor_op = define(
+masked_fill_Tensor_op = declare(
     "aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"
 )
 _masked_fill_Tensor_kernels = masked_fill_Tensor_op.kernels
@@ -26661,7 +26669,7 @@ masked_fill_Tensor = masked_fill_Tensor_op._entry = _masked_fill_Tensor_entry(
 masked_fill_Tensor_op._make_entry = _masked_fill_Tensor_entry
 
 
-masked_fill__Tensor_op = define(
+masked_fill__Tensor_op = declare(
     "aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"
 )
 _masked_fill__Tensor_kernels = masked_fill__Tensor_op.kernels
@@ -26699,7 +26707,7 @@ masked_fill__Tensor = masked_fill__Tensor_op._entry = _masked_fill__Tensor_entry
 masked_fill__Tensor_op._make_entry = _masked_fill__Tensor_entry
 
 
-index_Tensor_op = define("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
+index_Tensor_op = declare("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
 _index_Tensor_kernels = index_Tensor_op.kernels
 
 
@@ -26730,7 +26738,7 @@ index_Tensor = index_Tensor_op._entry = _index_Tensor_entry(Site(index_Tensor_op
 index_Tensor_op._make_entry = _index_Tensor_entry
 
 
-index_put_op = define(
+index_put_op = declare(
     "aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"
 )
 _index_put_kernels = index_put_op.kernels
@@ -26765,7 +26773,7 @@ index_put = index_put_op._entry = _index_put_entry(Site(index_put_op))
 index_put_op._make_entry = _index_put_entry
 
 
-index_put__op = define(
+index_put__op = declare(
     "aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"
 )
 _index_put__kernels = index_put__op.kernels
@@ -26800,7 +26808,7 @@ index_put_ = index_put__op._entry = _index_put__entry(Site(index_put__op))
 index_put__op._make_entry = _index_put__entry
 
 
-square_op = define("aten::square(Tensor self) -> Tensor")
+square_op = declare("aten::square(Tensor self) -> Tensor")
 _square_kernels = square_op.kernels
 
 
@@ -26830,7 +26838,7 @@ square = square_op._entry = _square_entry(Site(square_op))
 square_op._make_entry = _square_entry
 
 
-gather_op = define(
+gather_op = declare(
     "aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"
 )
 _gather_kernels = gather_op.kernels
@@ -26870,7 +26878,7 @@ gather = gather_op._entry = _gather_entry(Site(gather_op))
 gather_op._make_entry = _gather_entry
 
 
-gather_out_op = define(
+gather_out_op = declare(
     "aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _gather_out_kernels = gather_out_op.kernels
@@ -26908,7 +26916,7 @@ gather_out = gather_out_op._entry = _gather_out_entry(Site(gather_out_op))
 gather_out_op._make_entry = _gather_out_entry
 
 
-take_along_dim_op = define(
+take_along_dim_op = declare(
     "aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor"
 )
 _take_along_dim_kernels = take_along_dim_op.kernels
@@ -26944,7 +26952,7 @@ take_along_dim = take_along_dim_op._entry = _take_along_dim_entry(Site(take_alon
 take_along_dim_op._make_entry = _take_along_dim_entry
 
 
-scatter_src_op = define(
+scatter_src_op = declare(
     "aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"
 )
 _scatter_src_kernels = scatter_src_op.kernels
@@ -26990,7 +26998,7 @@ scatter_src = scatter_src_op._entry = _scatter_src_entry(Site(scatter_src_op))
 scatter_src_op._make_entry = _scatter_src_entry
 
 
-scatter__src_op = define(
+scatter__src_op = declare(
     "aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"
 )
 _scatter__src_kernels = scatter__src_op.kernels
@@ -27028,7 +27036,7 @@ scatter__src = scatter__src_op._entry = _scatter__src_entry(Site(scatter__src_op
 scatter__src_op._make_entry = _scatter__src_entry
 
 
-scatter_src_out_op = define(
+scatter_src_out_op = declare(
     "aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _scatter_src_out_kernels = scatter_src_out_op.kernels
@@ -27068,7 +27076,7 @@ scatter_src_out = scatter_src_out_op._entry = _scatter_src_out_entry(Site(scatte
 scatter_src_out_op._make_entry = _scatter_src_out_entry
 
 
-scatter_value_op = define(
+scatter_value_op = declare(
     "aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"
 )
 _scatter_value_kernels = scatter_value_op.kernels
@@ -27115,7 +27123,7 @@ scatter_value = scatter_value_op._entry = _scatter_value_entry(Site(scatter_valu
 scatter_value_op._make_entry = _scatter_value_entry
 
 
-scatter__value_op = define(
+scatter__value_op = declare(
     "aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"
 )
 _scatter__value_kernels = scatter__value_op.kernels
@@ -27158,7 +27166,7 @@ scatter__value = scatter__value_op._entry = _scatter__value_entry(Site(scatter__
 scatter__value_op._make_entry = _scatter__value_entry
 
 
-scatter_value_out_op = define(
+scatter_value_out_op = declare(
     "aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _scatter_value_out_kernels = scatter_value_out_op.kernels
@@ -27205,7 +27213,7 @@ scatter_value_out = scatter_value_out_op._entry = _scatter_value_out_entry(
 scatter_value_out_op._make_entry = _scatter_value_out_entry
 
 
-scatter_reduce_op = define(
+scatter_reduce_op = declare(
     "aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor"
 )
 _scatter_reduce_kernels = scatter_reduce_op.kernels
@@ -27251,7 +27259,7 @@ scatter_reduce = scatter_reduce_op._entry = _scatter_reduce_entry(Site(scatter_r
 scatter_reduce_op._make_entry = _scatter_reduce_entry
 
 
-scatter__reduce_op = define(
+scatter__reduce_op = declare(
     "aten::scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"
 )
 _scatter__reduce_kernels = scatter__reduce_op.kernels
@@ -27289,7 +27297,7 @@ scatter__reduce = scatter__reduce_op._entry = _scatter__reduce_entry(Site(scatte
 scatter__reduce_op._make_entry = _scatter__reduce_entry
 
 
-scatter_reduce_out_op = define(
+scatter_reduce_out_op = declare(
     "aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)"
 )
 _scatter_reduce_out_kernels = scatter_reduce_out_op.kernels
@@ -27335,7 +27343,7 @@ scatter_reduce_out = scatter_reduce_out_op._entry = _scatter_reduce_out_entry(
 scatter_reduce_out_op._make_entry = _scatter_reduce_out_entry
 
 
-scatter_value_reduce_op = define(
+scatter_value_reduce_op = declare(
     "aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"
 )
 _scatter_value_reduce_kernels = scatter_value_reduce_op.kernels
@@ -27384,7 +27392,7 @@ scatter_value_reduce = scatter_value_reduce_op._entry = _scatter_value_reduce_en
 scatter_value_reduce_op._make_entry = _scatter_value_reduce_entry
 
 
-scatter__value_reduce_op = define(
+scatter__value_reduce_op = declare(
     "aten::scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"
 )
 _scatter__value_reduce_kernels = scatter__value_reduce_op.kernels
@@ -27433,7 +27441,7 @@ scatter__value_reduce = scatter__value_reduce_op._entry = _scatter__value_reduce
 scatter__value_reduce_op._make_entry = _scatter__value_reduce_entry
 
 
-scatter_value_reduce_out_op = define(
+scatter_value_reduce_out_op = declare(
     "aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)"
 )
 _scatter_value_reduce_out_kernels = scatter_value_reduce_out_op.kernels
@@ -27484,7 +27492,7 @@ scatter_value_reduce_out = scatter_value_reduce_out_op._entry = _scatter_value_r
 scatter_value_reduce_out_op._make_entry = _scatter_value_reduce_out_entry
 
 
-scatter_add_op = define(
+scatter_add_op = declare(
     "aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"
 )
 _scatter_add_kernels = scatter_add_op.kernels
@@ -27530,7 +27538,7 @@ scatter_add = scatter_add_op._entry = _scatter_add_entry(Site(scatter_add_op))
 scatter_add_op._make_entry = _scatter_add_entry
 
 
-scatter_add__op = define(
+scatter_add__op = declare(
     "aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"
 )
 _scatter_add__kernels = scatter_add__op.kernels
@@ -27568,7 +27576,7 @@ scatter_add_ = scatter_add__op._entry = _scatter_add__entry(Site(scatter_add__op
 scatter_add__op._make_entry = _scatter_add__entry
 
 
-scatter_add_out_op = define(
+scatter_add_out_op = declare(
     "aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _scatter_add_out_kernels = scatter_add_out_op.kernels
@@ -27608,7 +27616,7 @@ scatter_add_out = scatter_add_out_op._entry = _scatter_add_out_entry(Site(scatte
 scatter_add_out_op._make_entry = _scatter_add_out_entry
 
 
-scatter_reduce_two_op = define(
+scatter_reduce_two_op = declare(
     "aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"
 )
 _scatter_reduce_two_kernels = scatter_reduce_two_op.kernels
@@ -27662,7 +27670,7 @@ scatter_reduce_two = scatter_reduce_two_op._entry = _scatter_reduce_two_entry(
 scatter_reduce_two_op._make_entry = _scatter_reduce_two_entry
 
 
-scatter_reduce__two_op = define(
+scatter_reduce__two_op = declare(
     "aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"
 )
 _scatter_reduce__two_kernels = scatter_reduce__two_op.kernels
@@ -27706,7 +27714,7 @@ scatter_reduce__two = scatter_reduce__two_op._entry = _scatter_reduce__two_entry
 scatter_reduce__two_op._make_entry = _scatter_reduce__two_entry
 
 
-scatter_reduce_two_out_op = define(
+scatter_reduce_two_out_op = declare(
     "aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)"
 )
 _scatter_reduce_two_out_kernels = scatter_reduce_two_out_op.kernels
@@ -27768,7 +27776,7 @@ scatter_reduce_two_out = scatter_reduce_two_out_op._entry = _scatter_reduce_two_
 scatter_reduce_two_out_op._make_entry = _scatter_reduce_two_out_entry
 
 
-index_select_op = define("aten::index_select(Tensor self, int dim, Tensor index) -> Tensor")
+index_select_op = declare("aten::index_select(Tensor self, int dim, Tensor index) -> Tensor")
 _index_select_kernels = index_select_op.kernels
 
 
@@ -27806,7 +27814,7 @@ index_select = index_select_op._entry = _index_select_entry(Site(index_select_op
 index_select_op._make_entry = _index_select_entry
 
 
-index_add_op = define(
+index_add_op = declare(
     "aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"
 )
 _index_add_kernels = index_add_op.kernels
@@ -27859,7 +27867,7 @@ index_add = index_add_op._entry = _index_add_entry(Site(index_add_op))
 index_add_op._make_entry = _index_add_entry
 
 
-index_add__op = define(
+index_add__op = declare(
     "aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"
 )
 _index_add__kernels = index_add__op.kernels
@@ -27904,7 +27912,7 @@ index_add_ = index_add__op._entry = _index_add__entry(Site(index_add__op))
 index_add__op._make_entry = _index_add__entry
 
 
-index_add_out_op = define(
+index_add_out_op = declare(
     "aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
 )
 _index_add_out_kernels = index_add_out_op.kernels
@@ -27951,7 +27959,7 @@ index_add_out = index_add_out_op._entry = _index_add_out_entry(Site(index_add_ou
 index_add_out_op._make_entry = _index_add_out_entry
 
 
-index_copy_op = define(
+index_copy_op = declare(
     "aten::index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"
 )
 _index_copy_kernels = index_copy_op.kernels
@@ -27997,7 +28005,7 @@ index_copy = index_copy_op._entry = _index_copy_entry(Site(index_copy_op))
 index_copy_op._make_entry = _index_copy_entry
 
 
-index_copy__op = define(
+index_copy__op = declare(
     "aten::index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"
 )
 _index_copy__kernels = index_copy__op.kernels
@@ -28035,7 +28043,7 @@ index_copy_ = index_copy__op._entry = _index_copy__entry(Site(index_copy__op))
 index_copy__op._make_entry = _index_copy__entry
 
 
-index_copy_out_op = define(
+index_copy_out_op = declare(
     "aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _index_copy_out_kernels = index_copy_out_op.kernels
@@ -28075,7 +28083,7 @@ index_copy_out = index_copy_out_op._entry = _index_copy_out_entry(Site(index_cop
 index_copy_out_op._make_entry = _index_copy_out_entry
 
 
-index_fill_int_Scalar_op = define(
+index_fill_int_Scalar_op = declare(
     "aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"
 )
 _index_fill_int_Scalar_kernels = index_fill_int_Scalar_op.kernels
@@ -28124,7 +28132,7 @@ index_fill_int_Scalar = index_fill_int_Scalar_op._entry = _index_fill_int_Scalar
 index_fill_int_Scalar_op._make_entry = _index_fill_int_Scalar_entry
 
 
-index_fill__int_Scalar_op = define(
+index_fill__int_Scalar_op = declare(
     "aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"
 )
 _index_fill__int_Scalar_kernels = index_fill__int_Scalar_op.kernels
@@ -28169,7 +28177,7 @@ index_fill__int_Scalar = index_fill__int_Scalar_op._entry = _index_fill__int_Sca
 index_fill__int_Scalar_op._make_entry = _index_fill__int_Scalar_entry
 
 
-index_fill_int_Tensor_op = define(
+index_fill_int_Tensor_op = declare(
     "aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"
 )
 _index_fill_int_Tensor_kernels = index_fill_int_Tensor_op.kernels
@@ -28217,7 +28225,7 @@ index_fill_int_Tensor = index_fill_int_Tensor_op._entry = _index_fill_int_Tensor
 index_fill_int_Tensor_op._make_entry = _index_fill_int_Tensor_entry
 
 
-index_fill__int_Tensor_op = define(
+index_fill__int_Tensor_op = declare(
     "aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"
 )
 _index_fill__int_Tensor_kernels = index_fill__int_Tensor_op.kernels
@@ -28257,7 +28265,7 @@ index_fill__int_Tensor = index_fill__int_Tensor_op._entry = _index_fill__int_Ten
 index_fill__int_Tensor_op._make_entry = _index_fill__int_Tensor_entry
 
 
-_unique_op = define(
+_unique_op = declare(
     "aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"
 )
 __unique_kernels = _unique_op.kernels
@@ -28289,7 +28297,7 @@ _unique = _unique_op._entry = __unique_entry(Site(_unique_op))
 _unique_op._make_entry = __unique_entry
 
 
-remainder_Scalar_op = define("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor")
+remainder_Scalar_op = declare("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor")
 _remainder_Scalar_kernels = remainder_Scalar_op.kernels
 
 
@@ -28330,7 +28338,7 @@ remainder_Scalar = remainder_Scalar_op._entry = _remainder_Scalar_entry(Site(rem
 remainder_Scalar_op._make_entry = _remainder_Scalar_entry
 
 
-_unique2_op = define(
+_unique2_op = declare(
     "aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"
 )
 __unique2_kernels = _unique2_op.kernels
@@ -28362,7 +28370,7 @@ _unique2 = _unique2_op._entry = __unique2_entry(Site(_unique2_op))
 _unique2_op._make_entry = __unique2_entry
 
 
-unique_dim_op = define(
+unique_dim_op = declare(
     "aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"
 )
 _unique_dim_kernels = unique_dim_op.kernels
@@ -28400,7 +28408,7 @@ unique_dim = unique_dim_op._entry = _unique_dim_entry(Site(unique_dim_op))
 unique_dim_op._make_entry = _unique_dim_entry
 
 
-unique_consecutive_op = define(
+unique_consecutive_op = declare(
     "aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"
 )
 _unique_consecutive_kernels = unique_consecutive_op.kernels
@@ -28440,7 +28448,7 @@ unique_consecutive = unique_consecutive_op._entry = _unique_consecutive_entry(
 unique_consecutive_op._make_entry = _unique_consecutive_entry
 
 
-unique_dim_consecutive_op = define(
+unique_dim_consecutive_op = declare(
     "aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"
 )
 _unique_dim_consecutive_kernels = unique_dim_consecutive_op.kernels
@@ -28480,7 +28488,7 @@ unique_dim_consecutive = unique_dim_consecutive_op._entry = _unique_dim_consecut
 unique_dim_consecutive_op._make_entry = _unique_dim_consecutive_entry
 
 
-index_reduce_op = define(
+index_reduce_op = declare(
     "aten::index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"
 )
 _index_reduce_kernels = index_reduce_op.kernels
@@ -28530,7 +28538,7 @@ index_reduce = index_reduce_op._entry = _index_reduce_entry(Site(index_reduce_op
 index_reduce_op._make_entry = _index_reduce_entry
 
 
-index_reduce_out_op = define(
+index_reduce_out_op = declare(
     "aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)"
 )
 _index_reduce_out_kernels = index_reduce_out_op.kernels
@@ -28574,7 +28582,7 @@ index_reduce_out = index_reduce_out_op._entry = _index_reduce_out_entry(Site(ind
 index_reduce_out_op._make_entry = _index_reduce_out_entry
 
 
-index_reduce__op = define(
+index_reduce__op = declare(
     "aten::index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"
 )
 _index_reduce__kernels = index_reduce__op.kernels
@@ -28616,7 +28624,7 @@ index_reduce_ = index_reduce__op._entry = _index_reduce__entry(Site(index_reduce
 index_reduce__op._make_entry = _index_reduce__entry
 
 
-combinations_op = define(
+combinations_op = declare(
     "aten::combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor"
 )
 _combinations_kernels = combinations_op.kernels
@@ -28650,7 +28658,7 @@ combinations = combinations_op._entry = _combinations_entry(Site(combinations_op
 combinations_op._make_entry = _combinations_entry
 
 
-resize__op = define(
+resize__op = declare(
     "aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)"
 )
 _resize__kernels = resize__op.kernels
@@ -28684,7 +28692,7 @@ resize_ = resize__op._entry = _resize__entry(Site(resize__op))
 resize__op._make_entry = _resize__entry
 
 
-resize_as__op = define(
+resize_as__op = declare(
     "aten::resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)"
 )
 _resize_as__kernels = resize_as__op.kernels
@@ -28718,7 +28726,7 @@ resize_as_ = resize_as__op._entry = _resize_as__entry(Site(resize_as__op))
 resize_as__op._make_entry = _resize_as__entry
 
 
-masked_select_op = define("aten::masked_select(Tensor self, Tensor mask) -> Tensor")
+masked_select_op = declare("aten::masked_select(Tensor self, Tensor mask) -> Tensor")
 _masked_select_kernels = masked_select_op.kernels
 
 
@@ -28754,7 +28762,7 @@ masked_select = masked_select_op._entry = _masked_select_entry(Site(masked_selec
 masked_select_op._make_entry = _masked_select_entry
 
 
-masked_select_out_op = define(
+masked_select_out_op = declare(
     "aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _masked_select_out_kernels = masked_select_out_op.kernels
@@ -28792,7 +28800,7 @@ masked_select_out = masked_select_out_op._entry = _masked_select_out_entry(
 masked_select_out_op._make_entry = _masked_select_out_entry
 
 
-masked_scatter_op = define(
+masked_scatter_op = declare(
     "aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"
 )
 _masked_scatter_kernels = masked_scatter_op.kernels
@@ -28836,7 +28844,7 @@ masked_scatter = masked_scatter_op._entry = _masked_scatter_entry(Site(masked_sc
 masked_scatter_op._make_entry = _masked_scatter_entry
 
 
-masked_scatter__op = define(
+masked_scatter__op = declare(
     "aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"
 )
 _masked_scatter__kernels = masked_scatter__op.kernels
@@ -28872,7 +28880,7 @@ masked_scatter_ = masked_scatter__op._entry = _masked_scatter__entry(Site(masked
 masked_scatter__op._make_entry = _masked_scatter__entry
 
 
-masked_scatter_backward_op = define(
+masked_scatter_backward_op = declare(
     "aten::masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"
 )
 _masked_scatter_backward_kernels = masked_scatter_backward_op.kernels
@@ -28918,7 +28926,7 @@ masked_scatter_backward = masked_scatter_backward_op._entry = _masked_scatter_ba
 masked_scatter_backward_op._make_entry = _masked_scatter_backward_entry
 
 
-nonzero_op = define("aten::nonzero(Tensor self) -> Tensor")
+nonzero_op = declare("aten::nonzero(Tensor self) -> Tensor")
 _nonzero_kernels = nonzero_op.kernels
 
 
@@ -28952,7 +28960,7 @@ nonzero = nonzero_op._entry = _nonzero_entry(Site(nonzero_op))
 nonzero_op._make_entry = _nonzero_entry
 
 
-nonzero_out_op = define("aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+nonzero_out_op = declare("aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _nonzero_out_kernels = nonzero_out_op.kernels
 
 
@@ -28984,7 +28992,7 @@ nonzero_out = nonzero_out_op._entry = _nonzero_out_entry(Site(nonzero_out_op))
 nonzero_out_op._make_entry = _nonzero_out_entry
 
 
-nonzero_static_op = define(
+nonzero_static_op = declare(
     "aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor"
 )
 _nonzero_static_kernels = nonzero_static_op.kernels
@@ -29024,7 +29032,7 @@ nonzero_static = nonzero_static_op._entry = _nonzero_static_entry(Site(nonzero_s
 nonzero_static_op._make_entry = _nonzero_static_entry
 
 
-nonzero_static_out_op = define(
+nonzero_static_out_op = declare(
     "aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)"
 )
 _nonzero_static_out_kernels = nonzero_static_out_op.kernels
@@ -29064,7 +29072,7 @@ nonzero_static_out = nonzero_static_out_op._entry = _nonzero_static_out_entry(
 nonzero_static_out_op._make_entry = _nonzero_static_out_entry
 
 
-argwhere_op = define("aten::argwhere(Tensor self) -> Tensor")
+argwhere_op = declare("aten::argwhere(Tensor self) -> Tensor")
 _argwhere_kernels = argwhere_op.kernels
 
 
@@ -29094,7 +29102,7 @@ argwhere = argwhere_op._entry = _argwhere_entry(Site(argwhere_op))
 argwhere_op._make_entry = _argwhere_entry
 
 
-take_op = define("aten::take(Tensor self, Tensor index) -> Tensor")
+take_op = declare("aten::take(Tensor self, Tensor index) -> Tensor")
 _take_kernels = take_op.kernels
 
 
@@ -29130,7 +29138,7 @@ take = take_op._entry = _take_entry(Site(take_op))
 take_op._make_entry = _take_entry
 
 
-take_out_op = define("aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)")
+take_out_op = declare("aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)")
 _take_out_kernels = take_out_op.kernels
 
 
@@ -29164,7 +29172,7 @@ take_out = take_out_op._entry = _take_out_entry(Site(take_out_op))
 take_out_op._make_entry = _take_out_entry
 
 
-put_op = define(
+put_op = declare(
     "aten::put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"
 )
 _put_kernels = put_op.kernels
@@ -29208,7 +29216,7 @@ put = put_op._entry = _put_entry(Site(put_op))
 put_op._make_entry = _put_entry
 
 
-put__op = define(
+put__op = declare(
     "aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"
 )
 _put__kernels = put__op.kernels
@@ -29244,7 +29252,7 @@ put_ = put__op._entry = _put__entry(Site(put__op))
 put__op._make_entry = _put__entry
 
 
-select_scatter_op = define(
+select_scatter_op = declare(
     "aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"
 )
 _select_scatter_kernels = select_scatter_op.kernels
@@ -29286,7 +29294,7 @@ select_scatter = select_scatter_op._entry = _select_scatter_entry(Site(select_sc
 select_scatter_op._make_entry = _select_scatter_entry
 
 
-slice_scatter_op = define(
+slice_scatter_op = declare(
     "aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"
 )
 _slice_scatter_kernels = slice_scatter_op.kernels
@@ -29332,7 +29340,7 @@ slice_scatter = slice_scatter_op._entry = _slice_scatter_entry(Site(slice_scatte
 slice_scatter_op._make_entry = _slice_scatter_entry
 
 
-slice_scatter_out_op = define(
+slice_scatter_out_op = declare(
     "aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _slice_scatter_out_kernels = slice_scatter_out_op.kernels
@@ -29382,7 +29390,7 @@ slice_scatter_out = slice_scatter_out_op._entry = _slice_scatter_out_entry(
 slice_scatter_out_op._make_entry = _slice_scatter_out_entry
 
 
-diagonal_scatter_op = define(
+diagonal_scatter_op = declare(
     "aten::diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"
 )
 _diagonal_scatter_kernels = diagonal_scatter_op.kernels
@@ -29426,7 +29434,7 @@ diagonal_scatter = diagonal_scatter_op._entry = _diagonal_scatter_entry(Site(dia
 diagonal_scatter_op._make_entry = _diagonal_scatter_entry
 
 
-as_strided_scatter_op = define(
+as_strided_scatter_op = declare(
     "aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"
 )
 _as_strided_scatter_kernels = as_strided_scatter_op.kernels
@@ -29476,7 +29484,7 @@ as_strided_scatter = as_strided_scatter_op._entry = _as_strided_scatter_entry(
 as_strided_scatter_op._make_entry = _as_strided_scatter_entry
 
 
-upsample_nearest1d_vec_op = define(
+upsample_nearest1d_vec_op = declare(
     "aten::upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )
 _upsample_nearest1d_vec_kernels = upsample_nearest1d_vec_op.kernels
@@ -29516,7 +29524,7 @@ upsample_nearest1d_vec = upsample_nearest1d_vec_op._entry = _upsample_nearest1d_
 upsample_nearest1d_vec_op._make_entry = _upsample_nearest1d_vec_entry
 
 
-upsample_nearest1d_op = define(
+upsample_nearest1d_op = declare(
     "aten::upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"
 )
 _upsample_nearest1d_kernels = upsample_nearest1d_op.kernels
@@ -29558,7 +29566,7 @@ upsample_nearest1d = upsample_nearest1d_op._entry = _upsample_nearest1d_entry(
 upsample_nearest1d_op._make_entry = _upsample_nearest1d_entry
 
 
-upsample_nearest1d_backward_op = define(
+upsample_nearest1d_backward_op = declare(
     "aten::upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"
 )
 _upsample_nearest1d_backward_kernels = upsample_nearest1d_backward_op.kernels
@@ -29618,7 +29626,7 @@ upsample_nearest1d_backward = upsample_nearest1d_backward_op._entry = (
 upsample_nearest1d_backward_op._make_entry = _upsample_nearest1d_backward_entry
 
 
-_upsample_nearest_exact1d_vec_op = define(
+_upsample_nearest_exact1d_vec_op = declare(
     "aten::_upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )
 __upsample_nearest_exact1d_vec_kernels = _upsample_nearest_exact1d_vec_op.kernels
@@ -29660,7 +29668,7 @@ _upsample_nearest_exact1d_vec = _upsample_nearest_exact1d_vec_op._entry = (
 _upsample_nearest_exact1d_vec_op._make_entry = __upsample_nearest_exact1d_vec_entry
 
 
-_upsample_nearest_exact1d_op = define(
+_upsample_nearest_exact1d_op = declare(
     "aten::_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"
 )
 __upsample_nearest_exact1d_kernels = _upsample_nearest_exact1d_op.kernels
@@ -29702,7 +29710,7 @@ _upsample_nearest_exact1d = _upsample_nearest_exact1d_op._entry = __upsample_nea
 _upsample_nearest_exact1d_op._make_entry = __upsample_nearest_exact1d_entry
 
 
-_upsample_nearest_exact1d_backward_op = define(
+_upsample_nearest_exact1d_backward_op = declare(
     "aten::_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"
 )
 __upsample_nearest_exact1d_backward_kernels = _upsample_nearest_exact1d_backward_op.kernels
@@ -29768,7 +29776,7 @@ _upsample_nearest_exact1d_backward = _upsample_nearest_exact1d_backward_op._entr
 _upsample_nearest_exact1d_backward_op._make_entry = __upsample_nearest_exact1d_backward_entry
 
 
-upsample_nearest2d_vec_op = define(
+upsample_nearest2d_vec_op = declare(
     "aten::upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )
 _upsample_nearest2d_vec_kernels = upsample_nearest2d_vec_op.kernels
@@ -29808,7 +29816,7 @@ upsample_nearest2d_vec = upsample_nearest2d_vec_op._entry = _upsample_nearest2d_
 upsample_nearest2d_vec_op._make_entry = _upsample_nearest2d_vec_entry
 
 
-upsample_nearest2d_op = define(
+upsample_nearest2d_op = declare(
     "aten::upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_nearest2d_kernels = upsample_nearest2d_op.kernels
@@ -29856,7 +29864,7 @@ upsample_nearest2d = upsample_nearest2d_op._entry = _upsample_nearest2d_entry(
 upsample_nearest2d_op._make_entry = _upsample_nearest2d_entry
 
 
-upsample_nearest2d_backward_op = define(
+upsample_nearest2d_backward_op = declare(
     "aten::upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_nearest2d_backward_kernels = upsample_nearest2d_backward_op.kernels
@@ -29922,7 +29930,7 @@ upsample_nearest2d_backward = upsample_nearest2d_backward_op._entry = (
 upsample_nearest2d_backward_op._make_entry = _upsample_nearest2d_backward_entry
 
 
-_upsample_nearest_exact2d_vec_op = define(
+_upsample_nearest_exact2d_vec_op = declare(
     "aten::_upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )
 __upsample_nearest_exact2d_vec_kernels = _upsample_nearest_exact2d_vec_op.kernels
@@ -29964,7 +29972,7 @@ _upsample_nearest_exact2d_vec = _upsample_nearest_exact2d_vec_op._entry = (
 _upsample_nearest_exact2d_vec_op._make_entry = __upsample_nearest_exact2d_vec_entry
 
 
-_upsample_nearest_exact2d_op = define(
+_upsample_nearest_exact2d_op = declare(
     "aten::_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_nearest_exact2d_kernels = _upsample_nearest_exact2d_op.kernels
@@ -30014,7 +30022,7 @@ _upsample_nearest_exact2d = _upsample_nearest_exact2d_op._entry = __upsample_nea
 _upsample_nearest_exact2d_op._make_entry = __upsample_nearest_exact2d_entry
 
 
-_upsample_nearest_exact2d_backward_op = define(
+_upsample_nearest_exact2d_backward_op = declare(
     "aten::_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_nearest_exact2d_backward_kernels = _upsample_nearest_exact2d_backward_op.kernels
@@ -30086,7 +30094,7 @@ _upsample_nearest_exact2d_backward = _upsample_nearest_exact2d_backward_op._entr
 _upsample_nearest_exact2d_backward_op._make_entry = __upsample_nearest_exact2d_backward_entry
 
 
-upsample_nearest3d_vec_op = define(
+upsample_nearest3d_vec_op = declare(
     "aten::upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )
 _upsample_nearest3d_vec_kernels = upsample_nearest3d_vec_op.kernels
@@ -30126,7 +30134,7 @@ upsample_nearest3d_vec = upsample_nearest3d_vec_op._entry = _upsample_nearest3d_
 upsample_nearest3d_vec_op._make_entry = _upsample_nearest3d_vec_entry
 
 
-upsample_nearest3d_op = define(
+upsample_nearest3d_op = declare(
     "aten::upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_nearest3d_kernels = upsample_nearest3d_op.kernels
@@ -30178,7 +30186,7 @@ upsample_nearest3d = upsample_nearest3d_op._entry = _upsample_nearest3d_entry(
 upsample_nearest3d_op._make_entry = _upsample_nearest3d_entry
 
 
-upsample_nearest3d_backward_op = define(
+upsample_nearest3d_backward_op = declare(
     "aten::upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_nearest3d_backward_kernels = upsample_nearest3d_backward_op.kernels
@@ -30250,7 +30258,7 @@ upsample_nearest3d_backward = upsample_nearest3d_backward_op._entry = (
 upsample_nearest3d_backward_op._make_entry = _upsample_nearest3d_backward_entry
 
 
-_upsample_nearest_exact3d_vec_op = define(
+_upsample_nearest_exact3d_vec_op = declare(
     "aten::_upsample_nearest_exact3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor"
 )
 __upsample_nearest_exact3d_vec_kernels = _upsample_nearest_exact3d_vec_op.kernels
@@ -30292,7 +30300,7 @@ _upsample_nearest_exact3d_vec = _upsample_nearest_exact3d_vec_op._entry = (
 _upsample_nearest_exact3d_vec_op._make_entry = __upsample_nearest_exact3d_vec_entry
 
 
-_upsample_nearest_exact3d_op = define(
+_upsample_nearest_exact3d_op = declare(
     "aten::_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_nearest_exact3d_kernels = _upsample_nearest_exact3d_op.kernels
@@ -30356,7 +30364,7 @@ _upsample_nearest_exact3d = _upsample_nearest_exact3d_op._entry = __upsample_nea
 _upsample_nearest_exact3d_op._make_entry = __upsample_nearest_exact3d_entry
 
 
-_upsample_nearest_exact3d_backward_op = define(
+_upsample_nearest_exact3d_backward_op = declare(
     "aten::_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_nearest_exact3d_backward_kernels = _upsample_nearest_exact3d_backward_op.kernels
@@ -30434,7 +30442,7 @@ _upsample_nearest_exact3d_backward = _upsample_nearest_exact3d_backward_op._entr
 _upsample_nearest_exact3d_backward_op._make_entry = __upsample_nearest_exact3d_backward_entry
 
 
-upsample_linear1d_vec_op = define(
+upsample_linear1d_vec_op = declare(
     "aten::upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
 )
 _upsample_linear1d_vec_kernels = upsample_linear1d_vec_op.kernels
@@ -30484,7 +30492,7 @@ upsample_linear1d_vec = upsample_linear1d_vec_op._entry = _upsample_linear1d_vec
 upsample_linear1d_vec_op._make_entry = _upsample_linear1d_vec_entry
 
 
-upsample_linear1d_op = define(
+upsample_linear1d_op = declare(
     "aten::upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor"
 )
 _upsample_linear1d_kernels = upsample_linear1d_op.kernels
@@ -30530,7 +30538,7 @@ upsample_linear1d = upsample_linear1d_op._entry = _upsample_linear1d_entry(
 upsample_linear1d_op._make_entry = _upsample_linear1d_entry
 
 
-upsample_linear1d_backward_op = define(
+upsample_linear1d_backward_op = declare(
     "aten::upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor"
 )
 _upsample_linear1d_backward_kernels = upsample_linear1d_backward_op.kernels
@@ -30594,7 +30602,7 @@ upsample_linear1d_backward = upsample_linear1d_backward_op._entry = (
 upsample_linear1d_backward_op._make_entry = _upsample_linear1d_backward_entry
 
 
-upsample_bilinear2d_vec_op = define(
+upsample_bilinear2d_vec_op = declare(
     "aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
 )
 _upsample_bilinear2d_vec_kernels = upsample_bilinear2d_vec_op.kernels
@@ -30644,7 +30652,7 @@ upsample_bilinear2d_vec = upsample_bilinear2d_vec_op._entry = _upsample_bilinear
 upsample_bilinear2d_vec_op._make_entry = _upsample_bilinear2d_vec_entry
 
 
-upsample_bilinear2d_op = define(
+upsample_bilinear2d_op = declare(
     "aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_bilinear2d_kernels = upsample_bilinear2d_op.kernels
@@ -30706,7 +30714,7 @@ upsample_bilinear2d = upsample_bilinear2d_op._entry = _upsample_bilinear2d_entry
 upsample_bilinear2d_op._make_entry = _upsample_bilinear2d_entry
 
 
-upsample_bilinear2d_backward_op = define(
+upsample_bilinear2d_backward_op = declare(
     "aten::upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_bilinear2d_backward_kernels = upsample_bilinear2d_backward_op.kernels
@@ -30778,7 +30786,7 @@ upsample_bilinear2d_backward = upsample_bilinear2d_backward_op._entry = (
 upsample_bilinear2d_backward_op._make_entry = _upsample_bilinear2d_backward_entry
 
 
-upsample_trilinear3d_vec_op = define(
+upsample_trilinear3d_vec_op = declare(
     "aten::upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
 )
 _upsample_trilinear3d_vec_kernels = upsample_trilinear3d_vec_op.kernels
@@ -30828,7 +30836,7 @@ upsample_trilinear3d_vec = upsample_trilinear3d_vec_op._entry = _upsample_trilin
 upsample_trilinear3d_vec_op._make_entry = _upsample_trilinear3d_vec_entry
 
 
-upsample_trilinear3d_op = define(
+upsample_trilinear3d_op = declare(
     "aten::upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_trilinear3d_kernels = upsample_trilinear3d_op.kernels
@@ -30896,7 +30904,7 @@ upsample_trilinear3d = upsample_trilinear3d_op._entry = _upsample_trilinear3d_en
 upsample_trilinear3d_op._make_entry = _upsample_trilinear3d_entry
 
 
-upsample_trilinear3d_backward_op = define(
+upsample_trilinear3d_backward_op = declare(
     "aten::upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_trilinear3d_backward_kernels = upsample_trilinear3d_backward_op.kernels
@@ -30993,7 +31001,7 @@ upsample_trilinear3d_backward = upsample_trilinear3d_backward_op._entry = (
 upsample_trilinear3d_backward_op._make_entry = _upsample_trilinear3d_backward_entry
 
 
-upsample_bicubic2d_vec_op = define(
+upsample_bicubic2d_vec_op = declare(
     "aten::upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
 )
 _upsample_bicubic2d_vec_kernels = upsample_bicubic2d_vec_op.kernels
@@ -31043,7 +31051,7 @@ upsample_bicubic2d_vec = upsample_bicubic2d_vec_op._entry = _upsample_bicubic2d_
 upsample_bicubic2d_vec_op._make_entry = _upsample_bicubic2d_vec_entry
 
 
-upsample_bicubic2d_op = define(
+upsample_bicubic2d_op = declare(
     "aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_bicubic2d_kernels = upsample_bicubic2d_op.kernels
@@ -31105,7 +31113,7 @@ upsample_bicubic2d = upsample_bicubic2d_op._entry = _upsample_bicubic2d_entry(
 upsample_bicubic2d_op._make_entry = _upsample_bicubic2d_entry
 
 
-upsample_bicubic2d_backward_op = define(
+upsample_bicubic2d_backward_op = declare(
     "aten::upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 _upsample_bicubic2d_backward_kernels = upsample_bicubic2d_backward_op.kernels
@@ -31175,7 +31183,7 @@ upsample_bicubic2d_backward = upsample_bicubic2d_backward_op._entry = (
 upsample_bicubic2d_backward_op._make_entry = _upsample_bicubic2d_backward_entry
 
 
-im2col_op = define(
+im2col_op = declare(
     "aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
 )
 _im2col_kernels = im2col_op.kernels
@@ -31219,7 +31227,7 @@ im2col = im2col_op._entry = _im2col_entry(Site(im2col_op))
 im2col_op._make_entry = _im2col_entry
 
 
-col2im_op = define(
+col2im_op = declare(
     "aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"
 )
 _col2im_kernels = col2im_op.kernels
@@ -31271,7 +31279,7 @@ col2im = col2im_op._entry = _col2im_entry(Site(col2im_op))
 col2im_op._make_entry = _col2im_entry
 
 
-affine_grid_generator_op = define(
+affine_grid_generator_op = declare(
     "aten::affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"
 )
 _affine_grid_generator_kernels = affine_grid_generator_op.kernels
@@ -31311,7 +31319,7 @@ affine_grid_generator = affine_grid_generator_op._entry = _affine_grid_generator
 affine_grid_generator_op._make_entry = _affine_grid_generator_entry
 
 
-affine_grid_generator_backward_op = define(
+affine_grid_generator_backward_op = declare(
     "aten::affine_grid_generator_backward(Tensor grad, SymInt[] size, bool align_corners) -> Tensor"
 )
 _affine_grid_generator_backward_kernels = affine_grid_generator_backward_op.kernels
@@ -31351,7 +31359,7 @@ affine_grid_generator_backward = affine_grid_generator_backward_op._entry = (
 affine_grid_generator_backward_op._make_entry = _affine_grid_generator_backward_entry
 
 
-grid_sampler_op = define(
+grid_sampler_op = declare(
     "aten::grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
 )
 _grid_sampler_kernels = grid_sampler_op.kernels
@@ -31405,7 +31413,7 @@ grid_sampler = grid_sampler_op._entry = _grid_sampler_entry(Site(grid_sampler_op
 grid_sampler_op._make_entry = _grid_sampler_entry
 
 
-grid_sampler_2d_op = define(
+grid_sampler_2d_op = declare(
     "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
 )
 _grid_sampler_2d_kernels = grid_sampler_2d_op.kernels
@@ -31465,7 +31473,7 @@ grid_sampler_2d = grid_sampler_2d_op._entry = _grid_sampler_2d_entry(Site(grid_s
 grid_sampler_2d_op._make_entry = _grid_sampler_2d_entry
 
 
-grid_sampler_2d_backward_op = define(
+grid_sampler_2d_backward_op = declare(
     "aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"
 )
 _grid_sampler_2d_backward_kernels = grid_sampler_2d_backward_op.kernels
@@ -31540,7 +31548,7 @@ grid_sampler_2d_backward = grid_sampler_2d_backward_op._entry = _grid_sampler_2d
 grid_sampler_2d_backward_op._make_entry = _grid_sampler_2d_backward_entry
 
 
-grid_sampler_3d_op = define(
+grid_sampler_3d_op = declare(
     "aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"
 )
 _grid_sampler_3d_kernels = grid_sampler_3d_op.kernels
@@ -31600,7 +31608,7 @@ grid_sampler_3d = grid_sampler_3d_op._entry = _grid_sampler_3d_entry(Site(grid_s
 grid_sampler_3d_op._make_entry = _grid_sampler_3d_entry
 
 
-grid_sampler_3d_backward_op = define(
+grid_sampler_3d_backward_op = declare(
     "aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"
 )
 _grid_sampler_3d_backward_kernels = grid_sampler_3d_backward_op.kernels
@@ -31675,7 +31683,7 @@ grid_sampler_3d_backward = grid_sampler_3d_backward_op._entry = _grid_sampler_3d
 grid_sampler_3d_backward_op._make_entry = _grid_sampler_3d_backward_entry
 
 
-_upsample_bilinear2d_aa_vec_op = define(
+_upsample_bilinear2d_aa_vec_op = declare(
     "aten::_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
 )
 __upsample_bilinear2d_aa_vec_kernels = _upsample_bilinear2d_aa_vec_op.kernels
@@ -31725,7 +31733,7 @@ _upsample_bilinear2d_aa_vec = _upsample_bilinear2d_aa_vec_op._entry = (
 _upsample_bilinear2d_aa_vec_op._make_entry = __upsample_bilinear2d_aa_vec_entry
 
 
-_upsample_bilinear2d_aa_op = define(
+_upsample_bilinear2d_aa_op = declare(
     "aten::_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_bilinear2d_aa_kernels = _upsample_bilinear2d_aa_op.kernels
@@ -31787,7 +31795,7 @@ _upsample_bilinear2d_aa = _upsample_bilinear2d_aa_op._entry = __upsample_bilinea
 _upsample_bilinear2d_aa_op._make_entry = __upsample_bilinear2d_aa_entry
 
 
-_upsample_bilinear2d_aa_backward_op = define(
+_upsample_bilinear2d_aa_backward_op = declare(
     "aten::_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_bilinear2d_aa_backward_kernels = _upsample_bilinear2d_aa_backward_op.kernels
@@ -31863,7 +31871,7 @@ _upsample_bilinear2d_aa_backward = _upsample_bilinear2d_aa_backward_op._entry = 
 _upsample_bilinear2d_aa_backward_op._make_entry = __upsample_bilinear2d_aa_backward_entry
 
 
-_upsample_bicubic2d_aa_vec_op = define(
+_upsample_bicubic2d_aa_vec_op = declare(
     "aten::_upsample_bicubic2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
 )
 __upsample_bicubic2d_aa_vec_kernels = _upsample_bicubic2d_aa_vec_op.kernels
@@ -31913,7 +31921,7 @@ _upsample_bicubic2d_aa_vec = _upsample_bicubic2d_aa_vec_op._entry = (
 _upsample_bicubic2d_aa_vec_op._make_entry = __upsample_bicubic2d_aa_vec_entry
 
 
-_upsample_bicubic2d_aa_op = define(
+_upsample_bicubic2d_aa_op = declare(
     "aten::_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_bicubic2d_aa_kernels = _upsample_bicubic2d_aa_op.kernels
@@ -31975,7 +31983,7 @@ _upsample_bicubic2d_aa = _upsample_bicubic2d_aa_op._entry = __upsample_bicubic2d
 _upsample_bicubic2d_aa_op._make_entry = __upsample_bicubic2d_aa_entry
 
 
-_upsample_bicubic2d_aa_backward_op = define(
+_upsample_bicubic2d_aa_backward_op = declare(
     "aten::_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_bicubic2d_aa_backward_kernels = _upsample_bicubic2d_aa_backward_op.kernels
@@ -32051,7 +32059,7 @@ _upsample_bicubic2d_aa_backward = _upsample_bicubic2d_aa_backward_op._entry = (
 _upsample_bicubic2d_aa_backward_op._make_entry = __upsample_bicubic2d_aa_backward_entry
 
 
-_upsample_lanczos2d_aa_vec_op = define(
+_upsample_lanczos2d_aa_vec_op = declare(
     "aten::_upsample_lanczos2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
 )
 __upsample_lanczos2d_aa_vec_kernels = _upsample_lanczos2d_aa_vec_op.kernels
@@ -32101,7 +32109,7 @@ _upsample_lanczos2d_aa_vec = _upsample_lanczos2d_aa_vec_op._entry = (
 _upsample_lanczos2d_aa_vec_op._make_entry = __upsample_lanczos2d_aa_vec_entry
 
 
-_upsample_lanczos2d_aa_op = define(
+_upsample_lanczos2d_aa_op = declare(
     "aten::_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_lanczos2d_aa_kernels = _upsample_lanczos2d_aa_op.kernels
@@ -32163,7 +32171,7 @@ _upsample_lanczos2d_aa = _upsample_lanczos2d_aa_op._entry = __upsample_lanczos2d
 _upsample_lanczos2d_aa_op._make_entry = __upsample_lanczos2d_aa_entry
 
 
-_upsample_lanczos2d_aa_backward_op = define(
+_upsample_lanczos2d_aa_backward_op = declare(
     "aten::_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"
 )
 __upsample_lanczos2d_aa_backward_kernels = _upsample_lanczos2d_aa_backward_op.kernels
@@ -32239,7 +32247,7 @@ _upsample_lanczos2d_aa_backward = _upsample_lanczos2d_aa_backward_op._entry = (
 _upsample_lanczos2d_aa_backward_op._make_entry = __upsample_lanczos2d_aa_backward_entry
 
 
-reflection_pad1d_op = define("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
+reflection_pad1d_op = declare("aten::reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _reflection_pad1d_kernels = reflection_pad1d_op.kernels
 
 
@@ -32275,7 +32283,7 @@ reflection_pad1d = reflection_pad1d_op._entry = _reflection_pad1d_entry(Site(ref
 reflection_pad1d_op._make_entry = _reflection_pad1d_entry
 
 
-reflection_pad1d_backward_op = define(
+reflection_pad1d_backward_op = declare(
     "aten::reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"
 )
 _reflection_pad1d_backward_kernels = reflection_pad1d_backward_op.kernels
@@ -32321,7 +32329,7 @@ reflection_pad1d_backward = reflection_pad1d_backward_op._entry = _reflection_pa
 reflection_pad1d_backward_op._make_entry = _reflection_pad1d_backward_entry
 
 
-reflection_pad2d_op = define("aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
+reflection_pad2d_op = declare("aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
 _reflection_pad2d_kernels = reflection_pad2d_op.kernels
 
 
@@ -32357,7 +32365,7 @@ reflection_pad2d = reflection_pad2d_op._entry = _reflection_pad2d_entry(Site(ref
 reflection_pad2d_op._make_entry = _reflection_pad2d_entry
 
 
-reflection_pad2d_backward_op = define(
+reflection_pad2d_backward_op = declare(
     "aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"
 )
 _reflection_pad2d_backward_kernels = reflection_pad2d_backward_op.kernels
@@ -32403,7 +32411,7 @@ reflection_pad2d_backward = reflection_pad2d_backward_op._entry = _reflection_pa
 reflection_pad2d_backward_op._make_entry = _reflection_pad2d_backward_entry
 
 
-reflection_pad3d_op = define("aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
+reflection_pad3d_op = declare("aten::reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
 _reflection_pad3d_kernels = reflection_pad3d_op.kernels
 
 
@@ -32439,7 +32447,7 @@ reflection_pad3d = reflection_pad3d_op._entry = _reflection_pad3d_entry(Site(ref
 reflection_pad3d_op._make_entry = _reflection_pad3d_entry
 
 
-reflection_pad3d_backward_op = define(
+reflection_pad3d_backward_op = declare(
     "aten::reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"
 )
 _reflection_pad3d_backward_kernels = reflection_pad3d_backward_op.kernels
@@ -32485,7 +32493,7 @@ reflection_pad3d_backward = reflection_pad3d_backward_op._entry = _reflection_pa
 reflection_pad3d_backward_op._make_entry = _reflection_pad3d_backward_entry
 
 
-replication_pad1d_op = define("aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
+replication_pad1d_op = declare("aten::replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor")
 _replication_pad1d_kernels = replication_pad1d_op.kernels
 
 
@@ -32523,7 +32531,7 @@ replication_pad1d = replication_pad1d_op._entry = _replication_pad1d_entry(
 replication_pad1d_op._make_entry = _replication_pad1d_entry
 
 
-replication_pad1d_backward_op = define(
+replication_pad1d_backward_op = declare(
     "aten::replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"
 )
 _replication_pad1d_backward_kernels = replication_pad1d_backward_op.kernels
@@ -32573,7 +32581,7 @@ replication_pad1d_backward = replication_pad1d_backward_op._entry = (
 replication_pad1d_backward_op._make_entry = _replication_pad1d_backward_entry
 
 
-replication_pad2d_op = define("aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
+replication_pad2d_op = declare("aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor")
 _replication_pad2d_kernels = replication_pad2d_op.kernels
 
 
@@ -32611,7 +32619,7 @@ replication_pad2d = replication_pad2d_op._entry = _replication_pad2d_entry(
 replication_pad2d_op._make_entry = _replication_pad2d_entry
 
 
-replication_pad2d_backward_op = define(
+replication_pad2d_backward_op = declare(
     "aten::replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"
 )
 _replication_pad2d_backward_kernels = replication_pad2d_backward_op.kernels
@@ -32661,7 +32669,7 @@ replication_pad2d_backward = replication_pad2d_backward_op._entry = (
 replication_pad2d_backward_op._make_entry = _replication_pad2d_backward_entry
 
 
-replication_pad3d_op = define("aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
+replication_pad3d_op = declare("aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor")
 _replication_pad3d_kernels = replication_pad3d_op.kernels
 
 
@@ -32699,7 +32707,7 @@ replication_pad3d = replication_pad3d_op._entry = _replication_pad3d_entry(
 replication_pad3d_op._make_entry = _replication_pad3d_entry
 
 
-replication_pad3d_backward_op = define(
+replication_pad3d_backward_op = declare(
     "aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"
 )
 _replication_pad3d_backward_kernels = replication_pad3d_backward_op.kernels
@@ -32749,7 +32757,7 @@ replication_pad3d_backward = replication_pad3d_backward_op._entry = (
 replication_pad3d_backward_op._make_entry = _replication_pad3d_backward_entry
 
 
-pixel_shuffle_op = define("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
+pixel_shuffle_op = declare("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
 _pixel_shuffle_kernels = pixel_shuffle_op.kernels
 
 
@@ -32785,7 +32793,7 @@ pixel_shuffle = pixel_shuffle_op._entry = _pixel_shuffle_entry(Site(pixel_shuffl
 pixel_shuffle_op._make_entry = _pixel_shuffle_entry
 
 
-pixel_unshuffle_op = define("aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
+pixel_unshuffle_op = declare("aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
 _pixel_unshuffle_kernels = pixel_unshuffle_op.kernels
 
 
@@ -32821,7 +32829,7 @@ pixel_unshuffle = pixel_unshuffle_op._entry = _pixel_unshuffle_entry(Site(pixel_
 pixel_unshuffle_op._make_entry = _pixel_unshuffle_entry
 
 
-channel_shuffle_op = define("aten::channel_shuffle(Tensor self, SymInt groups) -> Tensor")
+channel_shuffle_op = declare("aten::channel_shuffle(Tensor self, SymInt groups) -> Tensor")
 _channel_shuffle_kernels = channel_shuffle_op.kernels
 
 
@@ -32857,7 +32865,7 @@ channel_shuffle = channel_shuffle_op._entry = _channel_shuffle_entry(Site(channe
 channel_shuffle_op._make_entry = _channel_shuffle_entry
 
 
-embedding_op = define(
+embedding_op = declare(
     "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"
 )
 _embedding_kernels = embedding_op.kernels
@@ -32903,7 +32911,7 @@ embedding = embedding_op._entry = _embedding_entry(Site(embedding_op))
 embedding_op._make_entry = _embedding_entry
 
 
-embedding_dense_backward_op = define(
+embedding_dense_backward_op = declare(
     "aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"
 )
 _embedding_dense_backward_kernels = embedding_dense_backward_op.kernels
@@ -32973,7 +32981,7 @@ embedding_dense_backward = embedding_dense_backward_op._entry = _embedding_dense
 embedding_dense_backward_op._make_entry = _embedding_dense_backward_entry
 
 
-embedding_renorm__op = define(
+embedding_renorm__op = declare(
     "aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)"
 )
 _embedding_renorm__kernels = embedding_renorm__op.kernels
@@ -33013,7 +33021,7 @@ embedding_renorm_ = embedding_renorm__op._entry = _embedding_renorm__entry(
 embedding_renorm__op._make_entry = _embedding_renorm__entry
 
 
-one_hot_op = define("aten::one_hot(Tensor self, int num_classes=-1) -> Tensor")
+one_hot_op = declare("aten::one_hot(Tensor self, int num_classes=-1) -> Tensor")
 _one_hot_kernels = one_hot_op.kernels
 
 
@@ -33049,7 +33057,7 @@ one_hot = one_hot_op._entry = _one_hot_entry(Site(one_hot_op))
 one_hot_op._make_entry = _one_hot_entry
 
 
-embedding_bag_op = define(
+embedding_bag_op = declare(
     "aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)"
 )
 _embedding_bag_kernels = embedding_bag_op.kernels
@@ -33136,7 +33144,7 @@ embedding_bag = embedding_bag_op._entry = _embedding_bag_entry(Site(embedding_ba
 embedding_bag_op._make_entry = _embedding_bag_entry
 
 
-embedding_bag_padding_idx_op = define(
+embedding_bag_padding_idx_op = declare(
     "aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)"
 )
 _embedding_bag_padding_idx_kernels = embedding_bag_padding_idx_op.kernels
@@ -33233,7 +33241,7 @@ embedding_bag_padding_idx = embedding_bag_padding_idx_op._entry = _embedding_bag
 embedding_bag_padding_idx_op._make_entry = _embedding_bag_padding_idx_entry
 
 
-_embedding_bag_op = define(
+_embedding_bag_op = declare(
     "aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)"
 )
 __embedding_bag_kernels = _embedding_bag_op.kernels
@@ -33326,7 +33334,7 @@ _embedding_bag = _embedding_bag_op._entry = __embedding_bag_entry(Site(_embeddin
 _embedding_bag_op._make_entry = __embedding_bag_entry
 
 
-_embedding_bag_forward_only_op = define(
+_embedding_bag_forward_only_op = declare(
     "aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)"
 )
 __embedding_bag_forward_only_kernels = _embedding_bag_forward_only_op.kernels
@@ -33423,7 +33431,7 @@ _embedding_bag_forward_only = _embedding_bag_forward_only_op._entry = (
 _embedding_bag_forward_only_op._make_entry = __embedding_bag_forward_only_entry
 
 
-_embedding_bag_backward_op = define(
+_embedding_bag_backward_op = declare(
     "aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor"
 )
 __embedding_bag_backward_kernels = _embedding_bag_backward_op.kernels
@@ -33545,7 +33553,7 @@ _embedding_bag_backward = _embedding_bag_backward_op._entry = __embedding_bag_ba
 _embedding_bag_backward_op._make_entry = __embedding_bag_backward_entry
 
 
-_embedding_bag_per_sample_weights_backward_op = define(
+_embedding_bag_per_sample_weights_backward_op = declare(
     "aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor"
 )
 __embedding_bag_per_sample_weights_backward_kernels = (
@@ -33647,7 +33655,7 @@ _embedding_bag_per_sample_weights_backward_op._make_entry = (
 )
 
 
-scaled_dot_product_attention_op = define(
+scaled_dot_product_attention_op = declare(
     "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"
 )
 _scaled_dot_product_attention_kernels = scaled_dot_product_attention_op.kernels
@@ -33731,7 +33739,7 @@ scaled_dot_product_attention = scaled_dot_product_attention_op._entry = (
 scaled_dot_product_attention_op._make_entry = _scaled_dot_product_attention_entry
 
 
-_safe_softmax_op = define(
+_safe_softmax_op = declare(
     "aten::_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
 )
 __safe_softmax_kernels = _safe_softmax_op.kernels
@@ -33771,7 +33779,7 @@ _safe_softmax = _safe_softmax_op._entry = __safe_softmax_entry(Site(_safe_softma
 _safe_softmax_op._make_entry = __safe_softmax_entry
 
 
-_scaled_dot_product_flash_attention_for_cpu_op = define(
+_scaled_dot_product_flash_attention_for_cpu_op = declare(
     "aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)"
 )
 __scaled_dot_product_flash_attention_for_cpu_kernels = (
@@ -33859,7 +33867,7 @@ _scaled_dot_product_flash_attention_for_cpu_op._make_entry = (
 )
 
 
-_scaled_dot_product_flash_attention_for_cpu_backward_op = define(
+_scaled_dot_product_flash_attention_for_cpu_backward_op = declare(
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)"
 )
 __scaled_dot_product_flash_attention_for_cpu_backward_kernels = (
@@ -33992,7 +34000,7 @@ _scaled_dot_product_flash_attention_for_cpu_backward_op._make_entry = (
 )
 
 
-ones_like_op = define(
+ones_like_op = declare(
     "aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
 _ones_like_kernels = ones_like_op.kernels
@@ -34040,7 +34048,7 @@ ones_like = ones_like_op._entry = _ones_like_entry(Site(ones_like_op))
 ones_like_op._make_entry = _ones_like_entry
 
 
-zeros_like_op = define(
+zeros_like_op = declare(
     "aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
 _zeros_like_kernels = zeros_like_op.kernels
@@ -34088,7 +34096,7 @@ zeros_like = zeros_like_op._entry = _zeros_like_entry(Site(zeros_like_op))
 zeros_like_op._make_entry = _zeros_like_entry
 
 
-empty_like_op = define(
+empty_like_op = declare(
     "aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
 _empty_like_kernels = empty_like_op.kernels
@@ -34136,7 +34144,7 @@ empty_like = empty_like_op._entry = _empty_like_entry(Site(empty_like_op))
 empty_like_op._make_entry = _empty_like_entry
 
 
-full_like_op = define(
+full_like_op = declare(
     "aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
 _full_like_kernels = full_like_op.kernels
@@ -34216,7 +34224,7 @@ full_like = full_like_op._entry = _full_like_entry(Site(full_like_op))
 full_like_op._make_entry = _full_like_entry
 
 
-new_zeros_op = define(
+new_zeros_op = declare(
     "aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _new_zeros_kernels = new_zeros_op.kernels
@@ -34262,7 +34270,7 @@ new_zeros = new_zeros_op._entry = _new_zeros_entry(Site(new_zeros_op))
 new_zeros_op._make_entry = _new_zeros_entry
 
 
-new_ones_op = define(
+new_ones_op = declare(
     "aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _new_ones_kernels = new_ones_op.kernels
@@ -34308,7 +34316,7 @@ new_ones = new_ones_op._entry = _new_ones_entry(Site(new_ones_op))
 new_ones_op._make_entry = _new_ones_entry
 
 
-new_empty_op = define(
+new_empty_op = declare(
     "aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _new_empty_kernels = new_empty_op.kernels
@@ -34354,7 +34362,7 @@ new_empty = new_empty_op._entry = _new_empty_entry(Site(new_empty_op))
 new_empty_op._make_entry = _new_empty_entry
 
 
-new_empty_strided_op = define(
+new_empty_strided_op = declare(
     "aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _new_empty_strided_kernels = new_empty_strided_op.kernels
@@ -34424,7 +34432,7 @@ new_empty_strided = new_empty_strided_op._entry = _new_empty_strided_entry(
 new_empty_strided_op._make_entry = _new_empty_strided_entry
 
 
-zeros_op = define(
+zeros_op = declare(
     "aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _zeros_kernels = zeros_op.kernels
@@ -34457,7 +34465,7 @@ zeros = zeros_op._entry = _zeros_entry(Site(zeros_op))
 zeros_op._make_entry = _zeros_entry
 
 
-ones_op = define(
+ones_op = declare(
     "aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _ones_kernels = ones_op.kernels
@@ -34490,7 +34498,7 @@ ones = ones_op._entry = _ones_entry(Site(ones_op))
 ones_op._make_entry = _ones_entry
 
 
-empty_memory_format_op = define(
+empty_memory_format_op = declare(
     "aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
 _empty_memory_format_kernels = empty_memory_format_op.kernels
@@ -34536,7 +34544,7 @@ empty_memory_format = empty_memory_format_op._entry = _empty_memory_format_entry
 empty_memory_format_op._make_entry = _empty_memory_format_entry
 
 
-scalar_tensor_op = define(
+scalar_tensor_op = declare(
     "aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _scalar_tensor_kernels = scalar_tensor_op.kernels
@@ -34571,7 +34579,7 @@ scalar_tensor = scalar_tensor_op._entry = _scalar_tensor_entry(Site(scalar_tenso
 scalar_tensor_op._make_entry = _scalar_tensor_entry
 
 
-full_op = define(
+full_op = declare(
     "aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _full_kernels = full_op.kernels
@@ -34613,7 +34621,7 @@ full = full_op._entry = _full_entry(Site(full_op))
 full_op._make_entry = _full_entry
 
 
-arange_op = define(
+arange_op = declare(
     "aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _arange_kernels = arange_op.kernels
@@ -34648,7 +34656,7 @@ arange = arange_op._entry = _arange_entry(Site(arange_op))
 arange_op._make_entry = _arange_entry
 
 
-arange_start_op = define(
+arange_start_op = declare(
     "aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _arange_start_kernels = arange_start_op.kernels
@@ -34691,7 +34699,7 @@ arange_start = arange_start_op._entry = _arange_start_entry(Site(arange_start_op
 arange_start_op._make_entry = _arange_start_entry
 
 
-arange_start_step_op = define(
+arange_start_step_op = declare(
     "aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _arange_start_step_kernels = arange_start_step_op.kernels
@@ -34742,7 +34750,7 @@ arange_start_step = arange_start_step_op._entry = _arange_start_step_entry(
 arange_start_step_op._make_entry = _arange_start_step_entry
 
 
-rand_op = define(
+rand_op = declare(
     "aten::rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _rand_kernels = rand_op.kernels
@@ -34775,7 +34783,7 @@ rand = rand_op._entry = _rand_entry(Site(rand_op))
 rand_op._make_entry = _rand_entry
 
 
-randn_op = define(
+randn_op = declare(
     "aten::randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _randn_kernels = randn_op.kernels
@@ -34808,7 +34816,7 @@ randn = randn_op._entry = _randn_entry(Site(randn_op))
 randn_op._make_entry = _randn_entry
 
 
-rand_like_op = define(
+rand_like_op = declare(
     "aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
 _rand_like_kernels = rand_like_op.kernels
@@ -34856,7 +34864,7 @@ rand_like = rand_like_op._entry = _rand_like_entry(Site(rand_like_op))
 rand_like_op._make_entry = _rand_like_entry
 
 
-randn_like_op = define(
+randn_like_op = declare(
     "aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"
 )
 _randn_like_kernels = randn_like_op.kernels
@@ -34904,7 +34912,7 @@ randn_like = randn_like_op._entry = _randn_like_entry(Site(randn_like_op))
 randn_like_op._make_entry = _randn_like_entry
 
 
-eye_op = define(
+eye_op = declare(
     "aten::eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _eye_kernels = eye_op.kernels
@@ -34937,7 +34945,7 @@ eye = eye_op._entry = _eye_entry(Site(eye_op))
 eye_op._make_entry = _eye_entry
 
 
-eye_m_op = define(
+eye_m_op = declare(
     "aten::eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
 _eye_m_kernels = eye_m_op.kernels
@@ -34972,7 +34980,7 @@ eye_m = eye_m_op._entry = _eye_m_entry(Site(eye_m_op))
 eye_m_op._make_entry = _eye_m_entry
 
 
-t_copy_op = define("aten::t_copy(Tensor self) -> Tensor")
+t_copy_op = declare("aten::t_copy(Tensor self) -> Tensor")
 _t_copy_kernels = t_copy_op.kernels
 
 
@@ -35006,7 +35014,7 @@ t_copy = t_copy_op._entry = _t_copy_entry(Site(t_copy_op))
 t_copy_op._make_entry = _t_copy_entry
 
 
-t_copy_out_op = define("aten::t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+t_copy_out_op = declare("aten::t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _t_copy_out_kernels = t_copy_out_op.kernels
 
 
@@ -35038,7 +35046,7 @@ t_copy_out = t_copy_out_op._entry = _t_copy_out_entry(Site(t_copy_out_op))
 t_copy_out_op._make_entry = _t_copy_out_entry
 
 
-transpose_copy_int_op = define(
+transpose_copy_int_op = declare(
     "aten::transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor"
 )
 _transpose_copy_int_kernels = transpose_copy_int_op.kernels
@@ -35080,7 +35088,7 @@ transpose_copy_int = transpose_copy_int_op._entry = _transpose_copy_int_entry(
 transpose_copy_int_op._make_entry = _transpose_copy_int_entry
 
 
-transpose_copy_int_out_op = define(
+transpose_copy_int_out_op = declare(
     "aten::transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _transpose_copy_int_out_kernels = transpose_copy_int_out_op.kernels
@@ -35120,7 +35128,7 @@ transpose_copy_int_out = transpose_copy_int_out_op._entry = _transpose_copy_int_
 transpose_copy_int_out_op._make_entry = _transpose_copy_int_out_entry
 
 
-permute_copy_op = define("aten::permute_copy(Tensor self, int[] dims) -> Tensor")
+permute_copy_op = declare("aten::permute_copy(Tensor self, int[] dims) -> Tensor")
 _permute_copy_kernels = permute_copy_op.kernels
 
 
@@ -35156,7 +35164,7 @@ permute_copy = permute_copy_op._entry = _permute_copy_entry(Site(permute_copy_op
 permute_copy_op._make_entry = _permute_copy_entry
 
 
-permute_copy_out_op = define(
+permute_copy_out_op = declare(
     "aten::permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _permute_copy_out_kernels = permute_copy_out_op.kernels
@@ -35192,7 +35200,7 @@ permute_copy_out = permute_copy_out_op._entry = _permute_copy_out_entry(Site(per
 permute_copy_out_op._make_entry = _permute_copy_out_entry
 
 
-view_copy_op = define("aten::view_copy(Tensor self, SymInt[] size) -> Tensor")
+view_copy_op = declare("aten::view_copy(Tensor self, SymInt[] size) -> Tensor")
 _view_copy_kernels = view_copy_op.kernels
 
 
@@ -35228,7 +35236,7 @@ view_copy = view_copy_op._entry = _view_copy_entry(Site(view_copy_op))
 view_copy_op._make_entry = _view_copy_entry
 
 
-view_copy_out_op = define(
+view_copy_out_op = declare(
     "aten::view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _view_copy_out_kernels = view_copy_out_op.kernels
@@ -35264,7 +35272,7 @@ view_copy_out = view_copy_out_op._entry = _view_copy_out_entry(Site(view_copy_ou
 view_copy_out_op._make_entry = _view_copy_out_entry
 
 
-view_copy_dtype_op = define("aten::view_copy.dtype(Tensor self, ScalarType dtype) -> Tensor")
+view_copy_dtype_op = declare("aten::view_copy.dtype(Tensor self, ScalarType dtype) -> Tensor")
 _view_copy_dtype_kernels = view_copy_dtype_op.kernels
 
 
@@ -35300,7 +35308,7 @@ view_copy_dtype = view_copy_dtype_op._entry = _view_copy_dtype_entry(Site(view_c
 view_copy_dtype_op._make_entry = _view_copy_dtype_entry
 
 
-view_copy_dtype_out_op = define(
+view_copy_dtype_out_op = declare(
     "aten::view_copy.dtype_out(Tensor self, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _view_copy_dtype_out_kernels = view_copy_dtype_out_op.kernels
@@ -35338,7 +35346,7 @@ view_copy_dtype_out = view_copy_dtype_out_op._entry = _view_copy_dtype_out_entry
 view_copy_dtype_out_op._make_entry = _view_copy_dtype_out_entry
 
 
-expand_copy_op = define(
+expand_copy_op = declare(
     "aten::expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor"
 )
 _expand_copy_kernels = expand_copy_op.kernels
@@ -35376,7 +35384,7 @@ expand_copy = expand_copy_op._entry = _expand_copy_entry(Site(expand_copy_op))
 expand_copy_op._make_entry = _expand_copy_entry
 
 
-expand_copy_out_op = define(
+expand_copy_out_op = declare(
     "aten::expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)"
 )
 _expand_copy_out_kernels = expand_copy_out_op.kernels
@@ -35412,7 +35420,7 @@ expand_copy_out = expand_copy_out_op._entry = _expand_copy_out_entry(Site(expand
 expand_copy_out_op._make_entry = _expand_copy_out_entry
 
 
-unsqueeze_copy_op = define("aten::unsqueeze_copy(Tensor self, int dim) -> Tensor")
+unsqueeze_copy_op = declare("aten::unsqueeze_copy(Tensor self, int dim) -> Tensor")
 _unsqueeze_copy_kernels = unsqueeze_copy_op.kernels
 
 
@@ -35448,7 +35456,7 @@ unsqueeze_copy = unsqueeze_copy_op._entry = _unsqueeze_copy_entry(Site(unsqueeze
 unsqueeze_copy_op._make_entry = _unsqueeze_copy_entry
 
 
-unsqueeze_copy_out_op = define(
+unsqueeze_copy_out_op = declare(
     "aten::unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _unsqueeze_copy_out_kernels = unsqueeze_copy_out_op.kernels
@@ -35486,7 +35494,7 @@ unsqueeze_copy_out = unsqueeze_copy_out_op._entry = _unsqueeze_copy_out_entry(
 unsqueeze_copy_out_op._make_entry = _unsqueeze_copy_out_entry
 
 
-squeeze_copy_op = define("aten::squeeze_copy(Tensor self) -> Tensor")
+squeeze_copy_op = declare("aten::squeeze_copy(Tensor self) -> Tensor")
 _squeeze_copy_kernels = squeeze_copy_op.kernels
 
 
@@ -35520,7 +35528,9 @@ squeeze_copy = squeeze_copy_op._entry = _squeeze_copy_entry(Site(squeeze_copy_op
 squeeze_copy_op._make_entry = _squeeze_copy_entry
 
 
-squeeze_copy_out_op = define("aten::squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+squeeze_copy_out_op = declare(
+    "aten::squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
 _squeeze_copy_out_kernels = squeeze_copy_out_op.kernels
 
 
@@ -35552,7 +35562,7 @@ squeeze_copy_out = squeeze_copy_out_op._entry = _squeeze_copy_out_entry(Site(squ
 squeeze_copy_out_op._make_entry = _squeeze_copy_out_entry
 
 
-squeeze_copy_dim_op = define("aten::squeeze_copy.dim(Tensor self, int dim) -> Tensor")
+squeeze_copy_dim_op = declare("aten::squeeze_copy.dim(Tensor self, int dim) -> Tensor")
 _squeeze_copy_dim_kernels = squeeze_copy_dim_op.kernels
 
 
@@ -35588,7 +35598,7 @@ squeeze_copy_dim = squeeze_copy_dim_op._entry = _squeeze_copy_dim_entry(Site(squ
 squeeze_copy_dim_op._make_entry = _squeeze_copy_dim_entry
 
 
-squeeze_copy_dim_out_op = define(
+squeeze_copy_dim_out_op = declare(
     "aten::squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _squeeze_copy_dim_out_kernels = squeeze_copy_dim_out_op.kernels
@@ -35626,7 +35636,7 @@ squeeze_copy_dim_out = squeeze_copy_dim_out_op._entry = _squeeze_copy_dim_out_en
 squeeze_copy_dim_out_op._make_entry = _squeeze_copy_dim_out_entry
 
 
-squeeze_copy_dims_op = define("aten::squeeze_copy.dims(Tensor self, int[] dim) -> Tensor")
+squeeze_copy_dims_op = declare("aten::squeeze_copy.dims(Tensor self, int[] dim) -> Tensor")
 _squeeze_copy_dims_kernels = squeeze_copy_dims_op.kernels
 
 
@@ -35664,7 +35674,7 @@ squeeze_copy_dims = squeeze_copy_dims_op._entry = _squeeze_copy_dims_entry(
 squeeze_copy_dims_op._make_entry = _squeeze_copy_dims_entry
 
 
-squeeze_copy_dims_out_op = define(
+squeeze_copy_dims_out_op = declare(
     "aten::squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _squeeze_copy_dims_out_kernels = squeeze_copy_dims_out_op.kernels
@@ -35702,7 +35712,7 @@ squeeze_copy_dims_out = squeeze_copy_dims_out_op._entry = _squeeze_copy_dims_out
 squeeze_copy_dims_out_op._make_entry = _squeeze_copy_dims_out_entry
 
 
-select_copy_int_op = define("aten::select_copy.int(Tensor self, int dim, SymInt index) -> Tensor")
+select_copy_int_op = declare("aten::select_copy.int(Tensor self, int dim, SymInt index) -> Tensor")
 _select_copy_int_kernels = select_copy_int_op.kernels
 
 
@@ -35740,7 +35750,7 @@ select_copy_int = select_copy_int_op._entry = _select_copy_int_entry(Site(select
 select_copy_int_op._make_entry = _select_copy_int_entry
 
 
-select_copy_int_out_op = define(
+select_copy_int_out_op = declare(
     "aten::select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _select_copy_int_out_kernels = select_copy_int_out_op.kernels
@@ -35780,7 +35790,7 @@ select_copy_int_out = select_copy_int_out_op._entry = _select_copy_int_out_entry
 select_copy_int_out_op._make_entry = _select_copy_int_out_entry
 
 
-slice_copy_Tensor_op = define(
+slice_copy_Tensor_op = declare(
     "aten::slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"
 )
 _slice_copy_Tensor_kernels = slice_copy_Tensor_op.kernels
@@ -35826,7 +35836,7 @@ slice_copy_Tensor = slice_copy_Tensor_op._entry = _slice_copy_Tensor_entry(
 slice_copy_Tensor_op._make_entry = _slice_copy_Tensor_entry
 
 
-slice_copy_Tensor_out_op = define(
+slice_copy_Tensor_out_op = declare(
     "aten::slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _slice_copy_Tensor_out_kernels = slice_copy_Tensor_out_op.kernels
@@ -35874,7 +35884,7 @@ slice_copy_Tensor_out = slice_copy_Tensor_out_op._entry = _slice_copy_Tensor_out
 slice_copy_Tensor_out_op._make_entry = _slice_copy_Tensor_out_entry
 
 
-as_strided_copy_op = define(
+as_strided_copy_op = declare(
     "aten::as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"
 )
 _as_strided_copy_kernels = as_strided_copy_op.kernels
@@ -35916,7 +35926,7 @@ as_strided_copy = as_strided_copy_op._entry = _as_strided_copy_entry(Site(as_str
 as_strided_copy_op._make_entry = _as_strided_copy_entry
 
 
-as_strided_copy_out_op = define(
+as_strided_copy_out_op = declare(
     "aten::as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _as_strided_copy_out_kernels = as_strided_copy_out_op.kernels
@@ -35962,7 +35972,7 @@ as_strided_copy_out = as_strided_copy_out_op._entry = _as_strided_copy_out_entry
 as_strided_copy_out_op._make_entry = _as_strided_copy_out_entry
 
 
-diagonal_copy_op = define(
+diagonal_copy_op = declare(
     "aten::diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"
 )
 _diagonal_copy_kernels = diagonal_copy_op.kernels
@@ -36004,7 +36014,7 @@ diagonal_copy = diagonal_copy_op._entry = _diagonal_copy_entry(Site(diagonal_cop
 diagonal_copy_op._make_entry = _diagonal_copy_entry
 
 
-diagonal_copy_out_op = define(
+diagonal_copy_out_op = declare(
     "aten::diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _diagonal_copy_out_kernels = diagonal_copy_out_op.kernels
@@ -36046,7 +36056,7 @@ diagonal_copy_out = diagonal_copy_out_op._entry = _diagonal_copy_out_entry(
 diagonal_copy_out_op._make_entry = _diagonal_copy_out_entry
 
 
-unfold_copy_op = define(
+unfold_copy_op = declare(
     "aten::unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor"
 )
 _unfold_copy_kernels = unfold_copy_op.kernels
@@ -36088,7 +36098,7 @@ unfold_copy = unfold_copy_op._entry = _unfold_copy_entry(Site(unfold_copy_op))
 unfold_copy_op._make_entry = _unfold_copy_entry
 
 
-unfold_copy_out_op = define(
+unfold_copy_out_op = declare(
     "aten::unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) -> Tensor(a!)"
 )
 _unfold_copy_out_kernels = unfold_copy_out_op.kernels
@@ -36128,7 +36138,7 @@ unfold_copy_out = unfold_copy_out_op._entry = _unfold_copy_out_entry(Site(unfold
 unfold_copy_out_op._make_entry = _unfold_copy_out_entry
 
 
-unbind_copy_int_op = define("aten::unbind_copy.int(Tensor self, int dim=0) -> Tensor[]")
+unbind_copy_int_op = declare("aten::unbind_copy.int(Tensor self, int dim=0) -> Tensor[]")
 _unbind_copy_int_kernels = unbind_copy_int_op.kernels
 
 
@@ -36160,7 +36170,7 @@ unbind_copy_int = unbind_copy_int_op._entry = _unbind_copy_int_entry(Site(unbind
 unbind_copy_int_op._make_entry = _unbind_copy_int_entry
 
 
-unbind_copy_int_out_op = define(
+unbind_copy_int_out_op = declare(
     "aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()"
 )
 _unbind_copy_int_out_kernels = unbind_copy_int_out_op.kernels
@@ -36197,7 +36207,7 @@ unbind_copy_int_out = unbind_copy_int_out_op._entry = _unbind_copy_int_out_entry
 unbind_copy_int_out_op._make_entry = _unbind_copy_int_out_entry
 
 
-split_copy_Tensor_op = define(
+split_copy_Tensor_op = declare(
     "aten::split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"
 )
 _split_copy_Tensor_kernels = split_copy_Tensor_op.kernels
@@ -36235,7 +36245,7 @@ split_copy_Tensor = split_copy_Tensor_op._entry = _split_copy_Tensor_entry(
 split_copy_Tensor_op._make_entry = _split_copy_Tensor_entry
 
 
-split_copy_Tensor_out_op = define(
+split_copy_Tensor_out_op = declare(
     "aten::split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()"
 )
 _split_copy_Tensor_out_kernels = split_copy_Tensor_out_op.kernels
@@ -36274,7 +36284,7 @@ split_copy_Tensor_out = split_copy_Tensor_out_op._entry = _split_copy_Tensor_out
 split_copy_Tensor_out_op._make_entry = _split_copy_Tensor_out_entry
 
 
-split_with_sizes_copy_op = define(
+split_with_sizes_copy_op = declare(
     "aten::split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"
 )
 _split_with_sizes_copy_kernels = split_with_sizes_copy_op.kernels
@@ -36312,7 +36322,7 @@ split_with_sizes_copy = split_with_sizes_copy_op._entry = _split_with_sizes_copy
 split_with_sizes_copy_op._make_entry = _split_with_sizes_copy_entry
 
 
-split_with_sizes_copy_out_op = define(
+split_with_sizes_copy_out_op = declare(
     "aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()"
 )
 _split_with_sizes_copy_out_kernels = split_with_sizes_copy_out_op.kernels
@@ -36355,7 +36365,7 @@ split_with_sizes_copy_out = split_with_sizes_copy_out_op._entry = _split_with_si
 split_with_sizes_copy_out_op._make_entry = _split_with_sizes_copy_out_entry
 
 
-alias_copy_op = define("aten::alias_copy(Tensor self) -> Tensor")
+alias_copy_op = declare("aten::alias_copy(Tensor self) -> Tensor")
 _alias_copy_kernels = alias_copy_op.kernels
 
 
@@ -36389,7 +36399,7 @@ alias_copy = alias_copy_op._entry = _alias_copy_entry(Site(alias_copy_op))
 alias_copy_op._make_entry = _alias_copy_entry
 
 
-alias_copy_out_op = define("aten::alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+alias_copy_out_op = declare("aten::alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _alias_copy_out_kernels = alias_copy_out_op.kernels
 
 

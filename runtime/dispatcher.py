@@ -9,13 +9,26 @@ overload, with the real signature) compute the key set and call the kernel.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Union
 
 from . import dispatch_keys as K
 from ._tls import refresh_plain
 from ._tls import state as _tls
 from .numpy_scalars import is_aten_number
 from .schema import FunctionSchema, parse_schema
+
+#: the attributes OpOverload reads off its parsed schema
+_READ_OFF_SCHEMA = frozenset(
+    {"_schema", "_positional", "_kwarg_only", "_list_positions", "_scalar_args"}
+)
+
+
+def _schema_names(text: str) -> tuple:
+    """(namespace, name, overload name) of a schema's text: ``aten::mul.Tensor(...)``."""
+    head = text[: text.index("(")]
+    namespace, _, qualified = head.rpartition("::")
+    name, _, overload = qualified.partition(".")
+    return namespace, name, overload
 
 
 class KernelTable(dict):
@@ -37,25 +50,36 @@ class OpOverload:
     """One overload of an operator, e.g. ``aten.mul.Tensor``."""
 
     def __init__(
-        self, packet: "OpOverloadPacket", schema: FunctionSchema, numbers_as_tensors: bool = False
+        self,
+        packet: "OpOverloadPacket",
+        schema: Union[FunctionSchema, str],
+        numbers_as_tensors: bool = False,
     ) -> None:
-        self._schema = schema
+        """``schema`` parsed, or its text (a built-in op's, parsed on first use)."""
         self.overloadpacket = packet
         self.namespace = packet.namespace
-        self._opname = schema.base_name
-        self._overloadname = schema.overload_name or "default"
+        if schema.__class__ is str:
+            self._schema_text = schema
+            _, self._opname, overload = _schema_names(schema)
+        else:
+            self._read_schema(schema)
+            self._opname, overload = schema.base_name, schema.overload_name
+        self._overloadname = overload or "default"
         self.__name__ = f"{self._opname}.{self._overloadname}"
         self._kernels: Dict[int, Callable] = {}
         #: the kernel for each key set seen: ``op.kernels[keyset]``, resolved on first use
         self.kernels = KernelTable(self)
         self._entry: Optional[Callable] = None
         self.tags = ()
-        args = schema.arguments
-        self._positional = tuple(a for a in args if not a.kwarg_only)
-        self._kwarg_only = tuple(a for a in args if a.kwarg_only)
         #: whether Python numbers may stand for its Tensor arguments (derivatives.yaml's
         #: numbers_as_tensors tag: PyTorch allows them for its arithmetic)
         self._numbers_as_tensors = numbers_as_tensors
+
+    def _read_schema(self, schema: FunctionSchema) -> None:
+        self._schema = schema
+        args = schema.arguments
+        self._positional = tuple(a for a in args if not a.kwarg_only)
+        self._kwarg_only = tuple(a for a in args if a.kwarg_only)
         #: positions of list arguments, which handlers get as lists (as torch hands them)
         self._list_positions = frozenset(i for i, a in enumerate(args) if a.type.is_list)
         #: (position, name) of Scalar arguments, read as TorchScript reads them when called
@@ -63,6 +87,18 @@ class OpOverload:
         self._scalar_args = tuple(
             (i, a.name) for i, a in enumerate(args) if a.type.base == "Scalar"
         )
+
+    def __getattr__(self, name: str):
+        # Only for attributes not yet set: a built-in op's schema and what is read off it
+        # are made on first use. Most overloads are never called in a process, and their
+        # parsed schemas would be thousands of objects each garbage collection walks.
+        text = self.__dict__.pop("_schema_text", None)
+        if text is None or name not in _READ_OFF_SCHEMA:
+            if text is not None:
+                self._schema_text = text
+            raise AttributeError(f"'OpOverload' object has no attribute '{name}'")
+        self._read_schema(parse_schema(text))
+        return self.__dict__[name]
 
     # ----- identity ------------------------------------------------------
     def name(self) -> str:
@@ -381,19 +417,39 @@ class _Ops:
 ops = _Ops()
 
 
+def declares_several_returns(op: OpOverload) -> bool:
+    """Whether ``op``'s schema may declare several returns: read off its text while it is
+    not parsed (one return is not parenthesised)."""
+    text = op.__dict__.get("_schema_text")
+    if text is None:
+        return len(op._schema.returns) > 1
+    return text.rpartition(") -> ")[2].startswith("(")
+
+
 def define(
     schema_text: str, namespace: str = "aten", numbers_as_tensors: bool = False
 ) -> OpOverload:
-    """Create the OpOverload for a schema string. ``numbers_as_tensors``: Python numbers
-    may stand for its Tensor arguments."""
+    """Create the OpOverload for a schema string (refused now if it does not parse).
+    ``numbers_as_tensors``: Python numbers may stand for its Tensor arguments."""
     schema = parse_schema(schema_text)
-    if schema.namespace:
-        namespace = schema.namespace
+    return _add_overload(
+        schema.namespace or namespace, schema.base_name, schema, numbers_as_tensors
+    )
+
+
+def declare(schema_text: str, numbers_as_tensors: bool = False) -> OpOverload:
+    """define() for a built-in op (generated/ops.py): its schema, known to be good, is
+    parsed when first needed."""
+    namespace, name, _ = _schema_names(schema_text)
+    return _add_overload(namespace or "aten", name, schema_text, numbers_as_tensors)
+
+
+def _add_overload(namespace: str, name: str, schema, numbers_as_tensors: bool) -> OpOverload:
     ns = getattr(ops, namespace)
-    packet = ns.__dict__.get(schema.base_name)
+    packet = ns.__dict__.get(name)
     if packet is None:
-        packet = OpOverloadPacket(namespace, schema.base_name)
-        setattr(ns, schema.base_name, packet)
+        packet = OpOverloadPacket(namespace, name)
+        setattr(ns, name, packet)
     overload = OpOverload(packet, schema, numbers_as_tensors)
     packet._add(overload)
     return overload

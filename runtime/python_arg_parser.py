@@ -17,6 +17,7 @@ import numpy as np
 from . import dtypes
 from ._tls import state as _tls
 from .device import check_factory_device, device, is_device_like
+from .dispatcher import declares_several_returns
 from .dispatch_keys import TORCH_FUNCTION
 from .memory_formats import memory_format
 from .overrides import (
@@ -677,6 +678,8 @@ def call_bound(op, bound: tuple, entry: Optional[Callable] = None):
 def _named_results(op) -> Optional[type]:
     """The named tuple PyTorch's Python surface returns for ``op``'s results (the schema
     names every one of several: ``max.dim -> (Tensor values, Tensor indices)``), or None."""
+    if not declares_several_returns(op):  # known without parsing the schema
+        return None
     returns = op._schema.returns
     if len(returns) < 2 or not all(r.name for r in returns):
         return None
@@ -731,15 +734,32 @@ def _tensor_first(overloads: tuple) -> tuple:
     return tuple(ordered)
 
 
+class _SurfaceEntries(dict):
+    """An overloaded name's entry for each overload, made when first called."""
+
+    __slots__ = ("name", "qualname", "site")
+
+    def __init__(self, name: str, qualname: str, site: Site) -> None:
+        super().__init__()
+        self.name, self.qualname, self.site = name, qualname, site
+
+    def __missing__(self, op) -> Callable:
+        entry = self[op] = surface_entry(op, self.name, self.qualname, self.site)
+        return entry
+
+
 def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=None) -> Callable:
     # Calls with the same argument classes and keyword names pick the same
     # overload: remember it, and call its entry with the arguments as given.
     # The entries are copies that name this wrapper to __torch_function__ handlers.
-    overloads = _tensor_first(overloads)
+    # Both made on first use, not at import: the order reads the overloads' schemas, and
+    # most names are never called in a process (each object made now is one more that
+    # every garbage collection walks).
+    ordered: list = []
     cache: Dict[tuple, tuple] = {}
     own = site is None
     site = site or Site()
-    entries = {op: surface_entry(op, name, qualname, site) for op in overloads}
+    entries = _SurfaceEntries(name, qualname, site)
 
     def call(*args, **kwargs):
         if _tls.include & TORCH_FUNCTION:  # a mode sees the call as given
@@ -750,7 +770,9 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
         hit = cache.get(key)
         if hit is None:
             try:
-                op, bound = resolve_overload(overloads, args, kwargs, varargs)
+                if not ordered:
+                    ordered.append(_tensor_first(overloads))
+                op, bound = resolve_overload(ordered[0], args, kwargs, varargs)
             except TypeError:
                 relevant = flatten_relevant(args + tuple(kwargs.values()))
                 if has_torch_function(relevant):  # tensor-likes that are not Tensors
@@ -781,16 +803,13 @@ def _overloaded(name: str, qualname: str, overloads: tuple, varargs: bool, site=
     return call
 
 
-def method(name: str, overloads: tuple, site=None) -> Callable:
-    """A Tensor method: as ``function``, also accepting ``x.view(2, 3)`` varargs.
-    ``site`` names the method to __torch_function__ handlers (default: itself)."""
+def method(name: str, overloads: tuple, site=None, varargs: bool = False) -> Callable:
+    """A Tensor method: as ``function``, also accepting ``x.view(2, 3)`` varargs when it
+    has several overloads, or one and ``varargs`` (PyTorch's rule, which codegen applies:
+    its one positional argument after self is an int list). ``site`` names the method to
+    __torch_function__ handlers (default: itself)."""
     qualname = f"Tensor.{name}"
-    first = overloads[0]._positional
-    # as PyTorch: only when the int list is the one positional argument after self
-    # (x.roll(1, 0) is a shift and a dim)
-    takes_varargs = (
-        len(first) == 2 and first[1].type.is_list and first[1].type.base in ("int", "SymInt")
-    )
+    takes_varargs = varargs
     if len(overloads) == 1 and not takes_varargs:
         return surface_entry(overloads[0], name, qualname, site)
     if len(overloads) == 1:
