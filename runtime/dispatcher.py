@@ -92,12 +92,13 @@ class OpOverload:
         # Only for attributes not yet set: a built-in op's schema and what is read off it
         # are made on first use. Most overloads are never called in a process, and their
         # parsed schemas would be thousands of objects each garbage collection walks.
-        text = self.__dict__.pop("_schema_text", None)
+        # The text goes only once the attributes are set, so a thread that parses the
+        # same schema meanwhile finds either the text or the attributes.
+        text = self.__dict__.get("_schema_text")
         if text is None or name not in _READ_OFF_SCHEMA:
-            if text is not None:
-                self._schema_text = text
             raise AttributeError(f"'OpOverload' object has no attribute '{name}'")
         self._read_schema(parse_schema(text))
+        self.__dict__.pop("_schema_text", None)
         return self.__dict__[name]
 
     # ----- identity ------------------------------------------------------
