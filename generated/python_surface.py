@@ -894,6 +894,158 @@ FUNCTIONS = {
     "scalar_tensor": (ops.scalar_tensor_op,),
     "rand_like": (ops.rand_like_op,),
     "randn_like": (ops.randn_like_op,),
+    "acos": (
+        ops.acos_op,
+        ops.acos_out_op,
+    ),
+    "asin": (
+        ops.asin_op,
+        ops.asin_out_op,
+    ),
+    "atan": (
+        ops.atan_op,
+        ops.atan_out_op,
+    ),
+    "acosh": (
+        ops.acosh_op,
+        ops.acosh_out_op,
+    ),
+    "asinh": (
+        ops.asinh_op,
+        ops.asinh_out_op,
+    ),
+    "atanh": (
+        ops.atanh_op,
+        ops.atanh_out_op,
+    ),
+    "arccos": (
+        ops.arccos_op,
+        ops.arccos_out_op,
+    ),
+    "arccos_": (ops.arccos__op,),
+    "arcsin": (
+        ops.arcsin_op,
+        ops.arcsin_out_op,
+    ),
+    "arcsin_": (ops.arcsin__op,),
+    "arctan": (
+        ops.arctan_op,
+        ops.arctan_out_op,
+    ),
+    "arctan_": (ops.arctan__op,),
+    "arccosh": (
+        ops.arccosh_op,
+        ops.arccosh_out_op,
+    ),
+    "arccosh_": (ops.arccosh__op,),
+    "arcsinh": (
+        ops.arcsinh_op,
+        ops.arcsinh_out_op,
+    ),
+    "arcsinh_": (ops.arcsinh__op,),
+    "arctanh": (
+        ops.arctanh_op,
+        ops.arctanh_out_op,
+    ),
+    "arctanh_": (ops.arctanh__op,),
+    "sinh": (
+        ops.sinh_op,
+        ops.sinh_out_op,
+    ),
+    "cosh": (
+        ops.cosh_op,
+        ops.cosh_out_op,
+    ),
+    "tan": (
+        ops.tan_op,
+        ops.tan_out_op,
+    ),
+    "trunc": (
+        ops.trunc_op,
+        ops.trunc_out_op,
+    ),
+    "fix": (
+        ops.fix_op,
+        ops.fix_out_op,
+    ),
+    "fix_": (ops.fix__op,),
+    "frac": (
+        ops.frac_op,
+        ops.frac_out_op,
+    ),
+    "erf": (
+        ops.erf_op,
+        ops.erf_out_op,
+    ),
+    "erfc": (
+        ops.erfc_op,
+        ops.erfc_out_op,
+    ),
+    "erfinv": (
+        ops.erfinv_op,
+        ops.erfinv_out_op,
+    ),
+    "exp2": (
+        ops.exp2_op,
+        ops.exp2_out_op,
+    ),
+    "expm1": (
+        ops.expm1_op,
+        ops.expm1_out_op,
+    ),
+    "log2": (
+        ops.log2_op,
+        ops.log2_out_op,
+    ),
+    "log10": (
+        ops.log10_op,
+        ops.log10_out_op,
+    ),
+    "deg2rad": (
+        ops.deg2rad_op,
+        ops.deg2rad_out_op,
+    ),
+    "rad2deg": (
+        ops.rad2deg_op,
+        ops.rad2deg_out_op,
+    ),
+    "positive": (ops.positive_op,),
+    "lgamma": (
+        ops.lgamma_op,
+        ops.lgamma_out_op,
+    ),
+    "digamma": (
+        ops.digamma_op,
+        ops.digamma_out_op,
+    ),
+    "polygamma": (
+        ops.polygamma_op,
+        ops.polygamma_out_op,
+    ),
+    "mvlgamma": (
+        ops.mvlgamma_op,
+        ops.mvlgamma_out_op,
+    ),
+    "i0": (
+        ops.i0_op,
+        ops.i0_out_op,
+    ),
+    "sinc": (
+        ops.sinc_op,
+        ops.sinc_out_op,
+    ),
+    "logit": (
+        ops.logit_op,
+        ops.logit_out_op,
+    ),
+    "nan_to_num": (
+        ops.nan_to_num_op,
+        ops.nan_to_num_out_op,
+    ),
+    "frexp": (
+        ops.frexp_Tensor_op,
+        ops.frexp_Tensor_out_op,
+    ),
     "t_copy": (
         ops.t_copy_op,
         ops.t_copy_out_op,
@@ -1448,6 +1600,50 @@ full_like = function("full_like", FUNCTIONS["full_like"])
 scalar_tensor = function("scalar_tensor", FUNCTIONS["scalar_tensor"])
 rand_like = function("rand_like", FUNCTIONS["rand_like"])
 randn_like = function("randn_like", FUNCTIONS["randn_like"])
+acos = function("acos", FUNCTIONS["acos"])
+asin = function("asin", FUNCTIONS["asin"])
+atan = function("atan", FUNCTIONS["atan"])
+acosh = function("acosh", FUNCTIONS["acosh"])
+asinh = function("asinh", FUNCTIONS["asinh"])
+atanh = function("atanh", FUNCTIONS["atanh"])
+arccos = function("arccos", FUNCTIONS["arccos"])
+arccos_ = function("arccos_", FUNCTIONS["arccos_"])
+arcsin = function("arcsin", FUNCTIONS["arcsin"])
+arcsin_ = function("arcsin_", FUNCTIONS["arcsin_"])
+arctan = function("arctan", FUNCTIONS["arctan"])
+arctan_ = function("arctan_", FUNCTIONS["arctan_"])
+arccosh = function("arccosh", FUNCTIONS["arccosh"])
+arccosh_ = function("arccosh_", FUNCTIONS["arccosh_"])
+arcsinh = function("arcsinh", FUNCTIONS["arcsinh"])
+arcsinh_ = function("arcsinh_", FUNCTIONS["arcsinh_"])
+arctanh = function("arctanh", FUNCTIONS["arctanh"])
+arctanh_ = function("arctanh_", FUNCTIONS["arctanh_"])
+sinh = function("sinh", FUNCTIONS["sinh"])
+cosh = function("cosh", FUNCTIONS["cosh"])
+tan = function("tan", FUNCTIONS["tan"])
+trunc = function("trunc", FUNCTIONS["trunc"])
+fix = function("fix", FUNCTIONS["fix"])
+fix_ = function("fix_", FUNCTIONS["fix_"])
+frac = function("frac", FUNCTIONS["frac"])
+erf = function("erf", FUNCTIONS["erf"])
+erfc = function("erfc", FUNCTIONS["erfc"])
+erfinv = function("erfinv", FUNCTIONS["erfinv"])
+exp2 = function("exp2", FUNCTIONS["exp2"])
+expm1 = function("expm1", FUNCTIONS["expm1"])
+log2 = function("log2", FUNCTIONS["log2"])
+log10 = function("log10", FUNCTIONS["log10"])
+deg2rad = function("deg2rad", FUNCTIONS["deg2rad"])
+rad2deg = function("rad2deg", FUNCTIONS["rad2deg"])
+positive = function("positive", FUNCTIONS["positive"])
+lgamma = function("lgamma", FUNCTIONS["lgamma"])
+digamma = function("digamma", FUNCTIONS["digamma"])
+polygamma = function("polygamma", FUNCTIONS["polygamma"])
+mvlgamma = function("mvlgamma", FUNCTIONS["mvlgamma"])
+i0 = function("i0", FUNCTIONS["i0"])
+sinc = function("sinc", FUNCTIONS["sinc"])
+logit = function("logit", FUNCTIONS["logit"])
+nan_to_num = function("nan_to_num", FUNCTIONS["nan_to_num"])
+frexp = function("frexp", FUNCTIONS["frexp"])
 t_copy = function("t_copy", FUNCTIONS["t_copy"])
 transpose_copy = function("transpose_copy", FUNCTIONS["transpose_copy"])
 permute_copy = function("permute_copy", FUNCTIONS["permute_copy"])
