@@ -8898,9 +8898,8 @@ def acosh_(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
-        grad_fn = nodes.AcoshBackward0()
+        grad_fn = nodes.AcoshBackward1()
         grad_fn._next_edges = (next_edge(self),)
-        grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.acosh__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.acosh__op.kernels[keyset]
@@ -8932,9 +8931,8 @@ def asinh_(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
-        grad_fn = nodes.AsinhBackward0()
+        grad_fn = nodes.AsinhBackward1()
         grad_fn._next_edges = (next_edge(self),)
-        grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.asinh__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.asinh__op.kernels[keyset]
@@ -8966,9 +8964,8 @@ def atanh_(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
         check_inplace(self)
-        grad_fn = nodes.AtanhBackward0()
+        grad_fn = nodes.AtanhBackward1()
         grad_fn._next_edges = (next_edge(self),)
-        grad_fn.self_ = SavedVariable(saved_original(self), False)
     tangents = jvp_kernels.atanh__pre(self) if _tls.fw_active else None
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.atanh__op.kernels[keyset]

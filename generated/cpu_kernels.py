@@ -6794,22 +6794,20 @@ def acosh(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
-def acosh_(keyset, self):
-    """CPU kernel of acosh_"""
-    target = self
-    self = float_array(self)
-    if self.dtype is not target._data.dtype:
-        check_cast(self.dtype, target._data.dtype)
-    result = np.arccosh(self)
-    return copy_into(target, result)
-
-
 def acosh_out(keyset, self, out):
     """CPU kernel of acosh.out"""
     target = out
     self = float_array(self)
     result = np.arccosh(self)
     return write_out(target, result)
+
+
+def acosh_(keyset, self):
+    """CPU kernel of acosh_"""
+    target = self
+    self = float_array(self)
+    result = np.arccosh(self)
+    return copy_into(target, result)
 
 
 def asinh(keyset, self):
@@ -6820,22 +6818,20 @@ def asinh(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
-def asinh_(keyset, self):
-    """CPU kernel of asinh_"""
-    target = self
-    self = float_array(self)
-    if self.dtype is not target._data.dtype:
-        check_cast(self.dtype, target._data.dtype)
-    result = np.arcsinh(self)
-    return copy_into(target, result)
-
-
 def asinh_out(keyset, self, out):
     """CPU kernel of asinh.out"""
     target = out
     self = float_array(self)
     result = np.arcsinh(self)
     return write_out(target, result)
+
+
+def asinh_(keyset, self):
+    """CPU kernel of asinh_"""
+    target = self
+    self = float_array(self)
+    result = np.arcsinh(self)
+    return copy_into(target, result)
 
 
 def atanh(keyset, self):
@@ -6846,22 +6842,20 @@ def atanh(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
-def atanh_(keyset, self):
-    """CPU kernel of atanh_"""
-    target = self
-    self = float_array(self)
-    if self.dtype is not target._data.dtype:
-        check_cast(self.dtype, target._data.dtype)
-    result = np.arctanh(self)
-    return copy_into(target, result)
-
-
 def atanh_out(keyset, self, out):
     """CPU kernel of atanh.out"""
     target = out
     self = float_array(self)
     result = np.arctanh(self)
     return write_out(target, result)
+
+
+def atanh_(keyset, self):
+    """CPU kernel of atanh_"""
+    target = self
+    self = float_array(self)
+    result = np.arctanh(self)
+    return copy_into(target, result)
 
 
 def sinh(keyset, self):
@@ -6970,7 +6964,6 @@ def trunc_out(keyset, self, out):
 
 def frac(keyset, self):
     """CPU kernel of frac"""
-    k.frac_check(self)
     self = self._data
     result = k.frac(self)
     # numpy hands back scalars, not arrays, for 0-dim results
@@ -6979,7 +6972,6 @@ def frac(keyset, self):
 
 def frac_(keyset, self):
     """CPU kernel of frac_"""
-    k.frac_check(self)
     target = self
     self = self._data
     result = k.frac(self)
@@ -6988,7 +6980,6 @@ def frac_(keyset, self):
 
 def frac_out(keyset, self, out):
     """CPU kernel of frac.out"""
-    k.frac_check(self)
     target = out
     self = self._data
     if self.dtype is not target._data.dtype:
@@ -7329,6 +7320,7 @@ def mvlgamma_(keyset, self, p):
     """CPU kernel of mvlgamma_"""
     k.mvlgamma_check(self, p)
     target = self
+    k.mvlgamma_out_check(self, target)
     self = float_array(self)
     if self.dtype is not target._data.dtype:
         check_cast(self.dtype, target._data.dtype)
@@ -7340,6 +7332,7 @@ def mvlgamma_out(keyset, self, p, out):
     """CPU kernel of mvlgamma.out"""
     k.mvlgamma_check(self, p)
     target = out
+    k.mvlgamma_out_check(self, target)
     self = float_array(self)
     result = k.mvlgamma(self, p)
     return write_out(target, result)

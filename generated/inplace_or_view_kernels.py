@@ -1936,14 +1936,6 @@ def atan_out(keyset, self, out):
     return result
 
 
-def acosh_(keyset, self):
-    keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops.acosh__op.kernels[keyset]
-    result = redispatch(keyset, self)
-    bump_version(self)
-    return result
-
-
 def acosh_out(keyset, self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.acosh_out_op.kernels[keyset]
@@ -1952,9 +1944,9 @@ def acosh_out(keyset, self, out):
     return result
 
 
-def asinh_(keyset, self):
+def acosh_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops.asinh__op.kernels[keyset]
+    redispatch = ops.acosh__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -1968,9 +1960,9 @@ def asinh_out(keyset, self, out):
     return result
 
 
-def atanh_(keyset, self):
+def asinh_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
-    redispatch = ops.atanh__op.kernels[keyset]
+    redispatch = ops.asinh__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
     return result
@@ -1981,6 +1973,14 @@ def atanh_out(keyset, self, out):
     redispatch = ops.atanh_out_op.kernels[keyset]
     result = redispatch(keyset, self, out)
     bump_version(out)
+    return result
+
+
+def atanh_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.atanh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
     return result
 
 

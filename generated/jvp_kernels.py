@@ -8669,20 +8669,17 @@ def acosh__pre(self):
     self_t = fw_grad(self)
     if self_t is None:
         return None
-    return (self_t, original(self))
+    return (self_t,)
 
 
 def acosh_(self, result, tangents):
-    # auto_element_wise
-    self_t, original_self = tangents
-    if self_t is not None and _tls.grad_enabled:
-        # the formula's history must not save the tangent updated in place below
-        self_t = original(self_t)
+    # forward_ad_not_implemented("acosh_")
+    (self_t,) = tangents
     # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
     was_off = "fw_active" in _tls.__dict__
     try:
         _tls.fw_active = False
-        tangent = acosh_backward(self_t, original_self)
+        tangent = forward_ad_not_implemented("acosh_")
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
@@ -8709,20 +8706,17 @@ def asinh__pre(self):
     self_t = fw_grad(self)
     if self_t is None:
         return None
-    return (self_t, original(self))
+    return (self_t,)
 
 
 def asinh_(self, result, tangents):
-    # auto_element_wise
-    self_t, original_self = tangents
-    if self_t is not None and _tls.grad_enabled:
-        # the formula's history must not save the tangent updated in place below
-        self_t = original(self_t)
+    # forward_ad_not_implemented("asinh_")
+    (self_t,) = tangents
     # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
     was_off = "fw_active" in _tls.__dict__
     try:
         _tls.fw_active = False
-        tangent = asinh_backward(self_t, original_self)
+        tangent = forward_ad_not_implemented("asinh_")
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
@@ -8749,20 +8743,17 @@ def atanh__pre(self):
     self_t = fw_grad(self)
     if self_t is None:
         return None
-    return (self_t, original(self))
+    return (self_t,)
 
 
 def atanh_(self, result, tangents):
-    # auto_element_wise
-    self_t, original_self = tangents
-    if self_t is not None and _tls.grad_enabled:
-        # the formula's history must not save the tangent updated in place below
-        self_t = original(self_t)
+    # forward_ad_not_implemented("atanh_")
+    (self_t,) = tangents
     # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
     was_off = "fw_active" in _tls.__dict__
     try:
         _tls.fw_active = False
-        tangent = atanh_backward(self_t, original_self)
+        tangent = forward_ad_not_implemented("atanh_")
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

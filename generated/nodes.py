@@ -19190,6 +19190,26 @@ class AcoshBackward0(Node):
         return raw_saved(self, "self_")
 
 
+class AcoshBackward1(Node):
+    """Backward of ``acosh_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("inplace version of acosh")
+        grad_self = not_implemented("inplace version of acosh") if needs[0] else None
+        return (grad_self,)
+
+
 class AsinhBackward0(Node):
     """Backward of ``asinh(Tensor self) -> Tensor``."""
 
@@ -19225,6 +19245,26 @@ class AsinhBackward0(Node):
         return raw_saved(self, "self_")
 
 
+class AsinhBackward1(Node):
+    """Backward of ``asinh_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("inplace version of asinh")
+        grad_self = not_implemented("inplace version of asinh") if needs[0] else None
+        return (grad_self,)
+
+
 class AtanhBackward0(Node):
     """Backward of ``atanh(Tensor self) -> Tensor``."""
 
@@ -19258,6 +19298,26 @@ class AtanhBackward0(Node):
     @property
     def _raw_saved_self(self):
         return raw_saved(self, "self_")
+
+
+class AtanhBackward1(Node):
+    """Backward of ``atanh_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("inplace version of atanh")
+        grad_self = not_implemented("inplace version of atanh") if needs[0] else None
+        return (grad_self,)
 
 
 class SinhBackward0(Node):

@@ -35294,36 +35294,6 @@ acosh = acosh_op._entry = _acosh_entry(Site(acosh_op))
 acosh_op._make_entry = _acosh_entry
 
 
-acosh__op = define("aten::acosh_(Tensor(a!) self) -> Tensor(a!)")
-_acosh__kernels = acosh__op.kernels
-
-
-def _acosh__entry(_site):
-    def acosh_(self):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(_site, acosh__op, self)
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, acosh__op, 0)
-            except Overridden:
-                return handle_entry(_site, acosh__op, self)
-            keyset = (self._keys | include) & _tls.keep
-            kernel = _acosh__kernels[keyset]
-            return kernel(keyset, self)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return acosh_
-
-
-acosh_ = acosh__op._entry = _acosh__entry(Site(acosh__op))
-acosh__op._make_entry = _acosh__entry
-
-
 acosh_out_op = define("aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _acosh_out_kernels = acosh_out_op.kernels
 
@@ -35354,6 +35324,36 @@ def _acosh_out_entry(_site):
 
 acosh_out = acosh_out_op._entry = _acosh_out_entry(Site(acosh_out_op))
 acosh_out_op._make_entry = _acosh_out_entry
+
+
+acosh__op = define("aten::acosh_(Tensor(a!) self) -> Tensor(a!)")
+_acosh__kernels = acosh__op.kernels
+
+
+def _acosh__entry(_site):
+    def acosh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, acosh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, acosh__op, 0)
+            except Overridden:
+                return handle_entry(_site, acosh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _acosh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return acosh_
+
+
+acosh_ = acosh__op._entry = _acosh__entry(Site(acosh__op))
+acosh__op._make_entry = _acosh__entry
 
 
 asinh_op = define("aten::asinh(Tensor self) -> Tensor")
@@ -35390,36 +35390,6 @@ asinh = asinh_op._entry = _asinh_entry(Site(asinh_op))
 asinh_op._make_entry = _asinh_entry
 
 
-asinh__op = define("aten::asinh_(Tensor(a!) self) -> Tensor(a!)")
-_asinh__kernels = asinh__op.kernels
-
-
-def _asinh__entry(_site):
-    def asinh_(self):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(_site, asinh__op, self)
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, asinh__op, 0)
-            except Overridden:
-                return handle_entry(_site, asinh__op, self)
-            keyset = (self._keys | include) & _tls.keep
-            kernel = _asinh__kernels[keyset]
-            return kernel(keyset, self)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return asinh_
-
-
-asinh_ = asinh__op._entry = _asinh__entry(Site(asinh__op))
-asinh__op._make_entry = _asinh__entry
-
-
 asinh_out_op = define("aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _asinh_out_kernels = asinh_out_op.kernels
 
@@ -35450,6 +35420,36 @@ def _asinh_out_entry(_site):
 
 asinh_out = asinh_out_op._entry = _asinh_out_entry(Site(asinh_out_op))
 asinh_out_op._make_entry = _asinh_out_entry
+
+
+asinh__op = define("aten::asinh_(Tensor(a!) self) -> Tensor(a!)")
+_asinh__kernels = asinh__op.kernels
+
+
+def _asinh__entry(_site):
+    def asinh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, asinh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, asinh__op, 0)
+            except Overridden:
+                return handle_entry(_site, asinh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _asinh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return asinh_
+
+
+asinh_ = asinh__op._entry = _asinh__entry(Site(asinh__op))
+asinh__op._make_entry = _asinh__entry
 
 
 atanh_op = define("aten::atanh(Tensor self) -> Tensor")
@@ -35486,36 +35486,6 @@ atanh = atanh_op._entry = _atanh_entry(Site(atanh_op))
 atanh_op._make_entry = _atanh_entry
 
 
-atanh__op = define("aten::atanh_(Tensor(a!) self) -> Tensor(a!)")
-_atanh__kernels = atanh__op.kernels
-
-
-def _atanh__entry(_site):
-    def atanh_(self):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(_site, atanh__op, self)
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, atanh__op, 0)
-            except Overridden:
-                return handle_entry(_site, atanh__op, self)
-            keyset = (self._keys | include) & _tls.keep
-            kernel = _atanh__kernels[keyset]
-            return kernel(keyset, self)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return atanh_
-
-
-atanh_ = atanh__op._entry = _atanh__entry(Site(atanh__op))
-atanh__op._make_entry = _atanh__entry
-
-
 atanh_out_op = define("aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
 _atanh_out_kernels = atanh_out_op.kernels
 
@@ -35546,6 +35516,36 @@ def _atanh_out_entry(_site):
 
 atanh_out = atanh_out_op._entry = _atanh_out_entry(Site(atanh_out_op))
 atanh_out_op._make_entry = _atanh_out_entry
+
+
+atanh__op = define("aten::atanh_(Tensor(a!) self) -> Tensor(a!)")
+_atanh__kernels = atanh__op.kernels
+
+
+def _atanh__entry(_site):
+    def atanh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atanh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atanh__op, 0)
+            except Overridden:
+                return handle_entry(_site, atanh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _atanh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atanh_
+
+
+atanh_ = atanh__op._entry = _atanh__entry(Site(atanh__op))
+atanh__op._make_entry = _atanh__entry
 
 
 arccos_op = define("aten::arccos(Tensor self) -> Tensor")

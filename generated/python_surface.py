@@ -910,14 +910,17 @@ FUNCTIONS = {
         ops.acosh_op,
         ops.acosh_out_op,
     ),
+    "acosh_": (ops.acosh__op,),
     "asinh": (
         ops.asinh_op,
         ops.asinh_out_op,
     ),
+    "asinh_": (ops.asinh__op,),
     "atanh": (
         ops.atanh_op,
         ops.atanh_out_op,
     ),
+    "atanh_": (ops.atanh__op,),
     "arccos": (
         ops.arccos_op,
         ops.arccos_out_op,
@@ -1604,8 +1607,11 @@ acos = function("acos", FUNCTIONS["acos"])
 asin = function("asin", FUNCTIONS["asin"])
 atan = function("atan", FUNCTIONS["atan"])
 acosh = function("acosh", FUNCTIONS["acosh"])
+acosh_ = function("acosh_", FUNCTIONS["acosh_"])
 asinh = function("asinh", FUNCTIONS["asinh"])
+asinh_ = function("asinh_", FUNCTIONS["asinh_"])
 atanh = function("atanh", FUNCTIONS["atanh"])
+atanh_ = function("atanh_", FUNCTIONS["atanh_"])
 arccos = function("arccos", FUNCTIONS["arccos"])
 arccos_ = function("arccos_", FUNCTIONS["arccos_"])
 arcsin = function("arcsin", FUNCTIONS["arcsin"])

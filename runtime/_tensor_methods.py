@@ -113,6 +113,11 @@ def _rmatmul(self, other):
     return aten.matmul(other, self)
 
 
+def _polygamma(self, n):
+    # torch's method binds self to polygamma's second argument: x.polygamma(n)
+    return aten.polygamma(n, self)
+
+
 def _rsub(self, other):
     if isinstance(other, Tensor):
         return aten.rsub_Tensor(self, other)
@@ -760,6 +765,8 @@ class TensorPythonMethods:
     __contains__ = _python_method(_contains, "__contains__", builtin=False)
     __getitem__ = _python_method(_getitem, "__getitem__")
     __setitem__ = _python_method(_setitem, "__setitem__")
+
+    polygamma = _python_method(_polygamma, "polygamma")
 
     # ----- shapes, copies and conversions ---------------------------------------------
     split = _python_method(split, "split", builtin=False)

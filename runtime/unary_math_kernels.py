@@ -22,7 +22,6 @@ __all__ = [
     "erfc",
     "erfinv",
     "frac",
-    "frac_check",
     "frexp",
     "frexp_check",
     "frexp_out_check",
@@ -32,6 +31,7 @@ __all__ = [
     "logit_backward",
     "mvlgamma",
     "mvlgamma_check",
+    "mvlgamma_out_check",
     "nan_to_num",
     "nan_to_num_out_check",
     "polygamma",
@@ -80,13 +80,10 @@ def trunc(self: np.ndarray) -> np.ndarray:
     return np.trunc(self)
 
 
-def frac_check(self) -> None:
-    dtype = self._data.dtype
-    if dtype.kind not in "fc":
-        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_type_name(dtype)}'")
-
-
 def frac(self: np.ndarray) -> np.ndarray:
+    """x - trunc(x); integers and bool refused by the kernel (after out='s dtype check)."""
+    if self.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_type_name(self.dtype)}'")
     return self - np.trunc(self)
 
 
@@ -124,7 +121,10 @@ def erfc(self: np.ndarray) -> np.ndarray:
 
 
 def erfinv(self: np.ndarray) -> np.ndarray:
-    return _in_dtype(_special().erfinv(_work(self)), self)
+    """scipy's erfinv, keeping the sign of a zero as torch's rational approximation does."""
+    work = _work(self)
+    value = _special().erfinv(work)
+    return _in_dtype(np.where(work == 0, work, value), self)
 
 
 # ---- gamma family ----------------------------------------------------------------------------
@@ -226,7 +226,8 @@ def polygamma(n: int, self: np.ndarray) -> np.ndarray:
     factor = x.dtype.type(sign * math.exp(math.lgamma(n + 1.0)))
     with np.errstate(all="ignore"):
         zeta = _in_dtype(_special().zeta(float(n + 1), x), x)
-        return _in_dtype(factor * zeta, self)
+        # torch's zeta(n + 1, inf) is NaN
+        return _in_dtype(np.where(np.isposinf(x), x.dtype.type(np.nan), factor * zeta), self)
 
 
 def mvlgamma_check(self, p: int) -> None:
@@ -234,6 +235,21 @@ def mvlgamma_check(self, p: int) -> None:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+
+
+def mvlgamma_out_check(self, target) -> None:
+    """mvlgamma_ and mvlgamma.out copy the result into the tensor written, if it can be cast;
+    torch's message names self's type, then the result's."""
+    given = self._data.dtype
+    computed = given if given.kind in "fc" else dtypes.get_default_dtype().np
+    written = target._data.dtype
+    if computed != written and (
+        (computed.kind == "f" and written.kind != "f") or (written.kind == "b")
+    ):
+        raise RuntimeError(
+            f"mvlgamma: result type {_type_name(given)} can't be cast to the desired output "
+            f"type {_type_name(computed)}"
+        )
 
 
 def mvlgamma(self: np.ndarray, p: int) -> np.ndarray:
@@ -256,12 +272,13 @@ def special_i1(self: np.ndarray) -> np.ndarray:
 
 
 def sinc(self: np.ndarray) -> np.ndarray:
-    """sin(pi x) / (pi x), 1 at 0, in x's type."""
-    t = self.dtype.type
+    """sin(pi x) / (pi x), 1 at 0, in x's type (float for float16, rounded once)."""
+    x = _work(self)
+    t = x.dtype.type
     with np.errstate(all="ignore"):
-        product = t(math.pi) * self
+        product = t(math.pi) * x
         value = np.sin(product) / product
-    return np.where(self == 0, t(1), value).astype(self.dtype, copy=False)
+    return np.where(x == 0, t(1), value).astype(self.dtype, copy=False)
 
 
 # ---- logit ----------------------------------------------------------------------------------
