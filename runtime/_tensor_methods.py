@@ -113,9 +113,17 @@ def _rmatmul(self, other):
     return aten.matmul(other, self)
 
 
-def _polygamma(self, n):
-    # torch's method binds self to polygamma's second argument: x.polygamma(n)
-    return aten.polygamma(n, self)
+def _polygamma(self, *args, **kwargs):
+    # torch's method binds self to polygamma's second argument (x.polygamma(n)); the
+    # function's parser checks the rest, in its words
+    from .generated.python_surface import polygamma
+
+    if len(args) > 1:
+        raise TypeError(f"polygamma() takes 1 positional argument but {len(args)} were given")
+    if "input" in kwargs or "out" in kwargs:
+        key = "input" if "input" in kwargs else "out"
+        raise TypeError(f"polygamma() got an unexpected keyword argument '{key}'")
+    return polygamma(*args, input=self, **kwargs)
 
 
 def _rsub(self, other):

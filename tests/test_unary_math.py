@@ -532,3 +532,40 @@ def test_logit_backward_op_matches_torch(torch):
             og.ones(6, dtype=og.float64), og.tensor(x, dtype=og.float64), eps
         )
         assert [repr(v) for v in o.tolist()] == [repr(v) for v in t.tolist()], eps
+
+
+KEYWORD_CALLS = [
+    "L.polygamma(2, input=x)",
+    "L.polygamma(n=2, input=x)",
+    "L.polygamma(2, input=x, out=L.empty(2))",
+    "x.polygamma(2)",
+    "x.polygamma(n=1)",
+    "x.polygamma()",
+    "x.polygamma(1.5)",
+    "x.polygamma(1, 2)",
+    "x.polygamma_(2)",
+    "L.mvlgamma(input=x, p=2)",
+    "L.logit(x, eps=0.1)",
+    "L.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0)",
+    "L.frexp(input=x)",
+    "L.fix(input=x)",
+    "L.arccos(input=x)",
+    "L.erfinv(x, out=L.empty(0))",
+]
+
+
+@pytest.mark.parametrize("call", KEYWORD_CALLS)
+def test_python_signatures_match_torch(torch, call):
+    """torch's Python signatures: a Tensor self is "input" wherever it stands, and
+    Tensor.polygamma binds self to polygamma's second argument."""
+
+    def outcome(lib):
+        x = lib.tensor([1.5, 2.5])
+        try:
+            r = eval(call, {"L": lib, "x": x})
+        except Exception as exc:  # noqa: BLE001
+            return type(exc).__name__, str(exc).replace("torch", "LIB").replace("opgrad", "LIB")
+        r = r[0] if isinstance(r, tuple) else r
+        return "ok", [repr(v) for v in np.round(np.asarray(r.tolist(), dtype=float), 5)]
+
+    assert outcome(og) == outcome(torch)
