@@ -75,6 +75,7 @@ TAGS = frozenset(
     {
         "inplace_view",
         "aten_only_out",
+        "inplace_function",
         "not_a_view",
         "float16_scalar_other",
         "numbers_as_tensors",

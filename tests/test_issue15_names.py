@@ -37,12 +37,9 @@ logsumexp zeta bessel_j0 bessel_j1
 NOT_YET = {
     "function": set(),
     "method": {"sgn_", "sign_"},
-    # opgrad gives an op's in-place variant no function yet (torch.exp_ neither); the alias
-    # composites (torch.arccos_, torch.fix_) and the in-place ops with entries of their own
-    # (acosh_, asinh_, atanh_) have theirs
-    "inplace_function": set(INPLACE_FUNCTIONS)
-    - {"arccos_", "arcsin_", "arctan_", "arccosh_", "arcsinh_", "arctanh_", "fix_"}
-    - {"acosh_", "asinh_", "atanh_"},
+    # the ops issue 15 lists that came before it (ceil, floor, round, rsqrt, log1p) have
+    # their in-place variants as methods only
+    "inplace_function": {"ceil_", "floor_", "round_", "rsqrt_", "log1p_"},
     "special": set(SPECIAL),
 }
 

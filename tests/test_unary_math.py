@@ -569,3 +569,19 @@ def test_python_signatures_match_torch(torch, call):
         return "ok", [repr(v) for v in np.round(np.asarray(r.tolist(), dtype=float), 5)]
 
     assert outcome(og) == outcome(torch)
+
+
+@pytest.mark.parametrize("name", ["acos_", "atanh_", "erf_", "trunc_", "logit_", "nan_to_num_"])
+def test_inplace_functions_match_torch(torch, name):
+    """torch.acos_(x): the in-place variants torch has as functions (not erfinv_, lgamma_,
+    digamma_, polygamma_, mvlgamma_, which are methods only)."""
+
+    def run(lib):
+        x = lib.tensor([0.25, 0.5], dtype=lib.float64)
+        r = getattr(lib, name)(x)
+        assert r is x
+        return x.tolist()
+
+    assert run(og) == pytest.approx(run(torch), rel=1e-15)
+    for method_only in ("erfinv_", "lgamma_", "digamma_", "polygamma_", "mvlgamma_"):
+        assert not hasattr(torch, method_only) and not hasattr(og, method_only)
