@@ -76,6 +76,7 @@ TAGS = frozenset(
         "inplace_view",
         "version_on_size_change",
         "aten_only_out",
+        "inplace_function",
         "not_a_view",
         "float16_scalar_other",
         "numbers_as_tensors",
@@ -513,9 +514,14 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
     if target_check is not None:
         if inplace is None and out is None:
             raise fail("target_check without an in-place or out= variant", "target_check")
-        if out is not None and len(out.returns) > 1:
-            raise fail("target_check needs an out= variant with one out", "target_check")
-        _check_check_expression(str(target_check), schema, fail, "target_check", ("target",))
+        if out is not None and len(out.returns) > 1 and inplace is not None:
+            raise fail(
+                "target_check of an out= variant with several outs needs no in-place variant",
+                "target_check",
+            )
+        _check_check_expression(
+            str(target_check), schema, fail, "target_check", ("target", "targets")
+        )
     autograd_check = item.get("autograd_check")
     if autograd_check is not None:
         if output_diff is None or any(output_diff):

@@ -1225,7 +1225,9 @@ def build_context(model: m.Model) -> Dict:
         variants = ov.entry.variants
         name = ov.schema.split("(")[0].split(".")[0]
         if ov.kind == "inplace_variant":
-            variants = ("method",) if variants else ()
+            # torch.acos_: the in-place variant is a function too where PyTorch's is
+            function = "function" in variants and "inplace_function" in ov.entry.tags
+            variants = (("method",) + (("function",) if function else ())) if variants else ()
         elif ov.kind == "out_variant":
             # PyTorch generates some out= variants for aten only (flip.out): no Python out=
             python_out = "function" in variants and "aten_only_out" not in ov.entry.tags

@@ -8776,6 +8776,1018 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(
     return result
 
 
+def acos(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AcosBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.acos_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.acos(self, result)
+    return result
+
+
+def acos_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AcosBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.acos__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.acos__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.acos_(self, result, tangents)
+    return result
+
+
+def asin(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AsinBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.asin_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.asin(self, result)
+    return result
+
+
+def asin_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AsinBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.asin__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.asin__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.asin_(self, result, tangents)
+    return result
+
+
+def atan(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AtanBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atan_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.atan(self, result)
+    return result
+
+
+def atan_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AtanBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.atan__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atan__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.atan_(self, result, tangents)
+    return result
+
+
+def acosh(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AcoshBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.acosh_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.acosh(self, result)
+    return result
+
+
+def acosh_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AcoshBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.acosh__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.acosh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.acosh_(self, result, tangents)
+    return result
+
+
+def asinh(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AsinhBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.asinh_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.asinh(self, result)
+    return result
+
+
+def asinh_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AsinhBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.asinh__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.asinh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.asinh_(self, result, tangents)
+    return result
+
+
+def atanh(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.AtanhBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atanh_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.atanh(self, result)
+    return result
+
+
+def atanh_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.AtanhBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.atanh__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atanh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.atanh_(self, result, tangents)
+    return result
+
+
+def sinh(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SinhBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sinh_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sinh(self, result)
+    return result
+
+
+def sinh_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SinhBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.sinh__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sinh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.sinh_(self, result, tangents)
+    return result
+
+
+def cosh(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CoshBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cosh_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.cosh(self, result)
+    return result
+
+
+def cosh_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.CoshBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.cosh__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cosh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.cosh_(self, result, tangents)
+    return result
+
+
+def tan(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TanBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.tan_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.tan(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.tan(self, result)
+    return result
+
+
+def tan_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.TanBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.tan__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.tan__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.tan_(self, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.tan_(self, result, tangents)
+    return result
+
+
+def trunc(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.TruncBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.trunc_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.trunc(self, result)
+    return result
+
+
+def trunc_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.TruncBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.trunc__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.trunc__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.trunc_(self, result, tangents)
+    return result
+
+
+def frac(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FracBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.frac_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.frac(self, result)
+    return result
+
+
+def frac_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.FracBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.frac__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.frac__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.frac_(self, result, tangents)
+    return result
+
+
+def erf(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ErfBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erf_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.erf(self, result)
+    return result
+
+
+def erf_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ErfBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.erf__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erf__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.erf_(self, result, tangents)
+    return result
+
+
+def erfc(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ErfcBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erfc_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.erfc(self, result)
+    return result
+
+
+def erfc_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ErfcBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.erfc__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erfc__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.erfc_(self, result, tangents)
+    return result
+
+
+def erfinv(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.ErfinvBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erfinv_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.erfinv(self, result)
+    return result
+
+
+def erfinv_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.ErfinvBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.erfinv__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erfinv__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.erfinv_(self, result, tangents)
+    return result
+
+
+def exp2(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Exp2Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.exp2_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.exp2(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.exp2(self, result)
+    return result
+
+
+def exp2_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.Exp2Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.exp2__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.exp2__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.exp2_(self, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.exp2_(self, result, tangents)
+    return result
+
+
+def expm1(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Expm1Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.expm1_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.expm1(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.expm1(self, result)
+    return result
+
+
+def expm1_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.Expm1Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.expm1__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.expm1__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.expm1_(self, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.expm1_(self, result, tangents)
+    return result
+
+
+def log2(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Log2Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log2_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.log2(self, result)
+    return result
+
+
+def log2_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.Log2Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.log2__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log2__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.log2_(self, result, tangents)
+    return result
+
+
+def log10(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Log10Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log10_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.log10(self, result)
+    return result
+
+
+def log10_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.Log10Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.log10__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log10__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.log10_(self, result, tangents)
+    return result
+
+
+def deg2rad(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Deg2RadBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.deg2rad_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.deg2rad(self, result)
+    return result
+
+
+def deg2rad_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.Deg2RadBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.deg2rad__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.deg2rad__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.deg2rad_(self, result, tangents)
+    return result
+
+
+def rad2deg(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.Rad2DegBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rad2deg_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.rad2deg(self, result)
+    return result
+
+
+def rad2deg_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.Rad2DegBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.rad2deg__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rad2deg__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.rad2deg_(self, result, tangents)
+    return result
+
+
+def lgamma(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LgammaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lgamma_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.lgamma(self, result)
+    return result
+
+
+def lgamma_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.LgammaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.lgamma__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lgamma__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.lgamma_(self, result, tangents)
+    return result
+
+
+def digamma(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.DigammaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.digamma_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.digamma(self, result)
+    return result
+
+
+def digamma_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.DigammaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.digamma__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.digamma__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.digamma_(self, result, tangents)
+    return result
+
+
+def polygamma(keyset, n, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.PolygammaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.n_ = n
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.polygamma_op.kernels[keyset]
+    result = redispatch(keyset, n, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.polygamma(n, self, result)
+    return result
+
+
+def polygamma_(keyset, self, n):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.PolygammaBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.n_ = n
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.polygamma__pre(self, n) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.polygamma__op.kernels[keyset]
+    result = redispatch(keyset, self, n)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.polygamma_(self, n, result, tangents)
+    return result
+
+
+def mvlgamma(keyset, self, p):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.MvlgammaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mvlgamma_op.kernels[keyset]
+    result = redispatch(keyset, self, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.mvlgamma(self, p, result)
+    return result
+
+
+def mvlgamma_(keyset, self, p):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.MvlgammaBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.p_ = p
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.mvlgamma__pre(self, p) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mvlgamma__op.kernels[keyset]
+    result = redispatch(keyset, self, p)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.mvlgamma_(self, p, result, tangents)
+    return result
+
+
+def i0(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.I0Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.i0_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.i0(self, result)
+    return result
+
+
+def i0_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.I0Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.i0__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.i0__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.i0_(self, result, tangents)
+    return result
+
+
+def special_i1(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialI1Backward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_i1_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.special_i1(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.special_i1(self, result)
+    return result
+
+
+def sinc(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SincBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sinc_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.sinc(self, result)
+    return result
+
+
+def sinc_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SincBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.sinc__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sinc__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.sinc_(self, result, tangents)
+    return result
+
+
+def logit(keyset, self, eps):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.LogitBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.eps_ = eps
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logit_op.kernels[keyset]
+    result = redispatch(keyset, self, eps)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.logit(self, eps, result)
+    return result
+
+
+def logit_(keyset, self, eps):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.LogitBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.eps_ = eps
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.logit__pre(self, eps) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logit__op.kernels[keyset]
+    result = redispatch(keyset, self, eps)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.logit_(self, eps, result, tangents)
+    return result
+
+
+def nan_to_num(keyset, self, nan, posinf, neginf):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NanToNumBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nan_to_num_op.kernels[keyset]
+    result = redispatch(keyset, self, nan, posinf, neginf)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.nan_to_num(self, nan, posinf, neginf, result)
+    return result
+
+
+def nan_to_num_(keyset, self, nan, posinf, neginf):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.NanToNumBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.nan_to_num__pre(self, nan, posinf, neginf) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nan_to_num__op.kernels[keyset]
+    result = redispatch(keyset, self, nan, posinf, neginf)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.nan_to_num_(self, nan, posinf, neginf, result, tangents)
+    return result
+
+
+def frexp_Tensor(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FrexpBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.frexp_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history_multi(result, grad_fn, (True, False))
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.frexp_Tensor(self, result)
+        grad_fn.exponent_ = SavedVariable(result[1], False)
+    elif _tls.fw_active:
+        jvp_kernels.frexp_Tensor(self, result)
+    return result
+
+
 def t_copy(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -10122,6 +11134,397 @@ def slice_scatter_out(keyset, self, src, dim, start, end, step, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.slice_scatter_out_op.kernels[keyset]
     return redispatch(keyset, self, src, dim, start, end, step, out)
+
+
+def acos_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "acos",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.acos_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def asin_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "asin",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.asin_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def atan_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "atan",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atan_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def acosh_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "acosh",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.acosh_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def asinh_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "asinh",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.asinh_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def atanh_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "atanh",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atanh_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def sinh_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sinh",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sinh_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def cosh_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "cosh",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.cosh_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def tan_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "tan",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.tan_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def trunc_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "trunc",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.trunc_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def frac_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "frac",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.frac_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def erf_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "erf",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erf_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def erfc_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "erfc",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erfc_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def erfinv_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "erfinv",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.erfinv_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def exp2_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "exp2",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.exp2_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def expm1_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "expm1",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.expm1_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def log2_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "log2",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log2_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def log10_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "log10",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log10_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def deg2rad_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "deg2rad",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.deg2rad_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def rad2deg_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "rad2deg",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.rad2deg_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def lgamma_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "lgamma",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.lgamma_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def digamma_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "digamma",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.digamma_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def polygamma_out(keyset, n, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "polygamma",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.polygamma_out_op.kernels[keyset]
+    return redispatch(keyset, n, self, out)
+
+
+def mvlgamma_out(keyset, self, p, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "mvlgamma",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.mvlgamma_out_op.kernels[keyset]
+    return redispatch(keyset, self, p, out)
+
+
+def i0_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "i0",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.i0_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def special_i1_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_i1",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_i1_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def sinc_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sinc",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sinc_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def logit_out(keyset, self, eps, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "logit",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logit_out_op.kernels[keyset]
+    return redispatch(keyset, self, eps, out)
+
+
+def nan_to_num_out(keyset, self, nan, posinf, neginf, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "nan_to_num",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nan_to_num_out_op.kernels[keyset]
+    return redispatch(keyset, self, nan, posinf, neginf, out)
+
+
+def frexp_Tensor_out(keyset, self, mantissa, exponent):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "frexp",
+            self,
+            mantissa,
+            exponent,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.frexp_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, mantissa, exponent)
 
 
 def t_copy_out(keyset, self, out):

@@ -6711,6 +6711,791 @@ def eye_m(keyset, n, m, dtype, layout, device, pin_memory):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def acos(keyset, self):
+    """CPU kernel of acos"""
+    self = float_array(self)
+    result = np.arccos(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def acos_(keyset, self):
+    """CPU kernel of acos_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.arccos(self)
+    return copy_into(target, result)
+
+
+def acos_out(keyset, self, out):
+    """CPU kernel of acos.out"""
+    target = out
+    self = float_array(self)
+    result = np.arccos(self)
+    return write_out(target, result)
+
+
+def asin(keyset, self):
+    """CPU kernel of asin"""
+    self = float_array(self)
+    result = np.arcsin(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def asin_(keyset, self):
+    """CPU kernel of asin_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.arcsin(self)
+    return copy_into(target, result)
+
+
+def asin_out(keyset, self, out):
+    """CPU kernel of asin.out"""
+    target = out
+    self = float_array(self)
+    result = np.arcsin(self)
+    return write_out(target, result)
+
+
+def atan(keyset, self):
+    """CPU kernel of atan"""
+    self = float_array(self)
+    result = np.arctan(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def atan_(keyset, self):
+    """CPU kernel of atan_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.arctan(self)
+    return copy_into(target, result)
+
+
+def atan_out(keyset, self, out):
+    """CPU kernel of atan.out"""
+    target = out
+    self = float_array(self)
+    result = np.arctan(self)
+    return write_out(target, result)
+
+
+def acosh(keyset, self):
+    """CPU kernel of acosh"""
+    self = float_array(self)
+    result = np.arccosh(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def acosh_out(keyset, self, out):
+    """CPU kernel of acosh.out"""
+    target = out
+    self = float_array(self)
+    result = np.arccosh(self)
+    return write_out(target, result)
+
+
+def acosh_(keyset, self):
+    """CPU kernel of acosh_"""
+    target = self
+    self = float_array(self)
+    result = np.arccosh(self)
+    return copy_into(target, result)
+
+
+def asinh(keyset, self):
+    """CPU kernel of asinh"""
+    self = float_array(self)
+    result = np.arcsinh(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def asinh_out(keyset, self, out):
+    """CPU kernel of asinh.out"""
+    target = out
+    self = float_array(self)
+    result = np.arcsinh(self)
+    return write_out(target, result)
+
+
+def asinh_(keyset, self):
+    """CPU kernel of asinh_"""
+    target = self
+    self = float_array(self)
+    result = np.arcsinh(self)
+    return copy_into(target, result)
+
+
+def atanh(keyset, self):
+    """CPU kernel of atanh"""
+    self = float_array(self)
+    result = np.arctanh(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def atanh_out(keyset, self, out):
+    """CPU kernel of atanh.out"""
+    target = out
+    self = float_array(self)
+    result = np.arctanh(self)
+    return write_out(target, result)
+
+
+def atanh_(keyset, self):
+    """CPU kernel of atanh_"""
+    target = self
+    self = float_array(self)
+    result = np.arctanh(self)
+    return copy_into(target, result)
+
+
+def sinh(keyset, self):
+    """CPU kernel of sinh"""
+    self = float_array(self)
+    result = np.sinh(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def sinh_(keyset, self):
+    """CPU kernel of sinh_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.sinh(self)
+    return copy_into(target, result)
+
+
+def sinh_out(keyset, self, out):
+    """CPU kernel of sinh.out"""
+    target = out
+    self = float_array(self)
+    result = np.sinh(self)
+    return write_out(target, result)
+
+
+def cosh(keyset, self):
+    """CPU kernel of cosh"""
+    self = float_array(self)
+    result = np.cosh(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def cosh_(keyset, self):
+    """CPU kernel of cosh_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.cosh(self)
+    return copy_into(target, result)
+
+
+def cosh_out(keyset, self, out):
+    """CPU kernel of cosh.out"""
+    target = out
+    self = float_array(self)
+    result = np.cosh(self)
+    return write_out(target, result)
+
+
+def tan(keyset, self):
+    """CPU kernel of tan"""
+    self = float_array(self)
+    result = np.tan(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def tan_(keyset, self):
+    """CPU kernel of tan_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.tan(self)
+    return copy_into(target, result)
+
+
+def tan_out(keyset, self, out):
+    """CPU kernel of tan.out"""
+    target = out
+    self = float_array(self)
+    result = np.tan(self)
+    return write_out(target, result)
+
+
+def trunc(keyset, self):
+    """CPU kernel of trunc"""
+    self = self._data
+    result = k.trunc(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def trunc_(keyset, self):
+    """CPU kernel of trunc_"""
+    target = self
+    self = self._data
+    result = k.trunc(self)
+    return copy_into(target, result)
+
+
+def trunc_out(keyset, self, out):
+    """CPU kernel of trunc.out"""
+    target = out
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.trunc(self)
+    return write_out(target, result)
+
+
+def frac(keyset, self):
+    """CPU kernel of frac"""
+    self = self._data
+    result = k.frac(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def frac_(keyset, self):
+    """CPU kernel of frac_"""
+    target = self
+    self = self._data
+    result = k.frac(self)
+    return copy_into(target, result)
+
+
+def frac_out(keyset, self, out):
+    """CPU kernel of frac.out"""
+    target = out
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_out_dtype(self.dtype, target._data.dtype)
+    result = k.frac(self)
+    return write_out(target, result)
+
+
+def erf(keyset, self):
+    """CPU kernel of erf"""
+    self = float_array(self)
+    result = k.erf(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def erf_(keyset, self):
+    """CPU kernel of erf_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.erf(self)
+    return copy_into(target, result)
+
+
+def erf_out(keyset, self, out):
+    """CPU kernel of erf.out"""
+    target = out
+    self = float_array(self)
+    result = k.erf(self)
+    return write_out(target, result)
+
+
+def erfc(keyset, self):
+    """CPU kernel of erfc"""
+    self = float_array(self)
+    result = k.erfc(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def erfc_(keyset, self):
+    """CPU kernel of erfc_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.erfc(self)
+    return copy_into(target, result)
+
+
+def erfc_out(keyset, self, out):
+    """CPU kernel of erfc.out"""
+    target = out
+    self = float_array(self)
+    result = k.erfc(self)
+    return write_out(target, result)
+
+
+def erfinv(keyset, self):
+    """CPU kernel of erfinv"""
+    self = float_array(self)
+    result = k.erfinv(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def erfinv_(keyset, self):
+    """CPU kernel of erfinv_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.erfinv(self)
+    return copy_into(target, result)
+
+
+def erfinv_out(keyset, self, out):
+    """CPU kernel of erfinv.out"""
+    target = out
+    self = float_array(self)
+    result = k.erfinv(self)
+    return write_out(target, result)
+
+
+def exp2(keyset, self):
+    """CPU kernel of exp2"""
+    self = float_array(self)
+    result = np.exp2(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def exp2_(keyset, self):
+    """CPU kernel of exp2_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.exp2(self)
+    return copy_into(target, result)
+
+
+def exp2_out(keyset, self, out):
+    """CPU kernel of exp2.out"""
+    target = out
+    self = float_array(self)
+    result = np.exp2(self)
+    return write_out(target, result)
+
+
+def expm1(keyset, self):
+    """CPU kernel of expm1"""
+    self = float_array(self)
+    result = np.expm1(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def expm1_(keyset, self):
+    """CPU kernel of expm1_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.expm1(self)
+    return copy_into(target, result)
+
+
+def expm1_out(keyset, self, out):
+    """CPU kernel of expm1.out"""
+    target = out
+    self = float_array(self)
+    result = np.expm1(self)
+    return write_out(target, result)
+
+
+def log2(keyset, self):
+    """CPU kernel of log2"""
+    self = float_array(self)
+    result = np.log2(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def log2_(keyset, self):
+    """CPU kernel of log2_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.log2(self)
+    return copy_into(target, result)
+
+
+def log2_out(keyset, self, out):
+    """CPU kernel of log2.out"""
+    target = out
+    self = float_array(self)
+    result = np.log2(self)
+    return write_out(target, result)
+
+
+def log10(keyset, self):
+    """CPU kernel of log10"""
+    self = float_array(self)
+    result = np.log10(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def log10_(keyset, self):
+    """CPU kernel of log10_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = np.log10(self)
+    return copy_into(target, result)
+
+
+def log10_out(keyset, self, out):
+    """CPU kernel of log10.out"""
+    target = out
+    self = float_array(self)
+    result = np.log10(self)
+    return write_out(target, result)
+
+
+def deg2rad(keyset, self):
+    """CPU kernel of deg2rad"""
+    k.deg2rad_check(self)
+    self = float_array(self)
+    result = k.deg2rad(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def deg2rad_(keyset, self):
+    """CPU kernel of deg2rad_"""
+    k.deg2rad_check(self)
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.deg2rad(self)
+    return copy_into(target, result)
+
+
+def deg2rad_out(keyset, self, out):
+    """CPU kernel of deg2rad.out"""
+    k.deg2rad_check(self)
+    target = out
+    self = float_array(self)
+    result = k.deg2rad(self)
+    return write_out(target, result)
+
+
+def rad2deg(keyset, self):
+    """CPU kernel of rad2deg"""
+    k.deg2rad_check(self, "rad2deg")
+    self = float_array(self)
+    result = k.rad2deg(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def rad2deg_(keyset, self):
+    """CPU kernel of rad2deg_"""
+    k.deg2rad_check(self, "rad2deg")
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.rad2deg(self)
+    return copy_into(target, result)
+
+
+def rad2deg_out(keyset, self, out):
+    """CPU kernel of rad2deg.out"""
+    k.deg2rad_check(self, "rad2deg")
+    target = out
+    self = float_array(self)
+    result = k.rad2deg(self)
+    return write_out(target, result)
+
+
+def lgamma(keyset, self):
+    """CPU kernel of lgamma"""
+    self = float_array(self)
+    result = k.lgamma(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def lgamma_(keyset, self):
+    """CPU kernel of lgamma_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.lgamma(self)
+    return copy_into(target, result)
+
+
+def lgamma_out(keyset, self, out):
+    """CPU kernel of lgamma.out"""
+    target = out
+    self = float_array(self)
+    result = k.lgamma(self)
+    return write_out(target, result)
+
+
+def digamma(keyset, self):
+    """CPU kernel of digamma"""
+    self = float_array(self)
+    result = k.digamma(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def digamma_(keyset, self):
+    """CPU kernel of digamma_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.digamma(self)
+    return copy_into(target, result)
+
+
+def digamma_out(keyset, self, out):
+    """CPU kernel of digamma.out"""
+    target = out
+    self = float_array(self)
+    result = k.digamma(self)
+    return write_out(target, result)
+
+
+def polygamma(keyset, n, self):
+    """CPU kernel of polygamma"""
+    k.polygamma_check(n)
+    self = float_array(self)
+    result = k.polygamma(n, self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def polygamma_out(keyset, n, self, out):
+    """CPU kernel of polygamma.out"""
+    k.polygamma_check(n)
+    target = out
+    self = float_array(self)
+    result = k.polygamma(n, self)
+    return write_out(target, result)
+
+
+def polygamma_(keyset, self, n):
+    """CPU kernel of polygamma_"""
+    k.polygamma_check(n)
+    target = self
+    self = float_array(self)
+    result = k.polygamma(n, self)
+    return copy_into(target, result)
+
+
+def mvlgamma(keyset, self, p):
+    """CPU kernel of mvlgamma"""
+    k.mvlgamma_check(self, p)
+    self = float_array(self)
+    result = k.mvlgamma(self, p)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def mvlgamma_(keyset, self, p):
+    """CPU kernel of mvlgamma_"""
+    k.mvlgamma_check(self, p)
+    target = self
+    k.mvlgamma_out_check(self, target)
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.mvlgamma(self, p)
+    return copy_into(target, result)
+
+
+def mvlgamma_out(keyset, self, p, out):
+    """CPU kernel of mvlgamma.out"""
+    k.mvlgamma_check(self, p)
+    target = out
+    k.mvlgamma_out_check(self, target)
+    self = float_array(self)
+    result = k.mvlgamma(self, p)
+    return write_out(target, result)
+
+
+def i0(keyset, self):
+    """CPU kernel of i0"""
+    self = float_array(self)
+    result = k.i0(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def i0_(keyset, self):
+    """CPU kernel of i0_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.i0(self)
+    return copy_into(target, result)
+
+
+def i0_out(keyset, self, out):
+    """CPU kernel of i0.out"""
+    target = out
+    self = float_array(self)
+    result = k.i0(self)
+    return write_out(target, result)
+
+
+def special_i1(keyset, self):
+    """CPU kernel of special_i1"""
+    self = float_array(self)
+    result = k.special_i1(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_i1_out(keyset, self, out):
+    """CPU kernel of special_i1.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_i1(self)
+    return write_out(target, result)
+
+
+def sinc(keyset, self):
+    """CPU kernel of sinc"""
+    self = float_array(self)
+    result = k.sinc(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def sinc_(keyset, self):
+    """CPU kernel of sinc_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.sinc(self)
+    return copy_into(target, result)
+
+
+def sinc_out(keyset, self, out):
+    """CPU kernel of sinc.out"""
+    target = out
+    self = float_array(self)
+    result = k.sinc(self)
+    return write_out(target, result)
+
+
+def logit(keyset, self, eps):
+    """CPU kernel of logit"""
+    self = float_array(self)
+    result = k.logit(self, eps)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logit_(keyset, self, eps):
+    """CPU kernel of logit_"""
+    target = self
+    self = float_array(self)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.logit(self, eps)
+    return copy_into(target, result)
+
+
+def logit_out(keyset, self, eps, out):
+    """CPU kernel of logit.out"""
+    target = out
+    self = float_array(self)
+    result = k.logit(self, eps)
+    return write_out(target, result)
+
+
+def logit_backward(keyset, grad_output, self, eps):
+    """CPU kernel of logit_backward"""
+    grad_output, self = promote2(grad_output, self, False)
+    try:
+        result = k.logit_backward(grad_output, self, eps)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                grad_output.shape,
+                self.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nan_to_num(keyset, self, nan, posinf, neginf):
+    """CPU kernel of nan_to_num"""
+    self = self._data
+    result = k.nan_to_num(self, nan, posinf, neginf)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nan_to_num_(keyset, self, nan, posinf, neginf):
+    """CPU kernel of nan_to_num_"""
+    target = self
+    k.nan_to_num_out_check(self, target)
+    self = self._data
+    result = k.nan_to_num(self, nan, posinf, neginf)
+    return copy_into(target, result)
+
+
+def nan_to_num_out(keyset, self, nan, posinf, neginf, out):
+    """CPU kernel of nan_to_num.out"""
+    target = out
+    k.nan_to_num_out_check(self, target)
+    self = self._data
+    result = k.nan_to_num(self, nan, posinf, neginf)
+    return write_out(target, result)
+
+
+def frexp_Tensor(keyset, self):
+    """CPU kernel of frexp.Tensor"""
+    k.frexp_check(self)
+    self = self._data
+    result = k.frexp(self)
+    return tuple([make_tensor(asarray(r)) for r in result])
+
+
+def frexp_Tensor_out(keyset, self, mantissa, exponent):
+    """CPU kernel of frexp.Tensor_out"""
+    k.frexp_check(self)
+    targets = (mantissa, exponent)
+    target = mantissa
+    k.frexp_out_check(self, *targets)
+    self = self._data
+    result = k.frexp(self)
+    return write_outs(targets, result, None)
+
+
 def t_copy(keyset, self):
     """CPU kernel of t_copy"""
     self = self._data

@@ -1892,6 +1892,471 @@ def embedding_renorm_(keyset, self, indices, max_norm, norm_type):
     return result
 
 
+def acos_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.acos__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def acos_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.acos_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def asin_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.asin__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def asin_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.asin_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def atan_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.atan__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def atan_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.atan_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def acosh_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.acosh_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def acosh_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.acosh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def asinh_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.asinh_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def asinh_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.asinh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def atanh_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.atanh_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def atanh_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.atanh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def sinh_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sinh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def sinh_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sinh_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def cosh_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cosh__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def cosh_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.cosh_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def tan_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.tan__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def tan_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.tan_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def trunc_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.trunc__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def trunc_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.trunc_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def frac_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.frac__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def frac_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.frac_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def erf_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.erf__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def erf_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.erf_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def erfc_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.erfc__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def erfc_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.erfc_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def erfinv_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.erfinv__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def erfinv_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.erfinv_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def exp2_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.exp2__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def exp2_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.exp2_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def expm1_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.expm1__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def expm1_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.expm1_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def log2_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.log2__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def log2_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.log2_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def log10_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.log10__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def log10_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.log10_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def deg2rad_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.deg2rad__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def deg2rad_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.deg2rad_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def rad2deg_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.rad2deg__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def rad2deg_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.rad2deg_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def lgamma_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.lgamma__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def lgamma_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.lgamma_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def digamma_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.digamma__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def digamma_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.digamma_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def polygamma_out(keyset, n, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.polygamma_out_op.kernels[keyset]
+    result = redispatch(keyset, n, self, out)
+    bump_version(out)
+    return result
+
+
+def polygamma_(keyset, self, n):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.polygamma__op.kernels[keyset]
+    result = redispatch(keyset, self, n)
+    bump_version(self)
+    return result
+
+
+def mvlgamma_(keyset, self, p):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.mvlgamma__op.kernels[keyset]
+    result = redispatch(keyset, self, p)
+    bump_version(self)
+    return result
+
+
+def mvlgamma_out(keyset, self, p, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.mvlgamma_out_op.kernels[keyset]
+    result = redispatch(keyset, self, p, out)
+    bump_version(out)
+    return result
+
+
+def i0_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.i0__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def i0_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.i0_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_i1_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_i1_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def sinc_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sinc__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def sinc_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sinc_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def logit_(keyset, self, eps):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logit__op.kernels[keyset]
+    result = redispatch(keyset, self, eps)
+    bump_version(self)
+    return result
+
+
+def logit_out(keyset, self, eps, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logit_out_op.kernels[keyset]
+    result = redispatch(keyset, self, eps, out)
+    bump_version(out)
+    return result
+
+
+def nan_to_num_(keyset, self, nan, posinf, neginf):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nan_to_num__op.kernels[keyset]
+    result = redispatch(keyset, self, nan, posinf, neginf)
+    bump_version(self)
+    return result
+
+
+def nan_to_num_out(keyset, self, nan, posinf, neginf, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nan_to_num_out_op.kernels[keyset]
+    result = redispatch(keyset, self, nan, posinf, neginf, out)
+    bump_version(out)
+    return result
+
+
+def frexp_Tensor_out(keyset, self, mantissa, exponent):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.frexp_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, mantissa, exponent)
+    bump_version(mantissa)
+    bump_version(exponent)
+    return result
+
+
 def t_copy_out(keyset, self, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.t_copy_out_op.kernels[keyset]

@@ -13,9 +13,15 @@ directly while nothing observes aten calls: the entry's own plain path, one fram
 """
 
 from opgrad.autograd.functions_manual import (
+    acos_backward,
+    acosh_backward,
     aminmax_backward,
     as_strided_backward,
     as_strided_scatter_backward,
+    asin_backward,
+    asinh_backward,
+    atan_backward,
+    atanh_backward,
     batchnorm_double_backward,
     binary_cross_entropy_double_backward,
     binary_cross_entropy_double_backward_grad_output,
@@ -32,6 +38,7 @@ from opgrad.autograd.functions_manual import (
     cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
+    deg2rad_backward,
     derivative_not_implemented,
     dist_other_backward,
     div_tensor_other_backward,
@@ -39,7 +46,12 @@ from opgrad.autograd.functions_manual import (
     elu_double_backward,
     embedding_backward,
     embedding_dense_double_backward,
+    erf_backward,
+    erfc_backward,
+    erfinv_backward,
     evenly_distribute_backward,
+    exp2_backward,
+    expm1_backward,
     gather_backward,
     gelu_double_backward,
     glu_double_backward,
@@ -48,18 +60,24 @@ from opgrad.autograd.functions_manual import (
     grid_sampler_double_backward,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
+    i1,
+    i1_backward,
     index_backward,
     index_fill_value_backward,
     index_reduce_backward,
     index_select_backward,
+    infinitely_differentiable_logit_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_double_backward,
     linalg_svd_backward,
     linalg_vector_norm_backward,
+    log10_backward,
     log1p_backward,
+    log2_backward,
     log_sigmoid_double_backward,
     logcumsumexp_backward,
+    logit_backward,
     logsumexp_backward,
     masked_scatter_backward_symint,
     masked_select_backward,
@@ -72,6 +90,8 @@ from opgrad.autograd.functions_manual import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mv_self_backward,
+    mvlgamma_backward,
+    nan_to_num_backward,
     nansum_backward,
     native_group_norm_grads,
     nll_loss2d_symint,
@@ -86,12 +106,14 @@ from opgrad.autograd.functions_manual import (
     prelu_kernel_double_backward_self,
     prelu_kernel_double_backward_weight,
     prod_backward,
+    rad2deg_backward,
     renorm_backward,
     repeat_backward,
     restore_reduced_dims,
     roll_backward,
     scale_grad_by_count,
     scatter_reduce_backward,
+    sinc_backward,
     smooth_l1_loss_double_backward,
     soft_margin_loss_double_backward,
     soft_margin_loss_double_backward_grad_output,
@@ -105,6 +127,7 @@ from opgrad.autograd.functions_manual import (
     sum_backward,
     sum_to,
     take_backward,
+    tan_backward,
     to_copy_backward,
     to_float,
     trace_backward,
@@ -167,6 +190,7 @@ from opgrad.generated.python_surface import (
     diagonal,
     diagonal_backward,
     diagonal_scatter,
+    digamma,
     div,
     elu_backward,
     fractional_max_pool2d_backward,
@@ -204,6 +228,7 @@ from opgrad.generated.python_surface import (
     nll_loss_backward,
     pixel_shuffle,
     pixel_unshuffle,
+    polygamma,
     reflection_pad1d,
     reflection_pad1d_backward,
     reflection_pad2d,
@@ -19023,6 +19048,1127 @@ class ScaledDotProductFlashAttentionForCpuBackwardBackward0(Node):
             grad_out,
             grad_logsumexp,
         )
+
+
+class AcosBackward0(Node):
+    """Backward of ``acos(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: acos_backward(grad, self)
+        grad_self = acos_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AsinBackward0(Node):
+    """Backward of ``asin(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: asin_backward(grad, self)
+        grad_self = asin_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AtanBackward0(Node):
+    """Backward of ``atan(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: atan_backward(grad, self)
+        grad_self = atan_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AcoshBackward0(Node):
+    """Backward of ``acosh(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: acosh_backward(grad, self)
+        grad_self = acosh_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AcoshBackward1(Node):
+    """Backward of ``acosh_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("inplace version of acosh")
+        grad_self = not_implemented("inplace version of acosh") if needs[0] else None
+        return (grad_self,)
+
+
+class AsinhBackward0(Node):
+    """Backward of ``asinh(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: asinh_backward(grad, self)
+        grad_self = asinh_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AsinhBackward1(Node):
+    """Backward of ``asinh_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("inplace version of asinh")
+        grad_self = not_implemented("inplace version of asinh") if needs[0] else None
+        return (grad_self,)
+
+
+class AtanhBackward0(Node):
+    """Backward of ``atanh(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: atanh_backward(grad, self)
+        grad_self = atanh_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class AtanhBackward1(Node):
+    """Backward of ``atanh_(Tensor(a!) self) -> Tensor(a!)``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("inplace version of atanh")
+        grad_self = not_implemented("inplace version of atanh") if needs[0] else None
+        return (grad_self,)
+
+
+class SinhBackward0(Node):
+    """Backward of ``sinh(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: grad * self.cosh()
+        grad_self = grad * aten.cosh(self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class CoshBackward0(Node):
+    """Backward of ``cosh(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: grad * self.sinh()
+        grad_self = grad * aten.sinh(self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class TanBackward0(Node):
+    """Backward of ``tan(Tensor self) -> Tensor``."""
+
+    __slots__ = ("result_",)
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        # self: tan_backward(grad, result)
+        grad_self = tan_backward(grad, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class TruncBackward0(Node):
+    """Backward of ``trunc(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: zeros_like(grad)
+        grad_self = zeros_like(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class FracBackward0(Node):
+    """Backward of ``frac(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: grad
+        grad_self = grad if needs[0] else None
+        return (grad_self,)
+
+
+class ErfBackward0(Node):
+    """Backward of ``erf(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: erf_backward(grad, self)
+        grad_self = erf_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ErfcBackward0(Node):
+    """Backward of ``erfc(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: erfc_backward(grad, self)
+        grad_self = erfc_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class ErfinvBackward0(Node):
+    """Backward of ``erfinv(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: erfinv_backward(grad, self)
+        grad_self = erfinv_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class Exp2Backward0(Node):
+    """Backward of ``exp2(Tensor self) -> Tensor``."""
+
+    __slots__ = ("result_",)
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        # self: exp2_backward(grad, result)
+        grad_self = exp2_backward(grad, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class Expm1Backward0(Node):
+    """Backward of ``expm1(Tensor self) -> Tensor``."""
+
+    __slots__ = ("result_",)
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        # self: expm1_backward(grad, result)
+        grad_self = expm1_backward(grad, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class Log2Backward0(Node):
+    """Backward of ``log2(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: log2_backward(grad, self)
+        grad_self = log2_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class Log10Backward0(Node):
+    """Backward of ``log10(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: log10_backward(grad, self)
+        grad_self = log10_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class Deg2RadBackward0(Node):
+    """Backward of ``deg2rad(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: deg2rad_backward(grad)
+        grad_self = deg2rad_backward(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class Rad2DegBackward0(Node):
+    """Backward of ``rad2deg(Tensor self) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: rad2deg_backward(grad)
+        grad_self = rad2deg_backward(grad) if needs[0] else None
+        return (grad_self,)
+
+
+class LgammaBackward0(Node):
+    """Backward of ``lgamma(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: grad * digamma(self)
+        grad_self = grad * digamma(self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class DigammaBackward0(Node):
+    """Backward of ``digamma(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: grad * polygamma(1, self)
+        grad_self = grad * polygamma(1, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class PolygammaBackward0(Node):
+    """Backward of ``polygamma(int n, Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "n_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.n_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        n = self.n_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: grad * polygamma(n + 1, self)
+        grad_self = grad * polygamma(n + 1, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_n(self):
+        return self.n_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class PolygammaBackward1(Node):
+    """Backward of ``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``."""
+
+    __slots__ = (
+        "n_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.n_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        n = self.n_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: grad * polygamma(n + 1, self)
+        grad_self = grad * polygamma(n + 1, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_n(self):
+        return self.n_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class MvlgammaBackward0(Node):
+    """Backward of ``mvlgamma(Tensor self, int p) -> Tensor``."""
+
+    __slots__ = (
+        "p_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.p_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        p = self.p_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: mvlgamma_backward(grad, self, p)
+        grad_self = mvlgamma_backward(grad, self_, p) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_p(self):
+        return self.p_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class I0Backward0(Node):
+    """Backward of ``i0(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: grad * i1(self)
+        grad_self = grad * i1(self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialI1Backward0(Node):
+    """Backward of ``special_i1(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: i1_backward(grad, self, result)
+        grad_self = i1_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SincBackward0(Node):
+    """Backward of ``sinc(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: sinc_backward(grad, self)
+        grad_self = sinc_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LogitBackward0(Node):
+    """Backward of ``logit(Tensor self, float? eps=None) -> Tensor``."""
+
+    __slots__ = (
+        "eps_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.eps_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        eps = self.eps_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: infinitely_differentiable_logit_backward(grad, self, eps) if grad_mode_enabled() else logit_backward(grad, self, eps)
+        grad_self = (
+            infinitely_differentiable_logit_backward(grad, self_, eps)
+            if grad_mode_enabled()
+            else logit_backward(grad, self_, eps) if needs[0] else None
+        )
+        return (grad_self,)
+
+    @property
+    def _saved_eps(self):
+        return self.eps_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NanToNumBackward0(Node):
+    """Backward of ``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: nan_to_num_backward(grad, self)
+        grad_self = nan_to_num_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class FrexpBackward0(Node):
+    """Backward of ``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``."""
+
+    __slots__ = ("exponent_",)
+    _releasable_slots = ("exponent_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.exponent_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        exponent = unpack_saved(self.exponent_, self)
+        # self: grad / exponent.exp2()
+        grad_self = grad / aten.exp2(exponent) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_exponent(self):
+        return unpack_saved(self.exponent_, self)
+
+    @property
+    def _raw_saved_exponent(self):
+        return raw_saved(self, "exponent_")
 
 
 class TBackward0_copy(Node):

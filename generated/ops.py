@@ -34980,6 +34980,3590 @@ eye_m = eye_m_op._entry = _eye_m_entry(Site(eye_m_op))
 eye_m_op._make_entry = _eye_m_entry
 
 
+acos_op = declare("aten::acos(Tensor self) -> Tensor")
+_acos_kernels = acos_op.kernels
+
+
+def _acos_entry(_site):
+    def acos(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, acos_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, acos_op, 0)
+            except Overridden:
+                return handle_entry(_site, acos_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.acos(self)
+                if result is not None:
+                    return result
+            kernel = _acos_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return acos
+
+
+acos = acos_op._entry = _acos_entry(Site(acos_op))
+acos_op._make_entry = _acos_entry
+
+
+acos__op = declare("aten::acos_(Tensor(a!) self) -> Tensor(a!)")
+_acos__kernels = acos__op.kernels
+
+
+def _acos__entry(_site):
+    def acos_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, acos__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, acos__op, 0)
+            except Overridden:
+                return handle_entry(_site, acos__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _acos__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return acos_
+
+
+acos_ = acos__op._entry = _acos__entry(Site(acos__op))
+acos__op._make_entry = _acos__entry
+
+
+acos_out_op = declare("aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_acos_out_kernels = acos_out_op.kernels
+
+
+def _acos_out_entry(_site):
+    def acos_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, acos_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, acos_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, acos_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, acos_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _acos_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return acos_out
+
+
+acos_out = acos_out_op._entry = _acos_out_entry(Site(acos_out_op))
+acos_out_op._make_entry = _acos_out_entry
+
+
+asin_op = declare("aten::asin(Tensor self) -> Tensor")
+_asin_kernels = asin_op.kernels
+
+
+def _asin_entry(_site):
+    def asin(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, asin_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, asin_op, 0)
+            except Overridden:
+                return handle_entry(_site, asin_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.asin(self)
+                if result is not None:
+                    return result
+            kernel = _asin_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return asin
+
+
+asin = asin_op._entry = _asin_entry(Site(asin_op))
+asin_op._make_entry = _asin_entry
+
+
+asin__op = declare("aten::asin_(Tensor(a!) self) -> Tensor(a!)")
+_asin__kernels = asin__op.kernels
+
+
+def _asin__entry(_site):
+    def asin_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, asin__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, asin__op, 0)
+            except Overridden:
+                return handle_entry(_site, asin__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _asin__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return asin_
+
+
+asin_ = asin__op._entry = _asin__entry(Site(asin__op))
+asin__op._make_entry = _asin__entry
+
+
+asin_out_op = declare("aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_asin_out_kernels = asin_out_op.kernels
+
+
+def _asin_out_entry(_site):
+    def asin_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, asin_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, asin_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, asin_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, asin_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _asin_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return asin_out
+
+
+asin_out = asin_out_op._entry = _asin_out_entry(Site(asin_out_op))
+asin_out_op._make_entry = _asin_out_entry
+
+
+atan_op = declare("aten::atan(Tensor self) -> Tensor")
+_atan_kernels = atan_op.kernels
+
+
+def _atan_entry(_site):
+    def atan(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atan_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atan_op, 0)
+            except Overridden:
+                return handle_entry(_site, atan_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.atan(self)
+                if result is not None:
+                    return result
+            kernel = _atan_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atan
+
+
+atan = atan_op._entry = _atan_entry(Site(atan_op))
+atan_op._make_entry = _atan_entry
+
+
+atan__op = declare("aten::atan_(Tensor(a!) self) -> Tensor(a!)")
+_atan__kernels = atan__op.kernels
+
+
+def _atan__entry(_site):
+    def atan_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atan__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atan__op, 0)
+            except Overridden:
+                return handle_entry(_site, atan__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _atan__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atan_
+
+
+atan_ = atan__op._entry = _atan__entry(Site(atan__op))
+atan__op._make_entry = _atan__entry
+
+
+atan_out_op = declare("aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_atan_out_kernels = atan_out_op.kernels
+
+
+def _atan_out_entry(_site):
+    def atan_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atan_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atan_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, atan_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, atan_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _atan_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atan_out
+
+
+atan_out = atan_out_op._entry = _atan_out_entry(Site(atan_out_op))
+atan_out_op._make_entry = _atan_out_entry
+
+
+acosh_op = declare("aten::acosh(Tensor self) -> Tensor")
+_acosh_kernels = acosh_op.kernels
+
+
+def _acosh_entry(_site):
+    def acosh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, acosh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, acosh_op, 0)
+            except Overridden:
+                return handle_entry(_site, acosh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.acosh(self)
+                if result is not None:
+                    return result
+            kernel = _acosh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return acosh
+
+
+acosh = acosh_op._entry = _acosh_entry(Site(acosh_op))
+acosh_op._make_entry = _acosh_entry
+
+
+acosh_out_op = declare("aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_acosh_out_kernels = acosh_out_op.kernels
+
+
+def _acosh_out_entry(_site):
+    def acosh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, acosh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, acosh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, acosh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, acosh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _acosh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return acosh_out
+
+
+acosh_out = acosh_out_op._entry = _acosh_out_entry(Site(acosh_out_op))
+acosh_out_op._make_entry = _acosh_out_entry
+
+
+acosh__op = declare("aten::acosh_(Tensor(a!) self) -> Tensor(a!)")
+_acosh__kernels = acosh__op.kernels
+
+
+def _acosh__entry(_site):
+    def acosh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, acosh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, acosh__op, 0)
+            except Overridden:
+                return handle_entry(_site, acosh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _acosh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return acosh_
+
+
+acosh_ = acosh__op._entry = _acosh__entry(Site(acosh__op))
+acosh__op._make_entry = _acosh__entry
+
+
+asinh_op = declare("aten::asinh(Tensor self) -> Tensor")
+_asinh_kernels = asinh_op.kernels
+
+
+def _asinh_entry(_site):
+    def asinh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, asinh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, asinh_op, 0)
+            except Overridden:
+                return handle_entry(_site, asinh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.asinh(self)
+                if result is not None:
+                    return result
+            kernel = _asinh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return asinh
+
+
+asinh = asinh_op._entry = _asinh_entry(Site(asinh_op))
+asinh_op._make_entry = _asinh_entry
+
+
+asinh_out_op = declare("aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_asinh_out_kernels = asinh_out_op.kernels
+
+
+def _asinh_out_entry(_site):
+    def asinh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, asinh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, asinh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, asinh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, asinh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _asinh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return asinh_out
+
+
+asinh_out = asinh_out_op._entry = _asinh_out_entry(Site(asinh_out_op))
+asinh_out_op._make_entry = _asinh_out_entry
+
+
+asinh__op = declare("aten::asinh_(Tensor(a!) self) -> Tensor(a!)")
+_asinh__kernels = asinh__op.kernels
+
+
+def _asinh__entry(_site):
+    def asinh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, asinh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, asinh__op, 0)
+            except Overridden:
+                return handle_entry(_site, asinh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _asinh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return asinh_
+
+
+asinh_ = asinh__op._entry = _asinh__entry(Site(asinh__op))
+asinh__op._make_entry = _asinh__entry
+
+
+atanh_op = declare("aten::atanh(Tensor self) -> Tensor")
+_atanh_kernels = atanh_op.kernels
+
+
+def _atanh_entry(_site):
+    def atanh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atanh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atanh_op, 0)
+            except Overridden:
+                return handle_entry(_site, atanh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.atanh(self)
+                if result is not None:
+                    return result
+            kernel = _atanh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atanh
+
+
+atanh = atanh_op._entry = _atanh_entry(Site(atanh_op))
+atanh_op._make_entry = _atanh_entry
+
+
+atanh_out_op = declare("aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_atanh_out_kernels = atanh_out_op.kernels
+
+
+def _atanh_out_entry(_site):
+    def atanh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atanh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atanh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, atanh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, atanh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _atanh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atanh_out
+
+
+atanh_out = atanh_out_op._entry = _atanh_out_entry(Site(atanh_out_op))
+atanh_out_op._make_entry = _atanh_out_entry
+
+
+atanh__op = declare("aten::atanh_(Tensor(a!) self) -> Tensor(a!)")
+_atanh__kernels = atanh__op.kernels
+
+
+def _atanh__entry(_site):
+    def atanh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atanh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atanh__op, 0)
+            except Overridden:
+                return handle_entry(_site, atanh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _atanh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atanh_
+
+
+atanh_ = atanh__op._entry = _atanh__entry(Site(atanh__op))
+atanh__op._make_entry = _atanh__entry
+
+
+arccos_op = declare("aten::arccos(Tensor self) -> Tensor")
+_arccos_kernels = arccos_op.kernels
+
+
+def _arccos_entry(_site):
+    def arccos(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arccos_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arccos_op, 0)
+            except Overridden:
+                return handle_entry(_site, arccos_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arccos_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arccos
+
+
+arccos = arccos_op._entry = _arccos_entry(Site(arccos_op))
+arccos_op._make_entry = _arccos_entry
+
+
+arccos__op = declare("aten::arccos_(Tensor(a!) self) -> Tensor(a!)")
+_arccos__kernels = arccos__op.kernels
+
+
+def _arccos__entry(_site):
+    def arccos_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arccos__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arccos__op, 0)
+            except Overridden:
+                return handle_entry(_site, arccos__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arccos__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arccos_
+
+
+arccos_ = arccos__op._entry = _arccos__entry(Site(arccos__op))
+arccos__op._make_entry = _arccos__entry
+
+
+arccos_out_op = declare("aten::arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_arccos_out_kernels = arccos_out_op.kernels
+
+
+def _arccos_out_entry(_site):
+    def arccos_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arccos_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arccos_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, arccos_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, arccos_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _arccos_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arccos_out
+
+
+arccos_out = arccos_out_op._entry = _arccos_out_entry(Site(arccos_out_op))
+arccos_out_op._make_entry = _arccos_out_entry
+
+
+arcsin_op = declare("aten::arcsin(Tensor self) -> Tensor")
+_arcsin_kernels = arcsin_op.kernels
+
+
+def _arcsin_entry(_site):
+    def arcsin(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arcsin_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arcsin_op, 0)
+            except Overridden:
+                return handle_entry(_site, arcsin_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arcsin_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arcsin
+
+
+arcsin = arcsin_op._entry = _arcsin_entry(Site(arcsin_op))
+arcsin_op._make_entry = _arcsin_entry
+
+
+arcsin__op = declare("aten::arcsin_(Tensor(a!) self) -> Tensor(a!)")
+_arcsin__kernels = arcsin__op.kernels
+
+
+def _arcsin__entry(_site):
+    def arcsin_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arcsin__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arcsin__op, 0)
+            except Overridden:
+                return handle_entry(_site, arcsin__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arcsin__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arcsin_
+
+
+arcsin_ = arcsin__op._entry = _arcsin__entry(Site(arcsin__op))
+arcsin__op._make_entry = _arcsin__entry
+
+
+arcsin_out_op = declare("aten::arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_arcsin_out_kernels = arcsin_out_op.kernels
+
+
+def _arcsin_out_entry(_site):
+    def arcsin_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arcsin_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arcsin_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, arcsin_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, arcsin_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _arcsin_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arcsin_out
+
+
+arcsin_out = arcsin_out_op._entry = _arcsin_out_entry(Site(arcsin_out_op))
+arcsin_out_op._make_entry = _arcsin_out_entry
+
+
+arctan_op = declare("aten::arctan(Tensor self) -> Tensor")
+_arctan_kernels = arctan_op.kernels
+
+
+def _arctan_entry(_site):
+    def arctan(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctan_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctan_op, 0)
+            except Overridden:
+                return handle_entry(_site, arctan_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arctan_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctan
+
+
+arctan = arctan_op._entry = _arctan_entry(Site(arctan_op))
+arctan_op._make_entry = _arctan_entry
+
+
+arctan__op = declare("aten::arctan_(Tensor(a!) self) -> Tensor(a!)")
+_arctan__kernels = arctan__op.kernels
+
+
+def _arctan__entry(_site):
+    def arctan_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctan__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctan__op, 0)
+            except Overridden:
+                return handle_entry(_site, arctan__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arctan__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctan_
+
+
+arctan_ = arctan__op._entry = _arctan__entry(Site(arctan__op))
+arctan__op._make_entry = _arctan__entry
+
+
+arctan_out_op = declare("aten::arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_arctan_out_kernels = arctan_out_op.kernels
+
+
+def _arctan_out_entry(_site):
+    def arctan_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctan_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctan_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, arctan_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, arctan_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _arctan_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctan_out
+
+
+arctan_out = arctan_out_op._entry = _arctan_out_entry(Site(arctan_out_op))
+arctan_out_op._make_entry = _arctan_out_entry
+
+
+arccosh_op = declare("aten::arccosh(Tensor self) -> Tensor")
+_arccosh_kernels = arccosh_op.kernels
+
+
+def _arccosh_entry(_site):
+    def arccosh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arccosh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arccosh_op, 0)
+            except Overridden:
+                return handle_entry(_site, arccosh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arccosh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arccosh
+
+
+arccosh = arccosh_op._entry = _arccosh_entry(Site(arccosh_op))
+arccosh_op._make_entry = _arccosh_entry
+
+
+arccosh__op = declare("aten::arccosh_(Tensor(a!) self) -> Tensor(a!)")
+_arccosh__kernels = arccosh__op.kernels
+
+
+def _arccosh__entry(_site):
+    def arccosh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arccosh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arccosh__op, 0)
+            except Overridden:
+                return handle_entry(_site, arccosh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arccosh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arccosh_
+
+
+arccosh_ = arccosh__op._entry = _arccosh__entry(Site(arccosh__op))
+arccosh__op._make_entry = _arccosh__entry
+
+
+arccosh_out_op = declare("aten::arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_arccosh_out_kernels = arccosh_out_op.kernels
+
+
+def _arccosh_out_entry(_site):
+    def arccosh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arccosh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arccosh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, arccosh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, arccosh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _arccosh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arccosh_out
+
+
+arccosh_out = arccosh_out_op._entry = _arccosh_out_entry(Site(arccosh_out_op))
+arccosh_out_op._make_entry = _arccosh_out_entry
+
+
+arcsinh_op = declare("aten::arcsinh(Tensor self) -> Tensor")
+_arcsinh_kernels = arcsinh_op.kernels
+
+
+def _arcsinh_entry(_site):
+    def arcsinh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arcsinh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arcsinh_op, 0)
+            except Overridden:
+                return handle_entry(_site, arcsinh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arcsinh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arcsinh
+
+
+arcsinh = arcsinh_op._entry = _arcsinh_entry(Site(arcsinh_op))
+arcsinh_op._make_entry = _arcsinh_entry
+
+
+arcsinh__op = declare("aten::arcsinh_(Tensor(a!) self) -> Tensor(a!)")
+_arcsinh__kernels = arcsinh__op.kernels
+
+
+def _arcsinh__entry(_site):
+    def arcsinh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arcsinh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arcsinh__op, 0)
+            except Overridden:
+                return handle_entry(_site, arcsinh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arcsinh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arcsinh_
+
+
+arcsinh_ = arcsinh__op._entry = _arcsinh__entry(Site(arcsinh__op))
+arcsinh__op._make_entry = _arcsinh__entry
+
+
+arcsinh_out_op = declare("aten::arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_arcsinh_out_kernels = arcsinh_out_op.kernels
+
+
+def _arcsinh_out_entry(_site):
+    def arcsinh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arcsinh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arcsinh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, arcsinh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, arcsinh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _arcsinh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arcsinh_out
+
+
+arcsinh_out = arcsinh_out_op._entry = _arcsinh_out_entry(Site(arcsinh_out_op))
+arcsinh_out_op._make_entry = _arcsinh_out_entry
+
+
+arctanh_op = declare("aten::arctanh(Tensor self) -> Tensor")
+_arctanh_kernels = arctanh_op.kernels
+
+
+def _arctanh_entry(_site):
+    def arctanh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctanh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctanh_op, 0)
+            except Overridden:
+                return handle_entry(_site, arctanh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arctanh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctanh
+
+
+arctanh = arctanh_op._entry = _arctanh_entry(Site(arctanh_op))
+arctanh_op._make_entry = _arctanh_entry
+
+
+arctanh__op = declare("aten::arctanh_(Tensor(a!) self) -> Tensor(a!)")
+_arctanh__kernels = arctanh__op.kernels
+
+
+def _arctanh__entry(_site):
+    def arctanh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctanh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctanh__op, 0)
+            except Overridden:
+                return handle_entry(_site, arctanh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _arctanh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctanh_
+
+
+arctanh_ = arctanh__op._entry = _arctanh__entry(Site(arctanh__op))
+arctanh__op._make_entry = _arctanh__entry
+
+
+arctanh_out_op = declare("aten::arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_arctanh_out_kernels = arctanh_out_op.kernels
+
+
+def _arctanh_out_entry(_site):
+    def arctanh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctanh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctanh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, arctanh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, arctanh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _arctanh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctanh_out
+
+
+arctanh_out = arctanh_out_op._entry = _arctanh_out_entry(Site(arctanh_out_op))
+arctanh_out_op._make_entry = _arctanh_out_entry
+
+
+sinh_op = declare("aten::sinh(Tensor self) -> Tensor")
+_sinh_kernels = sinh_op.kernels
+
+
+def _sinh_entry(_site):
+    def sinh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sinh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sinh_op, 0)
+            except Overridden:
+                return handle_entry(_site, sinh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.sinh(self)
+                if result is not None:
+                    return result
+            kernel = _sinh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sinh
+
+
+sinh = sinh_op._entry = _sinh_entry(Site(sinh_op))
+sinh_op._make_entry = _sinh_entry
+
+
+sinh__op = declare("aten::sinh_(Tensor(a!) self) -> Tensor(a!)")
+_sinh__kernels = sinh__op.kernels
+
+
+def _sinh__entry(_site):
+    def sinh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sinh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sinh__op, 0)
+            except Overridden:
+                return handle_entry(_site, sinh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sinh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sinh_
+
+
+sinh_ = sinh__op._entry = _sinh__entry(Site(sinh__op))
+sinh__op._make_entry = _sinh__entry
+
+
+sinh_out_op = declare("aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_sinh_out_kernels = sinh_out_op.kernels
+
+
+def _sinh_out_entry(_site):
+    def sinh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sinh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sinh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, sinh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, sinh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _sinh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sinh_out
+
+
+sinh_out = sinh_out_op._entry = _sinh_out_entry(Site(sinh_out_op))
+sinh_out_op._make_entry = _sinh_out_entry
+
+
+cosh_op = declare("aten::cosh(Tensor self) -> Tensor")
+_cosh_kernels = cosh_op.kernels
+
+
+def _cosh_entry(_site):
+    def cosh(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cosh_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cosh_op, 0)
+            except Overridden:
+                return handle_entry(_site, cosh_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.cosh(self)
+                if result is not None:
+                    return result
+            kernel = _cosh_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cosh
+
+
+cosh = cosh_op._entry = _cosh_entry(Site(cosh_op))
+cosh_op._make_entry = _cosh_entry
+
+
+cosh__op = declare("aten::cosh_(Tensor(a!) self) -> Tensor(a!)")
+_cosh__kernels = cosh__op.kernels
+
+
+def _cosh__entry(_site):
+    def cosh_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cosh__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cosh__op, 0)
+            except Overridden:
+                return handle_entry(_site, cosh__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _cosh__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cosh_
+
+
+cosh_ = cosh__op._entry = _cosh__entry(Site(cosh__op))
+cosh__op._make_entry = _cosh__entry
+
+
+cosh_out_op = declare("aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_cosh_out_kernels = cosh_out_op.kernels
+
+
+def _cosh_out_entry(_site):
+    def cosh_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, cosh_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, cosh_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, cosh_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, cosh_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _cosh_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return cosh_out
+
+
+cosh_out = cosh_out_op._entry = _cosh_out_entry(Site(cosh_out_op))
+cosh_out_op._make_entry = _cosh_out_entry
+
+
+tan_op = declare("aten::tan(Tensor self) -> Tensor")
+_tan_kernels = tan_op.kernels
+
+
+def _tan_entry(_site):
+    def tan(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tan_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tan_op, 0)
+            except Overridden:
+                return handle_entry(_site, tan_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.tan(self)
+                if result is not None:
+                    return result
+            kernel = _tan_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tan
+
+
+tan = tan_op._entry = _tan_entry(Site(tan_op))
+tan_op._make_entry = _tan_entry
+
+
+tan__op = declare("aten::tan_(Tensor(a!) self) -> Tensor(a!)")
+_tan__kernels = tan__op.kernels
+
+
+def _tan__entry(_site):
+    def tan_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tan__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tan__op, 0)
+            except Overridden:
+                return handle_entry(_site, tan__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _tan__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tan_
+
+
+tan_ = tan__op._entry = _tan__entry(Site(tan__op))
+tan__op._make_entry = _tan__entry
+
+
+tan_out_op = declare("aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_tan_out_kernels = tan_out_op.kernels
+
+
+def _tan_out_entry(_site):
+    def tan_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, tan_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, tan_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, tan_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, tan_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _tan_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return tan_out
+
+
+tan_out = tan_out_op._entry = _tan_out_entry(Site(tan_out_op))
+tan_out_op._make_entry = _tan_out_entry
+
+
+trunc_op = declare("aten::trunc(Tensor self) -> Tensor")
+_trunc_kernels = trunc_op.kernels
+
+
+def _trunc_entry(_site):
+    def trunc(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, trunc_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, trunc_op, 0)
+            except Overridden:
+                return handle_entry(_site, trunc_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.trunc(self)
+                if result is not None:
+                    return result
+            kernel = _trunc_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return trunc
+
+
+trunc = trunc_op._entry = _trunc_entry(Site(trunc_op))
+trunc_op._make_entry = _trunc_entry
+
+
+trunc__op = declare("aten::trunc_(Tensor(a!) self) -> Tensor(a!)")
+_trunc__kernels = trunc__op.kernels
+
+
+def _trunc__entry(_site):
+    def trunc_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, trunc__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, trunc__op, 0)
+            except Overridden:
+                return handle_entry(_site, trunc__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _trunc__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return trunc_
+
+
+trunc_ = trunc__op._entry = _trunc__entry(Site(trunc__op))
+trunc__op._make_entry = _trunc__entry
+
+
+trunc_out_op = declare("aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_trunc_out_kernels = trunc_out_op.kernels
+
+
+def _trunc_out_entry(_site):
+    def trunc_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, trunc_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, trunc_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, trunc_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, trunc_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _trunc_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return trunc_out
+
+
+trunc_out = trunc_out_op._entry = _trunc_out_entry(Site(trunc_out_op))
+trunc_out_op._make_entry = _trunc_out_entry
+
+
+fix_op = declare("aten::fix(Tensor self) -> Tensor")
+_fix_kernels = fix_op.kernels
+
+
+def _fix_entry(_site):
+    def fix(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fix_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fix_op, 0)
+            except Overridden:
+                return handle_entry(_site, fix_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _fix_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fix
+
+
+fix = fix_op._entry = _fix_entry(Site(fix_op))
+fix_op._make_entry = _fix_entry
+
+
+fix__op = declare("aten::fix_(Tensor(a!) self) -> Tensor(a!)")
+_fix__kernels = fix__op.kernels
+
+
+def _fix__entry(_site):
+    def fix_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fix__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fix__op, 0)
+            except Overridden:
+                return handle_entry(_site, fix__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _fix__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fix_
+
+
+fix_ = fix__op._entry = _fix__entry(Site(fix__op))
+fix__op._make_entry = _fix__entry
+
+
+fix_out_op = declare("aten::fix.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_fix_out_kernels = fix_out_op.kernels
+
+
+def _fix_out_entry(_site):
+    def fix_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fix_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fix_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, fix_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, fix_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _fix_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fix_out
+
+
+fix_out = fix_out_op._entry = _fix_out_entry(Site(fix_out_op))
+fix_out_op._make_entry = _fix_out_entry
+
+
+frac_op = declare("aten::frac(Tensor self) -> Tensor")
+_frac_kernels = frac_op.kernels
+
+
+def _frac_entry(_site):
+    def frac(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, frac_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, frac_op, 0)
+            except Overridden:
+                return handle_entry(_site, frac_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.frac(self)
+                if result is not None:
+                    return result
+            kernel = _frac_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return frac
+
+
+frac = frac_op._entry = _frac_entry(Site(frac_op))
+frac_op._make_entry = _frac_entry
+
+
+frac__op = declare("aten::frac_(Tensor(a!) self) -> Tensor(a!)")
+_frac__kernels = frac__op.kernels
+
+
+def _frac__entry(_site):
+    def frac_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, frac__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, frac__op, 0)
+            except Overridden:
+                return handle_entry(_site, frac__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _frac__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return frac_
+
+
+frac_ = frac__op._entry = _frac__entry(Site(frac__op))
+frac__op._make_entry = _frac__entry
+
+
+frac_out_op = declare("aten::frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_frac_out_kernels = frac_out_op.kernels
+
+
+def _frac_out_entry(_site):
+    def frac_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, frac_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, frac_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, frac_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, frac_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _frac_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return frac_out
+
+
+frac_out = frac_out_op._entry = _frac_out_entry(Site(frac_out_op))
+frac_out_op._make_entry = _frac_out_entry
+
+
+erf_op = declare("aten::erf(Tensor self) -> Tensor")
+_erf_kernels = erf_op.kernels
+
+
+def _erf_entry(_site):
+    def erf(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erf_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erf_op, 0)
+            except Overridden:
+                return handle_entry(_site, erf_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.erf(self)
+                if result is not None:
+                    return result
+            kernel = _erf_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erf
+
+
+erf = erf_op._entry = _erf_entry(Site(erf_op))
+erf_op._make_entry = _erf_entry
+
+
+erf__op = declare("aten::erf_(Tensor(a!) self) -> Tensor(a!)")
+_erf__kernels = erf__op.kernels
+
+
+def _erf__entry(_site):
+    def erf_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erf__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erf__op, 0)
+            except Overridden:
+                return handle_entry(_site, erf__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _erf__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erf_
+
+
+erf_ = erf__op._entry = _erf__entry(Site(erf__op))
+erf__op._make_entry = _erf__entry
+
+
+erf_out_op = declare("aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_erf_out_kernels = erf_out_op.kernels
+
+
+def _erf_out_entry(_site):
+    def erf_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erf_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erf_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, erf_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, erf_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _erf_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erf_out
+
+
+erf_out = erf_out_op._entry = _erf_out_entry(Site(erf_out_op))
+erf_out_op._make_entry = _erf_out_entry
+
+
+erfc_op = declare("aten::erfc(Tensor self) -> Tensor")
+_erfc_kernels = erfc_op.kernels
+
+
+def _erfc_entry(_site):
+    def erfc(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erfc_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erfc_op, 0)
+            except Overridden:
+                return handle_entry(_site, erfc_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.erfc(self)
+                if result is not None:
+                    return result
+            kernel = _erfc_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erfc
+
+
+erfc = erfc_op._entry = _erfc_entry(Site(erfc_op))
+erfc_op._make_entry = _erfc_entry
+
+
+erfc__op = declare("aten::erfc_(Tensor(a!) self) -> Tensor(a!)")
+_erfc__kernels = erfc__op.kernels
+
+
+def _erfc__entry(_site):
+    def erfc_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erfc__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erfc__op, 0)
+            except Overridden:
+                return handle_entry(_site, erfc__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _erfc__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erfc_
+
+
+erfc_ = erfc__op._entry = _erfc__entry(Site(erfc__op))
+erfc__op._make_entry = _erfc__entry
+
+
+erfc_out_op = declare("aten::erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_erfc_out_kernels = erfc_out_op.kernels
+
+
+def _erfc_out_entry(_site):
+    def erfc_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erfc_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erfc_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, erfc_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, erfc_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _erfc_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erfc_out
+
+
+erfc_out = erfc_out_op._entry = _erfc_out_entry(Site(erfc_out_op))
+erfc_out_op._make_entry = _erfc_out_entry
+
+
+erfinv_op = declare("aten::erfinv(Tensor self) -> Tensor")
+_erfinv_kernels = erfinv_op.kernels
+
+
+def _erfinv_entry(_site):
+    def erfinv(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erfinv_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erfinv_op, 0)
+            except Overridden:
+                return handle_entry(_site, erfinv_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.erfinv(self)
+                if result is not None:
+                    return result
+            kernel = _erfinv_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erfinv
+
+
+erfinv = erfinv_op._entry = _erfinv_entry(Site(erfinv_op))
+erfinv_op._make_entry = _erfinv_entry
+
+
+erfinv__op = declare("aten::erfinv_(Tensor(a!) self) -> Tensor(a!)")
+_erfinv__kernels = erfinv__op.kernels
+
+
+def _erfinv__entry(_site):
+    def erfinv_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erfinv__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erfinv__op, 0)
+            except Overridden:
+                return handle_entry(_site, erfinv__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _erfinv__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erfinv_
+
+
+erfinv_ = erfinv__op._entry = _erfinv__entry(Site(erfinv__op))
+erfinv__op._make_entry = _erfinv__entry
+
+
+erfinv_out_op = declare("aten::erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_erfinv_out_kernels = erfinv_out_op.kernels
+
+
+def _erfinv_out_entry(_site):
+    def erfinv_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, erfinv_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, erfinv_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, erfinv_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, erfinv_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _erfinv_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return erfinv_out
+
+
+erfinv_out = erfinv_out_op._entry = _erfinv_out_entry(Site(erfinv_out_op))
+erfinv_out_op._make_entry = _erfinv_out_entry
+
+
+exp2_op = declare("aten::exp2(Tensor self) -> Tensor")
+_exp2_kernels = exp2_op.kernels
+
+
+def _exp2_entry(_site):
+    def exp2(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp2_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, exp2_op, 0)
+            except Overridden:
+                return handle_entry(_site, exp2_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.exp2(self)
+                if result is not None:
+                    return result
+            kernel = _exp2_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exp2
+
+
+exp2 = exp2_op._entry = _exp2_entry(Site(exp2_op))
+exp2_op._make_entry = _exp2_entry
+
+
+exp2__op = declare("aten::exp2_(Tensor(a!) self) -> Tensor(a!)")
+_exp2__kernels = exp2__op.kernels
+
+
+def _exp2__entry(_site):
+    def exp2_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp2__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, exp2__op, 0)
+            except Overridden:
+                return handle_entry(_site, exp2__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _exp2__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exp2_
+
+
+exp2_ = exp2__op._entry = _exp2__entry(Site(exp2__op))
+exp2__op._make_entry = _exp2__entry
+
+
+exp2_out_op = declare("aten::exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_exp2_out_kernels = exp2_out_op.kernels
+
+
+def _exp2_out_entry(_site):
+    def exp2_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, exp2_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, exp2_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, exp2_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, exp2_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _exp2_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return exp2_out
+
+
+exp2_out = exp2_out_op._entry = _exp2_out_entry(Site(exp2_out_op))
+exp2_out_op._make_entry = _exp2_out_entry
+
+
+expm1_op = declare("aten::expm1(Tensor self) -> Tensor")
+_expm1_kernels = expm1_op.kernels
+
+
+def _expm1_entry(_site):
+    def expm1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expm1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, expm1_op, 0)
+            except Overridden:
+                return handle_entry(_site, expm1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.expm1(self)
+                if result is not None:
+                    return result
+            kernel = _expm1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return expm1
+
+
+expm1 = expm1_op._entry = _expm1_entry(Site(expm1_op))
+expm1_op._make_entry = _expm1_entry
+
+
+expm1__op = declare("aten::expm1_(Tensor(a!) self) -> Tensor(a!)")
+_expm1__kernels = expm1__op.kernels
+
+
+def _expm1__entry(_site):
+    def expm1_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expm1__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, expm1__op, 0)
+            except Overridden:
+                return handle_entry(_site, expm1__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _expm1__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return expm1_
+
+
+expm1_ = expm1__op._entry = _expm1__entry(Site(expm1__op))
+expm1__op._make_entry = _expm1__entry
+
+
+expm1_out_op = declare("aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_expm1_out_kernels = expm1_out_op.kernels
+
+
+def _expm1_out_entry(_site):
+    def expm1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, expm1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, expm1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, expm1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, expm1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _expm1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return expm1_out
+
+
+expm1_out = expm1_out_op._entry = _expm1_out_entry(Site(expm1_out_op))
+expm1_out_op._make_entry = _expm1_out_entry
+
+
+log2_op = declare("aten::log2(Tensor self) -> Tensor")
+_log2_kernels = log2_op.kernels
+
+
+def _log2_entry(_site):
+    def log2(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log2_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log2_op, 0)
+            except Overridden:
+                return handle_entry(_site, log2_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.log2(self)
+                if result is not None:
+                    return result
+            kernel = _log2_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log2
+
+
+log2 = log2_op._entry = _log2_entry(Site(log2_op))
+log2_op._make_entry = _log2_entry
+
+
+log2__op = declare("aten::log2_(Tensor(a!) self) -> Tensor(a!)")
+_log2__kernels = log2__op.kernels
+
+
+def _log2__entry(_site):
+    def log2_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log2__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log2__op, 0)
+            except Overridden:
+                return handle_entry(_site, log2__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log2__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log2_
+
+
+log2_ = log2__op._entry = _log2__entry(Site(log2__op))
+log2__op._make_entry = _log2__entry
+
+
+log2_out_op = declare("aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_log2_out_kernels = log2_out_op.kernels
+
+
+def _log2_out_entry(_site):
+    def log2_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log2_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log2_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, log2_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, log2_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _log2_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log2_out
+
+
+log2_out = log2_out_op._entry = _log2_out_entry(Site(log2_out_op))
+log2_out_op._make_entry = _log2_out_entry
+
+
+log10_op = declare("aten::log10(Tensor self) -> Tensor")
+_log10_kernels = log10_op.kernels
+
+
+def _log10_entry(_site):
+    def log10(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log10_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log10_op, 0)
+            except Overridden:
+                return handle_entry(_site, log10_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.log10(self)
+                if result is not None:
+                    return result
+            kernel = _log10_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log10
+
+
+log10 = log10_op._entry = _log10_entry(Site(log10_op))
+log10_op._make_entry = _log10_entry
+
+
+log10__op = declare("aten::log10_(Tensor(a!) self) -> Tensor(a!)")
+_log10__kernels = log10__op.kernels
+
+
+def _log10__entry(_site):
+    def log10_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log10__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log10__op, 0)
+            except Overridden:
+                return handle_entry(_site, log10__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _log10__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log10_
+
+
+log10_ = log10__op._entry = _log10__entry(Site(log10__op))
+log10__op._make_entry = _log10__entry
+
+
+log10_out_op = declare("aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_log10_out_kernels = log10_out_op.kernels
+
+
+def _log10_out_entry(_site):
+    def log10_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log10_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log10_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, log10_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, log10_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _log10_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log10_out
+
+
+log10_out = log10_out_op._entry = _log10_out_entry(Site(log10_out_op))
+log10_out_op._make_entry = _log10_out_entry
+
+
+deg2rad_op = declare("aten::deg2rad(Tensor self) -> Tensor")
+_deg2rad_kernels = deg2rad_op.kernels
+
+
+def _deg2rad_entry(_site):
+    def deg2rad(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, deg2rad_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, deg2rad_op, 0)
+            except Overridden:
+                return handle_entry(_site, deg2rad_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.deg2rad(self)
+                if result is not None:
+                    return result
+            kernel = _deg2rad_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return deg2rad
+
+
+deg2rad = deg2rad_op._entry = _deg2rad_entry(Site(deg2rad_op))
+deg2rad_op._make_entry = _deg2rad_entry
+
+
+deg2rad__op = declare("aten::deg2rad_(Tensor(a!) self) -> Tensor(a!)")
+_deg2rad__kernels = deg2rad__op.kernels
+
+
+def _deg2rad__entry(_site):
+    def deg2rad_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, deg2rad__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, deg2rad__op, 0)
+            except Overridden:
+                return handle_entry(_site, deg2rad__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _deg2rad__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return deg2rad_
+
+
+deg2rad_ = deg2rad__op._entry = _deg2rad__entry(Site(deg2rad__op))
+deg2rad__op._make_entry = _deg2rad__entry
+
+
+deg2rad_out_op = declare("aten::deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_deg2rad_out_kernels = deg2rad_out_op.kernels
+
+
+def _deg2rad_out_entry(_site):
+    def deg2rad_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, deg2rad_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, deg2rad_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, deg2rad_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, deg2rad_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _deg2rad_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return deg2rad_out
+
+
+deg2rad_out = deg2rad_out_op._entry = _deg2rad_out_entry(Site(deg2rad_out_op))
+deg2rad_out_op._make_entry = _deg2rad_out_entry
+
+
+rad2deg_op = declare("aten::rad2deg(Tensor self) -> Tensor")
+_rad2deg_kernels = rad2deg_op.kernels
+
+
+def _rad2deg_entry(_site):
+    def rad2deg(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rad2deg_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rad2deg_op, 0)
+            except Overridden:
+                return handle_entry(_site, rad2deg_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.rad2deg(self)
+                if result is not None:
+                    return result
+            kernel = _rad2deg_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rad2deg
+
+
+rad2deg = rad2deg_op._entry = _rad2deg_entry(Site(rad2deg_op))
+rad2deg_op._make_entry = _rad2deg_entry
+
+
+rad2deg__op = declare("aten::rad2deg_(Tensor(a!) self) -> Tensor(a!)")
+_rad2deg__kernels = rad2deg__op.kernels
+
+
+def _rad2deg__entry(_site):
+    def rad2deg_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rad2deg__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rad2deg__op, 0)
+            except Overridden:
+                return handle_entry(_site, rad2deg__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _rad2deg__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rad2deg_
+
+
+rad2deg_ = rad2deg__op._entry = _rad2deg__entry(Site(rad2deg__op))
+rad2deg__op._make_entry = _rad2deg__entry
+
+
+rad2deg_out_op = declare("aten::rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_rad2deg_out_kernels = rad2deg_out_op.kernels
+
+
+def _rad2deg_out_entry(_site):
+    def rad2deg_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, rad2deg_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, rad2deg_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, rad2deg_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, rad2deg_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _rad2deg_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return rad2deg_out
+
+
+rad2deg_out = rad2deg_out_op._entry = _rad2deg_out_entry(Site(rad2deg_out_op))
+rad2deg_out_op._make_entry = _rad2deg_out_entry
+
+
+positive_op = declare("aten::positive(Tensor(a) self) -> Tensor(a)")
+_positive_kernels = positive_op.kernels
+
+
+def _positive_entry(_site):
+    def positive(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, positive_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, positive_op, 0)
+            except Overridden:
+                return handle_entry(_site, positive_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _positive_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return positive
+
+
+positive = positive_op._entry = _positive_entry(Site(positive_op))
+positive_op._make_entry = _positive_entry
+
+
+lgamma_op = declare("aten::lgamma(Tensor self) -> Tensor")
+_lgamma_kernels = lgamma_op.kernels
+
+
+def _lgamma_entry(_site):
+    def lgamma(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lgamma_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lgamma_op, 0)
+            except Overridden:
+                return handle_entry(_site, lgamma_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.lgamma(self)
+                if result is not None:
+                    return result
+            kernel = _lgamma_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lgamma
+
+
+lgamma = lgamma_op._entry = _lgamma_entry(Site(lgamma_op))
+lgamma_op._make_entry = _lgamma_entry
+
+
+lgamma__op = declare("aten::lgamma_(Tensor(a!) self) -> Tensor(a!)")
+_lgamma__kernels = lgamma__op.kernels
+
+
+def _lgamma__entry(_site):
+    def lgamma_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lgamma__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lgamma__op, 0)
+            except Overridden:
+                return handle_entry(_site, lgamma__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _lgamma__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lgamma_
+
+
+lgamma_ = lgamma__op._entry = _lgamma__entry(Site(lgamma__op))
+lgamma__op._make_entry = _lgamma__entry
+
+
+lgamma_out_op = declare("aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_lgamma_out_kernels = lgamma_out_op.kernels
+
+
+def _lgamma_out_entry(_site):
+    def lgamma_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, lgamma_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, lgamma_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, lgamma_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, lgamma_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _lgamma_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return lgamma_out
+
+
+lgamma_out = lgamma_out_op._entry = _lgamma_out_entry(Site(lgamma_out_op))
+lgamma_out_op._make_entry = _lgamma_out_entry
+
+
+digamma_op = declare("aten::digamma(Tensor self) -> Tensor")
+_digamma_kernels = digamma_op.kernels
+
+
+def _digamma_entry(_site):
+    def digamma(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, digamma_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, digamma_op, 0)
+            except Overridden:
+                return handle_entry(_site, digamma_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.digamma(self)
+                if result is not None:
+                    return result
+            kernel = _digamma_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return digamma
+
+
+digamma = digamma_op._entry = _digamma_entry(Site(digamma_op))
+digamma_op._make_entry = _digamma_entry
+
+
+digamma__op = declare("aten::digamma_(Tensor(a!) self) -> Tensor(a!)")
+_digamma__kernels = digamma__op.kernels
+
+
+def _digamma__entry(_site):
+    def digamma_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, digamma__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, digamma__op, 0)
+            except Overridden:
+                return handle_entry(_site, digamma__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _digamma__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return digamma_
+
+
+digamma_ = digamma__op._entry = _digamma__entry(Site(digamma__op))
+digamma__op._make_entry = _digamma__entry
+
+
+digamma_out_op = declare("aten::digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_digamma_out_kernels = digamma_out_op.kernels
+
+
+def _digamma_out_entry(_site):
+    def digamma_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, digamma_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, digamma_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, digamma_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, digamma_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _digamma_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return digamma_out
+
+
+digamma_out = digamma_out_op._entry = _digamma_out_entry(Site(digamma_out_op))
+digamma_out_op._make_entry = _digamma_out_entry
+
+
+polygamma_op = declare("aten::polygamma(int n, Tensor self) -> Tensor")
+_polygamma_kernels = polygamma_op.kernels
+
+
+def _polygamma_entry(_site):
+    def polygamma(n, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, polygamma_op, n, self)
+            try:
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, polygamma_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, polygamma_op, 1)
+            except Overridden:
+                return handle_entry(_site, polygamma_op, n, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.polygamma(n, self)
+                if result is not None:
+                    return result
+            kernel = _polygamma_kernels[keyset]
+            return kernel(keyset, n, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return polygamma
+
+
+polygamma = polygamma_op._entry = _polygamma_entry(Site(polygamma_op))
+polygamma_op._make_entry = _polygamma_entry
+
+
+polygamma_out_op = declare(
+    "aten::polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_polygamma_out_kernels = polygamma_out_op.kernels
+
+
+def _polygamma_out_entry(_site):
+    def polygamma_out(n, self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, polygamma_out_op, n, self, out)
+            try:
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, polygamma_out_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, polygamma_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, polygamma_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, polygamma_out_op, n, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _polygamma_out_kernels[keyset]
+            return kernel(keyset, n, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return polygamma_out
+
+
+polygamma_out = polygamma_out_op._entry = _polygamma_out_entry(Site(polygamma_out_op))
+polygamma_out_op._make_entry = _polygamma_out_entry
+
+
+polygamma__op = declare("aten::polygamma_(Tensor(a!) self, int n) -> Tensor(a!)")
+_polygamma__kernels = polygamma__op.kernels
+
+
+def _polygamma__entry(_site):
+    def polygamma_(self, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, polygamma__op, self, n)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, polygamma__op, 0)
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, polygamma__op, 1)
+            except Overridden:
+                return handle_entry(_site, polygamma__op, self, n)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _polygamma__kernels[keyset]
+            return kernel(keyset, self, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return polygamma_
+
+
+polygamma_ = polygamma__op._entry = _polygamma__entry(Site(polygamma__op))
+polygamma__op._make_entry = _polygamma__entry
+
+
+mvlgamma_op = declare("aten::mvlgamma(Tensor self, int p) -> Tensor")
+_mvlgamma_kernels = mvlgamma_op.kernels
+
+
+def _mvlgamma_entry(_site):
+    def mvlgamma(self, p):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mvlgamma_op, self, p)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mvlgamma_op, 0)
+                if p.__class__ is not int:
+                    p = int_arg(p, _site, mvlgamma_op, 1)
+            except Overridden:
+                return handle_entry(_site, mvlgamma_op, self, p)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.mvlgamma(self, p)
+                if result is not None:
+                    return result
+            kernel = _mvlgamma_kernels[keyset]
+            return kernel(keyset, self, p)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mvlgamma
+
+
+mvlgamma = mvlgamma_op._entry = _mvlgamma_entry(Site(mvlgamma_op))
+mvlgamma_op._make_entry = _mvlgamma_entry
+
+
+mvlgamma__op = declare("aten::mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)")
+_mvlgamma__kernels = mvlgamma__op.kernels
+
+
+def _mvlgamma__entry(_site):
+    def mvlgamma_(self, p):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mvlgamma__op, self, p)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mvlgamma__op, 0)
+                if p.__class__ is not int:
+                    p = int_arg(p, _site, mvlgamma__op, 1)
+            except Overridden:
+                return handle_entry(_site, mvlgamma__op, self, p)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _mvlgamma__kernels[keyset]
+            return kernel(keyset, self, p)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mvlgamma_
+
+
+mvlgamma_ = mvlgamma__op._entry = _mvlgamma__entry(Site(mvlgamma__op))
+mvlgamma__op._make_entry = _mvlgamma__entry
+
+
+mvlgamma_out_op = declare("aten::mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)")
+_mvlgamma_out_kernels = mvlgamma_out_op.kernels
+
+
+def _mvlgamma_out_entry(_site):
+    def mvlgamma_out(self, p, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, mvlgamma_out_op, self, p, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, mvlgamma_out_op, 0)
+                if p.__class__ is not int:
+                    p = int_arg(p, _site, mvlgamma_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, mvlgamma_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, mvlgamma_out_op, self, p, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _mvlgamma_out_kernels[keyset]
+            return kernel(keyset, self, p, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return mvlgamma_out
+
+
+mvlgamma_out = mvlgamma_out_op._entry = _mvlgamma_out_entry(Site(mvlgamma_out_op))
+mvlgamma_out_op._make_entry = _mvlgamma_out_entry
+
+
+i0_op = declare("aten::i0(Tensor self) -> Tensor")
+_i0_kernels = i0_op.kernels
+
+
+def _i0_entry(_site):
+    def i0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, i0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, i0_op, 0)
+            except Overridden:
+                return handle_entry(_site, i0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.i0(self)
+                if result is not None:
+                    return result
+            kernel = _i0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return i0
+
+
+i0 = i0_op._entry = _i0_entry(Site(i0_op))
+i0_op._make_entry = _i0_entry
+
+
+i0__op = declare("aten::i0_(Tensor(a!) self) -> Tensor(a!)")
+_i0__kernels = i0__op.kernels
+
+
+def _i0__entry(_site):
+    def i0_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, i0__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, i0__op, 0)
+            except Overridden:
+                return handle_entry(_site, i0__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _i0__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return i0_
+
+
+i0_ = i0__op._entry = _i0__entry(Site(i0__op))
+i0__op._make_entry = _i0__entry
+
+
+i0_out_op = declare("aten::i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_i0_out_kernels = i0_out_op.kernels
+
+
+def _i0_out_entry(_site):
+    def i0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, i0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, i0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, i0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, i0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _i0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return i0_out
+
+
+i0_out = i0_out_op._entry = _i0_out_entry(Site(i0_out_op))
+i0_out_op._make_entry = _i0_out_entry
+
+
+special_i1_op = declare("aten::special_i1(Tensor self) -> Tensor")
+_special_i1_kernels = special_i1_op.kernels
+
+
+def _special_i1_entry(_site):
+    def special_i1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i1_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_i1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_i1(self)
+                if result is not None:
+                    return result
+            kernel = _special_i1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i1
+
+
+special_i1 = special_i1_op._entry = _special_i1_entry(Site(special_i1_op))
+special_i1_op._make_entry = _special_i1_entry
+
+
+special_i1_out_op = declare("aten::special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_special_i1_out_kernels = special_i1_out_op.kernels
+
+
+def _special_i1_out_entry(_site):
+    def special_i1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_i1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_i1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_i1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i1_out
+
+
+special_i1_out = special_i1_out_op._entry = _special_i1_out_entry(Site(special_i1_out_op))
+special_i1_out_op._make_entry = _special_i1_out_entry
+
+
+sinc_op = declare("aten::sinc(Tensor self) -> Tensor")
+_sinc_kernels = sinc_op.kernels
+
+
+def _sinc_entry(_site):
+    def sinc(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sinc_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sinc_op, 0)
+            except Overridden:
+                return handle_entry(_site, sinc_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.sinc(self)
+                if result is not None:
+                    return result
+            kernel = _sinc_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sinc
+
+
+sinc = sinc_op._entry = _sinc_entry(Site(sinc_op))
+sinc_op._make_entry = _sinc_entry
+
+
+sinc__op = declare("aten::sinc_(Tensor(a!) self) -> Tensor(a!)")
+_sinc__kernels = sinc__op.kernels
+
+
+def _sinc__entry(_site):
+    def sinc_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sinc__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sinc__op, 0)
+            except Overridden:
+                return handle_entry(_site, sinc__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sinc__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sinc_
+
+
+sinc_ = sinc__op._entry = _sinc__entry(Site(sinc__op))
+sinc__op._make_entry = _sinc__entry
+
+
+sinc_out_op = declare("aten::sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_sinc_out_kernels = sinc_out_op.kernels
+
+
+def _sinc_out_entry(_site):
+    def sinc_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sinc_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sinc_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, sinc_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, sinc_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _sinc_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sinc_out
+
+
+sinc_out = sinc_out_op._entry = _sinc_out_entry(Site(sinc_out_op))
+sinc_out_op._make_entry = _sinc_out_entry
+
+
+logit_op = declare("aten::logit(Tensor self, float? eps=None) -> Tensor")
+_logit_kernels = logit_op.kernels
+
+
+def _logit_entry(_site):
+    def logit(self, eps=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logit_op, self, eps)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logit_op, 0)
+                if eps is not None and eps.__class__ is not float:
+                    eps = float_arg(eps, _site, logit_op, 1)
+            except Overridden:
+                return handle_entry(_site, logit_op, self, eps)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.logit(self, eps)
+                if result is not None:
+                    return result
+            kernel = _logit_kernels[keyset]
+            return kernel(keyset, self, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logit
+
+
+logit = logit_op._entry = _logit_entry(Site(logit_op))
+logit_op._make_entry = _logit_entry
+
+
+logit__op = declare("aten::logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)")
+_logit__kernels = logit__op.kernels
+
+
+def _logit__entry(_site):
+    def logit_(self, eps=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logit__op, self, eps)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logit__op, 0)
+                if eps is not None and eps.__class__ is not float:
+                    eps = float_arg(eps, _site, logit__op, 1)
+            except Overridden:
+                return handle_entry(_site, logit__op, self, eps)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _logit__kernels[keyset]
+            return kernel(keyset, self, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logit_
+
+
+logit_ = logit__op._entry = _logit__entry(Site(logit__op))
+logit__op._make_entry = _logit__entry
+
+
+logit_out_op = declare(
+    "aten::logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logit_out_kernels = logit_out_op.kernels
+
+
+def _logit_out_entry(_site):
+    def logit_out(self, eps=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logit_out_op, self, eps, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logit_out_op, 0)
+                if eps is not None and eps.__class__ is not float:
+                    eps = float_arg(eps, _site, logit_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logit_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, logit_out_op, self, eps, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _logit_out_kernels[keyset]
+            return kernel(keyset, self, eps, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logit_out
+
+
+logit_out = logit_out_op._entry = _logit_out_entry(Site(logit_out_op))
+logit_out_op._make_entry = _logit_out_entry
+
+
+logit_backward_op = declare(
+    "aten::logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"
+)
+_logit_backward_kernels = logit_backward_op.kernels
+
+
+def _logit_backward_entry(_site):
+    def logit_backward(grad_output, self, eps=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logit_backward_op, grad_output, self, eps)
+            try:
+                if grad_output.__class__ not in TENSOR_CLASSES:
+                    grad_output = tensor_arg(grad_output, _site, logit_backward_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logit_backward_op, 1)
+                if eps is not None and eps.__class__ is not float:
+                    eps = float_arg(eps, _site, logit_backward_op, 2)
+            except Overridden:
+                return handle_entry(_site, logit_backward_op, grad_output, self, eps)
+            keyset = (grad_output._keys | self._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (grad_output._keys & self._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.logit_backward(grad_output, self, eps)
+                if result is not None:
+                    return result
+            kernel = _logit_backward_kernels[keyset]
+            return kernel(keyset, grad_output, self, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logit_backward
+
+
+logit_backward = logit_backward_op._entry = _logit_backward_entry(Site(logit_backward_op))
+logit_backward_op._make_entry = _logit_backward_entry
+
+
+nan_to_num_op = declare(
+    "aten::nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"
+)
+_nan_to_num_kernels = nan_to_num_op.kernels
+
+
+def _nan_to_num_entry(_site):
+    def nan_to_num(self, nan=None, posinf=None, neginf=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nan_to_num_op, self, nan, posinf, neginf)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nan_to_num_op, 0)
+                if nan is not None and nan.__class__ is not float:
+                    nan = float_arg(nan, _site, nan_to_num_op, 1)
+                if posinf is not None and posinf.__class__ is not float:
+                    posinf = float_arg(posinf, _site, nan_to_num_op, 2)
+                if neginf is not None and neginf.__class__ is not float:
+                    neginf = float_arg(neginf, _site, nan_to_num_op, 3)
+            except Overridden:
+                return handle_entry(_site, nan_to_num_op, self, nan, posinf, neginf)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.nan_to_num(self, nan, posinf, neginf)
+                if result is not None:
+                    return result
+            kernel = _nan_to_num_kernels[keyset]
+            return kernel(keyset, self, nan, posinf, neginf)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nan_to_num
+
+
+nan_to_num = nan_to_num_op._entry = _nan_to_num_entry(Site(nan_to_num_op))
+nan_to_num_op._make_entry = _nan_to_num_entry
+
+
+nan_to_num__op = declare(
+    "aten::nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"
+)
+_nan_to_num__kernels = nan_to_num__op.kernels
+
+
+def _nan_to_num__entry(_site):
+    def nan_to_num_(self, nan=None, posinf=None, neginf=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nan_to_num__op, self, nan, posinf, neginf)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nan_to_num__op, 0)
+                if nan is not None and nan.__class__ is not float:
+                    nan = float_arg(nan, _site, nan_to_num__op, 1)
+                if posinf is not None and posinf.__class__ is not float:
+                    posinf = float_arg(posinf, _site, nan_to_num__op, 2)
+                if neginf is not None and neginf.__class__ is not float:
+                    neginf = float_arg(neginf, _site, nan_to_num__op, 3)
+            except Overridden:
+                return handle_entry(_site, nan_to_num__op, self, nan, posinf, neginf)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _nan_to_num__kernels[keyset]
+            return kernel(keyset, self, nan, posinf, neginf)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nan_to_num_
+
+
+nan_to_num_ = nan_to_num__op._entry = _nan_to_num__entry(Site(nan_to_num__op))
+nan_to_num__op._make_entry = _nan_to_num__entry
+
+
+nan_to_num_out_op = declare(
+    "aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_nan_to_num_out_kernels = nan_to_num_out_op.kernels
+
+
+def _nan_to_num_out_entry(_site):
+    def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nan_to_num_out_op, self, nan, posinf, neginf, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nan_to_num_out_op, 0)
+                if nan is not None and nan.__class__ is not float:
+                    nan = float_arg(nan, _site, nan_to_num_out_op, 1)
+                if posinf is not None and posinf.__class__ is not float:
+                    posinf = float_arg(posinf, _site, nan_to_num_out_op, 2)
+                if neginf is not None and neginf.__class__ is not float:
+                    neginf = float_arg(neginf, _site, nan_to_num_out_op, 3)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nan_to_num_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, nan_to_num_out_op, self, nan, posinf, neginf, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _nan_to_num_out_kernels[keyset]
+            return kernel(keyset, self, nan, posinf, neginf, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nan_to_num_out
+
+
+nan_to_num_out = nan_to_num_out_op._entry = _nan_to_num_out_entry(Site(nan_to_num_out_op))
+nan_to_num_out_op._make_entry = _nan_to_num_out_entry
+
+
+frexp_Tensor_op = declare("aten::frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)")
+_frexp_Tensor_kernels = frexp_Tensor_op.kernels
+
+
+def _frexp_Tensor_entry(_site):
+    def frexp_Tensor(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, frexp_Tensor_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, frexp_Tensor_op, 0)
+            except Overridden:
+                return handle_entry(_site, frexp_Tensor_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _frexp_Tensor_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return frexp_Tensor
+
+
+frexp_Tensor = frexp_Tensor_op._entry = _frexp_Tensor_entry(Site(frexp_Tensor_op))
+frexp_Tensor_op._make_entry = _frexp_Tensor_entry
+
+
+frexp_Tensor_out_op = declare(
+    "aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)"
+)
+_frexp_Tensor_out_kernels = frexp_Tensor_out_op.kernels
+
+
+def _frexp_Tensor_out_entry(_site):
+    def frexp_Tensor_out(self, *, mantissa, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, frexp_Tensor_out_op, self, mantissa, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, frexp_Tensor_out_op, 0)
+                if mantissa.__class__ not in TENSOR_CLASSES:
+                    mantissa = tensor_arg(mantissa, _site, frexp_Tensor_out_op, 1)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, frexp_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, frexp_Tensor_out_op, self, mantissa, exponent)
+            keyset = (self._keys | mantissa._keys | exponent._keys | include) & _tls.keep
+            kernel = _frexp_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, mantissa, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return frexp_Tensor_out
+
+
+frexp_Tensor_out = frexp_Tensor_out_op._entry = _frexp_Tensor_out_entry(Site(frexp_Tensor_out_op))
+frexp_Tensor_out_op._make_entry = _frexp_Tensor_out_entry
+
+
 t_copy_op = declare("aten::t_copy(Tensor self) -> Tensor")
 _t_copy_kernels = t_copy_op.kernels
 

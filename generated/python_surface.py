@@ -894,6 +894,181 @@ FUNCTIONS = {
     "scalar_tensor": (ops.scalar_tensor_op,),
     "rand_like": (ops.rand_like_op,),
     "randn_like": (ops.randn_like_op,),
+    "acos": (
+        ops.acos_op,
+        ops.acos_out_op,
+    ),
+    "acos_": (ops.acos__op,),
+    "asin": (
+        ops.asin_op,
+        ops.asin_out_op,
+    ),
+    "asin_": (ops.asin__op,),
+    "atan": (
+        ops.atan_op,
+        ops.atan_out_op,
+    ),
+    "atan_": (ops.atan__op,),
+    "acosh": (
+        ops.acosh_op,
+        ops.acosh_out_op,
+    ),
+    "acosh_": (ops.acosh__op,),
+    "asinh": (
+        ops.asinh_op,
+        ops.asinh_out_op,
+    ),
+    "asinh_": (ops.asinh__op,),
+    "atanh": (
+        ops.atanh_op,
+        ops.atanh_out_op,
+    ),
+    "atanh_": (ops.atanh__op,),
+    "arccos": (
+        ops.arccos_op,
+        ops.arccos_out_op,
+    ),
+    "arccos_": (ops.arccos__op,),
+    "arcsin": (
+        ops.arcsin_op,
+        ops.arcsin_out_op,
+    ),
+    "arcsin_": (ops.arcsin__op,),
+    "arctan": (
+        ops.arctan_op,
+        ops.arctan_out_op,
+    ),
+    "arctan_": (ops.arctan__op,),
+    "arccosh": (
+        ops.arccosh_op,
+        ops.arccosh_out_op,
+    ),
+    "arccosh_": (ops.arccosh__op,),
+    "arcsinh": (
+        ops.arcsinh_op,
+        ops.arcsinh_out_op,
+    ),
+    "arcsinh_": (ops.arcsinh__op,),
+    "arctanh": (
+        ops.arctanh_op,
+        ops.arctanh_out_op,
+    ),
+    "arctanh_": (ops.arctanh__op,),
+    "sinh": (
+        ops.sinh_op,
+        ops.sinh_out_op,
+    ),
+    "sinh_": (ops.sinh__op,),
+    "cosh": (
+        ops.cosh_op,
+        ops.cosh_out_op,
+    ),
+    "cosh_": (ops.cosh__op,),
+    "tan": (
+        ops.tan_op,
+        ops.tan_out_op,
+    ),
+    "tan_": (ops.tan__op,),
+    "trunc": (
+        ops.trunc_op,
+        ops.trunc_out_op,
+    ),
+    "trunc_": (ops.trunc__op,),
+    "fix": (
+        ops.fix_op,
+        ops.fix_out_op,
+    ),
+    "fix_": (ops.fix__op,),
+    "frac": (
+        ops.frac_op,
+        ops.frac_out_op,
+    ),
+    "frac_": (ops.frac__op,),
+    "erf": (
+        ops.erf_op,
+        ops.erf_out_op,
+    ),
+    "erf_": (ops.erf__op,),
+    "erfc": (
+        ops.erfc_op,
+        ops.erfc_out_op,
+    ),
+    "erfc_": (ops.erfc__op,),
+    "erfinv": (
+        ops.erfinv_op,
+        ops.erfinv_out_op,
+    ),
+    "exp2": (
+        ops.exp2_op,
+        ops.exp2_out_op,
+    ),
+    "exp2_": (ops.exp2__op,),
+    "expm1": (
+        ops.expm1_op,
+        ops.expm1_out_op,
+    ),
+    "expm1_": (ops.expm1__op,),
+    "log2": (
+        ops.log2_op,
+        ops.log2_out_op,
+    ),
+    "log2_": (ops.log2__op,),
+    "log10": (
+        ops.log10_op,
+        ops.log10_out_op,
+    ),
+    "log10_": (ops.log10__op,),
+    "deg2rad": (
+        ops.deg2rad_op,
+        ops.deg2rad_out_op,
+    ),
+    "deg2rad_": (ops.deg2rad__op,),
+    "rad2deg": (
+        ops.rad2deg_op,
+        ops.rad2deg_out_op,
+    ),
+    "rad2deg_": (ops.rad2deg__op,),
+    "positive": (ops.positive_op,),
+    "lgamma": (
+        ops.lgamma_op,
+        ops.lgamma_out_op,
+    ),
+    "digamma": (
+        ops.digamma_op,
+        ops.digamma_out_op,
+    ),
+    "polygamma": (
+        ops.polygamma_op,
+        ops.polygamma_out_op,
+    ),
+    "mvlgamma": (
+        ops.mvlgamma_op,
+        ops.mvlgamma_out_op,
+    ),
+    "i0": (
+        ops.i0_op,
+        ops.i0_out_op,
+    ),
+    "i0_": (ops.i0__op,),
+    "sinc": (
+        ops.sinc_op,
+        ops.sinc_out_op,
+    ),
+    "sinc_": (ops.sinc__op,),
+    "logit": (
+        ops.logit_op,
+        ops.logit_out_op,
+    ),
+    "logit_": (ops.logit__op,),
+    "nan_to_num": (
+        ops.nan_to_num_op,
+        ops.nan_to_num_out_op,
+    ),
+    "nan_to_num_": (ops.nan_to_num__op,),
+    "frexp": (
+        ops.frexp_Tensor_op,
+        ops.frexp_Tensor_out_op,
+    ),
     "t_copy": (
         ops.t_copy_op,
         ops.t_copy_out_op,
@@ -1457,6 +1632,73 @@ full_like = function("full_like", FUNCTIONS["full_like"])
 scalar_tensor = function("scalar_tensor", FUNCTIONS["scalar_tensor"])
 rand_like = function("rand_like", FUNCTIONS["rand_like"])
 randn_like = function("randn_like", FUNCTIONS["randn_like"])
+acos = function("acos", FUNCTIONS["acos"])
+acos_ = function("acos_", FUNCTIONS["acos_"])
+asin = function("asin", FUNCTIONS["asin"])
+asin_ = function("asin_", FUNCTIONS["asin_"])
+atan = function("atan", FUNCTIONS["atan"])
+atan_ = function("atan_", FUNCTIONS["atan_"])
+acosh = function("acosh", FUNCTIONS["acosh"])
+acosh_ = function("acosh_", FUNCTIONS["acosh_"])
+asinh = function("asinh", FUNCTIONS["asinh"])
+asinh_ = function("asinh_", FUNCTIONS["asinh_"])
+atanh = function("atanh", FUNCTIONS["atanh"])
+atanh_ = function("atanh_", FUNCTIONS["atanh_"])
+arccos = function("arccos", FUNCTIONS["arccos"])
+arccos_ = function("arccos_", FUNCTIONS["arccos_"])
+arcsin = function("arcsin", FUNCTIONS["arcsin"])
+arcsin_ = function("arcsin_", FUNCTIONS["arcsin_"])
+arctan = function("arctan", FUNCTIONS["arctan"])
+arctan_ = function("arctan_", FUNCTIONS["arctan_"])
+arccosh = function("arccosh", FUNCTIONS["arccosh"])
+arccosh_ = function("arccosh_", FUNCTIONS["arccosh_"])
+arcsinh = function("arcsinh", FUNCTIONS["arcsinh"])
+arcsinh_ = function("arcsinh_", FUNCTIONS["arcsinh_"])
+arctanh = function("arctanh", FUNCTIONS["arctanh"])
+arctanh_ = function("arctanh_", FUNCTIONS["arctanh_"])
+sinh = function("sinh", FUNCTIONS["sinh"])
+sinh_ = function("sinh_", FUNCTIONS["sinh_"])
+cosh = function("cosh", FUNCTIONS["cosh"])
+cosh_ = function("cosh_", FUNCTIONS["cosh_"])
+tan = function("tan", FUNCTIONS["tan"])
+tan_ = function("tan_", FUNCTIONS["tan_"])
+trunc = function("trunc", FUNCTIONS["trunc"])
+trunc_ = function("trunc_", FUNCTIONS["trunc_"])
+fix = function("fix", FUNCTIONS["fix"])
+fix_ = function("fix_", FUNCTIONS["fix_"])
+frac = function("frac", FUNCTIONS["frac"])
+frac_ = function("frac_", FUNCTIONS["frac_"])
+erf = function("erf", FUNCTIONS["erf"])
+erf_ = function("erf_", FUNCTIONS["erf_"])
+erfc = function("erfc", FUNCTIONS["erfc"])
+erfc_ = function("erfc_", FUNCTIONS["erfc_"])
+erfinv = function("erfinv", FUNCTIONS["erfinv"])
+exp2 = function("exp2", FUNCTIONS["exp2"])
+exp2_ = function("exp2_", FUNCTIONS["exp2_"])
+expm1 = function("expm1", FUNCTIONS["expm1"])
+expm1_ = function("expm1_", FUNCTIONS["expm1_"])
+log2 = function("log2", FUNCTIONS["log2"])
+log2_ = function("log2_", FUNCTIONS["log2_"])
+log10 = function("log10", FUNCTIONS["log10"])
+log10_ = function("log10_", FUNCTIONS["log10_"])
+deg2rad = function("deg2rad", FUNCTIONS["deg2rad"])
+deg2rad_ = function("deg2rad_", FUNCTIONS["deg2rad_"])
+rad2deg = function("rad2deg", FUNCTIONS["rad2deg"])
+rad2deg_ = function("rad2deg_", FUNCTIONS["rad2deg_"])
+positive = function("positive", FUNCTIONS["positive"])
+lgamma = function("lgamma", FUNCTIONS["lgamma"])
+digamma = function("digamma", FUNCTIONS["digamma"])
+polygamma = function("polygamma", FUNCTIONS["polygamma"])
+mvlgamma = function("mvlgamma", FUNCTIONS["mvlgamma"])
+i0 = function("i0", FUNCTIONS["i0"])
+i0_ = function("i0_", FUNCTIONS["i0_"])
+sinc = function("sinc", FUNCTIONS["sinc"])
+sinc_ = function("sinc_", FUNCTIONS["sinc_"])
+logit = function("logit", FUNCTIONS["logit"])
+logit_ = function("logit_", FUNCTIONS["logit_"])
+nan_to_num = function("nan_to_num", FUNCTIONS["nan_to_num"])
+nan_to_num_ = function("nan_to_num_", FUNCTIONS["nan_to_num_"])
+frexp = function("frexp", FUNCTIONS["frexp"])
 t_copy = function("t_copy", FUNCTIONS["t_copy"])
 transpose_copy = function("transpose_copy", FUNCTIONS["transpose_copy"])
 permute_copy = function("permute_copy", FUNCTIONS["permute_copy"])

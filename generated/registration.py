@@ -876,6 +876,94 @@ def _scaled_dot_product_attention_composite(
     )
 
 
+def _arccos_composite(keyset, self):
+    return decompositions.arccos(self)
+
+
+def _arccos__composite(keyset, self):
+    return decompositions.arccos_(self)
+
+
+def _arccos_out_composite(keyset, self, out):
+    return decompositions.arccos_out(self, out)
+
+
+def _arcsin_composite(keyset, self):
+    return decompositions.arcsin(self)
+
+
+def _arcsin__composite(keyset, self):
+    return decompositions.arcsin_(self)
+
+
+def _arcsin_out_composite(keyset, self, out):
+    return decompositions.arcsin_out(self, out)
+
+
+def _arctan_composite(keyset, self):
+    return decompositions.arctan(self)
+
+
+def _arctan__composite(keyset, self):
+    return decompositions.arctan_(self)
+
+
+def _arctan_out_composite(keyset, self, out):
+    return decompositions.arctan_out(self, out)
+
+
+def _arccosh_composite(keyset, self):
+    return decompositions.arccosh(self)
+
+
+def _arccosh__composite(keyset, self):
+    return decompositions.arccosh_(self)
+
+
+def _arccosh_out_composite(keyset, self, out):
+    return decompositions.arccosh_out(self, out)
+
+
+def _arcsinh_composite(keyset, self):
+    return decompositions.arcsinh(self)
+
+
+def _arcsinh__composite(keyset, self):
+    return decompositions.arcsinh_(self)
+
+
+def _arcsinh_out_composite(keyset, self, out):
+    return decompositions.arcsinh_out(self, out)
+
+
+def _arctanh_composite(keyset, self):
+    return decompositions.arctanh(self)
+
+
+def _arctanh__composite(keyset, self):
+    return decompositions.arctanh_(self)
+
+
+def _arctanh_out_composite(keyset, self, out):
+    return decompositions.arctanh_out(self, out)
+
+
+def _fix_composite(keyset, self):
+    return decompositions.fix(self)
+
+
+def _fix__composite(keyset, self):
+    return decompositions.fix_(self)
+
+
+def _fix_out_composite(keyset, self, out):
+    return decompositions.fix_out(self, out)
+
+
+def _positive_composite(keyset, self):
+    return decompositions.positive(self)
+
+
 def register_all():
     ops.add_Tensor_op.register_kernel(CPU, cpu_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(CPU, cpu_kernels.add__Tensor)
@@ -1566,6 +1654,95 @@ def register_all():
     ops.randn_like_op.register_kernel(CPU, cpu_kernels.randn_like)
     ops.eye_op.register_kernel(CPU, cpu_kernels.eye)
     ops.eye_m_op.register_kernel(CPU, cpu_kernels.eye_m)
+    ops.acos_op.register_kernel(CPU, cpu_kernels.acos)
+    ops.acos__op.register_kernel(CPU, cpu_kernels.acos_)
+    ops.acos_out_op.register_kernel(CPU, cpu_kernels.acos_out)
+    ops.asin_op.register_kernel(CPU, cpu_kernels.asin)
+    ops.asin__op.register_kernel(CPU, cpu_kernels.asin_)
+    ops.asin_out_op.register_kernel(CPU, cpu_kernels.asin_out)
+    ops.atan_op.register_kernel(CPU, cpu_kernels.atan)
+    ops.atan__op.register_kernel(CPU, cpu_kernels.atan_)
+    ops.atan_out_op.register_kernel(CPU, cpu_kernels.atan_out)
+    ops.acosh_op.register_kernel(CPU, cpu_kernels.acosh)
+    ops.acosh_out_op.register_kernel(CPU, cpu_kernels.acosh_out)
+    ops.acosh__op.register_kernel(CPU, cpu_kernels.acosh_)
+    ops.asinh_op.register_kernel(CPU, cpu_kernels.asinh)
+    ops.asinh_out_op.register_kernel(CPU, cpu_kernels.asinh_out)
+    ops.asinh__op.register_kernel(CPU, cpu_kernels.asinh_)
+    ops.atanh_op.register_kernel(CPU, cpu_kernels.atanh)
+    ops.atanh_out_op.register_kernel(CPU, cpu_kernels.atanh_out)
+    ops.atanh__op.register_kernel(CPU, cpu_kernels.atanh_)
+    ops.sinh_op.register_kernel(CPU, cpu_kernels.sinh)
+    ops.sinh__op.register_kernel(CPU, cpu_kernels.sinh_)
+    ops.sinh_out_op.register_kernel(CPU, cpu_kernels.sinh_out)
+    ops.cosh_op.register_kernel(CPU, cpu_kernels.cosh)
+    ops.cosh__op.register_kernel(CPU, cpu_kernels.cosh_)
+    ops.cosh_out_op.register_kernel(CPU, cpu_kernels.cosh_out)
+    ops.tan_op.register_kernel(CPU, cpu_kernels.tan)
+    ops.tan__op.register_kernel(CPU, cpu_kernels.tan_)
+    ops.tan_out_op.register_kernel(CPU, cpu_kernels.tan_out)
+    ops.trunc_op.register_kernel(CPU, cpu_kernels.trunc)
+    ops.trunc__op.register_kernel(CPU, cpu_kernels.trunc_)
+    ops.trunc_out_op.register_kernel(CPU, cpu_kernels.trunc_out)
+    ops.frac_op.register_kernel(CPU, cpu_kernels.frac)
+    ops.frac__op.register_kernel(CPU, cpu_kernels.frac_)
+    ops.frac_out_op.register_kernel(CPU, cpu_kernels.frac_out)
+    ops.erf_op.register_kernel(CPU, cpu_kernels.erf)
+    ops.erf__op.register_kernel(CPU, cpu_kernels.erf_)
+    ops.erf_out_op.register_kernel(CPU, cpu_kernels.erf_out)
+    ops.erfc_op.register_kernel(CPU, cpu_kernels.erfc)
+    ops.erfc__op.register_kernel(CPU, cpu_kernels.erfc_)
+    ops.erfc_out_op.register_kernel(CPU, cpu_kernels.erfc_out)
+    ops.erfinv_op.register_kernel(CPU, cpu_kernels.erfinv)
+    ops.erfinv__op.register_kernel(CPU, cpu_kernels.erfinv_)
+    ops.erfinv_out_op.register_kernel(CPU, cpu_kernels.erfinv_out)
+    ops.exp2_op.register_kernel(CPU, cpu_kernels.exp2)
+    ops.exp2__op.register_kernel(CPU, cpu_kernels.exp2_)
+    ops.exp2_out_op.register_kernel(CPU, cpu_kernels.exp2_out)
+    ops.expm1_op.register_kernel(CPU, cpu_kernels.expm1)
+    ops.expm1__op.register_kernel(CPU, cpu_kernels.expm1_)
+    ops.expm1_out_op.register_kernel(CPU, cpu_kernels.expm1_out)
+    ops.log2_op.register_kernel(CPU, cpu_kernels.log2)
+    ops.log2__op.register_kernel(CPU, cpu_kernels.log2_)
+    ops.log2_out_op.register_kernel(CPU, cpu_kernels.log2_out)
+    ops.log10_op.register_kernel(CPU, cpu_kernels.log10)
+    ops.log10__op.register_kernel(CPU, cpu_kernels.log10_)
+    ops.log10_out_op.register_kernel(CPU, cpu_kernels.log10_out)
+    ops.deg2rad_op.register_kernel(CPU, cpu_kernels.deg2rad)
+    ops.deg2rad__op.register_kernel(CPU, cpu_kernels.deg2rad_)
+    ops.deg2rad_out_op.register_kernel(CPU, cpu_kernels.deg2rad_out)
+    ops.rad2deg_op.register_kernel(CPU, cpu_kernels.rad2deg)
+    ops.rad2deg__op.register_kernel(CPU, cpu_kernels.rad2deg_)
+    ops.rad2deg_out_op.register_kernel(CPU, cpu_kernels.rad2deg_out)
+    ops.lgamma_op.register_kernel(CPU, cpu_kernels.lgamma)
+    ops.lgamma__op.register_kernel(CPU, cpu_kernels.lgamma_)
+    ops.lgamma_out_op.register_kernel(CPU, cpu_kernels.lgamma_out)
+    ops.digamma_op.register_kernel(CPU, cpu_kernels.digamma)
+    ops.digamma__op.register_kernel(CPU, cpu_kernels.digamma_)
+    ops.digamma_out_op.register_kernel(CPU, cpu_kernels.digamma_out)
+    ops.polygamma_op.register_kernel(CPU, cpu_kernels.polygamma)
+    ops.polygamma_out_op.register_kernel(CPU, cpu_kernels.polygamma_out)
+    ops.polygamma__op.register_kernel(CPU, cpu_kernels.polygamma_)
+    ops.mvlgamma_op.register_kernel(CPU, cpu_kernels.mvlgamma)
+    ops.mvlgamma__op.register_kernel(CPU, cpu_kernels.mvlgamma_)
+    ops.mvlgamma_out_op.register_kernel(CPU, cpu_kernels.mvlgamma_out)
+    ops.i0_op.register_kernel(CPU, cpu_kernels.i0)
+    ops.i0__op.register_kernel(CPU, cpu_kernels.i0_)
+    ops.i0_out_op.register_kernel(CPU, cpu_kernels.i0_out)
+    ops.special_i1_op.register_kernel(CPU, cpu_kernels.special_i1)
+    ops.special_i1_out_op.register_kernel(CPU, cpu_kernels.special_i1_out)
+    ops.sinc_op.register_kernel(CPU, cpu_kernels.sinc)
+    ops.sinc__op.register_kernel(CPU, cpu_kernels.sinc_)
+    ops.sinc_out_op.register_kernel(CPU, cpu_kernels.sinc_out)
+    ops.logit_op.register_kernel(CPU, cpu_kernels.logit)
+    ops.logit__op.register_kernel(CPU, cpu_kernels.logit_)
+    ops.logit_out_op.register_kernel(CPU, cpu_kernels.logit_out)
+    ops.logit_backward_op.register_kernel(CPU, cpu_kernels.logit_backward)
+    ops.nan_to_num_op.register_kernel(CPU, cpu_kernels.nan_to_num)
+    ops.nan_to_num__op.register_kernel(CPU, cpu_kernels.nan_to_num_)
+    ops.nan_to_num_out_op.register_kernel(CPU, cpu_kernels.nan_to_num_out)
+    ops.frexp_Tensor_op.register_kernel(CPU, cpu_kernels.frexp_Tensor)
+    ops.frexp_Tensor_out_op.register_kernel(CPU, cpu_kernels.frexp_Tensor_out)
     ops.t_copy_op.register_kernel(CPU, cpu_kernels.t_copy)
     ops.t_copy_out_op.register_kernel(CPU, cpu_kernels.t_copy_out)
     ops.transpose_copy_int_op.register_kernel(CPU, cpu_kernels.transpose_copy_int)
@@ -2113,6 +2290,64 @@ def register_all():
     ops._scaled_dot_product_flash_attention_for_cpu_backward_op.register_kernel(
         AUTOGRAD, autograd_kernels._scaled_dot_product_flash_attention_for_cpu_backward
     )
+    ops.acos_op.register_kernel(AUTOGRAD, autograd_kernels.acos)
+    ops.acos__op.register_kernel(AUTOGRAD, autograd_kernels.acos_)
+    ops.asin_op.register_kernel(AUTOGRAD, autograd_kernels.asin)
+    ops.asin__op.register_kernel(AUTOGRAD, autograd_kernels.asin_)
+    ops.atan_op.register_kernel(AUTOGRAD, autograd_kernels.atan)
+    ops.atan__op.register_kernel(AUTOGRAD, autograd_kernels.atan_)
+    ops.acosh_op.register_kernel(AUTOGRAD, autograd_kernels.acosh)
+    ops.acosh__op.register_kernel(AUTOGRAD, autograd_kernels.acosh_)
+    ops.asinh_op.register_kernel(AUTOGRAD, autograd_kernels.asinh)
+    ops.asinh__op.register_kernel(AUTOGRAD, autograd_kernels.asinh_)
+    ops.atanh_op.register_kernel(AUTOGRAD, autograd_kernels.atanh)
+    ops.atanh__op.register_kernel(AUTOGRAD, autograd_kernels.atanh_)
+    ops.sinh_op.register_kernel(AUTOGRAD, autograd_kernels.sinh)
+    ops.sinh__op.register_kernel(AUTOGRAD, autograd_kernels.sinh_)
+    ops.cosh_op.register_kernel(AUTOGRAD, autograd_kernels.cosh)
+    ops.cosh__op.register_kernel(AUTOGRAD, autograd_kernels.cosh_)
+    ops.tan_op.register_kernel(AUTOGRAD, autograd_kernels.tan)
+    ops.tan__op.register_kernel(AUTOGRAD, autograd_kernels.tan_)
+    ops.trunc_op.register_kernel(AUTOGRAD, autograd_kernels.trunc)
+    ops.trunc__op.register_kernel(AUTOGRAD, autograd_kernels.trunc_)
+    ops.frac_op.register_kernel(AUTOGRAD, autograd_kernels.frac)
+    ops.frac__op.register_kernel(AUTOGRAD, autograd_kernels.frac_)
+    ops.erf_op.register_kernel(AUTOGRAD, autograd_kernels.erf)
+    ops.erf__op.register_kernel(AUTOGRAD, autograd_kernels.erf_)
+    ops.erfc_op.register_kernel(AUTOGRAD, autograd_kernels.erfc)
+    ops.erfc__op.register_kernel(AUTOGRAD, autograd_kernels.erfc_)
+    ops.erfinv_op.register_kernel(AUTOGRAD, autograd_kernels.erfinv)
+    ops.erfinv__op.register_kernel(AUTOGRAD, autograd_kernels.erfinv_)
+    ops.exp2_op.register_kernel(AUTOGRAD, autograd_kernels.exp2)
+    ops.exp2__op.register_kernel(AUTOGRAD, autograd_kernels.exp2_)
+    ops.expm1_op.register_kernel(AUTOGRAD, autograd_kernels.expm1)
+    ops.expm1__op.register_kernel(AUTOGRAD, autograd_kernels.expm1_)
+    ops.log2_op.register_kernel(AUTOGRAD, autograd_kernels.log2)
+    ops.log2__op.register_kernel(AUTOGRAD, autograd_kernels.log2_)
+    ops.log10_op.register_kernel(AUTOGRAD, autograd_kernels.log10)
+    ops.log10__op.register_kernel(AUTOGRAD, autograd_kernels.log10_)
+    ops.deg2rad_op.register_kernel(AUTOGRAD, autograd_kernels.deg2rad)
+    ops.deg2rad__op.register_kernel(AUTOGRAD, autograd_kernels.deg2rad_)
+    ops.rad2deg_op.register_kernel(AUTOGRAD, autograd_kernels.rad2deg)
+    ops.rad2deg__op.register_kernel(AUTOGRAD, autograd_kernels.rad2deg_)
+    ops.lgamma_op.register_kernel(AUTOGRAD, autograd_kernels.lgamma)
+    ops.lgamma__op.register_kernel(AUTOGRAD, autograd_kernels.lgamma_)
+    ops.digamma_op.register_kernel(AUTOGRAD, autograd_kernels.digamma)
+    ops.digamma__op.register_kernel(AUTOGRAD, autograd_kernels.digamma_)
+    ops.polygamma_op.register_kernel(AUTOGRAD, autograd_kernels.polygamma)
+    ops.polygamma__op.register_kernel(AUTOGRAD, autograd_kernels.polygamma_)
+    ops.mvlgamma_op.register_kernel(AUTOGRAD, autograd_kernels.mvlgamma)
+    ops.mvlgamma__op.register_kernel(AUTOGRAD, autograd_kernels.mvlgamma_)
+    ops.i0_op.register_kernel(AUTOGRAD, autograd_kernels.i0)
+    ops.i0__op.register_kernel(AUTOGRAD, autograd_kernels.i0_)
+    ops.special_i1_op.register_kernel(AUTOGRAD, autograd_kernels.special_i1)
+    ops.sinc_op.register_kernel(AUTOGRAD, autograd_kernels.sinc)
+    ops.sinc__op.register_kernel(AUTOGRAD, autograd_kernels.sinc_)
+    ops.logit_op.register_kernel(AUTOGRAD, autograd_kernels.logit)
+    ops.logit__op.register_kernel(AUTOGRAD, autograd_kernels.logit_)
+    ops.nan_to_num_op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num)
+    ops.nan_to_num__op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num_)
+    ops.frexp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.frexp_Tensor)
     ops.t_copy_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy)
     ops.transpose_copy_int_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int)
     ops.permute_copy_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy)
@@ -2209,6 +2444,36 @@ def register_all():
     ops.masked_select_out_op.register_kernel(AUTOGRAD, autograd_kernels.masked_select_out)
     ops.take_out_op.register_kernel(AUTOGRAD, autograd_kernels.take_out)
     ops.slice_scatter_out_op.register_kernel(AUTOGRAD, autograd_kernels.slice_scatter_out)
+    ops.acos_out_op.register_kernel(AUTOGRAD, autograd_kernels.acos_out)
+    ops.asin_out_op.register_kernel(AUTOGRAD, autograd_kernels.asin_out)
+    ops.atan_out_op.register_kernel(AUTOGRAD, autograd_kernels.atan_out)
+    ops.acosh_out_op.register_kernel(AUTOGRAD, autograd_kernels.acosh_out)
+    ops.asinh_out_op.register_kernel(AUTOGRAD, autograd_kernels.asinh_out)
+    ops.atanh_out_op.register_kernel(AUTOGRAD, autograd_kernels.atanh_out)
+    ops.sinh_out_op.register_kernel(AUTOGRAD, autograd_kernels.sinh_out)
+    ops.cosh_out_op.register_kernel(AUTOGRAD, autograd_kernels.cosh_out)
+    ops.tan_out_op.register_kernel(AUTOGRAD, autograd_kernels.tan_out)
+    ops.trunc_out_op.register_kernel(AUTOGRAD, autograd_kernels.trunc_out)
+    ops.frac_out_op.register_kernel(AUTOGRAD, autograd_kernels.frac_out)
+    ops.erf_out_op.register_kernel(AUTOGRAD, autograd_kernels.erf_out)
+    ops.erfc_out_op.register_kernel(AUTOGRAD, autograd_kernels.erfc_out)
+    ops.erfinv_out_op.register_kernel(AUTOGRAD, autograd_kernels.erfinv_out)
+    ops.exp2_out_op.register_kernel(AUTOGRAD, autograd_kernels.exp2_out)
+    ops.expm1_out_op.register_kernel(AUTOGRAD, autograd_kernels.expm1_out)
+    ops.log2_out_op.register_kernel(AUTOGRAD, autograd_kernels.log2_out)
+    ops.log10_out_op.register_kernel(AUTOGRAD, autograd_kernels.log10_out)
+    ops.deg2rad_out_op.register_kernel(AUTOGRAD, autograd_kernels.deg2rad_out)
+    ops.rad2deg_out_op.register_kernel(AUTOGRAD, autograd_kernels.rad2deg_out)
+    ops.lgamma_out_op.register_kernel(AUTOGRAD, autograd_kernels.lgamma_out)
+    ops.digamma_out_op.register_kernel(AUTOGRAD, autograd_kernels.digamma_out)
+    ops.polygamma_out_op.register_kernel(AUTOGRAD, autograd_kernels.polygamma_out)
+    ops.mvlgamma_out_op.register_kernel(AUTOGRAD, autograd_kernels.mvlgamma_out)
+    ops.i0_out_op.register_kernel(AUTOGRAD, autograd_kernels.i0_out)
+    ops.special_i1_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_i1_out)
+    ops.sinc_out_op.register_kernel(AUTOGRAD, autograd_kernels.sinc_out)
+    ops.logit_out_op.register_kernel(AUTOGRAD, autograd_kernels.logit_out)
+    ops.nan_to_num_out_op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num_out)
+    ops.frexp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.frexp_Tensor_out)
     ops.t_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int_out)
     ops.permute_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy_out)
@@ -2636,6 +2901,70 @@ def register_all():
     )
     ops.embedding_renorm__op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.embedding_renorm_
+    )
+    ops.acos__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.acos_)
+    ops.acos_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.acos_out)
+    ops.asin__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.asin_)
+    ops.asin_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.asin_out)
+    ops.atan__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atan_)
+    ops.atan_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atan_out)
+    ops.acosh_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.acosh_out)
+    ops.acosh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.acosh_)
+    ops.asinh_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.asinh_out)
+    ops.asinh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.asinh_)
+    ops.atanh_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atanh_out)
+    ops.atanh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atanh_)
+    ops.sinh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sinh_)
+    ops.sinh_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sinh_out)
+    ops.cosh__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cosh_)
+    ops.cosh_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.cosh_out)
+    ops.tan__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.tan_)
+    ops.tan_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.tan_out)
+    ops.trunc__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.trunc_)
+    ops.trunc_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.trunc_out)
+    ops.frac__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.frac_)
+    ops.frac_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.frac_out)
+    ops.erf__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.erf_)
+    ops.erf_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.erf_out)
+    ops.erfc__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.erfc_)
+    ops.erfc_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.erfc_out)
+    ops.erfinv__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.erfinv_)
+    ops.erfinv_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.erfinv_out)
+    ops.exp2__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exp2_)
+    ops.exp2_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exp2_out)
+    ops.expm1__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.expm1_)
+    ops.expm1_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.expm1_out)
+    ops.log2__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log2_)
+    ops.log2_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log2_out)
+    ops.log10__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log10_)
+    ops.log10_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log10_out)
+    ops.deg2rad__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.deg2rad_)
+    ops.deg2rad_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.deg2rad_out)
+    ops.rad2deg__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rad2deg_)
+    ops.rad2deg_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rad2deg_out)
+    ops.lgamma__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lgamma_)
+    ops.lgamma_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.lgamma_out)
+    ops.digamma__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.digamma_)
+    ops.digamma_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.digamma_out)
+    ops.polygamma_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.polygamma_out)
+    ops.polygamma__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.polygamma_)
+    ops.mvlgamma__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mvlgamma_)
+    ops.mvlgamma_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.mvlgamma_out)
+    ops.i0__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.i0_)
+    ops.i0_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.i0_out)
+    ops.special_i1_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_i1_out
+    )
+    ops.sinc__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sinc_)
+    ops.sinc_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sinc_out)
+    ops.logit__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logit_)
+    ops.logit_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logit_out)
+    ops.nan_to_num__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nan_to_num_)
+    ops.nan_to_num_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nan_to_num_out
+    )
+    ops.frexp_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.frexp_Tensor_out
     )
     ops.t_copy_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(
@@ -3096,3 +3425,47 @@ def register_all():
     ops.scaled_dot_product_attention_op.register_kernel(
         AUTOGRAD | CPU, _scaled_dot_product_attention_composite
     )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arccos_op.register_kernel(AUTOGRAD | CPU, _arccos_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arccos__op.register_kernel(AUTOGRAD | CPU, _arccos__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arccos_out_op.register_kernel(AUTOGRAD | CPU, _arccos_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arcsin_op.register_kernel(AUTOGRAD | CPU, _arcsin_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arcsin__op.register_kernel(AUTOGRAD | CPU, _arcsin__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arcsin_out_op.register_kernel(AUTOGRAD | CPU, _arcsin_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan_op.register_kernel(AUTOGRAD | CPU, _arctan_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan__op.register_kernel(AUTOGRAD | CPU, _arctan__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan_out_op.register_kernel(AUTOGRAD | CPU, _arctan_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arccosh_op.register_kernel(AUTOGRAD | CPU, _arccosh_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arccosh__op.register_kernel(AUTOGRAD | CPU, _arccosh__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arccosh_out_op.register_kernel(AUTOGRAD | CPU, _arccosh_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arcsinh_op.register_kernel(AUTOGRAD | CPU, _arcsinh_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arcsinh__op.register_kernel(AUTOGRAD | CPU, _arcsinh__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arcsinh_out_op.register_kernel(AUTOGRAD | CPU, _arcsinh_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctanh_op.register_kernel(AUTOGRAD | CPU, _arctanh_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctanh__op.register_kernel(AUTOGRAD | CPU, _arctanh__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctanh_out_op.register_kernel(AUTOGRAD | CPU, _arctanh_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.fix_op.register_kernel(AUTOGRAD | CPU, _fix_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.fix__op.register_kernel(AUTOGRAD | CPU, _fix__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.fix_out_op.register_kernel(AUTOGRAD | CPU, _fix_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.positive_op.register_kernel(AUTOGRAD | CPU, _positive_composite)

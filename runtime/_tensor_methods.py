@@ -113,6 +113,19 @@ def _rmatmul(self, other):
     return aten.matmul(other, self)
 
 
+def _polygamma(self, *args, **kwargs):
+    # torch's method binds self to polygamma's second argument (x.polygamma(n)); the
+    # function's parser checks the rest, in its words
+    from .generated.python_surface import polygamma
+
+    if len(args) > 1:
+        raise TypeError(f"polygamma() takes 1 positional argument but {len(args)} were given")
+    if "input" in kwargs or "out" in kwargs:
+        key = "input" if "input" in kwargs else "out"
+        raise TypeError(f"polygamma() got an unexpected keyword argument '{key}'")
+    return polygamma(*args, input=self, **kwargs)
+
+
 def _rsub(self, other):
     if isinstance(other, Tensor):
         return aten.rsub_Tensor(self, other)
@@ -760,6 +773,8 @@ class TensorPythonMethods:
     __contains__ = _python_method(_contains, "__contains__", builtin=False)
     __getitem__ = _python_method(_getitem, "__getitem__")
     __setitem__ = _python_method(_setitem, "__setitem__")
+
+    polygamma = _python_method(_polygamma, "polygamma")
 
     # ----- shapes, copies and conversions ---------------------------------------------
     split = _python_method(split, "split", builtin=False)

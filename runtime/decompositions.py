@@ -446,3 +446,5 @@ from .svd_decompositions import *  # noqa: E402,F401,F403
 from .quantile_decompositions import *  # noqa: E402,F401,F403
 # combinations (its __all__).
 from .combinations_decompositions import *  # noqa: E402,F401,F403
+# The unary math aliases (arccos ..., fix) and positive (issue 15; its __all__).
+from .unary_math_decompositions import *  # noqa: E402,F401,F403

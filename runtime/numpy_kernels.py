@@ -2311,3 +2311,6 @@ from .unique_kernels import *  # noqa: E402,F401,F403
 
 # resize_'s and resize_as_'s kernels (its __all__), named k.<fn> in the YAML.
 from .resize_kernels import *  # noqa: E402,F401,F403
+
+# The unary math ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
+from .unary_math_kernels import *  # noqa: E402,F401,F403

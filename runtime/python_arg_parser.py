@@ -438,7 +438,7 @@ def _bind(op, args: tuple, kwargs: dict, lenient: bool, varargs: bool):
             value = args[index]
         elif arg.name in kwargs:
             value = kwargs.pop(arg.name)
-        elif index == 0 and "input" in kwargs:
+        elif (index == 0 or _is_tensor_self(arg)) and "input" in kwargs:
             value = kwargs.pop("input")
         elif arg.has_default:
             bound.append(arg.default_value)
@@ -521,13 +521,19 @@ def _signatures(overloads) -> list:
     ]
 
 
+def _is_tensor_self(arg) -> bool:
+    """Python signatures call a Tensor ``self`` "input", wherever it stands
+    (``polygamma(int n, Tensor input)``)."""
+    return arg.name == "self" and arg.type.base == "Tensor"
+
+
 def _render(params, has_out: bool) -> str:
     parts, star = [], False
     for index, a in enumerate(params):
         if a.kwarg_only and not star:
             parts.append("*")
             star = True
-        name = "input" if index == 0 and a.name == "self" and a.type.base == "Tensor" else a.name
+        name = "input" if _is_tensor_self(a) else a.name
         text = f"{_py_type(a.type)} {name}"
         if a.has_default:
             text += f" = {_py_default(a)}"
@@ -597,7 +603,7 @@ def _argument_error(op, params, args: tuple, kwargs: dict) -> str:
         if key not in {a.name for a in params} | {"input", "out"}:
             return f"{name}() got an unexpected keyword argument '{key}'"
     for index, a in enumerate(params):
-        py_name = "input" if index == 0 and a.name == "self" else a.name
+        py_name = "input" if (index == 0 and a.name == "self") or _is_tensor_self(a) else a.name
         if index < len(args) and not a.kwarg_only:
             value, where = args[index], f" (position {index + 1})"
         elif a.name in kwargs or py_name in kwargs:
@@ -606,9 +612,12 @@ def _argument_error(op, params, args: tuple, kwargs: dict) -> str:
             continue
         else:
             missing = [
-                f'"{("input" if i == 0 and p.name == "self" else p.name)}"'
+                f'"{("input" if (i == 0 and p.name == "self") or _is_tensor_self(p) else p.name)}"'
                 for i, p in enumerate(params)
-                if not p.has_default and i >= len(args) and p.name not in kwargs
+                if not p.has_default
+                and i >= len(args)
+                and p.name not in kwargs
+                and not (_is_tensor_self(p) and "input" in kwargs)
             ]
             return f"{name}() missing {len(missing)} required positional arguments: " + ", ".join(
                 missing

@@ -583,6 +583,38 @@ TESTED_ELSEWHERE.update(
     }
 )
 
+# The unary math ops of issue 15 (acos ... frexp, the arc* aliases, fix, positive, and
+# special_i1 and logit_backward, which their formulas call): test_unary_math.py compares
+# values over dtypes, in-place and out= variants, nodes and saved fields, the aten calls a
+# mode sees forward and backward, derivatives of both orders, tangents and errors with
+# torch; test_opinfo.py runs torch's samples
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_unary_math.py and test_opinfo.py"
+        for name in (
+            "acos.default acos_.default acos.out asin.default asin_.default asin.out atan.default "
+            "atan_.default atan.out acosh.default acosh_.default acosh.out asinh.default "
+            "asinh_.default asinh.out atanh.default atanh_.default atanh.out arccos.default "
+            "arccos_.default arccos.out arcsin.default arcsin_.default arcsin.out arctan.default "
+            "arctan_.default arctan.out arccosh.default arccosh_.default arccosh.out arcsinh.default "
+            "arcsinh_.default arcsinh.out arctanh.default arctanh_.default arctanh.out sinh.default "
+            "sinh_.default sinh.out cosh.default cosh_.default cosh.out tan.default tan_.default "
+            "tan.out trunc.default trunc_.default trunc.out fix.default fix_.default fix.out "
+            "frac.default frac_.default frac.out erf.default erf_.default erf.out erfc.default "
+            "erfc_.default erfc.out erfinv.default erfinv_.default erfinv.out exp2.default "
+            "exp2_.default exp2.out expm1.default expm1_.default expm1.out log2.default log2_.default "
+            "log2.out log10.default log10_.default log10.out deg2rad.default deg2rad_.default "
+            "deg2rad.out rad2deg.default rad2deg_.default rad2deg.out positive.default lgamma.default "
+            "lgamma_.default lgamma.out digamma.default digamma_.default digamma.out "
+            "polygamma.default polygamma.out polygamma_.default mvlgamma.default mvlgamma_.default "
+            "mvlgamma.out i0.default i0_.default i0.out special_i1.default special_i1.out "
+            "sinc.default sinc_.default sinc.out logit.default logit_.default logit.out "
+            "logit_backward.default nan_to_num.default nan_to_num_.default nan_to_num.out "
+            "frexp.Tensor frexp.Tensor_out "
+        ).split()
+    }
+)
+
 
 def _all_overloads():
     from codegen import model

@@ -705,3 +705,5 @@ from .cumulative_manual import *  # noqa: E402,F401,F403
 from .norm_reduction_manual import *  # noqa: E402,F401,F403
 # The singular value decomposition's formula helpers (its __all__).
 from .svd_manual import *  # noqa: E402,F401,F403
+# The unary math ops' formula helpers (issue 15; its __all__).
+from .unary_math_manual import *  # noqa: E402,F401,F403
