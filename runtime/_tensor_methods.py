@@ -858,6 +858,19 @@ class TensorPythonMethods:
         """Run ``func`` with subclass handlers disabled and return its tensors as ``cls``."""
         return default_torch_function(cls, func, types, args, kwargs)
 
+    # ----- pickle and copy (runtime/serialization.py) ------------------------------------
+    @public_method(python=True)
+    def __reduce_ex__(self, proto):
+        from .serialization import reduce_tensor
+
+        return reduce_tensor(self, proto)
+
+    @public_method(python=True)
+    def __deepcopy__(self, memo):
+        from .serialization import deepcopy_tensor
+
+        return deepcopy_tensor(self, memo)
+
     @public_method()
     def as_subclass(self, cls) -> Tensor:
         """This tensor as an instance of ``cls``: an alias (``AliasBackward0`` when it
