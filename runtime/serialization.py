@@ -622,9 +622,7 @@ class _Records:
 
     def read(self, rel: str) -> bytes:
         if not self.has(rel):
-            raise RuntimeError(
-                f"PytorchStreamReader failed locating file {rel}: file not found"
-            )
+            raise RuntimeError(f"PytorchStreamReader failed locating file {rel}: file not found")
         return self.zip.read(self.prefix + rel)
 
 
@@ -911,7 +909,9 @@ def load(
         weights_only = pickle_module is None
     if weights_only:
         if pickle_module is not None:
-            raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+            raise RuntimeError(
+                "Can not safely load weights when explicit pickle_module is specified"
+            )
     elif pickle_module is None:
         pickle_module = pickle
     if pickle_load_args and weights_only:
