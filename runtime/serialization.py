@@ -41,6 +41,7 @@ from .device import device as _device
 from .numpy_kernels import _extent, _owner_and_offset
 from .numpy_kernels import as_strided as _as_strided
 from .tensor import TENSOR_CLASSES, Size, Tensor, _make
+from .utils.hooks import warn_if_has_hooks
 
 __all__ = [
     "save",
@@ -202,6 +203,7 @@ def _rebuild_from_type(func, new_type, args, state) -> Tensor:
 
 def reduce_tensor(t: Tensor, protocol: int):
     """``Tensor.__reduce_ex__``."""
+    warn_if_has_hooks(t)
     _, offset = _memory_of(t)
     args = (_PickledStorage(t._data, t.dtype), offset, tuple(t.shape), t.stride(), t._rg)
     state = _user_state(t)
@@ -460,6 +462,7 @@ class _TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
+            warn_if_has_hooks(obj)
             _, offset = _memory_of(obj)
             rebuild = _TorchName("torch._utils", "_rebuild_tensor_v2")
             args = (

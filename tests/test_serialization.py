@@ -471,3 +471,40 @@ def test_torch_dtype_opgrad_lacks_is_refused(torch, tmp_path):
     torch.save(torch.ones(2, dtype=torch.bfloat16), tmp_path / "bf.pt")
     with pytest.raises(RuntimeError, match="bfloat16"):
         og.load(tmp_path / "bf.pt")
+
+
+def test_torch_parameter_loads_as_a_leaf_requiring_grad(torch):
+    buf = io.BytesIO()
+    p = torch.nn.Parameter(torch.randn(2, 3))
+    torch.save({"p": p}, buf)
+    buf.seek(0)
+    got = og.load(buf)["p"]  # opgrad has no nn.Parameter yet: a plain leaf tensor
+    assert type(got) is og.Tensor and got.is_leaf and got.requires_grad
+    np.testing.assert_array_equal(got.detach().numpy(), p.detach().numpy())
+
+
+@pytest.mark.parametrize("how", ["pickle", "save", "deepcopy"])
+def test_hooks_are_not_saved_and_warn_as_torch(torch, how):
+    import warnings
+
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        x.register_hook(lambda g: g * 2)
+        quiet = lib.ones(3, requires_grad=True)
+        quiet.register_hook(lib.utils.hooks.unserializable_hook(lambda g: g))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for t in (x, quiet, x * 1):
+                if how == "pickle":
+                    pickle.dumps(t)
+                elif how == "save":
+                    lib.save(t, io.BytesIO())
+                elif t.is_leaf:
+                    copy.deepcopy(t)
+        return [str(w.message).split(" at 0x")[0] for w in caught]
+
+    import opgrad.utils.hooks  # noqa: F401
+
+    ours, theirs = run(og), run(torch)
+    assert len(ours) == len(theirs) == (0 if how == "deepcopy" else 1)
+    assert [m.replace("opgrad", "torch") for m in ours] == theirs
