@@ -130,7 +130,7 @@ def _tensor_over(flat: np.ndarray, offset: int, size, stride, requires_grad: boo
 _TENSOR_ATTRS: Optional[frozenset] = None
 
 
-def _user_state(t: Tensor) -> dict:
+def user_state(t: Tensor) -> dict:
     """The attributes a user (or subclass) set on ``t``: its __dict__ minus opgrad's own."""
     global _TENSOR_ATTRS
     if _TENSOR_ATTRS is None:
@@ -206,7 +206,7 @@ def reduce_tensor(t: Tensor, protocol: int):
     warn_if_has_hooks(t)
     _, offset = _memory_of(t)
     args = (_PickledStorage(t._data, t.dtype), offset, tuple(t.shape), t.stride(), t._rg)
-    state = _user_state(t)
+    state = user_state(t)
     if type(t) in TENSOR_CLASSES and not state:
         return (_rebuild_tensor, args)
     slots = {s: getattr(t, s) for s in _subclass_slots(type(t)) if hasattr(t, s)}
@@ -263,7 +263,7 @@ def deepcopy_tensor(t: Tensor, memo: dict) -> Tensor:
             for slot in _subclass_slots(cls):
                 if hasattr(t, slot):
                     setattr(new, slot, copy.deepcopy(getattr(t, slot), memo))
-        new.__dict__.update(copy.deepcopy(_user_state(t), memo))
+        new.__dict__.update(copy.deepcopy(user_state(t), memo))
     memo[id(t)] = new
     return new
 
@@ -473,7 +473,7 @@ class _TorchPickler(pickle._Pickler):
                 obj._rg,
                 OrderedDict(),
             )
-            state = _user_state(obj)
+            state = user_state(obj)
             if type(obj) in TENSOR_CLASSES and not state:
                 return (rebuild, args)
             cls = _TorchName("torch", "Tensor") if type(obj) in TENSOR_CLASSES else type(obj)
@@ -528,8 +528,21 @@ def _write_records(f, name: str, records) -> None:
             zf.writestr(info, data)
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, **kwargs) -> None:
-    """Write ``obj`` to ``f`` (a path or a writable binary file) in torch's zip format."""
+def save(
+    obj,
+    f,
+    pickle_module=pickle,
+    pickle_protocol=DEFAULT_PROTOCOL,
+    _use_new_zipfile_serialization=True,
+    _disable_byteorder_record=False,
+) -> None:
+    """Write ``obj`` to ``f`` (a path or a writable binary file) in torch's zip format.
+    (``pickle_module`` is accepted for torch's signature: opgrad's own pickler writes
+    torch's names, so it is not used.)"""
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError(
+            "opgrad.save writes torch's zip format only (_use_new_zipfile_serialization=True)"
+        )
     data = io.BytesIO()
     pickler = _TorchPickler(data, pickle_protocol)
     pickler.dump(obj)
@@ -537,8 +550,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, **kwarg
         ("data.pkl", data.getvalue()),
         (".format_version", b"1"),
         (".storage_alignment", str(_ALIGNMENT).encode()),
-        ("byteorder", sys.byteorder.encode()),
     ]
+    if not _disable_byteorder_record:
+        records.append(("byteorder", sys.byteorder.encode()))
     storages = sorted(pickler.storages.values(), key=lambda s: int(s.key))
     records += [(f"data/{s.key}", s.raw) for s in storages]
     records.append(("version", b"3\n"))

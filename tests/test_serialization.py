@@ -508,3 +508,35 @@ def test_hooks_are_not_saved_and_warn_as_torch(torch, how):
     ours, theirs = run(og), run(torch)
     assert len(ours) == len(theirs) == (0 if how == "deepcopy" else 1)
     assert [m.replace("opgrad", "torch") for m in ours] == theirs
+
+
+def test_torch_function_sees_deepcopy_and_reduce_of_subclasses_as_torch(torch):
+    def run(lib):
+        seen = []
+
+        class Logged(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(getattr(func, "__name__", str(func)))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+            def new_empty(self, *args, **kwargs):
+                return super().new_empty(*args, **kwargs).as_subclass(Logged)
+
+        s = lib.ones(2).as_subclass(Logged)
+        seen.clear()
+        copy.copy(s)
+        reduce_calls = seen.count("__reduce_ex__")
+        seen.clear()
+        r = copy.deepcopy(s)
+        return reduce_calls, "__deepcopy__" in seen, type(r).__name__
+
+    assert run(og) == run(torch)
+
+
+def test_legacy_format_is_refused(tmp_path):
+    with pytest.raises(NotImplementedError, match="zip format only"):
+        og.save(og.ones(1), tmp_path / "l.pt", _use_new_zipfile_serialization=False)
+    og.save(og.ones(1), tmp_path / "n.pt", _disable_byteorder_record=True)
+    assert not any(n.endswith("byteorder") for n in zipfile.ZipFile(tmp_path / "n.pt").namelist())
+    assert og.load(tmp_path / "n.pt").tolist() == [1.0]
