@@ -540,3 +540,26 @@ def test_legacy_format_is_refused(tmp_path):
     og.save(og.ones(1), tmp_path / "n.pt", _disable_byteorder_record=True)
     assert not any(n.endswith("byteorder") for n in zipfile.ZipFile(tmp_path / "n.pt").namelist())
     assert og.load(tmp_path / "n.pt").tolist() == [1.0]
+
+
+def test_wrapper_subclass_deepcopy_needs_clone_as_torch(torch):
+    def run(lib):
+        class Wrapper(lib.Tensor):
+            @staticmethod
+            def __new__(cls, inner):
+                return lib.Tensor._make_wrapper_subclass(cls, inner.shape, dtype=inner.dtype)
+
+            def __init__(self, inner):
+                self.inner = inner
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                args = [a.inner if isinstance(a, Wrapper) else a for a in args]
+                return func(*args, **(kwargs or {}))
+
+        with pytest.raises(RuntimeError) as info:
+            copy.deepcopy(Wrapper(lib.ones(2)))
+        return str(info.value)
+
+    assert run(og) == run(torch)
+    assert "for wrapper subclasses only works for subclass types that implement clone()" in run(og)
