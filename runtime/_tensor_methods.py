@@ -703,6 +703,8 @@ def _reduce_ex_impl(self, proto):
 
 
 _tensor_reduce_ex.__name__ = _reduce_ex_impl.__name__ = "__reduce_ex__"
+_tensor_reduce_ex.__qualname__ = "Tensor.__reduce_ex__"
+_tensor_reduce_ex.__module__ = Tensor.__module__
 _reduce_ex_overridable = overridable(
     _reduce_ex_impl,
     relevant=self_only,
