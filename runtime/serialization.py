@@ -20,7 +20,6 @@ memory block).
 from __future__ import annotations
 
 import copy
-import copyreg
 import io
 import os
 import pickle
@@ -159,10 +158,20 @@ def _set_state(t: Tensor, state) -> None:
 
 
 def _subclass_slots(cls) -> list:
-    own = set()
-    for klass in Tensor.__mro__:
-        own.update(getattr(klass, "__slots__", ()))
-    return [s for s in copyreg._slotnames(cls) if s not in own]
+    """The slots a Tensor subclass adds (copyreg's rule, without its caching: its
+    ``_slotnames`` would store a list on the class it is asked about, Tensor included)."""
+    names = []
+    for klass in cls.__mro__:
+        if klass in TENSOR_CLASSES or klass is object or not issubclass(klass, Tensor):
+            continue
+        slots = klass.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{klass.__name__.lstrip('_')}{name}"
+            names.append(name)
+    return names
 
 
 # ---- pickle and copy ---------------------------------------------------------------------

@@ -563,3 +563,13 @@ def test_wrapper_subclass_deepcopy_needs_clone_as_torch(torch):
 
     assert run(og) == run(torch)
     assert "for wrapper subclasses only works for subclass types that implement clone()" in run(og)
+
+
+def test_copies_leave_the_tensor_class_unchanged():
+    before = dict(vars(og.Tensor))
+    x = og.ones(2)
+    x.tag = 1
+    for how in COPIERS:
+        COPIERS[how](x)
+    og.save(x, io.BytesIO())
+    assert dict(vars(og.Tensor)) == before
