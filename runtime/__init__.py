@@ -142,4 +142,10 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(".nn", __name__)
+    if name in ("save", "load", "serialization"):
+        # the zip checkpoint format's modules load with the first save or load
+        import importlib
+
+        serialization = importlib.import_module(".serialization", __name__)
+        return serialization if name == "serialization" else getattr(serialization, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

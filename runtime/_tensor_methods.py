@@ -59,7 +59,7 @@ from ._tls import state as _tls
 from .autograd.plain_setitem import plain_setitem
 from .numpy_interop import checked_array
 from .scalar_fit import check_fits, check_integer_data
-from .tensor import PUBLIC_API, Tensor, _make
+from .tensor import PUBLIC_API, TENSOR_CLASSES, Tensor, _make
 
 _UINT8 = np.dtype(np.uint8)
 _KEPT_INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.int64, np.bool_, np.uint8))
@@ -699,6 +699,34 @@ def public_method(python: bool = False):
     return wrap
 
 
+def _tensor_reduce_ex(self, proto):
+    """``Tensor.__reduce_ex__``: a plain tensor without attributes is reduced at once, as in
+    torch; others go through __torch_function__ (which sees ``Tensor.__reduce_ex__``)."""
+    from .serialization import reduce_tensor, user_state
+
+    if self.__class__ in TENSOR_CLASSES and not user_state(self):
+        return reduce_tensor(self, proto)
+    return _reduce_ex_overridable(self, proto)
+
+
+def _reduce_ex_impl(self, proto):
+    from .serialization import reduce_tensor
+
+    return reduce_tensor(self, proto)
+
+
+_tensor_reduce_ex.__name__ = _reduce_ex_impl.__name__ = "__reduce_ex__"
+_tensor_reduce_ex.__qualname__ = "Tensor.__reduce_ex__"
+_tensor_reduce_ex.__module__ = Tensor.__module__
+_reduce_ex_overridable = overridable(
+    _reduce_ex_impl,
+    relevant=self_only,
+    builtin=False,
+    qualname="Tensor.__reduce_ex__",
+    identity=_tensor_reduce_ex,
+)
+
+
 class TensorPythonMethods:
     """Tensor's methods written by hand over the ops and autograd. Only a class body:
     ``join`` makes each attribute Tensor's own."""
@@ -872,6 +900,15 @@ class TensorPythonMethods:
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Run ``func`` with subclass handlers disabled and return its tensors as ``cls``."""
         return default_torch_function(cls, func, types, args, kwargs)
+
+    # ----- pickle and copy (runtime/serialization.py) ------------------------------------
+    __reduce_ex__ = _tensor_reduce_ex
+
+    @public_method(python=True)
+    def __deepcopy__(self, memo):
+        from .serialization import deepcopy_tensor
+
+        return deepcopy_tensor(self, memo)
 
     @public_method()
     def as_subclass(self, cls) -> Tensor:

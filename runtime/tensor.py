@@ -389,9 +389,6 @@ class Tensor:
     def __str__(self) -> str:
         return self.__repr__()  # a subclass's __repr__ serves print() too
 
-    def __reduce_ex__(self, protocol):
-        raise TypeError("pickling opgrad tensors is not supported yet")
-
     # ----- autograd ----------------------------------------------------------
     @property
     @public_api()

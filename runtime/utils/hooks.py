@@ -1,8 +1,10 @@
-"""RemovableHandle: what every ``register_*hook`` returns (``opgrad.utils.hooks``)."""
+"""RemovableHandle: what every ``register_*hook`` returns (``opgrad.utils.hooks``), and the
+helpers serialization uses about tensor hooks."""
 
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from typing import Any
 
@@ -34,3 +36,29 @@ class RemovableHandle:
 
     def __exit__(self, *exc: Any) -> None:
         self.remove()
+
+
+def unserializable_hook(f):
+    """Mark a tensor hook as one that pickling and ``opgrad.save`` leave out without warning
+    (they never save hooks)."""
+    f.__torch_unserializable__ = True
+    return f
+
+
+def warn_if_has_hooks(tensor) -> None:
+    """Warn, as torch does when it pickles or saves a tensor, about each backward hook on
+    ``tensor`` that will not be saved."""
+    meta = tensor._meta
+    found = list(meta.hooks.values()) if meta is not None else []
+    node = tensor._grad_fn
+    if node is not None:
+        per_output = node.__dict__.get("_tensor_pre_hooks") or {}
+        found += list(per_output.get(tensor._output_nr, {}).values())
+    for hook in found:
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(
+                f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, "
+                "you can decorate the function with @opgrad.utils.hooks.unserializable_hook to "
+                "suppress this warning",
+                stacklevel=2,
+            )
