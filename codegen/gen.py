@@ -8,8 +8,10 @@ black-formatted.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -38,6 +40,8 @@ OUTPUTS = {
 
 
 BLACK_MODE = black.Mode(line_length=100)
+#: cache entries older than a week are dropped when one is written
+_OLDEST_KEPT = time.time() - 7 * 24 * 3600
 
 
 def _black_formatted(item: tuple) -> str:
@@ -65,11 +69,48 @@ def render_all(yaml_path: Path) -> Dict[str, str]:
         (output, template, env.get_template(template).render(template_name=template, **context))
         for output, template in OUTPUTS.items()
     ]
-    # black takes nine tenths of the time: the files are formatted side by side
-    workers = min(len(rendered), os.cpu_count() or 1)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        formatted = list(pool.map(_black_formatted, rendered))
-    return {output: text for (output, _, _), text in zip(rendered, formatted)}
+    # black takes nine tenths of the time: a rendering formatted before is read back from
+    # the cache, and the others are formatted side by side
+    formatted = {output: _cached(text) for output, _, text in rendered}
+    todo = [item for item in rendered if formatted[item[0]] is None]
+    if todo:
+        workers = min(len(todo), os.cpu_count() or 1)
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for (output, _, text), result in zip(todo, pool.map(_black_formatted, todo)):
+                formatted[output] = result
+                _cache(text, result)
+    return formatted
+
+
+#: black's output for each rendering, by a hash of the rendering and black's version and
+#: mode (outside git: a clean clone formats everything once)
+CACHE = ROOT / ".codegen_cache"
+
+
+def _cache_path(text: str) -> Path:
+    key = f"{black.__version__}\0{BLACK_MODE!r}\0{text}".encode()
+    return CACHE / hashlib.sha256(key).hexdigest()
+
+
+def _cached(text: str) -> Optional[str]:
+    try:
+        return _cache_path(text).read_text()
+    except OSError:
+        return None
+
+
+def _cache(text: str, formatted: str) -> None:
+    try:
+        CACHE.mkdir(exist_ok=True)
+        for stale in CACHE.iterdir():  # keep a few generations, not every one ever made
+            if stale.stat().st_mtime < _OLDEST_KEPT:
+                stale.unlink()
+        path = _cache_path(text)
+        partial = path.with_suffix(".partial")
+        partial.write_text(formatted)
+        partial.replace(path)  # whole or absent, even with two runs at once
+    except OSError:
+        pass  # a read-only checkout formats every time
 
 
 def main(argv: Optional[List[str]] = None) -> int:

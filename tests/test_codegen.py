@@ -902,3 +902,12 @@ def test_a_copy_is_a_new_overload(tmp_path):
           output_differentiability: [False]
         """)
     assert "duplicate overload transpose_copy.int" in error_of(tmp_path, text)
+
+
+def test_black_output_is_cached_by_rendering(tmp_path, monkeypatch):
+    monkeypatch.setattr(gen, "CACHE", tmp_path / "cache")
+    assert gen._cached("x = 1\n") is None
+    gen._cache("x = 1\n", "formatted\n")
+    assert gen._cached("x = 1\n") == "formatted\n"
+    assert gen._cached("x = 2\n") is None  # another rendering misses
+    assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [""]  # no partial left
