@@ -67,8 +67,10 @@ BUILTINS = frozenset(
 )
 KNOWN_KEYS = frozenset(
     "name cpu check target_check autograd_check dtype unpromoted composite node inplace out "
-    "out_dtype variants output_differentiability tags copy copy_out".split()
+    "out_dtype variants output_differentiability tags copy copy_out python_module".split()
 )
+#: torch submodules whose functions are ops of this file (`python_module:`)
+PYTHON_MODULES = ("special",)
 #: how an out= variant treats out's dtype (PyTorch's rule for the op)
 OUT_DTYPE_RULES = ("castable", "exact", "exact_matmul", "exact_result", "exact_scalar_type", "bool")
 TAGS = frozenset(
@@ -172,6 +174,9 @@ class Entry:
     #: dispatch mode never sees a call it refuses): PyTorch's checks in its manual autograd
     #: kernels (resize_: "cannot resize variables that require grad")
     autograd_check: Optional[str] = None
+    #: the torch submodule whose function this op is (`special`: ``torch.special.entr`` is
+    #: ``special_entr``), as PyTorch's native_functions.yaml says; None for ``torch.<op>``
+    python_module: Optional[str] = None
 
     @property
     def op_name(self) -> str:
@@ -527,6 +532,15 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         if output_diff is None or any(output_diff):
             raise fail("autograd_check on a differentiable op", "autograd_check")
         _check_check_expression(str(autograd_check), schema, fail, "autograd_check")
+    python_module = item.get("python_module")
+    if python_module is not None:
+        if python_module not in PYTHON_MODULES:
+            raise fail(f"python_module must be one of {', '.join(PYTHON_MODULES)}", "python_module")
+        if "function" not in variants or not schema.base_name.startswith(f"{python_module}_"):
+            raise fail(
+                f"a {python_module} function is a function variant named {python_module}_<name>",
+                "python_module",
+            )
     entry = Entry(
         line=scope.line,
         schema=schema,
@@ -547,6 +561,7 @@ def _entry(scope: EntryScope, item: dict, variant_schemas: List[FunctionSchema])
         out_dtype=out_dtype,
         target_check=str(target_check) if target_check is not None else None,
         autograd_check=str(autograd_check) if autograd_check is not None else None,
+        python_module=python_module,
     )
     return _with_saved(entry)
 

@@ -1221,6 +1221,8 @@ def build_context(model: m.Model) -> Dict:
     # The Python surface: op name -> overloads, for functions and for methods.
     surface_functions: Dict[str, List[str]] = {}
     surface_methods: Dict[str, List[str]] = {}
+    # torch.special.entr and the like: submodule -> name in it -> overloads
+    surface_modules: Dict[str, Dict[str, List[str]]] = {}
     for ov in overloads:
         variants = ov.entry.variants
         name = ov.schema.split("(")[0].split(".")[0]
@@ -1232,7 +1234,11 @@ def build_context(model: m.Model) -> Dict:
             # PyTorch generates some out= variants for aten only (flip.out): no Python out=
             python_out = "function" in variants and "aten_only_out" not in ov.entry.tags
             variants = ("function",) if python_out else ()
-        if "function" in variants:
+        module = ov.entry.python_module
+        if "function" in variants and module:
+            short = name[len(module) + 1 :]
+            surface_modules.setdefault(module, {}).setdefault(short, []).append(ov.ident)
+        elif "function" in variants:
             surface_functions.setdefault(name, []).append(ov.ident)
         if "method" in variants and ov.params and ov.params[0].name == "self":
             surface_methods.setdefault(name, []).append(ov.ident)
@@ -1256,6 +1262,7 @@ def build_context(model: m.Model) -> Dict:
         composites=composites,
         surface_functions=surface_functions,
         surface_methods=surface_methods,
+        surface_modules=surface_modules,
         varargs_methods=_varargs_methods(surface_methods, by_ident),
         node_helpers=sorted({n for node in nodes for n in node.imports if n in model.helpers}),
         node_functions=sorted(

@@ -1042,13 +1042,42 @@ def sgn(keyset, self):
     if _tls.grad_enabled and (self._rg):
         grad_fn = nodes.SgnBackward0()
         grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.sgn_op.kernels[keyset]
     result = redispatch(keyset, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
-    if _tls.fw_active:
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.sgn(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
         jvp_kernels.sgn(self, result)
+    return result
+
+
+def sgn_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SgnBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.sgn__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sgn__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.sgn_(self, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.sgn_(self, result, tangents)
     return result
 
 
@@ -1064,6 +1093,23 @@ def sign(keyset, self):
         set_history(result, grad_fn)
     if _tls.fw_active:
         jvp_kernels.sign(self, result)
+    return result
+
+
+def sign_(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.SignBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.sign__pre(self) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sign__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.sign_(self, result, tangents)
     return result
 
 
@@ -9788,6 +9834,126 @@ def frexp_Tensor(keyset, self):
     return result
 
 
+def special_entr(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialEntrBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_entr_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.special_entr(self, result)
+    return result
+
+
+def special_erfcx(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialErfcxBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_erfcx_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.special_erfcx(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.special_erfcx(self, result)
+    return result
+
+
+def special_i0e(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialI0EBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_i0e_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.special_i0e(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.special_i0e(self, result)
+    return result
+
+
+def special_i1e(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialI1EBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_i1e_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.special_i1e(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.special_i1e(self, result)
+    return result
+
+
+def special_log_ndtr(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialLogNdtrBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_log_ndtr_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.special_log_ndtr(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.special_log_ndtr(self, result)
+    return result
+
+
+def special_ndtri(keyset, self):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialNdtriBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_ndtri_op.kernels[keyset]
+    result = redispatch(keyset, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.special_ndtri(self, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.special_ndtri(self, result)
+    return result
+
+
 def t_copy(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -10229,6 +10395,32 @@ def pow_Tensor_Scalar_out(keyset, self, exponent, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.pow_Tensor_Scalar_out_op.kernels[keyset]
     return redispatch(keyset, self, exponent, out)
+
+
+def sgn_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sgn",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sgn_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def sign_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "sign",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.sign_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
 
 
 def clamp_out(keyset, self, min, max, out):
@@ -10785,6 +10977,32 @@ def mode_values(keyset, self, dim, keepdim, values, indices):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.mode_values_op.kernels[keyset]
     return redispatch(keyset, self, dim, keepdim, values, indices)
+
+
+def log1p_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "log1p",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.log1p_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def logsumexp_out(keyset, self, dim, keepdim, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "logsumexp",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logsumexp_out_op.kernels[keyset]
+    return redispatch(keyset, self, dim, keepdim, out)
 
 
 def minimum_out(keyset, self, other, out):
@@ -11525,6 +11743,84 @@ def frexp_Tensor_out(keyset, self, mantissa, exponent):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.frexp_Tensor_out_op.kernels[keyset]
     return redispatch(keyset, self, mantissa, exponent)
+
+
+def special_entr_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_entr",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_entr_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def special_erfcx_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_erfcx",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_erfcx_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def special_i0e_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_i0e",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_i0e_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def special_i1e_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_i1e",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_i1e_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def special_log_ndtr_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_log_ndtr",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_log_ndtr_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
+
+
+def special_ndtri_out(keyset, self, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_ndtri",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_ndtri_out_op.kernels[keyset]
+    return redispatch(keyset, self, out)
 
 
 def t_copy_out(keyset, self, out):

@@ -796,12 +796,48 @@ def sgn(keyset, self):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def sgn_(keyset, self):
+    """CPU kernel of sgn_"""
+    target = self
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.sign(self)
+    return copy_into(target, result)
+
+
+def sgn_out(keyset, self, out):
+    """CPU kernel of sgn.out"""
+    target = out
+    self = self._data
+    result = k.sign(self)
+    return write_out(target, result)
+
+
 def sign(keyset, self):
     """CPU kernel of sign"""
     self = self._data
     result = k.sign(self)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def sign_(keyset, self):
+    """CPU kernel of sign_"""
+    target = self
+    self = self._data
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.sign(self)
+    return copy_into(target, result)
+
+
+def sign_out(keyset, self, out):
+    """CPU kernel of sign.out"""
+    target = out
+    self = self._data
+    result = k.sign(self)
+    return write_out(target, result)
 
 
 def clamp(keyset, self, min, max):
@@ -3586,6 +3622,14 @@ def log1p_(keyset, self):
     return copy_into(target, result)
 
 
+def log1p_out(keyset, self, out):
+    """CPU kernel of log1p.out"""
+    target = out
+    self = float_array(self)
+    result = np.log1p(self)
+    return write_out(target, result)
+
+
 def _softmax(keyset, self, dim, half_to_float):
     """CPU kernel of _softmax"""
     self = self._data
@@ -3626,6 +3670,14 @@ def logsumexp(keyset, self, dim, keepdim):
     result = k.logsumexp(self, dim, keepdim)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logsumexp_out(keyset, self, dim, keepdim, out):
+    """CPU kernel of logsumexp.out"""
+    target = out
+    self = self._data
+    result = k.logsumexp(self, dim, keepdim)
+    return write_out(target, result)
 
 
 def nll_loss_forward(keyset, self, target, weight, reduction, ignore_index):
@@ -6618,6 +6670,13 @@ def zeros(keyset, size, dtype, layout, device, pin_memory):
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
+def _efficientzerotensor(keyset, size, dtype, layout, device, pin_memory):
+    """CPU kernel of _efficientzerotensor"""
+    result = k.zeros(size, dtype)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
 def ones(keyset, size, dtype, layout, device, pin_memory):
     """CPU kernel of ones"""
     result = k.constant(size, 1, dtype)
@@ -7494,6 +7553,1062 @@ def frexp_Tensor_out(keyset, self, mantissa, exponent):
     self = self._data
     result = k.frexp(self)
     return write_outs(targets, result, None)
+
+
+def special_entr(keyset, self):
+    """CPU kernel of special_entr"""
+    self = float_array(self)
+    result = k.special_entr(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_entr_out(keyset, self, out):
+    """CPU kernel of special_entr.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_entr(self)
+    return write_out(target, result)
+
+
+def special_erfcx(keyset, self):
+    """CPU kernel of special_erfcx"""
+    self = float_array(self)
+    result = k.special_erfcx(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_erfcx_out(keyset, self, out):
+    """CPU kernel of special_erfcx.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_erfcx(self)
+    return write_out(target, result)
+
+
+def special_i0e(keyset, self):
+    """CPU kernel of special_i0e"""
+    self = float_array(self)
+    result = k.special_i0e(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_i0e_out(keyset, self, out):
+    """CPU kernel of special_i0e.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_i0e(self)
+    return write_out(target, result)
+
+
+def special_i1e(keyset, self):
+    """CPU kernel of special_i1e"""
+    self = float_array(self)
+    result = k.special_i1e(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_i1e_out(keyset, self, out):
+    """CPU kernel of special_i1e.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_i1e(self)
+    return write_out(target, result)
+
+
+def special_log_ndtr(keyset, self):
+    """CPU kernel of special_log_ndtr"""
+    self = float_array(self)
+    result = k.special_log_ndtr(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_log_ndtr_out(keyset, self, out):
+    """CPU kernel of special_log_ndtr.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_log_ndtr(self)
+    return write_out(target, result)
+
+
+def special_ndtri(keyset, self):
+    """CPU kernel of special_ndtri"""
+    self = float_array(self)
+    result = k.special_ndtri(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_ndtri_out(keyset, self, out):
+    """CPU kernel of special_ndtri.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_ndtri(self)
+    return write_out(target, result)
+
+
+def special_airy_ai(keyset, x):
+    """CPU kernel of special_airy_ai"""
+    x = float_array(x)
+    result = k.special_airy_ai(x)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_airy_ai_out(keyset, x, out):
+    """CPU kernel of special_airy_ai.out"""
+    target = out
+    x = float_array(x)
+    result = k.special_airy_ai(x)
+    return write_out(target, result)
+
+
+def special_bessel_j0(keyset, self):
+    """CPU kernel of special_bessel_j0"""
+    self = float_array(self)
+    result = k.special_bessel_j0(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_bessel_j0_out(keyset, self, out):
+    """CPU kernel of special_bessel_j0.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_bessel_j0(self)
+    return write_out(target, result)
+
+
+def special_bessel_j1(keyset, self):
+    """CPU kernel of special_bessel_j1"""
+    self = float_array(self)
+    result = k.special_bessel_j1(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_bessel_j1_out(keyset, self, out):
+    """CPU kernel of special_bessel_j1.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_bessel_j1(self)
+    return write_out(target, result)
+
+
+def special_bessel_y0(keyset, self):
+    """CPU kernel of special_bessel_y0"""
+    self = float_array(self)
+    result = k.special_bessel_y0(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_bessel_y0_out(keyset, self, out):
+    """CPU kernel of special_bessel_y0.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_bessel_y0(self)
+    return write_out(target, result)
+
+
+def special_bessel_y1(keyset, self):
+    """CPU kernel of special_bessel_y1"""
+    self = float_array(self)
+    result = k.special_bessel_y1(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_bessel_y1_out(keyset, self, out):
+    """CPU kernel of special_bessel_y1.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_bessel_y1(self)
+    return write_out(target, result)
+
+
+def special_modified_bessel_i0(keyset, self):
+    """CPU kernel of special_modified_bessel_i0"""
+    self = float_array(self)
+    result = k.special_modified_bessel_i0(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_modified_bessel_i0_out(keyset, self, out):
+    """CPU kernel of special_modified_bessel_i0.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_modified_bessel_i0(self)
+    return write_out(target, result)
+
+
+def special_modified_bessel_i1(keyset, self):
+    """CPU kernel of special_modified_bessel_i1"""
+    self = float_array(self)
+    result = k.special_modified_bessel_i1(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_modified_bessel_i1_out(keyset, self, out):
+    """CPU kernel of special_modified_bessel_i1.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_modified_bessel_i1(self)
+    return write_out(target, result)
+
+
+def special_modified_bessel_k0(keyset, self):
+    """CPU kernel of special_modified_bessel_k0"""
+    self = float_array(self)
+    result = k.special_modified_bessel_k0(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_modified_bessel_k0_out(keyset, self, out):
+    """CPU kernel of special_modified_bessel_k0.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_modified_bessel_k0(self)
+    return write_out(target, result)
+
+
+def special_modified_bessel_k1(keyset, self):
+    """CPU kernel of special_modified_bessel_k1"""
+    self = float_array(self)
+    result = k.special_modified_bessel_k1(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_modified_bessel_k1_out(keyset, self, out):
+    """CPU kernel of special_modified_bessel_k1.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_modified_bessel_k1(self)
+    return write_out(target, result)
+
+
+def special_scaled_modified_bessel_k0(keyset, self):
+    """CPU kernel of special_scaled_modified_bessel_k0"""
+    self = float_array(self)
+    result = k.special_scaled_modified_bessel_k0(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_scaled_modified_bessel_k0_out(keyset, self, out):
+    """CPU kernel of special_scaled_modified_bessel_k0.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_scaled_modified_bessel_k0(self)
+    return write_out(target, result)
+
+
+def special_scaled_modified_bessel_k1(keyset, self):
+    """CPU kernel of special_scaled_modified_bessel_k1"""
+    self = float_array(self)
+    result = k.special_scaled_modified_bessel_k1(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_scaled_modified_bessel_k1_out(keyset, self, out):
+    """CPU kernel of special_scaled_modified_bessel_k1.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_scaled_modified_bessel_k1(self)
+    return write_out(target, result)
+
+
+def special_spherical_bessel_j0(keyset, self):
+    """CPU kernel of special_spherical_bessel_j0"""
+    self = float_array(self)
+    result = k.special_spherical_bessel_j0(self)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_spherical_bessel_j0_out(keyset, self, out):
+    """CPU kernel of special_spherical_bessel_j0.out"""
+    target = out
+    self = float_array(self)
+    result = k.special_spherical_bessel_j0(self)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_t(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_t"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_t", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_t_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_t.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_t", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_t_x_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_t.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_t", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_t_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_t.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_t", x, n)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_t_n_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_t.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_t", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_t_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_t.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_t", x, n)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_u(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_u"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_u", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_u_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_u.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_u", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_u_x_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_u.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_u", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_u_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_u.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_u", x, n)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_u_n_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_u.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_u", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_u_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_u.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_u", x, n)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_v(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_v"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_v", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_v_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_v.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_v", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_v_x_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_v.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_v", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_v_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_v.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_v", x, n)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_v_n_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_v.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_v", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_v_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_v.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_v", x, n)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_w(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_w"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_w", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_w_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_w.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("chebyshev_polynomial_w", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_w_x_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_w.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_w", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_w_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_w.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("chebyshev_polynomial_w", x, n)
+    return write_out(target, result)
+
+
+def special_chebyshev_polynomial_w_n_scalar(keyset, x, n):
+    """CPU kernel of special_chebyshev_polynomial_w.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_w", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_chebyshev_polynomial_w_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_chebyshev_polynomial_w.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("chebyshev_polynomial_w", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_t(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_t"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_t", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_t_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_t.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_t", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_t.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_t", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_t.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_t", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_t.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_t", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_t.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_t", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_u(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_u"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_u", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_u_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_u.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_u", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_u.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_u", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_u.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_u", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_u.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_u", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_u.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_u", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_v(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_v"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_v", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_v_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_v.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_v", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_v.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_v", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_v.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_v", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_v.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_v", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_v.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_v", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_w(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_w"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_w", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_w_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_w.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("shifted_chebyshev_polynomial_w", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_w.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_w", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_w.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_w", x, n)
+    return write_out(target, result)
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(keyset, x, n):
+    """CPU kernel of special_shifted_chebyshev_polynomial_w.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_w", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_shifted_chebyshev_polynomial_w.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("shifted_chebyshev_polynomial_w", x, n)
+    return write_out(target, result)
+
+
+def special_hermite_polynomial_h(keyset, x, n):
+    """CPU kernel of special_hermite_polynomial_h"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("hermite_polynomial_h", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_hermite_polynomial_h_out(keyset, x, n, out):
+    """CPU kernel of special_hermite_polynomial_h.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("hermite_polynomial_h", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_hermite_polynomial_h_x_scalar(keyset, x, n):
+    """CPU kernel of special_hermite_polynomial_h.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("hermite_polynomial_h", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_hermite_polynomial_h_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_hermite_polynomial_h.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("hermite_polynomial_h", x, n)
+    return write_out(target, result)
+
+
+def special_hermite_polynomial_h_n_scalar(keyset, x, n):
+    """CPU kernel of special_hermite_polynomial_h.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("hermite_polynomial_h", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_hermite_polynomial_h_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_hermite_polynomial_h.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("hermite_polynomial_h", x, n)
+    return write_out(target, result)
+
+
+def special_hermite_polynomial_he(keyset, x, n):
+    """CPU kernel of special_hermite_polynomial_he"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("hermite_polynomial_he", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_hermite_polynomial_he_out(keyset, x, n, out):
+    """CPU kernel of special_hermite_polynomial_he.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("hermite_polynomial_he", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_hermite_polynomial_he_x_scalar(keyset, x, n):
+    """CPU kernel of special_hermite_polynomial_he.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("hermite_polynomial_he", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_hermite_polynomial_he_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_hermite_polynomial_he.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("hermite_polynomial_he", x, n)
+    return write_out(target, result)
+
+
+def special_hermite_polynomial_he_n_scalar(keyset, x, n):
+    """CPU kernel of special_hermite_polynomial_he.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("hermite_polynomial_he", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_hermite_polynomial_he_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_hermite_polynomial_he.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("hermite_polynomial_he", x, n)
+    return write_out(target, result)
+
+
+def special_laguerre_polynomial_l(keyset, x, n):
+    """CPU kernel of special_laguerre_polynomial_l"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("laguerre_polynomial_l", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_laguerre_polynomial_l_out(keyset, x, n, out):
+    """CPU kernel of special_laguerre_polynomial_l.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("laguerre_polynomial_l", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_laguerre_polynomial_l_x_scalar(keyset, x, n):
+    """CPU kernel of special_laguerre_polynomial_l.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("laguerre_polynomial_l", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_laguerre_polynomial_l_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_laguerre_polynomial_l.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("laguerre_polynomial_l", x, n)
+    return write_out(target, result)
+
+
+def special_laguerre_polynomial_l_n_scalar(keyset, x, n):
+    """CPU kernel of special_laguerre_polynomial_l.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("laguerre_polynomial_l", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_laguerre_polynomial_l_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_laguerre_polynomial_l.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("laguerre_polynomial_l", x, n)
+    return write_out(target, result)
+
+
+def special_legendre_polynomial_p(keyset, x, n):
+    """CPU kernel of special_legendre_polynomial_p"""
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("legendre_polynomial_p", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_legendre_polynomial_p_out(keyset, x, n, out):
+    """CPU kernel of special_legendre_polynomial_p.out"""
+    target = out
+    x, n = promote2(x, n, True)
+    try:
+        result = k.special_polynomial("legendre_polynomial_p", x, n)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                x.shape,
+                n.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_legendre_polynomial_p_x_scalar(keyset, x, n):
+    """CPU kernel of special_legendre_polynomial_p.x_scalar"""
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("legendre_polynomial_p", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_legendre_polynomial_p_x_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_legendre_polynomial_p.x_scalar_out"""
+    target = out
+    (n,) = promote((n,), (x,), True)
+    result = k.special_polynomial("legendre_polynomial_p", x, n)
+    return write_out(target, result)
+
+
+def special_legendre_polynomial_p_n_scalar(keyset, x, n):
+    """CPU kernel of special_legendre_polynomial_p.n_scalar"""
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("legendre_polynomial_p", x, n)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_legendre_polynomial_p_n_scalar_out(keyset, x, n, out):
+    """CPU kernel of special_legendre_polynomial_p.n_scalar_out"""
+    target = out
+    (x,) = promote((x,), (n,), True)
+    result = k.special_polynomial("legendre_polynomial_p", x, n)
+    return write_out(target, result)
 
 
 def t_copy(keyset, self):

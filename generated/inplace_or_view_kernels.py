@@ -412,6 +412,38 @@ def abs_(keyset, self):
     return result
 
 
+def sgn_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sgn__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def sgn_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sgn_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def sign_(keyset, self):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sign__op.kernels[keyset]
+    result = redispatch(keyset, self)
+    bump_version(self)
+    return result
+
+
+def sign_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.sign_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
 def clamp_(keyset, self, min, max):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.clamp__op.kernels[keyset]
@@ -1381,6 +1413,22 @@ def log1p_(keyset, self):
     redispatch = ops.log1p__op.kernels[keyset]
     result = redispatch(keyset, self)
     bump_version(self)
+    return result
+
+
+def log1p_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.log1p_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def logsumexp_out(keyset, self, dim, keepdim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logsumexp_out_op.kernels[keyset]
+    result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
     return result
 
 
@@ -2354,6 +2402,438 @@ def frexp_Tensor_out(keyset, self, mantissa, exponent):
     result = redispatch(keyset, self, mantissa, exponent)
     bump_version(mantissa)
     bump_version(exponent)
+    return result
+
+
+def special_entr_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_entr_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_erfcx_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_erfcx_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_i0e_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_i0e_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_i1e_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_i1e_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_log_ndtr_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_log_ndtr_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_ndtri_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_ndtri_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_airy_ai_out(keyset, x, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_airy_ai_out_op.kernels[keyset]
+    result = redispatch(keyset, x, out)
+    bump_version(out)
+    return result
+
+
+def special_bessel_j0_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_bessel_j0_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_bessel_j1_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_bessel_j1_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_bessel_y0_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_bessel_y0_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_bessel_y1_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_bessel_y1_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_modified_bessel_i0_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_modified_bessel_i0_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_modified_bessel_i1_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_modified_bessel_i1_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_modified_bessel_k0_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_modified_bessel_k0_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_modified_bessel_k1_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_modified_bessel_k1_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_scaled_modified_bessel_k0_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_scaled_modified_bessel_k0_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_scaled_modified_bessel_k1_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_scaled_modified_bessel_k1_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_spherical_bessel_j0_out(keyset, self, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_spherical_bessel_j0_out_op.kernels[keyset]
+    result = redispatch(keyset, self, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_t_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_t_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_t_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_t_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_t_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_t_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_u_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_u_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_u_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_u_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_u_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_u_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_v_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_v_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_v_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_v_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_v_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_v_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_w_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_w_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_w_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_w_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_chebyshev_polynomial_w_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_chebyshev_polynomial_w_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_t_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_t_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_t_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_u_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_u_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_u_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_v_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_v_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_v_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_w_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_w_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_shifted_chebyshev_polynomial_w_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_hermite_polynomial_h_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_hermite_polynomial_h_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_hermite_polynomial_h_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_hermite_polynomial_h_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_hermite_polynomial_h_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_hermite_polynomial_h_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_hermite_polynomial_he_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_hermite_polynomial_he_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_hermite_polynomial_he_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_hermite_polynomial_he_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_hermite_polynomial_he_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_hermite_polynomial_he_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_laguerre_polynomial_l_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_laguerre_polynomial_l_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_laguerre_polynomial_l_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_laguerre_polynomial_l_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_laguerre_polynomial_l_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_laguerre_polynomial_l_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_legendre_polynomial_p_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_legendre_polynomial_p_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_legendre_polynomial_p_x_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_legendre_polynomial_p_x_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def special_legendre_polynomial_p_n_scalar_out(keyset, x, n, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_legendre_polynomial_p_n_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, x, n, out)
+    bump_version(out)
     return result
 
 

@@ -113,12 +113,19 @@ from opgrad.autograd.functions_manual import (
     roll_backward,
     scale_grad_by_count,
     scatter_reduce_backward,
+    sgn_backward,
     sinc_backward,
     smooth_l1_loss_double_backward,
     soft_margin_loss_double_backward,
     soft_margin_loss_double_backward_grad_output,
     softmax_double_backward,
     softplus_double_backward,
+    special_entr_backward,
+    special_erfcx_backward,
+    special_i0e_backward,
+    special_i1e_backward,
+    special_log_ndtr_backward,
+    special_ndtri_backward,
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
@@ -1531,21 +1538,52 @@ class AbsBackward0(Node):
 class SgnBackward0(Node):
     """Backward of ``sgn(Tensor self) -> Tensor``."""
 
-    __slots__ = ()
-    _releasable_slots = ()
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
 
     def __init__(self):
         self._seq = next(sequence_nr_counter)
         self._next_edges = ()
         self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
 
     def apply(self, grads, needs):
         grad = grads[0]
         if grad is None:
             return (None,)
-        # self: zeros_like(grad)
-        grad_self = zeros_like(grad) if needs[0] else None
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: sgn_backward(self, grad, result)
+        grad_self = sgn_backward(self_, grad, result) if needs[0] else None
         return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
 
 
 class SignBackward0(Node):
@@ -20169,6 +20207,275 @@ class FrexpBackward0(Node):
     @property
     def _raw_saved_exponent(self):
         return raw_saved(self, "exponent_")
+
+
+class SpecialEntrBackward0(Node):
+    """Backward of ``special_entr(Tensor self) -> Tensor``."""
+
+    __slots__ = ("self_",)
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: special_entr_backward(grad, self)
+        grad_self = special_entr_backward(grad, self_) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialErfcxBackward0(Node):
+    """Backward of ``special_erfcx(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: special_erfcx_backward(grad, self, result)
+        grad_self = special_erfcx_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialI0EBackward0(Node):
+    """Backward of ``special_i0e(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: special_i0e_backward(grad, self, result)
+        grad_self = special_i0e_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialI1EBackward0(Node):
+    """Backward of ``special_i1e(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: special_i1e_backward(grad, self, result)
+        grad_self = special_i1e_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialLogNdtrBackward0(Node):
+    """Backward of ``special_log_ndtr(Tensor self) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: special_log_ndtr_backward(grad, self, result)
+        grad_self = special_log_ndtr_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialNdtriBackward0(Node):
+    """Backward of ``special_ndtri(Tensor self) -> Tensor``."""
+
+    __slots__ = ("result_",)
+    _releasable_slots = ("result_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        # self: special_ndtri_backward(grad, result)
+        grad_self = special_ndtri_backward(grad, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
 
 
 class TBackward0_copy(Node):

@@ -2530,6 +2530,68 @@ sgn = sgn_op._entry = _sgn_entry(Site(sgn_op))
 sgn_op._make_entry = _sgn_entry
 
 
+sgn__op = declare("aten::sgn_(Tensor(a!) self) -> Tensor(a!)")
+_sgn__kernels = sgn__op.kernels
+
+
+def _sgn__entry(_site):
+    def sgn_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sgn__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sgn__op, 0)
+            except Overridden:
+                return handle_entry(_site, sgn__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sgn__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sgn_
+
+
+sgn_ = sgn__op._entry = _sgn__entry(Site(sgn__op))
+sgn__op._make_entry = _sgn__entry
+
+
+sgn_out_op = declare("aten::sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_sgn_out_kernels = sgn_out_op.kernels
+
+
+def _sgn_out_entry(_site):
+    def sgn_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sgn_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sgn_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, sgn_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, sgn_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _sgn_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sgn_out
+
+
+sgn_out = sgn_out_op._entry = _sgn_out_entry(Site(sgn_out_op))
+sgn_out_op._make_entry = _sgn_out_entry
+
+
 sign_op = declare("aten::sign(Tensor self) -> Tensor")
 _sign_kernels = sign_op.kernels
 
@@ -2562,6 +2624,68 @@ def _sign_entry(_site):
 
 sign = sign_op._entry = _sign_entry(Site(sign_op))
 sign_op._make_entry = _sign_entry
+
+
+sign__op = declare("aten::sign_(Tensor(a!) self) -> Tensor(a!)")
+_sign__kernels = sign__op.kernels
+
+
+def _sign__entry(_site):
+    def sign_(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sign__op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sign__op, 0)
+            except Overridden:
+                return handle_entry(_site, sign__op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _sign__kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sign_
+
+
+sign_ = sign__op._entry = _sign__entry(Site(sign__op))
+sign__op._make_entry = _sign__entry
+
+
+sign_out_op = declare("aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_sign_out_kernels = sign_out_op.kernels
+
+
+def _sign_out_entry(_site):
+    def sign_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, sign_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, sign_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, sign_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, sign_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _sign_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return sign_out
+
+
+sign_out = sign_out_op._entry = _sign_out_entry(Site(sign_out_op))
+sign_out_op._make_entry = _sign_out_entry
 
 
 clamp_op = declare("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor")
@@ -15249,6 +15373,38 @@ log1p_ = log1p__op._entry = _log1p__entry(Site(log1p__op))
 log1p__op._make_entry = _log1p__entry
 
 
+log1p_out_op = declare("aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_log1p_out_kernels = log1p_out_op.kernels
+
+
+def _log1p_out_entry(_site):
+    def log1p_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, log1p_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, log1p_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, log1p_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, log1p_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _log1p_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return log1p_out
+
+
+log1p_out = log1p_out_op._entry = _log1p_out_entry(Site(log1p_out_op))
+log1p_out_op._make_entry = _log1p_out_entry
+
+
 softmax_int_op = declare(
     "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
 )
@@ -15533,6 +15689,42 @@ def _logsumexp_entry(_site):
 
 logsumexp = logsumexp_op._entry = _logsumexp_entry(Site(logsumexp_op))
 logsumexp_op._make_entry = _logsumexp_entry
+
+
+logsumexp_out_op = declare(
+    "aten::logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logsumexp_out_kernels = logsumexp_out_op.kernels
+
+
+def _logsumexp_out_entry(_site):
+    def logsumexp_out(self, dim, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logsumexp_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logsumexp_out_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, logsumexp_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logsumexp_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, logsumexp_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _logsumexp_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logsumexp_out
+
+
+logsumexp_out = logsumexp_out_op._entry = _logsumexp_out_entry(Site(logsumexp_out_op))
+logsumexp_out_op._make_entry = _logsumexp_out_entry
 
 
 cross_entropy_loss_op = declare(
@@ -34465,6 +34657,43 @@ zeros = zeros_op._entry = _zeros_entry(Site(zeros_op))
 zeros_op._make_entry = _zeros_entry
 
 
+_efficientzerotensor_op = declare(
+    "aten::_efficientzerotensor(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
+)
+__efficientzerotensor_kernels = _efficientzerotensor_op.kernels
+
+
+def __efficientzerotensor_entry(_site):
+    def _efficientzerotensor(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, _efficientzerotensor_op, size, dtype, layout, device, pin_memory
+                )
+            if size.__class__ is not tuple:
+                size = int_list(size, 1, _site, _efficientzerotensor_op, 0)
+            if dtype is not None and dtype.__class__ is not DType:
+                dtype = dtype_arg(dtype, _site, _efficientzerotensor_op, 1)
+            if device is not None:
+                device = device_arg(device, _site, _efficientzerotensor_op, 3)
+            keyset = include & _tls.keep
+            kernel = __efficientzerotensor_kernels[keyset]
+            return kernel(keyset, size, dtype, layout, device, pin_memory)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return _efficientzerotensor
+
+
+_efficientzerotensor = _efficientzerotensor_op._entry = __efficientzerotensor_entry(
+    Site(_efficientzerotensor_op)
+)
+_efficientzerotensor_op._make_entry = __efficientzerotensor_entry
+
+
 ones_op = declare(
     "aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"
 )
@@ -38562,6 +38791,5836 @@ def _frexp_Tensor_out_entry(_site):
 
 frexp_Tensor_out = frexp_Tensor_out_op._entry = _frexp_Tensor_out_entry(Site(frexp_Tensor_out_op))
 frexp_Tensor_out_op._make_entry = _frexp_Tensor_out_entry
+
+
+special_entr_op = declare("aten::special_entr(Tensor self) -> Tensor")
+_special_entr_kernels = special_entr_op.kernels
+
+
+def _special_entr_entry(_site):
+    def special_entr(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_entr_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_entr_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_entr_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_entr(self)
+                if result is not None:
+                    return result
+            kernel = _special_entr_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_entr
+
+
+special_entr = special_entr_op._entry = _special_entr_entry(Site(special_entr_op))
+special_entr_op._make_entry = _special_entr_entry
+
+
+special_entr_out_op = declare(
+    "aten::special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_entr_out_kernels = special_entr_out_op.kernels
+
+
+def _special_entr_out_entry(_site):
+    def special_entr_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_entr_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_entr_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_entr_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_entr_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_entr_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_entr_out
+
+
+special_entr_out = special_entr_out_op._entry = _special_entr_out_entry(Site(special_entr_out_op))
+special_entr_out_op._make_entry = _special_entr_out_entry
+
+
+special_erfcx_op = declare("aten::special_erfcx(Tensor self) -> Tensor")
+_special_erfcx_kernels = special_erfcx_op.kernels
+
+
+def _special_erfcx_entry(_site):
+    def special_erfcx(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erfcx_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erfcx_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_erfcx_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_erfcx(self)
+                if result is not None:
+                    return result
+            kernel = _special_erfcx_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erfcx
+
+
+special_erfcx = special_erfcx_op._entry = _special_erfcx_entry(Site(special_erfcx_op))
+special_erfcx_op._make_entry = _special_erfcx_entry
+
+
+special_erfcx_out_op = declare(
+    "aten::special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_erfcx_out_kernels = special_erfcx_out_op.kernels
+
+
+def _special_erfcx_out_entry(_site):
+    def special_erfcx_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erfcx_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erfcx_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_erfcx_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_erfcx_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_erfcx_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erfcx_out
+
+
+special_erfcx_out = special_erfcx_out_op._entry = _special_erfcx_out_entry(
+    Site(special_erfcx_out_op)
+)
+special_erfcx_out_op._make_entry = _special_erfcx_out_entry
+
+
+special_i0e_op = declare("aten::special_i0e(Tensor self) -> Tensor")
+_special_i0e_kernels = special_i0e_op.kernels
+
+
+def _special_i0e_entry(_site):
+    def special_i0e(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i0e_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i0e_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_i0e_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_i0e(self)
+                if result is not None:
+                    return result
+            kernel = _special_i0e_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i0e
+
+
+special_i0e = special_i0e_op._entry = _special_i0e_entry(Site(special_i0e_op))
+special_i0e_op._make_entry = _special_i0e_entry
+
+
+special_i0e_out_op = declare("aten::special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_special_i0e_out_kernels = special_i0e_out_op.kernels
+
+
+def _special_i0e_out_entry(_site):
+    def special_i0e_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i0e_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i0e_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_i0e_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_i0e_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_i0e_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i0e_out
+
+
+special_i0e_out = special_i0e_out_op._entry = _special_i0e_out_entry(Site(special_i0e_out_op))
+special_i0e_out_op._make_entry = _special_i0e_out_entry
+
+
+special_i1e_op = declare("aten::special_i1e(Tensor self) -> Tensor")
+_special_i1e_kernels = special_i1e_op.kernels
+
+
+def _special_i1e_entry(_site):
+    def special_i1e(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i1e_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i1e_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_i1e_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_i1e(self)
+                if result is not None:
+                    return result
+            kernel = _special_i1e_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i1e
+
+
+special_i1e = special_i1e_op._entry = _special_i1e_entry(Site(special_i1e_op))
+special_i1e_op._make_entry = _special_i1e_entry
+
+
+special_i1e_out_op = declare("aten::special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_special_i1e_out_kernels = special_i1e_out_op.kernels
+
+
+def _special_i1e_out_entry(_site):
+    def special_i1e_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i1e_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i1e_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_i1e_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_i1e_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_i1e_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i1e_out
+
+
+special_i1e_out = special_i1e_out_op._entry = _special_i1e_out_entry(Site(special_i1e_out_op))
+special_i1e_out_op._make_entry = _special_i1e_out_entry
+
+
+special_log_ndtr_op = declare("aten::special_log_ndtr(Tensor self) -> Tensor")
+_special_log_ndtr_kernels = special_log_ndtr_op.kernels
+
+
+def _special_log_ndtr_entry(_site):
+    def special_log_ndtr(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_log_ndtr_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_log_ndtr_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_log_ndtr_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_log_ndtr(self)
+                if result is not None:
+                    return result
+            kernel = _special_log_ndtr_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_log_ndtr
+
+
+special_log_ndtr = special_log_ndtr_op._entry = _special_log_ndtr_entry(Site(special_log_ndtr_op))
+special_log_ndtr_op._make_entry = _special_log_ndtr_entry
+
+
+special_log_ndtr_out_op = declare(
+    "aten::special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_log_ndtr_out_kernels = special_log_ndtr_out_op.kernels
+
+
+def _special_log_ndtr_out_entry(_site):
+    def special_log_ndtr_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_log_ndtr_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_log_ndtr_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_log_ndtr_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_log_ndtr_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_log_ndtr_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_log_ndtr_out
+
+
+special_log_ndtr_out = special_log_ndtr_out_op._entry = _special_log_ndtr_out_entry(
+    Site(special_log_ndtr_out_op)
+)
+special_log_ndtr_out_op._make_entry = _special_log_ndtr_out_entry
+
+
+special_ndtri_op = declare("aten::special_ndtri(Tensor self) -> Tensor")
+_special_ndtri_kernels = special_ndtri_op.kernels
+
+
+def _special_ndtri_entry(_site):
+    def special_ndtri(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_ndtri_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_ndtri_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_ndtri_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_ndtri(self)
+                if result is not None:
+                    return result
+            kernel = _special_ndtri_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_ndtri
+
+
+special_ndtri = special_ndtri_op._entry = _special_ndtri_entry(Site(special_ndtri_op))
+special_ndtri_op._make_entry = _special_ndtri_entry
+
+
+special_ndtri_out_op = declare(
+    "aten::special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_ndtri_out_kernels = special_ndtri_out_op.kernels
+
+
+def _special_ndtri_out_entry(_site):
+    def special_ndtri_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_ndtri_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_ndtri_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_ndtri_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_ndtri_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_ndtri_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_ndtri_out
+
+
+special_ndtri_out = special_ndtri_out_op._entry = _special_ndtri_out_entry(
+    Site(special_ndtri_out_op)
+)
+special_ndtri_out_op._make_entry = _special_ndtri_out_entry
+
+
+special_airy_ai_op = declare("aten::special_airy_ai(Tensor x) -> Tensor")
+_special_airy_ai_kernels = special_airy_ai_op.kernels
+
+
+def _special_airy_ai_entry(_site):
+    def special_airy_ai(x):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_airy_ai_op, x)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_airy_ai_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_airy_ai_op, x)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_airy_ai(x)
+                if result is not None:
+                    return result
+            kernel = _special_airy_ai_kernels[keyset]
+            return kernel(keyset, x)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_airy_ai
+
+
+special_airy_ai = special_airy_ai_op._entry = _special_airy_ai_entry(Site(special_airy_ai_op))
+special_airy_ai_op._make_entry = _special_airy_ai_entry
+
+
+special_airy_ai_out_op = declare(
+    "aten::special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_airy_ai_out_kernels = special_airy_ai_out_op.kernels
+
+
+def _special_airy_ai_out_entry(_site):
+    def special_airy_ai_out(x, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_airy_ai_out_op, x, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_airy_ai_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_airy_ai_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_airy_ai_out_op, x, out)
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_airy_ai_out_kernels[keyset]
+            return kernel(keyset, x, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_airy_ai_out
+
+
+special_airy_ai_out = special_airy_ai_out_op._entry = _special_airy_ai_out_entry(
+    Site(special_airy_ai_out_op)
+)
+special_airy_ai_out_op._make_entry = _special_airy_ai_out_entry
+
+
+special_bessel_j0_op = declare("aten::special_bessel_j0(Tensor self) -> Tensor")
+_special_bessel_j0_kernels = special_bessel_j0_op.kernels
+
+
+def _special_bessel_j0_entry(_site):
+    def special_bessel_j0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_j0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_j0_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_bessel_j0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_bessel_j0(self)
+                if result is not None:
+                    return result
+            kernel = _special_bessel_j0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_j0
+
+
+special_bessel_j0 = special_bessel_j0_op._entry = _special_bessel_j0_entry(
+    Site(special_bessel_j0_op)
+)
+special_bessel_j0_op._make_entry = _special_bessel_j0_entry
+
+
+special_bessel_j0_out_op = declare(
+    "aten::special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_bessel_j0_out_kernels = special_bessel_j0_out_op.kernels
+
+
+def _special_bessel_j0_out_entry(_site):
+    def special_bessel_j0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_j0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_j0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_bessel_j0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_bessel_j0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_bessel_j0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_j0_out
+
+
+special_bessel_j0_out = special_bessel_j0_out_op._entry = _special_bessel_j0_out_entry(
+    Site(special_bessel_j0_out_op)
+)
+special_bessel_j0_out_op._make_entry = _special_bessel_j0_out_entry
+
+
+special_bessel_j1_op = declare("aten::special_bessel_j1(Tensor self) -> Tensor")
+_special_bessel_j1_kernels = special_bessel_j1_op.kernels
+
+
+def _special_bessel_j1_entry(_site):
+    def special_bessel_j1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_j1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_j1_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_bessel_j1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_bessel_j1(self)
+                if result is not None:
+                    return result
+            kernel = _special_bessel_j1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_j1
+
+
+special_bessel_j1 = special_bessel_j1_op._entry = _special_bessel_j1_entry(
+    Site(special_bessel_j1_op)
+)
+special_bessel_j1_op._make_entry = _special_bessel_j1_entry
+
+
+special_bessel_j1_out_op = declare(
+    "aten::special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_bessel_j1_out_kernels = special_bessel_j1_out_op.kernels
+
+
+def _special_bessel_j1_out_entry(_site):
+    def special_bessel_j1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_j1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_j1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_bessel_j1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_bessel_j1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_bessel_j1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_j1_out
+
+
+special_bessel_j1_out = special_bessel_j1_out_op._entry = _special_bessel_j1_out_entry(
+    Site(special_bessel_j1_out_op)
+)
+special_bessel_j1_out_op._make_entry = _special_bessel_j1_out_entry
+
+
+special_bessel_y0_op = declare("aten::special_bessel_y0(Tensor self) -> Tensor")
+_special_bessel_y0_kernels = special_bessel_y0_op.kernels
+
+
+def _special_bessel_y0_entry(_site):
+    def special_bessel_y0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_y0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_y0_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_bessel_y0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_bessel_y0(self)
+                if result is not None:
+                    return result
+            kernel = _special_bessel_y0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_y0
+
+
+special_bessel_y0 = special_bessel_y0_op._entry = _special_bessel_y0_entry(
+    Site(special_bessel_y0_op)
+)
+special_bessel_y0_op._make_entry = _special_bessel_y0_entry
+
+
+special_bessel_y0_out_op = declare(
+    "aten::special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_bessel_y0_out_kernels = special_bessel_y0_out_op.kernels
+
+
+def _special_bessel_y0_out_entry(_site):
+    def special_bessel_y0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_y0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_y0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_bessel_y0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_bessel_y0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_bessel_y0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_y0_out
+
+
+special_bessel_y0_out = special_bessel_y0_out_op._entry = _special_bessel_y0_out_entry(
+    Site(special_bessel_y0_out_op)
+)
+special_bessel_y0_out_op._make_entry = _special_bessel_y0_out_entry
+
+
+special_bessel_y1_op = declare("aten::special_bessel_y1(Tensor self) -> Tensor")
+_special_bessel_y1_kernels = special_bessel_y1_op.kernels
+
+
+def _special_bessel_y1_entry(_site):
+    def special_bessel_y1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_y1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_y1_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_bessel_y1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_bessel_y1(self)
+                if result is not None:
+                    return result
+            kernel = _special_bessel_y1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_y1
+
+
+special_bessel_y1 = special_bessel_y1_op._entry = _special_bessel_y1_entry(
+    Site(special_bessel_y1_op)
+)
+special_bessel_y1_op._make_entry = _special_bessel_y1_entry
+
+
+special_bessel_y1_out_op = declare(
+    "aten::special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_bessel_y1_out_kernels = special_bessel_y1_out_op.kernels
+
+
+def _special_bessel_y1_out_entry(_site):
+    def special_bessel_y1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_bessel_y1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_bessel_y1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_bessel_y1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_bessel_y1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_bessel_y1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_bessel_y1_out
+
+
+special_bessel_y1_out = special_bessel_y1_out_op._entry = _special_bessel_y1_out_entry(
+    Site(special_bessel_y1_out_op)
+)
+special_bessel_y1_out_op._make_entry = _special_bessel_y1_out_entry
+
+
+special_modified_bessel_i0_op = declare("aten::special_modified_bessel_i0(Tensor self) -> Tensor")
+_special_modified_bessel_i0_kernels = special_modified_bessel_i0_op.kernels
+
+
+def _special_modified_bessel_i0_entry(_site):
+    def special_modified_bessel_i0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_i0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_i0_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_i0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_modified_bessel_i0(self)
+                if result is not None:
+                    return result
+            kernel = _special_modified_bessel_i0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_i0
+
+
+special_modified_bessel_i0 = special_modified_bessel_i0_op._entry = (
+    _special_modified_bessel_i0_entry(Site(special_modified_bessel_i0_op))
+)
+special_modified_bessel_i0_op._make_entry = _special_modified_bessel_i0_entry
+
+
+special_modified_bessel_i0_out_op = declare(
+    "aten::special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_modified_bessel_i0_out_kernels = special_modified_bessel_i0_out_op.kernels
+
+
+def _special_modified_bessel_i0_out_entry(_site):
+    def special_modified_bessel_i0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_i0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_i0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_modified_bessel_i0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_i0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_modified_bessel_i0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_i0_out
+
+
+special_modified_bessel_i0_out = special_modified_bessel_i0_out_op._entry = (
+    _special_modified_bessel_i0_out_entry(Site(special_modified_bessel_i0_out_op))
+)
+special_modified_bessel_i0_out_op._make_entry = _special_modified_bessel_i0_out_entry
+
+
+special_modified_bessel_i1_op = declare("aten::special_modified_bessel_i1(Tensor self) -> Tensor")
+_special_modified_bessel_i1_kernels = special_modified_bessel_i1_op.kernels
+
+
+def _special_modified_bessel_i1_entry(_site):
+    def special_modified_bessel_i1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_i1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_i1_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_i1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_modified_bessel_i1(self)
+                if result is not None:
+                    return result
+            kernel = _special_modified_bessel_i1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_i1
+
+
+special_modified_bessel_i1 = special_modified_bessel_i1_op._entry = (
+    _special_modified_bessel_i1_entry(Site(special_modified_bessel_i1_op))
+)
+special_modified_bessel_i1_op._make_entry = _special_modified_bessel_i1_entry
+
+
+special_modified_bessel_i1_out_op = declare(
+    "aten::special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_modified_bessel_i1_out_kernels = special_modified_bessel_i1_out_op.kernels
+
+
+def _special_modified_bessel_i1_out_entry(_site):
+    def special_modified_bessel_i1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_i1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_i1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_modified_bessel_i1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_i1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_modified_bessel_i1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_i1_out
+
+
+special_modified_bessel_i1_out = special_modified_bessel_i1_out_op._entry = (
+    _special_modified_bessel_i1_out_entry(Site(special_modified_bessel_i1_out_op))
+)
+special_modified_bessel_i1_out_op._make_entry = _special_modified_bessel_i1_out_entry
+
+
+special_modified_bessel_k0_op = declare("aten::special_modified_bessel_k0(Tensor self) -> Tensor")
+_special_modified_bessel_k0_kernels = special_modified_bessel_k0_op.kernels
+
+
+def _special_modified_bessel_k0_entry(_site):
+    def special_modified_bessel_k0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_k0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_k0_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_k0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_modified_bessel_k0(self)
+                if result is not None:
+                    return result
+            kernel = _special_modified_bessel_k0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_k0
+
+
+special_modified_bessel_k0 = special_modified_bessel_k0_op._entry = (
+    _special_modified_bessel_k0_entry(Site(special_modified_bessel_k0_op))
+)
+special_modified_bessel_k0_op._make_entry = _special_modified_bessel_k0_entry
+
+
+special_modified_bessel_k0_out_op = declare(
+    "aten::special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_modified_bessel_k0_out_kernels = special_modified_bessel_k0_out_op.kernels
+
+
+def _special_modified_bessel_k0_out_entry(_site):
+    def special_modified_bessel_k0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_k0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_k0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_modified_bessel_k0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_k0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_modified_bessel_k0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_k0_out
+
+
+special_modified_bessel_k0_out = special_modified_bessel_k0_out_op._entry = (
+    _special_modified_bessel_k0_out_entry(Site(special_modified_bessel_k0_out_op))
+)
+special_modified_bessel_k0_out_op._make_entry = _special_modified_bessel_k0_out_entry
+
+
+special_modified_bessel_k1_op = declare("aten::special_modified_bessel_k1(Tensor self) -> Tensor")
+_special_modified_bessel_k1_kernels = special_modified_bessel_k1_op.kernels
+
+
+def _special_modified_bessel_k1_entry(_site):
+    def special_modified_bessel_k1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_k1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_k1_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_k1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_modified_bessel_k1(self)
+                if result is not None:
+                    return result
+            kernel = _special_modified_bessel_k1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_k1
+
+
+special_modified_bessel_k1 = special_modified_bessel_k1_op._entry = (
+    _special_modified_bessel_k1_entry(Site(special_modified_bessel_k1_op))
+)
+special_modified_bessel_k1_op._make_entry = _special_modified_bessel_k1_entry
+
+
+special_modified_bessel_k1_out_op = declare(
+    "aten::special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_modified_bessel_k1_out_kernels = special_modified_bessel_k1_out_op.kernels
+
+
+def _special_modified_bessel_k1_out_entry(_site):
+    def special_modified_bessel_k1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_modified_bessel_k1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_modified_bessel_k1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_modified_bessel_k1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_modified_bessel_k1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_modified_bessel_k1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_modified_bessel_k1_out
+
+
+special_modified_bessel_k1_out = special_modified_bessel_k1_out_op._entry = (
+    _special_modified_bessel_k1_out_entry(Site(special_modified_bessel_k1_out_op))
+)
+special_modified_bessel_k1_out_op._make_entry = _special_modified_bessel_k1_out_entry
+
+
+special_scaled_modified_bessel_k0_op = declare(
+    "aten::special_scaled_modified_bessel_k0(Tensor self) -> Tensor"
+)
+_special_scaled_modified_bessel_k0_kernels = special_scaled_modified_bessel_k0_op.kernels
+
+
+def _special_scaled_modified_bessel_k0_entry(_site):
+    def special_scaled_modified_bessel_k0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_scaled_modified_bessel_k0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_scaled_modified_bessel_k0_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_scaled_modified_bessel_k0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_scaled_modified_bessel_k0(self)
+                if result is not None:
+                    return result
+            kernel = _special_scaled_modified_bessel_k0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_scaled_modified_bessel_k0
+
+
+special_scaled_modified_bessel_k0 = special_scaled_modified_bessel_k0_op._entry = (
+    _special_scaled_modified_bessel_k0_entry(Site(special_scaled_modified_bessel_k0_op))
+)
+special_scaled_modified_bessel_k0_op._make_entry = _special_scaled_modified_bessel_k0_entry
+
+
+special_scaled_modified_bessel_k0_out_op = declare(
+    "aten::special_scaled_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_scaled_modified_bessel_k0_out_kernels = special_scaled_modified_bessel_k0_out_op.kernels
+
+
+def _special_scaled_modified_bessel_k0_out_entry(_site):
+    def special_scaled_modified_bessel_k0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_scaled_modified_bessel_k0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_scaled_modified_bessel_k0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_scaled_modified_bessel_k0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_scaled_modified_bessel_k0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_scaled_modified_bessel_k0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_scaled_modified_bessel_k0_out
+
+
+special_scaled_modified_bessel_k0_out = special_scaled_modified_bessel_k0_out_op._entry = (
+    _special_scaled_modified_bessel_k0_out_entry(Site(special_scaled_modified_bessel_k0_out_op))
+)
+special_scaled_modified_bessel_k0_out_op._make_entry = _special_scaled_modified_bessel_k0_out_entry
+
+
+special_scaled_modified_bessel_k1_op = declare(
+    "aten::special_scaled_modified_bessel_k1(Tensor self) -> Tensor"
+)
+_special_scaled_modified_bessel_k1_kernels = special_scaled_modified_bessel_k1_op.kernels
+
+
+def _special_scaled_modified_bessel_k1_entry(_site):
+    def special_scaled_modified_bessel_k1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_scaled_modified_bessel_k1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_scaled_modified_bessel_k1_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_scaled_modified_bessel_k1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_scaled_modified_bessel_k1(self)
+                if result is not None:
+                    return result
+            kernel = _special_scaled_modified_bessel_k1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_scaled_modified_bessel_k1
+
+
+special_scaled_modified_bessel_k1 = special_scaled_modified_bessel_k1_op._entry = (
+    _special_scaled_modified_bessel_k1_entry(Site(special_scaled_modified_bessel_k1_op))
+)
+special_scaled_modified_bessel_k1_op._make_entry = _special_scaled_modified_bessel_k1_entry
+
+
+special_scaled_modified_bessel_k1_out_op = declare(
+    "aten::special_scaled_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_scaled_modified_bessel_k1_out_kernels = special_scaled_modified_bessel_k1_out_op.kernels
+
+
+def _special_scaled_modified_bessel_k1_out_entry(_site):
+    def special_scaled_modified_bessel_k1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_scaled_modified_bessel_k1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_scaled_modified_bessel_k1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_scaled_modified_bessel_k1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_scaled_modified_bessel_k1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_scaled_modified_bessel_k1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_scaled_modified_bessel_k1_out
+
+
+special_scaled_modified_bessel_k1_out = special_scaled_modified_bessel_k1_out_op._entry = (
+    _special_scaled_modified_bessel_k1_out_entry(Site(special_scaled_modified_bessel_k1_out_op))
+)
+special_scaled_modified_bessel_k1_out_op._make_entry = _special_scaled_modified_bessel_k1_out_entry
+
+
+special_spherical_bessel_j0_op = declare("aten::special_spherical_bessel_j0(Tensor self) -> Tensor")
+_special_spherical_bessel_j0_kernels = special_spherical_bessel_j0_op.kernels
+
+
+def _special_spherical_bessel_j0_entry(_site):
+    def special_spherical_bessel_j0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_spherical_bessel_j0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_spherical_bessel_j0_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_spherical_bessel_j0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_spherical_bessel_j0(self)
+                if result is not None:
+                    return result
+            kernel = _special_spherical_bessel_j0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_spherical_bessel_j0
+
+
+special_spherical_bessel_j0 = special_spherical_bessel_j0_op._entry = (
+    _special_spherical_bessel_j0_entry(Site(special_spherical_bessel_j0_op))
+)
+special_spherical_bessel_j0_op._make_entry = _special_spherical_bessel_j0_entry
+
+
+special_spherical_bessel_j0_out_op = declare(
+    "aten::special_spherical_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_spherical_bessel_j0_out_kernels = special_spherical_bessel_j0_out_op.kernels
+
+
+def _special_spherical_bessel_j0_out_entry(_site):
+    def special_spherical_bessel_j0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_spherical_bessel_j0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_spherical_bessel_j0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_spherical_bessel_j0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_spherical_bessel_j0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_spherical_bessel_j0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_spherical_bessel_j0_out
+
+
+special_spherical_bessel_j0_out = special_spherical_bessel_j0_out_op._entry = (
+    _special_spherical_bessel_j0_out_entry(Site(special_spherical_bessel_j0_out_op))
+)
+special_spherical_bessel_j0_out_op._make_entry = _special_spherical_bessel_j0_out_entry
+
+
+special_chebyshev_polynomial_t_op = declare(
+    "aten::special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_t_kernels = special_chebyshev_polynomial_t_op.kernels
+
+
+def _special_chebyshev_polynomial_t_entry(_site):
+    def special_chebyshev_polynomial_t(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_t_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_t_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_t_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_t_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_t(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_t_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_t
+
+
+special_chebyshev_polynomial_t = special_chebyshev_polynomial_t_op._entry = (
+    _special_chebyshev_polynomial_t_entry(Site(special_chebyshev_polynomial_t_op))
+)
+special_chebyshev_polynomial_t_op._make_entry = _special_chebyshev_polynomial_t_entry
+
+
+special_chebyshev_polynomial_t_out_op = declare(
+    "aten::special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_t_out_kernels = special_chebyshev_polynomial_t_out_op.kernels
+
+
+def _special_chebyshev_polynomial_t_out_entry(_site):
+    def special_chebyshev_polynomial_t_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_t_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_t_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_t_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_t_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_t_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_t_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_t_out
+
+
+special_chebyshev_polynomial_t_out = special_chebyshev_polynomial_t_out_op._entry = (
+    _special_chebyshev_polynomial_t_out_entry(Site(special_chebyshev_polynomial_t_out_op))
+)
+special_chebyshev_polynomial_t_out_op._make_entry = _special_chebyshev_polynomial_t_out_entry
+
+
+special_chebyshev_polynomial_t_x_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_t_x_scalar_kernels = (
+    special_chebyshev_polynomial_t_x_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_t_x_scalar_entry(_site):
+    def special_chebyshev_polynomial_t_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_t_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_t_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_t_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_t_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_t_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_t_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_t_x_scalar
+
+
+special_chebyshev_polynomial_t_x_scalar = special_chebyshev_polynomial_t_x_scalar_op._entry = (
+    _special_chebyshev_polynomial_t_x_scalar_entry(Site(special_chebyshev_polynomial_t_x_scalar_op))
+)
+special_chebyshev_polynomial_t_x_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_t_x_scalar_entry
+)
+
+
+special_chebyshev_polynomial_t_x_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_t_x_scalar_out_kernels = (
+    special_chebyshev_polynomial_t_x_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_t_x_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_t_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_t_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_t_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_t_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_t_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_t_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_t_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_t_x_scalar_out
+
+
+special_chebyshev_polynomial_t_x_scalar_out = (
+    special_chebyshev_polynomial_t_x_scalar_out_op._entry
+) = _special_chebyshev_polynomial_t_x_scalar_out_entry(
+    Site(special_chebyshev_polynomial_t_x_scalar_out_op)
+)
+special_chebyshev_polynomial_t_x_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_t_x_scalar_out_entry
+)
+
+
+special_chebyshev_polynomial_t_n_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_chebyshev_polynomial_t_n_scalar_kernels = (
+    special_chebyshev_polynomial_t_n_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_t_n_scalar_entry(_site):
+    def special_chebyshev_polynomial_t_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_t_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_t_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_t_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_t_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_t_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_t_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_t_n_scalar
+
+
+special_chebyshev_polynomial_t_n_scalar = special_chebyshev_polynomial_t_n_scalar_op._entry = (
+    _special_chebyshev_polynomial_t_n_scalar_entry(Site(special_chebyshev_polynomial_t_n_scalar_op))
+)
+special_chebyshev_polynomial_t_n_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_t_n_scalar_entry
+)
+
+
+special_chebyshev_polynomial_t_n_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_t_n_scalar_out_kernels = (
+    special_chebyshev_polynomial_t_n_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_t_n_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_t_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_t_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_t_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_t_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_t_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_t_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_t_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_t_n_scalar_out
+
+
+special_chebyshev_polynomial_t_n_scalar_out = (
+    special_chebyshev_polynomial_t_n_scalar_out_op._entry
+) = _special_chebyshev_polynomial_t_n_scalar_out_entry(
+    Site(special_chebyshev_polynomial_t_n_scalar_out_op)
+)
+special_chebyshev_polynomial_t_n_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_t_n_scalar_out_entry
+)
+
+
+special_chebyshev_polynomial_u_op = declare(
+    "aten::special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_u_kernels = special_chebyshev_polynomial_u_op.kernels
+
+
+def _special_chebyshev_polynomial_u_entry(_site):
+    def special_chebyshev_polynomial_u(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_u_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_u_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_u_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_u_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_u(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_u_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_u
+
+
+special_chebyshev_polynomial_u = special_chebyshev_polynomial_u_op._entry = (
+    _special_chebyshev_polynomial_u_entry(Site(special_chebyshev_polynomial_u_op))
+)
+special_chebyshev_polynomial_u_op._make_entry = _special_chebyshev_polynomial_u_entry
+
+
+special_chebyshev_polynomial_u_out_op = declare(
+    "aten::special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_u_out_kernels = special_chebyshev_polynomial_u_out_op.kernels
+
+
+def _special_chebyshev_polynomial_u_out_entry(_site):
+    def special_chebyshev_polynomial_u_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_u_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_u_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_u_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_u_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_u_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_u_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_u_out
+
+
+special_chebyshev_polynomial_u_out = special_chebyshev_polynomial_u_out_op._entry = (
+    _special_chebyshev_polynomial_u_out_entry(Site(special_chebyshev_polynomial_u_out_op))
+)
+special_chebyshev_polynomial_u_out_op._make_entry = _special_chebyshev_polynomial_u_out_entry
+
+
+special_chebyshev_polynomial_u_x_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_u_x_scalar_kernels = (
+    special_chebyshev_polynomial_u_x_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_u_x_scalar_entry(_site):
+    def special_chebyshev_polynomial_u_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_u_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_u_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_u_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_u_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_u_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_u_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_u_x_scalar
+
+
+special_chebyshev_polynomial_u_x_scalar = special_chebyshev_polynomial_u_x_scalar_op._entry = (
+    _special_chebyshev_polynomial_u_x_scalar_entry(Site(special_chebyshev_polynomial_u_x_scalar_op))
+)
+special_chebyshev_polynomial_u_x_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_u_x_scalar_entry
+)
+
+
+special_chebyshev_polynomial_u_x_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_u_x_scalar_out_kernels = (
+    special_chebyshev_polynomial_u_x_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_u_x_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_u_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_u_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_u_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_u_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_u_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_u_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_u_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_u_x_scalar_out
+
+
+special_chebyshev_polynomial_u_x_scalar_out = (
+    special_chebyshev_polynomial_u_x_scalar_out_op._entry
+) = _special_chebyshev_polynomial_u_x_scalar_out_entry(
+    Site(special_chebyshev_polynomial_u_x_scalar_out_op)
+)
+special_chebyshev_polynomial_u_x_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_u_x_scalar_out_entry
+)
+
+
+special_chebyshev_polynomial_u_n_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_chebyshev_polynomial_u_n_scalar_kernels = (
+    special_chebyshev_polynomial_u_n_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_u_n_scalar_entry(_site):
+    def special_chebyshev_polynomial_u_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_u_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_u_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_u_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_u_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_u_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_u_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_u_n_scalar
+
+
+special_chebyshev_polynomial_u_n_scalar = special_chebyshev_polynomial_u_n_scalar_op._entry = (
+    _special_chebyshev_polynomial_u_n_scalar_entry(Site(special_chebyshev_polynomial_u_n_scalar_op))
+)
+special_chebyshev_polynomial_u_n_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_u_n_scalar_entry
+)
+
+
+special_chebyshev_polynomial_u_n_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_u_n_scalar_out_kernels = (
+    special_chebyshev_polynomial_u_n_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_u_n_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_u_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_u_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_u_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_u_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_u_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_u_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_u_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_u_n_scalar_out
+
+
+special_chebyshev_polynomial_u_n_scalar_out = (
+    special_chebyshev_polynomial_u_n_scalar_out_op._entry
+) = _special_chebyshev_polynomial_u_n_scalar_out_entry(
+    Site(special_chebyshev_polynomial_u_n_scalar_out_op)
+)
+special_chebyshev_polynomial_u_n_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_u_n_scalar_out_entry
+)
+
+
+special_chebyshev_polynomial_v_op = declare(
+    "aten::special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_v_kernels = special_chebyshev_polynomial_v_op.kernels
+
+
+def _special_chebyshev_polynomial_v_entry(_site):
+    def special_chebyshev_polynomial_v(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_v_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_v_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_v_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_v_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_v(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_v_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_v
+
+
+special_chebyshev_polynomial_v = special_chebyshev_polynomial_v_op._entry = (
+    _special_chebyshev_polynomial_v_entry(Site(special_chebyshev_polynomial_v_op))
+)
+special_chebyshev_polynomial_v_op._make_entry = _special_chebyshev_polynomial_v_entry
+
+
+special_chebyshev_polynomial_v_out_op = declare(
+    "aten::special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_v_out_kernels = special_chebyshev_polynomial_v_out_op.kernels
+
+
+def _special_chebyshev_polynomial_v_out_entry(_site):
+    def special_chebyshev_polynomial_v_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_v_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_v_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_v_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_v_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_v_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_v_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_v_out
+
+
+special_chebyshev_polynomial_v_out = special_chebyshev_polynomial_v_out_op._entry = (
+    _special_chebyshev_polynomial_v_out_entry(Site(special_chebyshev_polynomial_v_out_op))
+)
+special_chebyshev_polynomial_v_out_op._make_entry = _special_chebyshev_polynomial_v_out_entry
+
+
+special_chebyshev_polynomial_v_x_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_v_x_scalar_kernels = (
+    special_chebyshev_polynomial_v_x_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_v_x_scalar_entry(_site):
+    def special_chebyshev_polynomial_v_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_v_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_v_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_v_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_v_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_v_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_v_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_v_x_scalar
+
+
+special_chebyshev_polynomial_v_x_scalar = special_chebyshev_polynomial_v_x_scalar_op._entry = (
+    _special_chebyshev_polynomial_v_x_scalar_entry(Site(special_chebyshev_polynomial_v_x_scalar_op))
+)
+special_chebyshev_polynomial_v_x_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_v_x_scalar_entry
+)
+
+
+special_chebyshev_polynomial_v_x_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_v_x_scalar_out_kernels = (
+    special_chebyshev_polynomial_v_x_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_v_x_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_v_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_v_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_v_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_v_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_v_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_v_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_v_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_v_x_scalar_out
+
+
+special_chebyshev_polynomial_v_x_scalar_out = (
+    special_chebyshev_polynomial_v_x_scalar_out_op._entry
+) = _special_chebyshev_polynomial_v_x_scalar_out_entry(
+    Site(special_chebyshev_polynomial_v_x_scalar_out_op)
+)
+special_chebyshev_polynomial_v_x_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_v_x_scalar_out_entry
+)
+
+
+special_chebyshev_polynomial_v_n_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_chebyshev_polynomial_v_n_scalar_kernels = (
+    special_chebyshev_polynomial_v_n_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_v_n_scalar_entry(_site):
+    def special_chebyshev_polynomial_v_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_v_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_v_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_v_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_v_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_v_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_v_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_v_n_scalar
+
+
+special_chebyshev_polynomial_v_n_scalar = special_chebyshev_polynomial_v_n_scalar_op._entry = (
+    _special_chebyshev_polynomial_v_n_scalar_entry(Site(special_chebyshev_polynomial_v_n_scalar_op))
+)
+special_chebyshev_polynomial_v_n_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_v_n_scalar_entry
+)
+
+
+special_chebyshev_polynomial_v_n_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_v_n_scalar_out_kernels = (
+    special_chebyshev_polynomial_v_n_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_v_n_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_v_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_v_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_v_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_v_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_v_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_v_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_v_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_v_n_scalar_out
+
+
+special_chebyshev_polynomial_v_n_scalar_out = (
+    special_chebyshev_polynomial_v_n_scalar_out_op._entry
+) = _special_chebyshev_polynomial_v_n_scalar_out_entry(
+    Site(special_chebyshev_polynomial_v_n_scalar_out_op)
+)
+special_chebyshev_polynomial_v_n_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_v_n_scalar_out_entry
+)
+
+
+special_chebyshev_polynomial_w_op = declare(
+    "aten::special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_w_kernels = special_chebyshev_polynomial_w_op.kernels
+
+
+def _special_chebyshev_polynomial_w_entry(_site):
+    def special_chebyshev_polynomial_w(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_w_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_w_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_w_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_w_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_w(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_w_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_w
+
+
+special_chebyshev_polynomial_w = special_chebyshev_polynomial_w_op._entry = (
+    _special_chebyshev_polynomial_w_entry(Site(special_chebyshev_polynomial_w_op))
+)
+special_chebyshev_polynomial_w_op._make_entry = _special_chebyshev_polynomial_w_entry
+
+
+special_chebyshev_polynomial_w_out_op = declare(
+    "aten::special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_w_out_kernels = special_chebyshev_polynomial_w_out_op.kernels
+
+
+def _special_chebyshev_polynomial_w_out_entry(_site):
+    def special_chebyshev_polynomial_w_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_w_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_w_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_w_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_w_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_w_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_w_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_w_out
+
+
+special_chebyshev_polynomial_w_out = special_chebyshev_polynomial_w_out_op._entry = (
+    _special_chebyshev_polynomial_w_out_entry(Site(special_chebyshev_polynomial_w_out_op))
+)
+special_chebyshev_polynomial_w_out_op._make_entry = _special_chebyshev_polynomial_w_out_entry
+
+
+special_chebyshev_polynomial_w_x_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_chebyshev_polynomial_w_x_scalar_kernels = (
+    special_chebyshev_polynomial_w_x_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_w_x_scalar_entry(_site):
+    def special_chebyshev_polynomial_w_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_w_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_w_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_w_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_w_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_w_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_w_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_w_x_scalar
+
+
+special_chebyshev_polynomial_w_x_scalar = special_chebyshev_polynomial_w_x_scalar_op._entry = (
+    _special_chebyshev_polynomial_w_x_scalar_entry(Site(special_chebyshev_polynomial_w_x_scalar_op))
+)
+special_chebyshev_polynomial_w_x_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_w_x_scalar_entry
+)
+
+
+special_chebyshev_polynomial_w_x_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_w_x_scalar_out_kernels = (
+    special_chebyshev_polynomial_w_x_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_w_x_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_w_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_w_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_chebyshev_polynomial_w_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_chebyshev_polynomial_w_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_w_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_w_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_w_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_w_x_scalar_out
+
+
+special_chebyshev_polynomial_w_x_scalar_out = (
+    special_chebyshev_polynomial_w_x_scalar_out_op._entry
+) = _special_chebyshev_polynomial_w_x_scalar_out_entry(
+    Site(special_chebyshev_polynomial_w_x_scalar_out_op)
+)
+special_chebyshev_polynomial_w_x_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_w_x_scalar_out_entry
+)
+
+
+special_chebyshev_polynomial_w_n_scalar_op = declare(
+    "aten::special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_chebyshev_polynomial_w_n_scalar_kernels = (
+    special_chebyshev_polynomial_w_n_scalar_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_w_n_scalar_entry(_site):
+    def special_chebyshev_polynomial_w_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_chebyshev_polynomial_w_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_w_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_w_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_chebyshev_polynomial_w_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_chebyshev_polynomial_w_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_chebyshev_polynomial_w_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_w_n_scalar
+
+
+special_chebyshev_polynomial_w_n_scalar = special_chebyshev_polynomial_w_n_scalar_op._entry = (
+    _special_chebyshev_polynomial_w_n_scalar_entry(Site(special_chebyshev_polynomial_w_n_scalar_op))
+)
+special_chebyshev_polynomial_w_n_scalar_op._make_entry = (
+    _special_chebyshev_polynomial_w_n_scalar_entry
+)
+
+
+special_chebyshev_polynomial_w_n_scalar_out_op = declare(
+    "aten::special_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_chebyshev_polynomial_w_n_scalar_out_kernels = (
+    special_chebyshev_polynomial_w_n_scalar_out_op.kernels
+)
+
+
+def _special_chebyshev_polynomial_w_n_scalar_out_entry(_site):
+    def special_chebyshev_polynomial_w_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_w_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_chebyshev_polynomial_w_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_chebyshev_polynomial_w_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_chebyshev_polynomial_w_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(
+                    _site, special_chebyshev_polynomial_w_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_chebyshev_polynomial_w_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_chebyshev_polynomial_w_n_scalar_out
+
+
+special_chebyshev_polynomial_w_n_scalar_out = (
+    special_chebyshev_polynomial_w_n_scalar_out_op._entry
+) = _special_chebyshev_polynomial_w_n_scalar_out_entry(
+    Site(special_chebyshev_polynomial_w_n_scalar_out_op)
+)
+special_chebyshev_polynomial_w_n_scalar_out_op._make_entry = (
+    _special_chebyshev_polynomial_w_n_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_t_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_t_kernels = special_shifted_chebyshev_polynomial_t_op.kernels
+
+
+def _special_shifted_chebyshev_polynomial_t_entry(_site):
+    def special_shifted_chebyshev_polynomial_t(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_t_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_t_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_t(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_t_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_t
+
+
+special_shifted_chebyshev_polynomial_t = special_shifted_chebyshev_polynomial_t_op._entry = (
+    _special_shifted_chebyshev_polynomial_t_entry(Site(special_shifted_chebyshev_polynomial_t_op))
+)
+special_shifted_chebyshev_polynomial_t_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_t_entry
+)
+
+
+special_shifted_chebyshev_polynomial_t_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_t_out_kernels = (
+    special_shifted_chebyshev_polynomial_t_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_t_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_t_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_t_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_t_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_shifted_chebyshev_polynomial_t_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_t_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_t_out
+
+
+special_shifted_chebyshev_polynomial_t_out = (
+    special_shifted_chebyshev_polynomial_t_out_op._entry
+) = _special_shifted_chebyshev_polynomial_t_out_entry(
+    Site(special_shifted_chebyshev_polynomial_t_out_op)
+)
+special_shifted_chebyshev_polynomial_t_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_t_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_t_x_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_t_x_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_t_x_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_t_x_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_t_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_shifted_chebyshev_polynomial_t_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_t_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_t_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_t_x_scalar
+
+
+special_shifted_chebyshev_polynomial_t_x_scalar = (
+    special_shifted_chebyshev_polynomial_t_x_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_t_x_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_t_x_scalar_op)
+)
+special_shifted_chebyshev_polynomial_t_x_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_t_x_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_t_x_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_t_x_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_t_x_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_t_x_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_t_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_t_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_t_x_scalar_out_op, 0
+                    )
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_t_x_scalar_out_op, 1
+                    )
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_t_x_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_t_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_t_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_t_x_scalar_out
+
+
+special_shifted_chebyshev_polynomial_t_x_scalar_out = (
+    special_shifted_chebyshev_polynomial_t_x_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_t_x_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_t_x_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_t_x_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_t_x_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_t_n_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_t_n_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_t_n_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_t_n_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_t_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_t_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_shifted_chebyshev_polynomial_t_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_t_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_t_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_t_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_t_n_scalar
+
+
+special_shifted_chebyshev_polynomial_t_n_scalar = (
+    special_shifted_chebyshev_polynomial_t_n_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_t_n_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_t_n_scalar_op)
+)
+special_shifted_chebyshev_polynomial_t_n_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_t_n_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_t_n_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_t_n_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_t_n_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_t_n_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_t_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_t_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_t_n_scalar_out_op, 0
+                    )
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_t_n_scalar_out_op, 1
+                    )
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_t_n_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_t_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_t_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_t_n_scalar_out
+
+
+special_shifted_chebyshev_polynomial_t_n_scalar_out = (
+    special_shifted_chebyshev_polynomial_t_n_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_t_n_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_t_n_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_t_n_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_t_n_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_u_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_u_kernels = special_shifted_chebyshev_polynomial_u_op.kernels
+
+
+def _special_shifted_chebyshev_polynomial_u_entry(_site):
+    def special_shifted_chebyshev_polynomial_u(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_u_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_u_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_u(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_u_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_u
+
+
+special_shifted_chebyshev_polynomial_u = special_shifted_chebyshev_polynomial_u_op._entry = (
+    _special_shifted_chebyshev_polynomial_u_entry(Site(special_shifted_chebyshev_polynomial_u_op))
+)
+special_shifted_chebyshev_polynomial_u_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_u_entry
+)
+
+
+special_shifted_chebyshev_polynomial_u_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_u_out_kernels = (
+    special_shifted_chebyshev_polynomial_u_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_u_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_u_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_u_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_u_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_shifted_chebyshev_polynomial_u_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_u_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_u_out
+
+
+special_shifted_chebyshev_polynomial_u_out = (
+    special_shifted_chebyshev_polynomial_u_out_op._entry
+) = _special_shifted_chebyshev_polynomial_u_out_entry(
+    Site(special_shifted_chebyshev_polynomial_u_out_op)
+)
+special_shifted_chebyshev_polynomial_u_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_u_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_u_x_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_u_x_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_u_x_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_u_x_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_u_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_shifted_chebyshev_polynomial_u_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_u_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_u_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_u_x_scalar
+
+
+special_shifted_chebyshev_polynomial_u_x_scalar = (
+    special_shifted_chebyshev_polynomial_u_x_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_u_x_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_u_x_scalar_op)
+)
+special_shifted_chebyshev_polynomial_u_x_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_u_x_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_u_x_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_u_x_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_u_x_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_u_x_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_u_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_u_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_u_x_scalar_out_op, 0
+                    )
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_u_x_scalar_out_op, 1
+                    )
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_u_x_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_u_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_u_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_u_x_scalar_out
+
+
+special_shifted_chebyshev_polynomial_u_x_scalar_out = (
+    special_shifted_chebyshev_polynomial_u_x_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_u_x_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_u_x_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_u_x_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_u_x_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_u_n_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_u_n_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_u_n_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_u_n_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_u_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_u_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_shifted_chebyshev_polynomial_u_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_u_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_u_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_u_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_u_n_scalar
+
+
+special_shifted_chebyshev_polynomial_u_n_scalar = (
+    special_shifted_chebyshev_polynomial_u_n_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_u_n_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_u_n_scalar_op)
+)
+special_shifted_chebyshev_polynomial_u_n_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_u_n_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_u_n_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_u_n_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_u_n_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_u_n_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_u_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_u_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_u_n_scalar_out_op, 0
+                    )
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_u_n_scalar_out_op, 1
+                    )
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_u_n_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_u_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_u_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_u_n_scalar_out
+
+
+special_shifted_chebyshev_polynomial_u_n_scalar_out = (
+    special_shifted_chebyshev_polynomial_u_n_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_u_n_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_u_n_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_u_n_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_u_n_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_v_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_v_kernels = special_shifted_chebyshev_polynomial_v_op.kernels
+
+
+def _special_shifted_chebyshev_polynomial_v_entry(_site):
+    def special_shifted_chebyshev_polynomial_v(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_v_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_v_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_v(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_v_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_v
+
+
+special_shifted_chebyshev_polynomial_v = special_shifted_chebyshev_polynomial_v_op._entry = (
+    _special_shifted_chebyshev_polynomial_v_entry(Site(special_shifted_chebyshev_polynomial_v_op))
+)
+special_shifted_chebyshev_polynomial_v_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_v_entry
+)
+
+
+special_shifted_chebyshev_polynomial_v_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_v_out_kernels = (
+    special_shifted_chebyshev_polynomial_v_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_v_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_v_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_v_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_v_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_shifted_chebyshev_polynomial_v_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_v_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_v_out
+
+
+special_shifted_chebyshev_polynomial_v_out = (
+    special_shifted_chebyshev_polynomial_v_out_op._entry
+) = _special_shifted_chebyshev_polynomial_v_out_entry(
+    Site(special_shifted_chebyshev_polynomial_v_out_op)
+)
+special_shifted_chebyshev_polynomial_v_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_v_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_v_x_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_v_x_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_v_x_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_v_x_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_v_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_shifted_chebyshev_polynomial_v_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_v_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_v_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_v_x_scalar
+
+
+special_shifted_chebyshev_polynomial_v_x_scalar = (
+    special_shifted_chebyshev_polynomial_v_x_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_v_x_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_v_x_scalar_op)
+)
+special_shifted_chebyshev_polynomial_v_x_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_v_x_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_v_x_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_v_x_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_v_x_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_v_x_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_v_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_v_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_v_x_scalar_out_op, 0
+                    )
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_v_x_scalar_out_op, 1
+                    )
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_v_x_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_v_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_v_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_v_x_scalar_out
+
+
+special_shifted_chebyshev_polynomial_v_x_scalar_out = (
+    special_shifted_chebyshev_polynomial_v_x_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_v_x_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_v_x_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_v_x_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_v_x_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_v_n_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_v_n_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_v_n_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_v_n_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_v_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_v_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_shifted_chebyshev_polynomial_v_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_v_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_v_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_v_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_v_n_scalar
+
+
+special_shifted_chebyshev_polynomial_v_n_scalar = (
+    special_shifted_chebyshev_polynomial_v_n_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_v_n_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_v_n_scalar_op)
+)
+special_shifted_chebyshev_polynomial_v_n_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_v_n_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_v_n_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_v_n_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_v_n_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_v_n_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_v_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_v_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_v_n_scalar_out_op, 0
+                    )
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_v_n_scalar_out_op, 1
+                    )
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_v_n_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_v_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_v_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_v_n_scalar_out
+
+
+special_shifted_chebyshev_polynomial_v_n_scalar_out = (
+    special_shifted_chebyshev_polynomial_v_n_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_v_n_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_v_n_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_v_n_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_v_n_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_w_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_w_kernels = special_shifted_chebyshev_polynomial_w_op.kernels
+
+
+def _special_shifted_chebyshev_polynomial_w_entry(_site):
+    def special_shifted_chebyshev_polynomial_w(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_w_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_w_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_w(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_w_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_w
+
+
+special_shifted_chebyshev_polynomial_w = special_shifted_chebyshev_polynomial_w_op._entry = (
+    _special_shifted_chebyshev_polynomial_w_entry(Site(special_shifted_chebyshev_polynomial_w_op))
+)
+special_shifted_chebyshev_polynomial_w_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_w_entry
+)
+
+
+special_shifted_chebyshev_polynomial_w_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_w_out_kernels = (
+    special_shifted_chebyshev_polynomial_w_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_w_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_w_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_w_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_w_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_shifted_chebyshev_polynomial_w_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_w_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_w_out
+
+
+special_shifted_chebyshev_polynomial_w_out = (
+    special_shifted_chebyshev_polynomial_w_out_op._entry
+) = _special_shifted_chebyshev_polynomial_w_out_entry(
+    Site(special_shifted_chebyshev_polynomial_w_out_op)
+)
+special_shifted_chebyshev_polynomial_w_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_w_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_w_x_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_w_x_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_w_x_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_w_x_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_w_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_shifted_chebyshev_polynomial_w_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_shifted_chebyshev_polynomial_w_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_w_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_w_x_scalar
+
+
+special_shifted_chebyshev_polynomial_w_x_scalar = (
+    special_shifted_chebyshev_polynomial_w_x_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_w_x_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_w_x_scalar_op)
+)
+special_shifted_chebyshev_polynomial_w_x_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_w_x_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_w_x_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_w_x_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_w_x_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_w_x_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_w_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_w_x_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_w_x_scalar_out_op, 0
+                    )
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_w_x_scalar_out_op, 1
+                    )
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_w_x_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_w_x_scalar_out_op, x, n, out
+                )
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_w_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_w_x_scalar_out
+
+
+special_shifted_chebyshev_polynomial_w_x_scalar_out = (
+    special_shifted_chebyshev_polynomial_w_x_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_w_x_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_w_x_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_w_x_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_w_x_scalar_out_entry
+)
+
+
+special_shifted_chebyshev_polynomial_w_n_scalar_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_shifted_chebyshev_polynomial_w_n_scalar_kernels = (
+    special_shifted_chebyshev_polynomial_w_n_scalar_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_w_n_scalar_entry(_site):
+    def special_shifted_chebyshev_polynomial_w_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_shifted_chebyshev_polynomial_w_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_shifted_chebyshev_polynomial_w_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_shifted_chebyshev_polynomial_w_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_shifted_chebyshev_polynomial_w_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_shifted_chebyshev_polynomial_w_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_w_n_scalar
+
+
+special_shifted_chebyshev_polynomial_w_n_scalar = (
+    special_shifted_chebyshev_polynomial_w_n_scalar_op._entry
+) = _special_shifted_chebyshev_polynomial_w_n_scalar_entry(
+    Site(special_shifted_chebyshev_polynomial_w_n_scalar_op)
+)
+special_shifted_chebyshev_polynomial_w_n_scalar_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_w_n_scalar_entry
+)
+
+
+special_shifted_chebyshev_polynomial_w_n_scalar_out_op = declare(
+    "aten::special_shifted_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_shifted_chebyshev_polynomial_w_n_scalar_out_kernels = (
+    special_shifted_chebyshev_polynomial_w_n_scalar_out_op.kernels
+)
+
+
+def _special_shifted_chebyshev_polynomial_w_n_scalar_out_entry(_site):
+    def special_shifted_chebyshev_polynomial_w_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_w_n_scalar_out_op, x, n, out
+                )
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(
+                        x, _site, special_shifted_chebyshev_polynomial_w_n_scalar_out_op, 0
+                    )
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(
+                        n, _site, special_shifted_chebyshev_polynomial_w_n_scalar_out_op, 1
+                    )
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(
+                        out, _site, special_shifted_chebyshev_polynomial_w_n_scalar_out_op, 2
+                    )
+            except Overridden:
+                return handle_entry(
+                    _site, special_shifted_chebyshev_polynomial_w_n_scalar_out_op, x, n, out
+                )
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_shifted_chebyshev_polynomial_w_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_shifted_chebyshev_polynomial_w_n_scalar_out
+
+
+special_shifted_chebyshev_polynomial_w_n_scalar_out = (
+    special_shifted_chebyshev_polynomial_w_n_scalar_out_op._entry
+) = _special_shifted_chebyshev_polynomial_w_n_scalar_out_entry(
+    Site(special_shifted_chebyshev_polynomial_w_n_scalar_out_op)
+)
+special_shifted_chebyshev_polynomial_w_n_scalar_out_op._make_entry = (
+    _special_shifted_chebyshev_polynomial_w_n_scalar_out_entry
+)
+
+
+special_hermite_polynomial_h_op = declare(
+    "aten::special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"
+)
+_special_hermite_polynomial_h_kernels = special_hermite_polynomial_h_op.kernels
+
+
+def _special_hermite_polynomial_h_entry(_site):
+    def special_hermite_polynomial_h(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_h_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_h_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_h_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_h_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_hermite_polynomial_h(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_hermite_polynomial_h_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_h
+
+
+special_hermite_polynomial_h = special_hermite_polynomial_h_op._entry = (
+    _special_hermite_polynomial_h_entry(Site(special_hermite_polynomial_h_op))
+)
+special_hermite_polynomial_h_op._make_entry = _special_hermite_polynomial_h_entry
+
+
+special_hermite_polynomial_h_out_op = declare(
+    "aten::special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_hermite_polynomial_h_out_kernels = special_hermite_polynomial_h_out_op.kernels
+
+
+def _special_hermite_polynomial_h_out_entry(_site):
+    def special_hermite_polynomial_h_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_h_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_h_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_h_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_hermite_polynomial_h_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_h_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_hermite_polynomial_h_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_h_out
+
+
+special_hermite_polynomial_h_out = special_hermite_polynomial_h_out_op._entry = (
+    _special_hermite_polynomial_h_out_entry(Site(special_hermite_polynomial_h_out_op))
+)
+special_hermite_polynomial_h_out_op._make_entry = _special_hermite_polynomial_h_out_entry
+
+
+special_hermite_polynomial_h_x_scalar_op = declare(
+    "aten::special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_hermite_polynomial_h_x_scalar_kernels = special_hermite_polynomial_h_x_scalar_op.kernels
+
+
+def _special_hermite_polynomial_h_x_scalar_entry(_site):
+    def special_hermite_polynomial_h_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_h_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_hermite_polynomial_h_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_h_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_h_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_hermite_polynomial_h_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_hermite_polynomial_h_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_h_x_scalar
+
+
+special_hermite_polynomial_h_x_scalar = special_hermite_polynomial_h_x_scalar_op._entry = (
+    _special_hermite_polynomial_h_x_scalar_entry(Site(special_hermite_polynomial_h_x_scalar_op))
+)
+special_hermite_polynomial_h_x_scalar_op._make_entry = _special_hermite_polynomial_h_x_scalar_entry
+
+
+special_hermite_polynomial_h_x_scalar_out_op = declare(
+    "aten::special_hermite_polynomial_h.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_hermite_polynomial_h_x_scalar_out_kernels = (
+    special_hermite_polynomial_h_x_scalar_out_op.kernels
+)
+
+
+def _special_hermite_polynomial_h_x_scalar_out_entry(_site):
+    def special_hermite_polynomial_h_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_h_x_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_hermite_polynomial_h_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_h_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_hermite_polynomial_h_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_h_x_scalar_out_op, x, n, out)
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_hermite_polynomial_h_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_h_x_scalar_out
+
+
+special_hermite_polynomial_h_x_scalar_out = special_hermite_polynomial_h_x_scalar_out_op._entry = (
+    _special_hermite_polynomial_h_x_scalar_out_entry(
+        Site(special_hermite_polynomial_h_x_scalar_out_op)
+    )
+)
+special_hermite_polynomial_h_x_scalar_out_op._make_entry = (
+    _special_hermite_polynomial_h_x_scalar_out_entry
+)
+
+
+special_hermite_polynomial_h_n_scalar_op = declare(
+    "aten::special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_hermite_polynomial_h_n_scalar_kernels = special_hermite_polynomial_h_n_scalar_op.kernels
+
+
+def _special_hermite_polynomial_h_n_scalar_entry(_site):
+    def special_hermite_polynomial_h_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_h_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_h_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_hermite_polynomial_h_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_h_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_hermite_polynomial_h_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_hermite_polynomial_h_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_h_n_scalar
+
+
+special_hermite_polynomial_h_n_scalar = special_hermite_polynomial_h_n_scalar_op._entry = (
+    _special_hermite_polynomial_h_n_scalar_entry(Site(special_hermite_polynomial_h_n_scalar_op))
+)
+special_hermite_polynomial_h_n_scalar_op._make_entry = _special_hermite_polynomial_h_n_scalar_entry
+
+
+special_hermite_polynomial_h_n_scalar_out_op = declare(
+    "aten::special_hermite_polynomial_h.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_hermite_polynomial_h_n_scalar_out_kernels = (
+    special_hermite_polynomial_h_n_scalar_out_op.kernels
+)
+
+
+def _special_hermite_polynomial_h_n_scalar_out_entry(_site):
+    def special_hermite_polynomial_h_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_h_n_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_h_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_hermite_polynomial_h_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_hermite_polynomial_h_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_h_n_scalar_out_op, x, n, out)
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_hermite_polynomial_h_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_h_n_scalar_out
+
+
+special_hermite_polynomial_h_n_scalar_out = special_hermite_polynomial_h_n_scalar_out_op._entry = (
+    _special_hermite_polynomial_h_n_scalar_out_entry(
+        Site(special_hermite_polynomial_h_n_scalar_out_op)
+    )
+)
+special_hermite_polynomial_h_n_scalar_out_op._make_entry = (
+    _special_hermite_polynomial_h_n_scalar_out_entry
+)
+
+
+special_hermite_polynomial_he_op = declare(
+    "aten::special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"
+)
+_special_hermite_polynomial_he_kernels = special_hermite_polynomial_he_op.kernels
+
+
+def _special_hermite_polynomial_he_entry(_site):
+    def special_hermite_polynomial_he(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_he_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_he_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_he_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_he_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_hermite_polynomial_he(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_hermite_polynomial_he_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_he
+
+
+special_hermite_polynomial_he = special_hermite_polynomial_he_op._entry = (
+    _special_hermite_polynomial_he_entry(Site(special_hermite_polynomial_he_op))
+)
+special_hermite_polynomial_he_op._make_entry = _special_hermite_polynomial_he_entry
+
+
+special_hermite_polynomial_he_out_op = declare(
+    "aten::special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_hermite_polynomial_he_out_kernels = special_hermite_polynomial_he_out_op.kernels
+
+
+def _special_hermite_polynomial_he_out_entry(_site):
+    def special_hermite_polynomial_he_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_he_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_he_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_he_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_hermite_polynomial_he_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_he_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_hermite_polynomial_he_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_he_out
+
+
+special_hermite_polynomial_he_out = special_hermite_polynomial_he_out_op._entry = (
+    _special_hermite_polynomial_he_out_entry(Site(special_hermite_polynomial_he_out_op))
+)
+special_hermite_polynomial_he_out_op._make_entry = _special_hermite_polynomial_he_out_entry
+
+
+special_hermite_polynomial_he_x_scalar_op = declare(
+    "aten::special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_hermite_polynomial_he_x_scalar_kernels = special_hermite_polynomial_he_x_scalar_op.kernels
+
+
+def _special_hermite_polynomial_he_x_scalar_entry(_site):
+    def special_hermite_polynomial_he_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_he_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_hermite_polynomial_he_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_he_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_he_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_hermite_polynomial_he_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_hermite_polynomial_he_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_he_x_scalar
+
+
+special_hermite_polynomial_he_x_scalar = special_hermite_polynomial_he_x_scalar_op._entry = (
+    _special_hermite_polynomial_he_x_scalar_entry(Site(special_hermite_polynomial_he_x_scalar_op))
+)
+special_hermite_polynomial_he_x_scalar_op._make_entry = (
+    _special_hermite_polynomial_he_x_scalar_entry
+)
+
+
+special_hermite_polynomial_he_x_scalar_out_op = declare(
+    "aten::special_hermite_polynomial_he.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_hermite_polynomial_he_x_scalar_out_kernels = (
+    special_hermite_polynomial_he_x_scalar_out_op.kernels
+)
+
+
+def _special_hermite_polynomial_he_x_scalar_out_entry(_site):
+    def special_hermite_polynomial_he_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_he_x_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_hermite_polynomial_he_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_hermite_polynomial_he_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_hermite_polynomial_he_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_he_x_scalar_out_op, x, n, out)
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_hermite_polynomial_he_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_he_x_scalar_out
+
+
+special_hermite_polynomial_he_x_scalar_out = (
+    special_hermite_polynomial_he_x_scalar_out_op._entry
+) = _special_hermite_polynomial_he_x_scalar_out_entry(
+    Site(special_hermite_polynomial_he_x_scalar_out_op)
+)
+special_hermite_polynomial_he_x_scalar_out_op._make_entry = (
+    _special_hermite_polynomial_he_x_scalar_out_entry
+)
+
+
+special_hermite_polynomial_he_n_scalar_op = declare(
+    "aten::special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_hermite_polynomial_he_n_scalar_kernels = special_hermite_polynomial_he_n_scalar_op.kernels
+
+
+def _special_hermite_polynomial_he_n_scalar_entry(_site):
+    def special_hermite_polynomial_he_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_he_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_he_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_hermite_polynomial_he_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_he_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_hermite_polynomial_he_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_hermite_polynomial_he_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_he_n_scalar
+
+
+special_hermite_polynomial_he_n_scalar = special_hermite_polynomial_he_n_scalar_op._entry = (
+    _special_hermite_polynomial_he_n_scalar_entry(Site(special_hermite_polynomial_he_n_scalar_op))
+)
+special_hermite_polynomial_he_n_scalar_op._make_entry = (
+    _special_hermite_polynomial_he_n_scalar_entry
+)
+
+
+special_hermite_polynomial_he_n_scalar_out_op = declare(
+    "aten::special_hermite_polynomial_he.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_hermite_polynomial_he_n_scalar_out_kernels = (
+    special_hermite_polynomial_he_n_scalar_out_op.kernels
+)
+
+
+def _special_hermite_polynomial_he_n_scalar_out_entry(_site):
+    def special_hermite_polynomial_he_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_hermite_polynomial_he_n_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_hermite_polynomial_he_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_hermite_polynomial_he_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_hermite_polynomial_he_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_hermite_polynomial_he_n_scalar_out_op, x, n, out)
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_hermite_polynomial_he_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_hermite_polynomial_he_n_scalar_out
+
+
+special_hermite_polynomial_he_n_scalar_out = (
+    special_hermite_polynomial_he_n_scalar_out_op._entry
+) = _special_hermite_polynomial_he_n_scalar_out_entry(
+    Site(special_hermite_polynomial_he_n_scalar_out_op)
+)
+special_hermite_polynomial_he_n_scalar_out_op._make_entry = (
+    _special_hermite_polynomial_he_n_scalar_out_entry
+)
+
+
+special_laguerre_polynomial_l_op = declare(
+    "aten::special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"
+)
+_special_laguerre_polynomial_l_kernels = special_laguerre_polynomial_l_op.kernels
+
+
+def _special_laguerre_polynomial_l_entry(_site):
+    def special_laguerre_polynomial_l(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_laguerre_polynomial_l_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_laguerre_polynomial_l_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_laguerre_polynomial_l_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_laguerre_polynomial_l_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_laguerre_polynomial_l(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_laguerre_polynomial_l_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_laguerre_polynomial_l
+
+
+special_laguerre_polynomial_l = special_laguerre_polynomial_l_op._entry = (
+    _special_laguerre_polynomial_l_entry(Site(special_laguerre_polynomial_l_op))
+)
+special_laguerre_polynomial_l_op._make_entry = _special_laguerre_polynomial_l_entry
+
+
+special_laguerre_polynomial_l_out_op = declare(
+    "aten::special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_laguerre_polynomial_l_out_kernels = special_laguerre_polynomial_l_out_op.kernels
+
+
+def _special_laguerre_polynomial_l_out_entry(_site):
+    def special_laguerre_polynomial_l_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_laguerre_polynomial_l_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_laguerre_polynomial_l_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_laguerre_polynomial_l_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_laguerre_polynomial_l_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_laguerre_polynomial_l_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_laguerre_polynomial_l_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_laguerre_polynomial_l_out
+
+
+special_laguerre_polynomial_l_out = special_laguerre_polynomial_l_out_op._entry = (
+    _special_laguerre_polynomial_l_out_entry(Site(special_laguerre_polynomial_l_out_op))
+)
+special_laguerre_polynomial_l_out_op._make_entry = _special_laguerre_polynomial_l_out_entry
+
+
+special_laguerre_polynomial_l_x_scalar_op = declare(
+    "aten::special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_laguerre_polynomial_l_x_scalar_kernels = special_laguerre_polynomial_l_x_scalar_op.kernels
+
+
+def _special_laguerre_polynomial_l_x_scalar_entry(_site):
+    def special_laguerre_polynomial_l_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_laguerre_polynomial_l_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_laguerre_polynomial_l_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_laguerre_polynomial_l_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_laguerre_polynomial_l_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_laguerre_polynomial_l_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_laguerre_polynomial_l_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_laguerre_polynomial_l_x_scalar
+
+
+special_laguerre_polynomial_l_x_scalar = special_laguerre_polynomial_l_x_scalar_op._entry = (
+    _special_laguerre_polynomial_l_x_scalar_entry(Site(special_laguerre_polynomial_l_x_scalar_op))
+)
+special_laguerre_polynomial_l_x_scalar_op._make_entry = (
+    _special_laguerre_polynomial_l_x_scalar_entry
+)
+
+
+special_laguerre_polynomial_l_x_scalar_out_op = declare(
+    "aten::special_laguerre_polynomial_l.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_laguerre_polynomial_l_x_scalar_out_kernels = (
+    special_laguerre_polynomial_l_x_scalar_out_op.kernels
+)
+
+
+def _special_laguerre_polynomial_l_x_scalar_out_entry(_site):
+    def special_laguerre_polynomial_l_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_laguerre_polynomial_l_x_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_laguerre_polynomial_l_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_laguerre_polynomial_l_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_laguerre_polynomial_l_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_laguerre_polynomial_l_x_scalar_out_op, x, n, out)
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_laguerre_polynomial_l_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_laguerre_polynomial_l_x_scalar_out
+
+
+special_laguerre_polynomial_l_x_scalar_out = (
+    special_laguerre_polynomial_l_x_scalar_out_op._entry
+) = _special_laguerre_polynomial_l_x_scalar_out_entry(
+    Site(special_laguerre_polynomial_l_x_scalar_out_op)
+)
+special_laguerre_polynomial_l_x_scalar_out_op._make_entry = (
+    _special_laguerre_polynomial_l_x_scalar_out_entry
+)
+
+
+special_laguerre_polynomial_l_n_scalar_op = declare(
+    "aten::special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_laguerre_polynomial_l_n_scalar_kernels = special_laguerre_polynomial_l_n_scalar_op.kernels
+
+
+def _special_laguerre_polynomial_l_n_scalar_entry(_site):
+    def special_laguerre_polynomial_l_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_laguerre_polynomial_l_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_laguerre_polynomial_l_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_laguerre_polynomial_l_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_laguerre_polynomial_l_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_laguerre_polynomial_l_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_laguerre_polynomial_l_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_laguerre_polynomial_l_n_scalar
+
+
+special_laguerre_polynomial_l_n_scalar = special_laguerre_polynomial_l_n_scalar_op._entry = (
+    _special_laguerre_polynomial_l_n_scalar_entry(Site(special_laguerre_polynomial_l_n_scalar_op))
+)
+special_laguerre_polynomial_l_n_scalar_op._make_entry = (
+    _special_laguerre_polynomial_l_n_scalar_entry
+)
+
+
+special_laguerre_polynomial_l_n_scalar_out_op = declare(
+    "aten::special_laguerre_polynomial_l.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_laguerre_polynomial_l_n_scalar_out_kernels = (
+    special_laguerre_polynomial_l_n_scalar_out_op.kernels
+)
+
+
+def _special_laguerre_polynomial_l_n_scalar_out_entry(_site):
+    def special_laguerre_polynomial_l_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_laguerre_polynomial_l_n_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_laguerre_polynomial_l_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_laguerre_polynomial_l_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_laguerre_polynomial_l_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_laguerre_polynomial_l_n_scalar_out_op, x, n, out)
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_laguerre_polynomial_l_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_laguerre_polynomial_l_n_scalar_out
+
+
+special_laguerre_polynomial_l_n_scalar_out = (
+    special_laguerre_polynomial_l_n_scalar_out_op._entry
+) = _special_laguerre_polynomial_l_n_scalar_out_entry(
+    Site(special_laguerre_polynomial_l_n_scalar_out_op)
+)
+special_laguerre_polynomial_l_n_scalar_out_op._make_entry = (
+    _special_laguerre_polynomial_l_n_scalar_out_entry
+)
+
+
+special_legendre_polynomial_p_op = declare(
+    "aten::special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"
+)
+_special_legendre_polynomial_p_kernels = special_legendre_polynomial_p_op.kernels
+
+
+def _special_legendre_polynomial_p_entry(_site):
+    def special_legendre_polynomial_p(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_legendre_polynomial_p_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_legendre_polynomial_p_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_legendre_polynomial_p_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_legendre_polynomial_p_op, x, n)
+            keyset = (x._keys | n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (x._keys & n._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_legendre_polynomial_p(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_legendre_polynomial_p_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_legendre_polynomial_p
+
+
+special_legendre_polynomial_p = special_legendre_polynomial_p_op._entry = (
+    _special_legendre_polynomial_p_entry(Site(special_legendre_polynomial_p_op))
+)
+special_legendre_polynomial_p_op._make_entry = _special_legendre_polynomial_p_entry
+
+
+special_legendre_polynomial_p_out_op = declare(
+    "aten::special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_legendre_polynomial_p_out_kernels = special_legendre_polynomial_p_out_op.kernels
+
+
+def _special_legendre_polynomial_p_out_entry(_site):
+    def special_legendre_polynomial_p_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_legendre_polynomial_p_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_legendre_polynomial_p_out_op, 0)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_legendre_polynomial_p_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_legendre_polynomial_p_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_legendre_polynomial_p_out_op, x, n, out)
+            keyset = (x._keys | n._keys | out._keys | include) & _tls.keep
+            kernel = _special_legendre_polynomial_p_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_legendre_polynomial_p_out
+
+
+special_legendre_polynomial_p_out = special_legendre_polynomial_p_out_op._entry = (
+    _special_legendre_polynomial_p_out_entry(Site(special_legendre_polynomial_p_out_op))
+)
+special_legendre_polynomial_p_out_op._make_entry = _special_legendre_polynomial_p_out_entry
+
+
+special_legendre_polynomial_p_x_scalar_op = declare(
+    "aten::special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"
+)
+_special_legendre_polynomial_p_x_scalar_kernels = special_legendre_polynomial_p_x_scalar_op.kernels
+
+
+def _special_legendre_polynomial_p_x_scalar_entry(_site):
+    def special_legendre_polynomial_p_x_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_legendre_polynomial_p_x_scalar_op, x, n)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_legendre_polynomial_p_x_scalar_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_legendre_polynomial_p_x_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_legendre_polynomial_p_x_scalar_op, x, n)
+            keyset = (n._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_legendre_polynomial_p_x_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_legendre_polynomial_p_x_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_legendre_polynomial_p_x_scalar
+
+
+special_legendre_polynomial_p_x_scalar = special_legendre_polynomial_p_x_scalar_op._entry = (
+    _special_legendre_polynomial_p_x_scalar_entry(Site(special_legendre_polynomial_p_x_scalar_op))
+)
+special_legendre_polynomial_p_x_scalar_op._make_entry = (
+    _special_legendre_polynomial_p_x_scalar_entry
+)
+
+
+special_legendre_polynomial_p_x_scalar_out_op = declare(
+    "aten::special_legendre_polynomial_p.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_legendre_polynomial_p_x_scalar_out_kernels = (
+    special_legendre_polynomial_p_x_scalar_out_op.kernels
+)
+
+
+def _special_legendre_polynomial_p_x_scalar_out_entry(_site):
+    def special_legendre_polynomial_p_x_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_legendre_polynomial_p_x_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in PY_NUMBERS:
+                    x = scalar_arg(x, _site, special_legendre_polynomial_p_x_scalar_out_op, 0)
+                elif x.__class__ is int and not -9223372036854775808 <= x <= 18446744073709551615:
+                    check_scalar_range(x)
+                if n.__class__ not in TENSOR_CLASSES:
+                    n = tensor_arg(n, _site, special_legendre_polynomial_p_x_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_legendre_polynomial_p_x_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_legendre_polynomial_p_x_scalar_out_op, x, n, out)
+            keyset = (n._keys | out._keys | include) & _tls.keep
+            kernel = _special_legendre_polynomial_p_x_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_legendre_polynomial_p_x_scalar_out
+
+
+special_legendre_polynomial_p_x_scalar_out = (
+    special_legendre_polynomial_p_x_scalar_out_op._entry
+) = _special_legendre_polynomial_p_x_scalar_out_entry(
+    Site(special_legendre_polynomial_p_x_scalar_out_op)
+)
+special_legendre_polynomial_p_x_scalar_out_op._make_entry = (
+    _special_legendre_polynomial_p_x_scalar_out_entry
+)
+
+
+special_legendre_polynomial_p_n_scalar_op = declare(
+    "aten::special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"
+)
+_special_legendre_polynomial_p_n_scalar_kernels = special_legendre_polynomial_p_n_scalar_op.kernels
+
+
+def _special_legendre_polynomial_p_n_scalar_entry(_site):
+    def special_legendre_polynomial_p_n_scalar(x, n):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_legendre_polynomial_p_n_scalar_op, x, n)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_legendre_polynomial_p_n_scalar_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_legendre_polynomial_p_n_scalar_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+            except Overridden:
+                return handle_entry(_site, special_legendre_polynomial_p_n_scalar_op, x, n)
+            keyset = (x._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_legendre_polynomial_p_n_scalar(x, n)
+                if result is not None:
+                    return result
+            kernel = _special_legendre_polynomial_p_n_scalar_kernels[keyset]
+            return kernel(keyset, x, n)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_legendre_polynomial_p_n_scalar
+
+
+special_legendre_polynomial_p_n_scalar = special_legendre_polynomial_p_n_scalar_op._entry = (
+    _special_legendre_polynomial_p_n_scalar_entry(Site(special_legendre_polynomial_p_n_scalar_op))
+)
+special_legendre_polynomial_p_n_scalar_op._make_entry = (
+    _special_legendre_polynomial_p_n_scalar_entry
+)
+
+
+special_legendre_polynomial_p_n_scalar_out_op = declare(
+    "aten::special_legendre_polynomial_p.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_legendre_polynomial_p_n_scalar_out_kernels = (
+    special_legendre_polynomial_p_n_scalar_out_op.kernels
+)
+
+
+def _special_legendre_polynomial_p_n_scalar_out_entry(_site):
+    def special_legendre_polynomial_p_n_scalar_out(x, n, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_legendre_polynomial_p_n_scalar_out_op, x, n, out)
+            try:
+                if x.__class__ not in TENSOR_CLASSES:
+                    x = tensor_arg(x, _site, special_legendre_polynomial_p_n_scalar_out_op, 0)
+                if n.__class__ not in PY_NUMBERS:
+                    n = scalar_arg(n, _site, special_legendre_polynomial_p_n_scalar_out_op, 1)
+                elif n.__class__ is int and not -9223372036854775808 <= n <= 18446744073709551615:
+                    check_scalar_range(n)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_legendre_polynomial_p_n_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_legendre_polynomial_p_n_scalar_out_op, x, n, out)
+            keyset = (x._keys | out._keys | include) & _tls.keep
+            kernel = _special_legendre_polynomial_p_n_scalar_out_kernels[keyset]
+            return kernel(keyset, x, n, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_legendre_polynomial_p_n_scalar_out
+
+
+special_legendre_polynomial_p_n_scalar_out = (
+    special_legendre_polynomial_p_n_scalar_out_op._entry
+) = _special_legendre_polynomial_p_n_scalar_out_entry(
+    Site(special_legendre_polynomial_p_n_scalar_out_op)
+)
+special_legendre_polynomial_p_n_scalar_out_op._make_entry = (
+    _special_legendre_polynomial_p_n_scalar_out_entry
+)
+
+
+special_expit_op = declare("aten::special_expit(Tensor self) -> Tensor")
+_special_expit_kernels = special_expit_op.kernels
+
+
+def _special_expit_entry(_site):
+    def special_expit(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_expit_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_expit_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_expit_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_expit_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_expit
+
+
+special_expit = special_expit_op._entry = _special_expit_entry(Site(special_expit_op))
+special_expit_op._make_entry = _special_expit_entry
+
+
+special_expit_out_op = declare(
+    "aten::special_expit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_expit_out_kernels = special_expit_out_op.kernels
+
+
+def _special_expit_out_entry(_site):
+    def special_expit_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_expit_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_expit_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_expit_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_expit_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_expit_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_expit_out
+
+
+special_expit_out = special_expit_out_op._entry = _special_expit_out_entry(
+    Site(special_expit_out_op)
+)
+special_expit_out_op._make_entry = _special_expit_out_entry
+
+
+special_erf_op = declare("aten::special_erf(Tensor self) -> Tensor")
+_special_erf_kernels = special_erf_op.kernels
+
+
+def _special_erf_entry(_site):
+    def special_erf(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erf_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erf_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_erf_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_erf_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erf
+
+
+special_erf = special_erf_op._entry = _special_erf_entry(Site(special_erf_op))
+special_erf_op._make_entry = _special_erf_entry
+
+
+special_erf_out_op = declare("aten::special_erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_special_erf_out_kernels = special_erf_out_op.kernels
+
+
+def _special_erf_out_entry(_site):
+    def special_erf_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erf_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erf_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_erf_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_erf_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_erf_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erf_out
+
+
+special_erf_out = special_erf_out_op._entry = _special_erf_out_entry(Site(special_erf_out_op))
+special_erf_out_op._make_entry = _special_erf_out_entry
+
+
+special_erfc_op = declare("aten::special_erfc(Tensor self) -> Tensor")
+_special_erfc_kernels = special_erfc_op.kernels
+
+
+def _special_erfc_entry(_site):
+    def special_erfc(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erfc_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erfc_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_erfc_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_erfc_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erfc
+
+
+special_erfc = special_erfc_op._entry = _special_erfc_entry(Site(special_erfc_op))
+special_erfc_op._make_entry = _special_erfc_entry
+
+
+special_erfc_out_op = declare(
+    "aten::special_erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_erfc_out_kernels = special_erfc_out_op.kernels
+
+
+def _special_erfc_out_entry(_site):
+    def special_erfc_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erfc_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erfc_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_erfc_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_erfc_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_erfc_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erfc_out
+
+
+special_erfc_out = special_erfc_out_op._entry = _special_erfc_out_entry(Site(special_erfc_out_op))
+special_erfc_out_op._make_entry = _special_erfc_out_entry
+
+
+special_erfinv_op = declare("aten::special_erfinv(Tensor self) -> Tensor")
+_special_erfinv_kernels = special_erfinv_op.kernels
+
+
+def _special_erfinv_entry(_site):
+    def special_erfinv(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erfinv_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erfinv_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_erfinv_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_erfinv_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erfinv
+
+
+special_erfinv = special_erfinv_op._entry = _special_erfinv_entry(Site(special_erfinv_op))
+special_erfinv_op._make_entry = _special_erfinv_entry
+
+
+special_erfinv_out_op = declare(
+    "aten::special_erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_erfinv_out_kernels = special_erfinv_out_op.kernels
+
+
+def _special_erfinv_out_entry(_site):
+    def special_erfinv_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_erfinv_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_erfinv_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_erfinv_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_erfinv_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_erfinv_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_erfinv_out
+
+
+special_erfinv_out = special_erfinv_out_op._entry = _special_erfinv_out_entry(
+    Site(special_erfinv_out_op)
+)
+special_erfinv_out_op._make_entry = _special_erfinv_out_entry
+
+
+special_exp2_op = declare("aten::special_exp2(Tensor self) -> Tensor")
+_special_exp2_kernels = special_exp2_op.kernels
+
+
+def _special_exp2_entry(_site):
+    def special_exp2(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_exp2_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_exp2_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_exp2_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_exp2_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_exp2
+
+
+special_exp2 = special_exp2_op._entry = _special_exp2_entry(Site(special_exp2_op))
+special_exp2_op._make_entry = _special_exp2_entry
+
+
+special_exp2_out_op = declare(
+    "aten::special_exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_exp2_out_kernels = special_exp2_out_op.kernels
+
+
+def _special_exp2_out_entry(_site):
+    def special_exp2_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_exp2_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_exp2_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_exp2_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_exp2_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_exp2_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_exp2_out
+
+
+special_exp2_out = special_exp2_out_op._entry = _special_exp2_out_entry(Site(special_exp2_out_op))
+special_exp2_out_op._make_entry = _special_exp2_out_entry
+
+
+special_expm1_op = declare("aten::special_expm1(Tensor self) -> Tensor")
+_special_expm1_kernels = special_expm1_op.kernels
+
+
+def _special_expm1_entry(_site):
+    def special_expm1(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_expm1_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_expm1_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_expm1_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_expm1_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_expm1
+
+
+special_expm1 = special_expm1_op._entry = _special_expm1_entry(Site(special_expm1_op))
+special_expm1_op._make_entry = _special_expm1_entry
+
+
+special_expm1_out_op = declare(
+    "aten::special_expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_expm1_out_kernels = special_expm1_out_op.kernels
+
+
+def _special_expm1_out_entry(_site):
+    def special_expm1_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_expm1_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_expm1_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_expm1_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_expm1_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_expm1_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_expm1_out
+
+
+special_expm1_out = special_expm1_out_op._entry = _special_expm1_out_entry(
+    Site(special_expm1_out_op)
+)
+special_expm1_out_op._make_entry = _special_expm1_out_entry
+
+
+special_gammaln_op = declare("aten::special_gammaln(Tensor self) -> Tensor")
+_special_gammaln_kernels = special_gammaln_op.kernels
+
+
+def _special_gammaln_entry(_site):
+    def special_gammaln(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_gammaln_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_gammaln_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_gammaln_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_gammaln_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_gammaln
+
+
+special_gammaln = special_gammaln_op._entry = _special_gammaln_entry(Site(special_gammaln_op))
+special_gammaln_op._make_entry = _special_gammaln_entry
+
+
+special_gammaln_out_op = declare(
+    "aten::special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_gammaln_out_kernels = special_gammaln_out_op.kernels
+
+
+def _special_gammaln_out_entry(_site):
+    def special_gammaln_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_gammaln_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_gammaln_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_gammaln_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_gammaln_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_gammaln_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_gammaln_out
+
+
+special_gammaln_out = special_gammaln_out_op._entry = _special_gammaln_out_entry(
+    Site(special_gammaln_out_op)
+)
+special_gammaln_out_op._make_entry = _special_gammaln_out_entry
+
+
+special_digamma_op = declare("aten::special_digamma(Tensor self) -> Tensor")
+_special_digamma_kernels = special_digamma_op.kernels
+
+
+def _special_digamma_entry(_site):
+    def special_digamma(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_digamma_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_digamma_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_digamma_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_digamma_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_digamma
+
+
+special_digamma = special_digamma_op._entry = _special_digamma_entry(Site(special_digamma_op))
+special_digamma_op._make_entry = _special_digamma_entry
+
+
+special_digamma_out_op = declare(
+    "aten::special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_digamma_out_kernels = special_digamma_out_op.kernels
+
+
+def _special_digamma_out_entry(_site):
+    def special_digamma_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_digamma_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_digamma_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_digamma_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_digamma_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_digamma_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_digamma_out
+
+
+special_digamma_out = special_digamma_out_op._entry = _special_digamma_out_entry(
+    Site(special_digamma_out_op)
+)
+special_digamma_out_op._make_entry = _special_digamma_out_entry
+
+
+special_psi_op = declare("aten::special_psi(Tensor self) -> Tensor")
+_special_psi_kernels = special_psi_op.kernels
+
+
+def _special_psi_entry(_site):
+    def special_psi(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_psi_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_psi_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_psi_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_psi_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_psi
+
+
+special_psi = special_psi_op._entry = _special_psi_entry(Site(special_psi_op))
+special_psi_op._make_entry = _special_psi_entry
+
+
+special_psi_out_op = declare("aten::special_psi.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_special_psi_out_kernels = special_psi_out_op.kernels
+
+
+def _special_psi_out_entry(_site):
+    def special_psi_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_psi_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_psi_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_psi_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_psi_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_psi_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_psi_out
+
+
+special_psi_out = special_psi_out_op._entry = _special_psi_out_entry(Site(special_psi_out_op))
+special_psi_out_op._make_entry = _special_psi_out_entry
+
+
+special_i0_op = declare("aten::special_i0(Tensor self) -> Tensor")
+_special_i0_kernels = special_i0_op.kernels
+
+
+def _special_i0_entry(_site):
+    def special_i0(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i0_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i0_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_i0_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_i0_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i0
+
+
+special_i0 = special_i0_op._entry = _special_i0_entry(Site(special_i0_op))
+special_i0_op._make_entry = _special_i0_entry
+
+
+special_i0_out_op = declare("aten::special_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+_special_i0_out_kernels = special_i0_out_op.kernels
+
+
+def _special_i0_out_entry(_site):
+    def special_i0_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_i0_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_i0_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_i0_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_i0_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_i0_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_i0_out
+
+
+special_i0_out = special_i0_out_op._entry = _special_i0_out_entry(Site(special_i0_out_op))
+special_i0_out_op._make_entry = _special_i0_out_entry
+
+
+special_log1p_op = declare("aten::special_log1p(Tensor self) -> Tensor")
+_special_log1p_kernels = special_log1p_op.kernels
+
+
+def _special_log1p_entry(_site):
+    def special_log1p(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_log1p_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_log1p_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_log1p_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_log1p_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_log1p
+
+
+special_log1p = special_log1p_op._entry = _special_log1p_entry(Site(special_log1p_op))
+special_log1p_op._make_entry = _special_log1p_entry
+
+
+special_log1p_out_op = declare(
+    "aten::special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_log1p_out_kernels = special_log1p_out_op.kernels
+
+
+def _special_log1p_out_entry(_site):
+    def special_log1p_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_log1p_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_log1p_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_log1p_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_log1p_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_log1p_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_log1p_out
+
+
+special_log1p_out = special_log1p_out_op._entry = _special_log1p_out_entry(
+    Site(special_log1p_out_op)
+)
+special_log1p_out_op._make_entry = _special_log1p_out_entry
+
+
+special_logit_op = declare("aten::special_logit(Tensor self, float? eps=None) -> Tensor")
+_special_logit_kernels = special_logit_op.kernels
+
+
+def _special_logit_entry(_site):
+    def special_logit(self, eps=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_logit_op, self, eps)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_logit_op, 0)
+                if eps is not None and eps.__class__ is not float:
+                    eps = float_arg(eps, _site, special_logit_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_logit_op, self, eps)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_logit_kernels[keyset]
+            return kernel(keyset, self, eps)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_logit
+
+
+special_logit = special_logit_op._entry = _special_logit_entry(Site(special_logit_op))
+special_logit_op._make_entry = _special_logit_entry
+
+
+special_logit_out_op = declare(
+    "aten::special_logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_logit_out_kernels = special_logit_out_op.kernels
+
+
+def _special_logit_out_entry(_site):
+    def special_logit_out(self, eps=None, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_logit_out_op, self, eps, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_logit_out_op, 0)
+                if eps is not None and eps.__class__ is not float:
+                    eps = float_arg(eps, _site, special_logit_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_logit_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_logit_out_op, self, eps, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_logit_out_kernels[keyset]
+            return kernel(keyset, self, eps, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_logit_out
+
+
+special_logit_out = special_logit_out_op._entry = _special_logit_out_entry(
+    Site(special_logit_out_op)
+)
+special_logit_out_op._make_entry = _special_logit_out_entry
+
+
+special_multigammaln_op = declare("aten::special_multigammaln(Tensor self, int p) -> Tensor")
+_special_multigammaln_kernels = special_multigammaln_op.kernels
+
+
+def _special_multigammaln_entry(_site):
+    def special_multigammaln(self, p):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_multigammaln_op, self, p)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_multigammaln_op, 0)
+                if p.__class__ is not int:
+                    p = int_arg(p, _site, special_multigammaln_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_multigammaln_op, self, p)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_multigammaln_kernels[keyset]
+            return kernel(keyset, self, p)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_multigammaln
+
+
+special_multigammaln = special_multigammaln_op._entry = _special_multigammaln_entry(
+    Site(special_multigammaln_op)
+)
+special_multigammaln_op._make_entry = _special_multigammaln_entry
+
+
+special_multigammaln_out_op = declare(
+    "aten::special_multigammaln.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_multigammaln_out_kernels = special_multigammaln_out_op.kernels
+
+
+def _special_multigammaln_out_entry(_site):
+    def special_multigammaln_out(self, p, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_multigammaln_out_op, self, p, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_multigammaln_out_op, 0)
+                if p.__class__ is not int:
+                    p = int_arg(p, _site, special_multigammaln_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_multigammaln_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_multigammaln_out_op, self, p, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_multigammaln_out_kernels[keyset]
+            return kernel(keyset, self, p, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_multigammaln_out
+
+
+special_multigammaln_out = special_multigammaln_out_op._entry = _special_multigammaln_out_entry(
+    Site(special_multigammaln_out_op)
+)
+special_multigammaln_out_op._make_entry = _special_multigammaln_out_entry
+
+
+special_polygamma_op = declare("aten::special_polygamma(int n, Tensor self) -> Tensor")
+_special_polygamma_kernels = special_polygamma_op.kernels
+
+
+def _special_polygamma_entry(_site):
+    def special_polygamma(n, self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_polygamma_op, n, self)
+            try:
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, special_polygamma_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_polygamma_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_polygamma_op, n, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_polygamma_kernels[keyset]
+            return kernel(keyset, n, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_polygamma
+
+
+special_polygamma = special_polygamma_op._entry = _special_polygamma_entry(
+    Site(special_polygamma_op)
+)
+special_polygamma_op._make_entry = _special_polygamma_entry
+
+
+special_polygamma_out_op = declare(
+    "aten::special_polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_polygamma_out_kernels = special_polygamma_out_op.kernels
+
+
+def _special_polygamma_out_entry(_site):
+    def special_polygamma_out(n, self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_polygamma_out_op, n, self, out)
+            try:
+                if n.__class__ is not int:
+                    n = int_arg(n, _site, special_polygamma_out_op, 0)
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_polygamma_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_polygamma_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_polygamma_out_op, n, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_polygamma_out_kernels[keyset]
+            return kernel(keyset, n, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_polygamma_out
+
+
+special_polygamma_out = special_polygamma_out_op._entry = _special_polygamma_out_entry(
+    Site(special_polygamma_out_op)
+)
+special_polygamma_out_op._make_entry = _special_polygamma_out_entry
+
+
+special_round_op = declare("aten::special_round(Tensor self, *, int decimals=0) -> Tensor")
+_special_round_kernels = special_round_op.kernels
+
+
+def _special_round_entry(_site):
+    def special_round(self, *, decimals=0):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_round_op, self, decimals)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_round_op, 0)
+                if decimals.__class__ is not int:
+                    decimals = int_arg(decimals, _site, special_round_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_round_op, self, decimals)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_round_kernels[keyset]
+            return kernel(keyset, self, decimals)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_round
+
+
+special_round = special_round_op._entry = _special_round_entry(Site(special_round_op))
+special_round_op._make_entry = _special_round_entry
+
+
+special_round_out_op = declare(
+    "aten::special_round.out(Tensor self, *, int decimals=0, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_round_out_kernels = special_round_out_op.kernels
+
+
+def _special_round_out_entry(_site):
+    def special_round_out(self, *, decimals=0, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_round_out_op, self, decimals, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_round_out_op, 0)
+                if decimals.__class__ is not int:
+                    decimals = int_arg(decimals, _site, special_round_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_round_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_round_out_op, self, decimals, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_round_out_kernels[keyset]
+            return kernel(keyset, self, decimals, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_round_out
+
+
+special_round_out = special_round_out_op._entry = _special_round_out_entry(
+    Site(special_round_out_op)
+)
+special_round_out_op._make_entry = _special_round_out_entry
+
+
+special_sinc_op = declare("aten::special_sinc(Tensor self) -> Tensor")
+_special_sinc_kernels = special_sinc_op.kernels
+
+
+def _special_sinc_entry(_site):
+    def special_sinc(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_sinc_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_sinc_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_sinc_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_sinc_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_sinc
+
+
+special_sinc = special_sinc_op._entry = _special_sinc_entry(Site(special_sinc_op))
+special_sinc_op._make_entry = _special_sinc_entry
+
+
+special_sinc_out_op = declare(
+    "aten::special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_sinc_out_kernels = special_sinc_out_op.kernels
+
+
+def _special_sinc_out_entry(_site):
+    def special_sinc_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_sinc_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_sinc_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_sinc_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_sinc_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_sinc_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_sinc_out
+
+
+special_sinc_out = special_sinc_out_op._entry = _special_sinc_out_entry(Site(special_sinc_out_op))
+special_sinc_out_op._make_entry = _special_sinc_out_entry
+
+
+special_logsumexp_op = declare(
+    "aten::special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"
+)
+_special_logsumexp_kernels = special_logsumexp_op.kernels
+
+
+def _special_logsumexp_entry(_site):
+    def special_logsumexp(self, dim, keepdim=False):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_logsumexp_op, self, dim, keepdim)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_logsumexp_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, special_logsumexp_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_logsumexp_op, self, dim, keepdim)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_logsumexp_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_logsumexp
+
+
+special_logsumexp = special_logsumexp_op._entry = _special_logsumexp_entry(
+    Site(special_logsumexp_op)
+)
+special_logsumexp_op._make_entry = _special_logsumexp_entry
+
+
+special_logsumexp_out_op = declare(
+    "aten::special_logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_logsumexp_out_kernels = special_logsumexp_out_op.kernels
+
+
+def _special_logsumexp_out_entry(_site):
+    def special_logsumexp_out(self, dim, keepdim=False, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_logsumexp_out_op, self, dim, keepdim, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_logsumexp_out_op, 0)
+                if dim.__class__ is not tuple:
+                    dim = int_list(dim, 1, _site, special_logsumexp_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_logsumexp_out_op, 3)
+            except Overridden:
+                return handle_entry(_site, special_logsumexp_out_op, self, dim, keepdim, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_logsumexp_out_kernels[keyset]
+            return kernel(keyset, self, dim, keepdim, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_logsumexp_out
+
+
+special_logsumexp_out = special_logsumexp_out_op._entry = _special_logsumexp_out_entry(
+    Site(special_logsumexp_out_op)
+)
+special_logsumexp_out_op._make_entry = _special_logsumexp_out_entry
+
+
+special_ndtr_op = declare("aten::special_ndtr(Tensor self) -> Tensor")
+_special_ndtr_kernels = special_ndtr_op.kernels
+
+
+def _special_ndtr_entry(_site):
+    def special_ndtr(self):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_ndtr_op, self)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_ndtr_op, 0)
+            except Overridden:
+                return handle_entry(_site, special_ndtr_op, self)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_ndtr_kernels[keyset]
+            return kernel(keyset, self)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_ndtr
+
+
+special_ndtr = special_ndtr_op._entry = _special_ndtr_entry(Site(special_ndtr_op))
+special_ndtr_op._make_entry = _special_ndtr_entry
+
+
+special_ndtr_out_op = declare(
+    "aten::special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_ndtr_out_kernels = special_ndtr_out_op.kernels
+
+
+def _special_ndtr_out_entry(_site):
+    def special_ndtr_out(self, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_ndtr_out_op, self, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_ndtr_out_op, 0)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_ndtr_out_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_ndtr_out_op, self, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_ndtr_out_kernels[keyset]
+            return kernel(keyset, self, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_ndtr_out
+
+
+special_ndtr_out = special_ndtr_out_op._entry = _special_ndtr_out_entry(Site(special_ndtr_out_op))
+special_ndtr_out_op._make_entry = _special_ndtr_out_entry
+
+
+special_softmax_op = declare(
+    "aten::special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
+)
+_special_softmax_kernels = special_softmax_op.kernels
+
+
+def _special_softmax_entry(_site):
+    def special_softmax(self, dim, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_softmax_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_softmax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, special_softmax_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, special_softmax_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_softmax_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_softmax_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_softmax
+
+
+special_softmax = special_softmax_op._entry = _special_softmax_entry(Site(special_softmax_op))
+special_softmax_op._make_entry = _special_softmax_entry
+
+
+special_log_softmax_op = declare(
+    "aten::special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
+)
+_special_log_softmax_kernels = special_log_softmax_op.kernels
+
+
+def _special_log_softmax_entry(_site):
+    def special_log_softmax(self, dim, *, dtype=None):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_log_softmax_op, self, dim, dtype)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_log_softmax_op, 0)
+                if dim.__class__ is not int:
+                    dim = int_arg(dim, _site, special_log_softmax_op, 1)
+                if dtype is not None and dtype.__class__ is not DType:
+                    dtype = dtype_arg(dtype, _site, special_log_softmax_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_log_softmax_op, self, dim, dtype)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_log_softmax_kernels[keyset]
+            return kernel(keyset, self, dim, dtype)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_log_softmax
+
+
+special_log_softmax = special_log_softmax_op._entry = _special_log_softmax_entry(
+    Site(special_log_softmax_op)
+)
+special_log_softmax_op._make_entry = _special_log_softmax_entry
 
 
 t_copy_op = declare("aten::t_copy(Tensor self) -> Tensor")

@@ -64,8 +64,14 @@ FUNCTIONS = {
     ),
     "sqrt": (ops.sqrt_op,),
     "abs": (ops.abs_op,),
-    "sgn": (ops.sgn_op,),
-    "sign": (ops.sign_op,),
+    "sgn": (
+        ops.sgn_op,
+        ops.sgn_out_op,
+    ),
+    "sign": (
+        ops.sign_op,
+        ops.sign_out_op,
+    ),
     "clamp": (
         ops.clamp_op,
         ops.clamp_out_op,
@@ -353,15 +359,21 @@ FUNCTIONS = {
         ops.floor_op,
         ops.floor_out_op,
     ),
+    "floor_": (ops.floor__op,),
     "ceil": (
         ops.ceil_op,
         ops.ceil_out_op,
     ),
+    "ceil_": (ops.ceil__op,),
     "round": (
         ops.round_op,
         ops.round_out_op,
         ops.round_decimals_op,
         ops.round_decimals_out_op,
+    ),
+    "round_": (
+        ops.round__op,
+        ops.round__decimals_op,
     ),
     "lerp": (
         ops.lerp_Scalar_op,
@@ -456,14 +468,21 @@ FUNCTIONS = {
     "rrelu": (ops.rrelu_op,),
     "rrelu_": (ops.rrelu__op,),
     "rrelu_with_noise_backward": (ops.rrelu_with_noise_backward_op,),
-    "log1p": (ops.log1p_op,),
+    "log1p": (
+        ops.log1p_op,
+        ops.log1p_out_op,
+    ),
+    "log1p_": (ops.log1p__op,),
     "softmax": (ops.softmax_int_op,),
     "log_softmax": (ops.log_softmax_int_op,),
     "_softmax": (ops._softmax_op,),
     "_log_softmax": (ops._log_softmax_op,),
     "_softmax_backward_data": (ops._softmax_backward_data_op,),
     "_log_softmax_backward_data": (ops._log_softmax_backward_data_op,),
-    "logsumexp": (ops.logsumexp_op,),
+    "logsumexp": (
+        ops.logsumexp_op,
+        ops.logsumexp_out_op,
+    ),
     "nll_loss_backward": (ops.nll_loss_backward_op,),
     "nll_loss2d_backward": (ops.nll_loss2d_backward_op,),
     "mse_loss_backward": (ops.mse_loss_backward_op,),
@@ -529,6 +548,7 @@ FUNCTIONS = {
     "native_group_norm": (ops.native_group_norm_op,),
     "native_group_norm_backward": (ops.native_group_norm_backward_op,),
     "rsqrt": (ops.rsqrt_op,),
+    "rsqrt_": (ops.rsqrt__op,),
     "rms_norm": (ops.rms_norm_op,),
     "dropout": (ops.dropout_op,),
     "dropout_": (ops.dropout__op,),
@@ -1226,8 +1246,11 @@ diff = function("diff", FUNCTIONS["diff"])
 searchsorted = function("searchsorted", FUNCTIONS["searchsorted"])
 bucketize = function("bucketize", FUNCTIONS["bucketize"])
 floor = function("floor", FUNCTIONS["floor"])
+floor_ = function("floor_", FUNCTIONS["floor_"])
 ceil = function("ceil", FUNCTIONS["ceil"])
+ceil_ = function("ceil_", FUNCTIONS["ceil_"])
 round = function("round", FUNCTIONS["round"])
+round_ = function("round_", FUNCTIONS["round_"])
 lerp = function("lerp", FUNCTIONS["lerp"])
 quantile = function("quantile", FUNCTIONS["quantile"])
 nanquantile = function("nanquantile", FUNCTIONS["nanquantile"])
@@ -1274,6 +1297,7 @@ rrelu_with_noise_backward = function(
     "rrelu_with_noise_backward", FUNCTIONS["rrelu_with_noise_backward"]
 )
 log1p = function("log1p", FUNCTIONS["log1p"])
+log1p_ = function("log1p_", FUNCTIONS["log1p_"])
 softmax = function("softmax", FUNCTIONS["softmax"])
 log_softmax = function("log_softmax", FUNCTIONS["log_softmax"])
 _softmax = function("_softmax", FUNCTIONS["_softmax"])
@@ -1346,6 +1370,7 @@ native_group_norm_backward = function(
     "native_group_norm_backward", FUNCTIONS["native_group_norm_backward"]
 )
 rsqrt = function("rsqrt", FUNCTIONS["rsqrt"])
+rsqrt_ = function("rsqrt_", FUNCTIONS["rsqrt_"])
 rms_norm = function("rms_norm", FUNCTIONS["rms_norm"])
 dropout = function("dropout", FUNCTIONS["dropout"])
 dropout_ = function("dropout_", FUNCTIONS["dropout_"])
@@ -1715,3 +1740,255 @@ unbind_copy = function("unbind_copy", FUNCTIONS["unbind_copy"])
 split_copy = function("split_copy", FUNCTIONS["split_copy"])
 split_with_sizes_copy = function("split_with_sizes_copy", FUNCTIONS["split_with_sizes_copy"])
 alias_copy = function("alias_copy", FUNCTIONS["alias_copy"])
+
+#: the functions of torch's submodules (opgrad.special): module -> name -> overloads
+MODULE_FUNCTIONS = {
+    "special": {
+        "i1": (
+            ops.special_i1_op,
+            ops.special_i1_out_op,
+        ),
+        "entr": (
+            ops.special_entr_op,
+            ops.special_entr_out_op,
+        ),
+        "erfcx": (
+            ops.special_erfcx_op,
+            ops.special_erfcx_out_op,
+        ),
+        "i0e": (
+            ops.special_i0e_op,
+            ops.special_i0e_out_op,
+        ),
+        "i1e": (
+            ops.special_i1e_op,
+            ops.special_i1e_out_op,
+        ),
+        "log_ndtr": (
+            ops.special_log_ndtr_op,
+            ops.special_log_ndtr_out_op,
+        ),
+        "ndtri": (
+            ops.special_ndtri_op,
+            ops.special_ndtri_out_op,
+        ),
+        "airy_ai": (
+            ops.special_airy_ai_op,
+            ops.special_airy_ai_out_op,
+        ),
+        "bessel_j0": (
+            ops.special_bessel_j0_op,
+            ops.special_bessel_j0_out_op,
+        ),
+        "bessel_j1": (
+            ops.special_bessel_j1_op,
+            ops.special_bessel_j1_out_op,
+        ),
+        "bessel_y0": (
+            ops.special_bessel_y0_op,
+            ops.special_bessel_y0_out_op,
+        ),
+        "bessel_y1": (
+            ops.special_bessel_y1_op,
+            ops.special_bessel_y1_out_op,
+        ),
+        "modified_bessel_i0": (
+            ops.special_modified_bessel_i0_op,
+            ops.special_modified_bessel_i0_out_op,
+        ),
+        "modified_bessel_i1": (
+            ops.special_modified_bessel_i1_op,
+            ops.special_modified_bessel_i1_out_op,
+        ),
+        "modified_bessel_k0": (
+            ops.special_modified_bessel_k0_op,
+            ops.special_modified_bessel_k0_out_op,
+        ),
+        "modified_bessel_k1": (
+            ops.special_modified_bessel_k1_op,
+            ops.special_modified_bessel_k1_out_op,
+        ),
+        "scaled_modified_bessel_k0": (
+            ops.special_scaled_modified_bessel_k0_op,
+            ops.special_scaled_modified_bessel_k0_out_op,
+        ),
+        "scaled_modified_bessel_k1": (
+            ops.special_scaled_modified_bessel_k1_op,
+            ops.special_scaled_modified_bessel_k1_out_op,
+        ),
+        "spherical_bessel_j0": (
+            ops.special_spherical_bessel_j0_op,
+            ops.special_spherical_bessel_j0_out_op,
+        ),
+        "chebyshev_polynomial_t": (
+            ops.special_chebyshev_polynomial_t_op,
+            ops.special_chebyshev_polynomial_t_out_op,
+            ops.special_chebyshev_polynomial_t_x_scalar_op,
+            ops.special_chebyshev_polynomial_t_x_scalar_out_op,
+            ops.special_chebyshev_polynomial_t_n_scalar_op,
+            ops.special_chebyshev_polynomial_t_n_scalar_out_op,
+        ),
+        "chebyshev_polynomial_u": (
+            ops.special_chebyshev_polynomial_u_op,
+            ops.special_chebyshev_polynomial_u_out_op,
+            ops.special_chebyshev_polynomial_u_x_scalar_op,
+            ops.special_chebyshev_polynomial_u_x_scalar_out_op,
+            ops.special_chebyshev_polynomial_u_n_scalar_op,
+            ops.special_chebyshev_polynomial_u_n_scalar_out_op,
+        ),
+        "chebyshev_polynomial_v": (
+            ops.special_chebyshev_polynomial_v_op,
+            ops.special_chebyshev_polynomial_v_out_op,
+            ops.special_chebyshev_polynomial_v_x_scalar_op,
+            ops.special_chebyshev_polynomial_v_x_scalar_out_op,
+            ops.special_chebyshev_polynomial_v_n_scalar_op,
+            ops.special_chebyshev_polynomial_v_n_scalar_out_op,
+        ),
+        "chebyshev_polynomial_w": (
+            ops.special_chebyshev_polynomial_w_op,
+            ops.special_chebyshev_polynomial_w_out_op,
+            ops.special_chebyshev_polynomial_w_x_scalar_op,
+            ops.special_chebyshev_polynomial_w_x_scalar_out_op,
+            ops.special_chebyshev_polynomial_w_n_scalar_op,
+            ops.special_chebyshev_polynomial_w_n_scalar_out_op,
+        ),
+        "shifted_chebyshev_polynomial_t": (
+            ops.special_shifted_chebyshev_polynomial_t_op,
+            ops.special_shifted_chebyshev_polynomial_t_out_op,
+            ops.special_shifted_chebyshev_polynomial_t_x_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_t_x_scalar_out_op,
+            ops.special_shifted_chebyshev_polynomial_t_n_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_t_n_scalar_out_op,
+        ),
+        "shifted_chebyshev_polynomial_u": (
+            ops.special_shifted_chebyshev_polynomial_u_op,
+            ops.special_shifted_chebyshev_polynomial_u_out_op,
+            ops.special_shifted_chebyshev_polynomial_u_x_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_u_x_scalar_out_op,
+            ops.special_shifted_chebyshev_polynomial_u_n_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_u_n_scalar_out_op,
+        ),
+        "shifted_chebyshev_polynomial_v": (
+            ops.special_shifted_chebyshev_polynomial_v_op,
+            ops.special_shifted_chebyshev_polynomial_v_out_op,
+            ops.special_shifted_chebyshev_polynomial_v_x_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_v_x_scalar_out_op,
+            ops.special_shifted_chebyshev_polynomial_v_n_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_v_n_scalar_out_op,
+        ),
+        "shifted_chebyshev_polynomial_w": (
+            ops.special_shifted_chebyshev_polynomial_w_op,
+            ops.special_shifted_chebyshev_polynomial_w_out_op,
+            ops.special_shifted_chebyshev_polynomial_w_x_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_w_x_scalar_out_op,
+            ops.special_shifted_chebyshev_polynomial_w_n_scalar_op,
+            ops.special_shifted_chebyshev_polynomial_w_n_scalar_out_op,
+        ),
+        "hermite_polynomial_h": (
+            ops.special_hermite_polynomial_h_op,
+            ops.special_hermite_polynomial_h_out_op,
+            ops.special_hermite_polynomial_h_x_scalar_op,
+            ops.special_hermite_polynomial_h_x_scalar_out_op,
+            ops.special_hermite_polynomial_h_n_scalar_op,
+            ops.special_hermite_polynomial_h_n_scalar_out_op,
+        ),
+        "hermite_polynomial_he": (
+            ops.special_hermite_polynomial_he_op,
+            ops.special_hermite_polynomial_he_out_op,
+            ops.special_hermite_polynomial_he_x_scalar_op,
+            ops.special_hermite_polynomial_he_x_scalar_out_op,
+            ops.special_hermite_polynomial_he_n_scalar_op,
+            ops.special_hermite_polynomial_he_n_scalar_out_op,
+        ),
+        "laguerre_polynomial_l": (
+            ops.special_laguerre_polynomial_l_op,
+            ops.special_laguerre_polynomial_l_out_op,
+            ops.special_laguerre_polynomial_l_x_scalar_op,
+            ops.special_laguerre_polynomial_l_x_scalar_out_op,
+            ops.special_laguerre_polynomial_l_n_scalar_op,
+            ops.special_laguerre_polynomial_l_n_scalar_out_op,
+        ),
+        "legendre_polynomial_p": (
+            ops.special_legendre_polynomial_p_op,
+            ops.special_legendre_polynomial_p_out_op,
+            ops.special_legendre_polynomial_p_x_scalar_op,
+            ops.special_legendre_polynomial_p_x_scalar_out_op,
+            ops.special_legendre_polynomial_p_n_scalar_op,
+            ops.special_legendre_polynomial_p_n_scalar_out_op,
+        ),
+        "expit": (
+            ops.special_expit_op,
+            ops.special_expit_out_op,
+        ),
+        "erf": (
+            ops.special_erf_op,
+            ops.special_erf_out_op,
+        ),
+        "erfc": (
+            ops.special_erfc_op,
+            ops.special_erfc_out_op,
+        ),
+        "erfinv": (
+            ops.special_erfinv_op,
+            ops.special_erfinv_out_op,
+        ),
+        "exp2": (
+            ops.special_exp2_op,
+            ops.special_exp2_out_op,
+        ),
+        "expm1": (
+            ops.special_expm1_op,
+            ops.special_expm1_out_op,
+        ),
+        "gammaln": (
+            ops.special_gammaln_op,
+            ops.special_gammaln_out_op,
+        ),
+        "digamma": (
+            ops.special_digamma_op,
+            ops.special_digamma_out_op,
+        ),
+        "psi": (
+            ops.special_psi_op,
+            ops.special_psi_out_op,
+        ),
+        "i0": (
+            ops.special_i0_op,
+            ops.special_i0_out_op,
+        ),
+        "log1p": (
+            ops.special_log1p_op,
+            ops.special_log1p_out_op,
+        ),
+        "logit": (
+            ops.special_logit_op,
+            ops.special_logit_out_op,
+        ),
+        "multigammaln": (
+            ops.special_multigammaln_op,
+            ops.special_multigammaln_out_op,
+        ),
+        "polygamma": (
+            ops.special_polygamma_op,
+            ops.special_polygamma_out_op,
+        ),
+        "round": (
+            ops.special_round_op,
+            ops.special_round_out_op,
+        ),
+        "sinc": (
+            ops.special_sinc_op,
+            ops.special_sinc_out_op,
+        ),
+        "logsumexp": (
+            ops.special_logsumexp_op,
+            ops.special_logsumexp_out_op,
+        ),
+        "ndtr": (
+            ops.special_ndtr_op,
+            ops.special_ndtr_out_op,
+        ),
+        "softmax": (ops.special_softmax_op,),
+        "log_softmax": (ops.special_log_softmax_op,),
+    },
+}

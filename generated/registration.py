@@ -964,6 +964,158 @@ def _positive_composite(keyset, self):
     return decompositions.positive(self)
 
 
+def _special_expit_composite(keyset, self):
+    return decompositions.special_expit(self)
+
+
+def _special_expit_out_composite(keyset, self, out):
+    return decompositions.special_expit_out(self, out)
+
+
+def _special_erf_composite(keyset, self):
+    return decompositions.special_erf(self)
+
+
+def _special_erf_out_composite(keyset, self, out):
+    return decompositions.special_erf_out(self, out)
+
+
+def _special_erfc_composite(keyset, self):
+    return decompositions.special_erfc(self)
+
+
+def _special_erfc_out_composite(keyset, self, out):
+    return decompositions.special_erfc_out(self, out)
+
+
+def _special_erfinv_composite(keyset, self):
+    return decompositions.special_erfinv(self)
+
+
+def _special_erfinv_out_composite(keyset, self, out):
+    return decompositions.special_erfinv_out(self, out)
+
+
+def _special_exp2_composite(keyset, self):
+    return decompositions.special_exp2(self)
+
+
+def _special_exp2_out_composite(keyset, self, out):
+    return decompositions.special_exp2_out(self, out)
+
+
+def _special_expm1_composite(keyset, self):
+    return decompositions.special_expm1(self)
+
+
+def _special_expm1_out_composite(keyset, self, out):
+    return decompositions.special_expm1_out(self, out)
+
+
+def _special_gammaln_composite(keyset, self):
+    return decompositions.special_gammaln(self)
+
+
+def _special_gammaln_out_composite(keyset, self, out):
+    return decompositions.special_gammaln_out(self, out)
+
+
+def _special_digamma_composite(keyset, self):
+    return decompositions.special_digamma(self)
+
+
+def _special_digamma_out_composite(keyset, self, out):
+    return decompositions.special_digamma_out(self, out)
+
+
+def _special_psi_composite(keyset, self):
+    return decompositions.special_psi(self)
+
+
+def _special_psi_out_composite(keyset, self, out):
+    return decompositions.special_psi_out(self, out)
+
+
+def _special_i0_composite(keyset, self):
+    return decompositions.special_i0(self)
+
+
+def _special_i0_out_composite(keyset, self, out):
+    return decompositions.special_i0_out(self, out)
+
+
+def _special_log1p_composite(keyset, self):
+    return decompositions.special_log1p(self)
+
+
+def _special_log1p_out_composite(keyset, self, out):
+    return decompositions.special_log1p_out(self, out)
+
+
+def _special_logit_composite(keyset, self, eps):
+    return decompositions.special_logit(self, eps)
+
+
+def _special_logit_out_composite(keyset, self, eps, out):
+    return decompositions.special_logit_out(self, eps, out)
+
+
+def _special_multigammaln_composite(keyset, self, p):
+    return decompositions.special_multigammaln(self, p)
+
+
+def _special_multigammaln_out_composite(keyset, self, p, out):
+    return decompositions.special_multigammaln_out(self, p, out)
+
+
+def _special_polygamma_composite(keyset, n, self):
+    return decompositions.special_polygamma(n, self)
+
+
+def _special_polygamma_out_composite(keyset, n, self, out):
+    return decompositions.special_polygamma_out(n, self, out)
+
+
+def _special_round_composite(keyset, self, decimals):
+    return decompositions.special_round(self, decimals)
+
+
+def _special_round_out_composite(keyset, self, decimals, out):
+    return decompositions.special_round_out(self, decimals, out)
+
+
+def _special_sinc_composite(keyset, self):
+    return decompositions.special_sinc(self)
+
+
+def _special_sinc_out_composite(keyset, self, out):
+    return decompositions.special_sinc_out(self, out)
+
+
+def _special_logsumexp_composite(keyset, self, dim, keepdim):
+    return decompositions.special_logsumexp(self, dim, keepdim)
+
+
+def _special_logsumexp_out_composite(keyset, self, dim, keepdim, out):
+    return decompositions.special_logsumexp_out(self, dim, keepdim, out)
+
+
+def _special_ndtr_composite(keyset, self):
+    return decompositions.special_ndtr(self)
+
+
+def _special_ndtr_out_composite(keyset, self, out):
+    return decompositions.special_ndtr_out(self, out)
+
+
+def _special_softmax_composite(keyset, self, dim, dtype):
+    return decompositions.special_softmax(self, dim, dtype)
+
+
+def _special_log_softmax_composite(keyset, self, dim, dtype):
+    return decompositions.special_log_softmax(self, dim, dtype)
+
+
 def register_all():
     ops.add_Tensor_op.register_kernel(CPU, cpu_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(CPU, cpu_kernels.add__Tensor)
@@ -1028,7 +1180,11 @@ def register_all():
     ops.abs_op.register_kernel(CPU, cpu_kernels.abs)
     ops.abs__op.register_kernel(CPU, cpu_kernels.abs_)
     ops.sgn_op.register_kernel(CPU, cpu_kernels.sgn)
+    ops.sgn__op.register_kernel(CPU, cpu_kernels.sgn_)
+    ops.sgn_out_op.register_kernel(CPU, cpu_kernels.sgn_out)
     ops.sign_op.register_kernel(CPU, cpu_kernels.sign)
+    ops.sign__op.register_kernel(CPU, cpu_kernels.sign_)
+    ops.sign_out_op.register_kernel(CPU, cpu_kernels.sign_out)
     ops.clamp_op.register_kernel(CPU, cpu_kernels.clamp)
     ops.clamp__op.register_kernel(CPU, cpu_kernels.clamp_)
     ops.clamp_out_op.register_kernel(CPU, cpu_kernels.clamp_out)
@@ -1316,11 +1472,13 @@ def register_all():
     ops.rrelu_with_noise_backward_op.register_kernel(CPU, cpu_kernels.rrelu_with_noise_backward)
     ops.log1p_op.register_kernel(CPU, cpu_kernels.log1p)
     ops.log1p__op.register_kernel(CPU, cpu_kernels.log1p_)
+    ops.log1p_out_op.register_kernel(CPU, cpu_kernels.log1p_out)
     ops._softmax_op.register_kernel(CPU, cpu_kernels._softmax)
     ops._log_softmax_op.register_kernel(CPU, cpu_kernels._log_softmax)
     ops._softmax_backward_data_op.register_kernel(CPU, cpu_kernels._softmax_backward_data)
     ops._log_softmax_backward_data_op.register_kernel(CPU, cpu_kernels._log_softmax_backward_data)
     ops.logsumexp_op.register_kernel(CPU, cpu_kernels.logsumexp)
+    ops.logsumexp_out_op.register_kernel(CPU, cpu_kernels.logsumexp_out)
     ops.nll_loss_forward_op.register_kernel(CPU, cpu_kernels.nll_loss_forward)
     ops.nll_loss_backward_op.register_kernel(CPU, cpu_kernels.nll_loss_backward)
     ops.nll_loss2d_forward_op.register_kernel(CPU, cpu_kernels.nll_loss2d_forward)
@@ -1641,6 +1799,7 @@ def register_all():
     ops.new_empty_op.register_kernel(CPU, cpu_kernels.new_empty)
     ops.new_empty_strided_op.register_kernel(CPU, cpu_kernels.new_empty_strided)
     ops.zeros_op.register_kernel(CPU, cpu_kernels.zeros)
+    ops._efficientzerotensor_op.register_kernel(CPU, cpu_kernels._efficientzerotensor)
     ops.ones_op.register_kernel(CPU, cpu_kernels.ones)
     ops.empty_memory_format_op.register_kernel(CPU, cpu_kernels.empty_memory_format)
     ops.scalar_tensor_op.register_kernel(CPU, cpu_kernels.scalar_tensor)
@@ -1743,6 +1902,276 @@ def register_all():
     ops.nan_to_num_out_op.register_kernel(CPU, cpu_kernels.nan_to_num_out)
     ops.frexp_Tensor_op.register_kernel(CPU, cpu_kernels.frexp_Tensor)
     ops.frexp_Tensor_out_op.register_kernel(CPU, cpu_kernels.frexp_Tensor_out)
+    ops.special_entr_op.register_kernel(CPU, cpu_kernels.special_entr)
+    ops.special_entr_out_op.register_kernel(CPU, cpu_kernels.special_entr_out)
+    ops.special_erfcx_op.register_kernel(CPU, cpu_kernels.special_erfcx)
+    ops.special_erfcx_out_op.register_kernel(CPU, cpu_kernels.special_erfcx_out)
+    ops.special_i0e_op.register_kernel(CPU, cpu_kernels.special_i0e)
+    ops.special_i0e_out_op.register_kernel(CPU, cpu_kernels.special_i0e_out)
+    ops.special_i1e_op.register_kernel(CPU, cpu_kernels.special_i1e)
+    ops.special_i1e_out_op.register_kernel(CPU, cpu_kernels.special_i1e_out)
+    ops.special_log_ndtr_op.register_kernel(CPU, cpu_kernels.special_log_ndtr)
+    ops.special_log_ndtr_out_op.register_kernel(CPU, cpu_kernels.special_log_ndtr_out)
+    ops.special_ndtri_op.register_kernel(CPU, cpu_kernels.special_ndtri)
+    ops.special_ndtri_out_op.register_kernel(CPU, cpu_kernels.special_ndtri_out)
+    ops.special_airy_ai_op.register_kernel(CPU, cpu_kernels.special_airy_ai)
+    ops.special_airy_ai_out_op.register_kernel(CPU, cpu_kernels.special_airy_ai_out)
+    ops.special_bessel_j0_op.register_kernel(CPU, cpu_kernels.special_bessel_j0)
+    ops.special_bessel_j0_out_op.register_kernel(CPU, cpu_kernels.special_bessel_j0_out)
+    ops.special_bessel_j1_op.register_kernel(CPU, cpu_kernels.special_bessel_j1)
+    ops.special_bessel_j1_out_op.register_kernel(CPU, cpu_kernels.special_bessel_j1_out)
+    ops.special_bessel_y0_op.register_kernel(CPU, cpu_kernels.special_bessel_y0)
+    ops.special_bessel_y0_out_op.register_kernel(CPU, cpu_kernels.special_bessel_y0_out)
+    ops.special_bessel_y1_op.register_kernel(CPU, cpu_kernels.special_bessel_y1)
+    ops.special_bessel_y1_out_op.register_kernel(CPU, cpu_kernels.special_bessel_y1_out)
+    ops.special_modified_bessel_i0_op.register_kernel(CPU, cpu_kernels.special_modified_bessel_i0)
+    ops.special_modified_bessel_i0_out_op.register_kernel(
+        CPU, cpu_kernels.special_modified_bessel_i0_out
+    )
+    ops.special_modified_bessel_i1_op.register_kernel(CPU, cpu_kernels.special_modified_bessel_i1)
+    ops.special_modified_bessel_i1_out_op.register_kernel(
+        CPU, cpu_kernels.special_modified_bessel_i1_out
+    )
+    ops.special_modified_bessel_k0_op.register_kernel(CPU, cpu_kernels.special_modified_bessel_k0)
+    ops.special_modified_bessel_k0_out_op.register_kernel(
+        CPU, cpu_kernels.special_modified_bessel_k0_out
+    )
+    ops.special_modified_bessel_k1_op.register_kernel(CPU, cpu_kernels.special_modified_bessel_k1)
+    ops.special_modified_bessel_k1_out_op.register_kernel(
+        CPU, cpu_kernels.special_modified_bessel_k1_out
+    )
+    ops.special_scaled_modified_bessel_k0_op.register_kernel(
+        CPU, cpu_kernels.special_scaled_modified_bessel_k0
+    )
+    ops.special_scaled_modified_bessel_k0_out_op.register_kernel(
+        CPU, cpu_kernels.special_scaled_modified_bessel_k0_out
+    )
+    ops.special_scaled_modified_bessel_k1_op.register_kernel(
+        CPU, cpu_kernels.special_scaled_modified_bessel_k1
+    )
+    ops.special_scaled_modified_bessel_k1_out_op.register_kernel(
+        CPU, cpu_kernels.special_scaled_modified_bessel_k1_out
+    )
+    ops.special_spherical_bessel_j0_op.register_kernel(CPU, cpu_kernels.special_spherical_bessel_j0)
+    ops.special_spherical_bessel_j0_out_op.register_kernel(
+        CPU, cpu_kernels.special_spherical_bessel_j0_out
+    )
+    ops.special_chebyshev_polynomial_t_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_t
+    )
+    ops.special_chebyshev_polynomial_t_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_t_out
+    )
+    ops.special_chebyshev_polynomial_t_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_t_x_scalar
+    )
+    ops.special_chebyshev_polynomial_t_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_t_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_t_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_t_n_scalar
+    )
+    ops.special_chebyshev_polynomial_t_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_t_n_scalar_out
+    )
+    ops.special_chebyshev_polynomial_u_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_u
+    )
+    ops.special_chebyshev_polynomial_u_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_u_out
+    )
+    ops.special_chebyshev_polynomial_u_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_u_x_scalar
+    )
+    ops.special_chebyshev_polynomial_u_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_u_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_u_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_u_n_scalar
+    )
+    ops.special_chebyshev_polynomial_u_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_u_n_scalar_out
+    )
+    ops.special_chebyshev_polynomial_v_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_v
+    )
+    ops.special_chebyshev_polynomial_v_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_v_out
+    )
+    ops.special_chebyshev_polynomial_v_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_v_x_scalar
+    )
+    ops.special_chebyshev_polynomial_v_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_v_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_v_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_v_n_scalar
+    )
+    ops.special_chebyshev_polynomial_v_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_v_n_scalar_out
+    )
+    ops.special_chebyshev_polynomial_w_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_w
+    )
+    ops.special_chebyshev_polynomial_w_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_w_out
+    )
+    ops.special_chebyshev_polynomial_w_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_w_x_scalar
+    )
+    ops.special_chebyshev_polynomial_w_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_w_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_w_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_w_n_scalar
+    )
+    ops.special_chebyshev_polynomial_w_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_chebyshev_polynomial_w_n_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_t_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_t
+    )
+    ops.special_shifted_chebyshev_polynomial_t_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_t_out
+    )
+    ops.special_shifted_chebyshev_polynomial_t_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_t_x_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_t_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_t_x_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_t_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_t_n_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_t_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_t_n_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_u_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_u
+    )
+    ops.special_shifted_chebyshev_polynomial_u_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_u_out
+    )
+    ops.special_shifted_chebyshev_polynomial_u_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_u_x_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_u_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_u_x_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_u_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_u_n_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_u_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_u_n_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_v_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_v
+    )
+    ops.special_shifted_chebyshev_polynomial_v_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_v_out
+    )
+    ops.special_shifted_chebyshev_polynomial_v_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_v_x_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_v_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_v_x_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_v_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_v_n_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_v_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_v_n_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_w_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_w
+    )
+    ops.special_shifted_chebyshev_polynomial_w_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_w_out
+    )
+    ops.special_shifted_chebyshev_polynomial_w_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_w_x_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_w_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_w_x_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_w_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_w_n_scalar
+    )
+    ops.special_shifted_chebyshev_polynomial_w_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_shifted_chebyshev_polynomial_w_n_scalar_out
+    )
+    ops.special_hermite_polynomial_h_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_h
+    )
+    ops.special_hermite_polynomial_h_out_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_h_out
+    )
+    ops.special_hermite_polynomial_h_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_h_x_scalar
+    )
+    ops.special_hermite_polynomial_h_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_h_x_scalar_out
+    )
+    ops.special_hermite_polynomial_h_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_h_n_scalar
+    )
+    ops.special_hermite_polynomial_h_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_h_n_scalar_out
+    )
+    ops.special_hermite_polynomial_he_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_he
+    )
+    ops.special_hermite_polynomial_he_out_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_he_out
+    )
+    ops.special_hermite_polynomial_he_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_he_x_scalar
+    )
+    ops.special_hermite_polynomial_he_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_he_x_scalar_out
+    )
+    ops.special_hermite_polynomial_he_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_he_n_scalar
+    )
+    ops.special_hermite_polynomial_he_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_hermite_polynomial_he_n_scalar_out
+    )
+    ops.special_laguerre_polynomial_l_op.register_kernel(
+        CPU, cpu_kernels.special_laguerre_polynomial_l
+    )
+    ops.special_laguerre_polynomial_l_out_op.register_kernel(
+        CPU, cpu_kernels.special_laguerre_polynomial_l_out
+    )
+    ops.special_laguerre_polynomial_l_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_laguerre_polynomial_l_x_scalar
+    )
+    ops.special_laguerre_polynomial_l_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_laguerre_polynomial_l_x_scalar_out
+    )
+    ops.special_laguerre_polynomial_l_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_laguerre_polynomial_l_n_scalar
+    )
+    ops.special_laguerre_polynomial_l_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_laguerre_polynomial_l_n_scalar_out
+    )
+    ops.special_legendre_polynomial_p_op.register_kernel(
+        CPU, cpu_kernels.special_legendre_polynomial_p
+    )
+    ops.special_legendre_polynomial_p_out_op.register_kernel(
+        CPU, cpu_kernels.special_legendre_polynomial_p_out
+    )
+    ops.special_legendre_polynomial_p_x_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_legendre_polynomial_p_x_scalar
+    )
+    ops.special_legendre_polynomial_p_x_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_legendre_polynomial_p_x_scalar_out
+    )
+    ops.special_legendre_polynomial_p_n_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_legendre_polynomial_p_n_scalar
+    )
+    ops.special_legendre_polynomial_p_n_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_legendre_polynomial_p_n_scalar_out
+    )
     ops.t_copy_op.register_kernel(CPU, cpu_kernels.t_copy)
     ops.t_copy_out_op.register_kernel(CPU, cpu_kernels.t_copy_out)
     ops.transpose_copy_int_op.register_kernel(CPU, cpu_kernels.transpose_copy_int)
@@ -1834,7 +2263,9 @@ def register_all():
     ops.abs_op.register_kernel(AUTOGRAD, autograd_kernels.abs)
     ops.abs__op.register_kernel(AUTOGRAD, autograd_kernels.abs_)
     ops.sgn_op.register_kernel(AUTOGRAD, autograd_kernels.sgn)
+    ops.sgn__op.register_kernel(AUTOGRAD, autograd_kernels.sgn_)
     ops.sign_op.register_kernel(AUTOGRAD, autograd_kernels.sign)
+    ops.sign__op.register_kernel(AUTOGRAD, autograd_kernels.sign_)
     ops.clamp_op.register_kernel(AUTOGRAD, autograd_kernels.clamp)
     ops.clamp__op.register_kernel(AUTOGRAD, autograd_kernels.clamp_)
     ops.clamp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor)
@@ -2348,6 +2779,12 @@ def register_all():
     ops.nan_to_num_op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num)
     ops.nan_to_num__op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num_)
     ops.frexp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.frexp_Tensor)
+    ops.special_entr_op.register_kernel(AUTOGRAD, autograd_kernels.special_entr)
+    ops.special_erfcx_op.register_kernel(AUTOGRAD, autograd_kernels.special_erfcx)
+    ops.special_i0e_op.register_kernel(AUTOGRAD, autograd_kernels.special_i0e)
+    ops.special_i1e_op.register_kernel(AUTOGRAD, autograd_kernels.special_i1e)
+    ops.special_log_ndtr_op.register_kernel(AUTOGRAD, autograd_kernels.special_log_ndtr)
+    ops.special_ndtri_op.register_kernel(AUTOGRAD, autograd_kernels.special_ndtri)
     ops.t_copy_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy)
     ops.transpose_copy_int_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int)
     ops.permute_copy_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy)
@@ -2376,6 +2813,8 @@ def register_all():
     ops.tanh_out_op.register_kernel(AUTOGRAD, autograd_kernels.tanh_out)
     ops.sigmoid_out_op.register_kernel(AUTOGRAD, autograd_kernels.sigmoid_out)
     ops.pow_Tensor_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Scalar_out)
+    ops.sgn_out_op.register_kernel(AUTOGRAD, autograd_kernels.sgn_out)
+    ops.sign_out_op.register_kernel(AUTOGRAD, autograd_kernels.sign_out)
     ops.clamp_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_out)
     ops.clamp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor_out)
     ops.clamp_min_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_out)
@@ -2417,6 +2856,8 @@ def register_all():
     ops.median_dim_values_op.register_kernel(AUTOGRAD, autograd_kernels.median_dim_values)
     ops.nanmedian_dim_values_op.register_kernel(AUTOGRAD, autograd_kernels.nanmedian_dim_values)
     ops.mode_values_op.register_kernel(AUTOGRAD, autograd_kernels.mode_values)
+    ops.log1p_out_op.register_kernel(AUTOGRAD, autograd_kernels.log1p_out)
+    ops.logsumexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logsumexp_out)
     ops.minimum_out_op.register_kernel(AUTOGRAD, autograd_kernels.minimum_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
@@ -2474,6 +2915,12 @@ def register_all():
     ops.logit_out_op.register_kernel(AUTOGRAD, autograd_kernels.logit_out)
     ops.nan_to_num_out_op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num_out)
     ops.frexp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.frexp_Tensor_out)
+    ops.special_entr_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_entr_out)
+    ops.special_erfcx_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_erfcx_out)
+    ops.special_i0e_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_i0e_out)
+    ops.special_i1e_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_i1e_out)
+    ops.special_log_ndtr_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_log_ndtr_out)
+    ops.special_ndtri_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_ndtri_out)
     ops.t_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int_out)
     ops.permute_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy_out)
@@ -2561,6 +3008,10 @@ def register_all():
     ops.pow__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow__Tensor)
     ops.sqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sqrt_)
     ops.abs__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.abs_)
+    ops.sgn__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sgn_)
+    ops.sgn_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sgn_out)
+    ops.sign__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sign_)
+    ops.sign_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sign_out)
     ops.clamp__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_)
     ops.clamp_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_out)
     ops.clamp__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp__Tensor)
@@ -2787,6 +3238,8 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rrelu_with_noise_
     )
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
+    ops.log1p_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_out)
+    ops.logsumexp_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logsumexp_out)
     ops.minimum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.minimum_out)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(
@@ -2965,6 +3418,176 @@ def register_all():
     )
     ops.frexp_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.frexp_Tensor_out
+    )
+    ops.special_entr_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_entr_out
+    )
+    ops.special_erfcx_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_erfcx_out
+    )
+    ops.special_i0e_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_i0e_out
+    )
+    ops.special_i1e_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_i1e_out
+    )
+    ops.special_log_ndtr_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_log_ndtr_out
+    )
+    ops.special_ndtri_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_ndtri_out
+    )
+    ops.special_airy_ai_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_airy_ai_out
+    )
+    ops.special_bessel_j0_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_bessel_j0_out
+    )
+    ops.special_bessel_j1_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_bessel_j1_out
+    )
+    ops.special_bessel_y0_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_bessel_y0_out
+    )
+    ops.special_bessel_y1_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_bessel_y1_out
+    )
+    ops.special_modified_bessel_i0_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_modified_bessel_i0_out
+    )
+    ops.special_modified_bessel_i1_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_modified_bessel_i1_out
+    )
+    ops.special_modified_bessel_k0_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_modified_bessel_k0_out
+    )
+    ops.special_modified_bessel_k1_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_modified_bessel_k1_out
+    )
+    ops.special_scaled_modified_bessel_k0_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_scaled_modified_bessel_k0_out
+    )
+    ops.special_scaled_modified_bessel_k1_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_scaled_modified_bessel_k1_out
+    )
+    ops.special_spherical_bessel_j0_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_spherical_bessel_j0_out
+    )
+    ops.special_chebyshev_polynomial_t_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_t_out
+    )
+    ops.special_chebyshev_polynomial_t_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_t_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_t_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_t_n_scalar_out
+    )
+    ops.special_chebyshev_polynomial_u_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_u_out
+    )
+    ops.special_chebyshev_polynomial_u_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_u_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_u_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_u_n_scalar_out
+    )
+    ops.special_chebyshev_polynomial_v_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_v_out
+    )
+    ops.special_chebyshev_polynomial_v_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_v_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_v_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_v_n_scalar_out
+    )
+    ops.special_chebyshev_polynomial_w_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_w_out
+    )
+    ops.special_chebyshev_polynomial_w_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_w_x_scalar_out
+    )
+    ops.special_chebyshev_polynomial_w_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_chebyshev_polynomial_w_n_scalar_out
+    )
+    ops.special_shifted_chebyshev_polynomial_t_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_shifted_chebyshev_polynomial_t_out
+    )
+    ops.special_shifted_chebyshev_polynomial_t_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_t_x_scalar_out,
+    )
+    ops.special_shifted_chebyshev_polynomial_t_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_t_n_scalar_out,
+    )
+    ops.special_shifted_chebyshev_polynomial_u_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_shifted_chebyshev_polynomial_u_out
+    )
+    ops.special_shifted_chebyshev_polynomial_u_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_u_x_scalar_out,
+    )
+    ops.special_shifted_chebyshev_polynomial_u_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_u_n_scalar_out,
+    )
+    ops.special_shifted_chebyshev_polynomial_v_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_shifted_chebyshev_polynomial_v_out
+    )
+    ops.special_shifted_chebyshev_polynomial_v_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_v_x_scalar_out,
+    )
+    ops.special_shifted_chebyshev_polynomial_v_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_v_n_scalar_out,
+    )
+    ops.special_shifted_chebyshev_polynomial_w_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_shifted_chebyshev_polynomial_w_out
+    )
+    ops.special_shifted_chebyshev_polynomial_w_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_w_x_scalar_out,
+    )
+    ops.special_shifted_chebyshev_polynomial_w_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW,
+        inplace_or_view_kernels.special_shifted_chebyshev_polynomial_w_n_scalar_out,
+    )
+    ops.special_hermite_polynomial_h_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_hermite_polynomial_h_out
+    )
+    ops.special_hermite_polynomial_h_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_hermite_polynomial_h_x_scalar_out
+    )
+    ops.special_hermite_polynomial_h_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_hermite_polynomial_h_n_scalar_out
+    )
+    ops.special_hermite_polynomial_he_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_hermite_polynomial_he_out
+    )
+    ops.special_hermite_polynomial_he_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_hermite_polynomial_he_x_scalar_out
+    )
+    ops.special_hermite_polynomial_he_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_hermite_polynomial_he_n_scalar_out
+    )
+    ops.special_laguerre_polynomial_l_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_laguerre_polynomial_l_out
+    )
+    ops.special_laguerre_polynomial_l_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_laguerre_polynomial_l_x_scalar_out
+    )
+    ops.special_laguerre_polynomial_l_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_laguerre_polynomial_l_n_scalar_out
+    )
+    ops.special_legendre_polynomial_p_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_legendre_polynomial_p_out
+    )
+    ops.special_legendre_polynomial_p_x_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_legendre_polynomial_p_x_scalar_out
+    )
+    ops.special_legendre_polynomial_p_n_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_legendre_polynomial_p_n_scalar_out
     )
     ops.t_copy_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(
@@ -3469,3 +4092,81 @@ def register_all():
     ops.fix_out_op.register_kernel(AUTOGRAD | CPU, _fix_out_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.positive_op.register_kernel(AUTOGRAD | CPU, _positive_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_expit_op.register_kernel(AUTOGRAD | CPU, _special_expit_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_expit_out_op.register_kernel(AUTOGRAD | CPU, _special_expit_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_erf_op.register_kernel(AUTOGRAD | CPU, _special_erf_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_erf_out_op.register_kernel(AUTOGRAD | CPU, _special_erf_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_erfc_op.register_kernel(AUTOGRAD | CPU, _special_erfc_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_erfc_out_op.register_kernel(AUTOGRAD | CPU, _special_erfc_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_erfinv_op.register_kernel(AUTOGRAD | CPU, _special_erfinv_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_erfinv_out_op.register_kernel(AUTOGRAD | CPU, _special_erfinv_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_exp2_op.register_kernel(AUTOGRAD | CPU, _special_exp2_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_exp2_out_op.register_kernel(AUTOGRAD | CPU, _special_exp2_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_expm1_op.register_kernel(AUTOGRAD | CPU, _special_expm1_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_expm1_out_op.register_kernel(AUTOGRAD | CPU, _special_expm1_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_gammaln_op.register_kernel(AUTOGRAD | CPU, _special_gammaln_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_gammaln_out_op.register_kernel(AUTOGRAD | CPU, _special_gammaln_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_digamma_op.register_kernel(AUTOGRAD | CPU, _special_digamma_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_digamma_out_op.register_kernel(AUTOGRAD | CPU, _special_digamma_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_psi_op.register_kernel(AUTOGRAD | CPU, _special_psi_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_psi_out_op.register_kernel(AUTOGRAD | CPU, _special_psi_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_i0_op.register_kernel(AUTOGRAD | CPU, _special_i0_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_i0_out_op.register_kernel(AUTOGRAD | CPU, _special_i0_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_log1p_op.register_kernel(AUTOGRAD | CPU, _special_log1p_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_log1p_out_op.register_kernel(AUTOGRAD | CPU, _special_log1p_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_logit_op.register_kernel(AUTOGRAD | CPU, _special_logit_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_logit_out_op.register_kernel(AUTOGRAD | CPU, _special_logit_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_multigammaln_op.register_kernel(AUTOGRAD | CPU, _special_multigammaln_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_multigammaln_out_op.register_kernel(
+        AUTOGRAD | CPU, _special_multigammaln_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_polygamma_op.register_kernel(AUTOGRAD | CPU, _special_polygamma_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_polygamma_out_op.register_kernel(AUTOGRAD | CPU, _special_polygamma_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_round_op.register_kernel(AUTOGRAD | CPU, _special_round_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_round_out_op.register_kernel(AUTOGRAD | CPU, _special_round_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_sinc_op.register_kernel(AUTOGRAD | CPU, _special_sinc_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_sinc_out_op.register_kernel(AUTOGRAD | CPU, _special_sinc_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_logsumexp_op.register_kernel(AUTOGRAD | CPU, _special_logsumexp_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_logsumexp_out_op.register_kernel(AUTOGRAD | CPU, _special_logsumexp_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_ndtr_op.register_kernel(AUTOGRAD | CPU, _special_ndtr_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_ndtr_out_op.register_kernel(AUTOGRAD | CPU, _special_ndtr_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_softmax_op.register_kernel(AUTOGRAD | CPU, _special_softmax_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_log_softmax_op.register_kernel(AUTOGRAD | CPU, _special_log_softmax_composite)

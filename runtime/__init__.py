@@ -118,6 +118,7 @@ from .autograd.grad_mode import (  # noqa: E402
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from . import utils  # noqa: E402
 from . import linalg  # noqa: E402
+from .type_info import finfo, iinfo  # noqa: E402
 from . import _C  # noqa: E402
 from . import library  # noqa: E402
 from . import cuda  # noqa: E402
@@ -137,11 +138,11 @@ def numel(input: Tensor) -> int:
 
 
 def __getattr__(name: str):
-    # opgrad.nn is imported on first use: `import opgrad` stays as fast as before
-    if name == "nn":
+    # opgrad.nn and opgrad.special are imported on first use: `import opgrad` stays as fast as before
+    if name in ("nn", "special"):
         import importlib
 
-        return importlib.import_module(".nn", __name__)
+        return importlib.import_module(f".{name}", __name__)
     if name in ("save", "load", "serialization"):
         # the zip checkpoint format's modules load with the first save or load
         import importlib

@@ -204,23 +204,28 @@ def copy_list_outs(outs: list, results: list, name: str) -> None:
         copy_into(out, copy_values(out._data, result))
 
 
+def warn_if_resized(out: Tensor, shape: tuple, stacklevel: int = 2) -> None:
+    """PyTorch's warning when an out= tensor with elements is resized to ``shape``."""
+    if out._data.size:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"{list(out._data.shape)}, which does not match the required output shape "
+            f"{list(shape)}. This behavior is deprecated, and in a future PyTorch "
+            "release outputs will not be resized unless they have zero elements. You can "
+            "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+            "with t.resize_(0).",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
 def write_out(out: Tensor, result) -> Tensor:
     """Write an out= op's result into ``out``, resizing it as PyTorch does."""
     _check_inference(out)
     result = np.asarray(result)
     shape = out._data.shape
     if shape != result.shape:
-        if out._data.size:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(shape)}, which does not match the required output shape "
-                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
-                "release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                "with t.resize_(0).",
-                UserWarning,
-                stacklevel=2,
-            )
+        warn_if_resized(out, result.shape, stacklevel=3)
         check_cast(result.dtype, out._data.dtype)  # before anything changes
         out._data = np.empty(result.shape, dtype=out._data.dtype)
     return copy_into(out, result)

@@ -269,7 +269,12 @@ def absolute(a):
 
 def sign(a):
     # numpy has no bool loop; a bool's sign is itself
-    return a.copy() if a.dtype is _BOOL else np.sign(a)
+    if a.dtype is _BOOL:
+        return a.copy()
+    result = np.sign(a)
+    if a.dtype.kind == "f" and np.isnan(result).any():  # PyTorch's sign of NaN is 0
+        result = np.where(np.isnan(a), a.dtype.type(0), result)
+    return result
 
 
 def sigmoid(a):
@@ -2314,3 +2319,5 @@ from .resize_kernels import *  # noqa: E402,F401,F403
 
 # The unary math ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
 from .unary_math_kernels import *  # noqa: E402,F401,F403
+# torch.special's own ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
+from .special_kernels import *  # noqa: E402,F401,F403

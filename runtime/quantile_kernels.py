@@ -135,8 +135,9 @@ def round_decimals(self: np.ndarray, decimals: int) -> np.ndarray:
     """PyTorch's rounding to ``decimals`` places: ``rint(x * 10**d) / 10**d`` for d > 0,
     else ``rint(x / 10**-d) * 10**-d``, the power in the input's type (float for float16)."""
     if self.dtype.kind not in "fc":
+        kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"  # PyTorch's two loops
         raise NotImplementedError(
-            f"\"round_cpu\" not implemented for '{dtypes.scalar_type_name(self.dtype)}'"
+            f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(self.dtype)}'"
         )
     work = self.dtype if self.dtype.itemsize >= 4 else _FLOAT32
     x = self.astype(work, copy=False)

@@ -115,8 +115,9 @@ def opgrad_op(opinfo) -> Optional[Callable]:
         short = opinfo.name[len(prefix) :]
         if getattr(torch.nn.functional, short, None) is fn:
             return getattr(_resolve(og, "nn.functional"), short, None)
-    if opinfo.name.startswith("linalg.") and _resolve(torch, opinfo.name) is fn:
-        return _resolve(og, opinfo.name)  # torch.linalg.vector_norm is named linalg_vector_norm
+    if opinfo.name.startswith(("linalg.", "special.")) and _resolve(torch, opinfo.name) is fn:
+        # torch.linalg.vector_norm is named linalg_vector_norm, torch.special.entr special_entr
+        return _resolve(og, opinfo.name)
     name = getattr(fn, "__name__", None)
     for torch_space, og_space in (
         (torch, og),

@@ -911,3 +911,32 @@ def test_black_output_is_cached_by_rendering(tmp_path, monkeypatch):
     assert gen._cached("x = 1\n") == "formatted\n"
     assert gen._cached("x = 2\n") is None  # another rendering misses
     assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [""]  # no partial left
+
+
+SPECIAL_ENTRY = """\
+- name: special_entr(Tensor self) -> Tensor
+  python_module: special
+  variants: function
+  cpu: k.special_entr(self)
+  self: grad
+  result: auto_element_wise
+  out: special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+"""
+
+
+def test_a_python_module_function_goes_to_its_module_not_the_top_level(tmp_path):
+    context = gen.build_context(load_text(tmp_path, GOOD_ENTRY + "\n" + SPECIAL_ENTRY))
+    assert context["surface_modules"] == {"special": {"entr": ["special_entr", "special_entr_out"]}}
+    assert list(context["surface_functions"]) == ["neg"]
+
+
+@pytest.mark.parametrize(
+    "old, new, error",
+    [
+        ("python_module: special", "python_module: linalg", "python_module must be one of special"),
+        ("variants: function", "variants: method", "a special function is a function variant"),
+        ("special_entr(Tensor", "entr(Tensor", "a special function is a function variant"),
+    ],
+)
+def test_python_module_is_checked(tmp_path, old, new, error):
+    assert error in error_of(tmp_path, SPECIAL_ENTRY.replace(old, new, 1))

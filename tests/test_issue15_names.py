@@ -36,11 +36,10 @@ logsumexp zeta bessel_j0 bessel_j1
 #: what issue 15 point 1 names and opgrad does not have yet
 NOT_YET = {
     "function": set(),
-    "method": {"sgn_", "sign_"},
-    # the ops issue 15 lists that came before it (ceil, floor, round, rsqrt, log1p) have
-    # their in-place variants as methods only
-    "inplace_function": {"ceil_", "floor_", "round_", "rsqrt_", "log1p_"},
-    "special": set(SPECIAL),
+    "method": set(),
+    "inplace_function": set(),
+    # the aten ops under these come with issue 15's binary math
+    "special": {"xlogy", "xlog1py", "zeta"},
 }
 
 

@@ -663,3 +663,46 @@ def test_every_yaml_overload_is_compared_with_pytorch(monkeypatch):
         elif name not in logged and name not in TESTED_ELSEWHERE:
             missing.append(name)
     assert missing == [], f"ops without a PyTorch comparison test: {missing}"
+
+
+# torch.special (issue 15): test_special.py compares every function's values over dtypes
+# and edge values, the polynomials' three overloads and their out= variants, out= of the
+# others, nodes, saved fields and backward calls of the differentiable ones, derivatives
+# of both orders, tangents and errors with torch; test_opinfo.py runs torch's samples. Also
+# sgn's and sign's in-place and out= variants, and log1p's and logsumexp's out=.
+_SPECIAL_POLYNOMIALS = (
+    "chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w "
+    "shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v "
+    "shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he "
+    "laguerre_polynomial_l legendre_polynomial_p"
+).split()
+_SPECIAL_UNARY = (
+    "entr erfcx i0e i1e log_ndtr ndtri airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 "
+    "modified_bessel_i0 modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 "
+    "scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0 expit erf erfc "
+    "erfinv exp2 expm1 gammaln digamma psi i0 log1p logit multigammaln polygamma round sinc "
+    "logsumexp ndtr"
+).split()
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.special_{name}.{overload}": "test_special.py and test_opinfo.py"
+        for name in _SPECIAL_POLYNOMIALS
+        for overload in "default out x_scalar x_scalar_out n_scalar n_scalar_out".split()
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.special_{name}.{overload}": "test_special.py and test_opinfo.py"
+        for name in _SPECIAL_UNARY
+        for overload in ("default", "out")
+    }
+)
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_special.py"
+        for name in (
+            "special_softmax.default special_log_softmax.default sgn_.default sgn.out "
+            "sign_.default sign.out log1p.out logsumexp.out"
+        ).split()
+    }
+)

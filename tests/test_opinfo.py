@@ -53,6 +53,7 @@ from torch_oracle import (
     node_type_name,
     rng_for,
     up_to_sign,
+    within,
 )
 
 CASES = collect_cases(load_op_db())
@@ -93,13 +94,6 @@ XFAIL = [
         ALL,
         "opgrad has no repeat_interleave.self_Tensor (a tensor of counts: it needs "
         "index_select, issue 14)",
-    ),
-    Differs(
-        "sgn",
-        ALL,
-        FORWARD,
-        "SgnBackward0 saves nothing: torch's formula sgn_backward(self, grad, result) saves "
-        "self and result (the helper belongs in functions_manual.py)",
     ),
     Differs(
         "as_strided.partial_views",
@@ -147,8 +141,25 @@ XFAIL = [
 SINGULAR_VECTORS = frozenset({"linalg.svd", "linalg.svdvals", "svd"})
 
 
+#: OpInfos whose torch kernels are less accurate than scipy's, which opgrad computes them
+#: with (checked against mpmath): their values are compared to these tolerances. torch's
+#: float64 Bessel functions of the first and second kind are off by up to 2e-7 at |x| > 8,
+#: its Airy function by up to 2e-5 relative.
+LESS_ACCURATE_IN_TORCH = {
+    "special.airy_ai": (1e-4, 1e-10),
+    "special.bessel_j0": (1e-5, 1e-6),
+    "special.bessel_j1": (1e-5, 1e-6),
+    "special.bessel_y0": (1e-5, 1e-6),
+    "special.bessel_y1": (1e-5, 1e-6),
+}
+
+
 def compared_values(case):
-    return up_to_sign() if case.id in SINGULAR_VECTORS else contextlib.nullcontext()
+    if case.id in SINGULAR_VECTORS:
+        return up_to_sign()
+    if case.id in LESS_ACCURATE_IN_TORCH:
+        return within(*LESS_ACCURATE_IN_TORCH[case.id])
+    return contextlib.nullcontext()
 
 
 def uninitialised_saved(case, index) -> Tuple[str, ...]:
