@@ -119,6 +119,17 @@ from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  
 from . import utils  # noqa: E402
 from . import linalg  # noqa: E402
 from .type_info import finfo, iinfo  # noqa: E402
+from .legacy import (  # noqa: E402
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from . import _C  # noqa: E402
 from . import library  # noqa: E402
 from . import cuda  # noqa: E402

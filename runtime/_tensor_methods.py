@@ -18,6 +18,7 @@ import numpy as np
 from . import dispatch_keys as K
 from . import dtypes
 from . import factories
+from . import legacy
 from .autograd import hooks, run_backward
 from .autograd.engine import ExecutionEngine
 from .generated import ops as aten
@@ -820,6 +821,9 @@ class TensorPythonMethods:
     mH = overridable_property(property(_mH), "mH")
     H = overridable_property(property(_H), "H")
     adjoint = _python_method(adjoint, "adjoint")
+    new = _python_method(legacy.tensor_new, "new")
+    new_tensor = _python_method(legacy.tensor_new_tensor, "new_tensor")
+    type = _python_method(legacy.tensor_type, "type")
     new_ones = _python_method(_new_tensor_factory("ones"), "new_ones")
     new_empty = _python_method(_new_tensor_factory("empty"), "new_empty")
     new_full = _python_method(_new_tensor_factory("full"), "new_full")

@@ -92,7 +92,11 @@ class Tensor:
 
     # ----- construction -------------------------------------------------
     def __new__(cls, *args, **kwargs):
-        raise TypeError("use opgrad.tensor(...) or a factory function to create tensors")
+        # PyTorch's legacy constructor, opgrad.Tensor(2, 3) or opgrad.Tensor([1, 2]), in the
+        # default dtype (runtime/legacy.py, imported here: it builds on this module)
+        from .legacy import legacy_new
+
+        return legacy_new(dtypes.get_default_dtype(), args, kwargs, cls, typed=False)
 
     @staticmethod
     def _make_wrapper_subclass(
