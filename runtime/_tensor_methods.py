@@ -897,6 +897,10 @@ class TensorPythonMethods:
         # Same tensor object, flags and version counter; the new values' memory.
         self._data = new._data
 
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
     data = overridable_property(data, "data")
 
     # ----- __torch_function__ -----------------------------------------------------------

@@ -507,7 +507,8 @@ def overridable_property(prop: property, name: str, none_slot: Optional[str] = N
             fset(self, value)
 
     getter.__name__ = setter.__name__ = name
-    new = property(getter, setter if fset is not None else None, doc=prop.__doc__)
+    # a deleter (del x.grad) runs as written, outside the protocol
+    new = property(getter, setter if fset is not None else None, prop.fdel, doc=prop.__doc__)
     get_site.func = new.__get__
     set_site.func = new.__set__
     return new

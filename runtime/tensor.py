@@ -153,6 +153,10 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         self._set_requires_grad(value, "only Tensors of floating point and complex dtype")
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # torch's words for a deletion
+
     @public_api()
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
@@ -219,16 +223,53 @@ class Tensor:
                     f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
                     "and the tensor are the same size"
                 )
-            if value._data.dtype != self._data.dtype:
+            expected = self._data.dtype if self._meta is None else _grad_numpy_dtype(self)
+            if expected is not None and value._data.dtype != expected:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{dtypes.cpp_type_name(value._data.dtype)}' "
-                    f"to a tensor with grad_dtype '{dtypes.scalar_type_name(self._data.dtype)}'. The "
+                    f"to a tensor with grad_dtype '{dtypes.scalar_type_name(expected)}'. The "
                     "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). "
                     "You can set the tensor's grad_dtype attribute with a specific dtype, or None to "
                     "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
                     "and its gradient may break downstream systems that assume they match."
                 )
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    @public_api()
+    def grad_dtype(self) -> Optional["dtypes.dtype"]:
+        """The dtype a leaf's gradient must have: its own unless set, None for any."""
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        expected = _grad_numpy_dtype(self)
+        return None if expected is None else dtypes.from_numpy_dtype(expected)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: Optional["dtypes.dtype"]) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, dtypes.dtype):
+            raise RuntimeError(
+                f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}"
+            )
+        grad = self._grad
+        if value is not None and grad is not None and grad._data.dtype != value.np:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{value.scalar_type_name}' because there is already "
+                f"a gradient with dtype '{dtypes.cpp_type_name(grad._data.dtype)}'. Please "
+                "clear the gradient (.grad = None) before changing grad_dtype, or ensure the "
+                "new grad_dtype matches the existing gradient's dtype."
+            )
+        from .autograd.hooks import tensor_meta
+
+        tensor_meta(self).grad_dtype = value
+        accumulator = self._grad_acc() if self._grad_acc is not None else None
+        if accumulator is not None:  # its gradients are cast to the new dtype from now on
+            accumulator._in_meta = ((self._data.shape, None if value is None else value.np),)
 
     @property
     @public_api()
@@ -421,6 +462,13 @@ def version_counter(t: Tensor) -> list:
     if vc is None:
         vc = t._vc = [0]
     return vc
+
+
+def _grad_numpy_dtype(tensor: Tensor):
+    # autograd's modules build on this one: imported when first needed
+    from .autograd.hooks import grad_numpy_dtype
+
+    return grad_numpy_dtype(tensor)
 
 
 def _make(data: np.ndarray) -> Tensor:

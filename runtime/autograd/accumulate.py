@@ -60,26 +60,25 @@ def _copy_for(variable, grad):
     unobserved = not _tls.grad_enabled and not (grad._keys | _tls.include) & PYTHON
     if unobserved and data.flags.c_contiguous and not wrapper:
         # The common case, and nobody observes the calls nor records history: a row-major
-        # copy in the leaf's dtype is the one new_empty_strided + copy_ would make.
-        g = grad._data
-        return _make(np.array(g, order="C") if g.dtype == data.dtype else g.astype(data.dtype))
+        # copy is the one new_empty_strided + copy_ would make.
+        return _make(np.array(grad._data, order="C"))
     if not wrapper and not (
         data.flags.c_contiguous or data.flags.f_contiguous or memory_order(data) is not None
     ):
         return aten.clone(grad, memory_format=contiguous_format)
     if unobserved and not wrapper:
         # copied straight into an array laid out as the (dense) leaf's
-        out = np.empty_like(data)
+        out = np.empty_like(data, dtype=grad._data.dtype)
         out[...] = grad._data
         return _make(out)
     if wrapper:
         strides = _contiguous_strides(data.shape)
     else:
         strides = tuple(s // data.itemsize for s in data.strides)
-    # the variable's dtype passed explicitly, as PyTorch passes its options
-    # PyTorch's new_empty_strided call names the leaf's dtype, layout and device
+    # PyTorch's new_empty_strided call names the gradient's dtype (the leaf's, unless its
+    # grad_dtype says otherwise), layout and device
     empty = aten.new_empty_strided(
-        grad, data.shape, strides, dtype=variable.dtype, layout=strided, device=_CPU
+        grad, data.shape, strides, dtype=grad.dtype, layout=strided, device=_CPU
     )
     return aten.copy_(empty, grad)
 

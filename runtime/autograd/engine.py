@@ -50,7 +50,7 @@ def _validate_output(node: Node, index: int, grad, target: Node, input_nr: int):
             if target.variable._meta is None:  # a leaf without hooks: no one sees a view
                 reduced = functions_manual.sum_to_detached(grad, shape)
         grad = functions_manual.sum_to(grad, shape) if reduced is None else reduced
-    if grad._data.dtype != dtype:
+    if dtype is not None and grad._data.dtype != dtype:  # None: a leaf's grad_dtype of None
         from ..generated import ops as aten
 
         grad = aten._to_copy(grad, dtype=_opgrad_dtype(dtype))

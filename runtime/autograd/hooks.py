@@ -14,18 +14,32 @@ from typing import Callable
 
 from ..utils.hooks import RemovableHandle
 
+#: TensorMeta.grad_dtype's default: the tensor's own dtype, whatever it becomes
+SAME_AS_TENSOR = "same as the tensor"
+
 
 class TensorMeta:
     """Rarely used per-tensor autograd state (PyTorch's AutogradMeta extras)."""
 
-    __slots__ = ("hooks", "post_accumulate_hooks", "retains_grad", "retains_grad_at")
+    __slots__ = ("hooks", "post_accumulate_hooks", "retains_grad", "retains_grad_at", "grad_dtype")
 
     def __init__(self) -> None:
+        # the dtype a leaf's gradient must have: SAME_AS_TENSOR (its own), another, or None
+        # (any), as Tensor.grad_dtype sets it
+        self.grad_dtype = SAME_AS_TENSOR
         self.retains_grad_at = None  # (node, output_nr) holding the retains_grad hook
         # OrderedDicts, not dicts: handles keep weak references to them
         self.hooks: dict = OrderedDict()
         self.post_accumulate_hooks: dict = OrderedDict()
         self.retains_grad = False
+
+
+def grad_numpy_dtype(tensor):
+    """The numpy dtype a leaf's gradient is cast to (None: kept as it comes)."""
+    meta = tensor._meta
+    if meta is None or meta.grad_dtype is SAME_AS_TENSOR:
+        return tensor._data.dtype
+    return None if meta.grad_dtype is None else meta.grad_dtype.np
 
 
 def tensor_meta(tensor) -> TensorMeta:

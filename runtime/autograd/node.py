@@ -9,7 +9,7 @@ from typing import NamedTuple, Optional, Tuple
 
 from . import anomaly
 from .accumulate import ONLY_THE_LIST, accumulate_grad
-from .hooks import run_post_accumulate_hooks
+from .hooks import grad_numpy_dtype, run_post_accumulate_hooks
 from .saved_variable import FREED, SavedVariable
 
 _new = object.__new__
@@ -131,7 +131,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable) -> None:
         self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         self._next_edges = ()
-        self._in_meta = ((variable._data.shape, variable._data.dtype),)
+        self._in_meta = ((variable._data.shape, grad_numpy_dtype(variable)),)
         self.variable = variable
 
     def name(self) -> str:
@@ -175,7 +175,10 @@ def grad_accumulator(tensor) -> AccumulateGrad:
         node = _new(AccumulateGrad)  # AccumulateGrad(tensor), one call less per leaf and step
         node._seq = ACCUMULATE_GRAD_SEQUENCE_NR
         node._next_edges = ()
-        node._in_meta = ((tensor._data.shape, tensor._data.dtype),)
+        data = tensor._data
+        # a leaf with metadata may have a grad_dtype of its own
+        dtype = data.dtype if tensor._meta is None else grad_numpy_dtype(tensor)
+        node._in_meta = ((data.shape, dtype),)
         node.variable = tensor
         if tensor._meta is not None:
             node._hooks = True  # the leaf's tensor or post-accumulate hooks
