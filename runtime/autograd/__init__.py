@@ -27,6 +27,7 @@ from . import function
 from . import forward_ad
 from . import functional
 from .function import Function
+from .saved_variable import SavedTensor  # noqa: F401 - torch.autograd.SavedTensor
 from .engine import execute, execute_plain
 from .grad_mode import (
     enable_grad,

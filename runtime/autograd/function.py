@@ -15,11 +15,17 @@ from .._tls import state as _tls
 from ..tensor import Tensor
 from . import anomaly
 from .node import Node, next_edge
-from .saved_variable import SavedVariable, unpack_saved
+from .saved_variable import ERR_FREED, SavedTensor, SavedVariable, unpack_saved
 from .inplace import bump_version
 from .views import IN_CUSTOM_FUNCTION, check_inplace, rebase_history
 
-__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+__all__ = [
+    "Function",
+    "FunctionCtx",
+    "BackwardCFunction",
+    "InplaceFunction",
+    "once_differentiable",
+]
 
 
 class FunctionCtx:
@@ -82,11 +88,21 @@ class BackwardCFunction(Node, FunctionCtx):
         if saved is None:
             to_save = getattr(self, "to_save", None)
             if to_save is not None and getattr(self, "_released", False):
-                from .saved_variable import ERR_FREED
-
                 raise RuntimeError(ERR_FREED)
             return tuple(to_save) if to_save is not None else ()
         return tuple(unpack_saved(s, self) for s in saved)
+
+    @property
+    def _raw_saved_tensors(self) -> Tuple:
+        """A SavedTensor handle per saved value (None included: a handle on nothing)."""
+        saved = self._saved
+        if saved is None:
+            if getattr(self, "_released", False) and getattr(self, "to_save", None) is not None:
+                raise RuntimeError(ERR_FREED)
+            return ()
+        if getattr(self, "_released", False):
+            raise RuntimeError(ERR_FREED)
+        return tuple(SavedTensor._of(s, self) for s in saved)
 
     @property
     def saved_variables(self):
@@ -401,6 +417,15 @@ def _save(node, outputs, record: bool) -> None:
     node._saved = tuple(
         None if t is None else SavedVariable(t, id(t) in output_ids) for t in to_save
     )
+
+
+class InplaceFunction(Function):
+    """Kept for old code, as in PyTorch: a Function that remembers whether it was asked to
+    work in place. New code uses Function."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
 
 def once_differentiable(fn):

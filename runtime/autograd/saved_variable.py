@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from .._tls import state as _tls
 from ..dtypes import legacy_tensor_type
@@ -208,11 +209,43 @@ class SavedTensor:
 
     __slots__ = ("_saved", "_grad_fn")
 
-    def __init__(self, saved: SavedVariable, grad_fn) -> None:
-        self._saved = saved
-        self._grad_fn = grad_fn
+    def __new__(cls, *args, **kwargs):
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
 
-    def register_hooks(self, pack_hook, unpack_hook) -> None:
+    @classmethod
+    def _of(cls, saved: Optional[SavedVariable], grad_fn) -> "SavedTensor":
+        handle = object.__new__(cls)
+        handle._saved = saved
+        handle._grad_fn = grad_fn
+        return handle
+
+    @property
+    def data(self):
+        """What was saved, as kept: the packed object when hooks packed it, the tensor itself
+        for a saved input, its detached alias for a saved output."""
+        saved = self._saved
+        if saved is None:
+            return None
+        if saved._hooks is not None:
+            return saved._hooks[0]
+        if saved._tensor is None:
+            raise RuntimeError(ERR_FREED)
+        return saved._tensor
+
+    @property
+    def unpack_hook(self):
+        saved = self._saved
+        return None if saved is None or saved._hooks is None else saved._hooks[1]
+
+    def register_hooks(self, *hooks) -> None:
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument "
+                "types are supported:\n    1. (self: opgrad._C._autograd.SavedTensor, arg0: "
+                "collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\n"
+                f"Invoked with: {self!r}, {', '.join(repr(h) for h in hooks)}"
+            )
+        pack_hook, unpack_hook = hooks
         if self._saved is None:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor with value None is forbidden"
@@ -273,7 +306,7 @@ def raw_saved(grad_fn, slot: str):
     if saved is not None and saved.__class__ is not SavedVariable:
         saved = _saved_as_itself(saved)
         setattr(grad_fn, slot, saved)
-    return SavedTensor(saved, grad_fn)
+    return SavedTensor._of(saved, grad_fn)
 
 
 def save_list(tensors) -> tuple:
@@ -290,4 +323,4 @@ def unpack_saved_list(saved, grad_fn):
 def raw_saved_list(saved, grad_fn):
     if saved is None:
         return None
-    return tuple([SavedTensor(s, grad_fn) for s in saved])
+    return tuple([SavedTensor._of(s, grad_fn) for s in saved])
