@@ -104,3 +104,35 @@ def test_inplace_function_remembers_inplace(torch):
             )
 
     assert run(og) == run(torch)
+
+
+def test_once_differentiable_results_hang_on_an_error_node(torch):
+    def run(lib):
+        once_differentiable = lib.autograd.function.once_differentiable
+
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * x
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        seed = lib.ones(2, requires_grad=True)
+        (g,) = lib.autograd.grad(Twice.apply(x), x, seed, create_graph=True)
+        node = g.grad_fn
+        return (
+            type(node).__name__,
+            node.name().split("::", 1)[-1],
+            [type(n).__name__ for n, _ in node.next_functions],
+            isinstance(node, lib.autograd.graph.Node),
+            repr(g).split("grad_fn=")[1],
+            _outcome(lambda: g.sum().backward()),
+        )
+
+    assert run(og) == run(torch)

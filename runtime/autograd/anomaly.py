@@ -5,6 +5,7 @@ Like PyTorch's, the switch is process-wide (not thread-local).
 
 from __future__ import annotations
 
+import sys
 import traceback
 import warnings
 from typing import Any
@@ -84,10 +85,22 @@ def _internal_dirs() -> tuple:
 
 
 def record_forward(node) -> None:
-    """Keep the forward traceback (user frames only) of the op that created ``node``."""
+    """Keep the forward traceback (user frames only) of the op that created ``node``, and
+    the node whose backward was running then, if any (its "parent", whose traceback a
+    report adds: the calculation that induced this one)."""
+    from .engine import current_node
+
     internal = _internal_dirs()
     frames = [f for f in traceback.extract_stack() if not f.filename.startswith(internal)]
     node.metadata["traceback_"] = traceback.format_list(frames)
+    parent = current_node()
+    if parent is not None:
+        node.metadata["parent_"] = parent
+
+
+def _recorded(node, key: str):
+    metadata = node.__dict__.get("_metadata") or {}
+    return metadata.get(key) if isinstance(metadata, dict) else None
 
 
 def check_outputs(node, outputs) -> None:
@@ -102,20 +115,41 @@ def check_outputs(node, outputs) -> None:
             )
 
 
-def report(node, error: BaseException) -> None:
-    """Warn with, and attach to the error, the forward traceback of the failing node."""
-    stack = node.__dict__.get("_metadata") or {}
-    lines = stack.get("traceback_") if isinstance(stack, dict) else None
-    if lines:
-        message = (
-            f"Error detected in {node.name()}. Traceback of forward call that caused the "
-            f"error:\n{''.join(lines)}"
-        )
-    else:
-        message = (
+def _trace_message(node, is_parent: bool) -> str:
+    lines = _recorded(node, "traceback_")
+    if not lines:
+        return (
             f"Error detected in {node.name()}. No forward pass information available. Enable "
             "detect anomaly during forward pass for more information."
         )
-    warnings.warn(message, UserWarning, stacklevel=2)
+    if is_parent:
+        return (
+            f"\n\nPrevious calculation was induced by {node.name()}. Traceback of forward call "
+            f"that induced the previous calculation:\n{''.join(lines)}"
+        )
+    return (
+        f"Error detected in {node.name()}. Traceback of forward call that caused the "
+        f"error:\n{''.join(lines)}"
+    )
+
+
+def report(node, error: BaseException) -> None:
+    """Warn with, and attach to the error, the forward traceback of the failing node, then
+    one warning per node whose backward induced it (its parent, the parent's parent ...)."""
+    message = _trace_message(node, is_parent=False)
+    _warn_beside(message)
     if hasattr(error, "add_note"):
         error.add_note(message)
+    parent = _recorded(node, "parent_")
+    while parent is not None:
+        _warn_beside(_trace_message(parent, is_parent=True))
+        parent = _recorded(parent, "parent_")
+
+
+def _warn_beside(message: str) -> None:
+    """Warn while an error is on its way: a warning filter that turns warnings into errors
+    must not replace that error, so the warning is printed to stderr instead, as torch does."""
+    try:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    except Warning as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)

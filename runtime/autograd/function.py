@@ -442,7 +442,7 @@ def once_differentiable(fn):
             return outputs
         single = not isinstance(outputs, tuple)
         outputs_tuple = (outputs,) if single else outputs
-        err_node = _DelayedError(
+        err_node = Error(
             "trying to differentiate twice a function that was marked with " "@once_differentiable",
             [a for a in args if isinstance(a, Tensor)],
         )
@@ -464,8 +464,9 @@ def once_differentiable(fn):
     return wrapper
 
 
-class _DelayedError(Node):
-    """A node that raises when backward reaches it."""
+class Error(Node):
+    """A node that raises when backward reaches it (torch's ``Error``, made by its
+    DelayedError for @once_differentiable's results)."""
 
     def __init__(self, message: str, inputs) -> None:
         Node.__init__(self)
@@ -473,7 +474,7 @@ class _DelayedError(Node):
         self._next_edges = tuple(next_edge(t) for t in inputs)
 
     def name(self) -> str:
-        return "DelayedError"
+        return "opgrad::autograd::Error"
 
     def apply(self, grads, needs):
         raise RuntimeError(self.message)
