@@ -691,13 +691,23 @@ def expand(a, size):
                 )
             continue
         strides[i] = a.strides[i - lead]
+    for i in reversed(range(lead)):
+        if target[i] == 1 and i + 1 < len(target):
+            # a new size-1 dim strides over the dims after it, as PyTorch lays it out
+            strides[i] = target[i + 1] * strides[i + 1]
     target = tuple(target)
+    # Writable unless two elements share memory (a stride-0 dim longer than 1), as in
+    # PyTorch: expanding only size-1 or new size-1 dims keeps every element distinct.
+    overlapping = any(st == 0 and n > 1 for st, n in zip(strides, target))
     if a.flags.c_contiguous and a.size:
         # Build the stride-0 view directly: np.broadcast_to costs ~10x more.
         view = np.ndarray(target, a.dtype, a, 0, tuple(strides))
-        view.flags.writeable = False
+        if overlapping:
+            view.flags.writeable = False
         return view
-    return np.broadcast_to(a, target)
+    if overlapping or not a.size:
+        return np.broadcast_to(a, target)
+    return np.lib.stride_tricks.as_strided(a, target, tuple(strides), writeable=a.flags.writeable)
 
 
 def t(a):
