@@ -964,6 +964,70 @@ def _positive_composite(keyset, self):
     return decompositions.positive(self)
 
 
+def _arctan2_composite(keyset, self, other):
+    return decompositions.arctan2(self, other)
+
+
+def _arctan2__composite(keyset, self, other):
+    return decompositions.arctan2_(self, other)
+
+
+def _arctan2_out_composite(keyset, self, other, out):
+    return decompositions.arctan2_out(self, other, out)
+
+
+def _true_divide_Tensor_composite(keyset, self, other):
+    return decompositions.true_divide_Tensor(self, other)
+
+
+def _true_divide__Tensor_composite(keyset, self, other):
+    return decompositions.true_divide__Tensor(self, other)
+
+
+def _true_divide_out_composite(keyset, self, other, out):
+    return decompositions.true_divide_out(self, other, out)
+
+
+def _true_divide_Scalar_composite(keyset, self, other):
+    return decompositions.true_divide_Scalar(self, other)
+
+
+def _true_divide__Scalar_composite(keyset, self, other):
+    return decompositions.true_divide__Scalar(self, other)
+
+
+def _float_power_Tensor_Tensor_composite(keyset, self, exponent):
+    return decompositions.float_power_Tensor_Tensor(self, exponent)
+
+
+def _float_power_Tensor_Tensor_out_composite(keyset, self, exponent, out):
+    return decompositions.float_power_Tensor_Tensor_out(self, exponent, out)
+
+
+def _float_power_Tensor_Scalar_composite(keyset, self, exponent):
+    return decompositions.float_power_Tensor_Scalar(self, exponent)
+
+
+def _float_power_Tensor_Scalar_out_composite(keyset, self, exponent, out):
+    return decompositions.float_power_Tensor_Scalar_out(self, exponent, out)
+
+
+def _float_power_Scalar_composite(keyset, self, exponent):
+    return decompositions.float_power_Scalar(self, exponent)
+
+
+def _float_power_Scalar_out_composite(keyset, self, exponent, out):
+    return decompositions.float_power_Scalar_out(self, exponent, out)
+
+
+def _float_power__Scalar_composite(keyset, self, exponent):
+    return decompositions.float_power__Scalar(self, exponent)
+
+
+def _float_power__Tensor_composite(keyset, self, exponent):
+    return decompositions.float_power__Tensor(self, exponent)
+
+
 def register_all():
     ops.add_Tensor_op.register_kernel(CPU, cpu_kernels.add_Tensor)
     ops.add__Tensor_op.register_kernel(CPU, cpu_kernels.add__Tensor)
@@ -1022,7 +1086,9 @@ def register_all():
     ops.pow_Tensor_Scalar_out_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Scalar_out)
     ops.pow_Tensor_Tensor_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Tensor)
     ops.pow__Tensor_op.register_kernel(CPU, cpu_kernels.pow__Tensor)
+    ops.pow_Tensor_Tensor_out_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Tensor_out)
     ops.pow_Scalar_op.register_kernel(CPU, cpu_kernels.pow_Scalar)
+    ops.pow_Scalar_out_op.register_kernel(CPU, cpu_kernels.pow_Scalar_out)
     ops.sqrt_op.register_kernel(CPU, cpu_kernels.sqrt)
     ops.sqrt__op.register_kernel(CPU, cpu_kernels.sqrt_)
     ops.abs_op.register_kernel(CPU, cpu_kernels.abs)
@@ -1523,7 +1589,6 @@ def register_all():
     ops.index_fill_int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill_int_Tensor)
     ops.index_fill__int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(CPU, cpu_kernels._unique)
-    ops.remainder_Scalar_op.register_kernel(CPU, cpu_kernels.remainder_Scalar)
     ops._unique2_op.register_kernel(CPU, cpu_kernels._unique2)
     ops.unique_dim_op.register_kernel(CPU, cpu_kernels.unique_dim)
     ops.unique_consecutive_op.register_kernel(CPU, cpu_kernels.unique_consecutive)
@@ -1743,6 +1808,83 @@ def register_all():
     ops.nan_to_num_out_op.register_kernel(CPU, cpu_kernels.nan_to_num_out)
     ops.frexp_Tensor_op.register_kernel(CPU, cpu_kernels.frexp_Tensor)
     ops.frexp_Tensor_out_op.register_kernel(CPU, cpu_kernels.frexp_Tensor_out)
+    ops.atan2_op.register_kernel(CPU, cpu_kernels.atan2)
+    ops.atan2__op.register_kernel(CPU, cpu_kernels.atan2_)
+    ops.atan2_out_op.register_kernel(CPU, cpu_kernels.atan2_out)
+    ops.hypot_op.register_kernel(CPU, cpu_kernels.hypot)
+    ops.hypot__op.register_kernel(CPU, cpu_kernels.hypot_)
+    ops.hypot_out_op.register_kernel(CPU, cpu_kernels.hypot_out)
+    ops.logaddexp_op.register_kernel(CPU, cpu_kernels.logaddexp)
+    ops.logaddexp_out_op.register_kernel(CPU, cpu_kernels.logaddexp_out)
+    ops.logaddexp2_op.register_kernel(CPU, cpu_kernels.logaddexp2)
+    ops.logaddexp2_out_op.register_kernel(CPU, cpu_kernels.logaddexp2_out)
+    ops.copysign_Tensor_op.register_kernel(CPU, cpu_kernels.copysign_Tensor)
+    ops.copysign__Tensor_op.register_kernel(CPU, cpu_kernels.copysign__Tensor)
+    ops.copysign_out_op.register_kernel(CPU, cpu_kernels.copysign_out)
+    ops.copysign_Scalar_op.register_kernel(CPU, cpu_kernels.copysign_Scalar)
+    ops.copysign__Scalar_op.register_kernel(CPU, cpu_kernels.copysign__Scalar)
+    ops.copysign_Scalar_out_op.register_kernel(CPU, cpu_kernels.copysign_Scalar_out)
+    ops.heaviside_op.register_kernel(CPU, cpu_kernels.heaviside)
+    ops.heaviside__op.register_kernel(CPU, cpu_kernels.heaviside_)
+    ops.heaviside_out_op.register_kernel(CPU, cpu_kernels.heaviside_out)
+    ops.nextafter_op.register_kernel(CPU, cpu_kernels.nextafter)
+    ops.nextafter__op.register_kernel(CPU, cpu_kernels.nextafter_)
+    ops.nextafter_out_op.register_kernel(CPU, cpu_kernels.nextafter_out)
+    ops.ldexp_Tensor_op.register_kernel(CPU, cpu_kernels.ldexp_Tensor)
+    ops.ldexp__op.register_kernel(CPU, cpu_kernels.ldexp_)
+    ops.ldexp_out_op.register_kernel(CPU, cpu_kernels.ldexp_out)
+    ops.fmod_Scalar_op.register_kernel(CPU, cpu_kernels.fmod_Scalar)
+    ops.fmod__Scalar_op.register_kernel(CPU, cpu_kernels.fmod__Scalar)
+    ops.fmod_Scalar_out_op.register_kernel(CPU, cpu_kernels.fmod_Scalar_out)
+    ops.fmod_Tensor_op.register_kernel(CPU, cpu_kernels.fmod_Tensor)
+    ops.fmod__Tensor_op.register_kernel(CPU, cpu_kernels.fmod__Tensor)
+    ops.fmod_Tensor_out_op.register_kernel(CPU, cpu_kernels.fmod_Tensor_out)
+    ops.remainder_Scalar_op.register_kernel(CPU, cpu_kernels.remainder_Scalar)
+    ops.remainder__Scalar_op.register_kernel(CPU, cpu_kernels.remainder__Scalar)
+    ops.remainder_Scalar_out_op.register_kernel(CPU, cpu_kernels.remainder_Scalar_out)
+    ops.remainder_Tensor_op.register_kernel(CPU, cpu_kernels.remainder_Tensor)
+    ops.remainder__Tensor_op.register_kernel(CPU, cpu_kernels.remainder__Tensor)
+    ops.remainder_Tensor_out_op.register_kernel(CPU, cpu_kernels.remainder_Tensor_out)
+    ops.remainder_Scalar_Tensor_op.register_kernel(CPU, cpu_kernels.remainder_Scalar_Tensor)
+    ops.floor_divide_op.register_kernel(CPU, cpu_kernels.floor_divide)
+    ops.floor_divide__Tensor_op.register_kernel(CPU, cpu_kernels.floor_divide__Tensor)
+    ops.floor_divide_out_op.register_kernel(CPU, cpu_kernels.floor_divide_out)
+    ops.floor_divide_Scalar_op.register_kernel(CPU, cpu_kernels.floor_divide_Scalar)
+    ops.floor_divide__Scalar_op.register_kernel(CPU, cpu_kernels.floor_divide__Scalar)
+    ops.addcmul_op.register_kernel(CPU, cpu_kernels.addcmul)
+    ops.addcmul__op.register_kernel(CPU, cpu_kernels.addcmul_)
+    ops.addcmul_out_op.register_kernel(CPU, cpu_kernels.addcmul_out)
+    ops.addcdiv_op.register_kernel(CPU, cpu_kernels.addcdiv)
+    ops.addcdiv__op.register_kernel(CPU, cpu_kernels.addcdiv_)
+    ops.addcdiv_out_op.register_kernel(CPU, cpu_kernels.addcdiv_out)
+    ops.igamma_op.register_kernel(CPU, cpu_kernels.igamma)
+    ops.igamma__op.register_kernel(CPU, cpu_kernels.igamma_)
+    ops.igamma_out_op.register_kernel(CPU, cpu_kernels.igamma_out)
+    ops.igammac_op.register_kernel(CPU, cpu_kernels.igammac)
+    ops.igammac__op.register_kernel(CPU, cpu_kernels.igammac_)
+    ops.igammac_out_op.register_kernel(CPU, cpu_kernels.igammac_out)
+    ops.special_xlog1py_op.register_kernel(CPU, cpu_kernels.special_xlog1py)
+    ops.special_xlog1py_out_op.register_kernel(CPU, cpu_kernels.special_xlog1py_out)
+    ops.special_xlog1py_self_scalar_op.register_kernel(CPU, cpu_kernels.special_xlog1py_self_scalar)
+    ops.special_xlog1py_self_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_xlog1py_self_scalar_out
+    )
+    ops.special_xlog1py_other_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_xlog1py_other_scalar
+    )
+    ops.special_xlog1py_other_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_xlog1py_other_scalar_out
+    )
+    ops.special_zeta_op.register_kernel(CPU, cpu_kernels.special_zeta)
+    ops.special_zeta_out_op.register_kernel(CPU, cpu_kernels.special_zeta_out)
+    ops.special_zeta_self_scalar_op.register_kernel(CPU, cpu_kernels.special_zeta_self_scalar)
+    ops.special_zeta_self_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_zeta_self_scalar_out
+    )
+    ops.special_zeta_other_scalar_op.register_kernel(CPU, cpu_kernels.special_zeta_other_scalar)
+    ops.special_zeta_other_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_zeta_other_scalar_out
+    )
     ops.t_copy_op.register_kernel(CPU, cpu_kernels.t_copy)
     ops.t_copy_out_op.register_kernel(CPU, cpu_kernels.t_copy_out)
     ops.transpose_copy_int_op.register_kernel(CPU, cpu_kernels.transpose_copy_int)
@@ -2150,7 +2292,6 @@ def register_all():
     ops.index_fill_int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill_int_Tensor)
     ops.index_fill__int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(AUTOGRAD, autograd_kernels._unique)
-    ops.remainder_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar)
     ops._unique2_op.register_kernel(AUTOGRAD, autograd_kernels._unique2)
     ops.unique_dim_op.register_kernel(AUTOGRAD, autograd_kernels.unique_dim)
     ops.unique_consecutive_op.register_kernel(AUTOGRAD, autograd_kernels.unique_consecutive)
@@ -2348,6 +2489,59 @@ def register_all():
     ops.nan_to_num_op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num)
     ops.nan_to_num__op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num_)
     ops.frexp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.frexp_Tensor)
+    ops.atan2_op.register_kernel(AUTOGRAD, autograd_kernels.atan2)
+    ops.atan2__op.register_kernel(AUTOGRAD, autograd_kernels.atan2_)
+    ops.hypot_op.register_kernel(AUTOGRAD, autograd_kernels.hypot)
+    ops.hypot__op.register_kernel(AUTOGRAD, autograd_kernels.hypot_)
+    ops.logaddexp_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp)
+    ops.logaddexp2_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp2)
+    ops.copysign_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_Tensor)
+    ops.copysign__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.copysign__Tensor)
+    ops.copysign_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_Scalar)
+    ops.copysign__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.copysign__Scalar)
+    ops.heaviside_op.register_kernel(AUTOGRAD, autograd_kernels.heaviside)
+    ops.heaviside__op.register_kernel(AUTOGRAD, autograd_kernels.heaviside_)
+    ops.nextafter_op.register_kernel(AUTOGRAD, autograd_kernels.nextafter)
+    ops.nextafter__op.register_kernel(AUTOGRAD, autograd_kernels.nextafter_)
+    ops.ldexp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.ldexp_Tensor)
+    ops.ldexp__op.register_kernel(AUTOGRAD, autograd_kernels.ldexp_)
+    ops.fmod_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Scalar)
+    ops.fmod__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.fmod__Scalar)
+    ops.fmod_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Tensor)
+    ops.fmod__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.fmod__Tensor)
+    ops.remainder_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar)
+    ops.remainder__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder__Scalar)
+    ops.remainder_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Tensor)
+    ops.remainder__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.remainder__Tensor)
+    ops.remainder_Scalar_Tensor_op.register_kernel(
+        AUTOGRAD, autograd_kernels.remainder_Scalar_Tensor
+    )
+    ops.floor_divide_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide)
+    ops.floor_divide__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide__Tensor)
+    ops.floor_divide_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide_Scalar)
+    ops.floor_divide__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide__Scalar)
+    ops.addcmul_op.register_kernel(AUTOGRAD, autograd_kernels.addcmul)
+    ops.addcmul__op.register_kernel(AUTOGRAD, autograd_kernels.addcmul_)
+    ops.addcdiv_op.register_kernel(AUTOGRAD, autograd_kernels.addcdiv)
+    ops.addcdiv__op.register_kernel(AUTOGRAD, autograd_kernels.addcdiv_)
+    ops.igamma_op.register_kernel(AUTOGRAD, autograd_kernels.igamma)
+    ops.igamma__op.register_kernel(AUTOGRAD, autograd_kernels.igamma_)
+    ops.igammac_op.register_kernel(AUTOGRAD, autograd_kernels.igammac)
+    ops.igammac__op.register_kernel(AUTOGRAD, autograd_kernels.igammac_)
+    ops.special_xlog1py_op.register_kernel(AUTOGRAD, autograd_kernels.special_xlog1py)
+    ops.special_xlog1py_self_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_self_scalar
+    )
+    ops.special_xlog1py_other_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_other_scalar
+    )
+    ops.special_zeta_op.register_kernel(AUTOGRAD, autograd_kernels.special_zeta)
+    ops.special_zeta_self_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_self_scalar
+    )
+    ops.special_zeta_other_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_other_scalar
+    )
     ops.t_copy_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy)
     ops.transpose_copy_int_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int)
     ops.permute_copy_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy)
@@ -2376,6 +2570,8 @@ def register_all():
     ops.tanh_out_op.register_kernel(AUTOGRAD, autograd_kernels.tanh_out)
     ops.sigmoid_out_op.register_kernel(AUTOGRAD, autograd_kernels.sigmoid_out)
     ops.pow_Tensor_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Scalar_out)
+    ops.pow_Tensor_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Tensor_out)
+    ops.pow_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Scalar_out)
     ops.clamp_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_out)
     ops.clamp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_Tensor_out)
     ops.clamp_min_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_min_out)
@@ -2474,6 +2670,38 @@ def register_all():
     ops.logit_out_op.register_kernel(AUTOGRAD, autograd_kernels.logit_out)
     ops.nan_to_num_out_op.register_kernel(AUTOGRAD, autograd_kernels.nan_to_num_out)
     ops.frexp_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.frexp_Tensor_out)
+    ops.atan2_out_op.register_kernel(AUTOGRAD, autograd_kernels.atan2_out)
+    ops.hypot_out_op.register_kernel(AUTOGRAD, autograd_kernels.hypot_out)
+    ops.logaddexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp_out)
+    ops.logaddexp2_out_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp2_out)
+    ops.copysign_out_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_out)
+    ops.copysign_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_Scalar_out)
+    ops.heaviside_out_op.register_kernel(AUTOGRAD, autograd_kernels.heaviside_out)
+    ops.nextafter_out_op.register_kernel(AUTOGRAD, autograd_kernels.nextafter_out)
+    ops.ldexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.ldexp_out)
+    ops.fmod_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Scalar_out)
+    ops.fmod_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Tensor_out)
+    ops.remainder_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar_out)
+    ops.remainder_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Tensor_out)
+    ops.floor_divide_out_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide_out)
+    ops.addcmul_out_op.register_kernel(AUTOGRAD, autograd_kernels.addcmul_out)
+    ops.addcdiv_out_op.register_kernel(AUTOGRAD, autograd_kernels.addcdiv_out)
+    ops.igamma_out_op.register_kernel(AUTOGRAD, autograd_kernels.igamma_out)
+    ops.igammac_out_op.register_kernel(AUTOGRAD, autograd_kernels.igammac_out)
+    ops.special_xlog1py_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_xlog1py_out)
+    ops.special_xlog1py_self_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_self_scalar_out
+    )
+    ops.special_xlog1py_other_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_other_scalar_out
+    )
+    ops.special_zeta_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_zeta_out)
+    ops.special_zeta_self_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_self_scalar_out
+    )
+    ops.special_zeta_other_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_other_scalar_out
+    )
     ops.t_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int_out)
     ops.permute_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy_out)
@@ -2559,6 +2787,12 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow_Tensor_Scalar_out
     )
     ops.pow__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow__Tensor)
+    ops.pow_Tensor_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow_Tensor_Tensor_out
+    )
+    ops.pow_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow_Scalar_out
+    )
     ops.sqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sqrt_)
     ops.abs__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.abs_)
     ops.clamp__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.clamp_)
@@ -2965,6 +3199,85 @@ def register_all():
     )
     ops.frexp_Tensor_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.frexp_Tensor_out
+    )
+    ops.atan2__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atan2_)
+    ops.atan2_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atan2_out)
+    ops.hypot__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hypot_)
+    ops.hypot_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hypot_out)
+    ops.logaddexp_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logaddexp_out)
+    ops.logaddexp2_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logaddexp2_out
+    )
+    ops.copysign__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign__Tensor
+    )
+    ops.copysign_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign_out)
+    ops.copysign__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign__Scalar
+    )
+    ops.copysign_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign_Scalar_out
+    )
+    ops.heaviside__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.heaviside_)
+    ops.heaviside_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.heaviside_out)
+    ops.nextafter__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nextafter_)
+    ops.nextafter_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nextafter_out)
+    ops.ldexp__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.ldexp_)
+    ops.ldexp_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.ldexp_out)
+    ops.fmod__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod__Scalar)
+    ops.fmod_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod_Scalar_out
+    )
+    ops.fmod__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod__Tensor)
+    ops.fmod_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod_Tensor_out
+    )
+    ops.remainder__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder__Scalar
+    )
+    ops.remainder_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder_Scalar_out
+    )
+    ops.remainder__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder__Tensor
+    )
+    ops.remainder_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder_Tensor_out
+    )
+    ops.floor_divide__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_divide__Tensor
+    )
+    ops.floor_divide_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_divide_out
+    )
+    ops.floor_divide__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_divide__Scalar
+    )
+    ops.addcmul__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcmul_)
+    ops.addcmul_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcmul_out)
+    ops.addcdiv__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcdiv_)
+    ops.addcdiv_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcdiv_out)
+    ops.igamma__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igamma_)
+    ops.igamma_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igamma_out)
+    ops.igammac__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igammac_)
+    ops.igammac_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igammac_out)
+    ops.special_xlog1py_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_xlog1py_out
+    )
+    ops.special_xlog1py_self_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_xlog1py_self_scalar_out
+    )
+    ops.special_xlog1py_other_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_xlog1py_other_scalar_out
+    )
+    ops.special_zeta_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_zeta_out
+    )
+    ops.special_zeta_self_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_zeta_self_scalar_out
+    )
+    ops.special_zeta_other_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_zeta_other_scalar_out
     )
     ops.t_copy_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(
@@ -3469,3 +3782,43 @@ def register_all():
     ops.fix_out_op.register_kernel(AUTOGRAD | CPU, _fix_out_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.positive_op.register_kernel(AUTOGRAD | CPU, _positive_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan2_op.register_kernel(AUTOGRAD | CPU, _arctan2_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan2__op.register_kernel(AUTOGRAD | CPU, _arctan2__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan2_out_op.register_kernel(AUTOGRAD | CPU, _arctan2_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide_Tensor_op.register_kernel(AUTOGRAD | CPU, _true_divide_Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide__Tensor_op.register_kernel(AUTOGRAD | CPU, _true_divide__Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide_out_op.register_kernel(AUTOGRAD | CPU, _true_divide_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide_Scalar_op.register_kernel(AUTOGRAD | CPU, _true_divide_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide__Scalar_op.register_kernel(AUTOGRAD | CPU, _true_divide__Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Tensor_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Tensor_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Tensor_out_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Tensor_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Scalar_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Scalar_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Scalar_out_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Scalar_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Scalar_op.register_kernel(AUTOGRAD | CPU, _float_power_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Scalar_out_op.register_kernel(AUTOGRAD | CPU, _float_power_Scalar_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power__Scalar_op.register_kernel(AUTOGRAD | CPU, _float_power__Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power__Tensor_op.register_kernel(AUTOGRAD | CPU, _float_power__Tensor_composite)
