@@ -3824,6 +3824,81 @@ def xlogy_Tensor(keyset, self, other):
     return result
 
 
+def xlogy__Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.XlogyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.xlogy__Tensor_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.xlogy__Tensor(self, other, result, tangents)
+    return result
+
+
+def xlogy_Scalar_Self(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = nodes.XlogyBackward1()
+        grad_fn._next_edges = (next_edge(other),)
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = self
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_Scalar_Self_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.xlogy_Scalar_Self(self, other, result)
+    return result
+
+
+def xlogy_Scalar_Other(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.XlogyBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_Scalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.xlogy_Scalar_Other(self, other, result)
+    return result
+
+
+def xlogy__Scalar_Other(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.XlogyBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.xlogy__Scalar_Other_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy__Scalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.xlogy__Scalar_Other(self, other, result, tangents)
+    return result
+
+
 def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -11712,6 +11787,46 @@ def mode_values(keyset, self, dim, keepdim, values, indices):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.mode_values_op.kernels[keyset]
     return redispatch(keyset, self, dim, keepdim, values, indices)
+
+
+def xlogy_OutTensor(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "xlogy",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_OutTensor_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def xlogy_OutScalar_Self(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "xlogy",
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_OutScalar_Self_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def xlogy_OutScalar_Other(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "xlogy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_OutScalar_Other_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
 
 
 def minimum_out(keyset, self, other, out):

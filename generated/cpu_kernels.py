@@ -3897,7 +3897,7 @@ def xlogy_Tensor(keyset, self, other):
     """CPU kernel of xlogy.Tensor"""
     self, other = promote2(self, other, True)
     try:
-        result = k.xlogy(self, other)
+        result = k.xlogy_values(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -3907,6 +3907,82 @@ def xlogy_Tensor(keyset, self, other):
         ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy__Tensor(keyset, self, other):
+    """CPU kernel of xlogy_.Tensor"""
+    target = self
+    self, other = promote2(self, other, True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.xlogy_values(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def xlogy_OutTensor(keyset, self, other, out):
+    """CPU kernel of xlogy.OutTensor"""
+    target = out
+    self, other = promote2(self, other, True)
+    try:
+        result = k.xlogy_values(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def xlogy_Scalar_Self(keyset, self, other):
+    """CPU kernel of xlogy.Scalar_Self"""
+    (other,) = promote((other,), (self,), True)
+    result = k.xlogy_values(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy_OutScalar_Self(keyset, self, other, out):
+    """CPU kernel of xlogy.OutScalar_Self"""
+    target = out
+    (other,) = promote((other,), (self,), True)
+    result = k.xlogy_values(self, other)
+    return write_out(target, result)
+
+
+def xlogy_Scalar_Other(keyset, self, other):
+    """CPU kernel of xlogy.Scalar_Other"""
+    (self,) = promote((self,), (other,), True)
+    result = k.xlogy_values(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy__Scalar_Other(keyset, self, other):
+    """CPU kernel of xlogy_.Scalar_Other"""
+    target = self
+    (self,) = promote((self,), (other,), True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.xlogy_values(self, other)
+    return copy_into(target, result)
+
+
+def xlogy_OutScalar_Other(keyset, self, other, out):
+    """CPU kernel of xlogy.OutScalar_Other"""
+    target = out
+    (self,) = promote((self,), (other,), True)
+    result = k.xlogy_values(self, other)
+    return write_out(target, result)
 
 
 def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):

@@ -1400,6 +1400,46 @@ def log1p_(keyset, self):
     return result
 
 
+def xlogy__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def xlogy_OutTensor(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy_OutTensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def xlogy_OutScalar_Self(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy_OutScalar_Self_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def xlogy__Scalar_Other(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy__Scalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def xlogy_OutScalar_Other(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy_OutScalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
 def minimum_out(keyset, self, other, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.minimum_out_op.kernels[keyset]

@@ -105,6 +105,8 @@ from opgrad.autograd.functions_manual import (
     tan_backward,
     to_float,
     var_jvp,
+    xlogy_other_backward,
+    xlogy_scalar_other_backward,
 )
 from opgrad.generated import ops
 from opgrad.generated import python_surface as F
@@ -4069,6 +4071,105 @@ def xlogy_Tensor(self, other, result):
         if not was_off:
             _tls.__dict__.pop("fw_active", None)
     set_fw_grad(result, tangent)
+
+
+def xlogy__Tensor_pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def xlogy__Tensor(self, other, result, tangents):
+    # xlogy(self_t, other_p).masked_fill(logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.xlogy(self_t, other).masked_fill(
+                F.logical_and(original_self == 0.0, other <= 0.0), 0.0
+            )
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = (
+                F.xlogy(self_t, other).masked_fill(
+                    F.logical_and(original_self == 0.0, other <= 0.0), 0.0
+                )
+                + other_t * original_self / other
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def xlogy_Scalar_Self(self, other, result):
+    # auto_element_wise
+    other_t = fw_grad(other)
+    if other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = xlogy_other_backward(other_t, self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def xlogy_Scalar_Other(self, other, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = xlogy_scalar_other_backward(self_t, self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def xlogy__Scalar_Other_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def xlogy__Scalar_Other(self, other, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = xlogy_scalar_other_backward(self_t, original_self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
 
 
 def norm_ScalarOpt_dim(self, p, dim, keepdim, result):

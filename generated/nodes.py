@@ -151,6 +151,9 @@ from opgrad.autograd.functions_manual import (
     value_selecting_reduction_backward,
     var_backward,
     var_mean_backward,
+    xlogy_other_backward,
+    xlogy_scalar_other_backward,
+    xlogy_self_backward,
     zeros_like_info,
 )
 from opgrad._tls import state as _tls
@@ -224,7 +227,6 @@ from opgrad.generated.python_surface import (
     index_put,
     leaky_relu_backward,
     log_sigmoid_backward,
-    logical_and,
     logsumexp,
     max,
     max_pool2d_with_indices_backward,
@@ -288,7 +290,6 @@ from opgrad.generated.python_surface import (
     upsample_trilinear3d,
     upsample_trilinear3d_backward,
     where,
-    xlogy,
     zeros_like,
 )
 
@@ -8305,14 +8306,10 @@ class XlogyBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
-        # other: grad * self / other
-        grad_other = grad * self_ / other if needs[1] else None
-        # self: xlogy(grad, other).masked_fill(logical_and(self == 0.0, other <= 0.0), 0.0)
-        grad_self = (
-            xlogy(grad, other).masked_fill(logical_and(self_ == 0.0, other <= 0.0), 0.0)
-            if needs[0]
-            else None
-        )
+        # other: xlogy_other_backward(grad, self, other)
+        grad_other = xlogy_other_backward(grad, self_, other) if needs[1] else None
+        # self: xlogy_self_backward(grad, self, other)
+        grad_self = xlogy_self_backward(grad, self_, other) if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -8325,6 +8322,94 @@ class XlogyBackward0(Node):
     @property
     def _raw_saved_other(self):
         return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class XlogyBackward1(Node):
+    """Backward of ``xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = ("other_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        # other: xlogy_other_backward(grad, self, other)
+        grad_other = xlogy_other_backward(grad, self_, other) if needs[0] else None
+        return (grad_other,)
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_
+
+
+class XlogyBackward2(Node):
+    """Backward of ``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: xlogy_scalar_other_backward(grad, self, other)
+        grad_self = xlogy_scalar_other_backward(grad, self_, other) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_other(self):
+        return self.other_
 
     @property
     def _saved_self(self):

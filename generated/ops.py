@@ -16688,6 +16688,287 @@ xlogy_Tensor = xlogy_Tensor_op._entry = _xlogy_Tensor_entry(Site(xlogy_Tensor_op
 xlogy_Tensor_op._make_entry = _xlogy_Tensor_entry
 
 
+xlogy__Tensor_op = declare("aten::xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_xlogy__Tensor_kernels = xlogy__Tensor_op.kernels
+
+
+def _xlogy__Tensor_entry(_site):
+    def xlogy__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, xlogy__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _xlogy__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy__Tensor
+
+
+xlogy__Tensor = xlogy__Tensor_op._entry = _xlogy__Tensor_entry(Site(xlogy__Tensor_op))
+xlogy__Tensor_op._make_entry = _xlogy__Tensor_entry
+
+
+xlogy_OutTensor_op = declare(
+    "aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_xlogy_OutTensor_kernels = xlogy_OutTensor_op.kernels
+
+
+def _xlogy_OutTensor_entry(_site):
+    def xlogy_OutTensor(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_OutTensor_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_OutTensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_OutTensor_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, xlogy_OutTensor_op, 2)
+            except Overridden:
+                return handle_entry(_site, xlogy_OutTensor_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _xlogy_OutTensor_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_OutTensor
+
+
+xlogy_OutTensor = xlogy_OutTensor_op._entry = _xlogy_OutTensor_entry(Site(xlogy_OutTensor_op))
+xlogy_OutTensor_op._make_entry = _xlogy_OutTensor_entry
+
+
+xlogy_Scalar_Self_op = declare("aten::xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor")
+_xlogy_Scalar_Self_kernels = xlogy_Scalar_Self_op.kernels
+
+
+def _xlogy_Scalar_Self_entry(_site):
+    def xlogy_Scalar_Self(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_Scalar_Self_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, xlogy_Scalar_Self_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_Scalar_Self_op, 1)
+            except Overridden:
+                return handle_entry(_site, xlogy_Scalar_Self_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.xlogy_Scalar_Self(self, other)
+                if result is not None:
+                    return result
+            kernel = _xlogy_Scalar_Self_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_Scalar_Self
+
+
+xlogy_Scalar_Self = xlogy_Scalar_Self_op._entry = _xlogy_Scalar_Self_entry(
+    Site(xlogy_Scalar_Self_op)
+)
+xlogy_Scalar_Self_op._make_entry = _xlogy_Scalar_Self_entry
+
+
+xlogy_OutScalar_Self_op = declare(
+    "aten::xlogy.OutScalar_Self(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_xlogy_OutScalar_Self_kernels = xlogy_OutScalar_Self_op.kernels
+
+
+def _xlogy_OutScalar_Self_entry(_site):
+    def xlogy_OutScalar_Self(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_OutScalar_Self_op, self, other, out)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, xlogy_OutScalar_Self_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_OutScalar_Self_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, xlogy_OutScalar_Self_op, 2)
+            except Overridden:
+                return handle_entry(_site, xlogy_OutScalar_Self_op, self, other, out)
+            keyset = (other._keys | out._keys | include) & _tls.keep
+            kernel = _xlogy_OutScalar_Self_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_OutScalar_Self
+
+
+xlogy_OutScalar_Self = xlogy_OutScalar_Self_op._entry = _xlogy_OutScalar_Self_entry(
+    Site(xlogy_OutScalar_Self_op)
+)
+xlogy_OutScalar_Self_op._make_entry = _xlogy_OutScalar_Self_entry
+
+
+xlogy_Scalar_Other_op = declare("aten::xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor")
+_xlogy_Scalar_Other_kernels = xlogy_Scalar_Other_op.kernels
+
+
+def _xlogy_Scalar_Other_entry(_site):
+    def xlogy_Scalar_Other(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_Scalar_Other_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_Scalar_Other_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, xlogy_Scalar_Other_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, xlogy_Scalar_Other_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.xlogy_Scalar_Other(self, other)
+                if result is not None:
+                    return result
+            kernel = _xlogy_Scalar_Other_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_Scalar_Other
+
+
+xlogy_Scalar_Other = xlogy_Scalar_Other_op._entry = _xlogy_Scalar_Other_entry(
+    Site(xlogy_Scalar_Other_op)
+)
+xlogy_Scalar_Other_op._make_entry = _xlogy_Scalar_Other_entry
+
+
+xlogy__Scalar_Other_op = declare(
+    "aten::xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_xlogy__Scalar_Other_kernels = xlogy__Scalar_Other_op.kernels
+
+
+def _xlogy__Scalar_Other_entry(_site):
+    def xlogy__Scalar_Other(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy__Scalar_Other_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy__Scalar_Other_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, xlogy__Scalar_Other_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, xlogy__Scalar_Other_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _xlogy__Scalar_Other_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy__Scalar_Other
+
+
+xlogy__Scalar_Other = xlogy__Scalar_Other_op._entry = _xlogy__Scalar_Other_entry(
+    Site(xlogy__Scalar_Other_op)
+)
+xlogy__Scalar_Other_op._make_entry = _xlogy__Scalar_Other_entry
+
+
+xlogy_OutScalar_Other_op = declare(
+    "aten::xlogy.OutScalar_Other(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_xlogy_OutScalar_Other_kernels = xlogy_OutScalar_Other_op.kernels
+
+
+def _xlogy_OutScalar_Other_entry(_site):
+    def xlogy_OutScalar_Other(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_OutScalar_Other_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_OutScalar_Other_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, xlogy_OutScalar_Other_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, xlogy_OutScalar_Other_op, 2)
+            except Overridden:
+                return handle_entry(_site, xlogy_OutScalar_Other_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _xlogy_OutScalar_Other_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_OutScalar_Other
+
+
+xlogy_OutScalar_Other = xlogy_OutScalar_Other_op._entry = _xlogy_OutScalar_Other_entry(
+    Site(xlogy_OutScalar_Other_op)
+)
+xlogy_OutScalar_Other_op._make_entry = _xlogy_OutScalar_Other_entry
+
+
 kl_div_op = declare(
     "aten::kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
 )

@@ -5753,7 +5753,7 @@ def xlogy_Tensor(self, other):
     if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
         return None
     try:
-        result = k.xlogy(self_data, other_data)
+        result = k.xlogy_values(self_data, other_data)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -5784,6 +5784,80 @@ def xlogy_Tensor(self, other):
         grad_fn.other_ = (
             other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
         )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def xlogy_Scalar_Self(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.xlogy_values(self, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = _new(nodes.XlogyBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (edge_other,)
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = self
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def xlogy_Scalar_Other(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.xlogy_values(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.XlogyBackward2)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.other_ = other
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )

@@ -1407,6 +1407,13 @@ def register_all():
     ops.soft_margin_loss_op.register_kernel(CPU, cpu_kernels.soft_margin_loss)
     ops.soft_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.soft_margin_loss_backward)
     ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
+    ops.xlogy__Tensor_op.register_kernel(CPU, cpu_kernels.xlogy__Tensor)
+    ops.xlogy_OutTensor_op.register_kernel(CPU, cpu_kernels.xlogy_OutTensor)
+    ops.xlogy_Scalar_Self_op.register_kernel(CPU, cpu_kernels.xlogy_Scalar_Self)
+    ops.xlogy_OutScalar_Self_op.register_kernel(CPU, cpu_kernels.xlogy_OutScalar_Self)
+    ops.xlogy_Scalar_Other_op.register_kernel(CPU, cpu_kernels.xlogy_Scalar_Other)
+    ops.xlogy__Scalar_Other_op.register_kernel(CPU, cpu_kernels.xlogy__Scalar_Other)
+    ops.xlogy_OutScalar_Other_op.register_kernel(CPU, cpu_kernels.xlogy_OutScalar_Other)
     ops.norm_ScalarOpt_dim_op.register_kernel(CPU, cpu_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(CPU, cpu_kernels.minimum)
     ops.minimum_out_op.register_kernel(CPU, cpu_kernels.minimum_out)
@@ -2121,6 +2128,10 @@ def register_all():
         AUTOGRAD, autograd_kernels.soft_margin_loss_backward
     )
     ops.xlogy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Tensor)
+    ops.xlogy__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy__Tensor)
+    ops.xlogy_Scalar_Self_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Scalar_Self)
+    ops.xlogy_Scalar_Other_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Scalar_Other)
+    ops.xlogy__Scalar_Other_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy__Scalar_Other)
     ops.norm_ScalarOpt_dim_op.register_kernel(AUTOGRAD, autograd_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(AUTOGRAD, autograd_kernels.minimum)
     ops._pdist_forward_op.register_kernel(AUTOGRAD, autograd_kernels._pdist_forward)
@@ -2613,6 +2624,9 @@ def register_all():
     ops.median_dim_values_op.register_kernel(AUTOGRAD, autograd_kernels.median_dim_values)
     ops.nanmedian_dim_values_op.register_kernel(AUTOGRAD, autograd_kernels.nanmedian_dim_values)
     ops.mode_values_op.register_kernel(AUTOGRAD, autograd_kernels.mode_values)
+    ops.xlogy_OutTensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_OutTensor)
+    ops.xlogy_OutScalar_Self_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_OutScalar_Self)
+    ops.xlogy_OutScalar_Other_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_OutScalar_Other)
     ops.minimum_out_op.register_kernel(AUTOGRAD, autograd_kernels.minimum_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
@@ -3021,6 +3035,19 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.rrelu_with_noise_
     )
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
+    ops.xlogy__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy__Tensor)
+    ops.xlogy_OutTensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy_OutTensor
+    )
+    ops.xlogy_OutScalar_Self_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy_OutScalar_Self
+    )
+    ops.xlogy__Scalar_Other_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy__Scalar_Other
+    )
+    ops.xlogy_OutScalar_Other_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy_OutScalar_Other
+    )
     ops.minimum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.minimum_out)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(

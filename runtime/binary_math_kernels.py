@@ -37,6 +37,7 @@ __all__ = [
     "remainder",
     "special_xlog1py",
     "special_zeta",
+    "xlogy_values",
 ]
 
 _HALF = np.dtype(np.float16)
@@ -237,12 +238,18 @@ def igammac(a, b):
     return float_kernel(lambda x, y: _special().gammaincc(x, y), a, b, "igammac_cpu")
 
 
-def _xlog1py(x, y):
-    return np.where((x == 0) & ~np.isnan(y), 0, x * np.log1p(y))
+def _x_times(log, x, y, dtype):
+    """``x * log(y)``, 0 where x is 0 (unless y is NaN); for float16 the logarithm is
+    rounded to float16 before the product, as torch's kernel computes it."""
+    logged = log(y)
+    if dtype == _HALF:
+        logged = logged.astype(_HALF).astype(_F32)
+    return np.where((x == 0) & ~np.isnan(y), 0, x * logged)
 
 
 def special_xlog1py(a, b):
-    return float_kernel(_xlog1py, a, b, "xlog1py_cpu")
+    dtype = _dtype(a, b)
+    return float_kernel(lambda x, y: _x_times(np.log1p, x, y, dtype), a, b, "xlog1py_cpu")
 
 
 def special_zeta(a, b):
@@ -263,3 +270,10 @@ def half_floor_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         floordiv = np.where(div - floordiv > _HALF.type(0.5), floordiv + _HALF.type(1), floordiv)
         floordiv = np.where(div != 0, floordiv, np.copysign(_HALF.type(0), a / b))
         return np.asarray(np.where(b == 0, a / b, floordiv), _HALF)
+
+
+def xlogy_values(a, b):
+    """xlogy (also with a Python number for one operand: its Scalar_Self, Scalar_Other
+    overloads)."""
+    dtype = _dtype(a, b)
+    return float_kernel(lambda x, y: _x_times(np.log, x, y, dtype), a, b)

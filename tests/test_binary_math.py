@@ -1,7 +1,8 @@
 """The binary math ops of issue 15 against torch: atan2 (arctan2), hypot, logaddexp,
 logaddexp2, copysign, heaviside, nextafter, ldexp, fmod, remainder, floor_divide,
 true_divide, addcmul, addcdiv, lerp, float_power, igamma, igammac and the aten ops
-special_xlog1py and special_zeta (every overload), and div's rounding modes.
+special_xlog1py and special_zeta (every overload), xlogy's overloads, and div's rounding
+modes.
 
 Values and result dtypes over dtype pairs (ints, bool, float16/32/64, wrapped numbers,
 0-dim tensors), edge values (signed zeros, NaN, zero divisors), in-place and out= variants
@@ -69,7 +70,7 @@ def _assert_same_outcome(torch, text, rtol=1e-6):
 
 BINARY = (
     "atan2 arctan2 hypot logaddexp logaddexp2 copysign heaviside nextafter ldexp fmod "
-    "remainder floor_divide true_divide igamma igammac float_power"
+    "remainder floor_divide true_divide igamma igammac float_power xlogy maximum minimum"
 ).split()
 PAIRS = "a,b a,z f,g d,e h,h h,a a,f bo,bo i8,a f,s0 s0,d d,f p,e".split()
 SCALARS = ["2", "-2", "2.5", "0", "True", "-inf"]
@@ -180,6 +181,10 @@ TERNARY = [
     "lib.float_power(2,g,out=lib.empty(5,dtype=lib.float64))",
     "lib.float_power(f,2,out=lib.empty(5,dtype=lib.float64))",
     "lib.float_power(a,-2)",
+    "lib.pow(d,e,out=lib.empty(5,dtype=lib.float64))",
+    "lib.pow(2,d,out=lib.empty(5,dtype=lib.float64))",
+    "lib.pow(a,b,out=lib.empty(5))",
+    "lib.pow(2,a,out=lib.empty(0,dtype=lib.int64))",
     "lib.float_power(bo,a)",
     "lib.lerp(f,g,0.3)",
     "lib.lerp(f,g,g)",
@@ -234,6 +239,11 @@ TERNARY = [
     "aten.special_zeta.self_scalar_out(3,p,out=lib.empty(5,dtype=lib.float64))",
     "aten.special_zeta.other_scalar_out(p,3,out=lib.empty(5,dtype=lib.float64))",
     "aten.remainder.Scalar_Tensor(3,a)",
+    "lib.xlogy(2,g,out=lib.empty(5))",
+    "lib.xlogy(f,2,out=lib.empty(5))",
+    "f.clone().xlogy_(-1)",
+    "lib.xlogy(a,3)",
+    "lib.xlogy(0,g)",
     "aten.floor_divide.Scalar(a,2)",
     "aten.true_divide.Scalar(a,2)",
 ]
@@ -306,6 +316,11 @@ GRAD_CASES = {
         YP,
     ),
     "lerp": (lambda L, x, y: L.lerp(x, y, 0.3), X, Y),
+    "xlogy": (lambda L, x, y: L.xlogy(x, y), X, YP),
+    "xlogy_zero": (lambda L, x, y: L.xlogy(x * 0, y - 3), X, YP),
+    "xlogy_scalar_self": (lambda L, x, y: L.xlogy(2.5, y) * x, X, YP),
+    "xlogy_scalar_other": (lambda L, x, y: (x * 0).xlogy(-1.5) * y, X, YP),
+    "xlogy_scalar_other_positive": (lambda L, x, y: L.xlogy(x, 2.0) * y, X, YP),
     "lerp_tensor": (lambda L, x, y: L.lerp(x, y, x * y), X, Y),
 }
 
@@ -431,6 +446,9 @@ SAVED = {
     "xlog1py_self_scalar": lambda L, x, y: _special(L, "special_xlog1py", "self_scalar")(2, y),
     "xlog1py_other_scalar": lambda L, x, y: _special(L, "special_xlog1py", "other_scalar")(x, 2),
     "zeta": lambda L, x, y: _special(L, "special_zeta")(x, y),
+    "xlogy": lambda L, x, y: L.xlogy(x, y),
+    "xlogy_scalar_self": lambda L, x, y: L.xlogy(2, y),
+    "xlogy_scalar_other": lambda L, x, y: L.xlogy(x, 2),
     "zeta_self_scalar": lambda L, x, y: _special(L, "special_zeta", "self_scalar")(2, y),
     "zeta_other_scalar": lambda L, x, y: _special(L, "special_zeta", "other_scalar")(x, 2),
 }

@@ -24,6 +24,9 @@ __all__ = [
     "special_xlog1py_other_scalar_backward",
     "special_xlog1py_self_backward",
     "special_zeta_other_backward",
+    "xlogy_other_backward",
+    "xlogy_scalar_other_backward",
+    "xlogy_self_backward",
 ]
 
 
@@ -142,3 +145,27 @@ def lerp_self_backward(grad, weight):
 def lerp_end_backward(grad, weight):
     """lerp.Scalar's ``grad * weight`` (mul.Scalar)."""
     return aten.mul_Scalar(grad, weight)
+
+
+def xlogy_self_backward(grad, self, other):
+    """``xlogy(grad, other)``, 0 where self is 0 and other <= 0."""
+    value = aten.xlogy_Tensor(grad, other)
+    below = aten.le_Scalar(other, 0.0)
+    mask = aten.bitwise_and_Tensor(aten.eq_Scalar(self, 0.0), below)
+    return aten.masked_fill_Scalar(value, mask, 0.0)
+
+
+def xlogy_other_backward(grad, self, other):
+    """``grad * self / other`` (self a tensor or a Scalar)."""
+    if hasattr(self, "_data"):
+        return aten.div_Tensor(aten.mul_Tensor(grad, self), other)
+    return aten.div_Tensor(aten.mul_Scalar(grad, self), other)
+
+
+def xlogy_scalar_other_backward(grad, self, other):
+    """The Scalar_Other overload's: ``xlogy(grad, other)`` (0 where self is 0 unless
+    other > 0)."""
+    value = aten.xlogy_Scalar_Other(grad, other)
+    if float(other) > 0.0:
+        return value
+    return aten.masked_fill_Scalar(value, aten.eq_Scalar(self, 0.0), 0.0)
