@@ -3870,6 +3870,81 @@ def xlogy_Tensor(keyset, self, other):
     return result
 
 
+def xlogy__Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.XlogyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.xlogy__Tensor_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.xlogy__Tensor(self, other, result, tangents)
+    return result
+
+
+def xlogy_Scalar_Self(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = nodes.XlogyBackward1()
+        grad_fn._next_edges = (next_edge(other),)
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = self
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_Scalar_Self_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.xlogy_Scalar_Self(self, other, result)
+    return result
+
+
+def xlogy_Scalar_Other(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.XlogyBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_Scalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.xlogy_Scalar_Other(self, other, result)
+    return result
+
+
+def xlogy__Scalar_Other(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.XlogyBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.xlogy__Scalar_Other_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy__Scalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.xlogy__Scalar_Other(self, other, result, tangents)
+    return result
+
+
 def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -7032,21 +7107,6 @@ def _unique(keyset, self, sorted, return_inverse):
     return result
 
 
-def remainder_Scalar(keyset, self, other):
-    grad_fn = None
-    if _tls.grad_enabled and (self._rg):
-        grad_fn = nodes.RemainderBackward0()
-        grad_fn._next_edges = (next_edge(self),)
-    keyset &= AFTER_AUTOGRAD
-    redispatch = ops.remainder_Scalar_op.kernels[keyset]
-    result = redispatch(keyset, self, other)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _tls.fw_active:
-        jvp_kernels.remainder_Scalar(self, other, result)
-    return result
-
-
 def _unique2(keyset, self, sorted, return_inverse, return_counts):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -9954,6 +10014,921 @@ def special_ndtri(keyset, self):
     return result
 
 
+def atan2(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.Atan2Backward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atan2_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.atan2(self, other, result)
+    return result
+
+
+def atan2_(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.Atan2Backward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.atan2__pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atan2__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.atan2_(self, other, result, tangents)
+    return result
+
+
+def hypot(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.HypotBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if self._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hypot_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.hypot(self, other, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.hypot(self, other, result)
+    return result
+
+
+def hypot_(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.HypotBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if self._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.hypot__pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hypot__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.hypot_(self, other, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.hypot_(self, other, result, tangents)
+    return result
+
+
+def logaddexp(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.LogaddexpBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logaddexp_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.logaddexp(self, other, result)
+    return result
+
+
+def logaddexp2(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.Logaddexp2Backward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logaddexp2_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.logaddexp2(self, other, result)
+    return result
+
+
+def copysign_Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.CopysignBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_info_ = (other._data.shape, other.dtype)
+        if self._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.copysign_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.copysign_Tensor(self, other, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.copysign_Tensor(self, other, result)
+    return result
+
+
+def copysign__Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.CopysignBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_info_ = (other._data.shape, other.dtype)
+        if self._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.copysign__Tensor_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.copysign__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.copysign__Tensor(self, other, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.copysign__Tensor(self, other, result, tangents)
+    return result
+
+
+def copysign_Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.CopysignBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.copysign_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.copysign_Scalar(self, other, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.copysign_Scalar(self, other, result)
+    return result
+
+
+def copysign__Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.CopysignBackward1()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.copysign__Scalar_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.copysign__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.copysign__Scalar(self, other, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.copysign__Scalar(self, other, result, tangents)
+    return result
+
+
+def heaviside(keyset, self, values):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or values._rg):
+        grad_fn = nodes.NotImplemented_heaviside()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(values),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.heaviside_op.kernels[keyset]
+    result = redispatch(keyset, self, values)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.heaviside(self, values, result)
+    return result
+
+
+def heaviside_(keyset, self, values):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or values._rg):
+        check_inplace(self)
+        grad_fn = nodes.NotImplemented_heaviside()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(values),
+        )
+    tangents = jvp_kernels.heaviside__pre(self, values) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.heaviside__op.kernels[keyset]
+    result = redispatch(keyset, self, values)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.heaviside_(self, values, result, tangents)
+    return result
+
+
+def nextafter(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.NextafterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if self._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_info_ = (other._data.shape, other.dtype)
+        if self._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nextafter_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.nextafter(self, other, result)
+    return result
+
+
+def nextafter_(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.NextafterBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if self._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_info_ = (other._data.shape, other.dtype)
+        if self._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.nextafter__pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nextafter__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.nextafter_(self, other, result, tangents)
+    return result
+
+
+def ldexp_Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.LdexpBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if self._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.ldexp_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if _tls.fw_active:
+            jvp_kernels.ldexp_Tensor(self, other, result)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif _tls.fw_active:
+        jvp_kernels.ldexp_Tensor(self, other, result)
+    return result
+
+
+def ldexp_(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.LdexpBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if self._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+    tangents = jvp_kernels.ldexp__pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.ldexp__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        # forward AD after the history (its formulas may differentiate through the
+        # result) and before saving the result (which keeps its tangent)
+        if tangents is not None:
+            jvp_kernels.ldexp_(self, other, result, tangents)
+        grad_fn.result_ = SavedVariable(result, True)
+    elif tangents is not None:
+        jvp_kernels.ldexp_(self, other, result, tangents)
+    return result
+
+
+def fmod_Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.FmodBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmod_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fmod_Scalar(self, other, result)
+    return result
+
+
+def fmod__Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.FmodBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.fmod__Scalar_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmod__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.fmod__Scalar(self, other, result, tangents)
+    return result
+
+
+def fmod_Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.FmodBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmod_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.fmod_Tensor(self, other, result)
+    return result
+
+
+def fmod__Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.FmodBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.fmod__Tensor_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmod__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.fmod__Tensor(self, other, result, tangents)
+    return result
+
+
+def remainder_Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.RemainderBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.remainder_Scalar(self, other, result)
+    return result
+
+
+def remainder__Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.RemainderBackward0()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.remainder__Scalar_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.remainder__Scalar(self, other, result, tangents)
+    return result
+
+
+def remainder_Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.RemainderBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.remainder_Tensor(self, other, result)
+    return result
+
+
+def remainder__Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.RemainderBackward1()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.remainder__Tensor_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.remainder__Tensor(self, other, result, tangents)
+    return result
+
+
+def remainder_Scalar_Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = nodes.NotImplemented_remainder_Scalar_Tensor()
+        grad_fn._next_edges = (next_edge(other),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder_Scalar_Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.remainder_Scalar_Tensor(self, other, result)
+    return result
+
+
+def floor_divide(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.NotImplemented_floor_divide()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor_divide_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.floor_divide(self, other, result)
+    return result
+
+
+def floor_divide__Tensor(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.NotImplemented_floor_divide()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+    tangents = jvp_kernels.floor_divide__Tensor_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor_divide__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.floor_divide__Tensor(self, other, result, tangents)
+    return result
+
+
+def floor_divide_Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.NotImplemented_floor_divide_Scalar()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor_divide_Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.floor_divide_Scalar(self, other, result)
+    return result
+
+
+def floor_divide__Scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        check_inplace(self)
+        grad_fn = nodes.NotImplemented_floor_divide_Scalar()
+        grad_fn._next_edges = (next_edge(self),)
+    tangents = jvp_kernels.floor_divide__Scalar_pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor_divide__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.floor_divide__Scalar(self, other, result, tangents)
+    return result
+
+
+def addcmul(keyset, self, tensor1, tensor2, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or tensor1._rg or tensor2._rg):
+        grad_fn = nodes.AddcmulBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(tensor1),
+            next_edge(tensor2),
+        )
+        if tensor2._rg:
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        if tensor1._rg:
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.value_ = value
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addcmul_op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.addcmul(self, tensor1, tensor2, value, result)
+    return result
+
+
+def addcmul_(keyset, self, tensor1, tensor2, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or tensor1._rg or tensor2._rg):
+        check_inplace(self)
+        grad_fn = nodes.AddcmulBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(tensor1),
+            next_edge(tensor2),
+        )
+        if tensor2._rg:
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        if tensor1._rg:
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.value_ = value
+    tangents = jvp_kernels.addcmul__pre(self, tensor1, tensor2, value) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addcmul__op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.addcmul_(self, tensor1, tensor2, value, result, tangents)
+    return result
+
+
+def addcdiv(keyset, self, tensor1, tensor2, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or tensor1._rg or tensor2._rg):
+        grad_fn = nodes.AddcdivBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(tensor1),
+            next_edge(tensor2),
+        )
+        if tensor2._rg:
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        if tensor1._rg or tensor2._rg:
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.value_ = value
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addcdiv_op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.addcdiv(self, tensor1, tensor2, value, result)
+    return result
+
+
+def addcdiv_(keyset, self, tensor1, tensor2, value):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or tensor1._rg or tensor2._rg):
+        check_inplace(self)
+        grad_fn = nodes.AddcdivBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(tensor1),
+            next_edge(tensor2),
+        )
+        if tensor2._rg:
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        if tensor1._rg or tensor2._rg:
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.value_ = value
+    tangents = jvp_kernels.addcdiv__pre(self, tensor1, tensor2, value) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addcdiv__op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.addcdiv_(self, tensor1, tensor2, value, result, tangents)
+    return result
+
+
+def igamma(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.IgammaBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.igamma_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.igamma(self, other, result)
+    return result
+
+
+def igamma_(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.IgammaBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.igamma__pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.igamma__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.igamma_(self, other, result, tangents)
+    return result
+
+
+def igammac(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.IgammacBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.igammac_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.igammac(self, other, result)
+    return result
+
+
+def igammac_(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        check_inplace(self)
+        grad_fn = nodes.IgammacBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(saved_original(self), False)
+    tangents = jvp_kernels.igammac__pre(self, other) if _tls.fw_active else None
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.igammac__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if tangents is not None:
+        jvp_kernels.igammac_(self, other, result, tangents)
+    return result
+
+
+def special_xlog1py(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.SpecialXlog1PyBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_xlog1py_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.special_xlog1py(self, other, result)
+    return result
+
+
+def special_xlog1py_self_scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = nodes.SpecialXlog1PyBackward1()
+        grad_fn._next_edges = (next_edge(other),)
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = self
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_xlog1py_self_scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.special_xlog1py_self_scalar(self, other, result)
+    return result
+
+
+def special_xlog1py_other_scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialXlog1PyBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+        grad_fn.other_ = other
+        grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_xlog1py_other_scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.special_xlog1py_other_scalar(self, other, result)
+    return result
+
+
+def special_zeta(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = nodes.SpecialZetaBackward0()
+        grad_fn._next_edges = (
+            next_edge(self),
+            next_edge(other),
+        )
+        if other._rg:
+            grad_fn.other_ = SavedVariable(other, False)
+        if other._rg:
+            grad_fn.self_ = SavedVariable(self, False)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_zeta_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.special_zeta(self, other, result)
+    return result
+
+
+def special_zeta_self_scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = nodes.SpecialZetaBackward1()
+        grad_fn._next_edges = (next_edge(other),)
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = self
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_zeta_self_scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.special_zeta_self_scalar(self, other, result)
+    return result
+
+
+def special_zeta_other_scalar(keyset, self, other):
+    grad_fn = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = nodes.SpecialZetaBackward2()
+        grad_fn._next_edges = (next_edge(self),)
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_zeta_other_scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _tls.fw_active:
+        jvp_kernels.special_zeta_other_scalar(self, other, result)
+    return result
+
+
 def t_copy(keyset, self):
     grad_fn = None
     if _tls.grad_enabled and (self._rg):
@@ -10394,6 +11369,33 @@ def pow_Tensor_Scalar_out(keyset, self, exponent, out):
         )
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.pow_Tensor_Scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, exponent, out)
+
+
+def pow_Tensor_Tensor_out(keyset, self, exponent, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "pow",
+            self,
+            exponent,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.pow_Tensor_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, exponent, out)
+
+
+def pow_Scalar_out(keyset, self, exponent, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "pow",
+            exponent,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.pow_Scalar_out_op.kernels[keyset]
     return redispatch(keyset, self, exponent, out)
 
 
@@ -11003,6 +12005,46 @@ def logsumexp_out(keyset, self, dim, keepdim, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.logsumexp_out_op.kernels[keyset]
     return redispatch(keyset, self, dim, keepdim, out)
+
+
+def xlogy_OutTensor(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "xlogy",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_OutTensor_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def xlogy_OutScalar_Self(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "xlogy",
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_OutScalar_Self_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def xlogy_OutScalar_Other(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "xlogy",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.xlogy_OutScalar_Other_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
 
 
 def minimum_out(keyset, self, other, out):
@@ -11821,6 +12863,337 @@ def special_ndtri_out(keyset, self, out):
     keyset &= AFTER_AUTOGRAD
     redispatch = ops.special_ndtri_out_op.kernels[keyset]
     return redispatch(keyset, self, out)
+
+
+def atan2_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "atan2",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.atan2_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def hypot_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "hypot",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.hypot_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def logaddexp_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "logaddexp",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logaddexp_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def logaddexp2_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "logaddexp2",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.logaddexp2_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def copysign_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "copysign",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.copysign_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def copysign_Scalar_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "copysign",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.copysign_Scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def heaviside_out(keyset, self, values, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "heaviside",
+            self,
+            values,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.heaviside_out_op.kernels[keyset]
+    return redispatch(keyset, self, values, out)
+
+
+def nextafter_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "nextafter",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.nextafter_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def ldexp_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "ldexp",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.ldexp_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def fmod_Scalar_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "fmod",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmod_Scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def fmod_Tensor_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "fmod",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.fmod_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def remainder_Scalar_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "remainder",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder_Scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def remainder_Tensor_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "remainder",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.remainder_Tensor_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def floor_divide_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "floor_divide",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.floor_divide_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def addcmul_out(keyset, self, tensor1, tensor2, value, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "addcmul",
+            self,
+            tensor1,
+            tensor2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addcmul_out_op.kernels[keyset]
+    return redispatch(keyset, self, tensor1, tensor2, value, out)
+
+
+def addcdiv_out(keyset, self, tensor1, tensor2, value, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "addcdiv",
+            self,
+            tensor1,
+            tensor2,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.addcdiv_out_op.kernels[keyset]
+    return redispatch(keyset, self, tensor1, tensor2, value, out)
+
+
+def igamma_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "igamma",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.igamma_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def igammac_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "igammac",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.igammac_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def special_xlog1py_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_xlog1py",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_xlog1py_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def special_xlog1py_self_scalar_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_xlog1py",
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_xlog1py_self_scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def special_xlog1py_other_scalar_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_xlog1py",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_xlog1py_other_scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def special_zeta_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_zeta",
+            self,
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_zeta_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def special_zeta_self_scalar_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_zeta",
+            other,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_zeta_self_scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
+
+
+def special_zeta_other_scalar_out(keyset, self, other, out):
+    # out= variants record no graph: they refuse inputs that require grad.
+    if _tls.grad_enabled:
+        check_out(
+            "special_zeta",
+            self,
+            out,
+        )
+    keyset &= AFTER_AUTOGRAD
+    redispatch = ops.special_zeta_other_scalar_out_op.kernels[keyset]
+    return redispatch(keyset, self, other, out)
 
 
 def t_copy_out(keyset, self, out):

@@ -744,12 +744,36 @@ def pow__Tensor(keyset, self, exponent):
     return copy_into(target, result)
 
 
+def pow_Tensor_Tensor_out(keyset, self, exponent, out):
+    """CPU kernel of pow.Tensor_Tensor_out"""
+    target = out
+    self, exponent = promote2(self, exponent, False)
+    try:
+        result = k.power(self, exponent)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                exponent.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
 def pow_Scalar(keyset, self, exponent):
     """CPU kernel of pow.Scalar"""
     (exponent,) = promote((exponent,), (self,), False)
     result = k.power(self, exponent)
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def pow_Scalar_out(keyset, self, exponent, out):
+    """CPU kernel of pow.Scalar_out"""
+    target = out
+    (exponent,) = promote((exponent,), (self,), False)
+    result = k.power(self, exponent)
+    return write_out(target, result)
 
 
 def sqrt(keyset, self):
@@ -3925,7 +3949,7 @@ def xlogy_Tensor(keyset, self, other):
     """CPU kernel of xlogy.Tensor"""
     self, other = promote2(self, other, True)
     try:
-        result = k.xlogy(self, other)
+        result = k.xlogy_values(self, other)
     except ValueError:
         raise RuntimeError(
             broadcast_error(
@@ -3935,6 +3959,82 @@ def xlogy_Tensor(keyset, self, other):
         ) from None
     # numpy hands back scalars, not arrays, for 0-dim results
     return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy__Tensor(keyset, self, other):
+    """CPU kernel of xlogy_.Tensor"""
+    target = self
+    self, other = promote2(self, other, True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.xlogy_values(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def xlogy_OutTensor(keyset, self, other, out):
+    """CPU kernel of xlogy.OutTensor"""
+    target = out
+    self, other = promote2(self, other, True)
+    try:
+        result = k.xlogy_values(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def xlogy_Scalar_Self(keyset, self, other):
+    """CPU kernel of xlogy.Scalar_Self"""
+    (other,) = promote((other,), (self,), True)
+    result = k.xlogy_values(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy_OutScalar_Self(keyset, self, other, out):
+    """CPU kernel of xlogy.OutScalar_Self"""
+    target = out
+    (other,) = promote((other,), (self,), True)
+    result = k.xlogy_values(self, other)
+    return write_out(target, result)
+
+
+def xlogy_Scalar_Other(keyset, self, other):
+    """CPU kernel of xlogy.Scalar_Other"""
+    (self,) = promote((self,), (other,), True)
+    result = k.xlogy_values(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def xlogy__Scalar_Other(keyset, self, other):
+    """CPU kernel of xlogy_.Scalar_Other"""
+    target = self
+    (self,) = promote((self,), (other,), True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.xlogy_values(self, other)
+    return copy_into(target, result)
+
+
+def xlogy_OutScalar_Other(keyset, self, other, out):
+    """CPU kernel of xlogy.OutScalar_Other"""
+    target = out
+    (self,) = promote((self,), (other,), True)
+    result = k.xlogy_values(self, other)
+    return write_out(target, result)
 
 
 def norm_ScalarOpt_dim(keyset, self, p, dim, keepdim):
@@ -5655,14 +5755,6 @@ def _unique(keyset, self, sorted, return_inverse):
     self = self._data
     result = k.unique(self, sorted, return_inverse)
     return tuple([make_tensor(asarray(r)) for r in result])
-
-
-def remainder_Scalar(keyset, self, other):
-    """CPU kernel of remainder.Scalar"""
-    (self,) = promote((self,), (other,), False)
-    result = k.remainder(self, other)
-    # numpy hands back scalars, not arrays, for 0-dim results
-    return make_tensor(result if result.__class__ is ndarray else asarray(result))
 
 
 def _unique2(keyset, self, sorted, return_inverse, return_counts):
@@ -8608,6 +8700,1040 @@ def special_legendre_polynomial_p_n_scalar_out(keyset, x, n, out):
     target = out
     (x,) = promote((x,), (n,), True)
     result = k.special_polynomial("legendre_polynomial_p", x, n)
+    return write_out(target, result)
+
+
+def atan2(keyset, self, other):
+    """CPU kernel of atan2"""
+    self, other = promote2(self, other, True)
+    try:
+        result = k.atan2(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def atan2_(keyset, self, other):
+    """CPU kernel of atan2_"""
+    target = self
+    self, other = promote2(self, other, True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.atan2(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def atan2_out(keyset, self, other, out):
+    """CPU kernel of atan2.out"""
+    target = out
+    self, other = promote2(self, other, True)
+    try:
+        result = k.atan2(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def hypot(keyset, self, other):
+    """CPU kernel of hypot"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.hypot(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def hypot_(keyset, self, other):
+    """CPU kernel of hypot_"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.hypot(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def hypot_out(keyset, self, other, out):
+    """CPU kernel of hypot.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.hypot(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def logaddexp(keyset, self, other):
+    """CPU kernel of logaddexp"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.logaddexp(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logaddexp_out(keyset, self, other, out):
+    """CPU kernel of logaddexp.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.logaddexp(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def logaddexp2(keyset, self, other):
+    """CPU kernel of logaddexp2"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.logaddexp2(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def logaddexp2_out(keyset, self, other, out):
+    """CPU kernel of logaddexp2.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.logaddexp2(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def copysign_Tensor(keyset, self, other):
+    """CPU kernel of copysign.Tensor"""
+    self, other = promote2(self, other, True)
+    try:
+        result = k.copysign(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def copysign__Tensor(keyset, self, other):
+    """CPU kernel of copysign_.Tensor"""
+    target = self
+    self, other = promote2(self, other, True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.copysign(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def copysign_out(keyset, self, other, out):
+    """CPU kernel of copysign.out"""
+    target = out
+    self, other = promote2(self, other, True)
+    try:
+        result = k.copysign(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def copysign_Scalar(keyset, self, other):
+    """CPU kernel of copysign.Scalar"""
+    (self,) = promote((self,), (other,), True)
+    result = k.copysign(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def copysign__Scalar(keyset, self, other):
+    """CPU kernel of copysign_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.copysign(self, other)
+    return copy_into(target, result)
+
+
+def copysign_Scalar_out(keyset, self, other, out):
+    """CPU kernel of copysign.Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), True)
+    result = k.copysign(self, other)
+    return write_out(target, result)
+
+
+def heaviside(keyset, self, values):
+    """CPU kernel of heaviside"""
+    k.heaviside_check(self, values)
+    self, values = promote2(self, values, False)
+    try:
+        result = k.heaviside(self, values)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                values.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def heaviside_(keyset, self, values):
+    """CPU kernel of heaviside_"""
+    k.heaviside_check(self, values)
+    target = self
+    k.heaviside_out_check(self, target)
+    self, values = promote2(self, values, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.heaviside(self, values)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                values.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def heaviside_out(keyset, self, values, out):
+    """CPU kernel of heaviside.out"""
+    k.heaviside_check(self, values)
+    target = out
+    k.heaviside_out_check(self, target)
+    self, values = promote2(self, values, False)
+    try:
+        result = k.heaviside(self, values)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                values.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def nextafter(keyset, self, other):
+    """CPU kernel of nextafter"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.nextafter(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def nextafter_(keyset, self, other):
+    """CPU kernel of nextafter_"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.nextafter(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def nextafter_out(keyset, self, other, out):
+    """CPU kernel of nextafter.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.nextafter(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def ldexp_Tensor(keyset, self, other):
+    """CPU kernel of ldexp.Tensor"""
+    self, other = promote2(self, other, True)
+    try:
+        result = k.ldexp(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def ldexp_(keyset, self, other):
+    """CPU kernel of ldexp_"""
+    target = self
+    k.ldexp_out_check(self, other, target)
+    self, other = promote2(self, other, True)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.ldexp(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def ldexp_out(keyset, self, other, out):
+    """CPU kernel of ldexp.out"""
+    target = out
+    k.ldexp_out_check(self, other, target)
+    self, other = promote2(self, other, True)
+    try:
+        result = k.ldexp(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def fmod_Scalar(keyset, self, other):
+    """CPU kernel of fmod.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.fmod(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def fmod__Scalar(keyset, self, other):
+    """CPU kernel of fmod_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.fmod(self, other)
+    return copy_into(target, result)
+
+
+def fmod_Scalar_out(keyset, self, other, out):
+    """CPU kernel of fmod.Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), False)
+    result = k.fmod(self, other)
+    return write_out(target, result)
+
+
+def fmod_Tensor(keyset, self, other):
+    """CPU kernel of fmod.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.fmod(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def fmod__Tensor(keyset, self, other):
+    """CPU kernel of fmod_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.fmod(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def fmod_Tensor_out(keyset, self, other, out):
+    """CPU kernel of fmod.Tensor_out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.fmod(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def remainder_Scalar(keyset, self, other):
+    """CPU kernel of remainder.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.remainder(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def remainder__Scalar(keyset, self, other):
+    """CPU kernel of remainder_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.remainder(self, other)
+    return copy_into(target, result)
+
+
+def remainder_Scalar_out(keyset, self, other, out):
+    """CPU kernel of remainder.Scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), False)
+    result = k.remainder(self, other)
+    return write_out(target, result)
+
+
+def remainder_Tensor(keyset, self, other):
+    """CPU kernel of remainder.Tensor"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.remainder(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def remainder__Tensor(keyset, self, other):
+    """CPU kernel of remainder_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.remainder(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def remainder_Tensor_out(keyset, self, other, out):
+    """CPU kernel of remainder.Tensor_out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.remainder(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def remainder_Scalar_Tensor(keyset, self, other):
+    """CPU kernel of remainder.Scalar_Tensor"""
+    (other,) = promote((other,), (self,), False)
+    result = k.remainder(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def floor_divide(keyset, self, other):
+    """CPU kernel of floor_divide"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.floor_divide(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def floor_divide__Tensor(keyset, self, other):
+    """CPU kernel of floor_divide_.Tensor"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.floor_divide(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def floor_divide_out(keyset, self, other, out):
+    """CPU kernel of floor_divide.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.floor_divide(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def floor_divide_Scalar(keyset, self, other):
+    """CPU kernel of floor_divide.Scalar"""
+    (self,) = promote((self,), (other,), False)
+    result = k.floor_divide(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def floor_divide__Scalar(keyset, self, other):
+    """CPU kernel of floor_divide_.Scalar"""
+    target = self
+    (self,) = promote((self,), (other,), False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    result = k.floor_divide(self, other)
+    return copy_into(target, result)
+
+
+def addcmul(keyset, self, tensor1, tensor2, value):
+    """CPU kernel of addcmul"""
+    (
+        self,
+        tensor1,
+        tensor2,
+    ) = promote(
+        (
+            self,
+            tensor1,
+            tensor2,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.addcmul(self, tensor1, tensor2, value)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                tensor1.shape,
+                tensor2.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def addcmul_(keyset, self, tensor1, tensor2, value):
+    """CPU kernel of addcmul_"""
+    target = self
+    (
+        self,
+        tensor1,
+        tensor2,
+    ) = promote(
+        (
+            self,
+            tensor1,
+            tensor2,
+        ),
+        (),
+        False,
+    )
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.addcmul(self, tensor1, tensor2, value)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                tensor1.shape,
+                tensor2.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def addcmul_out(keyset, self, tensor1, tensor2, value, out):
+    """CPU kernel of addcmul.out"""
+    target = out
+    (
+        self,
+        tensor1,
+        tensor2,
+    ) = promote(
+        (
+            self,
+            tensor1,
+            tensor2,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.addcmul(self, tensor1, tensor2, value)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                tensor1.shape,
+                tensor2.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def addcdiv(keyset, self, tensor1, tensor2, value):
+    """CPU kernel of addcdiv"""
+    k.addcdiv_check(self, tensor1, tensor2)
+    (
+        self,
+        tensor1,
+        tensor2,
+    ) = promote(
+        (
+            self,
+            tensor1,
+            tensor2,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.addcdiv(self, tensor1, tensor2, value)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                tensor1.shape,
+                tensor2.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def addcdiv_(keyset, self, tensor1, tensor2, value):
+    """CPU kernel of addcdiv_"""
+    k.addcdiv_check(self, tensor1, tensor2)
+    target = self
+    (
+        self,
+        tensor1,
+        tensor2,
+    ) = promote(
+        (
+            self,
+            tensor1,
+            tensor2,
+        ),
+        (),
+        False,
+    )
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.addcdiv(self, tensor1, tensor2, value)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                tensor1.shape,
+                tensor2.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def addcdiv_out(keyset, self, tensor1, tensor2, value, out):
+    """CPU kernel of addcdiv.out"""
+    k.addcdiv_check(self, tensor1, tensor2)
+    target = out
+    (
+        self,
+        tensor1,
+        tensor2,
+    ) = promote(
+        (
+            self,
+            tensor1,
+            tensor2,
+        ),
+        (),
+        False,
+    )
+    try:
+        result = k.addcdiv(self, tensor1, tensor2, value)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                tensor1.shape,
+                tensor2.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def igamma(keyset, self, other):
+    """CPU kernel of igamma"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.igamma(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def igamma_(keyset, self, other):
+    """CPU kernel of igamma_"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.igamma(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def igamma_out(keyset, self, other, out):
+    """CPU kernel of igamma.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.igamma(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def igammac(keyset, self, other):
+    """CPU kernel of igammac"""
+    self, other = promote2(self, other, False)
+    try:
+        result = k.igammac(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def igammac_(keyset, self, other):
+    """CPU kernel of igammac_"""
+    target = self
+    self, other = promote2(self, other, False)
+    if self.dtype is not target._data.dtype:
+        check_cast(self.dtype, target._data.dtype)
+    try:
+        result = k.igammac(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return copy_into(target, result)
+
+
+def igammac_out(keyset, self, other, out):
+    """CPU kernel of igammac.out"""
+    target = out
+    self, other = promote2(self, other, False)
+    try:
+        result = k.igammac(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_xlog1py(keyset, self, other):
+    """CPU kernel of special_xlog1py"""
+    self, other = promote2(self, other, True)
+    try:
+        result = k.special_xlog1py(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_xlog1py_out(keyset, self, other, out):
+    """CPU kernel of special_xlog1py.out"""
+    target = out
+    self, other = promote2(self, other, True)
+    try:
+        result = k.special_xlog1py(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_xlog1py_self_scalar(keyset, self, other):
+    """CPU kernel of special_xlog1py.self_scalar"""
+    (other,) = promote((other,), (self,), True)
+    result = k.special_xlog1py(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_xlog1py_self_scalar_out(keyset, self, other, out):
+    """CPU kernel of special_xlog1py.self_scalar_out"""
+    target = out
+    (other,) = promote((other,), (self,), True)
+    result = k.special_xlog1py(self, other)
+    return write_out(target, result)
+
+
+def special_xlog1py_other_scalar(keyset, self, other):
+    """CPU kernel of special_xlog1py.other_scalar"""
+    (self,) = promote((self,), (other,), True)
+    result = k.special_xlog1py(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_xlog1py_other_scalar_out(keyset, self, other, out):
+    """CPU kernel of special_xlog1py.other_scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), True)
+    result = k.special_xlog1py(self, other)
+    return write_out(target, result)
+
+
+def special_zeta(keyset, self, other):
+    """CPU kernel of special_zeta"""
+    self, other = promote2(self, other, True)
+    try:
+        result = k.special_zeta(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_zeta_out(keyset, self, other, out):
+    """CPU kernel of special_zeta.out"""
+    target = out
+    self, other = promote2(self, other, True)
+    try:
+        result = k.special_zeta(self, other)
+    except ValueError:
+        raise RuntimeError(
+            broadcast_error(
+                self.shape,
+                other.shape,
+            )
+        ) from None
+    return write_out(target, result)
+
+
+def special_zeta_self_scalar(keyset, self, other):
+    """CPU kernel of special_zeta.self_scalar"""
+    (other,) = promote((other,), (self,), True)
+    result = k.special_zeta(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_zeta_self_scalar_out(keyset, self, other, out):
+    """CPU kernel of special_zeta.self_scalar_out"""
+    target = out
+    (other,) = promote((other,), (self,), True)
+    result = k.special_zeta(self, other)
+    return write_out(target, result)
+
+
+def special_zeta_other_scalar(keyset, self, other):
+    """CPU kernel of special_zeta.other_scalar"""
+    (self,) = promote((self,), (other,), True)
+    result = k.special_zeta(self, other)
+    # numpy hands back scalars, not arrays, for 0-dim results
+    return make_tensor(result if result.__class__ is ndarray else asarray(result))
+
+
+def special_zeta_other_scalar_out(keyset, self, other, out):
+    """CPU kernel of special_zeta.other_scalar_out"""
+    target = out
+    (self,) = promote((self,), (other,), True)
+    result = k.special_zeta(self, other)
     return write_out(target, result)
 
 

@@ -396,6 +396,22 @@ def pow__Tensor(keyset, self, exponent):
     return result
 
 
+def pow_Tensor_Tensor_out(keyset, self, exponent, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.pow_Tensor_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, exponent, out)
+    bump_version(out)
+    return result
+
+
+def pow_Scalar_out(keyset, self, exponent, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.pow_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, exponent, out)
+    bump_version(out)
+    return result
+
+
 def sqrt_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.sqrt__op.kernels[keyset]
@@ -1428,6 +1444,46 @@ def logsumexp_out(keyset, self, dim, keepdim, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.logsumexp_out_op.kernels[keyset]
     result = redispatch(keyset, self, dim, keepdim, out)
+    bump_version(out)
+    return result
+
+
+def xlogy__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def xlogy_OutTensor(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy_OutTensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def xlogy_OutScalar_Self(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy_OutScalar_Self_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def xlogy__Scalar_Other(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy__Scalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def xlogy_OutScalar_Other(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.xlogy_OutScalar_Other_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
     bump_version(out)
     return result
 
@@ -2833,6 +2889,334 @@ def special_legendre_polynomial_p_n_scalar_out(keyset, x, n, out):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.special_legendre_polynomial_p_n_scalar_out_op.kernels[keyset]
     result = redispatch(keyset, x, n, out)
+    bump_version(out)
+    return result
+
+
+def atan2_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.atan2__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def atan2_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.atan2_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def hypot_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.hypot__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def hypot_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.hypot_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def logaddexp_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logaddexp_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def logaddexp2_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.logaddexp2_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def copysign__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.copysign__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def copysign_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.copysign_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def copysign__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.copysign__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def copysign_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.copysign_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def heaviside_(keyset, self, values):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.heaviside__op.kernels[keyset]
+    result = redispatch(keyset, self, values)
+    bump_version(self)
+    return result
+
+
+def heaviside_out(keyset, self, values, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.heaviside_out_op.kernels[keyset]
+    result = redispatch(keyset, self, values, out)
+    bump_version(out)
+    return result
+
+
+def nextafter_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nextafter__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def nextafter_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.nextafter_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def ldexp_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.ldexp__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def ldexp_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.ldexp_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def fmod__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.fmod__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def fmod_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.fmod_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def fmod__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.fmod__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def fmod_Tensor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.fmod_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def remainder__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.remainder__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def remainder_Scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.remainder_Scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def remainder__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.remainder__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def remainder_Tensor_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.remainder_Tensor_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def floor_divide__Tensor(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.floor_divide__Tensor_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def floor_divide_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.floor_divide_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def floor_divide__Scalar(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.floor_divide__Scalar_op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def addcmul_(keyset, self, tensor1, tensor2, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addcmul__op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value)
+    bump_version(self)
+    return result
+
+
+def addcmul_out(keyset, self, tensor1, tensor2, value, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addcmul_out_op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value, out)
+    bump_version(out)
+    return result
+
+
+def addcdiv_(keyset, self, tensor1, tensor2, value):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addcdiv__op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value)
+    bump_version(self)
+    return result
+
+
+def addcdiv_out(keyset, self, tensor1, tensor2, value, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addcdiv_out_op.kernels[keyset]
+    result = redispatch(keyset, self, tensor1, tensor2, value, out)
+    bump_version(out)
+    return result
+
+
+def igamma_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.igamma__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def igamma_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.igamma_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def igammac_(keyset, self, other):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.igammac__op.kernels[keyset]
+    result = redispatch(keyset, self, other)
+    bump_version(self)
+    return result
+
+
+def igammac_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.igammac_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def special_xlog1py_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_xlog1py_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def special_xlog1py_self_scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_xlog1py_self_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def special_xlog1py_other_scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_xlog1py_other_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def special_zeta_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_zeta_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def special_zeta_self_scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_zeta_self_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def special_zeta_other_scalar_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.special_zeta_other_scalar_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
     bump_version(out)
     return result
 

@@ -42,6 +42,7 @@ from opgrad.autograd.functions_manual import (
     convolution_backward_jvp,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
+    copysign_tensor_self_backward,
     cumprod_jvp,
     deg2rad_backward,
     elu_double_backward,
@@ -104,10 +105,15 @@ from opgrad.autograd.functions_manual import (
     special_i1e_backward,
     special_log_ndtr_backward,
     special_ndtri_backward,
+    special_xlog1py_other_backward,
+    special_xlog1py_other_scalar_backward,
+    special_xlog1py_self_backward,
     std_jvp,
     tan_backward,
     to_float,
     var_jvp,
+    xlogy_other_backward,
+    xlogy_scalar_other_backward,
 )
 from opgrad.generated import ops
 from opgrad.generated import python_surface as F
@@ -4122,6 +4128,105 @@ def xlogy_Tensor(self, other, result):
     set_fw_grad(result, tangent)
 
 
+def xlogy__Tensor_pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def xlogy__Tensor(self, other, result, tangents):
+    # xlogy(self_t, other_p).masked_fill(logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = F.xlogy(self_t, other).masked_fill(
+                F.logical_and(original_self == 0.0, other <= 0.0), 0.0
+            )
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = (
+                F.xlogy(self_t, other).masked_fill(
+                    F.logical_and(original_self == 0.0, other <= 0.0), 0.0
+                )
+                + other_t * original_self / other
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def xlogy_Scalar_Self(self, other, result):
+    # auto_element_wise
+    other_t = fw_grad(other)
+    if other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = xlogy_other_backward(other_t, self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def xlogy_Scalar_Other(self, other, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = xlogy_scalar_other_backward(self_t, self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def xlogy__Scalar_Other_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def xlogy__Scalar_Other(self, other, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = xlogy_scalar_other_backward(self_t, original_self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
 def norm_ScalarOpt_dim(self, p, dim, keepdim, result):
     # norm_jvp(self_p, self_t, p, result, dim, keepdim)
     self_t = fw_grad(self)
@@ -7143,22 +7248,6 @@ def _unique(self, sorted, return_inverse, result):
     set_fw_grads(result, tangent)
 
 
-def remainder_Scalar(self, other, result):
-    # auto_element_wise
-    self_t = fw_grad(self)
-    if self_t is None:
-        return
-    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
-    was_off = "fw_active" in _tls.__dict__
-    try:
-        _tls.fw_active = False
-        tangent = self_t
-    finally:
-        if not was_off:
-            _tls.__dict__.pop("fw_active", None)
-    set_fw_grad(result, tangent)
-
-
 def _unique2(self, sorted, return_inverse, return_counts, result):
     # (forward_ad_not_implemented("_unique2"),)
     self_t = fw_grad(self)
@@ -9825,6 +9914,1093 @@ def special_ndtri(self, result):
     try:
         _tls.fw_active = False
         tangent = special_ndtri_backward(self_t, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def atan2(self, other, result):
+    # (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = -self * other_t / (self.pow(2) + other.pow(2))
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other * self_t / (self.pow(2) + other.pow(2))
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = (-self * other_t + other * self_t) / (self.pow(2) + other.pow(2))
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def atan2__pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def atan2_(self, other, result, tangents):
+    # (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + -original_self * other_t / (
+                original_self.pow(2) + other.pow(2)
+            )
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other * self_t / (original_self.pow(2) + other.pow(2))
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = (-original_self * other_t + other * self_t) / (
+                original_self.pow(2) + other.pow(2)
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def hypot(self, other, result):
+    # self_t * self_p / result + other_t * other_p / result
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t * other / result
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t * self / result
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t * self / result + other_t * other / result
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def hypot__pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def hypot_(self, other, result, tangents):
+    # self_t * self_p / result + other_t * other_p / result
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + other_t * other / result
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t * original_self / result
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t * original_self / result + other_t * other / result
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def logaddexp(self, other, result):
+    # self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t / (1 + F.exp(self - other))
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t / (1 + F.exp(other - self))
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t / (1 + F.exp(other - self)) + other_t / (1 + F.exp(self - other))
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def logaddexp2(self, other, result):
+    # self_t / (1 + pow(2, other_p - self_p)) + other_t / (1 + pow(2, self_p - other_p))
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = other_t / (1 + F.pow(2, self - other))
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t / (1 + F.pow(2, other - self))
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t / (1 + F.pow(2, other - self)) + other_t / (1 + F.pow(2, self - other))
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def copysign_Tensor(self, other, result):
+    # copysign_tensor_self_backward(self_t, self_p, result)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = copysign_tensor_self_backward(self_t, self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def copysign__Tensor_pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def copysign__Tensor(self, other, result, tangents):
+    # copysign_tensor_self_backward(self_t, self_p, result)
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = copysign_tensor_self_backward(self_t, original_self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def copysign_Scalar(self, other, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = copysign_tensor_self_backward(self_t, self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def copysign__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t, original(self))
+
+
+def copysign__Scalar(self, other, result, tangents):
+    # auto_element_wise
+    self_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = copysign_tensor_self_backward(self_t, original_self, result)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def heaviside(self, values, result):
+    # forward_ad_not_supported("aten::heaviside")
+    self_t = fw_grad(self)
+    values_t = fw_grad(values)
+    if self_t is None and values_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::heaviside")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def heaviside__pre(self, values):
+    self_t = fw_grad(self)
+    values_t = fw_grad(values)
+    if self_t is None and values_t is None:
+        return None
+    return (
+        self_t,
+        values_t,
+    )
+
+
+def heaviside_(self, values, result, tangents):
+    # forward_ad_not_supported("aten::heaviside")
+    self_t, values_t = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::heaviside")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def nextafter(self, other, result):
+    # where(self_p != other_p, self_t, 0)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(self != other, self_t, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def nextafter__pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def nextafter_(self, other, result, tangents):
+    # where(self_p != other_p, self_t, 0)
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = F.where(original_self != other, self_t, 0)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def ldexp_Tensor(self, other, result):
+    # self_t * pow(2, other_p) + exp2_backward(other_t, result)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = exp2_backward(other_t, result)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t * F.pow(2, other) + exp2_backward(other_t, result)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def ldexp__pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (
+        self_t,
+        other_t,
+    )
+
+
+def ldexp_(self, other, result, tangents):
+    # self_t * pow(2, other_p) + exp2_backward(other_t, result)
+    self_t, other_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + exp2_backward(other_t, result)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t * F.pow(2, other) + exp2_backward(other_t, result)
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def fmod_Scalar(self, other, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def fmod__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def fmod__Scalar(self, other, result, tangents):
+    # auto_element_wise
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def fmod_Tensor(self, other, result):
+    # self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = -(other_t * self.div(other, rounding_mode="trunc"))
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t - other_t * self.div(other, rounding_mode="trunc")
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def fmod__Tensor_pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def fmod__Tensor(self, other, result, tangents):
+    # self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + -(
+                other_t * original_self.div(other, rounding_mode="trunc")
+            )
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t - other_t * original_self.div(other, rounding_mode="trunc")
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def remainder_Scalar(self, other, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def remainder__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def remainder__Scalar(self, other, result, tangents):
+    # auto_element_wise
+    (self_t,) = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = self_t
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def remainder_Tensor(self, other, result):
+    # self_t - other_t * self_p.div(other_p, rounding_mode="floor")
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = -(other_t * self.div(other, rounding_mode="floor"))
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t - other_t * self.div(other, rounding_mode="floor")
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def remainder__Tensor_pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (self_t, other_t, original(self))
+
+
+def remainder__Tensor(self, other, result, tangents):
+    # self_t - other_t * self_p.div(other_p, rounding_mode="floor")
+    self_t, other_t, original_self = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if self_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = zeros_tangent(self) + -(
+                other_t * original_self.div(other, rounding_mode="floor")
+            )
+        elif other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = self_t.clone()
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = self_t - other_t * original_self.div(other, rounding_mode="floor")
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def remainder_Scalar_Tensor(self, other, result):
+    # forward_ad_not_supported("aten::remainder")
+    other_t = fw_grad(other)
+    if other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::remainder")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def floor_divide(self, other, result):
+    # forward_ad_not_supported("aten::floor_divide")
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::floor_divide")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def floor_divide__Tensor_pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (
+        self_t,
+        other_t,
+    )
+
+
+def floor_divide__Tensor(self, other, result, tangents):
+    # forward_ad_not_supported("aten::floor_divide")
+    self_t, other_t = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::floor_divide")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def floor_divide_Scalar(self, other, result):
+    # forward_ad_not_supported("aten::floor_divide")
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::floor_divide")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def floor_divide__Scalar_pre(self, other):
+    self_t = fw_grad(self)
+    if self_t is None:
+        return None
+    return (self_t,)
+
+
+def floor_divide__Scalar(self, other, result, tangents):
+    # forward_ad_not_supported("aten::floor_divide")
+    (self_t,) = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_supported("aten::floor_divide")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def addcmul(self, tensor1, tensor2, value, result):
+    # self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)
+    self_t = fw_grad(self)
+    tensor1_t = fw_grad(tensor1)
+    tensor2_t = fw_grad(tensor2)
+    if self_t is None and tensor1_t is None and tensor2_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if tensor1_t is None:
+        tensor1_t = zeros_tangent(tensor1)
+    if tensor2_t is None:
+        tensor2_t = zeros_tangent(tensor2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            self_t
+            + maybe_multiply(tensor1_t * tensor2, value)
+            + maybe_multiply(tensor2_t * tensor1, value)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def addcmul__pre(self, tensor1, tensor2, value):
+    self_t = fw_grad(self)
+    tensor1_t = fw_grad(tensor1)
+    tensor2_t = fw_grad(tensor2)
+    if self_t is None and tensor1_t is None and tensor2_t is None:
+        return None
+    return (
+        self_t,
+        tensor1_t,
+        tensor2_t,
+    )
+
+
+def addcmul_(self, tensor1, tensor2, value, result, tangents):
+    # self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)
+    self_t, tensor1_t, tensor2_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if tensor1_t is None:
+        tensor1_t = zeros_tangent(tensor1)
+    if tensor2_t is None:
+        tensor2_t = zeros_tangent(tensor2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            self_t
+            + maybe_multiply(tensor1_t * tensor2, value)
+            + maybe_multiply(tensor2_t * tensor1, value)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def addcdiv(self, tensor1, tensor2, value, result):
+    # self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+    self_t = fw_grad(self)
+    tensor1_t = fw_grad(tensor1)
+    tensor2_t = fw_grad(tensor2)
+    if self_t is None and tensor1_t is None and tensor2_t is None:
+        return
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if tensor1_t is None:
+        tensor1_t = zeros_tangent(tensor1)
+    if tensor2_t is None:
+        tensor2_t = zeros_tangent(tensor2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            self_t
+            + maybe_multiply(tensor1_t / tensor2, value)
+            - maybe_multiply(tensor2_t * (tensor1 / tensor2) / tensor2, value)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def addcdiv__pre(self, tensor1, tensor2, value):
+    self_t = fw_grad(self)
+    tensor1_t = fw_grad(tensor1)
+    tensor2_t = fw_grad(tensor2)
+    if self_t is None and tensor1_t is None and tensor2_t is None:
+        return None
+    return (
+        self_t,
+        tensor1_t,
+        tensor2_t,
+    )
+
+
+def addcdiv_(self, tensor1, tensor2, value, result, tangents):
+    # self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+    self_t, tensor1_t, tensor2_t = tangents
+    if self_t is not None and _tls.grad_enabled:
+        # the formula's history must not save the tangent updated in place below
+        self_t = original(self_t)
+    if self_t is None:
+        self_t = zeros_tangent(self)
+    if tensor1_t is None:
+        tensor1_t = zeros_tangent(tensor1)
+    if tensor2_t is None:
+        tensor2_t = zeros_tangent(tensor2)
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = (
+            self_t
+            + maybe_multiply(tensor1_t / tensor2, value)
+            - maybe_multiply(tensor2_t * (tensor1 / tensor2) / tensor2, value)
+        )
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def igamma(self, other, result):
+    # forward_ad_not_implemented("igamma")
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("igamma")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def igamma__pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (
+        self_t,
+        other_t,
+    )
+
+
+def igamma_(self, other, result, tangents):
+    # forward_ad_not_implemented("igamma")
+    self_t, other_t = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("igamma")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def igammac(self, other, result):
+    # forward_ad_not_implemented("igammac")
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("igammac")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def igammac__pre(self, other):
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return None
+    return (
+        self_t,
+        other_t,
+    )
+
+
+def igammac_(self, other, result, tangents):
+    # forward_ad_not_implemented("igammac")
+    self_t, other_t = tangents
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("igammac")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad_inplace(self, tangent)
+
+
+def special_xlog1py(self, other, result):
+    # special_xlog1py_self_backward(self_t, self_p, other_p) + other_t * self_p / (other_p + 1)
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # an undefined tangent is an exact zero (no 0 * inf), as PyTorch's zero tensors
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        if other_t is None and not (_tls.grad_enabled and (self._rg or other._rg)):
+            tangent = special_xlog1py_self_backward(self_t, self, other)
+        else:
+            if self_t is None:
+                self_t = zeros_tangent(self)
+            if other_t is None:
+                other_t = zeros_tangent(other)
+            tangent = special_xlog1py_self_backward(self_t, self, other) + other_t * self / (
+                other + 1
+            )
+        if tangent._data.shape != result._data.shape:
+            # the dropped zero term broadcast the sum to the result's shape
+            tangent = tangent.expand(result.shape).clone()
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def special_xlog1py_self_scalar(self, other, result):
+    # auto_element_wise
+    other_t = fw_grad(other)
+    if other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = special_xlog1py_other_backward(other_t, self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def special_xlog1py_other_scalar(self, other, result):
+    # auto_element_wise
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = special_xlog1py_other_scalar_backward(self_t, self, other)
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def special_zeta(self, other, result):
+    # forward_ad_not_implemented("special_zeta")
+    self_t = fw_grad(self)
+    other_t = fw_grad(other)
+    if self_t is None and other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("special_zeta")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def special_zeta_self_scalar(self, other, result):
+    # forward_ad_not_implemented("special_zeta")
+    other_t = fw_grad(other)
+    if other_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("special_zeta")
+    finally:
+        if not was_off:
+            _tls.__dict__.pop("fw_active", None)
+    set_fw_grad(result, tangent)
+
+
+def special_zeta_other_scalar(self, other, result):
+    # forward_ad_not_implemented("special_zeta")
+    self_t = fw_grad(self)
+    if self_t is None:
+        return
+    # forward AD off on this thread while the formula runs (_tls.forward_ad_off, inline)
+    was_off = "fw_active" in _tls.__dict__
+    try:
+        _tls.fw_active = False
+        tangent = forward_ad_not_implemented("special_zeta")
     finally:
         if not was_off:
             _tls.__dict__.pop("fw_active", None)

@@ -15,11 +15,14 @@ directly while nothing observes aten calls: the entry's own plain path, one fram
 from opgrad.autograd.functions_manual import (
     acos_backward,
     acosh_backward,
+    addcdiv_tensor1_backward,
+    addcdiv_tensor2_backward,
     aminmax_backward,
     as_strided_backward,
     as_strided_scatter_backward,
     asin_backward,
     asinh_backward,
+    atan2_backward,
     atan_backward,
     atanh_backward,
     batchnorm_double_backward,
@@ -35,6 +38,7 @@ from opgrad.autograd.functions_manual import (
     clamp_backward_min_max,
     constant_pad_nd_backward,
     convolution_double_backward,
+    copysign_tensor_self_backward,
     cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
@@ -62,6 +66,7 @@ from opgrad.autograd.functions_manual import (
     huber_loss_double_backward_grad_output,
     i1,
     i1_backward,
+    igamma_other_backward,
     index_backward,
     index_fill_value_backward,
     index_reduce_backward,
@@ -70,12 +75,16 @@ from opgrad.autograd.functions_manual import (
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     layer_norm_double_backward,
+    lerp_end_backward,
+    lerp_self_backward,
     linalg_svd_backward,
     linalg_vector_norm_backward,
     log10_backward,
     log1p_backward,
     log2_backward,
     log_sigmoid_double_backward,
+    logaddexp2_backward,
+    logaddexp_backward,
     logcumsumexp_backward,
     logit_backward,
     logsumexp_backward,
@@ -89,6 +98,7 @@ from opgrad.autograd.functions_manual import (
     mm_mat1_backward,
     mm_mat2_backward,
     mse_loss_double_backward,
+    mul_by_scalar,
     mv_self_backward,
     mvlgamma_backward,
     nan_to_num_backward,
@@ -111,6 +121,7 @@ from opgrad.autograd.functions_manual import (
     repeat_backward,
     restore_reduced_dims,
     roll_backward,
+    rounded_division_other_backward,
     scale_grad_by_count,
     scatter_reduce_backward,
     sgn_backward,
@@ -126,6 +137,10 @@ from opgrad.autograd.functions_manual import (
     special_i1e_backward,
     special_log_ndtr_backward,
     special_ndtri_backward,
+    special_xlog1py_other_backward,
+    special_xlog1py_other_scalar_backward,
+    special_xlog1py_self_backward,
+    special_zeta_other_backward,
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
@@ -143,6 +158,9 @@ from opgrad.autograd.functions_manual import (
     value_selecting_reduction_backward,
     var_backward,
     var_mean_backward,
+    xlogy_other_backward,
+    xlogy_scalar_other_backward,
+    xlogy_self_backward,
     zeros_like_info,
 )
 from opgrad._tls import state as _tls
@@ -216,7 +234,6 @@ from opgrad.generated.python_surface import (
     index_put,
     leaky_relu_backward,
     log_sigmoid_backward,
-    logical_and,
     logsumexp,
     max,
     max_pool2d_with_indices_backward,
@@ -236,6 +253,7 @@ from opgrad.generated.python_surface import (
     pixel_shuffle,
     pixel_unshuffle,
     polygamma,
+    pow,
     reflection_pad1d,
     reflection_pad1d_backward,
     reflection_pad2d,
@@ -279,7 +297,6 @@ from opgrad.generated.python_surface import (
     upsample_trilinear3d,
     upsample_trilinear3d_backward,
     where,
-    xlogy,
     zeros_like,
 )
 
@@ -3727,10 +3744,10 @@ class LerpBackward0(Node):
                 None,
             )
         weight = self.weight_
-        # end: grad * weight
-        grad_end = grad * weight if needs[1] else None
-        # self: grad * (1 - weight)
-        grad_self = grad * (1 - weight) if needs[0] else None
+        # end: lerp_end_backward(grad, weight)
+        grad_end = lerp_end_backward(grad, weight) if needs[1] else None
+        # self: lerp_self_backward(grad, weight)
+        grad_self = lerp_self_backward(grad, weight) if needs[0] else None
         return (
             grad_self,
             grad_end,
@@ -3799,8 +3816,8 @@ class LerpBackward1(Node):
                 grad_end = plain_kernels.mul_Tensor(grad, weight)
             if grad_end is None:
                 grad_end = grad * weight
-        # self: grad * (1 - weight)
-        grad_self = grad * (1 - weight) if needs[0] else None
+        # self: lerp_self_backward(grad, weight)
+        grad_self = lerp_self_backward(grad, weight) if needs[0] else None
         # weight: grad * (end - self)
         grad_weight = grad * (end - self_) if needs[2] else None
         return (
@@ -8327,14 +8344,10 @@ class XlogyBackward0(Node):
                 self_ = unpack_saved(self_, self)
         elif self_._vc is not None:
             self_ = unpack_saved(self_, self)
-        # other: grad * self / other
-        grad_other = grad * self_ / other if needs[1] else None
-        # self: xlogy(grad, other).masked_fill(logical_and(self == 0.0, other <= 0.0), 0.0)
-        grad_self = (
-            xlogy(grad, other).masked_fill(logical_and(self_ == 0.0, other <= 0.0), 0.0)
-            if needs[0]
-            else None
-        )
+        # other: xlogy_other_backward(grad, self, other)
+        grad_other = xlogy_other_backward(grad, self_, other) if needs[1] else None
+        # self: xlogy_self_backward(grad, self, other)
+        grad_self = xlogy_self_backward(grad, self_, other) if needs[0] else None
         return (
             grad_self,
             grad_other,
@@ -8347,6 +8360,94 @@ class XlogyBackward0(Node):
     @property
     def _raw_saved_other(self):
         return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class XlogyBackward1(Node):
+    """Backward of ``xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = ("other_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        # other: xlogy_other_backward(grad, self, other)
+        grad_other = xlogy_other_backward(grad, self_, other) if needs[0] else None
+        return (grad_other,)
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_
+
+
+class XlogyBackward2(Node):
+    """Backward of ``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: xlogy_scalar_other_backward(grad, self, other)
+        grad_self = xlogy_scalar_other_backward(grad, self_, other) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_other(self):
+        return self.other_
 
     @property
     def _saved_self(self):
@@ -14978,26 +15079,6 @@ class UniqueBackward0(Node):
         return (grad_self,)
 
 
-class RemainderBackward0(Node):
-    """Backward of ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``."""
-
-    __slots__ = ()
-    _releasable_slots = ()
-
-    def __init__(self):
-        self._seq = next(sequence_nr_counter)
-        self._next_edges = ()
-        self._in_meta = ()
-
-    def apply(self, grads, needs):
-        grad = grads[0]
-        if grad is None:
-            return (None,)
-        # self: grad
-        grad_self = grad if needs[0] else None
-        return (grad_self,)
-
-
 class Unique2Backward0(Node):
     """Backward of ``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``."""
 
@@ -20476,6 +20557,1386 @@ class SpecialNdtriBackward0(Node):
     @property
     def _raw_saved_result(self):
         return raw_saved(self, "result_")
+
+
+class Atan2Backward0(Node):
+    """Backward of ``atan2(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self, other: atan2_backward(grad, self, other, grad_input_mask)
+        grad_self, grad_other = (
+            atan2_backward(grad, self_, other, (needs[0], needs[1]))
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class HypotBackward0(Node):
+    """Backward of ``hypot(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: grad * other / result
+        grad_other = grad * other / result if needs[1] else None
+        # self: grad * self / result
+        grad_self = grad * self_ / result if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LogaddexpBackward0(Node):
+    """Backward of ``logaddexp(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: logaddexp_backward(grad, other, self)
+        grad_other = logaddexp_backward(grad, other, self_) if needs[1] else None
+        # self: logaddexp_backward(grad, self, other)
+        grad_self = logaddexp_backward(grad, self_, other) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class Logaddexp2Backward0(Node):
+    """Backward of ``logaddexp2(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: logaddexp2_backward(grad, other, self)
+        grad_other = logaddexp2_backward(grad, other, self_) if needs[1] else None
+        # self: logaddexp2_backward(grad, self, other)
+        grad_self = logaddexp2_backward(grad, self_, other) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class CopysignBackward0(Node):
+    """Backward of ``copysign.Tensor(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_info_",
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_info_ = None
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other_info = self.other_info_
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: zeros_like(other)
+        grad_other = zeros_like_info(other_info) if needs[1] else None
+        # self: copysign_tensor_self_backward(grad, self, result)
+        grad_self = copysign_tensor_self_backward(grad, self_, result) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class CopysignBackward1(Node):
+    """Backward of ``copysign.Scalar(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = (
+        "result_",
+        "self_",
+    )
+    _releasable_slots = (
+        "result_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.result_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        result = unpack_saved(self.result_, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: copysign_tensor_self_backward(grad, self, result)
+        grad_self = copysign_tensor_self_backward(grad, self_, result) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NotImplemented_heaviside(Node):
+    """Backward of ``heaviside(Tensor self, Tensor values) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # self, values: derivative_not_implemented("aten::heaviside")
+        grad_self, grad_values = (
+            derivative_not_implemented("aten::heaviside")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_values,
+        )
+
+
+NotImplemented_heaviside.__name__ = NotImplemented_heaviside.__qualname__ = "NotImplemented"
+
+
+class NextafterBackward0(Node):
+    """Backward of ``nextafter(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "other_info_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.other_info_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        other_info = self.other_info_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: zeros_like(other)
+        grad_other = zeros_like_info(other_info) if needs[1] else None
+        # self: where(self != other, grad, 0)
+        grad_self = where(self_ != other, grad, 0) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class LdexpBackward0(Node):
+    """Backward of ``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "result_",
+    )
+    _releasable_slots = (
+        "other_",
+        "result_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.result_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        result = unpack_saved(self.result_, self)
+        # other: exp2_backward(grad, result)
+        grad_other = exp2_backward(grad, result) if needs[1] else None
+        # self: grad * pow(2, other)
+        grad_self = grad * pow(2, other) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_result(self):
+        return unpack_saved(self.result_, self)
+
+    @property
+    def _raw_saved_result(self):
+        return raw_saved(self, "result_")
+
+
+class FmodBackward0(Node):
+    """Backward of ``fmod.Scalar(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: grad
+        grad_self = grad if needs[0] else None
+        return (grad_self,)
+
+
+class FmodBackward1(Node):
+    """Backward of ``fmod.Tensor(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: rounded_division_other_backward(grad, self, other, "trunc")
+        grad_other = (
+            rounded_division_other_backward(grad, self_, other, "trunc") if needs[1] else None
+        )
+        # self: grad
+        grad_self = grad if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class RemainderBackward0(Node):
+    """Backward of ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: grad
+        grad_self = grad if needs[0] else None
+        return (grad_self,)
+
+
+class RemainderBackward1(Node):
+    """Backward of ``remainder.Tensor(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: rounded_division_other_backward(grad, self, other, "floor")
+        grad_other = (
+            rounded_division_other_backward(grad, self_, other, "floor") if needs[1] else None
+        )
+        # self: grad
+        grad_self = grad if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class NotImplemented_remainder_Scalar_Tensor(Node):
+    """Backward of ``remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # other: derivative_not_implemented("aten::remainder")
+        grad_other = derivative_not_implemented("aten::remainder") if needs[0] else None
+        return (grad_other,)
+
+
+NotImplemented_remainder_Scalar_Tensor.__name__ = (
+    NotImplemented_remainder_Scalar_Tensor.__qualname__
+) = "NotImplemented"
+
+
+class NotImplemented_floor_divide(Node):
+    """Backward of ``floor_divide(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        # self, other: derivative_not_implemented("aten::floor_divide")
+        grad_self, grad_other = (
+            derivative_not_implemented("aten::floor_divide")
+            if needs[0] or needs[1]
+            else (
+                None,
+                None,
+            )
+        )
+        return (
+            grad_self,
+            grad_other,
+        )
+
+
+NotImplemented_floor_divide.__name__ = NotImplemented_floor_divide.__qualname__ = "NotImplemented"
+
+
+class NotImplemented_floor_divide_Scalar(Node):
+    """Backward of ``floor_divide.Scalar(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def name(self) -> str:
+        # a hand-written node in PyTorch: its name carries the namespace
+        return "opgrad::autograd::NotImplemented"
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: derivative_not_implemented("aten::floor_divide")
+        grad_self = derivative_not_implemented("aten::floor_divide") if needs[0] else None
+        return (grad_self,)
+
+
+NotImplemented_floor_divide_Scalar.__name__ = NotImplemented_floor_divide_Scalar.__qualname__ = (
+    "NotImplemented"
+)
+
+
+class AddcmulBackward0(Node):
+    """Backward of ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``."""
+
+    __slots__ = (
+        "tensor1_",
+        "tensor2_",
+        "value_",
+    )
+    _releasable_slots = (
+        "tensor1_",
+        "tensor2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.tensor1_ = None
+        self.tensor2_ = None
+        self.value_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        tensor1 = self.tensor1_
+        if tensor1.__class__ not in TENSOR_CLASSES:
+            if tensor1 is not None:  # None: not saved, no formula that runs reads it
+                tensor1 = unpack_saved(tensor1, self)
+        elif tensor1._vc is not None:
+            tensor1 = unpack_saved(tensor1, self)
+        tensor2 = self.tensor2_
+        if tensor2.__class__ not in TENSOR_CLASSES:
+            if tensor2 is not None:  # None: not saved, no formula that runs reads it
+                tensor2 = unpack_saved(tensor2, self)
+        elif tensor2._vc is not None:
+            tensor2 = unpack_saved(tensor2, self)
+        value = self.value_
+        # self: grad
+        grad_self = grad if needs[0] else None
+        # tensor1: mul_by_scalar(grad, tensor2, value)
+        grad_tensor1 = mul_by_scalar(grad, tensor2, value) if needs[1] else None
+        # tensor2: mul_by_scalar(grad, tensor1, value)
+        grad_tensor2 = mul_by_scalar(grad, tensor1, value) if needs[2] else None
+        return (
+            grad_self,
+            grad_tensor1,
+            grad_tensor2,
+        )
+
+    @property
+    def _saved_tensor1(self):
+        return unpack_saved(self.tensor1_, self)
+
+    @property
+    def _raw_saved_tensor1(self):
+        return raw_saved(self, "tensor1_")
+
+    @property
+    def _saved_tensor2(self):
+        return unpack_saved(self.tensor2_, self)
+
+    @property
+    def _raw_saved_tensor2(self):
+        return raw_saved(self, "tensor2_")
+
+    @property
+    def _saved_value(self):
+        return self.value_
+
+
+class AddcdivBackward0(Node):
+    """Backward of ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``."""
+
+    __slots__ = (
+        "tensor1_",
+        "tensor2_",
+        "value_",
+    )
+    _releasable_slots = (
+        "tensor1_",
+        "tensor2_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.tensor1_ = None
+        self.tensor2_ = None
+        self.value_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+                None,
+            )
+        tensor1 = self.tensor1_
+        if tensor1.__class__ not in TENSOR_CLASSES:
+            if tensor1 is not None:  # None: not saved, no formula that runs reads it
+                tensor1 = unpack_saved(tensor1, self)
+        elif tensor1._vc is not None:
+            tensor1 = unpack_saved(tensor1, self)
+        tensor2 = self.tensor2_
+        if tensor2.__class__ not in TENSOR_CLASSES:
+            if tensor2 is not None:  # None: not saved, no formula that runs reads it
+                tensor2 = unpack_saved(tensor2, self)
+        elif tensor2._vc is not None:
+            tensor2 = unpack_saved(tensor2, self)
+        value = self.value_
+        # self: grad
+        grad_self = grad if needs[0] else None
+        # tensor1: addcdiv_tensor1_backward(grad, tensor2, value)
+        grad_tensor1 = addcdiv_tensor1_backward(grad, tensor2, value) if needs[1] else None
+        # tensor2: addcdiv_tensor2_backward(grad, tensor1, tensor2, value)
+        grad_tensor2 = addcdiv_tensor2_backward(grad, tensor1, tensor2, value) if needs[2] else None
+        return (
+            grad_self,
+            grad_tensor1,
+            grad_tensor2,
+        )
+
+    @property
+    def _saved_tensor1(self):
+        return unpack_saved(self.tensor1_, self)
+
+    @property
+    def _raw_saved_tensor1(self):
+        return raw_saved(self, "tensor1_")
+
+    @property
+    def _saved_tensor2(self):
+        return unpack_saved(self.tensor2_, self)
+
+    @property
+    def _raw_saved_tensor2(self):
+        return raw_saved(self, "tensor2_")
+
+    @property
+    def _saved_value(self):
+        return self.value_
+
+
+class IgammaBackward0(Node):
+    """Backward of ``igamma(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: igamma_other_backward(grad, self, other, 1)
+        grad_other = igamma_other_backward(grad, self_, other, 1) if needs[1] else None
+        # self: not_implemented("igamma: input")
+        grad_self = not_implemented("igamma: input") if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class IgammacBackward0(Node):
+    """Backward of ``igammac(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: igamma_other_backward(grad, self, other, -1)
+        grad_other = igamma_other_backward(grad, self_, other, -1) if needs[1] else None
+        # self: not_implemented("igammac: input")
+        grad_self = not_implemented("igammac: input") if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialXlog1PyBackward0(Node):
+    """Backward of ``special_xlog1py(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: special_xlog1py_other_backward(grad, self, other)
+        grad_other = special_xlog1py_other_backward(grad, self_, other) if needs[1] else None
+        # self: special_xlog1py_self_backward(grad, self, other)
+        grad_self = special_xlog1py_self_backward(grad, self_, other) if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialXlog1PyBackward1(Node):
+    """Backward of ``special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = ("other_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        # other: special_xlog1py_other_backward(grad, self, other)
+        grad_other = special_xlog1py_other_backward(grad, self_, other) if needs[0] else None
+        return (grad_other,)
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_
+
+
+class SpecialXlog1PyBackward2(Node):
+    """Backward of ``special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = ("self_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # self: special_xlog1py_other_scalar_backward(grad, self, other)
+        grad_self = special_xlog1py_other_scalar_backward(grad, self_, other) if needs[0] else None
+        return (grad_self,)
+
+    @property
+    def _saved_other(self):
+        return self.other_
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of ``special_zeta(Tensor self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (
+                None,
+                None,
+            )
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        if self_.__class__ not in TENSOR_CLASSES:
+            if self_ is not None:  # None: not saved, no formula that runs reads it
+                self_ = unpack_saved(self_, self)
+        elif self_._vc is not None:
+            self_ = unpack_saved(self_, self)
+        # other: special_zeta_other_backward(grad, self, other)
+        grad_other = special_zeta_other_backward(grad, self_, other) if needs[1] else None
+        # self: not_implemented("zeta")
+        grad_self = not_implemented("zeta") if needs[0] else None
+        return (
+            grad_self,
+            grad_other,
+        )
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _raw_saved_self(self):
+        return raw_saved(self, "self_")
+
+
+class SpecialZetaBackward1(Node):
+    """Backward of ``special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor``."""
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+    _releasable_slots = ("other_",)
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+        self.other_ = None
+        self.self_ = None
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        other = self.other_
+        if other.__class__ not in TENSOR_CLASSES:
+            if other is not None:  # None: not saved, no formula that runs reads it
+                other = unpack_saved(other, self)
+        elif other._vc is not None:
+            other = unpack_saved(other, self)
+        self_ = self.self_
+        # other: special_zeta_other_backward(grad, self, other)
+        grad_other = special_zeta_other_backward(grad, self_, other) if needs[0] else None
+        return (grad_other,)
+
+    @property
+    def _saved_other(self):
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _raw_saved_other(self):
+        return raw_saved(self, "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_
+
+
+class SpecialZetaBackward2(Node):
+    """Backward of ``special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor``."""
+
+    __slots__ = ()
+    _releasable_slots = ()
+
+    def __init__(self):
+        self._seq = next(sequence_nr_counter)
+        self._next_edges = ()
+        self._in_meta = ()
+
+    def apply(self, grads, needs):
+        grad = grads[0]
+        if grad is None:
+            return (None,)
+        # self: not_implemented("zeta")
+        grad_self = not_implemented("zeta") if needs[0] else None
+        return (grad_self,)
 
 
 class TBackward0_copy(Node):

@@ -2327,6 +2327,44 @@ pow__Tensor = pow__Tensor_op._entry = _pow__Tensor_entry(Site(pow__Tensor_op))
 pow__Tensor_op._make_entry = _pow__Tensor_entry
 
 
+pow_Tensor_Tensor_out_op = declare(
+    "aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_pow_Tensor_Tensor_out_kernels = pow_Tensor_Tensor_out_op.kernels
+
+
+def _pow_Tensor_Tensor_out_entry(_site):
+    def pow_Tensor_Tensor_out(self, exponent, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Tensor_Tensor_out_op, self, exponent, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, pow_Tensor_Tensor_out_op, 0)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, pow_Tensor_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, pow_Tensor_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, pow_Tensor_Tensor_out_op, self, exponent, out)
+            keyset = (self._keys | exponent._keys | out._keys | include) & _tls.keep
+            kernel = _pow_Tensor_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, exponent, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow_Tensor_Tensor_out
+
+
+pow_Tensor_Tensor_out = pow_Tensor_Tensor_out_op._entry = _pow_Tensor_Tensor_out_entry(
+    Site(pow_Tensor_Tensor_out_op)
+)
+pow_Tensor_Tensor_out_op._make_entry = _pow_Tensor_Tensor_out_entry
+
+
 pow_Scalar_op = declare("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
 _pow_Scalar_kernels = pow_Scalar_op.kernels
 
@@ -2366,6 +2404,47 @@ def _pow_Scalar_entry(_site):
 
 pow_Scalar = pow_Scalar_op._entry = _pow_Scalar_entry(Site(pow_Scalar_op))
 pow_Scalar_op._make_entry = _pow_Scalar_entry
+
+
+pow_Scalar_out_op = declare(
+    "aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_pow_Scalar_out_kernels = pow_Scalar_out_op.kernels
+
+
+def _pow_Scalar_out_entry(_site):
+    def pow_Scalar_out(self, exponent, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, pow_Scalar_out_op, self, exponent, out)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, pow_Scalar_out_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, pow_Scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, pow_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, pow_Scalar_out_op, self, exponent, out)
+            keyset = (exponent._keys | out._keys | include) & _tls.keep
+            kernel = _pow_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, exponent, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return pow_Scalar_out
+
+
+pow_Scalar_out = pow_Scalar_out_op._entry = _pow_Scalar_out_entry(Site(pow_Scalar_out_op))
+pow_Scalar_out_op._make_entry = _pow_Scalar_out_entry
 
 
 sqrt_op = declare("aten::sqrt(Tensor self) -> Tensor")
@@ -16801,6 +16880,287 @@ xlogy_Tensor = xlogy_Tensor_op._entry = _xlogy_Tensor_entry(Site(xlogy_Tensor_op
 xlogy_Tensor_op._make_entry = _xlogy_Tensor_entry
 
 
+xlogy__Tensor_op = declare("aten::xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_xlogy__Tensor_kernels = xlogy__Tensor_op.kernels
+
+
+def _xlogy__Tensor_entry(_site):
+    def xlogy__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, xlogy__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _xlogy__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy__Tensor
+
+
+xlogy__Tensor = xlogy__Tensor_op._entry = _xlogy__Tensor_entry(Site(xlogy__Tensor_op))
+xlogy__Tensor_op._make_entry = _xlogy__Tensor_entry
+
+
+xlogy_OutTensor_op = declare(
+    "aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_xlogy_OutTensor_kernels = xlogy_OutTensor_op.kernels
+
+
+def _xlogy_OutTensor_entry(_site):
+    def xlogy_OutTensor(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_OutTensor_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_OutTensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_OutTensor_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, xlogy_OutTensor_op, 2)
+            except Overridden:
+                return handle_entry(_site, xlogy_OutTensor_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _xlogy_OutTensor_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_OutTensor
+
+
+xlogy_OutTensor = xlogy_OutTensor_op._entry = _xlogy_OutTensor_entry(Site(xlogy_OutTensor_op))
+xlogy_OutTensor_op._make_entry = _xlogy_OutTensor_entry
+
+
+xlogy_Scalar_Self_op = declare("aten::xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor")
+_xlogy_Scalar_Self_kernels = xlogy_Scalar_Self_op.kernels
+
+
+def _xlogy_Scalar_Self_entry(_site):
+    def xlogy_Scalar_Self(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_Scalar_Self_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, xlogy_Scalar_Self_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_Scalar_Self_op, 1)
+            except Overridden:
+                return handle_entry(_site, xlogy_Scalar_Self_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.xlogy_Scalar_Self(self, other)
+                if result is not None:
+                    return result
+            kernel = _xlogy_Scalar_Self_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_Scalar_Self
+
+
+xlogy_Scalar_Self = xlogy_Scalar_Self_op._entry = _xlogy_Scalar_Self_entry(
+    Site(xlogy_Scalar_Self_op)
+)
+xlogy_Scalar_Self_op._make_entry = _xlogy_Scalar_Self_entry
+
+
+xlogy_OutScalar_Self_op = declare(
+    "aten::xlogy.OutScalar_Self(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_xlogy_OutScalar_Self_kernels = xlogy_OutScalar_Self_op.kernels
+
+
+def _xlogy_OutScalar_Self_entry(_site):
+    def xlogy_OutScalar_Self(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_OutScalar_Self_op, self, other, out)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, xlogy_OutScalar_Self_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, xlogy_OutScalar_Self_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, xlogy_OutScalar_Self_op, 2)
+            except Overridden:
+                return handle_entry(_site, xlogy_OutScalar_Self_op, self, other, out)
+            keyset = (other._keys | out._keys | include) & _tls.keep
+            kernel = _xlogy_OutScalar_Self_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_OutScalar_Self
+
+
+xlogy_OutScalar_Self = xlogy_OutScalar_Self_op._entry = _xlogy_OutScalar_Self_entry(
+    Site(xlogy_OutScalar_Self_op)
+)
+xlogy_OutScalar_Self_op._make_entry = _xlogy_OutScalar_Self_entry
+
+
+xlogy_Scalar_Other_op = declare("aten::xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor")
+_xlogy_Scalar_Other_kernels = xlogy_Scalar_Other_op.kernels
+
+
+def _xlogy_Scalar_Other_entry(_site):
+    def xlogy_Scalar_Other(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_Scalar_Other_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_Scalar_Other_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, xlogy_Scalar_Other_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, xlogy_Scalar_Other_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.xlogy_Scalar_Other(self, other)
+                if result is not None:
+                    return result
+            kernel = _xlogy_Scalar_Other_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_Scalar_Other
+
+
+xlogy_Scalar_Other = xlogy_Scalar_Other_op._entry = _xlogy_Scalar_Other_entry(
+    Site(xlogy_Scalar_Other_op)
+)
+xlogy_Scalar_Other_op._make_entry = _xlogy_Scalar_Other_entry
+
+
+xlogy__Scalar_Other_op = declare(
+    "aten::xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_xlogy__Scalar_Other_kernels = xlogy__Scalar_Other_op.kernels
+
+
+def _xlogy__Scalar_Other_entry(_site):
+    def xlogy__Scalar_Other(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy__Scalar_Other_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy__Scalar_Other_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, xlogy__Scalar_Other_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, xlogy__Scalar_Other_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _xlogy__Scalar_Other_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy__Scalar_Other
+
+
+xlogy__Scalar_Other = xlogy__Scalar_Other_op._entry = _xlogy__Scalar_Other_entry(
+    Site(xlogy__Scalar_Other_op)
+)
+xlogy__Scalar_Other_op._make_entry = _xlogy__Scalar_Other_entry
+
+
+xlogy_OutScalar_Other_op = declare(
+    "aten::xlogy.OutScalar_Other(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_xlogy_OutScalar_Other_kernels = xlogy_OutScalar_Other_op.kernels
+
+
+def _xlogy_OutScalar_Other_entry(_site):
+    def xlogy_OutScalar_Other(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, xlogy_OutScalar_Other_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, xlogy_OutScalar_Other_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, xlogy_OutScalar_Other_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, xlogy_OutScalar_Other_op, 2)
+            except Overridden:
+                return handle_entry(_site, xlogy_OutScalar_Other_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _xlogy_OutScalar_Other_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return xlogy_OutScalar_Other
+
+
+xlogy_OutScalar_Other = xlogy_OutScalar_Other_op._entry = _xlogy_OutScalar_Other_entry(
+    Site(xlogy_OutScalar_Other_op)
+)
+xlogy_OutScalar_Other_op._make_entry = _xlogy_OutScalar_Other_entry
+
+
 kl_div_op = declare(
     "aten::kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
 )
@@ -28487,47 +28847,6 @@ def __unique_entry(_site):
 
 _unique = _unique_op._entry = __unique_entry(Site(_unique_op))
 _unique_op._make_entry = __unique_entry
-
-
-remainder_Scalar_op = declare("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor")
-_remainder_Scalar_kernels = remainder_Scalar_op.kernels
-
-
-def _remainder_Scalar_entry(_site):
-    def remainder_Scalar(self, other):
-        try:
-            include = _tls.include
-            if include & TORCH_FUNCTION:
-                return handle_entry(_site, remainder_Scalar_op, self, other)
-            try:
-                if self.__class__ not in TENSOR_CLASSES:
-                    self = tensor_arg(self, _site, remainder_Scalar_op, 0)
-                if other.__class__ not in PY_NUMBERS:
-                    other = scalar_arg(other, _site, remainder_Scalar_op, 1)
-                elif (
-                    other.__class__ is int
-                    and not -9223372036854775808 <= other <= 18446744073709551615
-                ):
-                    check_scalar_range(other)
-            except Overridden:
-                return handle_entry(_site, remainder_Scalar_op, self, other)
-            keyset = (self._keys | include) & _tls.keep
-            if _tls.plain and keyset == PLAIN_KEYS:
-                result = plain_kernels.remainder_Scalar(self, other)
-                if result is not None:
-                    return result
-            kernel = _remainder_Scalar_kernels[keyset]
-            return kernel(keyset, self, other)
-        except TypeError:
-            if _site.operator:  # x * y: Python then tries the reflected operator
-                return NotImplemented
-            raise
-
-    return remainder_Scalar
-
-
-remainder_Scalar = remainder_Scalar_op._entry = _remainder_Scalar_entry(Site(remainder_Scalar_op))
-remainder_Scalar_op._make_entry = _remainder_Scalar_entry
 
 
 _unique2_op = declare(
@@ -44549,6 +44868,386 @@ special_ndtr_out = special_ndtr_out_op._entry = _special_ndtr_out_entry(Site(spe
 special_ndtr_out_op._make_entry = _special_ndtr_out_entry
 
 
+special_xlogy_op = declare("aten::special_xlogy(Tensor self, Tensor other) -> Tensor")
+_special_xlogy_kernels = special_xlogy_op.kernels
+
+
+def _special_xlogy_entry(_site):
+    def special_xlogy(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlogy_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlogy_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlogy_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_xlogy_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _special_xlogy_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlogy
+
+
+special_xlogy = special_xlogy_op._entry = _special_xlogy_entry(Site(special_xlogy_op))
+special_xlogy_op._make_entry = _special_xlogy_entry
+
+
+special_xlogy_self_scalar_op = declare(
+    "aten::special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor"
+)
+_special_xlogy_self_scalar_kernels = special_xlogy_self_scalar_op.kernels
+
+
+def _special_xlogy_self_scalar_entry(_site):
+    def special_xlogy_self_scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlogy_self_scalar_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, special_xlogy_self_scalar_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlogy_self_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_xlogy_self_scalar_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            kernel = _special_xlogy_self_scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlogy_self_scalar
+
+
+special_xlogy_self_scalar = special_xlogy_self_scalar_op._entry = _special_xlogy_self_scalar_entry(
+    Site(special_xlogy_self_scalar_op)
+)
+special_xlogy_self_scalar_op._make_entry = _special_xlogy_self_scalar_entry
+
+
+special_xlogy_other_scalar_op = declare(
+    "aten::special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor"
+)
+_special_xlogy_other_scalar_kernels = special_xlogy_other_scalar_op.kernels
+
+
+def _special_xlogy_other_scalar_entry(_site):
+    def special_xlogy_other_scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlogy_other_scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlogy_other_scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, special_xlogy_other_scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, special_xlogy_other_scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _special_xlogy_other_scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlogy_other_scalar
+
+
+special_xlogy_other_scalar = special_xlogy_other_scalar_op._entry = (
+    _special_xlogy_other_scalar_entry(Site(special_xlogy_other_scalar_op))
+)
+special_xlogy_other_scalar_op._make_entry = _special_xlogy_other_scalar_entry
+
+
+special_xlogy_out_op = declare(
+    "aten::special_xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_xlogy_out_kernels = special_xlogy_out_op.kernels
+
+
+def _special_xlogy_out_entry(_site):
+    def special_xlogy_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlogy_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlogy_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlogy_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_xlogy_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_xlogy_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _special_xlogy_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlogy_out
+
+
+special_xlogy_out = special_xlogy_out_op._entry = _special_xlogy_out_entry(
+    Site(special_xlogy_out_op)
+)
+special_xlogy_out_op._make_entry = _special_xlogy_out_entry
+
+
+special_xlogy_self_scalar_out_op = declare(
+    "aten::special_xlogy.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_xlogy_self_scalar_out_kernels = special_xlogy_self_scalar_out_op.kernels
+
+
+def _special_xlogy_self_scalar_out_entry(_site):
+    def special_xlogy_self_scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlogy_self_scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, special_xlogy_self_scalar_out_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlogy_self_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_xlogy_self_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_xlogy_self_scalar_out_op, self, other, out)
+            keyset = (other._keys | out._keys | include) & _tls.keep
+            kernel = _special_xlogy_self_scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlogy_self_scalar_out
+
+
+special_xlogy_self_scalar_out = special_xlogy_self_scalar_out_op._entry = (
+    _special_xlogy_self_scalar_out_entry(Site(special_xlogy_self_scalar_out_op))
+)
+special_xlogy_self_scalar_out_op._make_entry = _special_xlogy_self_scalar_out_entry
+
+
+special_xlogy_other_scalar_out_op = declare(
+    "aten::special_xlogy.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_xlogy_other_scalar_out_kernels = special_xlogy_other_scalar_out_op.kernels
+
+
+def _special_xlogy_other_scalar_out_entry(_site):
+    def special_xlogy_other_scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlogy_other_scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlogy_other_scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, special_xlogy_other_scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_xlogy_other_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_xlogy_other_scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_xlogy_other_scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlogy_other_scalar_out
+
+
+special_xlogy_other_scalar_out = special_xlogy_other_scalar_out_op._entry = (
+    _special_xlogy_other_scalar_out_entry(Site(special_xlogy_other_scalar_out_op))
+)
+special_xlogy_other_scalar_out_op._make_entry = _special_xlogy_other_scalar_out_entry
+
+
+special_gammainc_op = declare("aten::special_gammainc(Tensor self, Tensor other) -> Tensor")
+_special_gammainc_kernels = special_gammainc_op.kernels
+
+
+def _special_gammainc_entry(_site):
+    def special_gammainc(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_gammainc_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_gammainc_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_gammainc_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_gammainc_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _special_gammainc_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_gammainc
+
+
+special_gammainc = special_gammainc_op._entry = _special_gammainc_entry(Site(special_gammainc_op))
+special_gammainc_op._make_entry = _special_gammainc_entry
+
+
+special_gammainc_out_op = declare(
+    "aten::special_gammainc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_gammainc_out_kernels = special_gammainc_out_op.kernels
+
+
+def _special_gammainc_out_entry(_site):
+    def special_gammainc_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_gammainc_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_gammainc_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_gammainc_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_gammainc_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_gammainc_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _special_gammainc_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_gammainc_out
+
+
+special_gammainc_out = special_gammainc_out_op._entry = _special_gammainc_out_entry(
+    Site(special_gammainc_out_op)
+)
+special_gammainc_out_op._make_entry = _special_gammainc_out_entry
+
+
+special_gammaincc_op = declare("aten::special_gammaincc(Tensor self, Tensor other) -> Tensor")
+_special_gammaincc_kernels = special_gammaincc_op.kernels
+
+
+def _special_gammaincc_entry(_site):
+    def special_gammaincc(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_gammaincc_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_gammaincc_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_gammaincc_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_gammaincc_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _special_gammaincc_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_gammaincc
+
+
+special_gammaincc = special_gammaincc_op._entry = _special_gammaincc_entry(
+    Site(special_gammaincc_op)
+)
+special_gammaincc_op._make_entry = _special_gammaincc_entry
+
+
+special_gammaincc_out_op = declare(
+    "aten::special_gammaincc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_gammaincc_out_kernels = special_gammaincc_out_op.kernels
+
+
+def _special_gammaincc_out_entry(_site):
+    def special_gammaincc_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_gammaincc_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_gammaincc_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_gammaincc_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_gammaincc_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_gammaincc_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _special_gammaincc_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_gammaincc_out
+
+
+special_gammaincc_out = special_gammaincc_out_op._entry = _special_gammaincc_out_entry(
+    Site(special_gammaincc_out_op)
+)
+special_gammaincc_out_op._make_entry = _special_gammaincc_out_entry
+
+
 special_softmax_op = declare(
     "aten::special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"
 )
@@ -44621,6 +45320,3245 @@ special_log_softmax = special_log_softmax_op._entry = _special_log_softmax_entry
     Site(special_log_softmax_op)
 )
 special_log_softmax_op._make_entry = _special_log_softmax_entry
+
+
+atan2_op = declare("aten::atan2(Tensor self, Tensor other) -> Tensor")
+_atan2_kernels = atan2_op.kernels
+
+
+def _atan2_entry(_site):
+    def atan2(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atan2_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atan2_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, atan2_op, 1)
+            except Overridden:
+                return handle_entry(_site, atan2_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.atan2(self, other)
+                if result is not None:
+                    return result
+            kernel = _atan2_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atan2
+
+
+atan2 = atan2_op._entry = _atan2_entry(Site(atan2_op))
+atan2_op._make_entry = _atan2_entry
+
+
+atan2__op = declare("aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_atan2__kernels = atan2__op.kernels
+
+
+def _atan2__entry(_site):
+    def atan2_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atan2__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atan2__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, atan2__op, 1)
+            except Overridden:
+                return handle_entry(_site, atan2__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _atan2__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atan2_
+
+
+atan2_ = atan2__op._entry = _atan2__entry(Site(atan2__op))
+atan2__op._make_entry = _atan2__entry
+
+
+atan2_out_op = declare(
+    "aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_atan2_out_kernels = atan2_out_op.kernels
+
+
+def _atan2_out_entry(_site):
+    def atan2_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, atan2_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, atan2_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, atan2_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, atan2_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, atan2_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _atan2_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return atan2_out
+
+
+atan2_out = atan2_out_op._entry = _atan2_out_entry(Site(atan2_out_op))
+atan2_out_op._make_entry = _atan2_out_entry
+
+
+arctan2_op = declare("aten::arctan2(Tensor self, Tensor other) -> Tensor")
+_arctan2_kernels = arctan2_op.kernels
+
+
+def _arctan2_entry(_site):
+    def arctan2(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctan2_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctan2_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, arctan2_op, 1)
+            except Overridden:
+                return handle_entry(_site, arctan2_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _arctan2_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctan2
+
+
+arctan2 = arctan2_op._entry = _arctan2_entry(Site(arctan2_op))
+arctan2_op._make_entry = _arctan2_entry
+
+
+arctan2__op = declare("aten::arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_arctan2__kernels = arctan2__op.kernels
+
+
+def _arctan2__entry(_site):
+    def arctan2_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctan2__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctan2__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, arctan2__op, 1)
+            except Overridden:
+                return handle_entry(_site, arctan2__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _arctan2__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctan2_
+
+
+arctan2_ = arctan2__op._entry = _arctan2__entry(Site(arctan2__op))
+arctan2__op._make_entry = _arctan2__entry
+
+
+arctan2_out_op = declare(
+    "aten::arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_arctan2_out_kernels = arctan2_out_op.kernels
+
+
+def _arctan2_out_entry(_site):
+    def arctan2_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, arctan2_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, arctan2_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, arctan2_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, arctan2_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, arctan2_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _arctan2_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return arctan2_out
+
+
+arctan2_out = arctan2_out_op._entry = _arctan2_out_entry(Site(arctan2_out_op))
+arctan2_out_op._make_entry = _arctan2_out_entry
+
+
+hypot_op = declare("aten::hypot(Tensor self, Tensor other) -> Tensor")
+_hypot_kernels = hypot_op.kernels
+
+
+def _hypot_entry(_site):
+    def hypot(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hypot_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hypot_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, hypot_op, 1)
+            except Overridden:
+                return handle_entry(_site, hypot_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.hypot(self, other)
+                if result is not None:
+                    return result
+            kernel = _hypot_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hypot
+
+
+hypot = hypot_op._entry = _hypot_entry(Site(hypot_op))
+hypot_op._make_entry = _hypot_entry
+
+
+hypot__op = declare("aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_hypot__kernels = hypot__op.kernels
+
+
+def _hypot__entry(_site):
+    def hypot_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hypot__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hypot__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, hypot__op, 1)
+            except Overridden:
+                return handle_entry(_site, hypot__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _hypot__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hypot_
+
+
+hypot_ = hypot__op._entry = _hypot__entry(Site(hypot__op))
+hypot__op._make_entry = _hypot__entry
+
+
+hypot_out_op = declare(
+    "aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_hypot_out_kernels = hypot_out_op.kernels
+
+
+def _hypot_out_entry(_site):
+    def hypot_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, hypot_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, hypot_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, hypot_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, hypot_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, hypot_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _hypot_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return hypot_out
+
+
+hypot_out = hypot_out_op._entry = _hypot_out_entry(Site(hypot_out_op))
+hypot_out_op._make_entry = _hypot_out_entry
+
+
+logaddexp_op = declare("aten::logaddexp(Tensor self, Tensor other) -> Tensor")
+_logaddexp_kernels = logaddexp_op.kernels
+
+
+def _logaddexp_entry(_site):
+    def logaddexp(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logaddexp_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logaddexp_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logaddexp_op, 1)
+            except Overridden:
+                return handle_entry(_site, logaddexp_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.logaddexp(self, other)
+                if result is not None:
+                    return result
+            kernel = _logaddexp_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logaddexp
+
+
+logaddexp = logaddexp_op._entry = _logaddexp_entry(Site(logaddexp_op))
+logaddexp_op._make_entry = _logaddexp_entry
+
+
+logaddexp_out_op = declare(
+    "aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logaddexp_out_kernels = logaddexp_out_op.kernels
+
+
+def _logaddexp_out_entry(_site):
+    def logaddexp_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logaddexp_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logaddexp_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logaddexp_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logaddexp_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, logaddexp_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _logaddexp_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logaddexp_out
+
+
+logaddexp_out = logaddexp_out_op._entry = _logaddexp_out_entry(Site(logaddexp_out_op))
+logaddexp_out_op._make_entry = _logaddexp_out_entry
+
+
+logaddexp2_op = declare("aten::logaddexp2(Tensor self, Tensor other) -> Tensor")
+_logaddexp2_kernels = logaddexp2_op.kernels
+
+
+def _logaddexp2_entry(_site):
+    def logaddexp2(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logaddexp2_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logaddexp2_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logaddexp2_op, 1)
+            except Overridden:
+                return handle_entry(_site, logaddexp2_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.logaddexp2(self, other)
+                if result is not None:
+                    return result
+            kernel = _logaddexp2_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logaddexp2
+
+
+logaddexp2 = logaddexp2_op._entry = _logaddexp2_entry(Site(logaddexp2_op))
+logaddexp2_op._make_entry = _logaddexp2_entry
+
+
+logaddexp2_out_op = declare(
+    "aten::logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_logaddexp2_out_kernels = logaddexp2_out_op.kernels
+
+
+def _logaddexp2_out_entry(_site):
+    def logaddexp2_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, logaddexp2_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, logaddexp2_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, logaddexp2_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, logaddexp2_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, logaddexp2_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _logaddexp2_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return logaddexp2_out
+
+
+logaddexp2_out = logaddexp2_out_op._entry = _logaddexp2_out_entry(Site(logaddexp2_out_op))
+logaddexp2_out_op._make_entry = _logaddexp2_out_entry
+
+
+copysign_Tensor_op = declare("aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor")
+_copysign_Tensor_kernels = copysign_Tensor_op.kernels
+
+
+def _copysign_Tensor_entry(_site):
+    def copysign_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copysign_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, copysign_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, copysign_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, copysign_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.copysign_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _copysign_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return copysign_Tensor
+
+
+copysign_Tensor = copysign_Tensor_op._entry = _copysign_Tensor_entry(Site(copysign_Tensor_op))
+copysign_Tensor_op._make_entry = _copysign_Tensor_entry
+
+
+copysign__Tensor_op = declare("aten::copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_copysign__Tensor_kernels = copysign__Tensor_op.kernels
+
+
+def _copysign__Tensor_entry(_site):
+    def copysign__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copysign__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, copysign__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, copysign__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, copysign__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _copysign__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return copysign__Tensor
+
+
+copysign__Tensor = copysign__Tensor_op._entry = _copysign__Tensor_entry(Site(copysign__Tensor_op))
+copysign__Tensor_op._make_entry = _copysign__Tensor_entry
+
+
+copysign_out_op = declare(
+    "aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_copysign_out_kernels = copysign_out_op.kernels
+
+
+def _copysign_out_entry(_site):
+    def copysign_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copysign_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, copysign_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, copysign_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, copysign_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, copysign_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _copysign_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return copysign_out
+
+
+copysign_out = copysign_out_op._entry = _copysign_out_entry(Site(copysign_out_op))
+copysign_out_op._make_entry = _copysign_out_entry
+
+
+copysign_Scalar_op = declare("aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor")
+_copysign_Scalar_kernels = copysign_Scalar_op.kernels
+
+
+def _copysign_Scalar_entry(_site):
+    def copysign_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copysign_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, copysign_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, copysign_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, copysign_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.copysign_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _copysign_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return copysign_Scalar
+
+
+copysign_Scalar = copysign_Scalar_op._entry = _copysign_Scalar_entry(Site(copysign_Scalar_op))
+copysign_Scalar_op._make_entry = _copysign_Scalar_entry
+
+
+copysign__Scalar_op = declare("aten::copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+_copysign__Scalar_kernels = copysign__Scalar_op.kernels
+
+
+def _copysign__Scalar_entry(_site):
+    def copysign__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copysign__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, copysign__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, copysign__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, copysign__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _copysign__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return copysign__Scalar
+
+
+copysign__Scalar = copysign__Scalar_op._entry = _copysign__Scalar_entry(Site(copysign__Scalar_op))
+copysign__Scalar_op._make_entry = _copysign__Scalar_entry
+
+
+copysign_Scalar_out_op = declare(
+    "aten::copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_copysign_Scalar_out_kernels = copysign_Scalar_out_op.kernels
+
+
+def _copysign_Scalar_out_entry(_site):
+    def copysign_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, copysign_Scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, copysign_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, copysign_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, copysign_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, copysign_Scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _copysign_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return copysign_Scalar_out
+
+
+copysign_Scalar_out = copysign_Scalar_out_op._entry = _copysign_Scalar_out_entry(
+    Site(copysign_Scalar_out_op)
+)
+copysign_Scalar_out_op._make_entry = _copysign_Scalar_out_entry
+
+
+heaviside_op = declare("aten::heaviside(Tensor self, Tensor values) -> Tensor")
+_heaviside_kernels = heaviside_op.kernels
+
+
+def _heaviside_entry(_site):
+    def heaviside(self, values):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, heaviside_op, self, values)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, heaviside_op, 0)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, heaviside_op, 1)
+            except Overridden:
+                return handle_entry(_site, heaviside_op, self, values)
+            keyset = (self._keys | values._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & values._keys) == PLAIN_KEYS:
+                result = plain_kernels.heaviside(self, values)
+                if result is not None:
+                    return result
+            kernel = _heaviside_kernels[keyset]
+            return kernel(keyset, self, values)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return heaviside
+
+
+heaviside = heaviside_op._entry = _heaviside_entry(Site(heaviside_op))
+heaviside_op._make_entry = _heaviside_entry
+
+
+heaviside__op = declare("aten::heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)")
+_heaviside__kernels = heaviside__op.kernels
+
+
+def _heaviside__entry(_site):
+    def heaviside_(self, values):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, heaviside__op, self, values)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, heaviside__op, 0)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, heaviside__op, 1)
+            except Overridden:
+                return handle_entry(_site, heaviside__op, self, values)
+            keyset = (self._keys | values._keys | include) & _tls.keep
+            kernel = _heaviside__kernels[keyset]
+            return kernel(keyset, self, values)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return heaviside_
+
+
+heaviside_ = heaviside__op._entry = _heaviside__entry(Site(heaviside__op))
+heaviside__op._make_entry = _heaviside__entry
+
+
+heaviside_out_op = declare(
+    "aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_heaviside_out_kernels = heaviside_out_op.kernels
+
+
+def _heaviside_out_entry(_site):
+    def heaviside_out(self, values, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, heaviside_out_op, self, values, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, heaviside_out_op, 0)
+                if values.__class__ not in TENSOR_CLASSES:
+                    values = tensor_arg(values, _site, heaviside_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, heaviside_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, heaviside_out_op, self, values, out)
+            keyset = (self._keys | values._keys | out._keys | include) & _tls.keep
+            kernel = _heaviside_out_kernels[keyset]
+            return kernel(keyset, self, values, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return heaviside_out
+
+
+heaviside_out = heaviside_out_op._entry = _heaviside_out_entry(Site(heaviside_out_op))
+heaviside_out_op._make_entry = _heaviside_out_entry
+
+
+nextafter_op = declare("aten::nextafter(Tensor self, Tensor other) -> Tensor")
+_nextafter_kernels = nextafter_op.kernels
+
+
+def _nextafter_entry(_site):
+    def nextafter(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nextafter_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nextafter_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, nextafter_op, 1)
+            except Overridden:
+                return handle_entry(_site, nextafter_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.nextafter(self, other)
+                if result is not None:
+                    return result
+            kernel = _nextafter_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nextafter
+
+
+nextafter = nextafter_op._entry = _nextafter_entry(Site(nextafter_op))
+nextafter_op._make_entry = _nextafter_entry
+
+
+nextafter__op = declare("aten::nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_nextafter__kernels = nextafter__op.kernels
+
+
+def _nextafter__entry(_site):
+    def nextafter_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nextafter__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nextafter__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, nextafter__op, 1)
+            except Overridden:
+                return handle_entry(_site, nextafter__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _nextafter__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nextafter_
+
+
+nextafter_ = nextafter__op._entry = _nextafter__entry(Site(nextafter__op))
+nextafter__op._make_entry = _nextafter__entry
+
+
+nextafter_out_op = declare(
+    "aten::nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_nextafter_out_kernels = nextafter_out_op.kernels
+
+
+def _nextafter_out_entry(_site):
+    def nextafter_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, nextafter_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, nextafter_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, nextafter_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, nextafter_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, nextafter_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _nextafter_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return nextafter_out
+
+
+nextafter_out = nextafter_out_op._entry = _nextafter_out_entry(Site(nextafter_out_op))
+nextafter_out_op._make_entry = _nextafter_out_entry
+
+
+ldexp_Tensor_op = declare("aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor")
+_ldexp_Tensor_kernels = ldexp_Tensor_op.kernels
+
+
+def _ldexp_Tensor_entry(_site):
+    def ldexp_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ldexp_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ldexp_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, ldexp_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, ldexp_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.ldexp_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _ldexp_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ldexp_Tensor
+
+
+ldexp_Tensor = ldexp_Tensor_op._entry = _ldexp_Tensor_entry(Site(ldexp_Tensor_op))
+ldexp_Tensor_op._make_entry = _ldexp_Tensor_entry
+
+
+ldexp__op = declare("aten::ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_ldexp__kernels = ldexp__op.kernels
+
+
+def _ldexp__entry(_site):
+    def ldexp_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ldexp__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ldexp__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, ldexp__op, 1)
+            except Overridden:
+                return handle_entry(_site, ldexp__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _ldexp__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ldexp_
+
+
+ldexp_ = ldexp__op._entry = _ldexp__entry(Site(ldexp__op))
+ldexp__op._make_entry = _ldexp__entry
+
+
+ldexp_out_op = declare(
+    "aten::ldexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_ldexp_out_kernels = ldexp_out_op.kernels
+
+
+def _ldexp_out_entry(_site):
+    def ldexp_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, ldexp_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, ldexp_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, ldexp_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, ldexp_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, ldexp_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _ldexp_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return ldexp_out
+
+
+ldexp_out = ldexp_out_op._entry = _ldexp_out_entry(Site(ldexp_out_op))
+ldexp_out_op._make_entry = _ldexp_out_entry
+
+
+fmod_Scalar_op = declare("aten::fmod.Scalar(Tensor self, Scalar other) -> Tensor")
+_fmod_Scalar_kernels = fmod_Scalar_op.kernels
+
+
+def _fmod_Scalar_entry(_site):
+    def fmod_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmod_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmod_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, fmod_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, fmod_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.fmod_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _fmod_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmod_Scalar
+
+
+fmod_Scalar = fmod_Scalar_op._entry = _fmod_Scalar_entry(Site(fmod_Scalar_op))
+fmod_Scalar_op._make_entry = _fmod_Scalar_entry
+
+
+fmod__Scalar_op = declare("aten::fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+_fmod__Scalar_kernels = fmod__Scalar_op.kernels
+
+
+def _fmod__Scalar_entry(_site):
+    def fmod__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmod__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmod__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, fmod__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, fmod__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _fmod__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmod__Scalar
+
+
+fmod__Scalar = fmod__Scalar_op._entry = _fmod__Scalar_entry(Site(fmod__Scalar_op))
+fmod__Scalar_op._make_entry = _fmod__Scalar_entry
+
+
+fmod_Scalar_out_op = declare(
+    "aten::fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_fmod_Scalar_out_kernels = fmod_Scalar_out_op.kernels
+
+
+def _fmod_Scalar_out_entry(_site):
+    def fmod_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmod_Scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmod_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, fmod_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, fmod_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, fmod_Scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _fmod_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmod_Scalar_out
+
+
+fmod_Scalar_out = fmod_Scalar_out_op._entry = _fmod_Scalar_out_entry(Site(fmod_Scalar_out_op))
+fmod_Scalar_out_op._make_entry = _fmod_Scalar_out_entry
+
+
+fmod_Tensor_op = declare("aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor")
+_fmod_Tensor_kernels = fmod_Tensor_op.kernels
+
+
+def _fmod_Tensor_entry(_site):
+    def fmod_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmod_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmod_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, fmod_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, fmod_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.fmod_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _fmod_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmod_Tensor
+
+
+fmod_Tensor = fmod_Tensor_op._entry = _fmod_Tensor_entry(Site(fmod_Tensor_op))
+fmod_Tensor_op._make_entry = _fmod_Tensor_entry
+
+
+fmod__Tensor_op = declare("aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_fmod__Tensor_kernels = fmod__Tensor_op.kernels
+
+
+def _fmod__Tensor_entry(_site):
+    def fmod__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmod__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmod__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, fmod__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, fmod__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _fmod__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmod__Tensor
+
+
+fmod__Tensor = fmod__Tensor_op._entry = _fmod__Tensor_entry(Site(fmod__Tensor_op))
+fmod__Tensor_op._make_entry = _fmod__Tensor_entry
+
+
+fmod_Tensor_out_op = declare(
+    "aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_fmod_Tensor_out_kernels = fmod_Tensor_out_op.kernels
+
+
+def _fmod_Tensor_out_entry(_site):
+    def fmod_Tensor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, fmod_Tensor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, fmod_Tensor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, fmod_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, fmod_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, fmod_Tensor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _fmod_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return fmod_Tensor_out
+
+
+fmod_Tensor_out = fmod_Tensor_out_op._entry = _fmod_Tensor_out_entry(Site(fmod_Tensor_out_op))
+fmod_Tensor_out_op._make_entry = _fmod_Tensor_out_entry
+
+
+remainder_Scalar_op = declare("aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor")
+_remainder_Scalar_kernels = remainder_Scalar_op.kernels
+
+
+def _remainder_Scalar_entry(_site):
+    def remainder_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, remainder_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, remainder_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, remainder_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.remainder_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _remainder_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder_Scalar
+
+
+remainder_Scalar = remainder_Scalar_op._entry = _remainder_Scalar_entry(Site(remainder_Scalar_op))
+remainder_Scalar_op._make_entry = _remainder_Scalar_entry
+
+
+remainder__Scalar_op = declare(
+    "aten::remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+_remainder__Scalar_kernels = remainder__Scalar_op.kernels
+
+
+def _remainder__Scalar_entry(_site):
+    def remainder__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, remainder__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, remainder__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, remainder__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _remainder__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder__Scalar
+
+
+remainder__Scalar = remainder__Scalar_op._entry = _remainder__Scalar_entry(
+    Site(remainder__Scalar_op)
+)
+remainder__Scalar_op._make_entry = _remainder__Scalar_entry
+
+
+remainder_Scalar_out_op = declare(
+    "aten::remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_remainder_Scalar_out_kernels = remainder_Scalar_out_op.kernels
+
+
+def _remainder_Scalar_out_entry(_site):
+    def remainder_Scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder_Scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, remainder_Scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, remainder_Scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, remainder_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, remainder_Scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _remainder_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder_Scalar_out
+
+
+remainder_Scalar_out = remainder_Scalar_out_op._entry = _remainder_Scalar_out_entry(
+    Site(remainder_Scalar_out_op)
+)
+remainder_Scalar_out_op._make_entry = _remainder_Scalar_out_entry
+
+
+remainder_Tensor_op = declare("aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor")
+_remainder_Tensor_kernels = remainder_Tensor_op.kernels
+
+
+def _remainder_Tensor_entry(_site):
+    def remainder_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, remainder_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, remainder_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, remainder_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.remainder_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _remainder_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder_Tensor
+
+
+remainder_Tensor = remainder_Tensor_op._entry = _remainder_Tensor_entry(Site(remainder_Tensor_op))
+remainder_Tensor_op._make_entry = _remainder_Tensor_entry
+
+
+remainder__Tensor_op = declare(
+    "aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+_remainder__Tensor_kernels = remainder__Tensor_op.kernels
+
+
+def _remainder__Tensor_entry(_site):
+    def remainder__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, remainder__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, remainder__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, remainder__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _remainder__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder__Tensor
+
+
+remainder__Tensor = remainder__Tensor_op._entry = _remainder__Tensor_entry(
+    Site(remainder__Tensor_op)
+)
+remainder__Tensor_op._make_entry = _remainder__Tensor_entry
+
+
+remainder_Tensor_out_op = declare(
+    "aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_remainder_Tensor_out_kernels = remainder_Tensor_out_op.kernels
+
+
+def _remainder_Tensor_out_entry(_site):
+    def remainder_Tensor_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder_Tensor_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, remainder_Tensor_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, remainder_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, remainder_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, remainder_Tensor_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _remainder_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder_Tensor_out
+
+
+remainder_Tensor_out = remainder_Tensor_out_op._entry = _remainder_Tensor_out_entry(
+    Site(remainder_Tensor_out_op)
+)
+remainder_Tensor_out_op._make_entry = _remainder_Tensor_out_entry
+
+
+remainder_Scalar_Tensor_op = declare(
+    "aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"
+)
+_remainder_Scalar_Tensor_kernels = remainder_Scalar_Tensor_op.kernels
+
+
+def _remainder_Scalar_Tensor_entry(_site):
+    def remainder_Scalar_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, remainder_Scalar_Tensor_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, remainder_Scalar_Tensor_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, remainder_Scalar_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, remainder_Scalar_Tensor_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.remainder_Scalar_Tensor(self, other)
+                if result is not None:
+                    return result
+            kernel = _remainder_Scalar_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return remainder_Scalar_Tensor
+
+
+remainder_Scalar_Tensor = remainder_Scalar_Tensor_op._entry = _remainder_Scalar_Tensor_entry(
+    Site(remainder_Scalar_Tensor_op)
+)
+remainder_Scalar_Tensor_op._make_entry = _remainder_Scalar_Tensor_entry
+
+
+floor_divide_op = declare(
+    "aten::floor_divide(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
+)
+_floor_divide_kernels = floor_divide_op.kernels
+
+
+def _floor_divide_entry(_site):
+    def floor_divide(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor_divide_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, floor_divide_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, floor_divide_op, 1)
+            except Overridden:
+                return handle_entry(_site, floor_divide_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.floor_divide(self, other)
+                if result is not None:
+                    return result
+            kernel = _floor_divide_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor_divide
+
+
+floor_divide = floor_divide_op._entry = _floor_divide_entry(Site(floor_divide_op))
+floor_divide_op._make_entry = _floor_divide_entry
+
+
+floor_divide__Tensor_op = declare(
+    "aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_floor_divide__Tensor_kernels = floor_divide__Tensor_op.kernels
+
+
+def _floor_divide__Tensor_entry(_site):
+    def floor_divide__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor_divide__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, floor_divide__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, floor_divide__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, floor_divide__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _floor_divide__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor_divide__Tensor
+
+
+floor_divide__Tensor = floor_divide__Tensor_op._entry = _floor_divide__Tensor_entry(
+    Site(floor_divide__Tensor_op)
+)
+floor_divide__Tensor_op._make_entry = _floor_divide__Tensor_entry
+
+
+floor_divide_out_op = declare(
+    "aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_floor_divide_out_kernels = floor_divide_out_op.kernels
+
+
+def _floor_divide_out_entry(_site):
+    def floor_divide_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor_divide_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, floor_divide_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, floor_divide_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    if out.__class__ in WRAPPED_NUMBER_CLASSES:
+                        out = wrap_scalar(out)
+                    else:
+                        out = tensor_arg(out, _site, floor_divide_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, floor_divide_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _floor_divide_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor_divide_out
+
+
+floor_divide_out = floor_divide_out_op._entry = _floor_divide_out_entry(Site(floor_divide_out_op))
+floor_divide_out_op._make_entry = _floor_divide_out_entry
+
+
+floor_divide_Scalar_op = declare(
+    "aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", numbers_as_tensors=True
+)
+_floor_divide_Scalar_kernels = floor_divide_Scalar_op.kernels
+
+
+def _floor_divide_Scalar_entry(_site):
+    def floor_divide_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor_divide_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, floor_divide_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, floor_divide_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, floor_divide_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.floor_divide_Scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _floor_divide_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor_divide_Scalar
+
+
+floor_divide_Scalar = floor_divide_Scalar_op._entry = _floor_divide_Scalar_entry(
+    Site(floor_divide_Scalar_op)
+)
+floor_divide_Scalar_op._make_entry = _floor_divide_Scalar_entry
+
+
+floor_divide__Scalar_op = declare(
+    "aten::floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_floor_divide__Scalar_kernels = floor_divide__Scalar_op.kernels
+
+
+def _floor_divide__Scalar_entry(_site):
+    def floor_divide__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, floor_divide__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, floor_divide__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, floor_divide__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, floor_divide__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _floor_divide__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return floor_divide__Scalar
+
+
+floor_divide__Scalar = floor_divide__Scalar_op._entry = _floor_divide__Scalar_entry(
+    Site(floor_divide__Scalar_op)
+)
+floor_divide__Scalar_op._make_entry = _floor_divide__Scalar_entry
+
+
+true_divide_Tensor_op = declare(
+    "aten::true_divide.Tensor(Tensor self, Tensor other) -> Tensor", numbers_as_tensors=True
+)
+_true_divide_Tensor_kernels = true_divide_Tensor_op.kernels
+
+
+def _true_divide_Tensor_entry(_site):
+    def true_divide_Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, true_divide_Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, true_divide_Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, true_divide_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, true_divide_Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _true_divide_Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return true_divide_Tensor
+
+
+true_divide_Tensor = true_divide_Tensor_op._entry = _true_divide_Tensor_entry(
+    Site(true_divide_Tensor_op)
+)
+true_divide_Tensor_op._make_entry = _true_divide_Tensor_entry
+
+
+true_divide__Tensor_op = declare(
+    "aten::true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_true_divide__Tensor_kernels = true_divide__Tensor_op.kernels
+
+
+def _true_divide__Tensor_entry(_site):
+    def true_divide__Tensor(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, true_divide__Tensor_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, true_divide__Tensor_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, true_divide__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, true_divide__Tensor_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _true_divide__Tensor_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return true_divide__Tensor
+
+
+true_divide__Tensor = true_divide__Tensor_op._entry = _true_divide__Tensor_entry(
+    Site(true_divide__Tensor_op)
+)
+true_divide__Tensor_op._make_entry = _true_divide__Tensor_entry
+
+
+true_divide_out_op = declare(
+    "aten::true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_true_divide_out_kernels = true_divide_out_op.kernels
+
+
+def _true_divide_out_entry(_site):
+    def true_divide_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, true_divide_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, true_divide_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    if other.__class__ in WRAPPED_NUMBER_CLASSES:
+                        other = wrap_scalar(other)
+                    else:
+                        other = tensor_arg(other, _site, true_divide_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    if out.__class__ in WRAPPED_NUMBER_CLASSES:
+                        out = wrap_scalar(out)
+                    else:
+                        out = tensor_arg(out, _site, true_divide_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, true_divide_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _true_divide_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return true_divide_out
+
+
+true_divide_out = true_divide_out_op._entry = _true_divide_out_entry(Site(true_divide_out_op))
+true_divide_out_op._make_entry = _true_divide_out_entry
+
+
+true_divide_Scalar_op = declare(
+    "aten::true_divide.Scalar(Tensor self, Scalar other) -> Tensor", numbers_as_tensors=True
+)
+_true_divide_Scalar_kernels = true_divide_Scalar_op.kernels
+
+
+def _true_divide_Scalar_entry(_site):
+    def true_divide_Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, true_divide_Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, true_divide_Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, true_divide_Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, true_divide_Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _true_divide_Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return true_divide_Scalar
+
+
+true_divide_Scalar = true_divide_Scalar_op._entry = _true_divide_Scalar_entry(
+    Site(true_divide_Scalar_op)
+)
+true_divide_Scalar_op._make_entry = _true_divide_Scalar_entry
+
+
+true_divide__Scalar_op = declare(
+    "aten::true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+    numbers_as_tensors=True,
+)
+_true_divide__Scalar_kernels = true_divide__Scalar_op.kernels
+
+
+def _true_divide__Scalar_entry(_site):
+    def true_divide__Scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, true_divide__Scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    if self.__class__ in WRAPPED_NUMBER_CLASSES:
+                        self = wrap_scalar(self)
+                    else:
+                        self = tensor_arg(self, _site, true_divide__Scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, true_divide__Scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, true_divide__Scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _true_divide__Scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return true_divide__Scalar
+
+
+true_divide__Scalar = true_divide__Scalar_op._entry = _true_divide__Scalar_entry(
+    Site(true_divide__Scalar_op)
+)
+true_divide__Scalar_op._make_entry = _true_divide__Scalar_entry
+
+
+addcmul_op = declare(
+    "aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"
+)
+_addcmul_kernels = addcmul_op.kernels
+
+
+def _addcmul_entry(_site):
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addcmul_op, self, tensor1, tensor2, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addcmul_op, 0)
+                if tensor1.__class__ not in TENSOR_CLASSES:
+                    tensor1 = tensor_arg(tensor1, _site, addcmul_op, 1)
+                if tensor2.__class__ not in TENSOR_CLASSES:
+                    tensor2 = tensor_arg(tensor2, _site, addcmul_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, addcmul_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, addcmul_op, self, tensor1, tensor2, value)
+            keyset = (self._keys | tensor1._keys | tensor2._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & tensor1._keys & tensor2._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.addcmul(self, tensor1, tensor2, value)
+                if result is not None:
+                    return result
+            kernel = _addcmul_kernels[keyset]
+            return kernel(keyset, self, tensor1, tensor2, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addcmul
+
+
+addcmul = addcmul_op._entry = _addcmul_entry(Site(addcmul_op))
+addcmul_op._make_entry = _addcmul_entry
+
+
+addcmul__op = declare(
+    "aten::addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"
+)
+_addcmul__kernels = addcmul__op.kernels
+
+
+def _addcmul__entry(_site):
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addcmul__op, self, tensor1, tensor2, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addcmul__op, 0)
+                if tensor1.__class__ not in TENSOR_CLASSES:
+                    tensor1 = tensor_arg(tensor1, _site, addcmul__op, 1)
+                if tensor2.__class__ not in TENSOR_CLASSES:
+                    tensor2 = tensor_arg(tensor2, _site, addcmul__op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, addcmul__op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, addcmul__op, self, tensor1, tensor2, value)
+            keyset = (self._keys | tensor1._keys | tensor2._keys | include) & _tls.keep
+            kernel = _addcmul__kernels[keyset]
+            return kernel(keyset, self, tensor1, tensor2, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addcmul_
+
+
+addcmul_ = addcmul__op._entry = _addcmul__entry(Site(addcmul__op))
+addcmul__op._make_entry = _addcmul__entry
+
+
+addcmul_out_op = declare(
+    "aten::addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_addcmul_out_kernels = addcmul_out_op.kernels
+
+
+def _addcmul_out_entry(_site):
+    def addcmul_out(self, tensor1, tensor2, *, value=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addcmul_out_op, self, tensor1, tensor2, value, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addcmul_out_op, 0)
+                if tensor1.__class__ not in TENSOR_CLASSES:
+                    tensor1 = tensor_arg(tensor1, _site, addcmul_out_op, 1)
+                if tensor2.__class__ not in TENSOR_CLASSES:
+                    tensor2 = tensor_arg(tensor2, _site, addcmul_out_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, addcmul_out_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, addcmul_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, addcmul_out_op, self, tensor1, tensor2, value, out)
+            keyset = (self._keys | tensor1._keys | tensor2._keys | out._keys | include) & _tls.keep
+            kernel = _addcmul_out_kernels[keyset]
+            return kernel(keyset, self, tensor1, tensor2, value, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addcmul_out
+
+
+addcmul_out = addcmul_out_op._entry = _addcmul_out_entry(Site(addcmul_out_op))
+addcmul_out_op._make_entry = _addcmul_out_entry
+
+
+addcdiv_op = declare(
+    "aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"
+)
+_addcdiv_kernels = addcdiv_op.kernels
+
+
+def _addcdiv_entry(_site):
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addcdiv_op, self, tensor1, tensor2, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addcdiv_op, 0)
+                if tensor1.__class__ not in TENSOR_CLASSES:
+                    tensor1 = tensor_arg(tensor1, _site, addcdiv_op, 1)
+                if tensor2.__class__ not in TENSOR_CLASSES:
+                    tensor2 = tensor_arg(tensor2, _site, addcdiv_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, addcdiv_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, addcdiv_op, self, tensor1, tensor2, value)
+            keyset = (self._keys | tensor1._keys | tensor2._keys | include) & _tls.keep
+            if (
+                _tls.plain
+                and keyset == PLAIN_KEYS
+                and (self._keys & tensor1._keys & tensor2._keys) == PLAIN_KEYS
+            ):
+                result = plain_kernels.addcdiv(self, tensor1, tensor2, value)
+                if result is not None:
+                    return result
+            kernel = _addcdiv_kernels[keyset]
+            return kernel(keyset, self, tensor1, tensor2, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addcdiv
+
+
+addcdiv = addcdiv_op._entry = _addcdiv_entry(Site(addcdiv_op))
+addcdiv_op._make_entry = _addcdiv_entry
+
+
+addcdiv__op = declare(
+    "aten::addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"
+)
+_addcdiv__kernels = addcdiv__op.kernels
+
+
+def _addcdiv__entry(_site):
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addcdiv__op, self, tensor1, tensor2, value)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addcdiv__op, 0)
+                if tensor1.__class__ not in TENSOR_CLASSES:
+                    tensor1 = tensor_arg(tensor1, _site, addcdiv__op, 1)
+                if tensor2.__class__ not in TENSOR_CLASSES:
+                    tensor2 = tensor_arg(tensor2, _site, addcdiv__op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, addcdiv__op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+            except Overridden:
+                return handle_entry(_site, addcdiv__op, self, tensor1, tensor2, value)
+            keyset = (self._keys | tensor1._keys | tensor2._keys | include) & _tls.keep
+            kernel = _addcdiv__kernels[keyset]
+            return kernel(keyset, self, tensor1, tensor2, value)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addcdiv_
+
+
+addcdiv_ = addcdiv__op._entry = _addcdiv__entry(Site(addcdiv__op))
+addcdiv__op._make_entry = _addcdiv__entry
+
+
+addcdiv_out_op = declare(
+    "aten::addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)"
+)
+_addcdiv_out_kernels = addcdiv_out_op.kernels
+
+
+def _addcdiv_out_entry(_site):
+    def addcdiv_out(self, tensor1, tensor2, *, value=1, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, addcdiv_out_op, self, tensor1, tensor2, value, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, addcdiv_out_op, 0)
+                if tensor1.__class__ not in TENSOR_CLASSES:
+                    tensor1 = tensor_arg(tensor1, _site, addcdiv_out_op, 1)
+                if tensor2.__class__ not in TENSOR_CLASSES:
+                    tensor2 = tensor_arg(tensor2, _site, addcdiv_out_op, 2)
+                if value.__class__ not in PY_NUMBERS:
+                    value = scalar_arg(value, _site, addcdiv_out_op, 3)
+                elif (
+                    value.__class__ is int
+                    and not -9223372036854775808 <= value <= 18446744073709551615
+                ):
+                    check_scalar_range(value)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, addcdiv_out_op, 4)
+            except Overridden:
+                return handle_entry(_site, addcdiv_out_op, self, tensor1, tensor2, value, out)
+            keyset = (self._keys | tensor1._keys | tensor2._keys | out._keys | include) & _tls.keep
+            kernel = _addcdiv_out_kernels[keyset]
+            return kernel(keyset, self, tensor1, tensor2, value, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return addcdiv_out
+
+
+addcdiv_out = addcdiv_out_op._entry = _addcdiv_out_entry(Site(addcdiv_out_op))
+addcdiv_out_op._make_entry = _addcdiv_out_entry
+
+
+float_power_Tensor_Tensor_op = declare(
+    "aten::float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"
+)
+_float_power_Tensor_Tensor_kernels = float_power_Tensor_Tensor_op.kernels
+
+
+def _float_power_Tensor_Tensor_entry(_site):
+    def float_power_Tensor_Tensor(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power_Tensor_Tensor_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, float_power_Tensor_Tensor_op, 0)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, float_power_Tensor_Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, float_power_Tensor_Tensor_op, self, exponent)
+            keyset = (self._keys | exponent._keys | include) & _tls.keep
+            kernel = _float_power_Tensor_Tensor_kernels[keyset]
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power_Tensor_Tensor
+
+
+float_power_Tensor_Tensor = float_power_Tensor_Tensor_op._entry = _float_power_Tensor_Tensor_entry(
+    Site(float_power_Tensor_Tensor_op)
+)
+float_power_Tensor_Tensor_op._make_entry = _float_power_Tensor_Tensor_entry
+
+
+float_power_Tensor_Tensor_out_op = declare(
+    "aten::float_power.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_float_power_Tensor_Tensor_out_kernels = float_power_Tensor_Tensor_out_op.kernels
+
+
+def _float_power_Tensor_Tensor_out_entry(_site):
+    def float_power_Tensor_Tensor_out(self, exponent, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power_Tensor_Tensor_out_op, self, exponent, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, float_power_Tensor_Tensor_out_op, 0)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, float_power_Tensor_Tensor_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, float_power_Tensor_Tensor_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, float_power_Tensor_Tensor_out_op, self, exponent, out)
+            keyset = (self._keys | exponent._keys | out._keys | include) & _tls.keep
+            kernel = _float_power_Tensor_Tensor_out_kernels[keyset]
+            return kernel(keyset, self, exponent, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power_Tensor_Tensor_out
+
+
+float_power_Tensor_Tensor_out = float_power_Tensor_Tensor_out_op._entry = (
+    _float_power_Tensor_Tensor_out_entry(Site(float_power_Tensor_Tensor_out_op))
+)
+float_power_Tensor_Tensor_out_op._make_entry = _float_power_Tensor_Tensor_out_entry
+
+
+float_power_Tensor_Scalar_op = declare(
+    "aten::float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"
+)
+_float_power_Tensor_Scalar_kernels = float_power_Tensor_Scalar_op.kernels
+
+
+def _float_power_Tensor_Scalar_entry(_site):
+    def float_power_Tensor_Scalar(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power_Tensor_Scalar_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, float_power_Tensor_Scalar_op, 0)
+                if exponent.__class__ not in PY_NUMBERS:
+                    exponent = scalar_arg(exponent, _site, float_power_Tensor_Scalar_op, 1)
+                elif (
+                    exponent.__class__ is int
+                    and not -9223372036854775808 <= exponent <= 18446744073709551615
+                ):
+                    check_scalar_range(exponent)
+            except Overridden:
+                return handle_entry(_site, float_power_Tensor_Scalar_op, self, exponent)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _float_power_Tensor_Scalar_kernels[keyset]
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power_Tensor_Scalar
+
+
+float_power_Tensor_Scalar = float_power_Tensor_Scalar_op._entry = _float_power_Tensor_Scalar_entry(
+    Site(float_power_Tensor_Scalar_op)
+)
+float_power_Tensor_Scalar_op._make_entry = _float_power_Tensor_Scalar_entry
+
+
+float_power_Tensor_Scalar_out_op = declare(
+    "aten::float_power.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_float_power_Tensor_Scalar_out_kernels = float_power_Tensor_Scalar_out_op.kernels
+
+
+def _float_power_Tensor_Scalar_out_entry(_site):
+    def float_power_Tensor_Scalar_out(self, exponent, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power_Tensor_Scalar_out_op, self, exponent, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, float_power_Tensor_Scalar_out_op, 0)
+                if exponent.__class__ not in PY_NUMBERS:
+                    exponent = scalar_arg(exponent, _site, float_power_Tensor_Scalar_out_op, 1)
+                elif (
+                    exponent.__class__ is int
+                    and not -9223372036854775808 <= exponent <= 18446744073709551615
+                ):
+                    check_scalar_range(exponent)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, float_power_Tensor_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, float_power_Tensor_Scalar_out_op, self, exponent, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _float_power_Tensor_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, exponent, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power_Tensor_Scalar_out
+
+
+float_power_Tensor_Scalar_out = float_power_Tensor_Scalar_out_op._entry = (
+    _float_power_Tensor_Scalar_out_entry(Site(float_power_Tensor_Scalar_out_op))
+)
+float_power_Tensor_Scalar_out_op._make_entry = _float_power_Tensor_Scalar_out_entry
+
+
+float_power_Scalar_op = declare("aten::float_power.Scalar(Scalar self, Tensor exponent) -> Tensor")
+_float_power_Scalar_kernels = float_power_Scalar_op.kernels
+
+
+def _float_power_Scalar_entry(_site):
+    def float_power_Scalar(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power_Scalar_op, self, exponent)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, float_power_Scalar_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, float_power_Scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, float_power_Scalar_op, self, exponent)
+            keyset = (exponent._keys | include) & _tls.keep
+            kernel = _float_power_Scalar_kernels[keyset]
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power_Scalar
+
+
+float_power_Scalar = float_power_Scalar_op._entry = _float_power_Scalar_entry(
+    Site(float_power_Scalar_op)
+)
+float_power_Scalar_op._make_entry = _float_power_Scalar_entry
+
+
+float_power_Scalar_out_op = declare(
+    "aten::float_power.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_float_power_Scalar_out_kernels = float_power_Scalar_out_op.kernels
+
+
+def _float_power_Scalar_out_entry(_site):
+    def float_power_Scalar_out(self, exponent, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power_Scalar_out_op, self, exponent, out)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, float_power_Scalar_out_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, float_power_Scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, float_power_Scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, float_power_Scalar_out_op, self, exponent, out)
+            keyset = (exponent._keys | out._keys | include) & _tls.keep
+            kernel = _float_power_Scalar_out_kernels[keyset]
+            return kernel(keyset, self, exponent, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power_Scalar_out
+
+
+float_power_Scalar_out = float_power_Scalar_out_op._entry = _float_power_Scalar_out_entry(
+    Site(float_power_Scalar_out_op)
+)
+float_power_Scalar_out_op._make_entry = _float_power_Scalar_out_entry
+
+
+float_power__Scalar_op = declare(
+    "aten::float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"
+)
+_float_power__Scalar_kernels = float_power__Scalar_op.kernels
+
+
+def _float_power__Scalar_entry(_site):
+    def float_power__Scalar(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power__Scalar_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, float_power__Scalar_op, 0)
+                if exponent.__class__ not in PY_NUMBERS:
+                    exponent = scalar_arg(exponent, _site, float_power__Scalar_op, 1)
+                elif (
+                    exponent.__class__ is int
+                    and not -9223372036854775808 <= exponent <= 18446744073709551615
+                ):
+                    check_scalar_range(exponent)
+            except Overridden:
+                return handle_entry(_site, float_power__Scalar_op, self, exponent)
+            keyset = (self._keys | include) & _tls.keep
+            kernel = _float_power__Scalar_kernels[keyset]
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power__Scalar
+
+
+float_power__Scalar = float_power__Scalar_op._entry = _float_power__Scalar_entry(
+    Site(float_power__Scalar_op)
+)
+float_power__Scalar_op._make_entry = _float_power__Scalar_entry
+
+
+float_power__Tensor_op = declare(
+    "aten::float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"
+)
+_float_power__Tensor_kernels = float_power__Tensor_op.kernels
+
+
+def _float_power__Tensor_entry(_site):
+    def float_power__Tensor(self, exponent):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, float_power__Tensor_op, self, exponent)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, float_power__Tensor_op, 0)
+                if exponent.__class__ not in TENSOR_CLASSES:
+                    exponent = tensor_arg(exponent, _site, float_power__Tensor_op, 1)
+            except Overridden:
+                return handle_entry(_site, float_power__Tensor_op, self, exponent)
+            keyset = (self._keys | exponent._keys | include) & _tls.keep
+            kernel = _float_power__Tensor_kernels[keyset]
+            return kernel(keyset, self, exponent)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return float_power__Tensor
+
+
+float_power__Tensor = float_power__Tensor_op._entry = _float_power__Tensor_entry(
+    Site(float_power__Tensor_op)
+)
+float_power__Tensor_op._make_entry = _float_power__Tensor_entry
+
+
+igamma_op = declare("aten::igamma(Tensor self, Tensor other) -> Tensor")
+_igamma_kernels = igamma_op.kernels
+
+
+def _igamma_entry(_site):
+    def igamma(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, igamma_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, igamma_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, igamma_op, 1)
+            except Overridden:
+                return handle_entry(_site, igamma_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.igamma(self, other)
+                if result is not None:
+                    return result
+            kernel = _igamma_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return igamma
+
+
+igamma = igamma_op._entry = _igamma_entry(Site(igamma_op))
+igamma_op._make_entry = _igamma_entry
+
+
+igamma__op = declare("aten::igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_igamma__kernels = igamma__op.kernels
+
+
+def _igamma__entry(_site):
+    def igamma_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, igamma__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, igamma__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, igamma__op, 1)
+            except Overridden:
+                return handle_entry(_site, igamma__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _igamma__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return igamma_
+
+
+igamma_ = igamma__op._entry = _igamma__entry(Site(igamma__op))
+igamma__op._make_entry = _igamma__entry
+
+
+igamma_out_op = declare(
+    "aten::igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_igamma_out_kernels = igamma_out_op.kernels
+
+
+def _igamma_out_entry(_site):
+    def igamma_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, igamma_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, igamma_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, igamma_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, igamma_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, igamma_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _igamma_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return igamma_out
+
+
+igamma_out = igamma_out_op._entry = _igamma_out_entry(Site(igamma_out_op))
+igamma_out_op._make_entry = _igamma_out_entry
+
+
+igammac_op = declare("aten::igammac(Tensor self, Tensor other) -> Tensor")
+_igammac_kernels = igammac_op.kernels
+
+
+def _igammac_entry(_site):
+    def igammac(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, igammac_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, igammac_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, igammac_op, 1)
+            except Overridden:
+                return handle_entry(_site, igammac_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.igammac(self, other)
+                if result is not None:
+                    return result
+            kernel = _igammac_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return igammac
+
+
+igammac = igammac_op._entry = _igammac_entry(Site(igammac_op))
+igammac_op._make_entry = _igammac_entry
+
+
+igammac__op = declare("aten::igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_igammac__kernels = igammac__op.kernels
+
+
+def _igammac__entry(_site):
+    def igammac_(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, igammac__op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, igammac__op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, igammac__op, 1)
+            except Overridden:
+                return handle_entry(_site, igammac__op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            kernel = _igammac__kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return igammac_
+
+
+igammac_ = igammac__op._entry = _igammac__entry(Site(igammac__op))
+igammac__op._make_entry = _igammac__entry
+
+
+igammac_out_op = declare(
+    "aten::igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_igammac_out_kernels = igammac_out_op.kernels
+
+
+def _igammac_out_entry(_site):
+    def igammac_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, igammac_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, igammac_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, igammac_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, igammac_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, igammac_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _igammac_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return igammac_out
+
+
+igammac_out = igammac_out_op._entry = _igammac_out_entry(Site(igammac_out_op))
+igammac_out_op._make_entry = _igammac_out_entry
+
+
+special_xlog1py_op = declare("aten::special_xlog1py(Tensor self, Tensor other) -> Tensor")
+_special_xlog1py_kernels = special_xlog1py_op.kernels
+
+
+def _special_xlog1py_entry(_site):
+    def special_xlog1py(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlog1py_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlog1py_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlog1py_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_xlog1py_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_xlog1py(self, other)
+                if result is not None:
+                    return result
+            kernel = _special_xlog1py_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlog1py
+
+
+special_xlog1py = special_xlog1py_op._entry = _special_xlog1py_entry(Site(special_xlog1py_op))
+special_xlog1py_op._make_entry = _special_xlog1py_entry
+
+
+special_xlog1py_out_op = declare(
+    "aten::special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_xlog1py_out_kernels = special_xlog1py_out_op.kernels
+
+
+def _special_xlog1py_out_entry(_site):
+    def special_xlog1py_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlog1py_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlog1py_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlog1py_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_xlog1py_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_xlog1py_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _special_xlog1py_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlog1py_out
+
+
+special_xlog1py_out = special_xlog1py_out_op._entry = _special_xlog1py_out_entry(
+    Site(special_xlog1py_out_op)
+)
+special_xlog1py_out_op._make_entry = _special_xlog1py_out_entry
+
+
+special_xlog1py_self_scalar_op = declare(
+    "aten::special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"
+)
+_special_xlog1py_self_scalar_kernels = special_xlog1py_self_scalar_op.kernels
+
+
+def _special_xlog1py_self_scalar_entry(_site):
+    def special_xlog1py_self_scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlog1py_self_scalar_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, special_xlog1py_self_scalar_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlog1py_self_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_xlog1py_self_scalar_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_xlog1py_self_scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _special_xlog1py_self_scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlog1py_self_scalar
+
+
+special_xlog1py_self_scalar = special_xlog1py_self_scalar_op._entry = (
+    _special_xlog1py_self_scalar_entry(Site(special_xlog1py_self_scalar_op))
+)
+special_xlog1py_self_scalar_op._make_entry = _special_xlog1py_self_scalar_entry
+
+
+special_xlog1py_self_scalar_out_op = declare(
+    "aten::special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_xlog1py_self_scalar_out_kernels = special_xlog1py_self_scalar_out_op.kernels
+
+
+def _special_xlog1py_self_scalar_out_entry(_site):
+    def special_xlog1py_self_scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlog1py_self_scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, special_xlog1py_self_scalar_out_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_xlog1py_self_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_xlog1py_self_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_xlog1py_self_scalar_out_op, self, other, out)
+            keyset = (other._keys | out._keys | include) & _tls.keep
+            kernel = _special_xlog1py_self_scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlog1py_self_scalar_out
+
+
+special_xlog1py_self_scalar_out = special_xlog1py_self_scalar_out_op._entry = (
+    _special_xlog1py_self_scalar_out_entry(Site(special_xlog1py_self_scalar_out_op))
+)
+special_xlog1py_self_scalar_out_op._make_entry = _special_xlog1py_self_scalar_out_entry
+
+
+special_xlog1py_other_scalar_op = declare(
+    "aten::special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"
+)
+_special_xlog1py_other_scalar_kernels = special_xlog1py_other_scalar_op.kernels
+
+
+def _special_xlog1py_other_scalar_entry(_site):
+    def special_xlog1py_other_scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlog1py_other_scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlog1py_other_scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, special_xlog1py_other_scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, special_xlog1py_other_scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_xlog1py_other_scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _special_xlog1py_other_scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlog1py_other_scalar
+
+
+special_xlog1py_other_scalar = special_xlog1py_other_scalar_op._entry = (
+    _special_xlog1py_other_scalar_entry(Site(special_xlog1py_other_scalar_op))
+)
+special_xlog1py_other_scalar_op._make_entry = _special_xlog1py_other_scalar_entry
+
+
+special_xlog1py_other_scalar_out_op = declare(
+    "aten::special_xlog1py.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_xlog1py_other_scalar_out_kernels = special_xlog1py_other_scalar_out_op.kernels
+
+
+def _special_xlog1py_other_scalar_out_entry(_site):
+    def special_xlog1py_other_scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_xlog1py_other_scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_xlog1py_other_scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, special_xlog1py_other_scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_xlog1py_other_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_xlog1py_other_scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_xlog1py_other_scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_xlog1py_other_scalar_out
+
+
+special_xlog1py_other_scalar_out = special_xlog1py_other_scalar_out_op._entry = (
+    _special_xlog1py_other_scalar_out_entry(Site(special_xlog1py_other_scalar_out_op))
+)
+special_xlog1py_other_scalar_out_op._make_entry = _special_xlog1py_other_scalar_out_entry
+
+
+special_zeta_op = declare("aten::special_zeta(Tensor self, Tensor other) -> Tensor")
+_special_zeta_kernels = special_zeta_op.kernels
+
+
+def _special_zeta_entry(_site):
+    def special_zeta(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_zeta_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_zeta_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_zeta_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_zeta_op, self, other)
+            keyset = (self._keys | other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS and (self._keys & other._keys) == PLAIN_KEYS:
+                result = plain_kernels.special_zeta(self, other)
+                if result is not None:
+                    return result
+            kernel = _special_zeta_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_zeta
+
+
+special_zeta = special_zeta_op._entry = _special_zeta_entry(Site(special_zeta_op))
+special_zeta_op._make_entry = _special_zeta_entry
+
+
+special_zeta_out_op = declare(
+    "aten::special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_zeta_out_kernels = special_zeta_out_op.kernels
+
+
+def _special_zeta_out_entry(_site):
+    def special_zeta_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_zeta_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_zeta_out_op, 0)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_zeta_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_zeta_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_zeta_out_op, self, other, out)
+            keyset = (self._keys | other._keys | out._keys | include) & _tls.keep
+            kernel = _special_zeta_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_zeta_out
+
+
+special_zeta_out = special_zeta_out_op._entry = _special_zeta_out_entry(Site(special_zeta_out_op))
+special_zeta_out_op._make_entry = _special_zeta_out_entry
+
+
+special_zeta_self_scalar_op = declare(
+    "aten::special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"
+)
+_special_zeta_self_scalar_kernels = special_zeta_self_scalar_op.kernels
+
+
+def _special_zeta_self_scalar_entry(_site):
+    def special_zeta_self_scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_zeta_self_scalar_op, self, other)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, special_zeta_self_scalar_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_zeta_self_scalar_op, 1)
+            except Overridden:
+                return handle_entry(_site, special_zeta_self_scalar_op, self, other)
+            keyset = (other._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_zeta_self_scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _special_zeta_self_scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_zeta_self_scalar
+
+
+special_zeta_self_scalar = special_zeta_self_scalar_op._entry = _special_zeta_self_scalar_entry(
+    Site(special_zeta_self_scalar_op)
+)
+special_zeta_self_scalar_op._make_entry = _special_zeta_self_scalar_entry
+
+
+special_zeta_self_scalar_out_op = declare(
+    "aten::special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_zeta_self_scalar_out_kernels = special_zeta_self_scalar_out_op.kernels
+
+
+def _special_zeta_self_scalar_out_entry(_site):
+    def special_zeta_self_scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_zeta_self_scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in PY_NUMBERS:
+                    self = scalar_arg(self, _site, special_zeta_self_scalar_out_op, 0)
+                elif (
+                    self.__class__ is int
+                    and not -9223372036854775808 <= self <= 18446744073709551615
+                ):
+                    check_scalar_range(self)
+                if other.__class__ not in TENSOR_CLASSES:
+                    other = tensor_arg(other, _site, special_zeta_self_scalar_out_op, 1)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_zeta_self_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_zeta_self_scalar_out_op, self, other, out)
+            keyset = (other._keys | out._keys | include) & _tls.keep
+            kernel = _special_zeta_self_scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_zeta_self_scalar_out
+
+
+special_zeta_self_scalar_out = special_zeta_self_scalar_out_op._entry = (
+    _special_zeta_self_scalar_out_entry(Site(special_zeta_self_scalar_out_op))
+)
+special_zeta_self_scalar_out_op._make_entry = _special_zeta_self_scalar_out_entry
+
+
+special_zeta_other_scalar_op = declare(
+    "aten::special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"
+)
+_special_zeta_other_scalar_kernels = special_zeta_other_scalar_op.kernels
+
+
+def _special_zeta_other_scalar_entry(_site):
+    def special_zeta_other_scalar(self, other):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_zeta_other_scalar_op, self, other)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_zeta_other_scalar_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, special_zeta_other_scalar_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+            except Overridden:
+                return handle_entry(_site, special_zeta_other_scalar_op, self, other)
+            keyset = (self._keys | include) & _tls.keep
+            if _tls.plain and keyset == PLAIN_KEYS:
+                result = plain_kernels.special_zeta_other_scalar(self, other)
+                if result is not None:
+                    return result
+            kernel = _special_zeta_other_scalar_kernels[keyset]
+            return kernel(keyset, self, other)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_zeta_other_scalar
+
+
+special_zeta_other_scalar = special_zeta_other_scalar_op._entry = _special_zeta_other_scalar_entry(
+    Site(special_zeta_other_scalar_op)
+)
+special_zeta_other_scalar_op._make_entry = _special_zeta_other_scalar_entry
+
+
+special_zeta_other_scalar_out_op = declare(
+    "aten::special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+)
+_special_zeta_other_scalar_out_kernels = special_zeta_other_scalar_out_op.kernels
+
+
+def _special_zeta_other_scalar_out_entry(_site):
+    def special_zeta_other_scalar_out(self, other, *, out):
+        try:
+            include = _tls.include
+            if include & TORCH_FUNCTION:
+                return handle_entry(_site, special_zeta_other_scalar_out_op, self, other, out)
+            try:
+                if self.__class__ not in TENSOR_CLASSES:
+                    self = tensor_arg(self, _site, special_zeta_other_scalar_out_op, 0)
+                if other.__class__ not in PY_NUMBERS:
+                    other = scalar_arg(other, _site, special_zeta_other_scalar_out_op, 1)
+                elif (
+                    other.__class__ is int
+                    and not -9223372036854775808 <= other <= 18446744073709551615
+                ):
+                    check_scalar_range(other)
+                if out.__class__ not in TENSOR_CLASSES:
+                    out = tensor_arg(out, _site, special_zeta_other_scalar_out_op, 2)
+            except Overridden:
+                return handle_entry(_site, special_zeta_other_scalar_out_op, self, other, out)
+            keyset = (self._keys | out._keys | include) & _tls.keep
+            kernel = _special_zeta_other_scalar_out_kernels[keyset]
+            return kernel(keyset, self, other, out)
+        except TypeError:
+            if _site.operator:  # x * y: Python then tries the reflected operator
+                return NotImplemented
+            raise
+
+    return special_zeta_other_scalar_out
+
+
+special_zeta_other_scalar_out = special_zeta_other_scalar_out_op._entry = (
+    _special_zeta_other_scalar_out_entry(Site(special_zeta_other_scalar_out_op))
+)
+special_zeta_other_scalar_out_op._make_entry = _special_zeta_other_scalar_out_entry
 
 
 t_copy_op = declare("aten::t_copy(Tensor self) -> Tensor")

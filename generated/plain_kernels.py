@@ -5758,7 +5758,7 @@ def xlogy_Tensor(self, other):
     if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
         return None
     try:
-        result = k.xlogy(self_data, other_data)
+        result = k.xlogy_values(self_data, other_data)
     except Exception:  # the full path raises torch's error
         return None
     if result.__class__ is not ndarray:
@@ -5789,6 +5789,80 @@ def xlogy_Tensor(self, other):
         grad_fn.other_ = (
             other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
         )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def xlogy_Scalar_Self(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.xlogy_values(self, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = _new(nodes.XlogyBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (edge_other,)
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = self
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def xlogy_Scalar_Other(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.xlogy_values(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.XlogyBackward2)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.other_ = other
         grad_fn.self_ = (
             self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
         )
@@ -9294,39 +9368,6 @@ def index_fill_int_Tensor(self, dim, index, value):
         grad_fn.index_ = (
             index if index._vc is None and index._grad_fn is None else SavedVariable(index, False)
         )
-        meta = (result.shape, result.dtype)
-        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
-        if result.dtype.kind == "f":  # integral results get no history
-            out._grad_fn = grad_fn
-            out._rg = True
-    return out
-
-
-def remainder_Scalar(self, other):
-    self_data = self._data
-    if not (self_data.dtype in PLAIN_FLOATS):
-        return None
-    try:
-        result = k.remainder(self_data, other)
-    except Exception:  # the full path raises torch's error
-        return None
-    if result.__class__ is not ndarray:
-        result = asarray(result)  # numpy hands back scalars for 0-dim results
-    out = _new(Tensor)
-    out._data = result
-    out._rg = False
-    out._grad_fn = None
-    out._vc = None
-    out._base = None
-    if _tls.grad_enabled and (self._rg):
-        grad_fn = _new(nodes.RemainderBackward0)
-        grad_fn._seq = next(_sequence)
-        edge_self = self._grad_fn
-        if edge_self is None:
-            edge_self = grad_accumulator(self) if self._rg else None
-        elif self._output_nr:
-            edge_self = (edge_self, self._output_nr)
-        grad_fn._next_edges = (edge_self,)
         meta = (result.shape, result.dtype)
         grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
         if result.dtype.kind == "f":  # integral results get no history
@@ -14325,6 +14366,1208 @@ def special_legendre_polynomial_p_n_scalar(x, n):
     out._grad_fn = None
     out._vc = None
     out._base = None
+    return out
+
+
+def atan2(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.atan2(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.Atan2Backward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def hypot(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.hypot(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.HypotBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if other._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if self._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def logaddexp(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.logaddexp(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.LogaddexpBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def logaddexp2(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.logaddexp2(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.Logaddexp2Backward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def copysign_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.copysign(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.CopysignBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_info_ = (other._data.shape, other.dtype)
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if self._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def copysign_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.copysign(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.CopysignBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def heaviside(self, values):
+    self_data = self._data
+    values_data = values._data
+    if not (self_data.dtype in PLAIN_FLOATS and values_data.dtype is self_data.dtype):
+        return None
+    try:
+        k.heaviside_check(self, values)
+        result = k.heaviside(self_data, values_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or values._rg):
+        grad_fn = _new(nodes.NotImplemented_heaviside)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_values = values._grad_fn
+        if edge_values is None:
+            edge_values = grad_accumulator(values) if values._rg else None
+        elif values._output_nr:
+            edge_values = (edge_values, values._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_values,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def nextafter(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.nextafter(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.NextafterBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if self._rg
+            else None
+        )
+        grad_fn.other_info_ = (other._data.shape, other.dtype)
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if self._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def ldexp_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.ldexp(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.LdexpBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if self._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+        # after the history, as the Autograd kernel: an alias without the grad_fn
+        grad_fn.result_ = SavedVariable(out, True)
+    return out
+
+
+def fmod_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.fmod(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.FmodBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def fmod_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.fmod(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.FmodBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if other._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if other._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def remainder_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.remainder(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.RemainderBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def remainder_Tensor(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.remainder(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.RemainderBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if other._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if other._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def remainder_Scalar_Tensor(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.remainder(self, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = _new(nodes.NotImplemented_remainder_Scalar_Tensor)
+        grad_fn._seq = next(_sequence)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (edge_other,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def floor_divide(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.floor_divide(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.NotImplemented_floor_divide)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def floor_divide_Scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.floor_divide(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.NotImplemented_floor_divide_Scalar)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def addcmul(self, tensor1, tensor2, value):
+    self_data = self._data
+    tensor1_data = tensor1._data
+    tensor2_data = tensor2._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and tensor1_data.dtype is self_data.dtype
+        and tensor2_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        result = k.addcmul(self_data, tensor1_data, tensor2_data, value)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or tensor1._rg or tensor2._rg):
+        grad_fn = _new(nodes.AddcmulBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_tensor1 = tensor1._grad_fn
+        if edge_tensor1 is None:
+            edge_tensor1 = grad_accumulator(tensor1) if tensor1._rg else None
+        elif tensor1._output_nr:
+            edge_tensor1 = (edge_tensor1, tensor1._output_nr)
+        edge_tensor2 = tensor2._grad_fn
+        if edge_tensor2 is None:
+            edge_tensor2 = grad_accumulator(tensor2) if tensor2._rg else None
+        elif tensor2._output_nr:
+            edge_tensor2 = (edge_tensor2, tensor2._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_tensor1,
+            edge_tensor2,
+        )
+        grad_fn.tensor1_ = (
+            (
+                tensor1
+                if tensor1._vc is None and tensor1._grad_fn is None
+                else SavedVariable(tensor1, False)
+            )
+            if tensor2._rg
+            else None
+        )
+        grad_fn.tensor2_ = (
+            (
+                tensor2
+                if tensor2._vc is None and tensor2._grad_fn is None
+                else SavedVariable(tensor2, False)
+            )
+            if tensor1._rg
+            else None
+        )
+        grad_fn.value_ = value
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def addcdiv(self, tensor1, tensor2, value):
+    self_data = self._data
+    tensor1_data = tensor1._data
+    tensor2_data = tensor2._data
+    if not (
+        self_data.dtype in PLAIN_FLOATS
+        and tensor1_data.dtype is self_data.dtype
+        and tensor2_data.dtype is self_data.dtype
+    ):
+        return None
+    try:
+        k.addcdiv_check(self, tensor1, tensor2)
+        result = k.addcdiv(self_data, tensor1_data, tensor2_data, value)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or tensor1._rg or tensor2._rg):
+        grad_fn = _new(nodes.AddcdivBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_tensor1 = tensor1._grad_fn
+        if edge_tensor1 is None:
+            edge_tensor1 = grad_accumulator(tensor1) if tensor1._rg else None
+        elif tensor1._output_nr:
+            edge_tensor1 = (edge_tensor1, tensor1._output_nr)
+        edge_tensor2 = tensor2._grad_fn
+        if edge_tensor2 is None:
+            edge_tensor2 = grad_accumulator(tensor2) if tensor2._rg else None
+        elif tensor2._output_nr:
+            edge_tensor2 = (edge_tensor2, tensor2._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_tensor1,
+            edge_tensor2,
+        )
+        grad_fn.tensor1_ = (
+            (
+                tensor1
+                if tensor1._vc is None and tensor1._grad_fn is None
+                else SavedVariable(tensor1, False)
+            )
+            if tensor2._rg
+            else None
+        )
+        grad_fn.tensor2_ = (
+            (
+                tensor2
+                if tensor2._vc is None and tensor2._grad_fn is None
+                else SavedVariable(tensor2, False)
+            )
+            if tensor1._rg or tensor2._rg
+            else None
+        )
+        grad_fn.value_ = value
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def igamma(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.igamma(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.IgammaBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if other._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if other._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def igammac(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.igammac(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.IgammacBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if other._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if other._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def special_xlog1py(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.special_xlog1py(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.SpecialXlog1PyBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def special_xlog1py_self_scalar(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.special_xlog1py(self, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = _new(nodes.SpecialXlog1PyBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (edge_other,)
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = self
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def special_xlog1py_other_scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.special_xlog1py(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SpecialXlog1PyBackward2)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        grad_fn.other_ = other
+        grad_fn.self_ = (
+            self if self._vc is None and self._grad_fn is None else SavedVariable(self, False)
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def special_zeta(self, other):
+    self_data = self._data
+    other_data = other._data
+    if not (self_data.dtype in PLAIN_FLOATS and other_data.dtype is self_data.dtype):
+        return None
+    try:
+        result = k.special_zeta(self_data, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg or other._rg):
+        grad_fn = _new(nodes.SpecialZetaBackward0)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (
+            edge_self,
+            edge_other,
+        )
+        grad_fn.other_ = (
+            (other if other._vc is None and other._grad_fn is None else SavedVariable(other, False))
+            if other._rg
+            else None
+        )
+        grad_fn.self_ = (
+            (self if self._vc is None and self._grad_fn is None else SavedVariable(self, False))
+            if other._rg
+            else None
+        )
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def special_zeta_self_scalar(self, other):
+    other_data = other._data
+    if not (other_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.special_zeta(self, other_data)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (other._rg):
+        grad_fn = _new(nodes.SpecialZetaBackward1)
+        grad_fn._seq = next(_sequence)
+        edge_other = other._grad_fn
+        if edge_other is None:
+            edge_other = grad_accumulator(other) if other._rg else None
+        elif other._output_nr:
+            edge_other = (edge_other, other._output_nr)
+        grad_fn._next_edges = (edge_other,)
+        grad_fn.other_ = (
+            other if other._vc is None and other._grad_fn is None else SavedVariable(other, False)
+        )
+        grad_fn.self_ = self
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
+    return out
+
+
+def special_zeta_other_scalar(self, other):
+    self_data = self._data
+    if not (self_data.dtype in PLAIN_FLOATS):
+        return None
+    try:
+        result = k.special_zeta(self_data, other)
+    except Exception:  # the full path raises torch's error
+        return None
+    if result.__class__ is not ndarray:
+        result = asarray(result)  # numpy hands back scalars for 0-dim results
+    out = _new(Tensor)
+    out._data = result
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    out._base = None
+    if _tls.grad_enabled and (self._rg):
+        grad_fn = _new(nodes.SpecialZetaBackward2)
+        grad_fn._seq = next(_sequence)
+        edge_self = self._grad_fn
+        if edge_self is None:
+            edge_self = grad_accumulator(self) if self._rg else None
+        elif self._output_nr:
+            edge_self = (edge_self, self._output_nr)
+        grad_fn._next_edges = (edge_self,)
+        meta = (result.shape, result.dtype)
+        grad_fn._in_meta = _shared_input_metadata(meta) or input_metadata(meta)
+        if result.dtype.kind == "f":  # integral results get no history
+            out._grad_fn = grad_fn
+            out._rg = True
     return out
 
 

@@ -60,7 +60,9 @@ FUNCTIONS = {
         ops.pow_Tensor_Scalar_op,
         ops.pow_Tensor_Scalar_out_op,
         ops.pow_Tensor_Tensor_op,
+        ops.pow_Tensor_Tensor_out_op,
         ops.pow_Scalar_op,
+        ops.pow_Scalar_out_op,
     ),
     "sqrt": (ops.sqrt_op,),
     "abs": (ops.abs_op,),
@@ -491,7 +493,14 @@ FUNCTIONS = {
     "smooth_l1_loss_backward": (ops.smooth_l1_loss_backward_op,),
     "huber_loss_backward": (ops.huber_loss_backward_op,),
     "soft_margin_loss_backward": (ops.soft_margin_loss_backward_op,),
-    "xlogy": (ops.xlogy_Tensor_op,),
+    "xlogy": (
+        ops.xlogy_Tensor_op,
+        ops.xlogy_OutTensor_op,
+        ops.xlogy_Scalar_Self_op,
+        ops.xlogy_OutScalar_Self_op,
+        ops.xlogy_Scalar_Other_op,
+        ops.xlogy_OutScalar_Other_op,
+    ),
     "kl_div": (ops.kl_div_op,),
     "poisson_nll_loss": (ops.poisson_nll_loss_op,),
     "margin_ranking_loss": (ops.margin_ranking_loss_op,),
@@ -1088,6 +1097,90 @@ FUNCTIONS = {
     "frexp": (
         ops.frexp_Tensor_op,
         ops.frexp_Tensor_out_op,
+    ),
+    "atan2": (
+        ops.atan2_op,
+        ops.atan2_out_op,
+    ),
+    "arctan2": (
+        ops.arctan2_op,
+        ops.arctan2_out_op,
+    ),
+    "hypot": (
+        ops.hypot_op,
+        ops.hypot_out_op,
+    ),
+    "logaddexp": (
+        ops.logaddexp_op,
+        ops.logaddexp_out_op,
+    ),
+    "logaddexp2": (
+        ops.logaddexp2_op,
+        ops.logaddexp2_out_op,
+    ),
+    "copysign": (
+        ops.copysign_Tensor_op,
+        ops.copysign_out_op,
+        ops.copysign_Scalar_op,
+        ops.copysign_Scalar_out_op,
+    ),
+    "heaviside": (
+        ops.heaviside_op,
+        ops.heaviside_out_op,
+    ),
+    "nextafter": (
+        ops.nextafter_op,
+        ops.nextafter_out_op,
+    ),
+    "ldexp": (
+        ops.ldexp_Tensor_op,
+        ops.ldexp_out_op,
+    ),
+    "ldexp_": (ops.ldexp__op,),
+    "fmod": (
+        ops.fmod_Scalar_op,
+        ops.fmod_Scalar_out_op,
+        ops.fmod_Tensor_op,
+        ops.fmod_Tensor_out_op,
+    ),
+    "remainder": (
+        ops.remainder_Scalar_op,
+        ops.remainder_Scalar_out_op,
+        ops.remainder_Tensor_op,
+        ops.remainder_Tensor_out_op,
+        ops.remainder_Scalar_Tensor_op,
+    ),
+    "floor_divide": (
+        ops.floor_divide_op,
+        ops.floor_divide_out_op,
+    ),
+    "true_divide": (
+        ops.true_divide_Tensor_op,
+        ops.true_divide_out_op,
+    ),
+    "addcmul": (
+        ops.addcmul_op,
+        ops.addcmul_out_op,
+    ),
+    "addcdiv": (
+        ops.addcdiv_op,
+        ops.addcdiv_out_op,
+    ),
+    "float_power": (
+        ops.float_power_Tensor_Tensor_op,
+        ops.float_power_Tensor_Tensor_out_op,
+        ops.float_power_Tensor_Scalar_op,
+        ops.float_power_Tensor_Scalar_out_op,
+        ops.float_power_Scalar_op,
+        ops.float_power_Scalar_out_op,
+    ),
+    "igamma": (
+        ops.igamma_op,
+        ops.igamma_out_op,
+    ),
+    "igammac": (
+        ops.igammac_op,
+        ops.igammac_out_op,
     ),
     "t_copy": (
         ops.t_copy_op,
@@ -1724,6 +1817,25 @@ logit_ = function("logit_", FUNCTIONS["logit_"])
 nan_to_num = function("nan_to_num", FUNCTIONS["nan_to_num"])
 nan_to_num_ = function("nan_to_num_", FUNCTIONS["nan_to_num_"])
 frexp = function("frexp", FUNCTIONS["frexp"])
+atan2 = function("atan2", FUNCTIONS["atan2"])
+arctan2 = function("arctan2", FUNCTIONS["arctan2"])
+hypot = function("hypot", FUNCTIONS["hypot"])
+logaddexp = function("logaddexp", FUNCTIONS["logaddexp"])
+logaddexp2 = function("logaddexp2", FUNCTIONS["logaddexp2"])
+copysign = function("copysign", FUNCTIONS["copysign"])
+heaviside = function("heaviside", FUNCTIONS["heaviside"])
+nextafter = function("nextafter", FUNCTIONS["nextafter"])
+ldexp = function("ldexp", FUNCTIONS["ldexp"])
+ldexp_ = function("ldexp_", FUNCTIONS["ldexp_"])
+fmod = function("fmod", FUNCTIONS["fmod"])
+remainder = function("remainder", FUNCTIONS["remainder"])
+floor_divide = function("floor_divide", FUNCTIONS["floor_divide"])
+true_divide = function("true_divide", FUNCTIONS["true_divide"])
+addcmul = function("addcmul", FUNCTIONS["addcmul"])
+addcdiv = function("addcdiv", FUNCTIONS["addcdiv"])
+float_power = function("float_power", FUNCTIONS["float_power"])
+igamma = function("igamma", FUNCTIONS["igamma"])
+igammac = function("igammac", FUNCTIONS["igammac"])
 t_copy = function("t_copy", FUNCTIONS["t_copy"])
 transpose_copy = function("transpose_copy", FUNCTIONS["transpose_copy"])
 permute_copy = function("permute_copy", FUNCTIONS["permute_copy"])
@@ -1988,7 +2100,39 @@ MODULE_FUNCTIONS = {
             ops.special_ndtr_op,
             ops.special_ndtr_out_op,
         ),
+        "xlogy": (
+            ops.special_xlogy_op,
+            ops.special_xlogy_self_scalar_op,
+            ops.special_xlogy_other_scalar_op,
+            ops.special_xlogy_out_op,
+            ops.special_xlogy_self_scalar_out_op,
+            ops.special_xlogy_other_scalar_out_op,
+        ),
+        "gammainc": (
+            ops.special_gammainc_op,
+            ops.special_gammainc_out_op,
+        ),
+        "gammaincc": (
+            ops.special_gammaincc_op,
+            ops.special_gammaincc_out_op,
+        ),
         "softmax": (ops.special_softmax_op,),
         "log_softmax": (ops.special_log_softmax_op,),
+        "xlog1py": (
+            ops.special_xlog1py_op,
+            ops.special_xlog1py_out_op,
+            ops.special_xlog1py_self_scalar_op,
+            ops.special_xlog1py_self_scalar_out_op,
+            ops.special_xlog1py_other_scalar_op,
+            ops.special_xlog1py_other_scalar_out_op,
+        ),
+        "zeta": (
+            ops.special_zeta_op,
+            ops.special_zeta_out_op,
+            ops.special_zeta_self_scalar_op,
+            ops.special_zeta_self_scalar_out_op,
+            ops.special_zeta_other_scalar_op,
+            ops.special_zeta_other_scalar_out_op,
+        ),
     },
 }

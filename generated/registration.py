@@ -1108,12 +1108,116 @@ def _special_ndtr_out_composite(keyset, self, out):
     return decompositions.special_ndtr_out(self, out)
 
 
+def _special_xlogy_composite(keyset, self, other):
+    return decompositions.special_xlogy(self, other)
+
+
+def _special_xlogy_self_scalar_composite(keyset, self, other):
+    return decompositions.special_xlogy_self_scalar(self, other)
+
+
+def _special_xlogy_other_scalar_composite(keyset, self, other):
+    return decompositions.special_xlogy_other_scalar(self, other)
+
+
+def _special_xlogy_out_composite(keyset, self, other, out):
+    return decompositions.special_xlogy_out(self, other, out)
+
+
+def _special_xlogy_self_scalar_out_composite(keyset, self, other, out):
+    return decompositions.special_xlogy_self_scalar_out(self, other, out)
+
+
+def _special_xlogy_other_scalar_out_composite(keyset, self, other, out):
+    return decompositions.special_xlogy_other_scalar_out(self, other, out)
+
+
+def _special_gammainc_composite(keyset, self, other):
+    return decompositions.special_gammainc(self, other)
+
+
+def _special_gammainc_out_composite(keyset, self, other, out):
+    return decompositions.special_gammainc_out(self, other, out)
+
+
+def _special_gammaincc_composite(keyset, self, other):
+    return decompositions.special_gammaincc(self, other)
+
+
+def _special_gammaincc_out_composite(keyset, self, other, out):
+    return decompositions.special_gammaincc_out(self, other, out)
+
+
 def _special_softmax_composite(keyset, self, dim, dtype):
     return decompositions.special_softmax(self, dim, dtype)
 
 
 def _special_log_softmax_composite(keyset, self, dim, dtype):
     return decompositions.special_log_softmax(self, dim, dtype)
+
+
+def _arctan2_composite(keyset, self, other):
+    return decompositions.arctan2(self, other)
+
+
+def _arctan2__composite(keyset, self, other):
+    return decompositions.arctan2_(self, other)
+
+
+def _arctan2_out_composite(keyset, self, other, out):
+    return decompositions.arctan2_out(self, other, out)
+
+
+def _true_divide_Tensor_composite(keyset, self, other):
+    return decompositions.true_divide_Tensor(self, other)
+
+
+def _true_divide__Tensor_composite(keyset, self, other):
+    return decompositions.true_divide__Tensor(self, other)
+
+
+def _true_divide_out_composite(keyset, self, other, out):
+    return decompositions.true_divide_out(self, other, out)
+
+
+def _true_divide_Scalar_composite(keyset, self, other):
+    return decompositions.true_divide_Scalar(self, other)
+
+
+def _true_divide__Scalar_composite(keyset, self, other):
+    return decompositions.true_divide__Scalar(self, other)
+
+
+def _float_power_Tensor_Tensor_composite(keyset, self, exponent):
+    return decompositions.float_power_Tensor_Tensor(self, exponent)
+
+
+def _float_power_Tensor_Tensor_out_composite(keyset, self, exponent, out):
+    return decompositions.float_power_Tensor_Tensor_out(self, exponent, out)
+
+
+def _float_power_Tensor_Scalar_composite(keyset, self, exponent):
+    return decompositions.float_power_Tensor_Scalar(self, exponent)
+
+
+def _float_power_Tensor_Scalar_out_composite(keyset, self, exponent, out):
+    return decompositions.float_power_Tensor_Scalar_out(self, exponent, out)
+
+
+def _float_power_Scalar_composite(keyset, self, exponent):
+    return decompositions.float_power_Scalar(self, exponent)
+
+
+def _float_power_Scalar_out_composite(keyset, self, exponent, out):
+    return decompositions.float_power_Scalar_out(self, exponent, out)
+
+
+def _float_power__Scalar_composite(keyset, self, exponent):
+    return decompositions.float_power__Scalar(self, exponent)
+
+
+def _float_power__Tensor_composite(keyset, self, exponent):
+    return decompositions.float_power__Tensor(self, exponent)
 
 
 def register_all():
@@ -1174,7 +1278,9 @@ def register_all():
     ops.pow_Tensor_Scalar_out_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Scalar_out)
     ops.pow_Tensor_Tensor_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Tensor)
     ops.pow__Tensor_op.register_kernel(CPU, cpu_kernels.pow__Tensor)
+    ops.pow_Tensor_Tensor_out_op.register_kernel(CPU, cpu_kernels.pow_Tensor_Tensor_out)
     ops.pow_Scalar_op.register_kernel(CPU, cpu_kernels.pow_Scalar)
+    ops.pow_Scalar_out_op.register_kernel(CPU, cpu_kernels.pow_Scalar_out)
     ops.sqrt_op.register_kernel(CPU, cpu_kernels.sqrt)
     ops.sqrt__op.register_kernel(CPU, cpu_kernels.sqrt_)
     ops.abs_op.register_kernel(CPU, cpu_kernels.abs)
@@ -1499,6 +1605,13 @@ def register_all():
     ops.soft_margin_loss_op.register_kernel(CPU, cpu_kernels.soft_margin_loss)
     ops.soft_margin_loss_backward_op.register_kernel(CPU, cpu_kernels.soft_margin_loss_backward)
     ops.xlogy_Tensor_op.register_kernel(CPU, cpu_kernels.xlogy_Tensor)
+    ops.xlogy__Tensor_op.register_kernel(CPU, cpu_kernels.xlogy__Tensor)
+    ops.xlogy_OutTensor_op.register_kernel(CPU, cpu_kernels.xlogy_OutTensor)
+    ops.xlogy_Scalar_Self_op.register_kernel(CPU, cpu_kernels.xlogy_Scalar_Self)
+    ops.xlogy_OutScalar_Self_op.register_kernel(CPU, cpu_kernels.xlogy_OutScalar_Self)
+    ops.xlogy_Scalar_Other_op.register_kernel(CPU, cpu_kernels.xlogy_Scalar_Other)
+    ops.xlogy__Scalar_Other_op.register_kernel(CPU, cpu_kernels.xlogy__Scalar_Other)
+    ops.xlogy_OutScalar_Other_op.register_kernel(CPU, cpu_kernels.xlogy_OutScalar_Other)
     ops.norm_ScalarOpt_dim_op.register_kernel(CPU, cpu_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(CPU, cpu_kernels.minimum)
     ops.minimum_out_op.register_kernel(CPU, cpu_kernels.minimum_out)
@@ -1681,7 +1794,6 @@ def register_all():
     ops.index_fill_int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill_int_Tensor)
     ops.index_fill__int_Tensor_op.register_kernel(CPU, cpu_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(CPU, cpu_kernels._unique)
-    ops.remainder_Scalar_op.register_kernel(CPU, cpu_kernels.remainder_Scalar)
     ops._unique2_op.register_kernel(CPU, cpu_kernels._unique2)
     ops.unique_dim_op.register_kernel(CPU, cpu_kernels.unique_dim)
     ops.unique_consecutive_op.register_kernel(CPU, cpu_kernels.unique_consecutive)
@@ -2172,6 +2284,83 @@ def register_all():
     ops.special_legendre_polynomial_p_n_scalar_out_op.register_kernel(
         CPU, cpu_kernels.special_legendre_polynomial_p_n_scalar_out
     )
+    ops.atan2_op.register_kernel(CPU, cpu_kernels.atan2)
+    ops.atan2__op.register_kernel(CPU, cpu_kernels.atan2_)
+    ops.atan2_out_op.register_kernel(CPU, cpu_kernels.atan2_out)
+    ops.hypot_op.register_kernel(CPU, cpu_kernels.hypot)
+    ops.hypot__op.register_kernel(CPU, cpu_kernels.hypot_)
+    ops.hypot_out_op.register_kernel(CPU, cpu_kernels.hypot_out)
+    ops.logaddexp_op.register_kernel(CPU, cpu_kernels.logaddexp)
+    ops.logaddexp_out_op.register_kernel(CPU, cpu_kernels.logaddexp_out)
+    ops.logaddexp2_op.register_kernel(CPU, cpu_kernels.logaddexp2)
+    ops.logaddexp2_out_op.register_kernel(CPU, cpu_kernels.logaddexp2_out)
+    ops.copysign_Tensor_op.register_kernel(CPU, cpu_kernels.copysign_Tensor)
+    ops.copysign__Tensor_op.register_kernel(CPU, cpu_kernels.copysign__Tensor)
+    ops.copysign_out_op.register_kernel(CPU, cpu_kernels.copysign_out)
+    ops.copysign_Scalar_op.register_kernel(CPU, cpu_kernels.copysign_Scalar)
+    ops.copysign__Scalar_op.register_kernel(CPU, cpu_kernels.copysign__Scalar)
+    ops.copysign_Scalar_out_op.register_kernel(CPU, cpu_kernels.copysign_Scalar_out)
+    ops.heaviside_op.register_kernel(CPU, cpu_kernels.heaviside)
+    ops.heaviside__op.register_kernel(CPU, cpu_kernels.heaviside_)
+    ops.heaviside_out_op.register_kernel(CPU, cpu_kernels.heaviside_out)
+    ops.nextafter_op.register_kernel(CPU, cpu_kernels.nextafter)
+    ops.nextafter__op.register_kernel(CPU, cpu_kernels.nextafter_)
+    ops.nextafter_out_op.register_kernel(CPU, cpu_kernels.nextafter_out)
+    ops.ldexp_Tensor_op.register_kernel(CPU, cpu_kernels.ldexp_Tensor)
+    ops.ldexp__op.register_kernel(CPU, cpu_kernels.ldexp_)
+    ops.ldexp_out_op.register_kernel(CPU, cpu_kernels.ldexp_out)
+    ops.fmod_Scalar_op.register_kernel(CPU, cpu_kernels.fmod_Scalar)
+    ops.fmod__Scalar_op.register_kernel(CPU, cpu_kernels.fmod__Scalar)
+    ops.fmod_Scalar_out_op.register_kernel(CPU, cpu_kernels.fmod_Scalar_out)
+    ops.fmod_Tensor_op.register_kernel(CPU, cpu_kernels.fmod_Tensor)
+    ops.fmod__Tensor_op.register_kernel(CPU, cpu_kernels.fmod__Tensor)
+    ops.fmod_Tensor_out_op.register_kernel(CPU, cpu_kernels.fmod_Tensor_out)
+    ops.remainder_Scalar_op.register_kernel(CPU, cpu_kernels.remainder_Scalar)
+    ops.remainder__Scalar_op.register_kernel(CPU, cpu_kernels.remainder__Scalar)
+    ops.remainder_Scalar_out_op.register_kernel(CPU, cpu_kernels.remainder_Scalar_out)
+    ops.remainder_Tensor_op.register_kernel(CPU, cpu_kernels.remainder_Tensor)
+    ops.remainder__Tensor_op.register_kernel(CPU, cpu_kernels.remainder__Tensor)
+    ops.remainder_Tensor_out_op.register_kernel(CPU, cpu_kernels.remainder_Tensor_out)
+    ops.remainder_Scalar_Tensor_op.register_kernel(CPU, cpu_kernels.remainder_Scalar_Tensor)
+    ops.floor_divide_op.register_kernel(CPU, cpu_kernels.floor_divide)
+    ops.floor_divide__Tensor_op.register_kernel(CPU, cpu_kernels.floor_divide__Tensor)
+    ops.floor_divide_out_op.register_kernel(CPU, cpu_kernels.floor_divide_out)
+    ops.floor_divide_Scalar_op.register_kernel(CPU, cpu_kernels.floor_divide_Scalar)
+    ops.floor_divide__Scalar_op.register_kernel(CPU, cpu_kernels.floor_divide__Scalar)
+    ops.addcmul_op.register_kernel(CPU, cpu_kernels.addcmul)
+    ops.addcmul__op.register_kernel(CPU, cpu_kernels.addcmul_)
+    ops.addcmul_out_op.register_kernel(CPU, cpu_kernels.addcmul_out)
+    ops.addcdiv_op.register_kernel(CPU, cpu_kernels.addcdiv)
+    ops.addcdiv__op.register_kernel(CPU, cpu_kernels.addcdiv_)
+    ops.addcdiv_out_op.register_kernel(CPU, cpu_kernels.addcdiv_out)
+    ops.igamma_op.register_kernel(CPU, cpu_kernels.igamma)
+    ops.igamma__op.register_kernel(CPU, cpu_kernels.igamma_)
+    ops.igamma_out_op.register_kernel(CPU, cpu_kernels.igamma_out)
+    ops.igammac_op.register_kernel(CPU, cpu_kernels.igammac)
+    ops.igammac__op.register_kernel(CPU, cpu_kernels.igammac_)
+    ops.igammac_out_op.register_kernel(CPU, cpu_kernels.igammac_out)
+    ops.special_xlog1py_op.register_kernel(CPU, cpu_kernels.special_xlog1py)
+    ops.special_xlog1py_out_op.register_kernel(CPU, cpu_kernels.special_xlog1py_out)
+    ops.special_xlog1py_self_scalar_op.register_kernel(CPU, cpu_kernels.special_xlog1py_self_scalar)
+    ops.special_xlog1py_self_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_xlog1py_self_scalar_out
+    )
+    ops.special_xlog1py_other_scalar_op.register_kernel(
+        CPU, cpu_kernels.special_xlog1py_other_scalar
+    )
+    ops.special_xlog1py_other_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_xlog1py_other_scalar_out
+    )
+    ops.special_zeta_op.register_kernel(CPU, cpu_kernels.special_zeta)
+    ops.special_zeta_out_op.register_kernel(CPU, cpu_kernels.special_zeta_out)
+    ops.special_zeta_self_scalar_op.register_kernel(CPU, cpu_kernels.special_zeta_self_scalar)
+    ops.special_zeta_self_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_zeta_self_scalar_out
+    )
+    ops.special_zeta_other_scalar_op.register_kernel(CPU, cpu_kernels.special_zeta_other_scalar)
+    ops.special_zeta_other_scalar_out_op.register_kernel(
+        CPU, cpu_kernels.special_zeta_other_scalar_out
+    )
     ops.t_copy_op.register_kernel(CPU, cpu_kernels.t_copy)
     ops.t_copy_out_op.register_kernel(CPU, cpu_kernels.t_copy_out)
     ops.transpose_copy_int_op.register_kernel(CPU, cpu_kernels.transpose_copy_int)
@@ -2410,6 +2599,10 @@ def register_all():
         AUTOGRAD, autograd_kernels.soft_margin_loss_backward
     )
     ops.xlogy_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Tensor)
+    ops.xlogy__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy__Tensor)
+    ops.xlogy_Scalar_Self_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Scalar_Self)
+    ops.xlogy_Scalar_Other_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_Scalar_Other)
+    ops.xlogy__Scalar_Other_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy__Scalar_Other)
     ops.norm_ScalarOpt_dim_op.register_kernel(AUTOGRAD, autograd_kernels.norm_ScalarOpt_dim)
     ops.minimum_op.register_kernel(AUTOGRAD, autograd_kernels.minimum)
     ops._pdist_forward_op.register_kernel(AUTOGRAD, autograd_kernels._pdist_forward)
@@ -2581,7 +2774,6 @@ def register_all():
     ops.index_fill_int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill_int_Tensor)
     ops.index_fill__int_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.index_fill__int_Tensor)
     ops._unique_op.register_kernel(AUTOGRAD, autograd_kernels._unique)
-    ops.remainder_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar)
     ops._unique2_op.register_kernel(AUTOGRAD, autograd_kernels._unique2)
     ops.unique_dim_op.register_kernel(AUTOGRAD, autograd_kernels.unique_dim)
     ops.unique_consecutive_op.register_kernel(AUTOGRAD, autograd_kernels.unique_consecutive)
@@ -2785,6 +2977,59 @@ def register_all():
     ops.special_i1e_op.register_kernel(AUTOGRAD, autograd_kernels.special_i1e)
     ops.special_log_ndtr_op.register_kernel(AUTOGRAD, autograd_kernels.special_log_ndtr)
     ops.special_ndtri_op.register_kernel(AUTOGRAD, autograd_kernels.special_ndtri)
+    ops.atan2_op.register_kernel(AUTOGRAD, autograd_kernels.atan2)
+    ops.atan2__op.register_kernel(AUTOGRAD, autograd_kernels.atan2_)
+    ops.hypot_op.register_kernel(AUTOGRAD, autograd_kernels.hypot)
+    ops.hypot__op.register_kernel(AUTOGRAD, autograd_kernels.hypot_)
+    ops.logaddexp_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp)
+    ops.logaddexp2_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp2)
+    ops.copysign_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_Tensor)
+    ops.copysign__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.copysign__Tensor)
+    ops.copysign_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_Scalar)
+    ops.copysign__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.copysign__Scalar)
+    ops.heaviside_op.register_kernel(AUTOGRAD, autograd_kernels.heaviside)
+    ops.heaviside__op.register_kernel(AUTOGRAD, autograd_kernels.heaviside_)
+    ops.nextafter_op.register_kernel(AUTOGRAD, autograd_kernels.nextafter)
+    ops.nextafter__op.register_kernel(AUTOGRAD, autograd_kernels.nextafter_)
+    ops.ldexp_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.ldexp_Tensor)
+    ops.ldexp__op.register_kernel(AUTOGRAD, autograd_kernels.ldexp_)
+    ops.fmod_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Scalar)
+    ops.fmod__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.fmod__Scalar)
+    ops.fmod_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Tensor)
+    ops.fmod__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.fmod__Tensor)
+    ops.remainder_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar)
+    ops.remainder__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.remainder__Scalar)
+    ops.remainder_Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Tensor)
+    ops.remainder__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.remainder__Tensor)
+    ops.remainder_Scalar_Tensor_op.register_kernel(
+        AUTOGRAD, autograd_kernels.remainder_Scalar_Tensor
+    )
+    ops.floor_divide_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide)
+    ops.floor_divide__Tensor_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide__Tensor)
+    ops.floor_divide_Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide_Scalar)
+    ops.floor_divide__Scalar_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide__Scalar)
+    ops.addcmul_op.register_kernel(AUTOGRAD, autograd_kernels.addcmul)
+    ops.addcmul__op.register_kernel(AUTOGRAD, autograd_kernels.addcmul_)
+    ops.addcdiv_op.register_kernel(AUTOGRAD, autograd_kernels.addcdiv)
+    ops.addcdiv__op.register_kernel(AUTOGRAD, autograd_kernels.addcdiv_)
+    ops.igamma_op.register_kernel(AUTOGRAD, autograd_kernels.igamma)
+    ops.igamma__op.register_kernel(AUTOGRAD, autograd_kernels.igamma_)
+    ops.igammac_op.register_kernel(AUTOGRAD, autograd_kernels.igammac)
+    ops.igammac__op.register_kernel(AUTOGRAD, autograd_kernels.igammac_)
+    ops.special_xlog1py_op.register_kernel(AUTOGRAD, autograd_kernels.special_xlog1py)
+    ops.special_xlog1py_self_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_self_scalar
+    )
+    ops.special_xlog1py_other_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_other_scalar
+    )
+    ops.special_zeta_op.register_kernel(AUTOGRAD, autograd_kernels.special_zeta)
+    ops.special_zeta_self_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_self_scalar
+    )
+    ops.special_zeta_other_scalar_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_other_scalar
+    )
     ops.t_copy_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy)
     ops.transpose_copy_int_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int)
     ops.permute_copy_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy)
@@ -2813,6 +3058,8 @@ def register_all():
     ops.tanh_out_op.register_kernel(AUTOGRAD, autograd_kernels.tanh_out)
     ops.sigmoid_out_op.register_kernel(AUTOGRAD, autograd_kernels.sigmoid_out)
     ops.pow_Tensor_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Scalar_out)
+    ops.pow_Tensor_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Tensor_Tensor_out)
+    ops.pow_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.pow_Scalar_out)
     ops.sgn_out_op.register_kernel(AUTOGRAD, autograd_kernels.sgn_out)
     ops.sign_out_op.register_kernel(AUTOGRAD, autograd_kernels.sign_out)
     ops.clamp_out_op.register_kernel(AUTOGRAD, autograd_kernels.clamp_out)
@@ -2858,6 +3105,9 @@ def register_all():
     ops.mode_values_op.register_kernel(AUTOGRAD, autograd_kernels.mode_values)
     ops.log1p_out_op.register_kernel(AUTOGRAD, autograd_kernels.log1p_out)
     ops.logsumexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logsumexp_out)
+    ops.xlogy_OutTensor_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_OutTensor)
+    ops.xlogy_OutScalar_Self_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_OutScalar_Self)
+    ops.xlogy_OutScalar_Other_op.register_kernel(AUTOGRAD, autograd_kernels.xlogy_OutScalar_Other)
     ops.minimum_out_op.register_kernel(AUTOGRAD, autograd_kernels.minimum_out)
     ops.mm_out_op.register_kernel(AUTOGRAD, autograd_kernels.mm_out)
     ops.baddbmm_out_op.register_kernel(AUTOGRAD, autograd_kernels.baddbmm_out)
@@ -2921,6 +3171,38 @@ def register_all():
     ops.special_i1e_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_i1e_out)
     ops.special_log_ndtr_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_log_ndtr_out)
     ops.special_ndtri_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_ndtri_out)
+    ops.atan2_out_op.register_kernel(AUTOGRAD, autograd_kernels.atan2_out)
+    ops.hypot_out_op.register_kernel(AUTOGRAD, autograd_kernels.hypot_out)
+    ops.logaddexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp_out)
+    ops.logaddexp2_out_op.register_kernel(AUTOGRAD, autograd_kernels.logaddexp2_out)
+    ops.copysign_out_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_out)
+    ops.copysign_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.copysign_Scalar_out)
+    ops.heaviside_out_op.register_kernel(AUTOGRAD, autograd_kernels.heaviside_out)
+    ops.nextafter_out_op.register_kernel(AUTOGRAD, autograd_kernels.nextafter_out)
+    ops.ldexp_out_op.register_kernel(AUTOGRAD, autograd_kernels.ldexp_out)
+    ops.fmod_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Scalar_out)
+    ops.fmod_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.fmod_Tensor_out)
+    ops.remainder_Scalar_out_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Scalar_out)
+    ops.remainder_Tensor_out_op.register_kernel(AUTOGRAD, autograd_kernels.remainder_Tensor_out)
+    ops.floor_divide_out_op.register_kernel(AUTOGRAD, autograd_kernels.floor_divide_out)
+    ops.addcmul_out_op.register_kernel(AUTOGRAD, autograd_kernels.addcmul_out)
+    ops.addcdiv_out_op.register_kernel(AUTOGRAD, autograd_kernels.addcdiv_out)
+    ops.igamma_out_op.register_kernel(AUTOGRAD, autograd_kernels.igamma_out)
+    ops.igammac_out_op.register_kernel(AUTOGRAD, autograd_kernels.igammac_out)
+    ops.special_xlog1py_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_xlog1py_out)
+    ops.special_xlog1py_self_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_self_scalar_out
+    )
+    ops.special_xlog1py_other_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_xlog1py_other_scalar_out
+    )
+    ops.special_zeta_out_op.register_kernel(AUTOGRAD, autograd_kernels.special_zeta_out)
+    ops.special_zeta_self_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_self_scalar_out
+    )
+    ops.special_zeta_other_scalar_out_op.register_kernel(
+        AUTOGRAD, autograd_kernels.special_zeta_other_scalar_out
+    )
     ops.t_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(AUTOGRAD, autograd_kernels.transpose_copy_int_out)
     ops.permute_copy_out_op.register_kernel(AUTOGRAD, autograd_kernels.permute_copy_out)
@@ -3006,6 +3288,12 @@ def register_all():
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow_Tensor_Scalar_out
     )
     ops.pow__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow__Tensor)
+    ops.pow_Tensor_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow_Tensor_Tensor_out
+    )
+    ops.pow_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.pow_Scalar_out
+    )
     ops.sqrt__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sqrt_)
     ops.abs__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.abs_)
     ops.sgn__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.sgn_)
@@ -3240,6 +3528,19 @@ def register_all():
     ops.log1p__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_)
     ops.log1p_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.log1p_out)
     ops.logsumexp_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logsumexp_out)
+    ops.xlogy__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy__Tensor)
+    ops.xlogy_OutTensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy_OutTensor
+    )
+    ops.xlogy_OutScalar_Self_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy_OutScalar_Self
+    )
+    ops.xlogy__Scalar_Other_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy__Scalar_Other
+    )
+    ops.xlogy_OutScalar_Other_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.xlogy_OutScalar_Other
+    )
     ops.minimum_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.minimum_out)
     ops.exponential__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.exponential_)
     ops.bernoulli__float_op.register_kernel(
@@ -3588,6 +3889,85 @@ def register_all():
     )
     ops.special_legendre_polynomial_p_n_scalar_out_op.register_kernel(
         AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_legendre_polynomial_p_n_scalar_out
+    )
+    ops.atan2__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atan2_)
+    ops.atan2_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.atan2_out)
+    ops.hypot__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hypot_)
+    ops.hypot_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.hypot_out)
+    ops.logaddexp_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logaddexp_out)
+    ops.logaddexp2_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.logaddexp2_out
+    )
+    ops.copysign__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign__Tensor
+    )
+    ops.copysign_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign_out)
+    ops.copysign__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign__Scalar
+    )
+    ops.copysign_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.copysign_Scalar_out
+    )
+    ops.heaviside__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.heaviside_)
+    ops.heaviside_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.heaviside_out)
+    ops.nextafter__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nextafter_)
+    ops.nextafter_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.nextafter_out)
+    ops.ldexp__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.ldexp_)
+    ops.ldexp_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.ldexp_out)
+    ops.fmod__Scalar_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod__Scalar)
+    ops.fmod_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod_Scalar_out
+    )
+    ops.fmod__Tensor_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod__Tensor)
+    ops.fmod_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.fmod_Tensor_out
+    )
+    ops.remainder__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder__Scalar
+    )
+    ops.remainder_Scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder_Scalar_out
+    )
+    ops.remainder__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder__Tensor
+    )
+    ops.remainder_Tensor_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.remainder_Tensor_out
+    )
+    ops.floor_divide__Tensor_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_divide__Tensor
+    )
+    ops.floor_divide_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_divide_out
+    )
+    ops.floor_divide__Scalar_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.floor_divide__Scalar
+    )
+    ops.addcmul__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcmul_)
+    ops.addcmul_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcmul_out)
+    ops.addcdiv__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcdiv_)
+    ops.addcdiv_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.addcdiv_out)
+    ops.igamma__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igamma_)
+    ops.igamma_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igamma_out)
+    ops.igammac__op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igammac_)
+    ops.igammac_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.igammac_out)
+    ops.special_xlog1py_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_xlog1py_out
+    )
+    ops.special_xlog1py_self_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_xlog1py_self_scalar_out
+    )
+    ops.special_xlog1py_other_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_xlog1py_other_scalar_out
+    )
+    ops.special_zeta_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_zeta_out
+    )
+    ops.special_zeta_self_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_zeta_self_scalar_out
+    )
+    ops.special_zeta_other_scalar_out_op.register_kernel(
+        AD_INPLACE_OR_VIEW, inplace_or_view_kernels.special_zeta_other_scalar_out
     )
     ops.t_copy_out_op.register_kernel(AD_INPLACE_OR_VIEW, inplace_or_view_kernels.t_copy_out)
     ops.transpose_copy_int_out_op.register_kernel(
@@ -4167,6 +4547,74 @@ def register_all():
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.special_ndtr_out_op.register_kernel(AUTOGRAD | CPU, _special_ndtr_out_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_xlogy_op.register_kernel(AUTOGRAD | CPU, _special_xlogy_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_xlogy_self_scalar_op.register_kernel(
+        AUTOGRAD | CPU, _special_xlogy_self_scalar_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_xlogy_other_scalar_op.register_kernel(
+        AUTOGRAD | CPU, _special_xlogy_other_scalar_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_xlogy_out_op.register_kernel(AUTOGRAD | CPU, _special_xlogy_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_xlogy_self_scalar_out_op.register_kernel(
+        AUTOGRAD | CPU, _special_xlogy_self_scalar_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_xlogy_other_scalar_out_op.register_kernel(
+        AUTOGRAD | CPU, _special_xlogy_other_scalar_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_gammainc_op.register_kernel(AUTOGRAD | CPU, _special_gammainc_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_gammainc_out_op.register_kernel(AUTOGRAD | CPU, _special_gammainc_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_gammaincc_op.register_kernel(AUTOGRAD | CPU, _special_gammaincc_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.special_gammaincc_out_op.register_kernel(AUTOGRAD | CPU, _special_gammaincc_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.special_softmax_op.register_kernel(AUTOGRAD | CPU, _special_softmax_composite)
     # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
     ops.special_log_softmax_op.register_kernel(AUTOGRAD | CPU, _special_log_softmax_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan2_op.register_kernel(AUTOGRAD | CPU, _arctan2_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan2__op.register_kernel(AUTOGRAD | CPU, _arctan2__composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.arctan2_out_op.register_kernel(AUTOGRAD | CPU, _arctan2_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide_Tensor_op.register_kernel(AUTOGRAD | CPU, _true_divide_Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide__Tensor_op.register_kernel(AUTOGRAD | CPU, _true_divide__Tensor_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide_out_op.register_kernel(AUTOGRAD | CPU, _true_divide_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide_Scalar_op.register_kernel(AUTOGRAD | CPU, _true_divide_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.true_divide__Scalar_op.register_kernel(AUTOGRAD | CPU, _true_divide__Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Tensor_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Tensor_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Tensor_out_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Tensor_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Scalar_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Scalar_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Tensor_Scalar_out_op.register_kernel(
+        AUTOGRAD | CPU, _float_power_Tensor_Scalar_out_composite
+    )
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Scalar_op.register_kernel(AUTOGRAD | CPU, _float_power_Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power_Scalar_out_op.register_kernel(AUTOGRAD | CPU, _float_power_Scalar_out_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power__Scalar_op.register_kernel(AUTOGRAD | CPU, _float_power__Scalar_composite)
+    # CompositeImplicitAutograd: decomposes above autograd, so it needs no node.
+    ops.float_power__Tensor_op.register_kernel(AUTOGRAD | CPU, _float_power__Tensor_composite)

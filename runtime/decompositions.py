@@ -450,3 +450,5 @@ from .combinations_decompositions import *  # noqa: E402,F401,F403
 from .unary_math_decompositions import *  # noqa: E402,F401,F403
 # torch.special's functions that are other ops by other names, and ndtr (its __all__).
 from .special_decompositions import *  # noqa: E402,F401,F403
+# The binary math composites: arctan2, true_divide, float_power (issue 15; its __all__).
+from .binary_math_decompositions import *  # noqa: E402,F401,F403

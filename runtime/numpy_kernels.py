@@ -2331,3 +2331,6 @@ from .resize_kernels import *  # noqa: E402,F401,F403
 from .unary_math_kernels import *  # noqa: E402,F401,F403
 # torch.special's own ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
 from .special_kernels import *  # noqa: E402,F401,F403
+
+# The binary math ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
+from .binary_math_kernels import *  # noqa: E402,F401,F403

@@ -194,11 +194,11 @@ def div_rounding(a: np.ndarray, b, rounding_mode: Optional[str]) -> np.ndarray:
     Python's ``//`` (floats too), trunc toward zero; integers refuse a zero divisor."""
     if rounding_mode is None:
         return np.true_divide(a, b)
-    if a.dtype.kind in "iub":
+    if a.dtype.kind == "b":
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    if a.dtype.kind in "iu":
         if np.any(np.asarray(b) == 0):
             raise RuntimeError("ZeroDivisionError")
-        if a.dtype.kind == "b":
-            return np.asarray(a & b)
         quotient = np.floor_divide(a, b)
         if rounding_mode == "trunc":
             inexact = (np.remainder(a, b) != 0) & ((a < 0) != (np.asarray(b) < 0))
@@ -206,5 +206,9 @@ def div_rounding(a: np.ndarray, b, rounding_mode: Optional[str]) -> np.ndarray:
         return quotient
     with np.errstate(divide="ignore", invalid="ignore"):
         if rounding_mode == "floor":
+            if a.dtype == np.float16:  # torch rounds every step to float16
+                from .binary_math_kernels import half_floor_divide
+
+                return half_floor_divide(a, b)
             return np.floor_divide(a, b)
         return np.trunc(np.true_divide(a, b))

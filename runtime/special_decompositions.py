@@ -48,6 +48,16 @@ __all__ = [
     "special_sinc",
     "special_sinc_out",
     "special_softmax",
+    "special_xlogy",
+    "special_xlogy_self_scalar",
+    "special_xlogy_other_scalar",
+    "special_xlogy_out",
+    "special_xlogy_self_scalar_out",
+    "special_xlogy_other_scalar_out",
+    "special_gammainc",
+    "special_gammainc_out",
+    "special_gammaincc",
+    "special_gammaincc_out",
 ]
 
 
@@ -81,6 +91,15 @@ special_multigammaln, special_multigammaln_out = _renamed(aten.mvlgamma, aten.mv
 special_polygamma, special_polygamma_out = _renamed(aten.polygamma, aten.polygamma_out)
 special_sinc, special_sinc_out = _renamed(aten.sinc, aten.sinc_out)
 special_logsumexp, special_logsumexp_out = _renamed(aten.logsumexp, aten.logsumexp_out)
+special_xlogy, special_xlogy_out = _renamed(aten.xlogy_Tensor, aten.xlogy_OutTensor)
+special_xlogy_self_scalar, special_xlogy_self_scalar_out = _renamed(
+    aten.xlogy_Scalar_Self, aten.xlogy_OutScalar_Self
+)
+special_xlogy_other_scalar, special_xlogy_other_scalar_out = _renamed(
+    aten.xlogy_Scalar_Other, aten.xlogy_OutScalar_Other
+)
+special_gammainc, special_gammainc_out = _renamed(aten.igamma, aten.igamma_out)
+special_gammaincc, special_gammaincc_out = _renamed(aten.igammac, aten.igammac_out)
 
 
 def special_round(self, decimals: int):

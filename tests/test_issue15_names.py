@@ -38,8 +38,7 @@ NOT_YET = {
     "function": set(),
     "method": set(),
     "inplace_function": set(),
-    # the aten ops under these come with issue 15's binary math
-    "special": {"xlogy", "xlog1py", "zeta"},
+    "special": set(),
 }
 
 
@@ -63,3 +62,59 @@ def test_every_op_issue_15_point_1_names_exists_but_those_listed_as_not_yet(torc
     for name in SPECIAL:
         assert hasattr(torch.special, name), name
     assert _missing() == NOT_YET
+
+
+# ---- issue 15 point 2, "Binary math" -------------------------------------------------------
+
+_BINARY = """
+atan2 arctan2 hypot logaddexp logaddexp2 copysign heaviside nextafter ldexp fmod remainder
+floor_divide true_divide lerp addcmul addcdiv float_power igamma igammac xlogy maximum
+minimum div
+""".split()
+
+BINARY_FUNCTIONS = _BINARY + ["ldexp_"]
+
+#: torch's Tensor methods: every op, and the in-place variants torch has as methods
+#: (logaddexp, logaddexp2, maximum and minimum have none)
+BINARY_METHODS = _BINARY + [
+    name + "_" for name in _BINARY if name not in ("logaddexp", "logaddexp2", "maximum", "minimum")
+]
+
+#: the torch.special functions point 2 builds the aten ops of (opgrad.special exposes them)
+BINARY_ATEN = """
+special_xlog1py.default special_xlog1py.self_scalar special_xlog1py.other_scalar
+special_xlog1py.out special_xlog1py.self_scalar_out special_xlog1py.other_scalar_out
+special_zeta.default special_zeta.self_scalar special_zeta.other_scalar special_zeta.out
+special_zeta.self_scalar_out special_zeta.other_scalar_out
+""".split()
+
+#: what issue 15 point 2 names and opgrad does not have yet
+NOT_YET_BINARY = {
+    "function": set(),
+    "method": set(),
+    "aten": set(),
+}
+
+
+def _missing_binary():
+    def has_aten(name):
+        op, overload = name.split(".")
+        packet = getattr(og.ops.aten, op, None)
+        return packet is not None and hasattr(packet, overload)
+
+    return {
+        "function": {n for n in BINARY_FUNCTIONS if not hasattr(og, n)},
+        "method": {n for n in BINARY_METHODS if not hasattr(og.Tensor, n)},
+        "aten": {n for n in BINARY_ATEN if not has_aten(n)},
+    }
+
+
+def test_every_op_issue_15_point_2_names_exists_but_those_listed_as_not_yet(torch):
+    for name in BINARY_FUNCTIONS:
+        assert hasattr(torch, name), name
+    for name in BINARY_METHODS:
+        assert hasattr(torch.Tensor, name), name
+    for name in BINARY_ATEN:
+        op, overload = name.split(".")
+        assert hasattr(getattr(torch.ops.aten, op), overload), name
+    assert _missing_binary() == NOT_YET_BINARY

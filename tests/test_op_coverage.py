@@ -616,6 +616,45 @@ TESTED_ELSEWHERE.update(
 )
 
 
+# The binary math ops of issue 15 (atan2 ... float_power, igamma, igammac, the aten ops
+# special_xlog1py and special_zeta, xlogy's other overloads, and pow's out= variants
+# float_power's out= calls):
+# test_binary_math.py compares values over dtype pairs and wrapped numbers, in-place and
+# out= variants, nodes and saved fields, the aten calls a mode sees forward and backward,
+# derivatives of both orders, tangents and errors with torch; test_opinfo.py runs torch's
+# samples
+TESTED_ELSEWHERE.update(
+    {
+        f"aten.{name}": "test_binary_math.py and test_opinfo.py"
+        for name in (
+            "xlogy_.Tensor xlogy.OutTensor xlogy.Scalar_Self xlogy.OutScalar_Self "
+            "xlogy.Scalar_Other xlogy_.Scalar_Other xlogy.OutScalar_Other "
+            "pow.Tensor_Tensor_out pow.Scalar_out atan2.default atan2_.default atan2.out "
+            "arctan2.default arctan2_.default arctan2.out hypot.default hypot_.default "
+            "hypot.out logaddexp.default logaddexp.out logaddexp2.default logaddexp2.out "
+            "copysign.Tensor copysign_.Tensor copysign.out copysign.Scalar copysign_.Scalar "
+            "copysign.Scalar_out heaviside.default heaviside_.default heaviside.out "
+            "nextafter.default nextafter_.default nextafter.out ldexp.Tensor ldexp_.default "
+            "ldexp.out fmod.Scalar fmod_.Scalar fmod.Scalar_out fmod.Tensor fmod_.Tensor "
+            "fmod.Tensor_out remainder_.Scalar remainder.Scalar_out remainder.Tensor "
+            "remainder_.Tensor remainder.Tensor_out remainder.Scalar_Tensor "
+            "floor_divide.default floor_divide_.Tensor floor_divide.out floor_divide.Scalar "
+            "floor_divide_.Scalar true_divide.Tensor true_divide_.Tensor true_divide.out "
+            "true_divide.Scalar true_divide_.Scalar addcmul.default addcmul_.default "
+            "addcmul.out addcdiv.default addcdiv_.default addcdiv.out float_power.Tensor_Tensor "
+            "float_power.Tensor_Tensor_out float_power.Tensor_Scalar "
+            "float_power.Tensor_Scalar_out float_power.Scalar float_power.Scalar_out "
+            "float_power_.Scalar float_power_.Tensor igamma.default igamma_.default igamma.out "
+            "igammac.default igammac_.default igammac.out special_xlog1py.default "
+            "special_xlog1py.out special_xlog1py.self_scalar special_xlog1py.self_scalar_out "
+            "special_xlog1py.other_scalar special_xlog1py.other_scalar_out special_zeta.default "
+            "special_zeta.out special_zeta.self_scalar special_zeta.self_scalar_out "
+            "special_zeta.other_scalar special_zeta.other_scalar_out"
+        ).split()
+    }
+)
+
+
 def _all_overloads():
     from codegen import model
 
@@ -702,6 +741,10 @@ TESTED_ELSEWHERE.update(
         f"aten.{name}": "test_special.py"
         for name in (
             "special_softmax.default special_log_softmax.default sgn_.default sgn.out "
+            "special_xlogy.default special_xlogy.self_scalar special_xlogy.other_scalar "
+            "special_xlogy.out special_xlogy.self_scalar_out special_xlogy.other_scalar_out "
+            "special_gammainc.default special_gammainc.out special_gammaincc.default "
+            "special_gammaincc.out "
             "sign_.default sign.out log1p.out logsumexp.out"
         ).split()
     }

@@ -709,3 +709,5 @@ from .svd_manual import *  # noqa: E402,F401,F403
 from .unary_math_manual import *  # noqa: E402,F401,F403
 # torch.special's formula helpers, and sgn's (issue 15; its __all__).
 from .special_manual import *  # noqa: E402,F401,F403
+# The binary math ops' formula helpers (issue 15; its __all__).
+from .binary_math_manual import *  # noqa: E402,F401,F403
