@@ -1440,6 +1440,70 @@ def baddbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
     return result
 
 
+def addmv_(keyset, self, mat, vec, beta, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addmv__op.kernels[keyset]
+    result = redispatch(keyset, self, mat, vec, beta, alpha)
+    bump_version(self)
+    return result
+
+
+def addmv_out(keyset, self, mat, vec, beta, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addmv_out_op.kernels[keyset]
+    result = redispatch(keyset, self, mat, vec, beta, alpha, out)
+    bump_version(out)
+    return result
+
+
+def addr_(keyset, self, vec1, vec2, beta, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addr__op.kernels[keyset]
+    result = redispatch(keyset, self, vec1, vec2, beta, alpha)
+    bump_version(self)
+    return result
+
+
+def addr_out(keyset, self, vec1, vec2, beta, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addr_out_op.kernels[keyset]
+    result = redispatch(keyset, self, vec1, vec2, beta, alpha, out)
+    bump_version(out)
+    return result
+
+
+def addbmm_(keyset, self, batch1, batch2, beta, alpha):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addbmm__op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha)
+    bump_version(self)
+    return result
+
+
+def addbmm_out(keyset, self, batch1, batch2, beta, alpha, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.addbmm_out_op.kernels[keyset]
+    result = redispatch(keyset, self, batch1, batch2, beta, alpha, out)
+    bump_version(out)
+    return result
+
+
+def vdot_out(keyset, self, other, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.vdot_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, out)
+    bump_version(out)
+    return result
+
+
+def linalg_cross_out(keyset, self, other, dim, out):
+    keyset &= AFTER_AD_INPLACE_OR_VIEW
+    redispatch = ops.linalg_cross_out_op.kernels[keyset]
+    result = redispatch(keyset, self, other, dim, out)
+    bump_version(out)
+    return result
+
+
 def rsqrt_(keyset, self):
     keyset &= AFTER_AD_INPLACE_OR_VIEW
     redispatch = ops.rsqrt__op.kernels[keyset]

@@ -448,3 +448,5 @@ from .quantile_decompositions import *  # noqa: E402,F401,F403
 from .combinations_decompositions import *  # noqa: E402,F401,F403
 # The unary math aliases (arccos ..., fix) and positive (issue 15; its __all__).
 from .unary_math_decompositions import *  # noqa: E402,F401,F403
+# The matmul family's composites (issue 15; its __all__).
+from .matmul_decompositions import *  # noqa: E402,F401,F403

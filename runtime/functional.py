@@ -17,7 +17,9 @@ __all__ = [
     "broadcast_shapes",
     "broadcast_tensors",
     "cartesian_prod",
+    "chain_matmul",
     "meshgrid",
+    "tensordot",
     "unique",
     "unique_consecutive",
 ]
@@ -151,3 +153,50 @@ def unique_consecutive(
 _unique, _unique_consecutive = unique, unique_consecutive
 unique = overridable(_unique, builtin=False, qualname="unique")
 unique_consecutive = overridable(_unique_consecutive, builtin=False, qualname="unique_consecutive")
+
+
+# ---- the matmul family (issue 15) ----------------------------------------------------------
+
+
+@overridable(builtin=False, qualname="tensordot")
+def tensordot(a, b, dims=2, out=None):
+    """torch.tensordot: ``dims`` as a count (the last ``dims`` of a with the first of b), two
+    lists, or a tensor of either, handed to the aten op as two lists."""
+    from .tensor import Tensor
+
+    if isinstance(dims, bool) or not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError(
+            "tensordot expects dims to be int or tuple[list[int], list[int]] or "
+            f"list[list[int]] containing two lists, but got dims={dims}"
+        )
+    dims_a, dims_b = [], []
+    if isinstance(dims, (tuple, list)):
+        dims_a, dims_b = dims
+    if isinstance(dims, Tensor):
+        if dims.numel() > 1:
+            if dims.size()[0] != 2:
+                raise AssertionError(
+                    f"dims tensor must have size 2 in first dimension, got {dims.size()[0]}"
+                )
+            dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
+        else:
+            count = int(dims.item())
+            if count < 0:
+                raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+            dims_a, dims_b = list(range(-count, 0)), list(range(count))
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    if out is None:
+        return aten.tensordot(a, b, dims_a, dims_b)
+    return aten.tensordot_out(a, b, dims_a, dims_b, out=out)
+
+
+@overridable(builtin=False, qualname="chain_matmul")
+def chain_matmul(*matrices, out=None):
+    if out is None:
+        return aten.chain_matmul(list(matrices))
+    return aten.chain_matmul_out(list(matrices), out=out)

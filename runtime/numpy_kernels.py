@@ -2314,3 +2314,6 @@ from .resize_kernels import *  # noqa: E402,F401,F403
 
 # The unary math ops' kernels (issue 15; its __all__), named k.<fn> in the YAML.
 from .unary_math_kernels import *  # noqa: E402,F401,F403
+
+# The matmul family's kernels (issue 15; its __all__), named k.<fn> in the YAML.
+from .matmul_kernels import *  # noqa: E402,F401,F403

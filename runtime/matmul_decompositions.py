@@ -1,0 +1,510 @@
+"""Composites of the matmul family of issue 15, CompositeImplicitAutograd in PyTorch: they
+call the aten ops PyTorch 2.13's C++ calls, in its order, so a dispatch mode and the
+grad_fn chain see what torch's show (outer is a view and a mul, tensordot a permute/reshape
+pair per side and one mm, matrix_power a chain of matmuls by repeated squaring...)."""
+
+from __future__ import annotations
+
+import warnings
+
+from .generated import ops as aten
+from . import dtypes
+from .numpy_kernels import wrap_dim
+
+__all__ = [
+    "chain_matmul",
+    "chain_matmul_out",
+    "cross",
+    "cross_out",
+    "ger",
+    "ger_out",
+    "inner",
+    "inner_out",
+    "kron",
+    "kron_out",
+    "linalg_matrix_power",
+    "linalg_matrix_power_out",
+    "linalg_multi_dot",
+    "linalg_multi_dot_out",
+    "matrix_power",
+    "matrix_power_out",
+    "outer",
+    "outer_out",
+    "tensordot",
+    "tensordot_out",
+]
+
+
+def _dims(t) -> int:
+    return t._data.ndim
+
+
+def _shape(t) -> tuple:
+    return t._data.shape
+
+
+def _dtype_name(t) -> str:
+    return dtypes.scalar_type_name(t._data.dtype)
+
+
+def _refuse_grad(name: str, *tensors) -> None:
+    from ._tls import state as _tls
+
+    if _tls.grad_enabled and any(t._rg for t in tensors):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+
+
+# ---- outer, ger --------------------------------------------------------------------------
+
+
+def _check_1d(t, arg: str, fn: str) -> None:
+    if _dims(t) != 1:
+        raise RuntimeError(f"{fn}: Expected 1-D argument {arg}, but got {_dims(t)}-D")
+
+
+def outer(self, vec2):
+    _check_1d(self, "self", "outer")
+    _check_1d(vec2, "vec2", "outer")
+    return aten.mul_Tensor(aten.reshape(self, (_shape(self)[0], 1)), vec2)
+
+
+def outer_out(self, vec2, out):
+    _check_1d(self, "self", "outer")
+    _check_1d(vec2, "vec2", "outer")
+    return aten.mul_out(aten.reshape(self, (_shape(self)[0], 1)), vec2, out=out)
+
+
+def ger(self, vec2):
+    return outer(self, vec2)
+
+
+def ger_out(self, vec2, out):
+    return outer_out(self, vec2, out)
+
+
+# ---- tensordot, inner --------------------------------------------------------------------
+
+
+def _tensordot_plan(input1, input2, dims1, dims2):
+    dims1, dims2 = list(dims1), list(dims2)
+    if len(dims1) != len(dims2):
+        raise RuntimeError("both dimension lists should have same length")
+    if input1._data.dtype != input2._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    return dims1, dims2
+
+
+def _dim_bitset(dims, ndim: int) -> set:
+    seen = set()
+    for d in dims:
+        w = wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.add(w)
+    return seen
+
+
+def _size_of(t, dim: int) -> int:
+    ndim = _dims(t)
+    return _shape(t)[wrap_dim(dim, ndim)]
+
+
+def tensordot(self, other, dims_self, dims_other):
+    """PyTorch 2.13's tensordot: size-1 contracted dims summed away first, both sides
+    permuted (free dims then contracted ones) and reshaped for one mm, whose result is
+    reshaped to the free sizes; a contraction to one element is a dot of the flattened
+    sides (contiguous) or a sum of their product."""
+    dims1, dims2 = _tensordot_plan(self, other, dims_self, dims_other)
+    t1, t2 = self, other
+    csize = 1
+    for d1, d2 in zip(dims1, dims2):
+        s1, s2 = _size_of(self, d1), _size_of(other, d2)
+        if s2 == 1:
+            t1 = aten.sum_dim_IntList(t1, [d1], True, dtype=t1.dtype)
+        elif s1 == 1:
+            t2 = aten.sum_dim_IntList(t2, [d2], True, dtype=t2.dtype)
+        else:
+            if s1 != s2:
+                raise RuntimeError(
+                    f"contracted dimensions need to match, but first has size {s1} in dim "
+                    f"{d1} and second has size {s2} in dim {d2}"
+                )
+            csize *= s1
+    c1, c2 = _dim_bitset(dims1, _dims(self)), _dim_bitset(dims2, _dims(other))
+    p1, p2, rsizes = [], [], []
+    size1 = size2 = 1
+    for i in range(_dims(self)):
+        if i not in c1:
+            p1.append(i)
+            size1 *= _shape(t1)[i]
+            rsizes.append(_shape(t1)[i])
+    p1 += dims1
+    p2 += dims2
+    for i in range(_dims(other)):
+        if i not in c2:
+            p2.append(i)
+            size2 *= _shape(t2)[i]
+            rsizes.append(_shape(t2)[i])
+    if size1 != 1 or size2 != 1:
+        t1 = aten.reshape(aten.permute(t1, p1), (size1, csize))
+        t2 = aten.reshape(aten.permute(t2, p2), (csize, size2))
+        return aten.reshape(aten.mm(t1, t2), rsizes)
+    t1, t2 = aten.permute(t1, p1), aten.permute(t2, p2)
+    if t1._data.flags.c_contiguous and t2._data.flags.c_contiguous:
+        flat1 = aten.flatten_using_ints(t1, 0, -1)
+        flat2 = aten.flatten_using_ints(t2, 0, -1)
+        return aten.reshape(aten.dot(flat1, flat2), rsizes)
+    product = aten.mul_Tensor(aten.squeeze(t1), aten.squeeze(t2))
+    return aten.reshape(aten.sum(product, dtype=t1.dtype), rsizes)
+
+
+def tensordot_out(self, other, dims_self, dims_other, out):
+    result = tensordot(self, other, dims_self, dims_other)
+    from ._tls import state as _tls
+
+    if out._rg and _tls.grad_enabled and tuple(_shape(out)) != tuple(_shape(result)):
+        raise RuntimeError(
+            "tensordot(): the 'out' tensor was specified and requires gradients, and its "
+            "shape does not match the expected result. Either remove the 'out' argument, "
+            "ensure it does not require gradients, or make sure its shape matches the "
+            "expected output."
+        )
+    if result._data.dtype != out._data.dtype:
+        raise RuntimeError(
+            f"tensordot: Expected the output tensor to have dtype {_dtype_name(result)}, but "
+            f"got an output tensor with dtype {_dtype_name(out)}"
+        )
+    _resize_output(out, _shape(result))
+    return aten.copy_(out, result)
+
+
+def _resize_output(out, shape) -> None:
+    """PyTorch's resize_output: a warning when a non-empty out changes shape."""
+    if tuple(_shape(out)) != tuple(shape):
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(_shape(out))}, which does not match the required output shape "
+                f"{list(shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).",
+                UserWarning,
+                stacklevel=3,
+            )
+        aten.resize_(out, list(shape))
+
+
+def _inner_check(self, other) -> bool:
+    """True when one side is a number (inner is then a product)."""
+    if _dims(self) == 0 or _dims(other) == 0:
+        return True
+    if _shape(self)[-1] != _shape(other)[-1]:
+        raise RuntimeError(
+            "inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(_shape(self))} and {list(_shape(other))}"
+        )
+    return False
+
+
+def inner(self, other):
+    if _inner_check(self, other):
+        return aten.mul_Tensor(self, other)
+    return tensordot(self, other, [-1], [-1])
+
+
+def inner_out(self, other, out):
+    if _inner_check(self, other):
+        return aten.mul_out(self, other, out=out)
+    return tensordot_out(self, other, [-1], [-1], out)
+
+
+# ---- kron --------------------------------------------------------------------------------
+
+
+def _kron_shapes(self, other):
+    maxdim = max(_dims(self), _dims(other))
+    pad_self, pad_other = maxdim - _dims(self), maxdim - _dims(other)
+    a_shape, b_shape, result_shape = [], [], []
+    for i in range(maxdim):
+        a = _shape(self)[i - pad_self] if i >= pad_self else 1
+        b = _shape(other)[i - pad_other] if i >= pad_other else 1
+        a_shape += [a, 1]
+        b_shape += [1, b]
+        result_shape.append(a * b)
+    return a_shape, b_shape, result_shape
+
+
+def kron(self, other):
+    a_shape, b_shape, result_shape = _kron_shapes(self, other)
+    self_view = aten._unsafe_view(self, a_shape)
+    other_view = aten._unsafe_view(other, b_shape)
+    return aten._unsafe_view(aten.mul_Tensor(self_view, other_view), result_shape)
+
+
+def kron_out(self, other, out):
+    a_shape, b_shape, result_shape = _kron_shapes(self, other)
+    self_view = aten._unsafe_view(self, a_shape)
+    other_view = aten._unsafe_view(other, b_shape)
+    mul_shape = [s for pair in zip(a_shape[::2], b_shape[1::2]) for s in pair]
+    _resize_output(out, result_shape)
+    aten.mul_out(self_view, other_view, out=aten._unsafe_view(out, mul_shape))
+    return out
+
+
+# ---- linalg_multi_dot, chain_matmul ------------------------------------------------------
+
+
+def _multi_dot_operands(tensors):
+    """The matrices multi_dot multiplies (a 1-D first one as a row, a 1-D last one as a
+    column) and the result's shape, checked as PyTorch checks them."""
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    mats = list(tensors)
+    out_shape = []
+    first, last = tensors[0], tensors[-1]
+    if _dims(first) == 1:
+        mats[0] = aten.unsqueeze(first, 0)
+    elif _dims(first) == 2:
+        out_shape.append(_shape(first)[0])
+    else:
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {_dims(first)}D")
+    if _dims(last) == 1:
+        mats[-1] = aten.unsqueeze(last, -1)
+    elif _dims(last) == 2:
+        out_shape.append(_shape(last)[1])
+    else:
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {_dims(last)}D")
+    for i in range(1, n - 1):
+        if _dims(tensors[i]) != 2:
+            raise RuntimeError(
+                f"multi_dot(): tensor {i} must be 2D but got {_dims(tensors[i])}D"
+            )
+    dtype = mats[0]._data.dtype
+    for i in range(1, n):
+        if mats[i]._data.dtype != dtype:
+            raise RuntimeError(
+                "multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                f"{dtypes.cpp_type_name(dtype)} and tensor {i} "
+                f"{dtypes.cpp_type_name(mats[i]._data.dtype)}"
+            )
+        if _shape(mats[i - 1])[-1] != _shape(mats[i])[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i - 1} and {i} with shapes {list(_shape(tensors[i - 1]))}"
+                f" and {list(_shape(tensors[i]))} cannot be multiplied"
+            )
+    return mats, out_shape
+
+
+def _chain_order(mats) -> list:
+    """The matrix chain order (CLRS): split[i][j] is where the product of i..j splits."""
+    n = len(mats)
+    p = [_shape(m)[0] for m in mats] + [_shape(mats[-1])[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain_product(mats, split, i: int, j: int):
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return aten.mm(_chain_product(mats, split, i, k), _chain_product(mats, split, k + 1, j))
+
+
+def _multi_dot_product(mats):
+    """The product of the 2-D ``mats``: one mm for two, the cheaper of the two orders for
+    three, the optimal chain order for more, as PyTorch."""
+    if len(mats) == 2:
+        return aten.mm(mats[0], mats[1])
+    if len(mats) == 3:
+        a, b, c = mats
+        sa, sb, sc = _shape(a)[0], _shape(b)[0], _shape(c)[0]
+        sd = _shape(c)[1]
+        if (sa * sc) * (sb + sd) > (sb * sd) * (sa + sc):
+            return aten.mm(a, aten.mm(b, c))
+        return aten.mm(aten.mm(a, b), c)
+    return _chain_product(mats, _chain_order(mats), 0, len(mats) - 1)
+
+
+def linalg_multi_dot(tensors):
+    mats, out_shape = _multi_dot_operands(tensors)
+    return aten.view(_multi_dot_product(mats), out_shape)
+
+
+def linalg_multi_dot_out(tensors, out):
+    mats, out_shape = _multi_dot_operands(tensors)
+    if out._data.dtype != mats[0]._data.dtype:
+        raise RuntimeError(
+            "multi_dot(): expected out tensor to have dtype "
+            f"{dtypes.cpp_type_name(mats[0]._data.dtype)} but got "
+            f"{dtypes.cpp_type_name(out._data.dtype)}"
+        )
+    _refuse_grad("linalg_multi_dot", *tensors)
+    result = _multi_dot_product(mats)
+    _resize_output(out, out_shape)
+    return aten.copy_(out, aten.view(result, out_shape))
+
+
+_chain_matmul_warned = []
+
+
+def _chain_matmul_operands(matrices):
+    if not _chain_matmul_warned:  # once per process, as PyTorch's TORCH_WARN_ONCE
+        _chain_matmul_warned.append(True)
+        from .user_warnings import warn_user
+
+        warn_user(
+            "torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+            "release. Use torch.linalg.multi_dot instead, which accepts a list of two or more "
+            "tensors rather than multiple parameters."
+        )
+    if len(matrices) == 0:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, m in enumerate(matrices):
+        if _dims(m) != 2:
+            raise RuntimeError(
+                f"Tensor dimension is {_dims(m)}, expected 2 instead."
+            )
+
+
+def chain_matmul(matrices):
+    matrices = list(matrices)
+    _chain_matmul_operands(matrices)
+    if len(matrices) == 1:
+        return aten.clone(matrices[0])
+    return linalg_multi_dot(matrices)
+
+
+def chain_matmul_out(matrices, out):
+    matrices = list(matrices)
+    _chain_matmul_operands(matrices)
+    if len(matrices) == 1:
+        _resize_output(out, _shape(matrices[0]))
+        return aten.copy_(out, matrices[0])
+    return linalg_multi_dot_out(matrices, out)
+
+
+# ---- matrix_power ------------------------------------------------------------------------
+
+
+def _square_check(self, fn: str) -> None:
+    if _dims(self) < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    rows, cols = _shape(self)[-2:]
+    if rows != cols:
+        raise RuntimeError(
+            f"{fn}: A must be batches of square matrices, but they are {rows} by {cols} matrices"
+        )
+
+
+def _matrix_power(a, n: int):
+    if n < 0:
+        raise NotImplementedError(
+            "linalg.matrix_power: negative powers go through linalg.inv, which opgrad does not "
+            "have yet"
+        )
+    if n == 2:
+        return aten.matmul(a, a)
+    if n == 3:
+        return aten.matmul(aten.matmul(a, a), a)
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = a if z is None else aten.matmul(z, z)
+        if bit == 1:
+            result = z if result is None else aten.matmul(result, z)
+    return result
+
+
+def linalg_matrix_power(self, n):
+    _square_check(self, "linalg.matrix_power")
+    if n == 0:
+        out = aten.clone(self, memory_format=_contiguous())
+        return aten.copy_(out, aten.eye(_shape(self)[-2], dtype=self.dtype))
+    if n == 1:
+        return aten.clone(self, memory_format=_contiguous())
+    return _matrix_power(self, n)
+
+
+def _contiguous():
+    from .memory_formats import contiguous_format
+
+    return contiguous_format
+
+
+def linalg_matrix_power_out(self, n, out):
+    _square_check(self, "linalg.matrix_power")
+    from .cpu_support import check_cast
+
+    try:
+        check_cast(self._data.dtype, out._data.dtype)
+    except RuntimeError:
+        raise RuntimeError(
+            f"matrix_power: Expected result to be safely castable from {_dtype_name(self)} "
+            f"dtype, but got result with dtype {_dtype_name(out)}"
+        ) from None
+    _resize_output(out, _shape(self))
+    if n == 0:
+        return aten.copy_(out, aten.eye(_shape(self)[-2], dtype=self.dtype))
+    if n == 1:
+        return aten.copy_(out, self)
+    if out._data.dtype != self._data.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {dtypes.cpp_type_name(self._data.dtype)}, but "
+            f"got {dtypes.cpp_type_name(out._data.dtype)} instead"
+        )
+    _refuse_grad("linalg_matrix_power", self)
+    return aten.copy_(out, _matrix_power(self, n))
+
+
+def matrix_power(self, n):
+    return linalg_matrix_power(self, n)
+
+
+def matrix_power_out(self, n, out):
+    return linalg_matrix_power_out(self, n, out)
+
+
+# ---- cross -------------------------------------------------------------------------------
+
+_cross_warned = []
+
+
+def _cross_dim(self, dim):
+    if dim is not None:
+        return dim
+    if not _cross_warned:  # once per process, as PyTorch's TORCH_WARN_ONCE
+        _cross_warned.append(True)
+        from .user_warnings import warn_user
+
+        warn_user(
+            "Using torch.cross without specifying the dim arg is deprecated.\n"
+            "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
+            "The default value of dim will change to agree with that of linalg.cross in a "
+            "future release."
+        )
+    for i, size in enumerate(_shape(self)):
+        if size == 3:
+            return i
+    raise RuntimeError("no dimension of size 3 in input")
+
+
+def cross(self, other, dim):
+    return aten.linalg_cross(self, other, dim=_cross_dim(self, dim))
+
+
+def cross_out(self, other, dim, out):
+    return aten.linalg_cross_out(self, other, dim=_cross_dim(self, dim), out=out)
