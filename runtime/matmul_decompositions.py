@@ -272,7 +272,9 @@ def _multi_dot_operands(tensors):
     elif _dims(first) == 2:
         out_shape.append(_shape(first)[0])
     else:
-        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {_dims(first)}D")
+        raise RuntimeError(
+            f"multi_dot(): the first tensor must be 1D or 2D but got {_dims(first)}D"
+        )
     if _dims(last) == 1:
         mats[-1] = aten.unsqueeze(last, -1)
     elif _dims(last) == 2:
@@ -281,9 +283,7 @@ def _multi_dot_operands(tensors):
         raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {_dims(last)}D")
     for i in range(1, n - 1):
         if _dims(tensors[i]) != 2:
-            raise RuntimeError(
-                f"multi_dot(): tensor {i} must be 2D but got {_dims(tensors[i])}D"
-            )
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {_dims(tensors[i])}D")
     dtype = mats[0]._data.dtype
     for i in range(1, n):
         if mats[i]._data.dtype != dtype:
@@ -375,9 +375,7 @@ def _chain_matmul_operands(matrices):
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for i, m in enumerate(matrices):
         if _dims(m) != 2:
-            raise RuntimeError(
-                f"Tensor dimension is {_dims(m)}, expected 2 instead."
-            )
+            raise RuntimeError(f"Tensor dimension is {_dims(m)}, expected 2 instead.")
 
 
 def chain_matmul(matrices):
